@@ -1,0 +1,18 @@
+/** Three projects: unit specs beside the code, integration specs against the local Redis,
+ * and end-to-end specs that start the built api and worker processes. */
+const moduleNameMapper = {
+  '^@codemode/(contracts|config|events|sandbox|telemetry|client)$': '<rootDir>/libs/$1/src',
+};
+const transform = {
+  '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],
+};
+const common = { rootDir: __dirname, testEnvironment: 'node', moduleNameMapper, transform, moduleFileExtensions: ['ts', 'js', 'json'] };
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
+    { ...common, displayName: 'int', testMatch: ['<rootDir>/{apps,libs}/**/*.int-spec.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+  ],
+  maxWorkers: 2,
+  testTimeout: 30000,
+};

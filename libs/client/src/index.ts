@@ -1,0 +1,2 @@
+export * from './codemode-client';
+export * from './errors';

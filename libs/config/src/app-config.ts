@@ -1,0 +1,91 @@
+import { availableParallelism, hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Limits, ShellConfig } from '@codemode/contracts';
+import { parseApiKeys } from './api-keys';
+import { ConfigError } from './errors';
+import { clamp, LIMIT_RULES, SHELL_RULES, type LimitRule } from './limit-rules';
+import { resolveLimits } from './resolve-limits';
+
+/** Everything a process reads from its environment, validated once at boot. */
+export interface AppConfig {
+  readonly port: number;
+  readonly host: string;
+  readonly redisUrl: string;
+  /** Prefix of every Redis key and queue; tests give each stack its own. */
+  readonly keyPrefix: string;
+  /** null: authentication off, one tenant `default`. */
+  readonly apiKeys: ReadonlyMap<string, string> | null;
+  readonly workerMetricsPort: number;
+  readonly workerId: string;
+  readonly sandboxThreads: number;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly limitDefaults: Limits;
+  readonly shellDefaults: ShellConfig;
+  /** Extra time the API waits past a started run's budget before it stops waiting. */
+  readonly replyGraceMs: number;
+  readonly version: string;
+}
+
+type Env = Record<string, string | undefined>;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max}, got "${raw}".`);
+  }
+  return value;
+}
+
+function readSetting(env: Env, rule: LimitRule): number {
+  const raw = env[rule.env];
+  if (raw === undefined || raw.trim() === '') return rule.defaultValue;
+  const value = Number(raw);
+  const ok = Number.isSafeInteger(value) && (value > 0 || (rule.allowZero === true && value === 0));
+  if (!ok) throw new ConfigError(rule.env, `must be a positive integer, got "${raw}".`);
+  return clamp(value, rule);
+}
+
+function readLimitDefaults(env: Env): Limits {
+  const raw = {} as Record<keyof Limits, number>;
+  for (const name of Object.keys(LIMIT_RULES) as (keyof Limits)[]) raw[name] = readSetting(env, LIMIT_RULES[name]);
+  const builtIn = Object.fromEntries(
+    Object.entries(LIMIT_RULES).map(([name, rule]) => [name, rule.defaultValue]),
+  ) as Limits;
+  return resolveLimits(raw, builtIn);
+}
+
+function readShellDefaults(env: Env): ShellConfig {
+  const out = {} as ShellConfig;
+  for (const name of Object.keys(SHELL_RULES) as (keyof ShellConfig)[]) out[name] = readSetting(env, SHELL_RULES[name]);
+  return out;
+}
+
+/** Reads and validates the environment; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig {
+  const apiKeys = parseApiKeys(env.CODEMODE_API_KEYS);
+  const logLevel = (env.LOG_LEVEL ?? 'info').trim() as AppConfig['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}.`);
+  const keyPrefix = env.CODEMODE_KEY_PREFIX?.trim() || 'cm';
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(keyPrefix)) {
+    throw new ConfigError('CODEMODE_KEY_PREFIX', 'must be 1-32 letters, digits, _ or -.');
+  }
+  return {
+    port: readInt(env, 'PORT', 3000, 0, 65535),
+    // Without API keys anyone who can reach the port owns the default tenant: stay on loopback.
+    host: env.HOST?.trim() || (apiKeys ? '0.0.0.0' : '127.0.0.1'),
+    redisUrl: env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379',
+    keyPrefix,
+    apiKeys,
+    workerMetricsPort: readInt(env, 'WORKER_METRICS_PORT', 9464, 0, 65535),
+    workerId: env.CODEMODE_WORKER_ID?.trim() || `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    sandboxThreads: readInt(env, 'CODEMODE_SANDBOX_THREADS', Math.max(2, availableParallelism()), 1, 256),
+    logLevel,
+    limitDefaults: readLimitDefaults(env),
+    shellDefaults: readShellDefaults(env),
+    replyGraceMs: readInt(env, 'CODEMODE_REPLY_GRACE_MS', 2000, 0, 60_000),
+    version,
+  };
+}

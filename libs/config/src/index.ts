@@ -1,0 +1,6 @@
+export * from './api-keys';
+export * from './app-config';
+export * from './errors';
+export * from './limit-rules';
+export * from './resolve-limits';
+export * from './package-version';

@@ -1,0 +1,115 @@
+import { LIMIT_RULES } from './limit-rules';
+import { limitOverrides, resolveLimits, resolveShellConfig } from './resolve-limits';
+import { loadConfig } from './app-config';
+import { ConfigError } from './errors';
+
+const defaults = loadConfig({}).limitDefaults;
+
+describe('resolveLimits', () => {
+  it('gives the SPEC §8 defaults for an empty input', () => {
+    expect(resolveLimits({}, defaults)).toEqual({
+      timeoutMs: 10000,
+      memoryLimitBytes: 67108864,
+      maxOutputBytes: 65536,
+      maxSnapshotBytes: 10485760,
+      maxPendingToolCalls: 16,
+      snapshotTtlSeconds: 900,
+      searchDefaultLimit: 8,
+      maxSearchLimit: 50,
+      resultsTtlSeconds: 3600,
+    });
+  });
+
+  it.each([
+    ['timeoutMs', 1, 100],
+    ['timeoutMs', 10 ** 9, 60000],
+    ['memoryLimitBytes', 5, 1048576],
+    ['memoryLimitBytes', 2 ** 40, 1073741824],
+    ['maxOutputBytes', 10, 1024],
+    ['maxOutputBytes', 10 ** 9, 10485760],
+    ['maxSnapshotBytes', 1, 1024],
+    ['maxSnapshotBytes', 2 ** 40, 268435456],
+    ['maxPendingToolCalls', 1000, 128],
+    ['snapshotTtlSeconds', 10 ** 7, 86400],
+    ['maxSearchLimit', 99, 50],
+    ['resultsTtlSeconds', 1, 60],
+    ['resultsTtlSeconds', 10 ** 6, 86400],
+  ] as const)('clamps %s=%d to %d', (name, value, expected) => {
+    expect(resolveLimits({ [name]: value }, defaults)[name]).toBe(expected);
+  });
+
+  it.each([0, -5, 1.5, '5000', null, true, Number.NaN, Infinity, 2 ** 60])(
+    'falls back to the default for %p',
+    (value) => {
+      expect(resolveLimits({ timeoutMs: value }, defaults).timeoutMs).toBe(10000);
+    },
+  );
+
+  it('clamps searchDefaultLimit to the resolved maxSearchLimit', () => {
+    expect(resolveLimits({ searchDefaultLimit: 40, maxSearchLimit: 10 }, defaults)).toMatchObject({
+      searchDefaultLimit: 10,
+      maxSearchLimit: 10,
+    });
+  });
+
+  it('keeps only valid overrides, clamped', () => {
+    expect(limitOverrides({ timeoutMs: 50, maxOutputBytes: 'x', snapshotTtlSeconds: 2 })).toEqual({
+      timeoutMs: 100,
+      snapshotTtlSeconds: 2,
+    });
+  });
+});
+
+describe('loadConfig', () => {
+  it('takes deployment defaults from CODEMODE_ variables, clamped', () => {
+    const config = loadConfig({ CODEMODE_TIMEOUT_MS: '5000', CODEMODE_MAX_OUTPUT_BYTES: '1' });
+    expect(config.limitDefaults.timeoutMs).toBe(5000);
+    expect(config.limitDefaults.maxOutputBytes).toBe(1024);
+    expect(resolveLimits({}, config.limitDefaults).timeoutMs).toBe(5000);
+  });
+
+  it('fails fast naming the variable', () => {
+    expect(() => loadConfig({ CODEMODE_TIMEOUT_MS: 'soon' })).toThrow(ConfigError);
+    expect(() => loadConfig({ CODEMODE_TIMEOUT_MS: 'soon' })).toThrow(/^CODEMODE_TIMEOUT_MS must be a positive integer/);
+    expect(() => loadConfig({ CODEMODE_API_KEYS: 'nocolon' })).toThrow(/^CODEMODE_API_KEYS/);
+  });
+
+  it('listens on loopback only when authentication is off', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ CODEMODE_API_KEYS: 'k1:acme' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ CODEMODE_API_KEYS: 'k1:acme,k2:beta' }).apiKeys).toEqual(
+      new Map([
+        ['k1', 'acme'],
+        ['k2', 'beta'],
+      ]),
+    );
+  });
+
+  it('names every limit variable of SPEC §9', () => {
+    expect(Object.values(LIMIT_RULES).map((rule) => rule.env)).toEqual([
+      'CODEMODE_TIMEOUT_MS',
+      'CODEMODE_MEMORY_LIMIT_BYTES',
+      'CODEMODE_MAX_OUTPUT_BYTES',
+      'CODEMODE_MAX_SNAPSHOT_BYTES',
+      'CODEMODE_MAX_PENDING_TOOL_CALLS',
+      'CODEMODE_SNAPSHOT_TTL_SECONDS',
+      'CODEMODE_SEARCH_DEFAULT_LIMIT',
+      'CODEMODE_MAX_SEARCH_LIMIT',
+      'CODEMODE_RESULTS_TTL_SECONDS',
+    ]);
+  });
+
+  it('resolves shell defaults with zero allowed for timeoutSeconds', () => {
+    const shell = loadConfig({}).shellDefaults;
+    expect(shell).toEqual({
+      backgroundMs: 10000,
+      timeoutSeconds: 1800,
+      cleanupMs: 1800000,
+      maxOutputChars: 200000,
+      pendingMaxOutputChars: 30000,
+      inputWaitIdleMs: 15000,
+    });
+    expect(resolveShellConfig({ timeoutSeconds: 0, backgroundMs: 1 }, shell)).toMatchObject({ timeoutSeconds: 0, backgroundMs: 10 });
+  });
+});

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { CodeModeResultSchema } from './result';
+import { LimitsSchema } from './limits';
+import { ShellConfigSchema } from './shell-config';
+
+/** Every event type the log holds, defined once. */
+export const EVENT_TYPES = [
+  'session.configured',
+  'exec.rejected',
+  'run.requested',
+  'run.started',
+  'run.output',
+  'run.parked',
+  'run.resumed',
+  'run.completed',
+  'run.failed',
+  'run.expired',
+  'run.lost',
+  'tool.called',
+  'tool.settled',
+  'store.committed',
+  'tools.registered',
+  'shell.started',
+  'shell.output',
+  'shell.exited',
+] as const;
+export const EventTypeSchema = z.enum(EVENT_TYPES);
+export type EventType = z.infer<typeof EventTypeSchema>;
+
+/** Terminal run events: each run ends with exactly one (SPEC §3). */
+export const TERMINAL_EVENT_TYPES = ['run.completed', 'run.failed', 'run.expired', 'run.lost'] as const;
+export type TerminalEventType = (typeof TERMINAL_EVENT_TYPES)[number];
+
+/** An event as REST serves it; `id` is the Redis stream id, usable as `after`. */
+export const EventSchema = z.object({
+  id: z.string(),
+  type: EventTypeSchema,
+  runId: z.string().optional(),
+  at: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type Event = z.infer<typeof EventSchema>;
+
+export const EventPageSchema = z.object({ events: z.array(EventSchema), next: z.string().nullable() });
+export type EventPage = z.infer<typeof EventPageSchema>;
+
+/** Shapes of the `data` of the events the foundation writes. */
+/** Carries the merged overrides (not resolved values), so the projection can be rebuilt from the log. */
+export const SessionConfiguredDataSchema = z.object({
+  agentId: z.string().nullable(),
+  codeMode: LimitsSchema.partial(),
+  shell: ShellConfigSchema.partial(),
+});
+export const ExecRejectedDataSchema = z.object({
+  call: z.enum(['exec', 'wait']),
+  input: z.unknown(),
+  result: CodeModeResultSchema,
+});
+export const RunRequestedDataSchema = z.object({
+  title: z.string(),
+  code: z.string(),
+  restartSafe: z.boolean(),
+  awaitResults: z.boolean(),
+  limits: LimitsSchema,
+  idempotencyKey: z.string().optional(),
+});
+export const RunStartedDataSchema = z.object({ workerId: z.string(), epoch: z.number().int() });
+export const RunEndedDataSchema = z.object({ result: CodeModeResultSchema });

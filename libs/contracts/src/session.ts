@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { LimitsInputSchema, LimitsSchema } from './limits';
+import { ShellConfigInputSchema, ShellConfigSchema } from './shell-config';
+
+/** `PUT /v1/sessions/{sid}`: merges into the stored configuration. */
+export const SessionPutInputSchema = z.object({
+  agentId: z.string().min(1).max(128).nullable().optional(),
+  codeMode: LimitsInputSchema.optional(),
+  shell: ShellConfigInputSchema.optional(),
+});
+export type SessionPutInput = z.infer<typeof SessionPutInputSchema>;
+
+export const SessionConfigSchema = z.object({
+  sessionId: z.string(),
+  agentId: z.string().nullable(),
+  codeMode: LimitsSchema,
+  shell: ShellConfigSchema,
+});
+export type SessionConfig = z.infer<typeof SessionConfigSchema>;
+
+/** `GET /v1/sessions/{sid}`. */
+export const SessionViewSchema = SessionConfigSchema.extend({
+  counts: z.object({ runs: z.number().int(), events: z.number().int(), transcriptEntries: z.number().int() }),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type SessionView = z.infer<typeof SessionViewSchema>;

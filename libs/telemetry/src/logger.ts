@@ -1,0 +1,41 @@
+import pino, { type Logger } from 'pino';
+import type { LoggerService } from '@nestjs/common';
+
+export type { Logger } from 'pino';
+
+/**
+ * Structured JSON logs on stdout. Field names that can carry secrets are redacted wherever they
+ * appear, so a careless `log.info({ headers })` cannot leak a key.
+ */
+export function createLogger(options: { service: string; level: string; version: string }): Logger {
+  return pino({
+    level: options.level,
+    base: { service: options.service, version: options.version, pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: {
+      paths: ['authorization', '*.authorization', 'headers.authorization', 'apiKey', '*.apiKey', 'env', '*.env', 'secret', '*.secret'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+/** Lets Nest's own messages (routes mapped, bootstrap errors) go through the same JSON logger. */
+export class NestPinoLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+  log(message: unknown, context?: string): void {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string): void {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string): void {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string): void {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string): void {
+    this.logger.trace({ context }, String(message));
+  }
+}
