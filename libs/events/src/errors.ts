@@ -1,0 +1,118 @@
+import type { ApiErrorCode, RunStatus } from '@codemode/contracts';
+
+/** The contract code a caller maps an events error to (HTTP status, or a failed CodeModeResult). */
+export type EventsErrorCode = ApiErrorCode | 'aborted';
+
+/** Base of every error libs/events throws; `code` is the contract string callers map on. */
+export abstract class EventsError extends Error {
+  abstract readonly code: EventsErrorCode;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Thrown when a worker writes for a run with an epoch older than the run's (it lost its lease). */
+export class StaleEpochError extends EventsError {
+  readonly code = 'conflict';
+  constructor(
+    readonly runId: string,
+    readonly epoch: number,
+    readonly storedEpoch: number,
+  ) {
+    super(`stale epoch ${epoch} for run ${runId}: the run is at epoch ${storedEpoch}`);
+  }
+}
+
+/** Thrown when a write targets a run that already has its terminal event. */
+export class RunAlreadyEndedError extends EventsError {
+  readonly code = 'conflict';
+  constructor(
+    readonly runId: string,
+    readonly status: RunStatus,
+  ) {
+    super(`run ${runId} has already ended (${status})`);
+  }
+}
+
+/** Thrown when a run-scoped write names a run that was never requested in this session. */
+export class RunNotFoundError extends EventsError {
+  readonly code = 'not_found';
+  constructor(readonly runId: string) {
+    super(`run ${runId} not found`);
+  }
+}
+
+/** Thrown when `request` reuses a runId that already exists (runIds are generated, so a bug). */
+export class RunExistsError extends EventsError {
+  readonly code = 'conflict';
+  constructor(readonly runId: string) {
+    super(`run ${runId} already exists`);
+  }
+}
+
+/** Thrown when `after` is not a stream id. */
+export class InvalidCursorError extends EventsError {
+  readonly code = 'invalid_input';
+  constructor(readonly cursor: string) {
+    super(`after must be an event id, got ${JSON.stringify(cursor.slice(0, 64))}`);
+  }
+}
+
+/** Thrown when a caller passes an argument outside its documented range. */
+export class InvalidArgumentError extends EventsError {
+  readonly code = 'invalid_input';
+  constructor(
+    readonly argument: string,
+    reason: string,
+  ) {
+    super(`${argument} ${reason}`);
+  }
+}
+
+/** Thrown when a tenant, session id or prefix would make an ambiguous key. */
+export class InvalidKeyError extends EventsError {
+  readonly code = 'invalid_input';
+  constructor(
+    readonly part: 'prefix' | 'tenant' | 'sessionId',
+    value: string,
+  ) {
+    super(`invalid ${part} ${JSON.stringify(value.slice(0, 64))}`);
+  }
+}
+
+/** Thrown when an event type cannot go through the generic append (it has its own script). */
+export class InvalidEventError extends EventsError {
+  readonly code = 'internal_error';
+  constructor(readonly type: string) {
+    super(`event ${type} cannot be appended through the generic path`);
+  }
+}
+
+/**
+ * Thrown when Redis cannot be reached (refused, timed out, offline queue disabled, retries
+ * exhausted). Callers answer `runtime_unavailable` (exec/wait) or 503 with Retry-After.
+ */
+export class StoreUnavailableError extends EventsError {
+  readonly code = 'runtime_unavailable';
+  constructor(cause: unknown) {
+    super('the session store is unavailable; retry shortly', { cause });
+  }
+}
+
+/** Thrown when Redis answered with an error nobody expects (a bug, not an outage). */
+export class StoreCommandError extends EventsError {
+  readonly code = 'internal_error';
+  constructor(cause: unknown) {
+    super(`store command failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** Thrown (as a rejection) when a `RunReplies.waitFor` is aborted by its signal. */
+export class ReplyWaitAbortedError extends EventsError {
+  readonly code = 'aborted';
+  constructor(readonly runId: string) {
+    super(`waiting for run ${runId} was aborted`);
+    this.name = 'AbortError';
+  }
+}

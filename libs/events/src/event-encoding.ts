@@ -1,0 +1,87 @@
+import type { Event, EventType } from '@codemode/contracts';
+import { InvalidEventError, StoreCommandError } from './errors';
+
+/** An event as stored, with the writer's epoch (the REST `Event` leaves it out). */
+export type LoggedEvent = Event & { epoch: number };
+
+/**
+ * What the append scripts take for one event: the data without its raw fields (`head`), the raw
+ * fields as JSON text spliced in verbatim, and the plain-string facts the projections need.
+ * Lua never decodes user-written JSON (cjson chokes on lone surrogates and rounds numbers), so
+ * everything a projection reads out of the data is handed over here, derived from the same object.
+ */
+export interface EncodedEvent {
+  head: string;
+  raws: [name: string, json: string][];
+  facts: Record<string, string>;
+}
+
+/** Data fields that are copied verbatim into projections (transcript, lastResult). */
+const RAW_FIELDS = ['input', 'result'] as const;
+
+/** Encodes `data` for the generic append path (lua/append-event.lua). */
+export function encodeEvent(type: EventType, data: Record<string, unknown>): EncodedEvent {
+  const rest: Record<string, unknown> = { ...data };
+  const raws: [string, string][] = [];
+  for (const name of RAW_FIELDS) {
+    if (name in rest) {
+      raws.push([name, JSON.stringify(rest[name]) ?? 'null']);
+      delete rest[name];
+    }
+  }
+  return { head: JSON.stringify(rest), raws, facts: factsOf(type, data) };
+}
+
+function factsOf(type: EventType, data: Record<string, unknown>): Record<string, string> {
+  const facts: Record<string, string> = {};
+  const str = (name: string) => {
+    const value = data[name];
+    if (typeof value === 'string') facts[name] = value;
+  };
+  switch (type) {
+    case 'run.parked':
+      str('expiresAt');
+      break;
+    case 'run.resumed':
+      str('workerId');
+      break;
+    case 'exec.rejected':
+      if (data.call !== 'exec' && data.call !== 'wait') throw new InvalidEventError(`${type} without call`);
+      facts.call = data.call;
+      break;
+    default:
+      break;
+  }
+  return facts;
+}
+
+/** Flattens an encoded event into the ARGV tail `n, raws..., facts...`. */
+export function rawsAndFactsArgs(ev: Pick<EncodedEvent, 'raws' | 'facts'>): string[] {
+  return [String(ev.raws.length), ...ev.raws.flat(), ...Object.entries(ev.facts).flat()];
+}
+
+/** One XRANGE/XREAD entry → LoggedEvent. */
+export function decodeEntry(entry: [id: string, fields: string[]]): LoggedEvent {
+  const [id, fields] = entry;
+  const f: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]] = fields[i + 1];
+  let data: unknown;
+  try {
+    data = JSON.parse(f.data ?? '{}');
+  } catch (err) {
+    throw new StoreCommandError(err);
+  }
+  return {
+    id,
+    type: f.type as EventType,
+    ...(f.runId ? { runId: f.runId } : {}),
+    at: f.at ?? '',
+    data: data as Record<string, unknown>,
+    epoch: Number(f.epoch ?? 0),
+  };
+}
+
+/** Drops the stored epoch: the REST shape of an event. */
+export function toPublicEvent({ epoch: _epoch, ...event }: LoggedEvent): Event {
+  return event;
+}

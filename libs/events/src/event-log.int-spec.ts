@@ -1,0 +1,124 @@
+import type { Redis } from 'ioredis';
+import type { Event, SessionRef } from '@codemode/contracts';
+import { InvalidArgumentError, InvalidCursorError, InvalidEventError } from './errors';
+import { EventLog } from './event-log';
+import { KeySpace } from './keys';
+import { RunLedger } from './run-ledger';
+import { deleteKeys, failed, newRunId, requestData, testPrefix, testRedis } from './test-support';
+
+const prefix = testPrefix('log');
+const keys = new KeySpace(prefix);
+let redis: Redis;
+let log: EventLog;
+const paged: SessionRef = { tenant: 'acme', sessionId: 'paged' };
+
+beforeAll(async () => {
+  redis = await testRedis('log');
+  log = new EventLog(redis, keys);
+  for (let i = 0; i < 250; i++) await log.append(paged, { type: 'tools.registered', data: { i } });
+});
+
+afterAll(async () => {
+  await deleteKeys(redis, prefix);
+  await redis.quit();
+});
+
+test('paging over 250 events with after/limit/next', async () => {
+  const seen: Event[] = [];
+  let after: string | undefined;
+  let pages = 0;
+  for (;;) {
+    const page = await log.read(paged, { after, limit: 100 });
+    pages++;
+    seen.push(...page.events);
+    if (!page.next) break;
+    expect(page.next).toBe(page.events[page.events.length - 1].id);
+    after = page.next;
+  }
+  expect(pages).toBe(3);
+  expect(seen.map((e) => e.data.i)).toEqual(Array.from({ length: 250 }, (_, i) => i));
+  expect(seen[0]).toEqual({ id: expect.stringMatching(/^\d+-\d+$/), type: 'tools.registered', at: expect.any(String), data: { i: 0 } });
+  expect(new Date(seen[0].at).toISOString()).toBe(seen[0].at);
+  expect(Math.abs(Date.parse(seen[0].at) - Number(seen[0].id.split('-')[0]))).toBeLessThan(1000);
+
+  // An exact fit has no next page; after the last event the page is empty.
+  expect((await log.read(paged, { after: seen[149].id, limit: 100 })).next).toBeNull();
+  expect(await log.read(paged, { after: seen[249].id, limit: 5 })).toEqual({ events: [], next: null });
+  expect((await log.read(paged, { limit: 1000 })).events).toHaveLength(250);
+});
+
+test('limit bounds and invalid cursors', async () => {
+  for (const limit of [0, -1, 1001, 1.5, Number.NaN]) {
+    await expect(log.read(paged, { limit })).rejects.toBeInstanceOf(InvalidArgumentError);
+  }
+  expect((await log.read(paged, { limit: 1 })).events).toHaveLength(1);
+  for (const after of ['abc', '1-2-3', '', '-', '+', '$', '99999999999999999999999-0', '18446744073709551615-18446744073709551615']) {
+    await expect(log.read(paged, { after, limit: 10 })).rejects.toBeInstanceOf(InvalidCursorError);
+  }
+  expect((await log.read(paged, { after: '0', limit: 2 })).events).toHaveLength(2);
+});
+
+test('exists: false until the first write', async () => {
+  const ref = { tenant: 'acme', sessionId: 'fresh' };
+  expect(await log.exists(ref)).toBe(false);
+  await log.append(ref, { type: 'tools.registered', data: {} });
+  expect(await log.exists(ref)).toBe(true);
+});
+
+test('generic append refuses scripted types and run events without runId', async () => {
+  const ref = { tenant: 'acme', sessionId: 'generic' };
+  await expect(log.append(ref, { type: 'run.started', runId: newRunId(), data: {} })).rejects.toBeInstanceOf(InvalidEventError);
+  await expect(log.append(ref, { type: 'session.configured', data: {} })).rejects.toBeInstanceOf(InvalidEventError);
+  await expect(log.append(ref, { type: 'run.output', data: {} })).rejects.toBeInstanceOf(InvalidEventError);
+  expect(await log.exists(ref)).toBe(false);
+});
+
+test('follow yields events appended after it started and stops on abort', async () => {
+  const ref = { tenant: 'acme', sessionId: 'live' };
+  await log.append(ref, { type: 'tools.registered', data: { n: 0 } });
+  const start = (await log.read(ref, { limit: 10 })).events[0].id;
+  const controller = new AbortController();
+  const got: Event[] = [];
+  const done = (async () => {
+    for await (const event of log.follow(ref, start, controller.signal)) {
+      got.push(event);
+      if (got.length === 3) controller.abort();
+    }
+  })();
+  const runs = new RunLedger(redis, keys);
+  const runId = newRunId();
+  await new Promise((r) => setTimeout(r, 50));
+  await runs.request(ref, runId, requestData());
+  await runs.abandonUnstarted(ref, runId, failed('no worker'));
+  await log.append(ref, { type: 'tools.registered', data: { n: 1 } });
+  await log.append(ref, { type: 'tools.registered', data: { n: 2 } });
+  await done;
+  expect(got.map((e) => e.type)).toEqual(['run.requested', 'run.failed', 'tools.registered']);
+  expect(got[0].runId).toBe(runId);
+});
+
+test('follow without a cursor starts at the tail; abort ends an idle wait and closes its connection', async () => {
+  const ref = { tenant: 'acme', sessionId: 'tail' };
+  await log.append(ref, { type: 'tools.registered', data: { old: true } });
+  const controller = new AbortController();
+  const iterator = log.follow(ref, undefined, controller.signal)[Symbol.asyncIterator]();
+  const first = iterator.next();
+  await new Promise((r) => setTimeout(r, 100));
+  await log.append(ref, { type: 'tools.registered', data: { old: false } });
+  expect((await first).value).toMatchObject({ data: { old: false } });
+  const clientsBefore = await countFollowers();
+  const idle = iterator.next();
+  await new Promise((r) => setTimeout(r, 50));
+  const t0 = Date.now();
+  controller.abort();
+  expect(await idle).toEqual({ done: true, value: undefined });
+  expect(Date.now() - t0).toBeLessThan(1000);
+  await new Promise((r) => setTimeout(r, 50));
+  expect(await countFollowers()).toBe(clientsBefore - 1);
+  await expect(log.follow(ref, 'nope', controller.signal)[Symbol.asyncIterator]().next()).rejects.toBeInstanceOf(InvalidCursorError);
+});
+
+async function countFollowers(): Promise<number> {
+  const list = (await redis.client('LIST')) as string;
+  return list.split('\n').filter((line) => line.includes('name=events-follow')).length;
+}

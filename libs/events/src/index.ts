@@ -1,0 +1,13 @@
+export * from './errors';
+export { KeySpace, type SessionScriptKeys } from './keys';
+export { EventLog, MAX_PAGE, type AppendInput } from './event-log';
+export { SessionLedger, type SessionPatch } from './session-ledger';
+export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type RunRequestedData } from './run-ledger';
+export { RunReplies } from './run-replies';
+export { createRedis, closeConnection, duplicateForBlocking, waitUntilReady, toStoreError, isStoreUnavailable, type CreateRedisOptions } from './redis';
+export { ScriptLoader, SCRIPT_NAMES, type ScriptName } from './script-loader';
+export { type LoggedEvent } from './event-encoding';
+export { type SessionRecord, type SessionSettings } from './projections/views';
+export { rebuildSession } from './projections/rebuild-session';
+export { rebuildRun } from './projections/rebuild-run';
+export { rebuildTranscript } from './projections/rebuild-transcript';

@@ -1,0 +1,70 @@
+import type { SessionRef } from '@codemode/contracts';
+import { InvalidKeyError } from './errors';
+
+/** Tenant ids are `[A-Za-z0-9_-]`: no `:`, so the first `:` in the hash tag ends the tenant. */
+const TENANT_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+/** SPEC §1 session ids: no braces, so `}` always closes the hash tag. */
+const SESSION_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+/** A prefix with braces would move the Redis Cluster hash tag out of the session part. */
+const PREFIX_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** The keys every append script receives, in this order (see lua/includes/append.lua). */
+export type SessionScriptKeys = [stream: string, session: string, run: string, transcript: string, runs: string];
+
+/**
+ * Builds every Redis key of the event log. Session keys share the hash tag `{<tenant>:<sid>}`,
+ * so a session's keys live in one Redis Cluster slot and one script may touch all of them.
+ */
+export class KeySpace {
+  /** @param prefix first segment of every key. @default 'cm' */
+  constructor(readonly prefix = 'cm') {
+    if (!PREFIX_PATTERN.test(prefix)) throw new InvalidKeyError('prefix', prefix);
+  }
+
+  /** `<p>:{<tenant>:<sid>}`: the part every key of one session starts with. */
+  sessionBase(ref: SessionRef): string {
+    if (!TENANT_PATTERN.test(ref.tenant)) throw new InvalidKeyError('tenant', ref.tenant);
+    if (!SESSION_PATTERN.test(ref.sessionId)) throw new InvalidKeyError('sessionId', ref.sessionId);
+    return `${this.prefix}:{${ref.tenant}:${ref.sessionId}}`;
+  }
+
+  events(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:events`;
+  }
+
+  session(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:session`;
+  }
+
+  run(ref: SessionRef, runId: string): string {
+    return `${this.sessionBase(ref)}:run:${runId}`;
+  }
+
+  transcript(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:transcript`;
+  }
+
+  /** Sorted set of the session's runIds, scored by request time (ms). */
+  runs(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:runs`;
+  }
+
+  idempotency(ref: SessionRef, key: string): string {
+    return `${this.sessionBase(ref)}:idem:${key}`;
+  }
+
+  /** Pub/sub channel on which workers push answers to one API instance. */
+  reply(instanceId: string): string {
+    return `${this.prefix}:reply:${instanceId}`;
+  }
+
+  /** The five keys every append script takes; `runId` may be '' for session-level events. */
+  scriptKeys(ref: SessionRef, runId: string): SessionScriptKeys {
+    return [this.events(ref), this.session(ref), this.run(ref, runId), this.transcript(ref), this.runs(ref)];
+  }
+
+  /** Pattern matching every key of one session (tests and tooling only; never on a hot path). */
+  sessionPattern(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:*`;
+  }
+}

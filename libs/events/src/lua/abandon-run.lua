@@ -1,0 +1,27 @@
+--[[
+  API side: a run no worker started within its budget is ended with `run.failed`, so it can never
+  start later. Races with start-run.lua; both test `requested` atomically, so exactly one wins.
+
+    Input:
+      KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,
+      KEYS[5] runs index
+
+      ARGV[1] runId
+      ARGV[2] result: CodeModeResult JSON (kept verbatim)
+
+    Output:
+      {1, eventId}  abandoned
+      {0, status}   not abandoned; the run's current status ('' when there is no run)
+
+    Events:
+      run.failed
+]]
+--- @include "includes/append"
+
+local runId = ARGV[1]
+local st = redis.call('HMGET', KEYS[3], 'status', 'epoch')
+if st[1] ~= 'requested' then return { 0, st[1] or '' } end
+
+local id = append_event(KEYS, { type = 'run.failed', runId = runId, epoch = tonumber(st[2]), head = '{}',
+  raws = { { 'result', ARGV[2] } }, facts = {} })
+return { 1, id }

@@ -1,0 +1,39 @@
+--[[
+  End a run with its terminal event (`run.completed` or `run.failed`) carrying the result,
+  fenced by epoch; exactly one terminal event per run. Publishes the `result` reply after the
+  append, so an answer never reports a transition the log does not hold.
+
+    Input:
+      KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,
+      KEYS[5] runs index
+
+      ARGV[1] runId
+      ARGV[2] writer's epoch
+      ARGV[3] 'run.completed' | 'run.failed'
+      ARGV[4] result: CodeModeResult JSON (kept verbatim)
+      ARGV[5] reply channel ('' for none)
+
+    Output:
+      {1, eventId}
+      {-1, ''}      run not found
+      {-2, status}  run already ended
+      {-3, epoch}   stale epoch (the run's epoch)
+      {-5, type}    not a finishing type
+
+    Events:
+      run.completed | run.failed
+]]
+--- @include "includes/append"
+
+local runId, epoch, evType, result = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+if evType ~= 'run.completed' and evType ~= 'run.failed' then return { -5, evType } end
+
+local refused = check_run_write(KEYS, runId, epoch)
+if refused then return refused end
+
+local id = append_event(KEYS, { type = evType, runId = runId, epoch = epoch, head = '{}',
+  raws = { { 'result', result } }, facts = {} })
+if ARGV[5] ~= '' then
+  redis.call('PUBLISH', ARGV[5], '{"kind":"result","runId":' .. cjson.encode(runId) .. ',"result":' .. result .. '}')
+end
+return { 1, id }

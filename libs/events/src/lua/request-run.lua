@@ -1,0 +1,39 @@
+--[[
+  Request a run: create the session if missing, the run hash (status requested), the transcript
+  input entry and the `run.requested` event. With an idempotency key, a repeated request appends
+  nothing and answers the first runId.
+
+    Input:
+      KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,
+      KEYS[5] runs index, KEYS[6] idempotency key ('' key name unused when ARGV[3] is '')
+
+      ARGV[1] runId
+      ARGV[2] data head: RunRequestedData JSON without title and code
+      ARGV[3] idempotency key ('' for none)
+      ARGV[4] idempotency TTL in seconds
+      ARGV[5] n (2), then raws (title, JSON string) (code, JSON string), then facts
+              restartSafe ('true'|'false'), awaitResults ('true'|'false')
+              (the run hash keeps title as JSON text, exact for any string)
+
+    Output:
+      {1, eventId}  created
+      {0, runId}    idempotency key already used: the first request's runId
+      {-4, runId}   a run with this id exists
+
+    Events:
+      run.requested
+]]
+--- @include "includes/append"
+
+local runId = ARGV[1]
+local idemKey = ARGV[3]
+if idemKey ~= '' then
+  local first = redis.call('GET', KEYS[6])
+  if first then return { 0, first } end
+end
+if redis.call('EXISTS', KEYS[3]) == 1 then return { -4, runId } end
+
+local raws, facts = read_raws_and_facts(5)
+local id = append_event(KEYS, { type = 'run.requested', runId = runId, epoch = 0, head = ARGV[2], raws = raws, facts = facts })
+if idemKey ~= '' then redis.call('SET', KEYS[6], runId, 'EX', tonumber(ARGV[4])) end
+return { 1, id }

@@ -1,0 +1,36 @@
+--[[
+  A worker claims a run. Only a run still `requested` starts: a run the API has abandoned (or one
+  another worker took) is never run later. Publishes the `started` reply after the append.
+
+    Input:
+      KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,
+      KEYS[5] runs index
+
+      ARGV[1] runId
+      ARGV[2] workerId
+      ARGV[3] epoch the worker holds the run with
+      ARGV[4] reply channel ('' for none)
+
+    Output:
+      {1, eventId}  started
+      {0, status}   not started; status is the run's current status ('' when there is no run)
+      {-3, epoch}   stale epoch (the run's epoch)
+
+    Events:
+      run.started
+]]
+--- @include "includes/append"
+
+local runId, workerId, epoch = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local st = redis.call('HMGET', KEYS[3], 'status', 'epoch')
+if st[1] ~= 'requested' then return { 0, st[1] or '' } end
+if epoch < tonumber(st[2]) then return { -3, st[2] } end
+
+local head = '{"workerId":' .. cjson.encode(workerId) .. ',"epoch":' .. epoch .. '}'
+local id = append_event(KEYS, { type = 'run.started', runId = runId, epoch = epoch, head = head, raws = {},
+  facts = { workerId = workerId } })
+if ARGV[4] ~= '' then
+  redis.call('PUBLISH', ARGV[4], '{"kind":"started","runId":' .. cjson.encode(runId) ..
+    ',"workerId":' .. cjson.encode(workerId) .. '}')
+end
+return { 1, id }

@@ -1,0 +1,32 @@
+import type { CodeModeResult, TranscriptEntry } from '@codemode/contracts';
+import type { LoggedEvent } from '../event-encoding';
+
+const RESULT_EVENTS = new Set(['run.parked', 'run.completed', 'run.failed', 'run.expired', 'run.lost']);
+
+/**
+ * Recomputes the transcript from the session log, by the rules of lua/includes/append.lua:
+ * an input per `run.requested` and `exec.rejected`, a result per `exec.rejected` and per parked or
+ * terminal run event that carries one; a run's result belongs to `wait` once it was resumed.
+ */
+export function rebuildTranscript(events: readonly LoggedEvent[]): TranscriptEntry[] {
+  const entries: TranscriptEntry[] = [];
+  const callOf = new Map<string, 'exec' | 'wait'>();
+  for (const event of events) {
+    const { data, at } = event;
+    const runId = event.runId ?? null;
+    if (event.type === 'run.requested' && runId) {
+      callOf.set(runId, 'exec');
+      const input = { title: data.title, code: data.code, restartSafe: data.restartSafe, awaitResults: data.awaitResults };
+      entries.push({ kind: 'input', call: 'exec', runId, at, input });
+    } else if (event.type === 'run.resumed' && runId) {
+      callOf.set(runId, 'wait');
+    } else if (event.type === 'exec.rejected') {
+      const call = data.call as 'exec' | 'wait';
+      entries.push({ kind: 'input', call, runId: null, at, input: data.input });
+      entries.push({ kind: 'result', call, runId: null, at, result: data.result as CodeModeResult });
+    } else if (RESULT_EVENTS.has(event.type) && runId && 'result' in data) {
+      entries.push({ kind: 'result', call: callOf.get(runId) ?? 'exec', runId, at, result: data.result as CodeModeResult });
+    }
+  }
+  return entries;
+}

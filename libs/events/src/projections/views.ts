@@ -1,0 +1,59 @@
+import type { CodeModeResult, Limits, RunView, SessionRef, ShellConfig } from '@codemode/contracts';
+import { toRunStatus } from '../lua-errors';
+
+/** The session's stored configuration: overrides only; libs/config resolves defaults. */
+export interface SessionSettings {
+  agentId: string | null;
+  codeMode: Partial<Limits>;
+  shell: Partial<ShellConfig>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The session projection plus its counts. */
+export interface SessionRecord extends SessionSettings {
+  counts: { runs: number; events: number; transcriptEntries: number };
+}
+
+/** Reads the session hash (+ XLEN, LLEN) into a SessionRecord; null when the hash is missing. */
+export function sessionFromHash(
+  hash: Record<string, string>,
+  events: number,
+  transcriptEntries: number,
+): SessionRecord | null {
+  if (!hash.createdAt) return null;
+  return {
+    agentId: hash.agentId ?? null,
+    codeMode: parseJson<Partial<Limits>>(hash.codeMode) ?? {},
+    shell: parseJson<Partial<ShellConfig>>(hash.shell) ?? {},
+    createdAt: hash.createdAt,
+    updatedAt: hash.updatedAt ?? hash.createdAt,
+    counts: { runs: Number(hash.runs ?? 0), events, transcriptEntries },
+  };
+}
+
+/** Reads a run hash into the RunView contract; null when the hash is missing. */
+export function runFromHash(ref: SessionRef, hash: Record<string, string>): RunView | null {
+  const status = toRunStatus(hash.status);
+  if (!status || !hash.runId) return null;
+  return {
+    runId: hash.runId,
+    sessionId: ref.sessionId,
+    title: parseJson<string>(hash.title) ?? '',
+    status,
+    restartSafe: hash.restartSafe === 'true',
+    owner: hash.owner ?? null,
+    epoch: Number(hash.epoch ?? 0),
+    createdAt: hash.createdAt ?? '',
+    startedAt: hash.startedAt ?? null,
+    endedAt: hash.endedAt ?? null,
+    parkedAt: hash.parkedAt ?? null,
+    expiresAt: hash.expiresAt ?? null,
+    updatedAt: hash.updatedAt ?? hash.createdAt ?? '',
+    lastResult: parseJson<CodeModeResult>(hash.lastResult),
+  };
+}
+
+function parseJson<T>(text: string | undefined): T | null {
+  return text === undefined ? null : (JSON.parse(text) as T);
+}

@@ -1,0 +1,131 @@
+import type { CodeModeResult, RunStatus, RunView, SessionRef, TranscriptEntry } from '@codemode/contracts';
+import type { RunRequestedDataSchema } from '@codemode/contracts';
+import type { Redis } from 'ioredis';
+import type { z } from 'zod';
+import { EventLog } from './event-log';
+import type { KeySpace } from './keys';
+import { checkReply, LUA_CODES, toRunStatus } from './lua-errors';
+import { runFromHash } from './projections/views';
+import { execMulti, guard } from './redis';
+import { ScriptLoader } from './script-loader';
+
+export type RunRequestedData = z.infer<typeof RunRequestedDataSchema>;
+export type FinishType = 'run.completed' | 'run.failed';
+
+/** SPEC §2: an exec Idempotency-Key is kept 24 h. */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+/** Run lifecycle writes and the run and transcript projections. */
+export class RunLedger {
+  private readonly log: EventLog;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: KeySpace,
+    private readonly scripts = ScriptLoader.default(),
+  ) {
+    this.log = new EventLog(redis, keys, scripts);
+  }
+
+  /**
+   * Creates the session if missing, the run (status `requested`), its transcript input entry and
+   * `run.requested`. With an idempotency key (kept 24 h) already used in this session, writes
+   * nothing and answers the first request's runId.
+   */
+  async request(
+    ref: SessionRef,
+    runId: string,
+    data: RunRequestedData,
+    opts: { idempotencyKey?: string } = {},
+  ): Promise<{ created: true } | { created: false; runId: string }> {
+    const idempotencyKey = opts.idempotencyKey ?? data.idempotencyKey;
+    const { title, code, restartSafe, awaitResults, limits } = data;
+    // title and code are spliced in raw: Lua never decodes user-written text.
+    const head = JSON.stringify({ restartSafe, awaitResults, limits, ...(idempotencyKey ? { idempotencyKey } : {}) });
+    const keys = [...this.keys.scriptKeys(ref, runId), this.keys.idempotency(ref, idempotencyKey ?? '')];
+    const args = [
+      runId,
+      head,
+      idempotencyKey ?? '',
+      IDEMPOTENCY_TTL_SECONDS,
+      '2',
+      'title',
+      JSON.stringify(title),
+      'code',
+      JSON.stringify(code),
+      'restartSafe',
+      String(restartSafe),
+      'awaitResults',
+      String(awaitResults),
+    ];
+    const raw = await guard(() => this.scripts.run(this.redis, 'request-run', keys, args));
+    const reply = checkReply(raw, { runId, type: 'run.requested' });
+    return reply[0] === LUA_CODES.ok ? { created: true } : { created: false, runId: String(reply[1]) };
+  }
+
+  /**
+   * A worker claims the run: only a `requested` run becomes `running` (owner, epoch, startedAt,
+   * `run.started`), and the `started` reply is published to `replyTo` in the same script.
+   * Anything else answers the current status and writes nothing, so a cell the API abandoned
+   * never runs later.
+   */
+  async start(
+    ref: SessionRef,
+    runId: string,
+    opts: { workerId: string; epoch: number; replyTo: string },
+  ): Promise<{ started: true } | { started: false; status: RunStatus | null }> {
+    const args = [runId, opts.workerId, opts.epoch, opts.replyTo];
+    const raw = await guard(() => this.scripts.run(this.redis, 'start-run', this.keys.scriptKeys(ref, runId), args));
+    const reply = checkReply(raw, { runId, epoch: opts.epoch, type: 'run.started' });
+    return reply[0] === LUA_CODES.ok ? { started: true } : { started: false, status: toRunStatus(reply[1]) };
+  }
+
+  /**
+   * Ends the run with its one terminal event, fenced by epoch: status, endedAt, lastResult and the
+   * transcript result entry in the same script, then the `result` reply to `replyTo`.
+   * @throws RunAlreadyEndedError when the run already ended; StaleEpochError; RunNotFoundError
+   */
+  async finish(
+    ref: SessionRef,
+    runId: string,
+    opts: { epoch: number; type: FinishType; result: CodeModeResult; replyTo?: string },
+  ): Promise<{ eventId: string }> {
+    const args = [runId, opts.epoch, opts.type, JSON.stringify(opts.result), opts.replyTo ?? ''];
+    const raw = await guard(() => this.scripts.run(this.redis, 'finish-run', this.keys.scriptKeys(ref, runId), args));
+    const reply = checkReply(raw, { runId, epoch: opts.epoch, type: opts.type });
+    return { eventId: String(reply[1]) };
+  }
+
+  /**
+   * API side, when no worker started the run within its budget: a still-`requested` run ends
+   * with `run.failed` and `result`; otherwise answers the current status and writes nothing.
+   */
+  async abandonUnstarted(
+    ref: SessionRef,
+    runId: string,
+    result: CodeModeResult,
+  ): Promise<{ abandoned: true } | { abandoned: false; status: RunStatus | null }> {
+    const raw = await guard(() =>
+      this.scripts.run(this.redis, 'abandon-run', this.keys.scriptKeys(ref, runId), [runId, JSON.stringify(result)]),
+    );
+    const reply = checkReply(raw, { runId, type: 'run.failed' });
+    return reply[0] === LUA_CODES.ok ? { abandoned: true } : { abandoned: false, status: toRunStatus(reply[1]) };
+  }
+
+  /** An exec/wait refused on its input: `exec.rejected` plus transcript input and result entries. */
+  async reject(ref: SessionRef, call: 'exec' | 'wait', input: unknown, result: CodeModeResult): Promise<void> {
+    await this.log.append(ref, { type: 'exec.rejected', data: { call, input: input ?? null, result } });
+  }
+
+  async get(ref: SessionRef, runId: string): Promise<RunView | null> {
+    const hash = await guard(() => this.redis.hgetall(this.keys.run(ref, runId)));
+    return runFromHash(ref, hash);
+  }
+
+  /** The session's transcript in log order; null when the session was never created. */
+  async transcript(ref: SessionRef): Promise<TranscriptEntry[] | null> {
+    const multi = this.redis.multi().exists(this.keys.session(ref)).lrange(this.keys.transcript(ref), 0, -1);
+    const [exists, lines] = (await execMulti(multi)) as [number, string[]];
+    return exists === 1 ? lines.map((line) => JSON.parse(line) as TranscriptEntry) : null;
+  }
+}

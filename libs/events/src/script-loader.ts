@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { InvalidArgumentError } from './errors';
+
+/** Every script of this library; the file is `lua/<name>.lua`. */
+export const SCRIPT_NAMES = [
+  'append-event',
+  'request-run',
+  'start-run',
+  'finish-run',
+  'abandon-run',
+  'configure-session',
+] as const;
+export type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+interface LoadedScript {
+  readonly lua: string;
+  readonly sha: string;
+}
+
+const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
+
+/**
+ * Reads the Lua scripts from disk (next to this module: `src/lua` under ts-jest, `dist/.../lua`
+ * after the build copies them), inlines `--- @include "path"` lines once each, and runs them with
+ * EVALSHA, falling back to EVAL when the server does not know the script yet (restart, failover,
+ * SCRIPT FLUSH). The SHA is of the expanded text, so a changed script is a new script.
+ */
+export class ScriptLoader {
+  private static shared?: ScriptLoader;
+  private readonly scripts = new Map<ScriptName, LoadedScript>();
+
+  constructor(private readonly dir = join(__dirname, 'lua')) {}
+
+  /** One loader per process: scripts are read from disk once. */
+  static default(): ScriptLoader {
+    return (ScriptLoader.shared ??= new ScriptLoader());
+  }
+
+  /** The expanded source of a script (tests and tooling). */
+  source(name: ScriptName): string {
+    return this.load(name).lua;
+  }
+
+  async run(redis: Redis, name: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    const script = this.load(name);
+    try {
+      return await redis.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      // EVAL also caches the script server-side, so the next EVALSHA hits.
+      return redis.eval(script.lua, keys.length, ...keys, ...args);
+    }
+  }
+
+  private load(name: ScriptName): LoadedScript {
+    let script = this.scripts.get(name);
+    if (!script) {
+      if (!(SCRIPT_NAMES as readonly string[]).includes(name)) throw new InvalidArgumentError('script', `${name} is unknown`);
+      const lua = this.expand(join(this.dir, `${name}.lua`), new Set());
+      script = { lua, sha: createHash('sha1').update(lua).digest('hex') };
+      this.scripts.set(name, script);
+    }
+    return script;
+  }
+
+  private expand(file: string, included: Set<string>): string {
+    const text = readFileSync(file, 'utf8');
+    return text.replace(INCLUDE, (_line, ref: string) => {
+      const target = join(dirname(file), `${ref}.lua`);
+      if (included.has(target)) return '';
+      included.add(target);
+      return this.expand(target, included);
+    });
+  }
+}

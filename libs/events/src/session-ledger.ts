@@ -1,0 +1,65 @@
+import type { Limits, SessionRef, ShellConfig } from '@codemode/contracts';
+import type { Redis } from 'ioredis';
+import { InvalidArgumentError } from './errors';
+import type { KeySpace } from './keys';
+import { checkReply } from './lua-errors';
+import { sessionFromHash, type SessionRecord, type SessionSettings } from './projections/views';
+import { execMulti, guard } from './redis';
+import { ScriptLoader } from './script-loader';
+
+/** A `PUT /sessions/{sid}` patch, already resolved: a field given as null removes the override. */
+export interface SessionPatch {
+  agentId?: string | null;
+  codeMode?: { [K in keyof Limits]?: number | null };
+  shell?: { [K in keyof ShellConfig]?: number | null };
+}
+
+/** Patched numbers go through cjson in Lua, which is exact only below 1e14. */
+const MAX_OVERRIDE = 1e14;
+
+/** The session projection: configuration overrides, times and counts. */
+export class SessionLedger {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: KeySpace,
+    private readonly scripts = ScriptLoader.default(),
+  ) {}
+
+  /**
+   * Merges `patch` into the stored overrides atomically (omitted fields keep their values, null
+   * removes), creating the session if missing, and appends `session.configured` with the result.
+   */
+  async configure(ref: SessionRef, patch: SessionPatch): Promise<SessionSettings> {
+    const agentMode = patch.agentId === undefined ? 'keep' : patch.agentId === null ? 'clear' : 'set';
+    const args = [agentMode, patch.agentId ?? '', overridesJson('codeMode', patch.codeMode), overridesJson('shell', patch.shell)];
+    const raw = await guard(() => this.scripts.run(this.redis, 'configure-session', this.keys.scriptKeys(ref, ''), args));
+    const [, , agentId, codeMode, shell, createdAt, updatedAt] = checkReply(raw, { type: 'session.configured' });
+    return {
+      agentId: agentId ?? null,
+      codeMode: JSON.parse(codeMode ?? '{}') as Partial<Limits>,
+      shell: JSON.parse(shell ?? '{}') as Partial<ShellConfig>,
+      createdAt: createdAt ?? '',
+      updatedAt: updatedAt ?? '',
+    };
+  }
+
+  /** The session projection, or null when the session was never created. */
+  async get(ref: SessionRef): Promise<SessionRecord | null> {
+    // One MULTI so the hash and the counts describe the same moment.
+    const multi = this.redis.multi().hgetall(this.keys.session(ref)).xlen(this.keys.events(ref)).llen(this.keys.transcript(ref));
+    const [hash, events, transcript] = (await execMulti(multi)) as [Record<string, string>, number, number];
+    return sessionFromHash(hash, events, transcript);
+  }
+}
+
+function overridesJson(field: string, overrides: Record<string, number | null | undefined> | undefined): string {
+  const clean: Record<string, number | null> = {};
+  for (const [name, value] of Object.entries(overrides ?? {})) {
+    if (value === undefined) continue;
+    if (value !== null && !(Number.isInteger(value) && Math.abs(value) < MAX_OVERRIDE)) {
+      throw new InvalidArgumentError(`${field}.${name}`, 'must be an integer or null');
+    }
+    clean[name] = value;
+  }
+  return JSON.stringify(clean);
+}
