@@ -1,0 +1,238 @@
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
+import { SandboxEngineError } from '../errors';
+import { CONSOLE_INSPECT_SOURCE } from '../guest/console-inspect';
+import { CELL_FILE, CELL_PREFIX, CELL_SUFFIX, PRELUDE_FILE, PRELUDE_SOURCE } from '../guest/prelude';
+import { TEXT_CODEC_SOURCE } from '../guest/text-codec';
+import { type GuestErrorRecord, parseGuestErrorRecord } from './guest-error';
+import { memoryMaxBytes, MIN_MEMORY_BYTES, type WasmInstance, type WasmLoader } from './wasm-loader';
+
+/**
+ * QuickJS stack limit. Deep parser recursion uses ~25× more native (V8) stack than QuickJS
+ * accounts for, so the thread runs with a 32 MiB stack (see SANDBOX_THREAD_STACK_MB).
+ */
+export const QUICKJS_MAX_STACK_BYTES = 512 * 1024;
+
+/** What the guest's host functions talk to while a run owns this VM. */
+export interface VmHostSink {
+  output(kind: number, text: string): void;
+  /** Returns the bridge id; throwing rejects the guest call with that error. */
+  request(method: string, argsJson: string): string;
+  cancel(id: string): void;
+}
+
+export type PromiseStateName = 'pending' | 'fulfilled' | 'rejected';
+type Started = { ok: true } | { ok: false; compile: boolean; record: GuestErrorRecord };
+
+/**
+ * One QuickJS runtime+context in its own wasm instance, with the prelude installed. Used by one
+ * run, then disposed, or discarded when its memory hit the maximum or the host side failed.
+ */
+export class CellVm {
+  private deadline = Infinity;
+  private interrupted = false;
+  private broken = false;
+  private sink: VmHostSink | undefined;
+  private resultPromise: QuickJSHandle | undefined;
+  private readonly handles: QuickJSHandle[] = [];
+  private settleFn!: QuickJSHandle;
+  private serializeFn!: QuickJSHandle;
+  private describeFn!: QuickJSHandle;
+
+  private constructor(
+    private readonly instance: WasmInstance,
+    private readonly runtime: QuickJSRuntime,
+    private readonly ctx: QuickJSContext,
+    readonly memoryLimitBytes: number,
+  ) {}
+
+  static async create(loader: WasmLoader, memoryLimitBytes: number): Promise<CellVm> {
+    const instance = await loader.instantiate(memoryMaxBytes(memoryLimitBytes));
+    const runtime = instance.module.newRuntime();
+    runtime.setMaxStackSize(QUICKJS_MAX_STACK_BYTES);
+    if (memoryLimitBytes < MIN_MEMORY_BYTES) runtime.setMemoryLimit(memoryLimitBytes);
+    const vm = new CellVm(instance, runtime, runtime.newContext(), memoryLimitBytes);
+    runtime.setInterruptHandler(() => vm.shouldInterrupt());
+    vm.installPrelude();
+    return vm;
+  }
+
+  /** The wasm memory maximum this VM was built for (the run's cap, before any debug floor). */
+  get maxBytes(): number {
+    return memoryMaxBytes(this.memoryLimitBytes);
+  }
+
+  /** True once the interrupt handler stopped guest code because the deadline passed. */
+  get timedOut(): boolean {
+    return this.interrupted;
+  }
+
+  /** The memory reached its maximum: even host helpers may fail now; discard, never dispose. */
+  get memoryFull(): boolean {
+    return this.instance.memory.buffer.byteLength >= this.instance.maxBytes;
+  }
+
+  bind(sink: VmHostSink, deadline: number): void {
+    this.sink = sink;
+    this.deadline = deadline;
+  }
+
+  /** Compiles the cell and calls it with `this === globalThis`; keeps its promise. */
+  start(code: string): Started {
+    return this.guard(() => {
+      const compiled = this.ctx.evalCode(CELL_PREFIX + code + CELL_SUFFIX, CELL_FILE);
+      if (compiled.error) return { ok: false, compile: true, record: this.describeAndDispose(compiled.error) };
+      const called = this.ctx.callFunction(compiled.value, this.ctx.global);
+      compiled.value.dispose();
+      if (called.error) return { ok: false, compile: false, record: this.describeAndDispose(called.error) };
+      this.resultPromise = called.value;
+      return { ok: true };
+    });
+  }
+
+  /** Runs queued jobs in bounded batches until none is left or the deadline passes. */
+  pump(batch: number): void {
+    this.guard(() => {
+      while (!this.deadlinePassed()) {
+        const result = this.runtime.executePendingJobs(batch);
+        if (result.error) {
+          result.error.dispose();
+          continue;
+        }
+        if (result.value < batch) return;
+      }
+    });
+  }
+
+  promiseState(): PromiseStateName {
+    return this.guard(() => {
+      const state = this.ctx.getPromiseState(this.promise());
+      if (state.type === 'fulfilled' && !state.notAPromise) state.value.dispose();
+      if (state.type === 'rejected') state.error.dispose();
+      return state.type;
+    });
+  }
+
+  /** Serializes the fulfilled value inside the guest with the captured JSON.stringify. */
+  readValue(): { ok: true; json: string } | { ok: false; record: GuestErrorRecord } {
+    return this.guard(() => {
+      const state = this.ctx.getPromiseState(this.promise());
+      if (state.type !== 'fulfilled') throw new SandboxEngineError('cell promise is not fulfilled');
+      const result = this.ctx.callFunction(this.serializeFn, this.ctx.undefined, state.value);
+      if (!state.notAPromise) state.value.dispose();
+      if (result.error) return { ok: false, record: this.describeAndDispose(result.error) };
+      const json = this.takeString(result.value);
+      return json === undefined ? { ok: true, json: 'null' } : { ok: true, json };
+    });
+  }
+
+  readRejection(): GuestErrorRecord {
+    return this.guard(() => {
+      const state = this.ctx.getPromiseState(this.promise());
+      if (state.type !== 'rejected') throw new SandboxEngineError('cell promise is not rejected');
+      return this.describeAndDispose(state.error);
+    });
+  }
+
+  /** Settles a bridge request in the guest. Returns what a timer callback threw, if it did. */
+  settle(id: string, ok: boolean, payloadJson: string): GuestErrorRecord | undefined {
+    return this.guard(() => {
+      const idHandle = this.ctx.newString(id);
+      const payloadHandle = this.ctx.newString(payloadJson);
+      const okHandle = ok ? this.ctx.true : this.ctx.false;
+      const result = this.ctx.callFunction(this.settleFn, this.ctx.undefined, idHandle, okHandle, payloadHandle);
+      idHandle.dispose();
+      payloadHandle.dispose();
+      if (result.error) return this.describeAndDispose(result.error);
+      const thrown = this.takeString(result.value);
+      return thrown === undefined ? undefined : parseGuestErrorRecord(thrown);
+    });
+  }
+
+  /**
+   * Ends this VM. A healthy one is disposed (so the debug build checks for leaks); one whose memory
+   * is full or whose host side failed is only dropped, its Memory left to the garbage collector.
+   * Returns the dispose failure, if any.
+   */
+  release(): unknown {
+    this.sink = undefined;
+    if (this.broken || this.memoryFull) return undefined;
+    try {
+      this.resultPromise?.dispose();
+      for (const handle of this.handles) handle.dispose();
+      this.ctx.dispose();
+      this.runtime.dispose();
+      return undefined;
+    } catch (error) {
+      this.broken = true;
+      return error;
+    }
+  }
+
+  private installPrelude(): void {
+    const ctx = this.ctx;
+    ctx.unwrapResult(ctx.evalCode(TEXT_CODEC_SOURCE, 'codemode:text-codec.js')).dispose();
+    const inspect = ctx.unwrapResult(ctx.evalCode(CONSOLE_INSPECT_SOURCE, 'codemode:console.js'));
+    const install = ctx.unwrapResult(ctx.evalCode(PRELUDE_SOURCE, PRELUDE_FILE));
+    const out = ctx.newFunction('out', (kind, text) => {
+      this.sink?.output(ctx.getNumber(kind), ctx.getString(text));
+    });
+    const request = ctx.newFunction('request', (method, args) => {
+      if (!this.sink) throw new SandboxEngineError('no run owns this sandbox');
+      return ctx.newString(this.sink.request(ctx.getString(method), ctx.getString(args)));
+    });
+    const cancel = ctx.newFunction('cancel', (id) => {
+      this.sink?.cancel(ctx.getString(id));
+    });
+    const api = ctx.unwrapResult(ctx.callFunction(install, ctx.undefined, out, request, cancel, inspect));
+    for (const handle of [inspect, install, out, request, cancel]) handle.dispose();
+    this.settleFn = ctx.getProp(api, 'settle');
+    this.serializeFn = ctx.getProp(api, 'serialize');
+    this.describeFn = ctx.getProp(api, 'describe');
+    this.handles.push(this.settleFn, this.serializeFn, this.describeFn);
+    api.dispose();
+  }
+
+  private shouldInterrupt(): boolean {
+    if (this.deadlinePassed()) this.interrupted = true;
+    return this.interrupted;
+  }
+
+  private deadlinePassed(): boolean {
+    return performance.now() >= this.deadline;
+  }
+
+  private promise(): QuickJSHandle {
+    if (!this.resultPromise) throw new SandboxEngineError('the cell has not started');
+    return this.resultPromise;
+  }
+
+  /** Reads a guest string result and disposes it; undefined when it is not a string. */
+  private takeString(handle: QuickJSHandle): string | undefined {
+    const text = this.ctx.typeof(handle) === 'string' ? this.ctx.getString(handle) : undefined;
+    handle.dispose();
+    return text;
+  }
+
+  private describeAndDispose(thrown: QuickJSHandle): GuestErrorRecord {
+    const result = this.ctx.callFunction(this.describeFn, this.ctx.undefined, thrown);
+    thrown.dispose();
+    if (result.error) {
+      result.error.dispose();
+      return this.memoryFull ? { name: 'InternalError', message: 'out of memory' } : { text: '[unreadable error]' };
+    }
+    const json = this.takeString(result.value);
+    return json === undefined ? { text: '[unreadable error]' } : parseGuestErrorRecord(json);
+  }
+
+  private guard<T>(operation: () => T): T {
+    if (this.broken) throw new SandboxEngineError('this sandbox instance was discarded');
+    try {
+      return operation();
+    } catch (error) {
+      if (error instanceof SandboxEngineError) throw error;
+      this.broken = true;
+      const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      throw new SandboxEngineError(message, { cause: error });
+    }
+  }
+}

@@ -1,0 +1,201 @@
+import { SET_TIMEOUT_DELAY_MESSAGE } from '../errors';
+
+/** Script name of the prelude; its frames are dropped from guest error stacks. */
+export const PRELUDE_FILE = 'codemode:prelude.js';
+/** Script name of the user's cell; its line numbers equal the user's lines. */
+export const CELL_FILE = 'cell.js';
+/** The cell body is wrapped on the same first line, so only line 1 columns shift (by its length). */
+export const CELL_PREFIX = '(async function () {';
+export const CELL_SUFFIX = '\n})';
+
+/** Output kinds the prelude hands to the host `out` function. */
+export const OUT_TEXT = 0;
+export const OUT_JSON = 1;
+export const OUT_CONSOLE = 2;
+
+const PROMISE_MARKER =
+  '[Unawaited Promise: use await or Promise.all(...) before emitting or returning values.]';
+
+/**
+ * Guest prelude: an expression evaluating to `install(out, request, cancel, inspect)`. The host
+ * calls it once before user code, passing its raw functions as arguments (they never touch the
+ * global object), and keeps handles to the three functions of the returned object:
+ * `settle(id, ok, payloadJson)` (returns an error description when a timer callback threw),
+ * `serialize(value)` → compact JSON text, and `describe(thrown)` → JSON `{name,message,stack}`
+ * or `{text}`. Every intrinsic it relies on is captured here, before user code can replace it.
+ */
+export const PRELUDE_SOURCE = String.raw`(function () {
+  'use strict';
+  const G = globalThis;
+  const JSONStringify = JSON.stringify;
+  const JSONParse = JSON.parse;
+  const uncurry = Function.prototype.bind.bind(Function.prototype.call);
+  const apply = Reflect.apply;
+  const defineProperty = Object.defineProperty;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const objectKeys = Object.keys;
+  const isArray = Array.isArray;
+  const isFinite = Number.isFinite;
+  const ObjectProto = Object.prototype;
+  const S = String;
+  const GuestMap = Map;
+  const MapGet = uncurry(Map.prototype.get);
+  const MapSet = uncurry(Map.prototype.set);
+  const MapHas = uncurry(Map.prototype.has);
+  const GuestPromise = Promise;
+  const GuestError = Error;
+  const GuestTypeError = TypeError;
+  const errorTypes = { __proto__: null, Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError };
+
+  return function install(out, hostRequest, hostCancel, inspect) {
+    const pending = { __proto__: null };
+    const timers = { __proto__: null };
+    let nextTimerId = 0;
+
+    function prop(value, enumerable) {
+      return { __proto__: null, value, enumerable, configurable: true, writable: true };
+    }
+
+    // Errors become {name, message, ...own}; promises a marker; plain objects and arrays are
+    // copied so nested ones are projected too (cycles stay cycles and fail JSON.stringify).
+    function project(value, seen) {
+      if (value instanceof GuestPromise) return ${JSON.stringify(PROMISE_MARKER)};
+      if (value === null || typeof value !== 'object') return value;
+      if (MapHas(seen, value)) return MapGet(seen, value);
+      const isError = value instanceof GuestError;
+      const array = isArray(value);
+      const proto = getPrototypeOf(value);
+      if (!isError && !array && proto !== ObjectProto && proto !== null) return value;
+      const copy = array ? [] : isError ? { name: value.name, message: value.message } : {};
+      MapSet(seen, value, copy);
+      if (array) copy.length = value.length;
+      const keys = objectKeys(value);
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i];
+        if (isError && key === 'toJSON') continue;
+        defineProperty(copy, key, prop(project(value[key], seen), true));
+      }
+      return copy;
+    }
+
+    function serialize(value) {
+      let text;
+      try {
+        text = JSONStringify(project(value, new GuestMap()));
+      } catch (error) {
+        let reason;
+        try { reason = error instanceof GuestError ? S(error.message) : S(error); } catch { reason = 'unknown reason'; }
+        throw new GuestTypeError('code mode result is not JSON-serializable: ' + reason);
+      }
+      return typeof text === 'string' ? text : 'null';
+    }
+
+    function safeJson(value) {
+      if (value === undefined) return 'null';
+      try {
+        const text = JSONStringify(project(value, new GuestMap()));
+        if (typeof text === 'string') return text;
+      } catch {}
+      try {
+        if (value instanceof GuestError) return JSONStringify({ __proto__: null, name: S(value.name), message: S(value.message) });
+        return JSONStringify(S(value));
+      } catch {
+        return '"[Unserializable]"';
+      }
+    }
+
+    function describe(thrown) {
+      try {
+        if (thrown instanceof GuestError) {
+          let name = 'Error', message = '', stack = '';
+          try { name = S(thrown.name); } catch {}
+          try { message = S(thrown.message); } catch {}
+          try { const s = thrown.stack; if (typeof s === 'string') stack = s; } catch {}
+          return JSONStringify({ __proto__: null, name, message, stack });
+        }
+        return JSONStringify({ __proto__: null, text: S(thrown) });
+      } catch {
+        return '{"text":"[unreadable thrown value]"}';
+      }
+    }
+
+    // One bridge request: the host returns its id; settle() later runs the entry's callback.
+    function begin(method, argsJson, onSettle) {
+      const id = hostRequest(method, argsJson);
+      pending[id] = onSettle;
+      return id;
+    }
+
+    function request(method, args) {
+      const argsJson = safeJson(args === undefined ? [] : args);
+      return new GuestPromise((resolve, reject) => {
+        begin(method, argsJson, (ok, payload) => {
+          if (ok) return resolve(payload);
+          const Type = errorTypes[payload && payload.name] || GuestError;
+          const error = new Type(payload && typeof payload.message === 'string' ? payload.message : 'bridge call failed');
+          if (!errorTypes[payload && payload.name] && payload && typeof payload.name === 'string') {
+            defineProperty(error, 'name', prop(payload.name, false));
+          }
+          reject(error);
+        });
+      });
+    }
+    void request; // used by later guest APIs (tools, yield_control, store)
+
+    function settle(id, ok, payloadJson) {
+      const entry = pending[id];
+      if (entry === undefined) return undefined;
+      delete pending[id];
+      try {
+        entry(ok, JSONParse(payloadJson));
+      } catch (error) {
+        return describe(error);
+      }
+      return undefined;
+    }
+
+    function setTimeout(callback, delay, ...args) {
+      if (typeof callback !== 'function') throw new GuestTypeError('setTimeout callback must be a function');
+      if (delay === undefined) delay = 0;
+      if (typeof delay !== 'number' || !isFinite(delay) || delay < 0) {
+        throw new GuestTypeError(${JSON.stringify(SET_TIMEOUT_DELAY_MESSAGE)});
+      }
+      const timerId = ++nextTimerId;
+      timers[timerId] = begin('sleep', '[' + JSONStringify(delay) + ']', () => {
+        if (timers[timerId] === undefined) return;
+        delete timers[timerId];
+        apply(callback, G, args);
+      });
+      return timerId;
+    }
+
+    function clearTimeout(timerId) {
+      const key = typeof timerId === 'number' ? timerId : NaN;
+      const id = timers[key];
+      if (id === undefined) return;
+      delete timers[key];
+      delete pending[id];
+      hostCancel(id);
+    }
+
+    const consoleObject = {};
+    const methods = ['log', 'info', 'warn', 'error', 'debug'];
+    for (let i = 0; i < methods.length; i++) {
+      const method = methods[i];
+      defineProperty(consoleObject, method, prop(function (...args) { out(2, inspect(method, args)); }, true));
+    }
+
+    const globals = {
+      __proto__: null,
+      text(value) { out(0, typeof value === 'string' ? value : safeJson(value)); },
+      json(value) { out(1, safeJson(value)); },
+      console: consoleObject,
+      setTimeout,
+      clearTimeout,
+    };
+    const names = objectKeys(globals);
+    for (let i = 0; i < names.length; i++) defineProperty(G, names[i], prop(globals[names[i]], false));
+
+    return { __proto__: null, settle, serialize, describe };
+  };
+})()`;

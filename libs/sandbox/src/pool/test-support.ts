@@ -1,0 +1,32 @@
+import type { Limits } from '@codemode/contracts';
+import type { CellOutcome, CellRunRequest } from '../engine/types';
+
+/** SPEC §8 defaults, for specs. */
+export const DEFAULT_TEST_LIMITS: Limits = {
+  timeoutMs: 10000,
+  memoryLimitBytes: 64 * 1024 * 1024,
+  maxOutputBytes: 65536,
+  maxSnapshotBytes: 10 * 1024 * 1024,
+  maxPendingToolCalls: 16,
+  snapshotTtlSeconds: 900,
+  searchDefaultLimit: 8,
+  maxSearchLimit: 50,
+  resultsTtlSeconds: 3600,
+};
+
+let counter = 0;
+
+export function cell(code: string, limits: Partial<Limits> = {}): CellRunRequest {
+  counter += 1;
+  return { runId: `run-${counter}`, code, limits: { ...DEFAULT_TEST_LIMITS, ...limits } };
+}
+
+export function failure(outcome: CellOutcome): { code: string; phase: string; error: string } {
+  if (outcome.status !== 'failed') throw new TypeError(`expected a failure, got ${JSON.stringify(outcome)}`);
+  return { code: outcome.code, phase: outcome.phase, error: outcome.error };
+}
+
+export function valueOf(outcome: CellOutcome): string {
+  if (outcome.status !== 'completed') throw new TypeError(`expected completion, got ${JSON.stringify(outcome)}`);
+  return outcome.valueJson;
+}
