@@ -1,0 +1,30 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import type { AppConfig } from '@codemode/config';
+import type { Logger } from '@codemode/telemetry';
+import { AllExceptionsFilter } from './core/all-exceptions.filter';
+import { AuthGuard } from './core/auth.guard';
+import { CoreModule } from './core/core.module';
+import { APP_CONFIG, LOGGER } from './core/tokens';
+import { EventsModule } from './events/events.module';
+import { HealthModule } from './health/health.module';
+import { RunsModule } from './runs/runs.module';
+import { SessionsModule } from './sessions/sessions.module';
+
+@Global()
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [CoreModule, HealthModule, SessionsModule, RunsModule, EventsModule],
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        { provide: LOGGER, useValue: logger },
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      ],
+      exports: [APP_CONFIG, LOGGER],
+    };
+  }
+}

@@ -1,0 +1,68 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
+import type { ApiErrorBody, ApiErrorCode } from '@codemode/contracts';
+import { isStoreUnavailable } from '@codemode/events';
+import type { Logger } from '@codemode/telemetry';
+import { emptyTelemetry, failedInputResult } from '@codemode/sandbox';
+import { StoreUnavailableException } from './api-errors';
+import type { ApiRequest } from './request-context';
+import { LOGGER } from './tokens';
+
+const CODE_BY_STATUS: Record<number, ApiErrorCode> = {
+  400: 'invalid_input',
+  401: 'unauthorized',
+  404: 'not_found',
+  409: 'conflict',
+  503: 'runtime_unavailable',
+};
+
+/** Every error leaves as `{error, code, details?}`; nothing a client sends becomes a 500. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  constructor(@Inject(LOGGER) private readonly logger: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<ServerResponse>();
+    const req = host.switchToHttp().getRequest<ApiRequest>();
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    const http = isStoreUnavailable(exception) ? new StoreUnavailableException() : exception;
+    let status = 500;
+    let body: ApiErrorBody = { error: 'internal error; the failure was logged.', code: 'internal_error' };
+    if (http instanceof HttpException) {
+      status = http.getStatus();
+      body = toBody(status, http.getResponse());
+    } else {
+      this.logger.error({ err: exception }, 'unhandled error in request');
+    }
+    if (status === 400 && isCodeModeCall(req)) {
+      // The router refused the path (e.g. an undecodable session id) before exec/wait ran; the
+      // model still reads a Code Mode result.
+      send(res, 200, failedInputResult('sessionId must match [A-Za-z0-9._:-]{1,128}.', emptyTelemetry(), false));
+      return;
+    }
+    if (status === 503) res.setHeader('retry-after', '2');
+    send(res, status, body);
+  }
+}
+
+function toBody(status: number, response: string | object): ApiErrorBody {
+  const code = CODE_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'invalid_input');
+  if (typeof response === 'string') return { error: response, code };
+  const record = response as Record<string, unknown>;
+  if (typeof record.error === 'string' && typeof record.code === 'string') return record as ApiErrorBody;
+  const message = Array.isArray(record.message) ? record.message.join('; ') : record.message;
+  return { error: typeof message === 'string' ? message : `HTTP ${status}`, code };
+}
+
+function isCodeModeCall(req: ApiRequest): boolean {
+  return req.method === 'POST' && /^\/v1\/sessions\/[^/]+\/(exec|wait)(\?|$)/.test(req.originalUrl ?? req.url ?? '');
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(body));
+}

@@ -1,0 +1,74 @@
+import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { QUEUES } from '@codemode/contracts';
+import type { AppConfig } from '@codemode/config';
+import { createRedis, EventLog, KeySpace, RunLedger, RunReplies, SessionLedger, type CreateRedisOptions } from '@codemode/events';
+import type { Logger } from '@codemode/telemetry';
+import { CellQueue } from './cell-queue';
+import { APP_CONFIG, LOGGER, REDIS } from './tokens';
+
+function connect(config: AppConfig, logger: Logger, name: string, options: CreateRedisOptions = {}): Redis {
+  return createRedis(config.redisUrl, {
+    name,
+    ...options,
+    onError: (error) => logger.warn({ connection: name, err: error.message }, 'Redis connection error; retrying'),
+  });
+}
+
+const REPLIES_CONNECTION = Symbol('REPLIES_CONNECTION');
+const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
+
+/** Redis-backed services shared by every controller of the API. */
+@Global()
+@Module({
+  providers: [
+    { provide: REDIS, inject: [APP_CONFIG, LOGGER], useFactory: (c: AppConfig, l: Logger) => connect(c, l, 'api') },
+    {
+      provide: REPLIES_CONNECTION,
+      inject: [APP_CONFIG, LOGGER],
+      useFactory: (c: AppConfig, l: Logger) => connect(c, l, 'api-replies', { subscriber: true }),
+    },
+    {
+      provide: QUEUE_CONNECTION,
+      inject: [APP_CONFIG, LOGGER],
+      useFactory: (c: AppConfig, l: Logger) => connect(c, l, 'api-queue'),
+    },
+    { provide: KeySpace, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new KeySpace(c.keyPrefix) },
+    { provide: EventLog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new EventLog(r, k) },
+    { provide: RunLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new RunLedger(r, k) },
+    { provide: SessionLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new SessionLedger(r, k) },
+    {
+      provide: RunReplies,
+      inject: [REPLIES_CONNECTION, KeySpace, LOGGER],
+      useFactory: (r: Redis, k: KeySpace, logger: Logger) => {
+        const replies = new RunReplies(r, k, `api-${process.pid}-${randomBytes(4).toString('hex')}`);
+        // Not awaited: during a Redis outage the API still boots and answers runtime_unavailable.
+        replies.start().catch((error: unknown) => logger.error({ err: error }, 'could not subscribe to the reply channel'));
+        return replies;
+      },
+    },
+    {
+      provide: CellQueue,
+      inject: [QUEUE_CONNECTION, APP_CONFIG],
+      useFactory: (r: Redis, c: AppConfig) => new CellQueue(new Queue(QUEUES.cells, { connection: r, prefix: `{${c.keyPrefix}}` })),
+    },
+  ],
+  exports: [REDIS, KeySpace, EventLog, RunLedger, SessionLedger, RunReplies, CellQueue],
+})
+export class CoreModule implements OnApplicationShutdown {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(QUEUE_CONNECTION) private readonly queueConnection: Redis,
+    private readonly replies: RunReplies,
+    private readonly queue: CellQueue,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.queue.close().catch(() => undefined);
+    await this.replies.close().catch(() => undefined);
+    this.queueConnection.disconnect();
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,33 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
+import { SESSION_ID_PATTERN, type SessionRef } from '@codemode/contracts';
+import { InvalidInputException } from './api-errors';
+import type { ApiRequest, ParsedBody } from './request-context';
+
+/** The body as the raw-body middleware parsed it. */
+export const JsonBody = createParamDecorator((_: unknown, ctx: ExecutionContext): ParsedBody => {
+  return ctx.switchToHttp().getRequest<ApiRequest>().parsedBody ?? { kind: 'empty' };
+});
+
+/** The tenant the auth guard resolved. */
+export const Tenant = createParamDecorator((_: unknown, ctx: ExecutionContext): string => {
+  return ctx.switchToHttp().getRequest<ApiRequest>().tenant ?? 'default';
+});
+
+/** Tenant + validated session id, for REST resources (400 naming `sessionId` when malformed). */
+export const Session = createParamDecorator((_: unknown, ctx: ExecutionContext): SessionRef => {
+  const req = ctx.switchToHttp().getRequest<ApiRequest>();
+  const sessionId = req.params?.sid ?? '';
+  if (!SESSION_ID_PATTERN.test(sessionId)) {
+    throw new InvalidInputException('sessionId must match [A-Za-z0-9._:-]{1,128}.', { field: 'sessionId' });
+  }
+  return { tenant: req.tenant ?? 'default', sessionId };
+});
+
+/** A JSON object body for REST routes: anything else is a 400. */
+export function requireObjectBody(body: ParsedBody): Record<string, unknown> {
+  if (body.kind === 'too_large') throw new InvalidInputException('request body exceeds 16 MiB.');
+  if (body.kind === 'json' && typeof body.value === 'object' && body.value !== null && !Array.isArray(body.value)) {
+    return body.value as Record<string, unknown>;
+  }
+  throw new InvalidInputException('request body must be a JSON object.');
+}

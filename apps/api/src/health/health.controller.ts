@@ -1,0 +1,25 @@
+import { Controller, Get, HttpCode, Inject, ServiceUnavailableException } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { REDIS } from '../core/tokens';
+
+/** Liveness says the process answers; readiness says it can do work (Redis answers). */
+@Controller('health')
+export class HealthController {
+  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+
+  @Get('live')
+  @HttpCode(200)
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  async ready(): Promise<{ status: 'ok'; redis: 'ok' }> {
+    try {
+      await this.redis.ping();
+    } catch {
+      throw new ServiceUnavailableException({ error: 'Redis does not answer; not ready.', code: 'runtime_unavailable' });
+    }
+    return { status: 'ok', redis: 'ok' };
+  }
+}

@@ -1,0 +1,156 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { SESSION_ID_PATTERN, type CodeModeResult, type Limits, type SessionRef, type ValidExecInput } from '@codemode/contracts';
+import { resolveLimits, type AppConfig } from '@codemode/config';
+import { isStoreUnavailable, RunLedger, RunReplies, SessionLedger } from '@codemode/events';
+import { checkExecInput, emptyTelemetry, failedInputResult } from '@codemode/sandbox';
+import type { Logger } from '@codemode/telemetry';
+import { CellQueue } from '../core/cell-queue';
+import { BODY_NOT_JSON_ERROR, BODY_TOO_LARGE_ERROR, type ParsedBody } from '../core/request-context';
+import { APP_CONFIG, LOGGER } from '../core/tokens';
+import {
+  hostFailure,
+  IDEMPOTENT_PENDING_ERROR,
+  NO_ANSWER_ERROR,
+  NOT_STARTED_ERROR,
+  STORE_UNAVAILABLE_ERROR,
+} from './host-results';
+import { ReplyDeadline } from './reply-deadline';
+
+const TERMINAL = new Set(['completed', 'failed', 'expired', 'lost']);
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,256}$/;
+const IDEMPOTENT_POLL_MS = 25;
+
+/**
+ * The exec path (SPEC §2–§3): validate, record `run.requested`, enqueue, and answer with the
+ * result the worker pushes back once its terminal event is in the log.
+ */
+@Injectable()
+export class ExecService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly runs: RunLedger,
+    private readonly sessions: SessionLedger,
+    private readonly replies: RunReplies,
+    private readonly queue: CellQueue,
+  ) {}
+
+  async exec(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey: string | undefined): Promise<CodeModeResult> {
+    if (!SESSION_ID_PATTERN.test(sessionId)) {
+      return failedInputResult('sessionId must match [A-Za-z0-9._:-]{1,128}.', emptyTelemetry(), false);
+    }
+    const ref: SessionRef = { tenant, sessionId };
+    if (body.kind !== 'json') {
+      const error = body.kind === 'too_large' ? BODY_TOO_LARGE_ERROR : BODY_NOT_JSON_ERROR;
+      return this.reject(ref, { body: body.kind }, failedInputResult(error, emptyTelemetry(), false));
+    }
+    const replaySafe = isRecord(body.value) && body.value.restartSafe === true;
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey)) {
+      const error = 'Idempotency-Key must be 1-256 printable ASCII characters.';
+      return this.reject(ref, summarize(body.value), failedInputResult(error, emptyTelemetry(), replaySafe));
+    }
+    const check = checkExecInput(body.value);
+    if (!check.ok) {
+      return this.reject(ref, summarize(body.value), failedInputResult(check.error, emptyTelemetry(), replaySafe));
+    }
+    try {
+      return await this.run(ref, check.input, idempotencyKey);
+    } catch (error) {
+      if (!isStoreUnavailable(error)) throw error;
+      this.logger.warn({ tenant, sessionId, err: error }, 'exec refused: Redis unavailable');
+      return hostFailure(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', check.input.restartSafe);
+    }
+  }
+
+  private async run(ref: SessionRef, input: ValidExecInput, idempotencyKey: string | undefined): Promise<CodeModeResult> {
+    const stored = await this.sessions.get(ref);
+    const limits = resolveLimits(stored?.codeMode, this.config.limitDefaults);
+    const runId = `cm_${randomUUID()}`;
+    const requested = await this.runs.request(
+      ref,
+      runId,
+      { ...input, limits, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
+      { idempotencyKey },
+    );
+    if (!requested.created) return this.awaitExisting(ref, requested.runId, limits, input.restartSafe);
+
+    const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId });
+    const deadline = new ReplyDeadline(limits.timeoutMs, this.config.replyGraceMs, {
+      onStartOverdue: async () => {
+        const result = hostFailure(NOT_STARTED_ERROR, 'runtime_unavailable', input.restartSafe);
+        const outcome = await this.runs.abandonUnstarted(ref, runId, result);
+        if (!outcome.abandoned) return null;
+        log.warn('no worker started the cell within its budget');
+        await this.queue.remove(runId);
+        return result;
+      },
+      onNoAnswer: async () => {
+        const run = await this.runs.get(ref, runId);
+        if (run?.lastResult && TERMINAL.has(run.status)) return run.lastResult;
+        log.error('the worker running the cell did not answer within its budget');
+        return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', input.restartSafe);
+      },
+    });
+    this.replies
+      .waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal })
+      .then((result) => deadline.resolve(result))
+      .catch((error: unknown) => {
+        if (!deadline.signal.aborted) deadline.reject(error);
+      });
+    try {
+      await this.queue.add({
+        tenant: ref.tenant,
+        sessionId: ref.sessionId,
+        runId,
+        spec: { ...input, limits },
+        replyTo: this.replies.channel,
+        requestedAt: Date.now(),
+      });
+    } catch (error) {
+      deadline.reject(error);
+      // The run is recorded but was never queued: close it so it cannot dangle as `requested`.
+      const result = hostFailure(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', input.restartSafe);
+      await this.runs.abandonUnstarted(ref, runId, result).catch(() => undefined);
+    }
+    return deadline.outcome;
+  }
+
+  /** A repeated Idempotency-Key: answer with the first run's result, waiting while it runs. */
+  private async awaitExisting(ref: SessionRef, runId: string, limits: Limits, replaySafe: boolean): Promise<CodeModeResult> {
+    const until = Date.now() + limits.timeoutMs * 2 + this.config.replyGraceMs;
+    for (;;) {
+      const run = await this.runs.get(ref, runId);
+      if (run?.lastResult && TERMINAL.has(run.status)) return run.lastResult;
+      if (Date.now() >= until) return hostFailure(IDEMPOTENT_PENDING_ERROR, 'runtime_unavailable', replaySafe);
+      await new Promise((resolve) => setTimeout(resolve, IDEMPOTENT_POLL_MS));
+    }
+  }
+
+  /** Refused input is still part of the conversation: record it, but answer even if Redis is down. */
+  private async reject(ref: SessionRef, input: unknown, result: CodeModeResult): Promise<CodeModeResult> {
+    try {
+      await this.runs.reject(ref, 'exec', input, result);
+    } catch (error) {
+      if (!isStoreUnavailable(error)) throw error;
+    }
+    return result;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** What the transcript keeps of a refused body: the fields a reader needs, bounded. */
+function summarize(value: unknown): unknown {
+  if (!isRecord(value)) return { bodyType: Array.isArray(value) ? 'array' : typeof value };
+  const out: Record<string, unknown> = {};
+  for (const key of ['title', 'code', 'command', 'language', 'typecheck', 'restartSafe', 'awaitResults', 'runId', 'run_id']) {
+    const field = value[key];
+    if (field === undefined) continue;
+    if (typeof field === 'string') out[key] = field.length > 4096 ? `${field.slice(0, 4096)}…` : field;
+    else out[key] = JSON.stringify(field).length > 4096 ? '[omitted: over 4096 characters]' : field;
+  }
+  return out;
+}

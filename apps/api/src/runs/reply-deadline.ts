@@ -1,0 +1,75 @@
+import type { CodeModeResult } from '@codemode/contracts';
+
+/**
+ * Waits for a run's pushed answer under two deadlines: the run must start within its budget
+ * (else `onStartOverdue` decides), and once started it must answer within its budget plus a grace.
+ */
+export class ReplyDeadline {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private settled = false;
+  private resolveOutcome!: (result: CodeModeResult) => void;
+  private rejectOutcome!: (error: unknown) => void;
+  readonly outcome: Promise<CodeModeResult>;
+
+  constructor(
+    private readonly budgetMs: number,
+    private readonly graceMs: number,
+    private readonly handlers: {
+      /** Resolves an answer to give now, or null to keep waiting for the reply. */
+      onStartOverdue: () => Promise<CodeModeResult | null>;
+      /** Called when a started run did not answer in time. */
+      onNoAnswer: () => Promise<CodeModeResult>;
+    },
+  ) {
+    this.outcome = new Promise<CodeModeResult>((resolve, reject) => {
+      this.resolveOutcome = resolve;
+      this.rejectOutcome = reject;
+    });
+    this.timer = setTimeout(() => this.startOverdue(), budgetMs);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The worker claimed the run: its own budget starts now. */
+  started(): void {
+    if (this.settled) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.noAnswer(), this.budgetMs + this.graceMs);
+  }
+
+  resolve(result: CodeModeResult): void {
+    this.finish(() => this.resolveOutcome(result));
+  }
+
+  reject(error: unknown): void {
+    this.finish(() => this.rejectOutcome(error));
+  }
+
+  private finish(settle: () => void): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.controller.abort();
+    settle();
+  }
+
+  private startOverdue(): void {
+    this.handlers.onStartOverdue().then(
+      (answer) => {
+        if (answer) this.resolve(answer);
+        else this.started();
+      },
+      (error: unknown) => this.reject(error),
+    );
+  }
+
+  private noAnswer(): void {
+    this.handlers.onNoAnswer().then(
+      (answer) => this.resolve(answer),
+      (error: unknown) => this.reject(error),
+    );
+  }
+}

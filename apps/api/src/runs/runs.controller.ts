@@ -1,0 +1,41 @@
+import { Controller, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
+import { RUN_ID_PATTERN, type CodeModeResult, type RunView, type SessionRef } from '@codemode/contracts';
+import { RunLedger } from '@codemode/events';
+import { NotFoundApiException } from '../core/api-errors';
+import { JsonBody, Session, Tenant } from '../core/request-params';
+import type { ParsedBody } from '../core/request-context';
+import { ExecService } from './exec.service';
+import { WaitService } from './wait.service';
+
+@Controller('v1/sessions/:sid')
+export class RunsController {
+  constructor(
+    private readonly execService: ExecService,
+    private readonly waitService: WaitService,
+    private readonly runs: RunLedger,
+  ) {}
+
+  @Post('exec')
+  @HttpCode(200)
+  exec(
+    @Tenant() tenant: string,
+    @Param('sid') sessionId: string,
+    @JsonBody() body: ParsedBody,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+  ): Promise<CodeModeResult> {
+    return this.execService.exec(tenant, sessionId, body, idempotencyKey);
+  }
+
+  @Post('wait')
+  @HttpCode(200)
+  wait(@Tenant() tenant: string, @Param('sid') sessionId: string, @JsonBody() body: ParsedBody): Promise<CodeModeResult> {
+    return this.waitService.wait(tenant, sessionId, body);
+  }
+
+  @Get('runs/:runId')
+  async get(@Session() ref: SessionRef, @Param('runId') runId: string): Promise<RunView> {
+    const run = RUN_ID_PATTERN.test(runId) ? await this.runs.get(ref, runId) : null;
+    if (!run) throw new NotFoundApiException(`run ${runId} not found in session ${ref.sessionId}.`);
+    return run;
+  }
+}

@@ -1,0 +1,83 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  SessionPutInputSchema,
+  type SessionConfig,
+  type SessionRef,
+  type SessionView,
+  type TranscriptEntry,
+} from '@codemode/contracts';
+import {
+  LIMIT_RULES,
+  limitOverrides,
+  resolveLimits,
+  resolveShellConfig,
+  SHELL_RULES,
+  shellOverrides,
+  type AppConfig,
+} from '@codemode/config';
+import { RunLedger, SessionLedger } from '@codemode/events';
+import { InvalidInputException, NotFoundApiException } from '../core/api-errors';
+import { APP_CONFIG } from '../core/tokens';
+
+type StoredSession = NonNullable<Awaited<ReturnType<SessionLedger['get']>>>;
+
+@Injectable()
+export class SessionsService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly sessions: SessionLedger,
+    private readonly runs: RunLedger,
+  ) {}
+
+  /** PUT merges: omitted fields keep their values; a field that is not a valid setting reverts to the default. */
+  async configure(ref: SessionRef, body: Record<string, unknown>): Promise<SessionConfig> {
+    const parsed = SessionPutInputSchema.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const field = issue.path.join('.') || 'body';
+      throw new InvalidInputException(`${field}: ${issue.message}`, { field });
+    }
+    const input = parsed.data;
+    const stored = await this.sessions.configure(ref, {
+      ...(input.agentId === undefined ? {} : { agentId: input.agentId }),
+      ...(input.codeMode === undefined ? {} : { codeMode: patchOf(input.codeMode, limitOverrides(input.codeMode), Object.keys(LIMIT_RULES)) }),
+      ...(input.shell === undefined ? {} : { shell: patchOf(input.shell, shellOverrides(input.shell), Object.keys(SHELL_RULES)) }),
+    });
+    return this.toConfig(ref, stored);
+  }
+
+  async get(ref: SessionRef): Promise<SessionView> {
+    const stored = await this.sessions.get(ref);
+    if (!stored) throw new NotFoundApiException(`session ${ref.sessionId} not found.`);
+    return { ...this.toConfig(ref, stored), counts: stored.counts, createdAt: stored.createdAt, updatedAt: stored.updatedAt };
+  }
+
+  async transcript(ref: SessionRef): Promise<{ entries: TranscriptEntry[] }> {
+    const entries = await this.runs.transcript(ref);
+    if (entries === null) throw new NotFoundApiException(`session ${ref.sessionId} not found.`);
+    return { entries };
+  }
+
+  private toConfig(ref: SessionRef, stored: Pick<StoredSession, 'agentId' | 'codeMode' | 'shell'>): SessionConfig {
+    return {
+      sessionId: ref.sessionId,
+      agentId: stored.agentId,
+      codeMode: resolveLimits(stored.codeMode, this.config.limitDefaults),
+      shell: resolveShellConfig(stored.shell, this.config.shellDefaults),
+    };
+  }
+}
+
+/**
+ * Fields present in the input become overrides; present but invalid ones become null, which
+ * removes the stored override so the deployment default applies again.
+ */
+function patchOf<T extends object>(input: Record<string, unknown>, valid: Partial<T>, names: string[]): Partial<Record<keyof T, number | null>> {
+  const patch: Record<string, number | null> = {};
+  for (const name of names) {
+    if (!(name in input) || input[name] === undefined) continue;
+    patch[name] = (valid as Record<string, number | undefined>)[name] ?? null;
+  }
+  return patch as Partial<Record<keyof T, number | null>>;
+}
+

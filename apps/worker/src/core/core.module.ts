@@ -1,0 +1,51 @@
+import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import type { AppConfig } from '@codemode/config';
+import { createRedis, KeySpace, RunLedger, waitUntilReady } from '@codemode/events';
+import { SandboxPool } from '@codemode/sandbox';
+import type { Logger } from '@codemode/telemetry';
+import { APP_CONFIG, LOGGER, REDIS } from './tokens';
+
+/** Redis, the ledgers and the sandbox thread pool, shared by the worker's consumers. */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: REDIS,
+      inject: [APP_CONFIG, LOGGER],
+      useFactory: async (c: AppConfig, logger: Logger) => {
+        const redis = createRedis(c.redisUrl, {
+          name: `worker-${c.workerId}`,
+          onError: (error) => logger.warn({ err: error.message }, 'Redis connection error; retrying'),
+        });
+        // Take no job before Redis answers; if it does not, start anyway and report not-ready.
+        await waitUntilReady(redis, 10_000).catch(() => logger.warn('Redis not ready at start-up; will keep retrying'));
+        return redis;
+      },
+    },
+    { provide: KeySpace, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new KeySpace(c.keyPrefix) },
+    { provide: RunLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new RunLedger(r, k) },
+    {
+      provide: SandboxPool,
+      inject: [APP_CONFIG, LOGGER],
+      // Threads and their first instances are warmed before the worker takes any job.
+      useFactory: (c: AppConfig, logger: Logger) =>
+        SandboxPool.start({
+          threads: c.sandboxThreads,
+          logger: (level, msg, fields) => logger[level](fields ?? {}, msg),
+        }),
+    },
+  ],
+  exports: [REDIS, KeySpace, RunLedger, SandboxPool],
+})
+export class CoreModule implements OnApplicationShutdown {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly pool: SandboxPool,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.close();
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,4 @@
+/** Injection tokens of the worker's shared providers. */
+export const APP_CONFIG = Symbol('APP_CONFIG');
+export const LOGGER = Symbol('LOGGER');
+export const REDIS = Symbol('REDIS');

@@ -1,0 +1,35 @@
+import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { SandboxPool } from '@codemode/sandbox';
+import { CellsProcessor } from '../cells/cells.processor';
+import { REDIS } from '../core/tokens';
+
+/** The worker's own health, on WORKER_METRICS_PORT. Ready = Redis answers, sandbox warm, consuming. */
+@Controller('health')
+export class HealthController {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly pool: SandboxPool,
+    private readonly cells: CellsProcessor,
+  ) {}
+
+  @Get('live')
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  async ready(): Promise<{ status: 'ok'; sandbox: ReturnType<SandboxPool['stats']> }> {
+    const redisOk = await this.redis.ping().then(
+      () => true,
+      () => false,
+    );
+    if (!redisOk || !this.cells.running) {
+      throw new ServiceUnavailableException({
+        error: redisOk ? 'not consuming cells yet.' : 'Redis does not answer; not ready.',
+        code: 'runtime_unavailable',
+      });
+    }
+    return { status: 'ok', sandbox: this.pool.stats() };
+  }
+}

@@ -1,0 +1,28 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { loadConfig, packageVersion } from '@codemode/config';
+import { createLogger, NestPinoLogger } from '@codemode/telemetry';
+import { WorkerModule } from './worker.module';
+
+async function bootstrap(): Promise<void> {
+  const config = loadConfig(process.env, packageVersion());
+  const logger = createLogger({ service: 'codemode-worker', level: config.logLevel, version: config.version }).child({
+    workerId: config.workerId,
+  });
+  const app = await NestFactory.create(WorkerModule.forRoot(config, logger), { logger: new NestPinoLogger(logger) });
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  await app.init();
+  try {
+    await app.listen(config.workerMetricsPort, config.host);
+    logger.info({ port: config.workerMetricsPort }, 'worker health and metrics listening');
+  } catch (error) {
+    // SPEC §2: a taken port must not stop the worker from doing its work.
+    logger.warn({ port: config.workerMetricsPort, err: error }, 'worker health/metrics port unavailable; continuing without it');
+  }
+  logger.info({ threads: config.sandboxThreads }, 'worker consuming cells');
+}
+
+bootstrap().catch((error: unknown) => {
+  process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: 'worker failed to start', error: String(error) })}\n`);
+  process.exit(1);
+});

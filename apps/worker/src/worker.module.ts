@@ -1,0 +1,23 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import type { AppConfig } from '@codemode/config';
+import type { Logger } from '@codemode/telemetry';
+import { CellsModule } from './cells/cells.module';
+import { CoreModule } from './core/core.module';
+import { APP_CONFIG, LOGGER } from './core/tokens';
+import { HealthModule } from './health/health.module';
+
+@Global()
+@Module({})
+export class WorkerModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: WorkerModule,
+      imports: [CoreModule, CellsModule, HealthModule],
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        { provide: LOGGER, useValue: logger },
+      ],
+      exports: [APP_CONFIG, LOGGER],
+    };
+  }
+}

@@ -1,0 +1,88 @@
+import { writeFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { REDIS_URL, TestStack } from '../test/utils/test-stack';
+import { BullmqEcho } from './bullmq-echo';
+import { QuickjsBaseline } from './quickjs-baseline';
+import { fmt, measureThroughput, percentile } from './stats';
+
+const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
+const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
+const IN_FLIGHT = 64;
+const ROOT = join(__dirname, '..', '..');
+
+/**
+ * Exec round trip beside a naive BullMQ echo and a bare QuickJS eval, all in one run on the same
+ * Redis: the machines are shared and noisy, so only ratios within one run mean anything.
+ */
+async function main(): Promise<void> {
+  const stack = await TestStack.start({ workers: 1, env: { LOG_LEVEL: 'error' } });
+  const echo = await BullmqEcho.start(REDIS_URL, `{bench-${randomBytes(4).toString('hex')}}`, IN_FLIGHT);
+  const quickjs = await QuickjsBaseline.start();
+  const client = stack.client();
+  const execCell = async (): Promise<unknown> => {
+    const result = await client.exec('bench', { title: 'add', code: 'return 1+1' });
+    if (result.status !== 'completed' || result.value !== 2) throw new Error(`unexpected result ${JSON.stringify(result)}`);
+    return result;
+  };
+  try {
+    for (let i = 0; i < 50; i += 1) {
+      await echo.roundTrip();
+      await execCell();
+      await quickjs.evalFresh();
+    }
+    // Alternate the two pipelines sample by sample so drift in machine load hits both alike.
+    const echoSamples: number[] = [];
+    const execSamples: number[] = [];
+    const quickjsSamples: number[] = [];
+    for (let i = 0; i < SEQUENTIAL; i += 1) {
+      let t = performance.now();
+      await echo.roundTrip();
+      echoSamples.push(performance.now() - t);
+      t = performance.now();
+      await execCell();
+      execSamples.push(performance.now() - t);
+      t = performance.now();
+      await quickjs.evalFresh();
+      quickjsSamples.push(performance.now() - t);
+    }
+    const echoThroughput = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, () => echo.roundTrip());
+    const execThroughput = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, execCell);
+    const echoThroughput2 = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, () => echo.roundTrip());
+
+    const rows = {
+      echo: { p50: percentile(echoSamples, 50), p99: percentile(echoSamples, 99) },
+      exec: { p50: percentile(execSamples, 50), p99: percentile(execSamples, 99) },
+      quickjs: { p50: percentile(quickjsSamples, 50), p99: percentile(quickjsSamples, 99) },
+    };
+    const echoTp = (echoThroughput + echoThroughput2) / 2;
+    const report = [
+      '| measure | exec (`POST /v1/…/exec`, `return 1+1`) | naive BullMQ echo | exec ÷ echo | bare QuickJS fresh runtime eval |',
+      '|---|---|---|---|---|',
+      `| round trip p50 (ms) | ${fmt(rows.exec.p50)} | ${fmt(rows.echo.p50)} | ${fmt(rows.exec.p50 / rows.echo.p50)}× | ${fmt(rows.quickjs.p50, 3)} |`,
+      `| round trip p99 (ms) | ${fmt(rows.exec.p99)} | ${fmt(rows.echo.p99)} | ${fmt(rows.exec.p99 / rows.echo.p99)}× | ${fmt(rows.quickjs.p99, 3)} |`,
+      `| throughput at ${IN_FLIGHT} in flight (/s) | ${fmt(execThroughput, 0)} | ${fmt(echoTp, 0)} (${fmt(echoThroughput, 0)} before, ${fmt(echoThroughput2, 0)} after) | ${fmt(execThroughput / echoTp)}× | — |`,
+    ].join('\n');
+    process.stdout.write(`${report}\n`);
+    const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
+    const section = [
+      '## Exec round trip vs a naive BullMQ echo',
+      '',
+      `Command: \`npm run bench\` (${SEQUENTIAL} sequential samples each, alternating; ${THROUGHPUT_TOTAL} operations for throughput).`,
+      `Run: ${new Date().toISOString()} on ${machine}; one api + one worker (2 sandbox threads) on the local Redis; echo worker concurrency ${IN_FLIGHT}.`,
+      '',
+      report,
+      '',
+    ].join('\n');
+    writeFileSync(join(ROOT, 'docs', 'bench-latest.md'), section);
+  } finally {
+    await echo.close();
+    await stack.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${String(error instanceof Error ? error.stack : error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,113 @@
+import { Redis } from 'ioredis';
+import { CodeModeResultSchema } from '@codemode/contracts';
+import { freePort } from './utils/free-port';
+import { REDIS_URL, TestStack } from './utils/test-stack';
+
+jest.setTimeout(60_000);
+
+describe('a cell no worker starts within its budget', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start({ workers: 0 });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('is answered runtime_unavailable, removed from the queue, and never runs later', async () => {
+    const client = stack.client();
+    await client.putSession('late', { codeMode: { timeoutMs: 300 } });
+    const started = Date.now();
+    const result = await client.exec('late', { title: 'late', code: 'return 1' });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(result).toMatchObject({
+      status: 'failed',
+      code: 'runtime_unavailable',
+      error: 'no worker started the cell within its budget; it was not run.',
+    });
+
+    const worker = await stack.addWorker();
+    expect(await client.exec('late', { title: 'now', code: 'return 2' })).toMatchObject({ status: 'completed', value: 2 });
+    const page = await client.events('late');
+    expect(page.events.map((e) => e.type)).toEqual([
+      'session.configured',
+      'run.requested',
+      'run.failed',
+      'run.requested',
+      'run.started',
+      'run.completed',
+    ]);
+    const redis = new Redis(REDIS_URL);
+    try {
+      const waiting = await redis.llen(`{${stack.prefix}}:cells:wait`);
+      const prioritized = await redis.zcard(`{${stack.prefix}}:cells:prioritized`);
+      expect(waiting + prioritized).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
+    expect(worker.alive).toBe(true);
+  });
+});
+
+describe('Redis unreachable', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start({ workers: 0, redisUrl: `redis://127.0.0.1:${await freePort()}` });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('answers exec with runtime_unavailable and other routes with 503 + Retry-After', async () => {
+    const client = stack.client();
+    const res = await client.raw('POST', '/v1/sessions/s1/exec', { body: JSON.stringify({ title: 't', code: 'return 1' }) });
+    expect(res.status).toBe(200);
+    const result = CodeModeResultSchema.parse(res.body);
+    expect(result).toMatchObject({ status: 'failed', code: 'runtime_unavailable' });
+    expect(result.status === 'failed' && result.error).toMatch(/unavailable.*[Rr]etry/);
+
+    const wait = await client.raw('POST', '/v1/sessions/s1/wait', { body: JSON.stringify({ runId: 'cm_x' }) });
+    expect(wait.body).toMatchObject({ status: 'failed', code: 'runtime_unavailable' });
+
+    for (const [method, path] of [
+      ['GET', '/v1/sessions/s1'],
+      ['PUT', '/v1/sessions/s1'],
+      ['GET', '/v1/sessions/s1/events'],
+    ] as const) {
+      const r = await client.raw(method, path, method === 'PUT' ? { body: '{}' } : {});
+      expect([path, r.status, r.headers.get('retry-after')]).toEqual([path, 503, expect.stringMatching(/^\d+$/)]);
+      expect(r.body).toMatchObject({ code: 'runtime_unavailable' });
+    }
+    expect((await client.raw('GET', '/health/ready')).status).toBe(503);
+    expect((await client.raw('GET', '/health/live')).status).toBe(200);
+  });
+});
+
+describe('authentication and tenants', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start({ apiKeys: 'key-acme:acme,key-beta:beta' });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('requires a known bearer key on /v1 but not on operational routes', async () => {
+    const anonymous = stack.client();
+    expect((await anonymous.raw('GET', '/v1/sessions/s1')).status).toBe(401);
+    expect((await stack.client('wrong').raw('POST', '/v1/sessions/s1/exec', { body: '{}' })).status).toBe(401);
+    expect((await anonymous.raw('GET', '/health/live')).status).toBe(200);
+  });
+
+  it('keeps the same session id in two tenants apart', async () => {
+    const acme = stack.client('key-acme');
+    const beta = stack.client('key-beta');
+    expect(await acme.exec('shared', { title: 't', code: 'return "acme"' })).toMatchObject({ value: 'acme' });
+    expect((await beta.raw('GET', '/v1/sessions/shared')).status).toBe(404);
+    expect((await beta.raw('GET', '/v1/sessions/shared/events')).status).toBe(404);
+    const runId = (await acme.events('shared')).events[0].runId!;
+    expect((await beta.raw('GET', `/v1/sessions/shared/runs/${runId}`)).status).toBe(404);
+    expect(await beta.exec('shared', { title: 't', code: 'return "beta"' })).toMatchObject({ value: 'beta' });
+    expect((await acme.events('shared')).events).toHaveLength(3);
+  });
+});

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { CodeModeClient } from '@codemode/client';
+import { AppProcess } from './app-process';
+import { freePort } from './free-port';
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export interface StackOptions {
+  /** Number of workers to start (default 1). */
+  workers?: number;
+  /** Extra environment for every process. */
+  env?: Record<string, string>;
+  apiKeys?: string;
+  redisUrl?: string;
+}
+
+/**
+ * A real api and real workers on a private key prefix of the shared local Redis. Each test file
+ * starts its own stack and stops it in afterAll, which also deletes the prefix's keys.
+ */
+export class TestStack {
+  readonly workers: AppProcess[] = [];
+  private constructor(
+    readonly prefix: string,
+    readonly baseUrl: string,
+    readonly api: AppProcess,
+    private readonly env: Record<string, string>,
+  ) {}
+
+  static async start(options: StackOptions = {}): Promise<TestStack> {
+    const prefix = `t${randomBytes(5).toString('hex')}`;
+    const port = await freePort();
+    const env: Record<string, string> = {
+      REDIS_URL: options.redisUrl ?? REDIS_URL,
+      CODEMODE_KEY_PREFIX: prefix,
+      CODEMODE_SANDBOX_THREADS: '2',
+      ...(options.apiKeys ? { CODEMODE_API_KEYS: options.apiKeys } : {}),
+      ...options.env,
+    };
+    const api = AppProcess.spawn('api', { ...env, PORT: String(port) });
+    const stack = new TestStack(prefix, `http://127.0.0.1:${port}`, api, env);
+    try {
+      await stack.waitReady(stack.baseUrl, api, options.redisUrl === undefined);
+      for (let i = 0; i < (options.workers ?? 1); i += 1) await stack.addWorker();
+    } catch (error) {
+      await stack.stop();
+      throw error;
+    }
+    return stack;
+  }
+
+  client(apiKey?: string): CodeModeClient {
+    return new CodeModeClient({ baseUrl: this.baseUrl, apiKey });
+  }
+
+  /** Starts one more worker and waits until it consumes cells. */
+  async addWorker(env: Record<string, string> = {}): Promise<AppProcess> {
+    const metricsPort = await freePort();
+    const worker = AppProcess.spawn('worker', { ...this.env, WORKER_METRICS_PORT: String(metricsPort), ...env });
+    this.workers.push(worker);
+    await this.waitReady(`http://127.0.0.1:${metricsPort}`, worker, true);
+    return worker;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.api.stop(), ...this.workers.map((w) => w.stop())]);
+    await deleteKeys(this.env.REDIS_URL === REDIS_URL ? this.prefix : null);
+  }
+
+  logs(): string {
+    return [this.api, ...this.workers].map((p) => `--- ${p.role} ${p.pid}\n${p.logs()}`).join('\n');
+  }
+
+  private async waitReady(baseUrl: string, app: AppProcess, needReady: boolean): Promise<void> {
+    const path = needReady ? '/health/ready' : '/health/live';
+    const until = Date.now() + 30_000;
+    while (Date.now() < until) {
+      if (!app.alive) throw new Error(`${app.role} exited during start-up:\n${app.logs()}`);
+      const ok = await fetch(`${baseUrl}${path}`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ok) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`${app.role} did not become ready at ${baseUrl}:\n${app.logs()}`);
+  }
+}
+
+/** Deletes every key of a test prefix (event keys and BullMQ's `{prefix}` keys); never flushes. */
+export async function deleteKeys(prefix: string | null): Promise<void> {
+  if (prefix === null) return;
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    for (const pattern of [`${prefix}:*`, `{${prefix}}:*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await redis.unlink(...keys);
+      } while (cursor !== '0');
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
