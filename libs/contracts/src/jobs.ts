@@ -4,7 +4,16 @@ import { CodeModeResultSchema } from './result';
 
 /** Queue names, defined once. The shared `cells` queue takes only new cells. */
 export const QUEUES = { cells: 'cells' } as const;
-export const JOB_NAMES = { runCell: 'run-cell' } as const;
+
+/**
+ * Each worker's own queue (a sticky task queue): work for what lives in that worker's memory —
+ * resumes and aborts of its parked runs — is routed here.
+ */
+export function workerQueueName(workerId: string): string {
+  return `worker-${workerId}`;
+}
+
+export const JOB_NAMES = { runCell: 'run-cell', resumeRun: 'resume-run', abortRun: 'abort-run' } as const;
 
 export const CellJobSchema = z.object({
   tenant: z.string(),
@@ -23,3 +32,25 @@ export const RunReplySchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('result'), runId: z.string(), result: CodeModeResultSchema }),
 ]);
 export type RunReply = z.infer<typeof RunReplySchema>;
+
+/** A `wait` routed to the worker holding the parked run; `token` is the API's reservation. */
+export const ResumeJobSchema = z.object({
+  tenant: z.string(),
+  sessionId: z.string(),
+  runId: z.string(),
+  token: z.string(),
+  replyTo: z.string(),
+  /** The wait body as the transcript keeps it. */
+  input: z.unknown(),
+  requestedAt: z.number(),
+});
+export type ResumeJob = z.infer<typeof ResumeJobSchema>;
+
+/** `DELETE …/runs/{runId}` routed to the worker holding the run. */
+export const AbortJobSchema = z.object({
+  tenant: z.string(),
+  sessionId: z.string(),
+  runId: z.string(),
+  replyTo: z.string(),
+});
+export type AbortJob = z.infer<typeof AbortJobSchema>;

@@ -54,6 +54,11 @@ export class KeySpace {
   }
 
   /** Pub/sub channel on which workers push answers to one API instance. */
+  /** Tenant-wide run → session index, so `wait` can tell "another session" from "unknown". */
+  runLocation(tenant: string, runId: string): string {
+    return `${this.prefix}:runloc:${tenant}:${runId}`;
+  }
+
   reply(instanceId: string): string {
     return `${this.prefix}:reply:${instanceId}`;
   }

@@ -2,7 +2,7 @@ import type { CodeModeResult, RunStatus, RunView, SessionRef, TranscriptEntry } 
 import type { RunRequestedDataSchema } from '@codemode/contracts';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
-import { EventLog } from './event-log';
+import { EventLog, type AppendInput } from './event-log';
 import type { KeySpace } from './keys';
 import { checkReply, LUA_CODES, toRunStatus } from './lua-errors';
 import { runFromHash } from './projections/views';
@@ -110,6 +110,62 @@ export class RunLedger {
     );
     const reply = checkReply(raw, { runId, type: 'run.failed' });
     return reply[0] === LUA_CODES.ok ? { abandoned: true } : { abandoned: false, status: toRunStatus(reply[1]) };
+  }
+
+  /** Records which session a run belongs to, tenant-wide (kept `ttlSeconds`). */
+  async locateLater(ref: SessionRef, runId: string, ttlSeconds: number): Promise<void> {
+    await guard(() => this.redis.set(this.keys.runLocation(ref.tenant, runId), ref.sessionId, 'EX', ttlSeconds));
+  }
+
+  /** The session of a run in this tenant, or null when the tenant has no such run. */
+  async locate(tenant: string, runId: string): Promise<string | null> {
+    return guard(() => this.redis.get(this.keys.runLocation(tenant, runId)));
+  }
+
+  /**
+   * API side of `wait`/abort: reserves a parked run for one resume, for `ttlMs`.
+   * `busy` when another wait holds it (SPEC: already being resumed).
+   */
+  async reserveResume(
+    ref: SessionRef,
+    runId: string,
+    token: string,
+    ttlMs: number,
+  ): Promise<
+    | { reserved: true; owner: string; epoch: number; restartSafe: boolean }
+    | { reserved: false; busy: boolean; status: RunStatus | null; restartSafe: boolean }
+  > {
+    const raw = await guard(() => this.scripts.run(this.redis, 'claim-resume', [this.keys.run(ref, runId)], [token, ttlMs]));
+    const reply = checkReply(raw, { runId });
+    if (reply[0] === LUA_CODES.ok) {
+      return { reserved: true, owner: String(reply[1]), epoch: Number(reply[2]), restartSafe: reply[3] === 'true' };
+    }
+    return { reserved: false, busy: reply[0] === 2, status: toRunStatus(reply[1]), restartSafe: reply[2] === 'true' };
+  }
+
+  /** Gives back a reservation the owner did not take; false when the owner already took it. */
+  async releaseResume(ref: SessionRef, runId: string, token: string): Promise<boolean> {
+    const raw = await guard(() => this.scripts.run(this.redis, 'release-resume', [this.keys.run(ref, runId)], [token]));
+    return checkReply(raw, { runId })[0] === LUA_CODES.ok;
+  }
+
+  /**
+   * Worker side: takes the reservation `token` and appends `run.resumed` (with the wait input in
+   * the transcript), publishing `started` to `replyTo`; false when the reservation is not there.
+   */
+  async resume(
+    ref: SessionRef,
+    runId: string,
+    opts: { token: string; workerId: string; epoch: number; replyTo: string; input: unknown },
+  ): Promise<boolean> {
+    const args = [runId, opts.token, opts.workerId, opts.epoch, opts.replyTo, JSON.stringify(opts.input) ?? 'null'];
+    const raw = await guard(() => this.scripts.run(this.redis, 'resume-run', this.keys.scriptKeys(ref, runId), args));
+    return checkReply(raw, { runId, epoch: opts.epoch, type: 'run.resumed' })[0] === LUA_CODES.ok;
+  }
+
+  /** Appends any other run event (park, expiry, loss, …) through the generic fenced path. */
+  append(ref: SessionRef, input: AppendInput): Promise<{ eventId: string }> {
+    return this.log.append(ref, input);
   }
 
   /** An exec/wait refused on its input: `exec.rejected` plus transcript input and result entries. */

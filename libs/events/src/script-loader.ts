@@ -12,6 +12,9 @@ export const SCRIPT_NAMES = [
   'finish-run',
   'abandon-run',
   'configure-session',
+  'claim-resume',
+  'release-resume',
+  'resume-run',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -5,7 +5,7 @@ const RESULT_EVENTS = new Set(['run.parked', 'run.completed', 'run.failed', 'run
 
 /**
  * Recomputes the transcript from the session log, by the rules of lua/includes/append.lua:
- * an input per `run.requested` and `exec.rejected`, a result per `exec.rejected` and per parked or
+ * an input per `run.requested`, `run.resumed` (the wait) and `exec.rejected`, a result per `exec.rejected` and per parked or
  * terminal run event that carries one; a run's result belongs to `wait` once it was resumed.
  */
 export function rebuildTranscript(events: readonly LoggedEvent[]): TranscriptEntry[] {
@@ -20,6 +20,7 @@ export function rebuildTranscript(events: readonly LoggedEvent[]): TranscriptEnt
       entries.push({ kind: 'input', call: 'exec', runId, at, input });
     } else if (event.type === 'run.resumed' && runId) {
       callOf.set(runId, 'wait');
+      if ('input' in data) entries.push({ kind: 'input', call: 'wait', runId, at, input: data.input });
     } else if (event.type === 'exec.rejected') {
       const call = data.call as 'exec' | 'wait';
       entries.push({ kind: 'input', call, runId: null, at, input: data.input });

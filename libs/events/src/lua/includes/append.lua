@@ -87,9 +87,11 @@ local function project_run(K, ev, at, id)
     redis.call('HSET', run, 'status', 'running', 'epoch', ev.epoch, 'call', 'wait')
     if f.workerId then redis.call('HSET', run, 'owner', f.workerId) end
     redis.call('HDEL', run, 'parkedAt', 'expiresAt')
+    local input = raw_of(ev, 'input')
+    if input then redis.call('RPUSH', K[4], transcript_entry('input', 'wait', ev.runId, at, 'input', input)) end
   elseif terminal then
     redis.call('HSET', run, 'status', terminal, 'endedAt', at)
-    redis.call('HDEL', run, 'expiresAt')
+    redis.call('HDEL', run, 'expiresAt', 'resumeToken', 'resumeUntil')
   end
   if result and (terminal or ev.type == 'run.parked') then
     redis.call('HSET', run, 'lastResult', result)

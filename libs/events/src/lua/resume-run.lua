@@ -1,0 +1,39 @@
+--[[
+  Worker side: the owner of a parked run takes the reservation a `wait` made and resumes it.
+  Appends `run.resumed` (transcript: the wait input) and publishes `started` in the same step.
+
+    Input:
+      KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,
+      KEYS[5] runs index
+
+      ARGV[1] runId
+      ARGV[2] token of the reservation
+      ARGV[3] workerId
+      ARGV[4] epoch the worker holds the run with
+      ARGV[5] reply channel ('' for none)
+      ARGV[6] wait input JSON (kept verbatim in the transcript)
+
+    Output:
+      {1, eventId}  resumed
+      {0, status}   not resumed: not waiting, or the reservation is not this token's
+      {-3, epoch}   stale epoch (the run's epoch)
+
+    Events:
+      run.resumed
+]]
+--- @include "includes/append"
+
+local runId, token, workerId, epoch = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local st = redis.call('HMGET', KEYS[3], 'status', 'epoch', 'resumeToken')
+if st[1] ~= 'waiting' or st[3] ~= token then return { 0, st[1] or '' } end
+if epoch < tonumber(st[2]) then return { -3, st[2] } end
+
+redis.call('HDEL', KEYS[3], 'resumeToken', 'resumeUntil')
+local head = '{"workerId":' .. cjson.encode(workerId) .. ',"epoch":' .. epoch .. '}'
+local id = append_event(KEYS, { type = 'run.resumed', runId = runId, epoch = epoch, head = head,
+  raws = { { 'input', ARGV[6] } }, facts = { workerId = workerId } })
+if ARGV[5] ~= '' then
+  redis.call('PUBLISH', ARGV[5], '{"kind":"started","runId":' .. cjson.encode(runId) ..
+    ',"workerId":' .. cjson.encode(workerId) .. '}')
+end
+return { 1, id }
