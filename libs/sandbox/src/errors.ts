@@ -7,6 +7,13 @@ export const PENDING_WITHOUT_HOST_WORK_MESSAGE = 'code mode promise is pending w
 export const TOO_MANY_PENDING_MESSAGE = 'too many pending code mode tool calls';
 export const NOT_STARTED_MESSAGE = 'no worker started the cell within its budget; it was not run.';
 export const SET_TIMEOUT_DELAY_MESSAGE = 'setTimeout delay must be a non-negative finite number.';
+export const TOO_MANY_SUSPENDED_MESSAGE = 'too many suspended code mode runs.';
+export const SNAPSHOT_LIMIT_MESSAGE = 'code mode snapshot limit exceeded';
+export const ABORTED_MESSAGE = 'code mode execution aborted';
+export const RUN_UNAVAILABLE_MESSAGE = 'code mode run is unavailable or expired.';
+export const RUN_BUSY_MESSAGE = 'code mode run is already being resumed.';
+/** An in-flight leg whose thread the watchdog terminated for another run's overrun. */
+export const THREAD_LOST_MESSAGE = 'code mode sandbox thread was terminated; the run was lost.';
 
 /** Base of every error the sandbox library throws; `code` is the SPEC error code it maps to. */
 export abstract class SandboxError extends Error {
@@ -49,5 +56,32 @@ export class BridgeUnavailableError extends SandboxError {
   constructor(method: string) {
     super(`code mode bridge method ${method} is not available in this run`);
     this.name = 'Error';
+  }
+}
+
+/** Thrown by `SandboxPool.resume`/`settle` when no run with that id is parked in this pool. */
+export class ParkedRunNotFoundError extends SandboxError {
+  readonly code = 'invalid_input' as const;
+  constructor(readonly runId: string) {
+    super(RUN_UNAVAILABLE_MESSAGE);
+  }
+}
+
+/** Thrown by `SandboxPool.resume` when the run is already being resumed. */
+export class ParkedRunBusyError extends SandboxError {
+  readonly code = 'invalid_input' as const;
+  constructor(readonly runId: string) {
+    super(RUN_BUSY_MESSAGE);
+  }
+}
+
+/** Thrown by `SandboxPool.settle` for an id that is not an unsettled platform-answered call of the run. */
+export class UnknownBridgeCallError extends SandboxError {
+  readonly code = 'invalid_input' as const;
+  constructor(
+    readonly runId: string,
+    readonly callId: string,
+  ) {
+    super(`code mode run ${runId} has no unsettled platform call ${callId}`);
   }
 }

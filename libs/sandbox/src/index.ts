@@ -1,5 +1,24 @@
-export type { BridgeCall, BridgeHost, CellOutcome, CellRunRequest, SandboxVariant } from './engine/types';
-export { SandboxPool, type SandboxPoolOptions } from './pool/sandbox-pool';
+export type {
+  BridgeCall,
+  BridgeHost,
+  CellOutcome,
+  CellRunRequest,
+  CompletedOutcome,
+  ExternalSettlement,
+  FailedOutcome,
+  PendingCall,
+  ResumeOptions,
+  SandboxVariant,
+  TerminalCellOutcome,
+  WaitingOutcome,
+} from './engine/types';
+export {
+  DEFAULT_MAX_PARKED,
+  SandboxPool,
+  type RunsLostListener,
+  type SandboxPoolOptions,
+  type SandboxPoolStats,
+} from './pool/sandbox-pool';
 export type { PoolLogger } from './pool/pool-thread';
 export * from './errors';
 export * from './result';

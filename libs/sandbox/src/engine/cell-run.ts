@@ -1,24 +1,31 @@
 import { BRIDGE_METHODS, type BridgeMethod, type CodeModeOutput } from '@codemode/contracts';
 import {
+  ABORTED_MESSAGE,
   BridgeProtocolError,
   PENDING_WITHOUT_HOST_WORK_MESSAGE,
   SandboxEngineError,
+  SNAPSHOT_LIMIT_MESSAGE,
   TIMEOUT_MESSAGE,
   TOO_MANY_PENDING_MESSAGE,
 } from '../errors';
 import { OUT_CONSOLE, OUT_JSON, OUT_TEXT } from '../guest/prelude';
 import { ConsoleBudget } from '../result';
+import { BridgeLedger } from './bridge-ledger';
 import type { CellVm, VmHostSink } from './cell-vm';
 import { classifyCompileError, classifyGuestError, type Failure, type GuestErrorRecord } from './guest-error';
-import type { CellOutcome, CellRunRequest } from './types';
+import type { CellOutcome, CellRunRequest, WaitingOutcome } from './types';
 
 /** Jobs run per `executePendingJobs` call; the deadline is checked between batches. */
 export const JOB_BATCH = 2000;
 
-/** Where the run sends bridge traffic (in a thread: a message to the pool in the main thread). */
+/** Where the run sends bridge traffic and watchdog hints (in a thread: messages to the pool). */
 export interface BridgePort {
   dispatch(id: string, method: BridgeMethod, argsJson: string): void;
   cancel(id: string): void;
+  /** The leg spends budget from now for `timeoutMs` (arm the watchdog); undefined: it waits without budget. */
+  watch(timeoutMs: number | undefined): void;
+  /** The thread is (or stops) executing this run's guest code synchronously: watchdog attribution. */
+  busy(on: boolean): void;
 }
 
 /** The host's answer to one bridge request; `payload` is JSON (the value, or `{name,message}`). */
@@ -28,98 +35,173 @@ export interface Settlement {
   payload: string;
 }
 
+export interface LegOptions {
+  timeoutMs: number;
+  awaitResults: boolean;
+  /** When the leg's budget started (the request's arrival in the thread). */
+  startedAt?: number;
+}
+
+type Wakeup = Settlement | 'recheck' | 'deadline';
+
 const METHODS: ReadonlySet<string> = new Set(BRIDGE_METHODS);
 
 /**
- * Drives one cell on one VM: pump jobs, check the completion rule, sleep until the host settles a
- * bridge request, repeat. The VM is idle while it waits. Kept separate from the thread so a later
- * issue can park the VM between calls instead of failing at the deadline.
+ * Drives one cell on one VM across legs (the first `leg` runs the code, later ones resume it):
+ * pump jobs, check the completion rule, sleep until the host settles a bridge request, repeat.
+ * A leg ends completed, failed, or waiting (the VM is then parked and idle; its calls keep
+ * running and their settlements queue here until the next leg applies them in arrival order).
  */
 export class CellRun implements VmHostSink {
-  private readonly outstanding = new Set<string>();
-  private readonly counters = new Map<string, number>();
+  private readonly ledger = new BridgeLedger();
   private readonly queue: Settlement[] = [];
-  private wake: (() => void) | undefined;
-  private readonly entries: CodeModeOutput[] = [];
+  private wake: ((why: 'recheck') => void) | undefined;
+  private entries: CodeModeOutput[] = [];
   private readonly consoleBudget = new ConsoleBudget();
   private outputBytes = 0;
   private dispatched = false;
   private admission: string | undefined;
-  private readonly deadline: number;
+  private started = false;
+  private aborted = false;
+  private deadline = 0;
+  private awaitResults = false;
 
   constructor(
     private readonly vm: CellVm,
     private readonly cell: CellRunRequest,
     private readonly port: BridgePort,
-    startedAt: number = performance.now(),
-  ) {
-    this.deadline = startedAt + cell.limits.timeoutMs;
-  }
+  ) {}
 
   /** Queues a host settlement; it is applied between pumps, in arrival order. */
   settleLater(settlement: Settlement): void {
     this.queue.push(settlement);
-    this.wake?.();
+    this.wake?.('recheck');
   }
 
-  async execute(): Promise<CellOutcome> {
-    this.vm.bind(this, this.deadline);
+  /** The call is answered only by the platform: an idle VM waiting only on such calls parks at once. */
+  markPlatform(id: string): void {
+    if (this.ledger.markPlatform(id)) this.wake?.('recheck');
+  }
+
+  /** Ends the current leg (if any) as `aborted` at its next step. */
+  abort(): void {
+    this.aborted = true;
+    this.wake?.('recheck');
+  }
+
+  async leg(options: LegOptions): Promise<CellOutcome> {
+    this.awaitResults = options.awaitResults;
+    this.renew(options.timeoutMs, options.startedAt);
     try {
-      return await this.drive();
+      return await this.drive(options.timeoutMs);
     } catch (error) {
       if (!(error instanceof SandboxEngineError)) throw error;
       return this.fail({ code: 'internal_error', phase: 'guest', error: this.engineFailureText(error) });
+    } finally {
+      this.port.busy(false);
+      this.port.watch(undefined);
     }
   }
 
-  private async drive(): Promise<CellOutcome> {
-    const started = this.vm.start(this.cell.code);
-    if (!started.ok) {
-      if (this.vm.timedOut) return this.timeout();
-      return this.fail(started.compile ? classifyCompileError(started.record) : classifyGuestError(started.record));
-    }
+  private renew(timeoutMs: number, startedAt = performance.now()): void {
+    this.deadline = startedAt + timeoutMs;
+    this.vm.bind(this, this.deadline);
+    this.port.watch(timeoutMs);
+  }
+
+  private async drive(timeoutMs: number): Promise<CellOutcome> {
+    this.port.busy(true);
+    const first = this.started ? this.releaseYields() : this.startCell();
+    if (first) return first;
+    const ttlDeadline = performance.now() + this.cell.limits.snapshotTtlSeconds * 1000;
     for (;;) {
-      this.vm.pump(JOB_BATCH);
-      const verdict = this.verdict();
+      if (this.aborted) return this.fail({ code: 'aborted', phase: 'host', error: ABORTED_MESSAGE });
+      const verdict = this.verdict(this.vm.pump(JOB_BATCH));
       if (verdict) return verdict;
-      const next = await this.nextSettlement();
-      if (!next) return this.timeout();
-      if (!this.outstanding.delete(next.id)) continue;
+      this.port.busy(false);
+      let next = await this.next(this.deadline);
+      if (next === 'deadline') {
+        // The budget is spent while the VM is idle and host work is pending.
+        if (!this.awaitResults) return this.park('pending_tools');
+        this.port.watch(undefined);
+        next = await this.next(ttlDeadline);
+        if (next === 'deadline') return this.timeout();
+        this.renew(timeoutMs);
+      }
+      this.port.busy(true);
+      if (next === 'recheck' || !this.ledger.close(next.id)) continue;
       const thrown = this.vm.settle(next.id, next.ok, next.payload);
       if (thrown) return this.vm.timedOut ? this.timeout() : this.failGuest(thrown);
     }
   }
 
+  private startCell(): CellOutcome | undefined {
+    this.started = true;
+    const started = this.vm.start(this.cell.code, this.cell.tools);
+    if (started.ok) return undefined;
+    if (this.vm.timedOut) return this.timeout();
+    return this.fail(started.compile ? classifyCompileError(started.record) : classifyGuestError(started.record));
+  }
+
+  /** On resume, pending yields resolve (to undefined) before any other settlement. */
+  private releaseYields(): CellOutcome | undefined {
+    for (const id of this.ledger.ids('yield')) {
+      this.ledger.close(id);
+      const thrown = this.vm.settle(id, true, 'null');
+      if (thrown) return this.vm.timedOut ? this.timeout() : this.failGuest(thrown);
+    }
+    return undefined;
+  }
+
   /** The completion rule (SPEC §3); undefined means: wait for the host. */
-  private verdict(): CellOutcome | undefined {
-    if (this.vm.timedOut || performance.now() >= this.deadline) return this.timeout();
+  private verdict(idle: boolean): CellOutcome | undefined {
+    // Park only from an idle VM: one still running jobs at its deadline times out.
+    if (this.vm.timedOut || !idle) return this.timeout();
     if (this.admission) return this.fail({ code: 'invalid_input', phase: 'guest', error: this.admission });
     const state = this.vm.promiseState();
     if (state === 'rejected') return this.failGuest(this.vm.readRejection());
-    if (this.outstanding.size > 0) return undefined;
-    if (state === 'pending') {
-      return this.fail({ code: 'internal_error', phase: 'guest', error: PENDING_WITHOUT_HOST_WORK_MESSAGE });
-    }
+    if (this.ledger.size === 0) return state === 'pending' ? this.fail({ code: 'internal_error', phase: 'guest', error: PENDING_WITHOUT_HOST_WORK_MESSAGE }) : this.complete();
+    if (this.queue.length > 0 || this.awaitResults) return undefined;
+    if (this.ledger.onlyYields()) return this.park('yield');
+    if (this.ledger.onlyParkable()) return this.park('pending_tools');
+    return undefined;
+  }
+
+  private complete(): CellOutcome {
+    const unhandled = this.vm.readUnhandledRejection();
+    if (this.vm.timedOut) return this.timeout();
+    if (unhandled) return this.failGuest(unhandled);
     const value = this.vm.readValue();
     if (this.vm.timedOut) return this.timeout();
     if (!value.ok) return this.failGuest(value.record);
     return { status: 'completed', valueJson: value.json, ...this.common() };
   }
 
-  private nextSettlement(): Promise<Settlement | undefined> {
+  private park(reason: WaitingOutcome['reason']): CellOutcome {
+    const snapshotBytes = this.vm.snapshotBytes();
+    if (snapshotBytes > this.cell.limits.maxSnapshotBytes) {
+      return this.fail({ code: 'snapshot_limit_exceeded', phase: 'guest', error: SNAPSHOT_LIMIT_MESSAGE });
+    }
+    const pending = this.ledger.pending(new Set(this.queue.map((settlement) => settlement.id)));
+    return { status: 'waiting', reason, pending, snapshotBytes, ...this.common() };
+  }
+
+  /** The next queued settlement; 'recheck' when the run's state changed; 'deadline' at `until`. */
+  private next(until: number): Promise<Wakeup> {
+    const remaining = until - performance.now();
+    if (remaining <= 0) return Promise.resolve('deadline');
     const queued = this.queue.shift();
     if (queued) return Promise.resolve(queued);
-    const remaining = this.deadline - performance.now();
-    if (remaining <= 0) return Promise.resolve(undefined);
+    if (this.aborted) return Promise.resolve('recheck');
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.wake = undefined;
-        resolve(undefined);
+        resolve('deadline');
       }, Math.ceil(remaining));
       this.wake = () => {
         clearTimeout(timer);
         this.wake = undefined;
-        resolve(this.queue.shift());
+        resolve(this.queue.shift() ?? 'recheck');
       };
     });
   }
@@ -129,7 +211,7 @@ export class CellRun implements VmHostSink {
       this.entries.push(...this.consoleBudget.accept(text));
       return;
     }
-    // Bound what the thread holds: past maxOutputBytes the result builder cuts anyway.
+    // Bound what the thread holds: past maxOutputBytes (shared by all legs) the result builder cuts anyway.
     if (this.outputBytes > this.cell.limits.maxOutputBytes) return;
     this.outputBytes += Buffer.byteLength(text, 'utf8') + 24;
     if (kind === OUT_TEXT) this.entries.push({ type: 'text', text });
@@ -138,21 +220,23 @@ export class CellRun implements VmHostSink {
 
   request(method: string, argsJson: string): string {
     if (!METHODS.has(method)) throw new BridgeProtocolError(`unknown code mode bridge method ${method}`);
-    if (!this.admission && this.outstanding.size >= this.cell.limits.maxPendingToolCalls) {
+    if (!this.admission && this.ledger.size >= this.cell.limits.maxPendingToolCalls) {
       this.admission = TOO_MANY_PENDING_MESSAGE;
     }
     if (this.admission) throw new BridgeProtocolError(this.admission);
-    const n = (this.counters.get(method) ?? 0) + 1;
-    this.counters.set(method, n);
-    const id = `bridge:${method}:${n}`;
-    this.outstanding.add(id);
+    const id = this.ledger.add(method as BridgeMethod, argsJson);
+    if (method === 'yield') {
+      // A yield is answered by the next resume; with awaitResults it resolves at once.
+      if (this.awaitResults) this.queue.push({ id, ok: true, payload: 'null' });
+      return id;
+    }
     this.dispatched = true;
     this.port.dispatch(id, method as BridgeMethod, argsJson);
     return id;
   }
 
   cancel(id: string): void {
-    if (this.outstanding.delete(id)) this.port.cancel(id);
+    if (this.ledger.close(id)) this.port.cancel(id);
   }
 
   private failGuest(record: GuestErrorRecord): CellOutcome {
@@ -167,8 +251,11 @@ export class CellRun implements VmHostSink {
     return { status: 'failed', ...failure, ...this.common() };
   }
 
+  /** This leg's output (handed out once) and the run-wide flags. */
   private common() {
-    return { output: this.entries, consoleTruncated: this.consoleBudget.truncated, bridgeDispatchStarted: this.dispatched };
+    const output = this.entries;
+    this.entries = [];
+    return { output, consoleTruncated: this.consoleBudget.truncated, bridgeDispatchStarted: this.dispatched };
   }
 
   private engineFailureText(error: SandboxEngineError): string {

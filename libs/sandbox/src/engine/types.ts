@@ -5,35 +5,76 @@ export interface CellRunRequest {
   runId: string;
   code: string;
   limits: Limits;
+  /** Never park: yields resolve at once and the budget renews while host work is pending (SPEC §3). */
+  awaitResults?: boolean;
+  /**
+   * Callable names of tools to expose as async globals: `name(input)` makes a `callValue` bridge
+   * request with args `[name, input]`. Names that are already globals are skipped.
+   */
+  tools?: string[];
 }
 
-/** A request the guest made through the bridge; `id` is `bridge:<method>:<n>`, n counts from 1 per run. */
+/** How a parked run continues: a fresh budget for this leg. */
+export interface ResumeOptions {
+  timeoutMs: number;
+  awaitResults?: boolean;
+}
+
+/**
+ * A request the guest made through the bridge; `id` is `bridge:<method>:<n>`, n counting from 1
+ * per method within one run (as OpenClaw's snapshotted per-method counters do).
+ */
 export interface BridgeCall {
   id: string;
   method: BridgeMethod;
   args: unknown;
 }
 
+/** An unsettled bridge request of a waiting run (`args` is the guest's argument array). */
+export type PendingCall = BridgeCall;
+
+/** The answer to a platform-answered call, given to `SandboxPool.settle`. */
+export type ExternalSettlement = { ok: true; value: unknown } | { ok: false; error: { name?: string; message: string } };
+
 /**
- * Host side of the bridge for methods other than `sleep` (later issues add tools). Resolve → the
- * guest promise resolves with the JSON value; reject with an Error → the guest promise rejects
- * with an Error of the same name and message. `signal` aborts when the run ends.
+ * Host side of the bridge for methods other than `sleep` and `yield`. Resolve → the guest promise
+ * resolves with the JSON value; reject with an Error → the guest promise rejects with an Error of
+ * the same name and message. `signal` aborts when the run ends or is discarded.
  */
 export interface BridgeHost {
   dispatch(call: BridgeCall, signal: AbortSignal): Promise<unknown>;
+  /**
+   * True for calls only the platform can answer (client tools without endpoint): they are not
+   * dispatched; their answer comes through `SandboxPool.settle`. When the VM is idle and every
+   * unsettled call is such a call (or a yield), the cell parks at once instead of spending its
+   * budget. Not consulted in `awaitResults` legs (there `dispatch` gets the call and rejects it).
+   */
+  answeredByPlatform?(call: BridgeCall): boolean;
 }
 
 interface OutcomeCommon {
+  /** Output produced during this leg only (earlier legs' output is not repeated). */
   output: CodeModeOutput[];
   /** Console entries hit the per-run cap (SPEC §3 Output). */
   consoleTruncated: boolean;
-  /** At least one bridge request was dispatched to the host. */
+  /** At least one bridge request (other than a yield) was dispatched during the run. */
   bridgeDispatchStarted: boolean;
 }
 
-/** What one cell run ended with. `valueJson` is compact JSON made inside the guest. */
-export type CellOutcome =
-  | ({ status: 'completed'; valueJson: string } & OutcomeCommon)
-  | ({ status: 'failed'; error: string; code: CodeModeErrorCode; phase: FailurePhase } & OutcomeCommon);
+export type CompletedOutcome = { status: 'completed'; valueJson: string } & OutcomeCommon;
+export type FailedOutcome = { status: 'failed'; error: string; code: CodeModeErrorCode; phase: FailurePhase } & OutcomeCommon;
+/** The VM is parked in its thread; `pending` lists only unsettled calls. */
+export type WaitingOutcome = {
+  status: 'waiting';
+  reason: 'yield' | 'pending_tools';
+  pending: PendingCall[];
+  /** Non-zero 4 KiB pages of the parked VM's wasm memory × 4096. */
+  snapshotBytes: number;
+} & OutcomeCommon;
+
+/** What one run/resume leg ended with. `valueJson` is compact JSON made inside the guest. */
+export type CellOutcome = CompletedOutcome | FailedOutcome | WaitingOutcome;
+/** An outcome that ends the run (what `buildCellResult` shapes). */
+export type TerminalCellOutcome = CompletedOutcome | FailedOutcome;
 
 export type SandboxVariant = 'release' | 'debug';

@@ -19,10 +19,11 @@ const PROMISE_MARKER =
 /**
  * Guest prelude: an expression evaluating to `install(out, request, cancel, inspect)`. The host
  * calls it once before user code, passing its raw functions as arguments (they never touch the
- * global object), and keeps handles to the three functions of the returned object:
+ * global object), and keeps handles to the functions of the returned object:
  * `settle(id, ok, payloadJson)` (returns an error description when a timer callback threw),
- * `serialize(value)` → compact JSON text, and `describe(thrown)` → JSON `{name,message,stack}`
- * or `{text}`. Every intrinsic it relies on is captured here, before user code can replace it.
+ * `serialize(value)` → compact JSON text, `describe(thrown)` → JSON `{name,message,stack}`
+ * or `{text}`, `defineTools(namesJson)` (tool globals of this run), and `unhandled()` → the description of a rejected bridge call no handler was
+ * attached to (or undefined). Every intrinsic it relies on is captured here, before user code can replace it.
  */
 export const PRELUDE_SOURCE = String.raw`(function () {
   'use strict';
@@ -43,6 +44,7 @@ export const PRELUDE_SOURCE = String.raw`(function () {
   const MapSet = uncurry(Map.prototype.set);
   const MapHas = uncurry(Map.prototype.has);
   const GuestPromise = Promise;
+  const PromiseThen = Promise.prototype.then;
   const GuestError = Error;
   const GuestTypeError = TypeError;
   const errorTypes = { __proto__: null, Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError };
@@ -126,21 +128,49 @@ export const PRELUDE_SOURCE = String.raw`(function () {
       return id;
     }
 
-    function request(method, args) {
+    // Bridge promises are a Promise subclass whose then records that a handler was attached
+    // (await, Promise.all/race, .catch and .finally all reach it), so a rejected call nobody
+    // handled fails the cell at completion. Derived promises are plain (species).
+    const handled = new GuestMap();
+    const rejected = [];
+    const BridgePromise = class Promise extends GuestPromise {
+      static get [Symbol.species]() { return GuestPromise; }
+      then(onFulfilled, onRejected) {
+        MapSet(handled, this, true);
+        return apply(PromiseThen, this, [onFulfilled, onRejected]);
+      }
+    };
+
+    function toError(payload) {
+      const Type = errorTypes[payload && payload.name] || GuestError;
+      const error = new Type(payload && typeof payload.message === 'string' ? payload.message : 'bridge call failed');
+      if (!errorTypes[payload && payload.name] && payload && typeof payload.name === 'string') {
+        defineProperty(error, 'name', prop(payload.name, false));
+      }
+      return error;
+    }
+
+    function request(method, args, asUndefined) {
       const argsJson = safeJson(args === undefined ? [] : args);
-      return new GuestPromise((resolve, reject) => {
+      let promise;
+      promise = new BridgePromise((resolve, reject) => {
         begin(method, argsJson, (ok, payload) => {
-          if (ok) return resolve(payload);
-          const Type = errorTypes[payload && payload.name] || GuestError;
-          const error = new Type(payload && typeof payload.message === 'string' ? payload.message : 'bridge call failed');
-          if (!errorTypes[payload && payload.name] && payload && typeof payload.name === 'string') {
-            defineProperty(error, 'name', prop(payload.name, false));
-          }
+          if (ok) return resolve(asUndefined ? undefined : payload);
+          const error = toError(payload);
+          rejected[rejected.length] = { promise, error };
           reject(error);
         });
       });
+      return promise;
     }
-    void request; // used by later guest APIs (tools, yield_control, store)
+
+    // The first rejected bridge promise no handler was ever attached to, described; or undefined.
+    function unhandled() {
+      for (let i = 0; i < rejected.length; i++) {
+        if (!MapHas(handled, rejected[i].promise)) return describe(rejected[i].error);
+      }
+      return undefined;
+    }
 
     function settle(id, ok, payloadJson) {
       const entry = pending[id];
@@ -192,10 +222,22 @@ export const PRELUDE_SOURCE = String.raw`(function () {
       console: consoleObject,
       setTimeout,
       clearTimeout,
+      yield_control(reason) { return request('yield', [reason === undefined ? null : reason], true); },
     };
     const names = objectKeys(globals);
     for (let i = 0; i < names.length; i++) defineProperty(G, names[i], prop(globals[names[i]], false));
 
-    return { __proto__: null, settle, serialize, describe };
+    // One async global per tool callable name (SPEC §4): a callValue bridge request. Names that
+    // are already globals are skipped.
+    function defineTools(namesJson) {
+      const names = JSONParse(namesJson);
+      for (let i = 0; i < names.length; i++) {
+        const name = S(names[i]);
+        if (name in G) continue;
+        defineProperty(G, name, prop(function (input) { return request('callValue', [name, input === undefined ? null : input]); }, false));
+      }
+    }
+
+    return { __proto__: null, settle, serialize, describe, unhandled, defineTools };
   };
 })()`;

@@ -1,39 +1,61 @@
 import { Worker } from 'node:worker_threads';
-import type { BridgeHost, CellOutcome, CellRunRequest, SandboxVariant } from '../engine/types';
-import { SandboxStartError, TIMEOUT_MESSAGE } from '../errors';
+import type { BridgeHost, CellOutcome, CellRunRequest, ExternalSettlement, ResumeOptions, SandboxVariant } from '../engine/types';
+import { ABORTED_MESSAGE, SandboxStartError, THREAD_LOST_MESSAGE, TIMEOUT_MESSAGE } from '../errors';
 import type { FromThread, ThreadData, ToThread } from '../thread/protocol';
 import { RunBridge } from './run-bridge';
 
 /** V8 stack of a cell thread. Parser recursion needs ~25× QuickJS's 512 KiB limit; keep 2× margin. */
 export const SANDBOX_THREAD_STACK_MB = 32;
 
-export type ThreadState = 'starting' | 'idle' | 'busy' | 'dead';
+/**
+ * How long a watchdog that fired while the thread executes another run's code (or its own
+ * housekeeping) keeps deferring before it blames its own run: longer than any budget (60 s).
+ */
+const MAX_DEFERRED_OVERRUN_MS = 65_000;
+
+export type ThreadState = 'starting' | 'ready' | 'dead';
 export type PoolLogger = (level: 'info' | 'warn' | 'error', msg: string, fields?: object) => void;
 
 export interface PoolThreadEvents {
-  idle(thread: PoolThread): void;
+  /** The thread became ready or has its next VM prepared. */
+  ready(thread: PoolThread): void;
   dead(thread: PoolThread, beforeReady: boolean): void;
+  /** Parked runs that died with the thread (no caller is waiting for them). */
+  lost(runIds: string[], reason: string): void;
+  /** A run ended (terminal outcome, discarded, or lost): it holds no VM in this thread any more. */
+  ended(runId: string): void;
   log: PoolLogger;
 }
 
-interface ActiveRun {
-  runId: string;
-  bridge: RunBridge;
-  watchdog: NodeJS.Timeout;
+interface Leg {
   resolve(outcome: CellOutcome): void;
+  watchdog?: NodeJS.Timeout;
+  deferredSince?: number;
+}
+
+interface LiveRun {
+  runId: string;
+  slot: number;
+  bridge: RunBridge;
+  /** Set while a run/resume call waits for this run; unset while parked. */
+  leg?: Leg;
+  discarded: boolean;
 }
 
 /**
- * One worker thread seen from the pool. Runs one cell at a time; a watchdog terminates the
- * thread when a run is still busy `graceMs` after its deadline (a native builtin ignoring the
- * interrupt handler), fails that run with `timeout`, and reports the thread dead for replacement.
+ * One worker thread seen from the pool, with every live run it holds (running legs and parked
+ * VMs). A watchdog per running leg terminates the thread when that leg's guest code is still
+ * executing `graceMs` after its budget (a native builtin ignoring the interrupt handler): the
+ * culprit fails `timeout`, other running legs fail as lost, parked runs are reported `lost`.
  */
 export class PoolThread {
   state: ThreadState = 'starting';
   /** Its next VM is prepared, so a run posted now starts without waiting for instance creation. */
   warm = false;
   readonly ready: Promise<{ compileMs: number; instanceMs: number; spawnMs: number }>;
-  private active: ActiveRun | undefined;
+  private readonly runs = new Map<string, LiveRun>();
+  private readonly busyFlag = new Int32Array(new SharedArrayBuffer(4));
+  private nextSlot = 0;
   private readonly worker: Worker;
   private readyReject: ((error: Error) => void) | undefined;
 
@@ -44,17 +66,17 @@ export class PoolThread {
     private readonly events: PoolThreadEvents,
   ) {
     const spawnedAt = performance.now();
-    const workerData: ThreadData = { variant };
+    const workerData: ThreadData = { variant, busy: this.busyFlag.buffer };
     this.worker = new Worker(script, { workerData, resourceLimits: { stackSizeMb: SANDBOX_THREAD_STACK_MB } });
     this.ready = new Promise((resolve, reject) => {
       this.readyReject = reject;
       this.worker.on('message', (message: FromThread) => {
         if (message.type !== 'ready') return this.onMessage(message);
-        this.state = 'idle';
+        this.state = 'ready';
         this.readyReject = undefined;
         this.warm = true;
         resolve({ compileMs: message.compileMs, instanceMs: message.instanceMs, spawnMs: performance.now() - spawnedAt });
-        this.events.idle(this);
+        this.events.ready(this);
       });
     });
     this.ready.catch(() => undefined);
@@ -62,49 +84,122 @@ export class PoolThread {
     this.worker.on('exit', (exitCode) => this.onExit(exitCode));
   }
 
+  /** Live runs held here (running or parked): placement spreads them, since a terminate loses them all. */
+  get liveRuns(): number {
+    return this.runs.size;
+  }
+
+  /** Runs with a run/resume call in progress. */
+  get activeLegs(): number {
+    let count = 0;
+    for (const run of this.runs.values()) if (run.leg) count += 1;
+    return count;
+  }
+
   run(request: CellRunRequest, host: BridgeHost | undefined): Promise<CellOutcome> {
-    if (this.state !== 'idle') throw new SandboxStartError(`sandbox thread is ${this.state}, not idle`);
-    this.state = 'busy';
+    if (this.state !== 'ready') throw new SandboxStartError(`sandbox thread is ${this.state}, not ready`);
     this.warm = false;
-    return new Promise((resolve) => {
-      const bridge = new RunBridge(host, (id, ok, payload) =>
-        this.post({ type: 'settle', runId: request.runId, id, ok, payload }),
-      );
-      const watchdog = setTimeout(() => this.onOverrun(), request.limits.timeoutMs + this.graceMs);
-      this.active = { runId: request.runId, bridge, watchdog, resolve };
-      this.post({ type: 'run', request });
-    });
+    const { runId } = request;
+    const bridge = new RunBridge(
+      host,
+      (id, ok, payload) => this.post({ type: 'settle', runId, id, ok, payload }),
+      (id) => this.post({ type: 'platform', runId, id }),
+    );
+    bridge.beginLeg(host, request.awaitResults === true);
+    const run: LiveRun = { runId, slot: (this.nextSlot += 1), bridge, discarded: false };
+    this.runs.set(runId, run);
+    return this.startLeg(run, { type: 'run', request, slot: run.slot });
+  }
+
+  /** Resumes a run parked here; the pool guarantees it is parked (not in a leg). */
+  resume(runId: string, options: ResumeOptions, host: BridgeHost | undefined): Promise<CellOutcome> {
+    const run = this.runs.get(runId);
+    if (!run || run.leg || this.state !== 'ready') throw new SandboxStartError(`run ${runId} is not parked in this thread`);
+    run.bridge.beginLeg(host, options.awaitResults === true);
+    const awaitResults = options.awaitResults === true;
+    return this.startLeg(run, { type: 'resume', runId, timeoutMs: options.timeoutMs, awaitResults });
+  }
+
+  /** Passes the platform's answer to the run; false when the id is not one of its unsettled platform calls. */
+  settle(runId: string, id: string, result: ExternalSettlement): boolean {
+    return this.runs.get(runId)?.bridge.settleExternal(id, result) ?? false;
+  }
+
+  /** Aborts the run's host work and frees its VM; a running leg ends `aborted`. */
+  discard(runId: string): boolean {
+    const run = this.runs.get(runId);
+    if (!run || run.discarded) return false;
+    run.discarded = true;
+    run.bridge.close();
+    this.post({ type: 'discard', runId });
+    if (!run.leg) this.forget(run);
+    return true;
   }
 
   async terminate(): Promise<void> {
-    const dispatched = this.active?.bridge.dispatchStarted ?? false;
-    this.finish(failedOutcome('runtime_unavailable', 'host', 'code mode sandbox pool closed', dispatched));
+    for (const run of [...this.runs.values()]) {
+      this.end(run, failedOutcome('runtime_unavailable', 'host', 'code mode sandbox pool closed', run.bridge.dispatchStarted));
+    }
     this.state = 'dead';
     await this.worker.terminate();
+  }
+
+  private startLeg(run: LiveRun, message: ToThread): Promise<CellOutcome> {
+    return new Promise((resolve) => {
+      run.leg = { resolve };
+      this.post(message);
+    });
   }
 
   private onMessage(message: Exclude<FromThread, { type: 'ready' }>): void {
     if (message.type === 'log') return this.events.log(message.level, message.msg, message.fields);
     if (message.type === 'warm') {
       this.warm = true;
-      return this.events.idle(this);
+      return this.events.ready(this);
     }
-    const active = this.active;
-    if (!active || message.runId !== active.runId) return;
-    if (message.type === 'bridge') active.bridge.dispatch(message.id, message.method, message.argsJson);
-    else if (message.type === 'cancel') active.bridge.cancel(message.id);
-    else if (message.type === 'done') {
-      this.finish(message.outcome);
-      this.state = 'idle';
-      this.events.idle(this);
-    }
+    const run = this.runs.get(message.runId);
+    if (!run) return;
+    if (message.type === 'bridge') run.bridge.dispatch(message.id, message.method, message.argsJson);
+    else if (message.type === 'cancel') run.bridge.cancel(message.id);
+    else if (message.type === 'watch') this.watch(run, message.timeoutMs);
+    else if (message.type === 'done') this.onDone(run, message.outcome);
   }
 
-  private onOverrun(): void {
-    const active = this.active;
-    if (!active) return;
-    this.events.log('warn', 'sandbox thread overran its deadline; terminating it', { runId: active.runId });
-    this.finish(failedOutcome('timeout', 'guest', TIMEOUT_MESSAGE, active.bridge.dispatchStarted));
+  private onDone(run: LiveRun, outcome: CellOutcome): void {
+    if (outcome.status === 'waiting' && !run.discarded) {
+      const leg = run.leg;
+      this.clearLeg(run);
+      leg?.resolve(outcome);
+      return;
+    }
+    if (run.discarded && outcome.status === 'waiting') {
+      outcome = { ...failedOutcome('aborted', 'host', ABORTED_MESSAGE, outcome.bridgeDispatchStarted), output: outcome.output };
+    }
+    this.end(run, outcome);
+  }
+
+  private watch(run: LiveRun, timeoutMs: number | undefined): void {
+    const leg = run.leg;
+    if (!leg) return;
+    clearTimeout(leg.watchdog);
+    leg.watchdog = timeoutMs === undefined ? undefined : setTimeout(() => this.onOverrun(run), timeoutMs + this.graceMs);
+  }
+
+  private onOverrun(run: LiveRun): void {
+    const leg = run.leg;
+    if (!leg || this.state === 'dead') return;
+    const now = performance.now();
+    if (Atomics.load(this.busyFlag, 0) !== run.slot) {
+      // The thread is executing another run (its own watchdog judges it) or idling between jobs.
+      leg.deferredSince ??= now;
+      if (now - leg.deferredSince < MAX_DEFERRED_OVERRUN_MS) {
+        leg.watchdog = setTimeout(() => this.onOverrun(run), this.graceMs);
+        return;
+      }
+    }
+    this.events.log('warn', 'sandbox thread overran its deadline; terminating it', { runId: run.runId, liveRuns: this.runs.size });
+    this.end(run, failedOutcome('timeout', 'guest', TIMEOUT_MESSAGE, run.bridge.dispatchStarted));
+    this.loseAll('sandbox thread terminated: another run overran its deadline');
     this.state = 'dead';
     void this.worker.terminate();
   }
@@ -112,22 +207,39 @@ export class PoolThread {
   private onExit(exitCode: number): void {
     const wasReady = this.readyReject === undefined;
     this.readyReject?.(new SandboxStartError(`sandbox thread exited with code ${exitCode} before it was ready`));
-    const active = this.active;
-    if (active) {
-      this.finish(failedOutcome('internal_error', 'host', 'code mode sandbox thread exited unexpectedly', active.bridge.dispatchStarted));
-    }
+    this.loseAll(`sandbox thread exited with code ${exitCode}`);
     this.state = 'dead';
     this.events.dead(this, !wasReady);
   }
 
-  /** Ends the active run (if any) with `outcome`. */
-  private finish(outcome: CellOutcome): void {
-    const active = this.active;
-    if (!active) return;
-    this.active = undefined;
-    clearTimeout(active.watchdog);
-    active.bridge.close();
-    active.resolve(outcome);
+  /** Every run still here dies with the thread: running legs fail, parked runs are reported lost. */
+  private loseAll(reason: string): void {
+    const parked: string[] = [];
+    for (const run of [...this.runs.values()]) {
+      if (!run.leg) parked.push(run.runId);
+      this.end(run, failedOutcome('internal_error', 'host', THREAD_LOST_MESSAGE, run.bridge.dispatchStarted));
+    }
+    if (parked.length > 0) this.events.lost(parked, reason);
+  }
+
+  /** Ends the run for good with `outcome` (delivered if a call waits for it). */
+  private end(run: LiveRun, outcome: CellOutcome): void {
+    const leg = run.leg;
+    this.clearLeg(run);
+    run.bridge.close();
+    this.forget(run);
+    leg?.resolve(outcome);
+  }
+
+  private forget(run: LiveRun): void {
+    if (this.runs.get(run.runId) !== run) return;
+    this.runs.delete(run.runId);
+    this.events.ended(run.runId);
+  }
+
+  private clearLeg(run: LiveRun): void {
+    clearTimeout(run.leg?.watchdog);
+    run.leg = undefined;
   }
 
   private post(message: ToThread): void {
@@ -136,7 +248,7 @@ export class PoolThread {
 }
 
 function failedOutcome(
-  code: 'timeout' | 'internal_error' | 'runtime_unavailable',
+  code: 'timeout' | 'internal_error' | 'runtime_unavailable' | 'aborted',
   phase: 'guest' | 'host',
   error: string,
   bridgeDispatchStarted: boolean,

@@ -1,29 +1,45 @@
 import type { BridgeMethod } from '@codemode/contracts';
-import type { BridgeHost } from '../engine/types';
+import type { BridgeHost, ExternalSettlement } from '../engine/types';
 import { BridgeUnavailableError } from '../errors';
 
 export type SettleFn = (id: string, ok: boolean, payload: string) => void;
 
 /**
- * Main-thread side of one run's bridge: `sleep` is a host timer (cancellable), every other method
- * goes to the run's BridgeHost. Settlements go back through `settle` as JSON; nothing is sent
- * after `close()` (the run ended), and closing aborts the host's signal and clears every timer.
+ * Main-thread side of one run's bridge, for the whole run (every leg, and while parked): `sleep`
+ * is a host timer (cancellable), a call the host says only the platform answers waits for
+ * `settleExternal`, every other method goes to the BridgeHost of the leg that made it.
+ * Settlements go back through `settle` as JSON; nothing is sent after `close()` (the run ended or
+ * was discarded), and closing aborts the host's signal and clears every timer.
  */
 export class RunBridge {
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly platformCalls = new Set<string>();
   private readonly abort = new AbortController();
+  private awaitResults = false;
   private closed = false;
   dispatchStarted = false;
 
   constructor(
-    private readonly host: BridgeHost | undefined,
+    private host: BridgeHost | undefined,
     private readonly settle: SettleFn,
+    private readonly onPlatformCall: (id: string) => void = () => undefined,
   ) {}
+
+  /** Starts a leg: calls it makes go to `host` (kept from the last leg when undefined). */
+  beginLeg(host: BridgeHost | undefined, awaitResults: boolean): void {
+    if (host) this.host = host;
+    this.awaitResults = awaitResults;
+  }
 
   dispatch(id: string, method: BridgeMethod, argsJson: string): void {
     if (this.closed) return;
     this.dispatchStarted = true;
     const args = parseArgs(argsJson);
+    if (!this.awaitResults && method !== 'sleep' && this.host?.answeredByPlatform?.({ id, method, args })) {
+      this.platformCalls.add(id);
+      this.onPlatformCall(id);
+      return;
+    }
     if (method === 'sleep') {
       const delay = Array.isArray(args) && typeof args[0] === 'number' && Number.isFinite(args[0]) ? Math.max(0, args[0]) : 0;
       const timer = setTimeout(() => {
@@ -46,7 +62,21 @@ export class RunBridge {
     );
   }
 
+  /** The platform's answer to a call it alone answers; false when `id` is not such an unsettled call. */
+  settleExternal(id: string, result: ExternalSettlement): boolean {
+    if (this.closed || !this.platformCalls.delete(id)) return false;
+    if (!result.ok) {
+      this.send(id, false, JSON.stringify({ name: result.error.name ?? 'Error', message: result.error.message }));
+      return true;
+    }
+    const json = toJson(result.value);
+    if (json === undefined) this.send(id, false, errorJson(new TypeError('bridge result is not JSON-serializable')));
+    else this.send(id, true, json);
+    return true;
+  }
+
   cancel(id: string): void {
+    this.platformCalls.delete(id);
     const timer = this.timers.get(id);
     if (timer) clearTimeout(timer);
     this.timers.delete(id);
@@ -56,6 +86,7 @@ export class RunBridge {
     this.closed = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    this.platformCalls.clear();
     this.abort.abort();
   }
 

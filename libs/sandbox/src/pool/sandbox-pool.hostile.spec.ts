@@ -34,7 +34,7 @@ describe('SandboxPool: hostile cells', () => {
     await stillServes();
     await stillServes();
     for (let i = 0; i < 50 && pool.stats().idle < 2; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(pool.stats()).toEqual({ threads: 2, busy: 0, idle: 2, starting: 0 });
+    expect(pool.stats()).toEqual({ threads: 2, busy: 0, idle: 2, starting: 0, parked: 0 });
   });
 
   it('fails a memory bomb under a 16 MiB cap without harming the worker', async () => {
@@ -63,11 +63,20 @@ describe('SandboxPool: hostile cells', () => {
   it.each([
     ['an async function that catches its interrupt and re-queues', 'async function f() { try { while (true) {} } catch (e) {} await null; f(); } f(); await new Promise(() => {});'],
     ['a Promise.resolve().then loop', 'function g() { Promise.resolve().then(g); } g(); return 1;'],
-    ['a timer loop', 'function t() { setTimeout(t, 0); } t(); return 1;'],
   ])('times out %s', async (_name, code) => {
     const started = performance.now();
     expect(failure(await pool.run(cell(code, { timeoutMs: 200 })))).toEqual(TIMEOUT);
     expect(performance.now() - started).toBeLessThan(1500);
+    await stillServes();
+  });
+
+  it('parks a timer loop at its deadline (idle VM, host work pending) and discards it', async () => {
+    const started = performance.now();
+    const outcome = await pool.run(cell('function t() { setTimeout(t, 0); } t(); return 1;', { timeoutMs: 200 }));
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(outcome.status).toBe('waiting');
+    expect(pool.discard(cell.lastRunId())).toBe(true);
+    expect(pool.parkedCount()).toBe(0);
     await stillServes();
   });
 });

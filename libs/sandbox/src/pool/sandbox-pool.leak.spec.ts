@@ -13,6 +13,12 @@ describe('SandboxPool with the debug QuickJS build', () => {
       expect((await pool.run(cell('await new Promise(() => {})'))).status).toBe('failed');
       expect((await pool.run(cell('setTimeout(() => { throw new Error("t") }, 1)'))).status).toBe('failed');
       expect(valueOf(await pool.run(cell('return 2')))).toBe('2');
+      const resumed = cell('await yield_control(); return 3');
+      expect((await pool.run(resumed)).status).toBe('waiting');
+      expect(valueOf(await pool.resume(resumed.runId, { timeoutMs: 1000 }))).toBe('3');
+      const discarded = cell('await new Promise((r) => setTimeout(r, 1000))', { timeoutMs: 100 });
+      expect((await pool.run(discarded)).status).toBe('waiting');
+      expect(pool.discard(discarded.runId)).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(logs.filter((line) => line.startsWith('error'))).toEqual([]);
     } finally {

@@ -1,16 +1,38 @@
-import type { BridgeHost, CellOutcome, CellRunRequest, SandboxVariant } from '../engine/types';
-import { NOT_STARTED_MESSAGE, SandboxPoolClosedError, SandboxStartError } from '../errors';
+import type { BridgeHost, CellOutcome, CellRunRequest, ExternalSettlement, ResumeOptions, SandboxVariant } from '../engine/types';
+import {
+  NOT_STARTED_MESSAGE,
+  ParkedRunBusyError,
+  ParkedRunNotFoundError,
+  SandboxPoolClosedError,
+  SandboxStartError,
+  TOO_MANY_SUSPENDED_MESSAGE,
+  UnknownBridgeCallError,
+} from '../errors';
 import { threadScriptPath } from '../thread/thread-script';
 import { type PoolLogger, PoolThread } from './pool-thread';
 
 export interface SandboxPoolOptions {
-  /** Number of worker threads; each runs one cell at a time. */
+  /** Number of worker threads; each executes one VM at a time but may hold several live runs. */
   threads: number;
   logger?: PoolLogger;
   /** QuickJS build. @default 'release' ('debug' adds assertions and leak checks; for tests) */
   variant?: SandboxVariant;
-  /** How long past a run's deadline the watchdog waits before terminating its thread. @default 300 */
+  /** How long past a leg's deadline the watchdog waits before terminating its thread. @default 300 */
   watchdogGraceMs?: number;
+  /** Runs that may be parked at once in this pool (SPEC §3: 64 per worker process). @default 64 */
+  maxParked?: number;
+}
+
+/** Parked runs that died with their thread (the watchdog terminated it, or it exited). */
+export type RunsLostListener = (runIds: string[], reason: string) => void;
+
+export interface SandboxPoolStats {
+  threads: number;
+  /** Ready threads with at least one run/resume in progress. */
+  busy: number;
+  idle: number;
+  starting: number;
+  parked: number;
 }
 
 interface Queued {
@@ -21,17 +43,30 @@ interface Queued {
 }
 
 const RESPAWN_BACKOFF_MS = 1000;
+export const DEFAULT_MAX_PARKED = 64;
 
-/** A pool of cell threads: queues runs while every thread is busy and replaces dead threads. */
+/**
+ * A pool of cell threads. A new cell goes to the ready thread with the fewest running legs, then
+ * the fewest live runs (a terminate loses every run of a thread), preferring a prepared VM. A run
+ * that ends `waiting` stays parked in its thread, and `resume` is routed there. At most
+ * `maxParked` runs are parked or being resumed at once; a resuming run keeps its slot.
+ */
 export class SandboxPool {
   private readonly threads = new Set<PoolThread>();
   private readonly queue: Queued[] = [];
+  /** Parked runs and the thread holding each VM. */
+  private readonly parked = new Map<string, PoolThread>();
+  /** Runs being resumed (they keep their parked slot), with their thread. */
+  private readonly resuming = new Map<string, PoolThread>();
+  private readonly lostListeners: RunsLostListener[] = [];
   private readonly script = threadScriptPath();
   private readonly log: PoolLogger;
+  private readonly maxParked: number;
   private closed = false;
 
   private constructor(private readonly options: SandboxPoolOptions) {
     this.log = options.logger ?? (() => undefined);
+    this.maxParked = options.maxParked ?? DEFAULT_MAX_PARKED;
   }
 
   /** Spawns the threads (each compiles the wasm and prepares an instance); resolves when all are ready. */
@@ -51,39 +86,134 @@ export class SandboxPool {
     }
   }
 
-  /** Runs a cell on the next free thread. A cell no thread starts within its budget is not run. */
+  /**
+   * Runs a cell. It may end `waiting`: its VM is then parked until `resume` or `discard`. A cell no
+   * thread starts within its budget is not run.
+   */
   run(request: CellRunRequest, host?: BridgeHost): Promise<CellOutcome> {
     if (this.closed) return Promise.reject(new SandboxPoolClosedError());
-    return new Promise((resolve) => {
+    const queuedOutcome = new Promise<CellOutcome>((resolve) => {
       const queued: Queued = { request, host, resolve, timer: setTimeout(() => this.expire(queued), request.limits.timeoutMs) };
       this.queue.push(queued);
       this.dispatch();
     });
+    return queuedOutcome;
   }
 
-  stats(): { threads: number; busy: number; idle: number; starting: number } {
-    const count = (state: string) => [...this.threads].filter((thread) => thread.state === state).length;
-    return { threads: this.threads.size, busy: count('busy'), idle: count('idle'), starting: count('starting') };
+  /**
+   * Continues a parked run with a fresh budget: pending yields resolve first, then settlements that
+   * arrived while it was parked, in settlement order. `host` answers calls made from now on.
+   * @throws ParkedRunNotFoundError when no such run is parked here; ParkedRunBusyError when it is being resumed.
+   */
+  async resume(runId: string, options: ResumeOptions, host?: BridgeHost): Promise<CellOutcome> {
+    if (this.closed) throw new SandboxPoolClosedError();
+    if (this.resuming.has(runId)) throw new ParkedRunBusyError(runId);
+    const thread = this.parked.get(runId);
+    if (!thread) throw new ParkedRunNotFoundError(runId);
+    this.parked.delete(runId);
+    this.resuming.set(runId, thread);
+    try {
+      return this.admit(runId, thread, await thread.resume(runId, options, host));
+    } finally {
+      this.resuming.delete(runId);
+    }
+  }
+
+  /**
+   * The platform's answer to a platform-answered call of a parked (or resuming) run; applied in
+   * settlement order on the next resume.
+   * @throws ParkedRunNotFoundError for an unknown run; UnknownBridgeCallError for an id that is not an unsettled platform call.
+   */
+  settle(runId: string, id: string, result: ExternalSettlement): void {
+    const thread = this.parked.get(runId) ?? this.resuming.get(runId);
+    if (!thread) throw new ParkedRunNotFoundError(runId);
+    if (!thread.settle(runId, id, result)) throw new UnknownBridgeCallError(runId, id);
+  }
+
+  /** Abort or expiry: aborts the run's pending host work and frees its VM. False when unknown. */
+  discard(runId: string): boolean {
+    const thread = this.parked.get(runId) ?? this.resuming.get(runId);
+    if (!thread) return false;
+    this.parked.delete(runId);
+    return thread.discard(runId);
+  }
+
+  parkedCount(): number {
+    return this.parked.size;
+  }
+
+  /** Called with parked runs lost because their thread died (record them as `run.lost`). */
+  onRunsLost(listener: RunsLostListener): void {
+    this.lostListeners.push(listener);
+  }
+
+  stats(): SandboxPoolStats {
+    let busy = 0;
+    let idle = 0;
+    let starting = 0;
+    for (const thread of this.threads) {
+      if (thread.state === 'starting') starting += 1;
+      else if (thread.state === 'ready' && thread.activeLegs > 0) busy += 1;
+      else if (thread.state === 'ready') idle += 1;
+    }
+    return { threads: this.threads.size, busy, idle, starting, parked: this.parked.size };
   }
 
   async close(): Promise<void> {
     this.closed = true;
     for (const queued of this.queue.splice(0)) {
       clearTimeout(queued.timer);
-      queued.resolve(notStarted(queued.request, 'code mode sandbox pool closed'));
+      queued.resolve(notStarted('code mode sandbox pool closed'));
     }
     await Promise.all([...this.threads].map((thread) => thread.terminate()));
     this.threads.clear();
+    this.parked.clear();
+  }
+
+  /** A leg ended: a waiting outcome parks the run if a slot is free (a resuming run has one). */
+  private admit(runId: string, thread: PoolThread, outcome: CellOutcome): CellOutcome {
+    if (outcome.status !== 'waiting') return outcome;
+    const resumingHere = this.resuming.has(runId);
+    if (!resumingHere && this.parked.size + this.resuming.size >= this.maxParked) {
+      thread.discard(runId);
+      this.log('warn', 'too many suspended code mode runs; failing the run', { runId, maxParked: this.maxParked });
+      return {
+        status: 'failed',
+        code: 'invalid_input',
+        phase: 'host',
+        error: TOO_MANY_SUSPENDED_MESSAGE,
+        output: outcome.output,
+        consoleTruncated: outcome.consoleTruncated,
+        bridgeDispatchStarted: outcome.bridgeDispatchStarted,
+      };
+    }
+    this.parked.set(runId, thread);
+    return outcome;
   }
 
   private spawn(): PoolThread {
     const thread = new PoolThread(this.script, this.options.variant ?? 'release', this.options.watchdogGraceMs ?? 300, {
-      idle: () => this.dispatch(),
+      ready: () => this.dispatch(),
       dead: (dead, beforeReady) => this.replace(dead, beforeReady),
+      lost: (runIds, reason) => this.reportLost(runIds, reason),
+      ended: (runId) => {
+        if (this.parked.get(runId) === thread) this.parked.delete(runId);
+      },
       log: this.log,
     });
     this.threads.add(thread);
     return thread;
+  }
+
+  private reportLost(runIds: string[], reason: string): void {
+    this.log('warn', 'parked code mode runs lost with their sandbox thread', { runIds, reason });
+    for (const listener of this.lostListeners) {
+      try {
+        listener(runIds, reason);
+      } catch (error) {
+        this.log('error', 'onRunsLost listener failed', { error: String(error) });
+      }
+    }
   }
 
   private replace(dead: PoolThread, beforeReady: boolean): void {
@@ -99,36 +229,44 @@ export class SandboxPool {
 
   private dispatch(): void {
     while (this.queue.length > 0) {
-      const idle = this.pickIdle();
-      if (!idle) return;
+      const thread = this.pickThread();
+      if (!thread) return;
       const queued = this.queue.shift()!;
       clearTimeout(queued.timer);
-      idle.run(queued.request, queued.host).then((outcome) => queued.resolve(outcome), (error: unknown) => {
-        this.log('error', 'sandbox run failed on the host', { error: String(error) });
-        queued.resolve(notStarted(queued.request, 'code mode sandbox thread refused the run'));
-      });
+      const { runId } = queued.request;
+      thread.run(queued.request, queued.host).then(
+        (outcome) => queued.resolve(this.admit(runId, thread, outcome)),
+        (error: unknown) => {
+          this.log('error', 'sandbox run failed on the host', { error: String(error) });
+          queued.resolve(notStarted('code mode sandbox thread refused the run'));
+        },
+      );
     }
   }
 
-  /** An idle thread, preferring one whose next VM is already prepared. */
-  private pickIdle(): PoolThread | undefined {
-    let fallback: PoolThread | undefined;
+  /** The ready thread with the fewest running legs, then the fewest live runs, then a prepared VM. */
+  private pickThread(): PoolThread | undefined {
+    let best: PoolThread | undefined;
+    let bestKey = Infinity;
     for (const thread of this.threads) {
-      if (thread.state !== 'idle') continue;
-      if (thread.warm) return thread;
-      fallback ??= thread;
+      if (thread.state !== 'ready') continue;
+      const key = thread.activeLegs * 1e6 + thread.liveRuns * 2 + (thread.warm ? 0 : 1);
+      if (key < bestKey) {
+        best = thread;
+        bestKey = key;
+      }
     }
-    return fallback;
+    return best;
   }
 
   private expire(queued: Queued): void {
     const index = this.queue.indexOf(queued);
     if (index < 0) return;
     this.queue.splice(index, 1);
-    queued.resolve(notStarted(queued.request, NOT_STARTED_MESSAGE));
+    queued.resolve(notStarted(NOT_STARTED_MESSAGE));
   }
 }
 
-function notStarted(_request: CellRunRequest, error: string): CellOutcome {
+function notStarted(error: string): CellOutcome {
   return { status: 'failed', code: 'runtime_unavailable', phase: 'host', error, output: [], consoleTruncated: false, bridgeDispatchStarted: false };
 }

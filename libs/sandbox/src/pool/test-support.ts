@@ -1,5 +1,5 @@
 import type { Limits } from '@codemode/contracts';
-import type { CellOutcome, CellRunRequest } from '../engine/types';
+import type { CellOutcome, CellRunRequest, WaitingOutcome } from '../engine/types';
 
 /** SPEC §8 defaults, for specs. */
 export const DEFAULT_TEST_LIMITS: Limits = {
@@ -16,10 +16,19 @@ export const DEFAULT_TEST_LIMITS: Limits = {
 
 let counter = 0;
 
-export function cell(code: string, limits: Partial<Limits> = {}): CellRunRequest {
+export function cell(code: string, limits: Partial<Limits> = {}, awaitResults?: boolean): CellRunRequest {
   counter += 1;
-  return { runId: `run-${counter}`, code, limits: { ...DEFAULT_TEST_LIMITS, ...limits } };
+  return { runId: `run-${counter}`, code, limits: { ...DEFAULT_TEST_LIMITS, ...limits }, awaitResults };
 }
+/** The runId of the last request `cell` made. */
+cell.lastRunId = (): string => `run-${counter}`;
+
+export function waiting(outcome: CellOutcome): WaitingOutcome {
+  if (outcome.status !== 'waiting') throw new TypeError(`expected waiting, got ${JSON.stringify(outcome)}`);
+  return outcome;
+}
+
+export const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function failure(outcome: CellOutcome): { code: string; phase: string; error: string } {
   if (outcome.status !== 'failed') throw new TypeError(`expected a failure, got ${JSON.stringify(outcome)}`);

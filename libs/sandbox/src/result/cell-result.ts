@@ -6,7 +6,7 @@ import type {
   Limits,
   Telemetry,
 } from '@codemode/contracts';
-import type { CellOutcome } from '../engine/types';
+import type { TerminalCellOutcome as CellOutcome } from '../engine/types';
 import { boundError } from './bound-error';
 import { boundOutput, type BoundedOutput } from './bound-output';
 import { OUTPUT_LIMIT_EXCEEDED_ERROR, PREFIX_GUIDANCE, RESTART_SAFE_GUIDANCE } from './truncation-text';

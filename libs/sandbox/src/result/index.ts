@@ -12,3 +12,4 @@ export {
 export { boundError } from './bound-error';
 export { boundOutput } from './bound-output';
 export { prefixMarker } from './value-marker';
+export * from './waiting-result';

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { CellRun } from '../engine/cell-run';
+import { CellRun, type LegOptions } from '../engine/cell-run';
 import { CellVm } from '../engine/cell-vm';
 import type { CellOutcome, CellRunRequest } from '../engine/types';
 import { DEFAULT_MEMORY_BYTES, memoryMaxBytes, MIN_MEMORY_BYTES, WasmLoader } from '../engine/wasm-loader';
@@ -7,17 +7,27 @@ import { SandboxStartError } from '../errors';
 import type { FromThread, ThreadData, ToThread } from './protocol';
 
 /**
- * Entry of a cell thread: compiles the wasm once, keeps the next VM ready (64 MiB maximum), runs
- * one cell at a time on a fresh VM and releases it afterwards, off the critical path.
+ * Entry of a cell thread: compiles the wasm once, keeps the next VM ready (64 MiB maximum) and
+ * holds every live run of this thread: legs that run or wait for the host, and parked VMs. Only
+ * one VM executes at a time (this is one event loop); a run waiting for the host or parked does
+ * not stop another from starting or resuming.
  */
 const port = parentPort;
 if (!port) throw new SandboxStartError('cell-thread must run in a worker thread');
 const data = workerData as ThreadData;
+const busyFlag = new Int32Array(data.busy);
 const post = (message: FromThread) => port.postMessage(message);
+
+interface LiveRun {
+  run: CellRun;
+  vm: CellVm;
+  inLeg: boolean;
+  discarded: boolean;
+}
 
 let loader: WasmLoader;
 let next: Promise<CellVm> | undefined;
-let current: { runId: string; run: CellRun } | undefined;
+const runs = new Map<string, LiveRun>();
 
 async function boot(): Promise<void> {
   const t0 = performance.now();
@@ -49,8 +59,9 @@ function prepareNext(): void {
   });
 }
 
-async function runCell(request: CellRunRequest): Promise<void> {
+async function startRun(request: CellRunRequest, slot: number): Promise<void> {
   const startedAt = performance.now();
+  const { runId } = request;
   let vm: CellVm;
   try {
     vm = await takeVm(request);
@@ -64,43 +75,64 @@ async function runCell(request: CellRunRequest): Promise<void> {
       consoleTruncated: false,
       bridgeDispatchStarted: false,
     };
-    post({ type: 'done', runId: request.runId, outcome });
+    post({ type: 'done', runId, outcome });
     prepareNext();
     return;
   }
-  const run = new CellRun(
-    vm,
-    request,
-    {
-      dispatch: (id, method, argsJson) => post({ type: 'bridge', runId: request.runId, id, method, argsJson }),
-      cancel: (id) => post({ type: 'cancel', runId: request.runId, id }),
-    },
-    startedAt,
-  );
-  current = { runId: request.runId, run };
+  const run = new CellRun(vm, request, {
+    dispatch: (id, method, argsJson) => post({ type: 'bridge', runId, id, method, argsJson }),
+    cancel: (id) => post({ type: 'cancel', runId, id }),
+    watch: (timeoutMs) => post({ type: 'watch', runId, timeoutMs }),
+    busy: (on) => Atomics.store(busyFlag, 0, on ? slot : 0),
+  });
+  const live: LiveRun = { run, vm, inLeg: false, discarded: false };
+  runs.set(runId, live);
+  await leg(runId, live, { timeoutMs: request.limits.timeoutMs, awaitResults: request.awaitResults === true, startedAt });
+}
+
+async function leg(runId: string, live: LiveRun, options: LegOptions): Promise<void> {
+  live.inLeg = true;
   let outcome: CellOutcome;
   try {
-    outcome = await run.execute();
+    outcome = await live.run.leg(options);
   } finally {
-    current = undefined;
+    live.inLeg = false;
   }
-  post({ type: 'done', runId: request.runId, outcome });
-  const disposeError = vm.release();
-  if (disposeError !== undefined) {
-    post({ type: 'log', level: 'error', msg: 'sandbox dispose failed', fields: { runId: request.runId, error: describe(disposeError) } });
-  }
+  post({ type: 'done', runId, outcome });
+  if (outcome.status !== 'waiting' || live.discarded) release(runId, live);
   prepareNext();
 }
 
+function release(runId: string, live: LiveRun): void {
+  if (runs.get(runId) === live) runs.delete(runId);
+  const disposeError = live.vm.release();
+  if (disposeError !== undefined) {
+    post({ type: 'log', level: 'error', msg: 'sandbox dispose failed', fields: { runId, error: describe(disposeError) } });
+  }
+}
+
+function crash(runId: string, error: unknown): void {
+  post({ type: 'log', level: 'error', msg: 'sandbox run crashed', fields: { runId, error: describe(error) } });
+  process.exit(1);
+}
+
 port.on('message', (message: ToThread) => {
-  if (message.type === 'settle') {
-    if (current?.runId === message.runId) current.run.settleLater(message);
+  if (message.type === 'run') {
+    startRun(message.request, message.slot).catch((error: unknown) => crash(message.request.runId, error));
     return;
   }
-  runCell(message.request).catch((error: unknown) => {
-    post({ type: 'log', level: 'error', msg: 'sandbox run crashed', fields: { runId: message.request.runId, error: describe(error) } });
-    process.exit(1);
-  });
+  const live = runs.get(message.runId);
+  if (!live) return;
+  if (message.type === 'settle') live.run.settleLater(message);
+  else if (message.type === 'platform') live.run.markPlatform(message.id);
+  else if (message.type === 'discard') {
+    live.discarded = true;
+    if (live.inLeg) live.run.abort();
+    else release(message.runId, live);
+  } else if (!live.inLeg) {
+    const options = { timeoutMs: message.timeoutMs, awaitResults: message.awaitResults };
+    leg(message.runId, live, options).catch((error: unknown) => crash(message.runId, error));
+  }
 });
 
 boot().catch((error: unknown) => {

@@ -2,23 +2,36 @@ import type { BridgeMethod } from '@codemode/contracts';
 import type { CellOutcome, CellRunRequest, SandboxVariant } from '../engine/types';
 
 /**
- * Messages between the pool (main thread) and a cell thread. A thread runs one cell at a time:
- * `run` → any number of `bridge`/`cancel` (thread → pool) and `settle` (pool → thread) → `done`.
+ * Messages between the pool (main thread) and a cell thread. A thread holds several live runs
+ * (running legs and parked VMs) but executes one VM at a time. Per run: `run` → any number of
+ * `bridge`/`cancel`/`watch` (thread → pool) and `settle`/`platform` (pool → thread) → `done`;
+ * a `done` with a waiting outcome keeps the VM parked in the thread until `resume` or `discard`.
  * Everything crosses as plain data; guest values only as JSON strings.
  */
 export type ToThread =
-  | { type: 'run'; request: CellRunRequest }
-  | { type: 'settle'; runId: string; id: string; ok: boolean; payload: string };
+  | { type: 'run'; request: CellRunRequest; slot: number }
+  | { type: 'resume'; runId: string; timeoutMs: number; awaitResults: boolean }
+  | { type: 'settle'; runId: string; id: string; ok: boolean; payload: string }
+  /** The call is answered only by the platform (through `SandboxPool.settle`). */
+  | { type: 'platform'; runId: string; id: string }
+  | { type: 'discard'; runId: string };
 
 export type FromThread =
   | { type: 'ready'; compileMs: number; instanceMs: number }
-  /** The thread finished releasing its last VM and has the next one prepared. */
+  /** The thread has its next VM prepared. */
   | { type: 'warm' }
   | { type: 'bridge'; runId: string; id: string; method: BridgeMethod; argsJson: string }
   | { type: 'cancel'; runId: string; id: string }
+  /** The run's leg spends budget for `timeoutMs` from now (arm its watchdog); undefined disarms it. */
+  | { type: 'watch'; runId: string; timeoutMs?: number }
   | { type: 'done'; runId: string; outcome: CellOutcome }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> };
 
 export interface ThreadData {
   variant: SandboxVariant;
+  /**
+   * One Int32: the slot of the run whose guest code the thread is executing right now (0: none).
+   * The pool's watchdog reads it to blame the run that actually overran, not one waiting behind it.
+   */
+  busy: SharedArrayBuffer;
 }
