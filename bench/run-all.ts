@@ -5,12 +5,14 @@ import { randomBytes } from 'node:crypto';
 import { REDIS_URL, TestStack } from '../test/utils/test-stack';
 import { BullmqEcho } from './bullmq-echo';
 import { QuickjsBaseline } from './quickjs-baseline';
+import { Redis } from 'ioredis';
+import { cpuDuring } from './cpu-usage';
 import { fmt, measureThroughput, percentile } from './stats';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
 const IN_FLIGHT = 64;
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..'); // dist/bench → repository root
 
 /**
  * Exec round trip beside a naive BullMQ echo and a bare QuickJS eval, all in one run on the same
@@ -47,9 +49,37 @@ async function main(): Promise<void> {
       await quickjs.evalFresh();
       quickjsSamples.push(performance.now() - t);
     }
-    const echoThroughput = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, () => echo.roundTrip());
-    const execThroughput = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, execCell);
+    // Suspension: park with yield_control, then resume through wait (issue: one Redis round trip at most beyond exec).
+    const parkSamples: number[] = [];
+    const waitSamples: number[] = [];
+    const plainSamples: number[] = [];
+    for (let i = 0; i < SEQUENTIAL; i += 1) {
+      let t = performance.now();
+      await execCell();
+      plainSamples.push(performance.now() - t);
+      t = performance.now();
+      const parked = await client.exec('bench-park', { title: 'park', code: 'await yield_control(); return 3' });
+      parkSamples.push(performance.now() - t);
+      if (parked.status !== 'waiting') throw new Error(`expected waiting, got ${JSON.stringify(parked)}`);
+      t = performance.now();
+      const resumed = await client.wait('bench-park', parked.runId);
+      waitSamples.push(performance.now() - t);
+      if (resumed.status !== 'completed') throw new Error(`expected completed, got ${JSON.stringify(resumed)}`);
+    }
+    const redisPid = await redisServerPid();
+    let echoThroughput = 0;
+    let execThroughput = 0;
+    const echoCpu = await cpuDuring({ bench: process.pid, redis: redisPid }, async () => {
+      echoThroughput = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, () => echo.roundTrip());
+    });
+    const execCpu = await cpuDuring({ bench: process.pid, api: stack.api.pid, worker: stack.workers[0].pid, redis: redisPid }, async () => {
+      execThroughput = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, execCell);
+    });
     const echoThroughput2 = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, () => echo.roundTrip());
+    const perOp = (cpu: Record<string, number>): string =>
+      Object.entries(cpu)
+        .map(([name, ms]) => `${name} ${fmt(ms / THROUGHPUT_TOTAL, 3)}`)
+        .join(', ');
 
     const rows = {
       echo: { p50: percentile(echoSamples, 50), p99: percentile(echoSamples, 99) },
@@ -63,8 +93,16 @@ async function main(): Promise<void> {
       `| round trip p50 (ms) | ${fmt(rows.exec.p50)} | ${fmt(rows.echo.p50)} | ${fmt(rows.exec.p50 / rows.echo.p50)}× | ${fmt(rows.quickjs.p50, 3)} |`,
       `| round trip p99 (ms) | ${fmt(rows.exec.p99)} | ${fmt(rows.echo.p99)} | ${fmt(rows.exec.p99 / rows.echo.p99)}× | ${fmt(rows.quickjs.p99, 3)} |`,
       `| throughput at ${IN_FLIGHT} in flight (/s) | ${fmt(execThroughput, 0)} | ${fmt(echoTp, 0)} (${fmt(echoThroughput, 0)} before, ${fmt(echoThroughput2, 0)} after) | ${fmt(execThroughput / echoTp)}× | — |`,
+      `| CPU ms per operation, by process (throughput phase) | ${perOp(execCpu)} | ${perOp(echoCpu)} | — | — |`,
     ].join('\n');
-    process.stdout.write(`${report}\n`);
+    const suspension = [
+      '| measure (same run, alternating) | p50 (ms) | p99 (ms) | ÷ plain exec p50 |',
+      '|---|---|---|---|',
+      `| plain exec \`return 1+1\` | ${fmt(percentile(plainSamples, 50))} | ${fmt(percentile(plainSamples, 99))} | 1.00× |`,
+      `| exec that parks (\`await yield_control()\`) | ${fmt(percentile(parkSamples, 50))} | ${fmt(percentile(parkSamples, 99))} | ${fmt(percentile(parkSamples, 50) / percentile(plainSamples, 50))}× |`,
+      `| wait that resumes it to completion | ${fmt(percentile(waitSamples, 50))} | ${fmt(percentile(waitSamples, 99))} | ${fmt(percentile(waitSamples, 50) / percentile(plainSamples, 50))}× |`,
+    ].join('\n');
+    process.stdout.write(`${report}\n\n${suspension}\n`);
     const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
     const section = [
       '## Exec round trip vs a naive BullMQ echo',
@@ -74,11 +112,26 @@ async function main(): Promise<void> {
       '',
       report,
       '',
+      '## Park and resume vs plain exec',
+      '',
+      suspension,
+      '',
     ].join('\n');
     writeFileSync(join(ROOT, 'docs', 'bench-latest.md'), section);
   } finally {
     await echo.close();
     await stack.stop();
+  }
+}
+
+/** The local Redis server's pid, to count its CPU time too. */
+async function redisServerPid(): Promise<number> {
+  const redis = new Redis(REDIS_URL);
+  try {
+    const info = await redis.info('server');
+    return Number(/process_id:(\d+)/.exec(info)?.[1] ?? 0);
+  } finally {
+    redis.disconnect();
   }
 }
 

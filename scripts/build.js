@@ -10,7 +10,8 @@ const root = path.resolve(__dirname, '..');
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
 
-fs.rmSync(path.join(root, 'dist'), { recursive: true, force: true });
+// Compiled in place (no clean first): processes and threads already running from dist/ keep
+// finding their files while a rebuild happens. A deleted source leaves a stale, unused .js behind.
 run(bin('tsc'), ['-p', 'tsconfig.build.json']);
 run(bin('tsc-alias'), ['-p', 'tsconfig.build.json']);
 for (const lua of listFiles(path.join(root, 'libs'), '.lua')) {

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ROOT = join(__dirname, '..', '..');
+/** The repository root, from the sources (test/utils) or from the build (dist/test/utils). */
+const ROOT = [join(__dirname, '..', '..'), join(__dirname, '..', '..', '..')].find((dir) => existsSync(join(dir, 'package.json')))!;
 const ENTRIES = { api: 'dist/apps/api/src/main.js', worker: 'dist/apps/worker/src/main.js' } as const;
 const LOG_TAIL_CHARS = 64 * 1024;
 

@@ -56,10 +56,16 @@ export class TestStack {
 
   /** Starts one more worker and waits until it consumes cells. */
   async addWorker(env: Record<string, string> = {}): Promise<AppProcess> {
-    const metricsPort = await freePort();
-    const worker = AppProcess.spawn('worker', { ...this.env, WORKER_METRICS_PORT: String(metricsPort), ...env });
-    this.workers.push(worker);
+    const metricsPort = String(await freePort());
+    const worker = this.spawnWorker({ WORKER_METRICS_PORT: metricsPort, ...env });
     await this.waitReady(`http://127.0.0.1:${metricsPort}`, worker, true);
+    return worker;
+  }
+
+  /** Starts a worker without waiting for it (e.g. one whose health port is taken). */
+  spawnWorker(env: Record<string, string> = {}): AppProcess {
+    const worker = AppProcess.spawn('worker', { ...this.env, ...env });
+    this.workers.push(worker);
     return worker;
   }
 
@@ -77,7 +83,7 @@ export class TestStack {
     const until = Date.now() + 30_000;
     while (Date.now() < until) {
       if (!app.alive) throw new Error(`${app.role} exited during start-up:\n${app.logs()}`);
-      const ok = await fetch(`${baseUrl}${path}`).then(
+      const ok = await fetch(`${baseUrl}${path}`, { signal: AbortSignal.timeout(2000) }).then(
         (r) => r.status === 200,
         () => false,
       );

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig, packageVersion } from '@codemode/config';
-import { createLogger, NestPinoLogger } from '@codemode/telemetry';
+import { createLogger, exitGracefullyOnSignals, NestPinoLogger } from '@codemode/telemetry';
 import { AppModule } from './app.module';
 import { rawJsonBody } from './core/raw-body.middleware';
 
@@ -13,7 +13,7 @@ async function bootstrap(): Promise<void> {
     logger: new NestPinoLogger(logger),
   });
   app.use(rawJsonBody);
-  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  exitGracefullyOnSignals(app, logger);
   await app.listen(config.port, config.host);
   logger.info({ host: config.host, port: config.port, auth: config.apiKeys !== null }, 'api listening');
 }

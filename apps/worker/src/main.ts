@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig, packageVersion } from '@codemode/config';
-import { createLogger, NestPinoLogger } from '@codemode/telemetry';
+import { createLogger, exitGracefullyOnSignals, NestPinoLogger } from '@codemode/telemetry';
 import { WorkerModule } from './worker.module';
 
 async function bootstrap(): Promise<void> {
@@ -10,7 +10,7 @@ async function bootstrap(): Promise<void> {
     workerId: config.workerId,
   });
   const app = await NestFactory.create(WorkerModule.forRoot(config, logger), { logger: new NestPinoLogger(logger) });
-  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  exitGracefullyOnSignals(app, logger);
   await app.init();
   try {
     await app.listen(config.workerMetricsPort, config.host);

@@ -5,6 +5,8 @@ import { CellsModule } from './cells/cells.module';
 import { CoreModule } from './core/core.module';
 import { APP_CONFIG, LOGGER } from './core/tokens';
 import { HealthModule } from './health/health.module';
+import { LifecycleModule } from './lifecycle/lifecycle.module';
+import { ResumesModule } from './resumes/resumes.module';
 
 @Global()
 @Module({})
@@ -12,7 +14,7 @@ export class WorkerModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule, CellsModule, HealthModule],
+      imports: [CoreModule, CellsModule, ResumesModule, HealthModule, LifecycleModule],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },

@@ -7,6 +7,7 @@ import type { AppConfig } from '@codemode/config';
 import { createRedis, EventLog, KeySpace, RunLedger, RunReplies, SessionLedger, type CreateRedisOptions } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from './cell-queue';
+import { WorkerQueues } from './worker-queues';
 import { APP_CONFIG, LOGGER, REDIS } from './tokens';
 
 function connect(config: AppConfig, logger: Logger, name: string, options: CreateRedisOptions = {}): Redis {
@@ -54,8 +55,13 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
       inject: [QUEUE_CONNECTION, APP_CONFIG],
       useFactory: (r: Redis, c: AppConfig) => new CellQueue(new Queue(QUEUES.cells, { connection: r, prefix: `{${c.keyPrefix}}` })),
     },
+    {
+      provide: WorkerQueues,
+      inject: [QUEUE_CONNECTION, APP_CONFIG],
+      useFactory: (r: Redis, c: AppConfig) => new WorkerQueues(r, `{${c.keyPrefix}}`),
+    },
   ],
-  exports: [REDIS, KeySpace, EventLog, RunLedger, SessionLedger, RunReplies, CellQueue],
+  exports: [REDIS, KeySpace, EventLog, RunLedger, SessionLedger, RunReplies, CellQueue, WorkerQueues],
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(
@@ -63,10 +69,12 @@ export class CoreModule implements OnApplicationShutdown {
     @Inject(QUEUE_CONNECTION) private readonly queueConnection: Redis,
     private readonly replies: RunReplies,
     private readonly queue: CellQueue,
+    private readonly workerQueues: WorkerQueues,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close().catch(() => undefined);
+    await this.workerQueues.close();
     await this.replies.close().catch(() => undefined);
     this.queueConnection.disconnect();
     this.redis.disconnect();

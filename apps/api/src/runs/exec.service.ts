@@ -20,6 +20,8 @@ import { ReplyDeadline } from './reply-deadline';
 const TERMINAL = new Set(['completed', 'failed', 'expired', 'lost']);
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,256}$/;
 const IDEMPOTENT_POLL_MS = 25;
+/** How long `wait` can tell which session a run belongs to. */
+const RUN_LOCATION_TTL_SECONDS = 7 * 24 * 3600;
 
 /**
  * The exec path (SPEC §2–§3): validate, record `run.requested`, enqueue, and answer with the
@@ -76,7 +78,10 @@ export class ExecService {
     if (!requested.created) return this.awaitExisting(ref, requested.runId, limits, input.restartSafe);
 
     const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId });
-    const deadline = new ReplyDeadline(limits.timeoutMs, this.config.replyGraceMs, {
+    // Fire and forget: only `wait` reads it, to tell "another session" from "unknown run".
+    this.runs.locateLater(ref, runId, RUN_LOCATION_TTL_SECONDS).catch(() => undefined);
+    const answerBudgetMs = input.awaitResults ? limits.snapshotTtlSeconds * 1000 : limits.timeoutMs;
+    const deadline = new ReplyDeadline(limits.timeoutMs, answerBudgetMs, this.config.replyGraceMs, {
       onStartOverdue: async () => {
         const result = hostFailure(NOT_STARTED_ERROR, 'runtime_unavailable', input.restartSafe);
         const outcome = await this.runs.abandonUnstarted(ref, runId, result);

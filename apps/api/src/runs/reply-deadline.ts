@@ -13,7 +13,10 @@ export class ReplyDeadline {
   readonly outcome: Promise<CodeModeResult>;
 
   constructor(
-    private readonly budgetMs: number,
+    /** How long the run may wait for a worker to take it. */
+    private readonly startBudgetMs: number,
+    /** How long a taken run may take to answer (its budget; longer for awaitResults). */
+    private readonly answerBudgetMs: number,
     private readonly graceMs: number,
     private readonly handlers: {
       /** Resolves an answer to give now, or null to keep waiting for the reply. */
@@ -26,7 +29,7 @@ export class ReplyDeadline {
       this.resolveOutcome = resolve;
       this.rejectOutcome = reject;
     });
-    this.timer = setTimeout(() => this.startOverdue(), budgetMs);
+    this.timer = setTimeout(() => this.startOverdue(), startBudgetMs);
   }
 
   get signal(): AbortSignal {
@@ -37,7 +40,7 @@ export class ReplyDeadline {
   started(): void {
     if (this.settled) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.noAnswer(), this.budgetMs + this.graceMs);
+    this.timer = setTimeout(() => this.noAnswer(), this.answerBudgetMs + this.graceMs);
   }
 
   resolve(result: CodeModeResult): void {

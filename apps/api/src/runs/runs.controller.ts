@@ -1,9 +1,10 @@
-import { Controller, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Delete, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
 import { RUN_ID_PATTERN, type CodeModeResult, type RunView, type SessionRef } from '@codemode/contracts';
 import { RunLedger } from '@codemode/events';
 import { NotFoundApiException } from '../core/api-errors';
 import { JsonBody, Session, Tenant } from '../core/request-params';
 import type { ParsedBody } from '../core/request-context';
+import { AbortService } from './abort.service';
 import { ExecService } from './exec.service';
 import { WaitService } from './wait.service';
 
@@ -12,6 +13,7 @@ export class RunsController {
   constructor(
     private readonly execService: ExecService,
     private readonly waitService: WaitService,
+    private readonly abortService: AbortService,
     private readonly runs: RunLedger,
   ) {}
 
@@ -30,6 +32,13 @@ export class RunsController {
   @HttpCode(200)
   wait(@Tenant() tenant: string, @Param('sid') sessionId: string, @JsonBody() body: ParsedBody): Promise<CodeModeResult> {
     return this.waitService.wait(tenant, sessionId, body);
+  }
+
+  @Delete('runs/:runId')
+  @HttpCode(200)
+  abort(@Session() ref: SessionRef, @Param('runId') runId: string): Promise<CodeModeResult> {
+    if (!RUN_ID_PATTERN.test(runId)) throw new NotFoundApiException(`run ${runId} not found in session ${ref.sessionId}.`);
+    return this.abortService.abort(ref, runId);
   }
 
   @Get('runs/:runId')

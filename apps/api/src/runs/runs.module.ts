@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
+import { AbortService } from './abort.service';
 import { ExecService } from './exec.service';
 import { RunsController } from './runs.controller';
 import { WaitService } from './wait.service';
 
-@Module({ controllers: [RunsController], providers: [ExecService, WaitService] })
+@Module({ controllers: [RunsController], providers: [ExecService, WaitService, AbortService] })
 export class RunsModule {}

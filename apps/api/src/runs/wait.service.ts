@@ -1,19 +1,39 @@
-import { Injectable } from '@nestjs/common';
-import { SESSION_ID_PATTERN, type CodeModeResult, type SessionRef } from '@codemode/contracts';
-import { isStoreUnavailable, RunLedger } from '@codemode/events';
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { SESSION_ID_PATTERN, type CodeModeResult, type RunView, type SessionRef } from '@codemode/contracts';
+import { resolveLimits, type AppConfig } from '@codemode/config';
+import { isStoreUnavailable, RunLedger, RunReplies, SessionLedger } from '@codemode/events';
 import { checkWaitInput, emptyTelemetry, failedInputResult } from '@codemode/sandbox';
+import type { Logger } from '@codemode/telemetry';
+import { WorkerQueues } from '../core/worker-queues';
 import { BODY_NOT_JSON_ERROR, BODY_TOO_LARGE_ERROR, type ParsedBody } from '../core/request-context';
-import { hostFailure, STORE_UNAVAILABLE_ERROR } from './host-results';
+import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { hostFailure, NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
+import { ReplyDeadline } from './reply-deadline';
 
 export const RUN_UNAVAILABLE_ERROR = 'code mode run is unavailable or expired.';
+export const RUN_OTHER_SESSION_ERROR = 'code mode run belongs to a different session.';
+export const RUN_BEING_RESUMED_ERROR = 'code mode run is already being resumed.';
+const ENDED = new Set(['completed', 'failed', 'expired', 'lost']);
+/** A reservation lapses after this if its API instance vanished (longer than any wait). */
+const RESERVATION_TTL_MS = 130_000;
 
 /**
- * `wait` (SPEC §3). Until suspension exists no run can be parked, so every well-formed wait is
- * answered from the run's state: unknown or ended runs are unavailable or expired.
+ * `wait` (SPEC §3): checks in SPEC's order (unknown/other tenant → other session → already being
+ * resumed), reserves the parked run, and routes the resume to the worker that holds it. A refused
+ * wait leaves the run untouched; an owner that does not take the wait within the budget gets the
+ * run's `waiting` answer again.
  */
 @Injectable()
 export class WaitService {
-  constructor(private readonly runs: RunLedger) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly runs: RunLedger,
+    private readonly sessions: SessionLedger,
+    private readonly replies: RunReplies,
+    private readonly workers: WorkerQueues,
+  ) {}
 
   async wait(tenant: string, sessionId: string, body: ParsedBody): Promise<CodeModeResult> {
     if (!SESSION_ID_PATTERN.test(sessionId)) {
@@ -22,26 +42,93 @@ export class WaitService {
     const ref: SessionRef = { tenant, sessionId };
     if (body.kind !== 'json') {
       const error = body.kind === 'too_large' ? BODY_TOO_LARGE_ERROR : BODY_NOT_JSON_ERROR;
-      return this.record(ref, { body: body.kind }, failedInputResult(error, emptyTelemetry(), false));
+      return this.refuse(ref, { body: body.kind }, error, false);
     }
     const check = checkWaitInput(body.value);
-    if (!check.ok) return this.record(ref, body.value, failedInputResult(check.error, emptyTelemetry(), false));
+    if (!check.ok) return this.refuse(ref, body.value, check.error, false);
     try {
-      const run = await this.runs.get(ref, check.runId);
-      const result = failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), run?.restartSafe ?? false);
-      return this.record(ref, { runId: check.runId }, result);
+      return await this.resume(ref, check.runId);
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
+      this.logger.warn({ tenant, sessionId, err: error }, 'wait refused: Redis unavailable');
       return hostFailure(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', false);
     }
   }
 
-  private async record(ref: SessionRef, input: unknown, result: CodeModeResult): Promise<CodeModeResult> {
+  private async resume(ref: SessionRef, runId: string): Promise<CodeModeResult> {
+    const input = { runId };
+    const token = randomUUID();
+    // One round trip: the reservation script answers every refusal case too, and the session's
+    // limits are read alongside it (auto-pipelined).
+    const [reservation, session] = await Promise.all([
+      this.runs.reserveResume(ref, runId, token, RESERVATION_TTL_MS),
+      this.sessions.get(ref),
+    ]);
+    if (!reservation.reserved) {
+      if (reservation.status === null) {
+        const home = await this.runs.locate(ref.tenant, runId);
+        return this.refuse(ref, input, home !== null ? RUN_OTHER_SESSION_ERROR : RUN_UNAVAILABLE_ERROR, false);
+      }
+      const error = ENDED.has(reservation.status) ? RUN_UNAVAILABLE_ERROR : RUN_BEING_RESUMED_ERROR;
+      return this.refuse(ref, input, error, reservation.restartSafe);
+    }
+    const limits = resolveLimits(session?.codeMode, this.config.limitDefaults);
+    const owner = reservation.owner;
+    const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner });
+    let jobId = '';
+    const deadline = new ReplyDeadline(limits.timeoutMs, limits.timeoutMs, this.config.replyGraceMs, {
+      onStartOverdue: async () => {
+        if (!(await this.runs.releaseResume(ref, runId, token))) return null;
+        await this.workers.withdraw(owner, jobId);
+        log.warn('owner did not take the wait within its budget; the run stays parked');
+        return waitingAgain(await this.runs.get(ref, runId), reservation.restartSafe);
+      },
+      onNoAnswer: async () => {
+        const now = await this.runs.get(ref, runId);
+        if (now?.lastResult && (ENDED.has(now.status) || now.status === 'waiting')) return now.lastResult;
+        log.error('the owner did not answer the wait within its budget');
+        return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', reservation.restartSafe);
+      },
+    });
+    this.replies
+      .waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal })
+      .then((result) => deadline.resolve(result))
+      .catch((error: unknown) => {
+        if (!deadline.signal.aborted) deadline.reject(error);
+      });
+    try {
+      jobId = await this.workers.resume(owner, {
+        tenant: ref.tenant,
+        sessionId: ref.sessionId,
+        runId,
+        token,
+        replyTo: this.replies.channel,
+        input,
+        requestedAt: Date.now(),
+      });
+    } catch (error) {
+      deadline.reject(error);
+      await this.runs.releaseResume(ref, runId, token).catch(() => false);
+    }
+    return deadline.outcome;
+  }
+
+  /** Refusals are recorded for the transcript but leave the run itself untouched. */
+  private async refuse(ref: SessionRef, input: unknown, error: string, replaySafe: boolean): Promise<CodeModeResult> {
+    const result = failedInputResult(error, emptyTelemetry(), replaySafe);
     try {
       await this.runs.reject(ref, 'wait', input, result);
-    } catch (error) {
-      if (!isStoreUnavailable(error)) throw error;
+    } catch (failure) {
+      if (!isStoreUnavailable(failure)) throw failure;
     }
     return result;
   }
+}
+
+/** The run's last `waiting` answer again, without the output it already returned. */
+function waitingAgain(run: RunView | null, replaySafe: boolean): CodeModeResult {
+  const last = run?.lastResult;
+  if (last?.status !== 'waiting') return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), replaySafe);
+  const { output: _returned, ...rest } = last;
+  return rest;
 }

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { CellRunner } from './cell-runner.service';
+import { RunsModule } from '../runs/runs.module';
 import { CellsProcessor } from './cells.processor';
 
-@Module({ providers: [CellRunner, CellsProcessor], exports: [CellsProcessor] })
+@Module({ imports: [RunsModule], providers: [CellsProcessor], exports: [CellsProcessor] })
 export class CellsModule {}

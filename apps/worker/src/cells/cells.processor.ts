@@ -1,15 +1,15 @@
-import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { Worker, type Job } from 'bullmq';
 import { CellJobSchema, QUEUES } from '@codemode/contracts';
 import { createRedis } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { CellRunner } from './cell-runner.service';
+import { CellRunner } from '../runs/cell-runner.service';
 
 /** Consumer of the shared `cells` queue: one job per new cell, as many at once as sandbox threads. */
 @Injectable()
-export class CellsProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class CellsProcessor implements OnApplicationBootstrap {
   private worker: Worker | undefined;
 
   constructor(
@@ -37,8 +37,8 @@ export class CellsProcessor implements OnApplicationBootstrap, BeforeApplication
     return this.worker?.isRunning() ?? false;
   }
 
-  /** SIGTERM: take no new cells and let running ones finish within their budget. */
-  async beforeApplicationShutdown(): Promise<void> {
+  /** Takes no new jobs and waits for running ones to finish (within their budget). */
+  async close(): Promise<void> {
     await this.worker?.close();
   }
 }

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { SandboxPool } from '@codemode/sandbox';
 import { CellsProcessor } from '../cells/cells.processor';
 import { REDIS } from '../core/tokens';
+import { ResumesProcessor } from '../resumes/resumes.processor';
 
 /** The worker's own health, on WORKER_METRICS_PORT. Ready = Redis answers, sandbox warm, consuming. */
 @Controller('health')
@@ -11,6 +12,7 @@ export class HealthController {
     @Inject(REDIS) private readonly redis: Redis,
     private readonly pool: SandboxPool,
     private readonly cells: CellsProcessor,
+    private readonly resumes: ResumesProcessor,
   ) {}
 
   @Get('live')
@@ -24,7 +26,7 @@ export class HealthController {
       () => true,
       () => false,
     );
-    if (!redisOk || !this.cells.running) {
+    if (!redisOk || !this.cells.running || !this.resumes.running) {
       throw new ServiceUnavailableException({
         error: redisOk ? 'not consuming cells yet.' : 'Redis does not answer; not ready.',
         code: 'runtime_unavailable',

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CellsModule } from '../cells/cells.module';
+import { ResumesModule } from '../resumes/resumes.module';
 import { HealthController } from './health.controller';
 
-@Module({ imports: [CellsModule], controllers: [HealthController] })
+@Module({ imports: [CellsModule, ResumesModule], controllers: [HealthController] })
 export class HealthModule {}

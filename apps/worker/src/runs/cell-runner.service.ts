@@ -1,13 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CellJob, CodeModeResult, SessionRef } from '@codemode/contracts';
+import type { CellJob, CellSpec } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { RunLedger } from '@codemode/events';
-import { buildCellResult, emptyTelemetry, SandboxPool, type CellOutcome } from '@codemode/sandbox';
+import { SandboxPool, type CellOutcome } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { RunOutcomes, type RunContext } from './run-outcomes.service';
+import { hostFailureOutcome, keepResuming } from './run-loop';
 
 /** Until leases and fencing arrive every run is owned at epoch 1. */
-const FIRST_EPOCH = 1;
+export const FIRST_EPOCH = 1;
 
 /** Runs one queued cell: claim it in the ledger, run it in the sandbox, record and push its answer. */
 @Injectable()
@@ -17,10 +19,11 @@ export class CellRunner {
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runs: RunLedger,
     private readonly pool: SandboxPool,
+    private readonly outcomes: RunOutcomes,
   ) {}
 
   async run(job: CellJob): Promise<void> {
-    const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
+    const ref = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
     const claim = await this.runs.start(ref, job.runId, { workerId: this.config.workerId, epoch: FIRST_EPOCH, replyTo: job.replyTo });
     if (!claim.started) {
@@ -29,40 +32,27 @@ export class CellRunner {
       return;
     }
     const started = Date.now();
-    const result = await this.execute(job, log);
-    await this.runs.finish(ref, job.runId, {
+    const outcome = await this.execute(job.runId, job.spec, log);
+    const ctx: RunContext = {
+      ref,
+      runId: job.runId,
       epoch: FIRST_EPOCH,
-      type: result.status === 'completed' ? 'run.completed' : 'run.failed',
-      result,
-      replyTo: job.replyTo,
-    });
-    log.info({ status: result.status, code: result.status === 'failed' ? result.code : undefined, durationMs: Date.now() - started }, 'cell finished');
+      limits: job.spec.limits,
+      restartSafe: job.spec.restartSafe,
+      awaitResults: job.spec.awaitResults,
+      priorOutputBytes: 0,
+    };
+    const result = await this.outcomes.record(ctx, outcome, job.replyTo);
+    log.info({ status: result.status, code: result.status === 'failed' ? result.code : undefined, durationMs: Date.now() - started }, 'cell answered');
   }
 
-  private async execute(job: CellJob, log: Logger): Promise<CodeModeResult> {
-    const { spec } = job;
-    let outcome: CellOutcome;
+  private async execute(runId: string, spec: CellSpec, log: Logger): Promise<CellOutcome> {
     try {
-      outcome = await this.pool.run({ runId: job.runId, code: spec.code, limits: spec.limits });
+      const first = await this.pool.run({ runId, code: spec.code, limits: spec.limits, awaitResults: spec.awaitResults });
+      return spec.awaitResults ? await keepResuming(this.pool, runId, spec.limits, first) : first;
     } catch (error) {
       log.error({ err: error }, 'sandbox failed to run the cell');
-      outcome = {
-        status: 'failed',
-        error: 'code mode sandbox failed to run the cell; the failure was logged.',
-        code: 'internal_error',
-        phase: 'host',
-        output: [],
-        consoleTruncated: false,
-        bridgeDispatchStarted: false,
-      };
+      return hostFailureOutcome();
     }
-    const { result } = await buildCellResult({
-      outcome,
-      limits: spec.limits,
-      restartSafe: spec.restartSafe,
-      telemetry: emptyTelemetry(),
-      priorOutputBytes: 0,
-    });
-    return result;
   }
 }

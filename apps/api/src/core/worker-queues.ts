@@ -1,0 +1,58 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { JOB_NAMES, workerQueueName, type AbortJob, type ResumeJob } from '@codemode/contracts';
+
+/** Most workers an API instance keeps a queue handle for; older handles are closed and reopened on demand. */
+const MAX_HANDLES = 256;
+
+/**
+ * Producer side of every worker's own queue (sticky routing): a `wait` or abort goes to the
+ * worker that holds the run in memory.
+ */
+export class WorkerQueues {
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(
+    private readonly connection: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  async resume(workerId: string, job: ResumeJob): Promise<string> {
+    const jobId = `resume-${job.token}`;
+    await this.queue(workerId).add(JOB_NAMES.resumeRun, job, { jobId, removeOnComplete: true, removeOnFail: true, attempts: 1 });
+    return jobId;
+  }
+
+  async abort(workerId: string, job: AbortJob): Promise<void> {
+    await this.queue(workerId).add(JOB_NAMES.abortRun, job, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
+  }
+
+  /** Takes back a job the worker has not started; false when it is already active or gone. */
+  async withdraw(workerId: string, jobId: string): Promise<boolean> {
+    const removed = await this.queue(workerId).remove(jobId).catch(() => 0);
+    return removed === 1;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close().catch(() => undefined)));
+    this.queues.clear();
+  }
+
+  private queue(workerId: string): Queue {
+    let queue = this.queues.get(workerId);
+    if (queue) {
+      // Map order is insertion order: re-insert to mark it recently used.
+      this.queues.delete(workerId);
+      this.queues.set(workerId, queue);
+      return queue;
+    }
+    queue = new Queue(workerQueueName(workerId), { connection: this.connection, prefix: this.prefix });
+    this.queues.set(workerId, queue);
+    if (this.queues.size > MAX_HANDLES) {
+      const [oldestId, oldest] = this.queues.entries().next().value as [string, Queue];
+      this.queues.delete(oldestId);
+      void oldest.close().catch(() => undefined);
+    }
+    return queue;
+  }
+}

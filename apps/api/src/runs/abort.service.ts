@@ -1,0 +1,84 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { CodeModeResult, SessionRef } from '@codemode/contracts';
+import { RunAlreadyEndedError, RunLedger, RunReplies } from '@codemode/events';
+import { emptyTelemetry } from '@codemode/sandbox';
+import type { Logger } from '@codemode/telemetry';
+import { ConflictApiException, NotFoundApiException } from '../core/api-errors';
+import { WorkerQueues } from '../core/worker-queues';
+import { LOGGER } from '../core/tokens';
+
+export const ABORTED_ERROR = 'code mode execution aborted';
+/** How long the owner gets to discard the parked cell before the API ends the run itself. */
+const OWNER_ABORT_MS = 3000;
+const ENDED = new Set(['completed', 'failed', 'expired', 'lost']);
+
+/** `DELETE /v1/sessions/{sid}/runs/{runId}` (SPEC §3): aborted, pending calls cancelled, nothing committed. */
+@Injectable()
+export class AbortService {
+  constructor(
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly runs: RunLedger,
+    private readonly replies: RunReplies,
+    private readonly workers: WorkerQueues,
+  ) {}
+
+  async abort(ref: SessionRef, runId: string): Promise<CodeModeResult> {
+    const run = await this.runs.get(ref, runId);
+    if (!run) throw new NotFoundApiException(`run ${runId} not found in session ${ref.sessionId}.`);
+    const result = abortedResult(run.restartSafe);
+    if (ENDED.has(run.status)) throw alreadyEnded(run.status, run.lastResult);
+    if (run.status === 'requested') {
+      const outcome = await this.runs.abandonUnstarted(ref, runId, result);
+      if (outcome.abandoned) return result;
+      throw new ConflictApiException('run started meanwhile; abort it once it returns or parks.', { status: outcome.status });
+    }
+    if (run.status === 'running') {
+      throw new ConflictApiException('run is executing; abort it once it returns or parks.', { status: run.status });
+    }
+    // Parked: reserve it like a wait, so no resume can start while the owner discards it.
+    const reservation = await this.runs.reserveResume(ref, runId, randomUUID(), OWNER_ABORT_MS * 2);
+    if (!reservation.reserved) {
+      if (reservation.busy) throw new ConflictApiException('run is being resumed; abort it once it returns or parks.', { status: 'running' });
+      return this.abort(ref, runId);
+    }
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), OWNER_ABORT_MS);
+    try {
+      const reply = this.replies.waitFor(runId, { signal: controller.signal });
+      await this.workers.abort(reservation.owner, { tenant: ref.tenant, sessionId: ref.sessionId, runId, replyTo: this.replies.channel });
+      return await reply;
+    } catch {
+      // The owner did not answer (gone, or Redis lost the push): end the run here; its VM, if
+      // the owner still has one, is dropped when the owner next touches the run.
+      this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, runId }, 'owner did not take the abort; ending the run from the API');
+      try {
+        await this.runs.finish(ref, runId, { epoch: reservation.epoch, type: 'run.failed', result });
+        return result;
+      } catch (error) {
+        if (!(error instanceof RunAlreadyEndedError)) throw error;
+        const now = await this.runs.get(ref, runId);
+        if (now?.lastResult?.status === 'failed' && now.lastResult.code === 'aborted') return now.lastResult;
+        throw alreadyEnded(now?.status ?? 'failed', now?.lastResult ?? null);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function abortedResult(replaySafe: boolean): CodeModeResult {
+  return {
+    status: 'failed',
+    error: ABORTED_ERROR,
+    code: 'aborted',
+    failurePhase: 'host',
+    bridgeDispatchStarted: false,
+    replaySafe,
+    telemetry: emptyTelemetry(),
+  };
+}
+
+function alreadyEnded(status: string, lastResult: CodeModeResult | null): ConflictApiException {
+  return new ConflictApiException('run has already ended.', { status, result: lastResult });
+}

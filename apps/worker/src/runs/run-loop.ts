@@ -1,0 +1,46 @@
+import type { Limits } from '@codemode/contracts';
+import type { CellOutcome, SandboxPool } from '@codemode/sandbox';
+
+/** SPEC §3: an awaitResults call stays open, bounded by snapshotTtlSeconds. */
+export const AWAIT_RESULTS_TIMEOUT_ERROR = 'code mode timeout exceeded';
+
+/**
+ * `awaitResults: true`: a cell that would park is resumed at once with a fresh budget, output
+ * gathered across resumes, until it completes or fails or `snapshotTtlSeconds` have passed.
+ */
+export async function keepResuming(pool: SandboxPool, runId: string, limits: Limits, first: CellOutcome): Promise<CellOutcome> {
+  const until = Date.now() + limits.snapshotTtlSeconds * 1000;
+  const output = [...first.output];
+  let outcome = first;
+  while (outcome.status === 'waiting') {
+    const left = until - Date.now();
+    if (left <= 0) {
+      pool.discard(runId);
+      return {
+        status: 'failed',
+        error: AWAIT_RESULTS_TIMEOUT_ERROR,
+        code: 'timeout',
+        phase: 'guest',
+        output,
+        consoleTruncated: outcome.consoleTruncated,
+        bridgeDispatchStarted: outcome.bridgeDispatchStarted,
+      };
+    }
+    outcome = await pool.resume(runId, { timeoutMs: Math.min(limits.timeoutMs, left), awaitResults: true });
+    output.push(...outcome.output);
+  }
+  return { ...outcome, output };
+}
+
+/** The sandbox itself failed (not the cell): a host-phase internal error. */
+export function hostFailureOutcome(): CellOutcome {
+  return {
+    status: 'failed',
+    error: 'code mode sandbox failed to run the cell; the failure was logged.',
+    code: 'internal_error',
+    phase: 'host',
+    output: [],
+    consoleTruncated: false,
+    bridgeDispatchStarted: false,
+  };
+}

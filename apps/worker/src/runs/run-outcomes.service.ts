@@ -1,0 +1,116 @@
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import type { CodeModeResult, Limits, SessionRef } from '@codemode/contracts';
+import type { AppConfig } from '@codemode/config';
+import { RunLedger } from '@codemode/events';
+import { buildCellResult, buildWaitingResult, emptyTelemetry, SandboxPool, type CellOutcome } from '@codemode/sandbox';
+import type { Logger } from '@codemode/telemetry';
+import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { ParkedRunRegistry, type ParkedRun } from './parked-run-registry';
+
+/** Everything needed to record what a run's cell just did. */
+export interface RunContext {
+  ref: SessionRef;
+  runId: string;
+  epoch: number;
+  limits: Limits;
+  restartSafe: boolean;
+  awaitResults: boolean;
+  priorOutputBytes: number;
+}
+
+const EXPIRED_REASON = 'parked longer than snapshotTtlSeconds without a wait';
+
+/**
+ * Records a cell's outcome in the log and pushes the answer: a terminal event for completed and
+ * failed cells, `run.parked` for waiting ones (which also enter the parked-run registry). Owns
+ * expiry and loss of parked runs.
+ */
+@Injectable()
+export class RunOutcomes implements OnModuleDestroy {
+  readonly parked: ParkedRunRegistry;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly runs: RunLedger,
+    private readonly pool: SandboxPool,
+  ) {
+    this.parked = new ParkedRunRegistry((run) => void this.expire(run));
+    this.pool.onRunsLost((runIds, reason) => {
+      for (const runId of runIds) void this.lose(runId, reason);
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.parked.close();
+  }
+
+  async record(ctx: RunContext, outcome: CellOutcome, replyTo: string): Promise<CodeModeResult> {
+    if (outcome.status === 'waiting') {
+      const { result, outputBytes } = buildWaitingResult({
+        runId: ctx.runId,
+        reason: outcome.reason,
+        pending: outcome.pending,
+        output: outcome.output,
+        limits: ctx.limits,
+        restartSafe: ctx.restartSafe,
+        telemetry: emptyTelemetry(),
+        priorOutputBytes: ctx.priorOutputBytes,
+      });
+      const expiresAt = Date.now() + ctx.limits.snapshotTtlSeconds * 1000;
+      this.parked.park({ ...ctx, priorOutputBytes: ctx.priorOutputBytes + outputBytes, expiresAt });
+      await this.runs.append(ctx.ref, {
+        type: 'run.parked',
+        runId: ctx.runId,
+        epoch: ctx.epoch,
+        data: { result, expiresAt: new Date(expiresAt).toISOString(), snapshotBytes: outcome.snapshotBytes },
+        publish: { channel: replyTo, message: JSON.stringify({ kind: 'result', runId: ctx.runId, result }) },
+      });
+      return result;
+    }
+    const { result } = await buildCellResult({
+      outcome,
+      limits: ctx.limits,
+      restartSafe: ctx.restartSafe,
+      telemetry: emptyTelemetry(),
+      priorOutputBytes: ctx.priorOutputBytes,
+    });
+    await this.runs.finish(ctx.ref, ctx.runId, {
+      epoch: ctx.epoch,
+      type: result.status === 'completed' ? 'run.completed' : 'run.failed',
+      result,
+      replyTo,
+    });
+    return result;
+  }
+
+  /** Shutdown: parked VMs die with this process, so each parked run ends as `run.lost`. */
+  async loseAllParked(reason: string): Promise<void> {
+    const runIds = [...this.parked.runIds()];
+    await Promise.all(runIds.map((runId) => this.lose(runId, reason)));
+  }
+
+  private async expire(run: ParkedRun): Promise<void> {
+    this.pool.discard(run.runId);
+    await this.endParked(run.ref, run.runId, run.epoch, 'run.expired', EXPIRED_REASON);
+  }
+
+  private async lose(runId: string, reason: string): Promise<void> {
+    const run = this.parked.take(runId);
+    if (!run) return;
+    await this.endParked(run.ref, runId, run.epoch, 'run.lost', reason);
+  }
+
+  private async endParked(ref: SessionRef, runId: string, epoch: number, type: 'run.expired' | 'run.lost', reason: string): Promise<void> {
+    try {
+      await this.runs.append(ref, { type, runId, epoch, data: { reason } });
+      this.logger.info({ tenant: ref.tenant, sessionId: ref.sessionId, runId, type, reason }, 'parked run ended');
+    } catch (error) {
+      this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, runId, type, err: error }, 'could not record the end of a parked run');
+    }
+  }
+
+  get workerId(): string {
+    return this.config.workerId;
+  }
+}

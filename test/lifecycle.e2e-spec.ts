@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { CodeModeClient } from '@codemode/client';
+import { freePort } from './utils/free-port';
+import { deleteKeys, REDIS_URL, TestStack } from './utils/test-stack';
+
+jest.setTimeout(60_000);
+
+describe('worker lifecycle', () => {
+  let stack: TestStack;
+  let blocker: Server;
+  beforeAll(async () => {
+    stack = await TestStack.start({ workers: 0 });
+    blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    blocker?.close();
+    await stack?.stop();
+  });
+
+  it('keeps working when its health port is taken, and says so', async () => {
+    const address = blocker.address();
+    const takenPort = typeof address === 'object' && address ? address.port : 0;
+    const running = stack.spawnWorker({ WORKER_METRICS_PORT: String(takenPort) });
+    const client = stack.client();
+    let result = await client.exec('taken', { title: 't', code: 'return 7' });
+    for (let i = 0; i < 40 && result.status !== 'completed'; i += 1) result = await client.exec('taken', { title: 't', code: 'return 7' });
+    expect(result).toMatchObject({ status: 'completed', value: 7 });
+    expect(running.alive).toBe(true);
+    expect(running.logs()).toMatch(/worker health\/metrics port unavailable; continuing without it/);
+    expect(await running.stop()).toBe(0);
+  });
+
+  it('finishes a running cell on SIGTERM, then exits 0', async () => {
+    const worker = await stack.addWorker();
+    const client = stack.client();
+    const pending = client.exec('term', { title: 't', code: 'await new Promise(r => setTimeout(r, 700)); return "done";' });
+    await new Promise((r) => setTimeout(r, 200));
+    const exit = worker.stop();
+    expect(await pending).toMatchObject({ status: 'completed', value: 'done' });
+    expect(await exit).toBe(0);
+  });
+
+  it('ends runs parked in a worker that shuts down as run.lost', async () => {
+    const worker = await stack.addWorker();
+    const client = stack.client();
+    const parked = await client.exec('lost', { title: 'y', code: 'await yield_control(); return 1;' });
+    expect(parked.status).toBe('waiting');
+    expect(await worker.stop()).toBe(0);
+    const runId = parked.status === 'waiting' ? parked.runId : '';
+    const events = (await client.events('lost')).events.filter((e) => e.runId === runId);
+    expect(events.map((e) => e.type)).toEqual(['run.requested', 'run.started', 'run.parked', 'run.lost']);
+    expect(events[3].data).toEqual({ reason: 'the worker holding the parked cell shut down' });
+    expect(await client.wait('lost', runId)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+  });
+});
+
+describe('npm start (the README command)', () => {
+  it('serves the README example from API + worker started by one command, and stops on SIGTERM', async () => {
+    const prefix = `tstart${Date.now().toString(36)}`;
+    const port = await freePort();
+    const child = spawn(process.execPath, [join(__dirname, '..', 'scripts', 'start.js')], {
+      env: { ...process.env, PORT: String(port), WORKER_METRICS_PORT: String(await freePort()), CODEMODE_KEY_PREFIX: prefix, REDIS_URL, LOG_LEVEL: 'warn' },
+      stdio: 'ignore',
+    });
+    try {
+      const client = new CodeModeClient({ baseUrl: `http://127.0.0.1:${port}` });
+      let result: unknown;
+      for (let i = 0; i < 200 && result === undefined; i += 1) {
+        result = await client.exec('s1', { title: 'add', code: 'return 1+1' }).catch(() => undefined);
+        if (result === undefined) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(result).toMatchObject({ status: 'completed', value: 2 });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await deleteKeys(prefix);
+    }
+  });
+});
