@@ -9,3 +9,5 @@ export * from './run';
 export * from './session';
 export * from './shell-config';
 export * from './transcript';
+export * from './shell';
+export * from './tools';

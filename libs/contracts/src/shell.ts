@@ -1,0 +1,187 @@
+import { z } from 'zod';
+
+/** Shell exec and process shapes (SPEC §7). */
+export const ShellStatusSchema = z.enum(['running', 'completed', 'failed', 'lost']);
+export type ShellStatus = z.infer<typeof ShellStatusSchema>;
+
+/** The ten `process` actions, in the order the invalid-action error lists them. */
+export const PROCESS_ACTIONS = ['list', 'poll', 'log', 'write', 'send-keys', 'submit', 'paste', 'kill', 'clear', 'remove'] as const;
+export type ProcessAction = (typeof PROCESS_ACTIONS)[number];
+
+/** Body of `shell/exec` (and of the shell `exec` tool inside a cell). */
+export const ShellExecInputSchema = z.object({
+  title: z.string().optional(),
+  command: z.string(),
+  workdir: z.string().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  yieldMs: z.number().optional(),
+  background: z.boolean().optional(),
+  timeoutSeconds: z.number().optional(),
+  pty: z.boolean().optional(),
+  awaitResults: z.boolean().optional(),
+});
+export type ShellExecInput = z.infer<typeof ShellExecInputSchema>;
+
+/**
+ * Body of `process`. `action` is a plain string on purpose: an unknown action is a tool-level
+ * outcome (`Invalid process action. …`, answered 200), not a malformed body (400).
+ */
+export const ProcessInputSchema = z.object({
+  action: z.string(),
+  sessionId: z.string().optional(),
+  data: z.string().optional(),
+  eof: z.boolean().optional(),
+  keys: z.array(z.string()).optional(),
+  hex: z.array(z.string()).optional(),
+  literal: z.string().optional(),
+  text: z.string().optional(),
+  bracketed: z.boolean().optional(),
+  offset: z.number().optional(),
+  limit: z.number().optional(),
+  timeout: z.number().optional(),
+});
+export type ProcessInput = z.infer<typeof ProcessInputSchema>;
+
+/** Any tool-level error: the message is the answer's `text`. */
+export const ShellFailedDetailsSchema = z.object({ status: z.literal('failed') });
+
+/** A foreground command that ended before its yield. */
+export const ShellFinishedDetailsSchema = z.object({
+  status: z.enum(['completed', 'failed']),
+  exitCode: z.number().int().nullable(),
+  exitSignal: z.string().optional(),
+  timedOut: z.boolean().optional(),
+  aggregated: z.string(),
+  durationMs: z.number(),
+  cwd: z.string(),
+});
+
+/** A command still running after its yield, or started with `background:true`. */
+export const ShellRunningDetailsSchema = z.object({
+  status: z.literal('running'),
+  sessionId: z.string(),
+  pid: z.number().int(),
+  startedAt: z.number(),
+  tail: z.string(),
+});
+
+/** Input-wait state of a running session (`list`, `poll`, `log`). */
+export const ShellInputStateSchema = z.object({
+  stdinWritable: z.boolean(),
+  waitingForInput: z.boolean(),
+  idleMs: z.number(),
+  lastOutputAt: z.number(),
+});
+
+/** One row of `list`: running rows add pid and input state, finished rows their exit. */
+export const ShellSessionSummarySchema = z.object({
+  sessionId: z.string(),
+  status: ShellStatusSchema,
+  startedAt: z.number(),
+  runtimeMs: z.number(),
+  cwd: z.string(),
+  command: z.string(),
+  name: z.string().optional(),
+  tail: z.string(),
+  truncated: z.boolean(),
+  pid: z.number().int().optional(),
+  stdinWritable: z.boolean().optional(),
+  waitingForInput: z.boolean().optional(),
+  idleMs: z.number().optional(),
+  lastOutputAt: z.number().optional(),
+  exitCode: z.number().int().nullable().optional(),
+  exitSignal: z.string().optional(),
+  timedOut: z.boolean().optional(),
+  endedAt: z.number().optional(),
+});
+export type ShellSessionSummary = z.infer<typeof ShellSessionSummarySchema>;
+
+export const ProcessListDetailsSchema = z.object({
+  status: z.literal('completed'),
+  sessions: z.array(ShellSessionSummarySchema),
+});
+
+/** `poll`/`log` of a running session, and the input actions (`write`, `send-keys`, …). */
+export const ProcessRunningDetailsSchema = ShellInputStateSchema.partial().extend({
+  status: z.literal('running'),
+  sessionId: z.string(),
+  name: z.string().optional(),
+  aggregated: z.string().optional(),
+  totalLines: z.number().int().optional(),
+  totalChars: z.number().int().optional(),
+  truncated: z.boolean().optional(),
+});
+
+/** `poll`/`log` of a finished (or lost) session. */
+export const ProcessFinishedDetailsSchema = z.object({
+  status: z.enum(['completed', 'failed', 'lost']),
+  sessionId: z.string(),
+  name: z.string().optional(),
+  exitCode: z.number().int().nullable().optional(),
+  exitSignal: z.string().optional(),
+  timedOut: z.boolean().optional(),
+  aggregated: z.string().optional(),
+  totalLines: z.number().int().optional(),
+  totalChars: z.number().int().optional(),
+  truncated: z.boolean().optional(),
+});
+
+/** `kill`, `clear`, `remove`: the action itself succeeded. */
+export const ProcessDoneDetailsSchema = z.object({
+  status: z.literal('completed'),
+  sessionId: z.string(),
+  name: z.string().optional(),
+});
+
+export const ShellDetailsSchema = z.union([
+  ShellFailedDetailsSchema,
+  ShellFinishedDetailsSchema,
+  ShellRunningDetailsSchema,
+  ProcessListDetailsSchema,
+  ProcessRunningDetailsSchema,
+  ProcessFinishedDetailsSchema,
+  ProcessDoneDetailsSchema,
+]);
+export type ShellDetails = z.infer<typeof ShellDetailsSchema>;
+
+/** Every `shell/exec` and `process` answer, errors included (SPEC §7). */
+export const ShellAnswerSchema = z.object({ text: z.string(), details: ShellDetailsSchema });
+export type ShellAnswer = z.infer<typeof ShellAnswerSchema>;
+
+/** `shell.started` event data: enough to list the session after its worker is gone. */
+export const ShellStartedDataSchema = z.object({
+  sessionId: z.string(),
+  scope: z.string(),
+  command: z.string(),
+  cwd: z.string(),
+  pid: z.number().int(),
+  pty: z.boolean(),
+  startedAt: z.number(),
+  backgrounded: z.boolean(),
+});
+export type ShellStartedData = z.infer<typeof ShellStartedDataSchema>;
+
+/** `shell.output` event data: one coalesced chunk (at most 8 KiB of text). */
+export const ShellOutputDataSchema = z.object({
+  sessionId: z.string(),
+  scope: z.string(),
+  stream: z.enum(['stdout', 'stderr']),
+  text: z.string(),
+});
+export type ShellOutputData = z.infer<typeof ShellOutputDataSchema>;
+
+/** `shell.exited` event data. `droppedChars`: output not recorded once the per-session budget was spent. */
+export const ShellExitedDataSchema = z.object({
+  sessionId: z.string(),
+  scope: z.string(),
+  status: z.enum(['completed', 'failed']),
+  exitCode: z.number().int().nullable(),
+  exitSignal: z.string().nullable(),
+  timedOut: z.boolean(),
+  startedAt: z.number(),
+  endedAt: z.number(),
+  durationMs: z.number(),
+  backgrounded: z.boolean(),
+  droppedChars: z.number().int(),
+});
+export type ShellExitedData = z.infer<typeof ShellExitedDataSchema>;
