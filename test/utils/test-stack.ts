@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { CodeModeClient } from '@codemode/client';
 import { AppProcess } from './app-process';
@@ -34,6 +37,7 @@ export class TestStack {
     const env: Record<string, string> = {
       REDIS_URL: options.redisUrl ?? REDIS_URL,
       CODEMODE_KEY_PREFIX: prefix,
+      CODEMODE_WORKSPACE_ROOT: mkdtempSync(join(tmpdir(), `${prefix}-ws-`)),
       CODEMODE_SANDBOX_THREADS: '2',
       ...(options.apiKeys ? { CODEMODE_API_KEYS: options.apiKeys } : {}),
       ...options.env,
@@ -72,6 +76,7 @@ export class TestStack {
   async stop(): Promise<void> {
     await Promise.all([this.api.stop(), ...this.workers.map((w) => w.stop())]);
     await deleteKeys(this.env.REDIS_URL === REDIS_URL ? this.prefix : null);
+    rmSync(this.env.CODEMODE_WORKSPACE_ROOT, { recursive: true, force: true });
   }
 
   logs(): string {

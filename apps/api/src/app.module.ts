@@ -10,6 +10,7 @@ import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { RunsModule } from './runs/runs.module';
 import { SessionsModule } from './sessions/sessions.module';
+import { ShellModule } from './shell/shell.module';
 
 @Global()
 @Module({})
@@ -17,7 +18,7 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule, HealthModule, SessionsModule, RunsModule, EventsModule],
+      imports: [CoreModule, HealthModule, SessionsModule, RunsModule, EventsModule, ShellModule],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },

@@ -1,5 +1,6 @@
 import { availableParallelism, hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import type { Limits, ShellConfig } from '@codemode/contracts';
 import { parseApiKeys } from './api-keys';
 import { ConfigError } from './errors';
@@ -24,6 +25,16 @@ export interface AppConfig {
   /** Extra time the API waits past a started run's budget before it stops waiting. */
   readonly replyGraceMs: number;
   readonly version: string;
+  /** Root of the per-session workspaces the core tools and shell commands run in. */
+  readonly workspaceRoot: string;
+  /** Environment shell commands start from: the worker's, minus this service's own settings. */
+  readonly shellBaseEnv: Readonly<Record<string, string>>;
+  /** `CODEMODE_MCP_SERVERS` as given (JSON); parsed by libs/tools. */
+  readonly mcpServersJson: string | null;
+  /** Per-tenant webhook signing secrets from `CODEMODE_WEBHOOK_SECRETS` (`tenant:secret,…`). */
+  readonly webhookSecrets: ReadonlyMap<string, string>;
+  /** Worker presence TTL (ms): how long a silent worker is still considered alive. */
+  readonly presenceTtlMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -87,5 +98,38 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     shellDefaults: readShellDefaults(env),
     replyGraceMs: readInt(env, 'CODEMODE_REPLY_GRACE_MS', 2000, 0, 60_000),
     version,
+    workspaceRoot: resolve(env.CODEMODE_WORKSPACE_ROOT?.trim() || './.data/workspaces'),
+    shellBaseEnv: shellBaseEnv(env),
+    mcpServersJson: env.CODEMODE_MCP_SERVERS?.trim() || null,
+    webhookSecrets: parseWebhookSecrets(env.CODEMODE_WEBHOOK_SECRETS),
+    presenceTtlMs: readInt(env, 'CODEMODE_LEASE_MS', 10_000, 1000, 600_000),
   };
+}
+
+/**
+ * Commands get the worker's environment except this service's own variables, which hold keys,
+ * secrets and addresses a cell has no business reading.
+ */
+function shellBaseEnv(env: Env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (/^(CODEMODE_|REDIS_|WORKER_METRICS_|NODE_OPTIONS$|LOG_LEVEL$|PORT$|HOST$)/.test(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+function parseWebhookSecrets(raw: string | undefined): ReadonlyMap<string, string> {
+  const secrets = new Map<string, string>();
+  for (const pair of (raw ?? '').split(',')) {
+    const trimmed = pair.trim();
+    if (trimmed === '') continue;
+    const at = trimmed.indexOf(':');
+    if (at <= 0 || at === trimmed.length - 1) {
+      throw new ConfigError('CODEMODE_WEBHOOK_SECRETS', 'must be comma-separated tenant:secret pairs.');
+    }
+    secrets.set(trimmed.slice(0, at), trimmed.slice(at + 1));
+  }
+  return secrets;
 }

@@ -11,3 +11,4 @@ export * from './shell-config';
 export * from './transcript';
 export * from './shell';
 export * from './tools';
+export * from './guest-catalog';

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { CellSpecSchema } from './exec';
 import { CodeModeResultSchema } from './result';
+import { ShellConfigSchema } from './shell-config';
 
 /** Queue names, defined once. The shared `cells` queue takes only new cells. */
-export const QUEUES = { cells: 'cells' } as const;
+export const QUEUES = { cells: 'cells', shell: 'shell' } as const;
 
 /**
  * Each worker's own queue (a sticky task queue): work for what lives in that worker's memory —
@@ -13,7 +14,7 @@ export function workerQueueName(workerId: string): string {
   return `worker-${workerId}`;
 }
 
-export const JOB_NAMES = { runCell: 'run-cell', resumeRun: 'resume-run', abortRun: 'abort-run' } as const;
+export const JOB_NAMES = { runCell: 'run-cell', resumeRun: 'resume-run', abortRun: 'abort-run', shell: 'shell' } as const;
 
 export const CellJobSchema = z.object({
   tenant: z.string(),
@@ -26,10 +27,11 @@ export const CellJobSchema = z.object({
 });
 export type CellJob = z.infer<typeof CellJobSchema>;
 
-/** Messages a worker pushes to the waiting API instance. */
+/** Messages a worker pushes to the waiting API instance (`runId` is a request id for `answer`). */
 export const RunReplySchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('started'), runId: z.string(), workerId: z.string() }),
   z.object({ kind: z.literal('result'), runId: z.string(), result: CodeModeResultSchema }),
+  z.object({ kind: z.literal('answer'), runId: z.string(), answer: z.unknown() }),
 ]);
 export type RunReply = z.infer<typeof RunReplySchema>;
 
@@ -54,3 +56,20 @@ export const AbortJobSchema = z.object({
   replyTo: z.string(),
 });
 export type AbortJob = z.infer<typeof AbortJobSchema>;
+
+/**
+ * A shell `exec` or `process` request (SPEC §7). Shell work of one scope (the session's agentId,
+ * else the session) is served by one "home" worker, so list/poll/log see every live process.
+ */
+export const ShellJobSchema = z.object({
+  tenant: z.string(),
+  sessionId: z.string(),
+  /** `agent:<agentId>` or `session:<sid>`. */
+  scopeKey: z.string(),
+  kind: z.enum(['exec', 'process']),
+  input: z.record(z.string(), z.unknown()),
+  config: ShellConfigSchema,
+  requestId: z.string(),
+  replyTo: z.string(),
+});
+export type ShellJob = z.infer<typeof ShellJobSchema>;

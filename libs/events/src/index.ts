@@ -3,11 +3,26 @@ export { KeySpace, type SessionScriptKeys } from './keys';
 export { EventLog, MAX_PAGE, type AppendInput } from './event-log';
 export { SessionLedger, type SessionPatch } from './session-ledger';
 export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type RunRequestedData } from './run-ledger';
-export { RunReplies } from './run-replies';
-export { createRedis, closeConnection, duplicateForBlocking, waitUntilReady, toStoreError, isStoreUnavailable, type CreateRedisOptions } from './redis';
+export { RunReplies, publishAnswer } from './run-replies';
+export { WorkerPresence } from './worker-presence';
+export {
+  createRedis,
+  closeConnection,
+  duplicateForBlocking,
+  waitUntilReady,
+  toStoreError,
+  isStoreUnavailable,
+  guard,
+  execMulti,
+  type CreateRedisOptions,
+} from './redis';
+export { StoreLedger, type StoreWrites, type StoreCommitInput, type StoreCommitOutcome } from './store-ledger';
+export { ClientToolsLedger } from './client-tools-ledger';
 export { ScriptLoader, SCRIPT_NAMES, type ScriptName } from './script-loader';
 export { type LoggedEvent } from './event-encoding';
 export { type SessionRecord, type SessionSettings } from './projections/views';
 export { rebuildSession } from './projections/rebuild-session';
 export { rebuildRun } from './projections/rebuild-run';
 export { rebuildTranscript } from './projections/rebuild-transcript';
+export { rebuildStore, storeBytes } from './projections/rebuild-store';
+export { rebuildClientToolNames } from './projections/rebuild-client-tools';

@@ -70,6 +70,14 @@ export class RunReplies {
     });
   }
 
+  /**
+   * Resolves with the `answer` a worker pushes for request `requestId` (shell requests).
+   * @throws ReplyWaitAbortedError (rejection) when `signal` aborts first
+   */
+  waitForAnswer(requestId: string, signal: AbortSignal): Promise<unknown> {
+    return this.waitFor(requestId, { signal }) as Promise<unknown>;
+  }
+
   /** Unsubscribes and closes the subscriber connection; pending waits stay until their signals abort. */
   async close(): Promise<void> {
     this.subscriber.off('message', this.onMessage);
@@ -94,7 +102,13 @@ export class RunReplies {
     if (!set) return;
     for (const waiter of [...set]) {
       if (reply.data.kind === 'started') waiter.onStarted?.();
-      else waiter.resolve(reply.data.result);
+      else if (reply.data.kind === 'result') waiter.resolve(reply.data.result);
+      else waiter.resolve(reply.data.answer as CodeModeResult);
     }
   }
+}
+
+/** Worker side: pushes a request's answer to the API instance waiting on `channel`. */
+export async function publishAnswer(redis: Redis, channel: string, requestId: string, answer: unknown): Promise<void> {
+  await redis.publish(channel, JSON.stringify({ kind: 'answer', runId: requestId, answer }));
 }

@@ -4,9 +4,19 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QUEUES } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { createRedis, EventLog, KeySpace, RunLedger, RunReplies, SessionLedger, type CreateRedisOptions } from '@codemode/events';
+import {
+  createRedis,
+  EventLog,
+  KeySpace,
+  RunLedger,
+  RunReplies,
+  SessionLedger,
+  WorkerPresence,
+  type CreateRedisOptions,
+} from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from './cell-queue';
+import { ShellQueue } from './shell-queue';
 import { WorkerQueues } from './worker-queues';
 import { APP_CONFIG, LOGGER, REDIS } from './tokens';
 
@@ -56,12 +66,18 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
       useFactory: (r: Redis, c: AppConfig) => new CellQueue(new Queue(QUEUES.cells, { connection: r, prefix: `{${c.keyPrefix}}` })),
     },
     {
+      provide: ShellQueue,
+      inject: [QUEUE_CONNECTION, APP_CONFIG],
+      useFactory: (r: Redis, c: AppConfig) => new ShellQueue(new Queue(QUEUES.shell, { connection: r, prefix: `{${c.keyPrefix}}` })),
+    },
+    { provide: WorkerPresence, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerPresence(r, k) },
+    {
       provide: WorkerQueues,
       inject: [QUEUE_CONNECTION, APP_CONFIG],
       useFactory: (r: Redis, c: AppConfig) => new WorkerQueues(r, `{${c.keyPrefix}}`),
     },
   ],
-  exports: [REDIS, KeySpace, EventLog, RunLedger, SessionLedger, RunReplies, CellQueue, WorkerQueues],
+  exports: [REDIS, KeySpace, EventLog, RunLedger, SessionLedger, RunReplies, CellQueue, ShellQueue, WorkerQueues, WorkerPresence],
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(
@@ -70,11 +86,13 @@ export class CoreModule implements OnApplicationShutdown {
     private readonly replies: RunReplies,
     private readonly queue: CellQueue,
     private readonly workerQueues: WorkerQueues,
+    private readonly shellQueue: ShellQueue,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close().catch(() => undefined);
     await this.workerQueues.close();
+    await this.shellQueue.close().catch(() => undefined);
     await this.replies.close().catch(() => undefined);
     this.queueConnection.disconnect();
     this.redis.disconnect();

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { SESSION_ID_PATTERN, type CodeModeResult, type RunView, type SessionRef } from '@codemode/contracts';
 import { resolveLimits, type AppConfig } from '@codemode/config';
-import { isStoreUnavailable, RunLedger, RunReplies, SessionLedger } from '@codemode/events';
+import { isStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkWaitInput, emptyTelemetry, failedInputResult } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { WorkerQueues } from '../core/worker-queues';
@@ -33,6 +33,7 @@ export class WaitService {
     private readonly sessions: SessionLedger,
     private readonly replies: RunReplies,
     private readonly workers: WorkerQueues,
+    private readonly presence: WorkerPresence,
   ) {}
 
   async wait(tenant: string, sessionId: string, body: ParsedBody): Promise<CodeModeResult> {
@@ -65,10 +66,7 @@ export class WaitService {
       this.sessions.get(ref),
     ]);
     if (!reservation.reserved) {
-      if (reservation.status === null) {
-        const home = await this.runs.locate(ref.tenant, runId);
-        return this.refuse(ref, input, home !== null ? RUN_OTHER_SESSION_ERROR : RUN_UNAVAILABLE_ERROR, false);
-      }
+      if (reservation.status === null) return this.refuseUnknown(ref, runId);
       const error = ENDED.has(reservation.status) ? RUN_UNAVAILABLE_ERROR : RUN_BEING_RESUMED_ERROR;
       return this.refuse(ref, input, error, reservation.restartSafe);
     }
@@ -111,6 +109,15 @@ export class WaitService {
       await this.runs.releaseResume(ref, runId, token).catch(() => false);
     }
     return deadline.outcome;
+  }
+
+  /** Unknown here: another session's run, a shell session id given by mistake, or nothing. */
+  private async refuseUnknown(ref: SessionRef, runId: string): Promise<CodeModeResult> {
+    const input = { runId };
+    const [home, isShell] = await Promise.all([this.runs.locate(ref.tenant, runId), this.presence.isShellSession(ref.tenant, runId)]);
+    if (home !== null) return this.refuse(ref, input, RUN_OTHER_SESSION_ERROR, false);
+    const error = isShell ? `${RUN_UNAVAILABLE_ERROR} ${runId} is a shell process session: use process poll.` : RUN_UNAVAILABLE_ERROR;
+    return this.refuse(ref, input, error, false);
   }
 
   /** Refusals are recorded for the transcript but leave the run itself untouched. */

@@ -1,7 +1,7 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
-import { createRedis, KeySpace, RunLedger, waitUntilReady } from '@codemode/events';
+import { createRedis, EventLog, KeySpace, RunLedger, waitUntilReady, WorkerPresence } from '@codemode/events';
 import { SandboxPool } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from './tokens';
@@ -25,6 +25,8 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
     },
     { provide: KeySpace, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new KeySpace(c.keyPrefix) },
     { provide: RunLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new RunLedger(r, k) },
+    { provide: EventLog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new EventLog(r, k) },
+    { provide: WorkerPresence, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerPresence(r, k) },
     {
       provide: SandboxPool,
       inject: [APP_CONFIG, LOGGER],
@@ -36,7 +38,7 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
         }),
     },
   ],
-  exports: [REDIS, KeySpace, RunLedger, SandboxPool],
+  exports: [REDIS, KeySpace, RunLedger, EventLog, WorkerPresence, SandboxPool],
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(

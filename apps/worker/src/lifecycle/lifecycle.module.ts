@@ -2,7 +2,9 @@ import { Module } from '@nestjs/common';
 import { CellsModule } from '../cells/cells.module';
 import { ResumesModule } from '../resumes/resumes.module';
 import { RunsModule } from '../runs/runs.module';
+import { ShellModule } from '../shell/shell.module';
+import { PresenceHeartbeat } from './presence-heartbeat.service';
 import { WorkerShutdown } from './worker-shutdown.service';
 
-@Module({ imports: [CellsModule, ResumesModule, RunsModule], providers: [WorkerShutdown] })
+@Module({ imports: [CellsModule, ResumesModule, RunsModule, ShellModule], providers: [WorkerShutdown, PresenceHeartbeat] })
 export class LifecycleModule {}

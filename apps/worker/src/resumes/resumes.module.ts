@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { RunsModule } from '../runs/runs.module';
+import { ShellModule } from '../shell/shell.module';
 import { ResumesProcessor } from './resumes.processor';
 
-@Module({ imports: [RunsModule], providers: [ResumesProcessor], exports: [ResumesProcessor] })
+@Module({ imports: [RunsModule, ShellModule], providers: [ResumesProcessor], exports: [ResumesProcessor] })
 export class ResumesModule {}

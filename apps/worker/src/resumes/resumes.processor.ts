@@ -1,16 +1,17 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { Worker, type Job } from 'bullmq';
-import { AbortJobSchema, JOB_NAMES, ResumeJobSchema, workerQueueName } from '@codemode/contracts';
+import { AbortJobSchema, JOB_NAMES, ResumeJobSchema, ShellJobSchema, workerQueueName } from '@codemode/contracts';
 import { createRedis } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { ResumeRunner } from '../runs/resume-runner.service';
+import { ShellHost } from '../shell/shell-host.service';
 
 /** Parked runs waiting at once can all be resumed at once; the sandbox pool bounds the CPU work. */
 const CONCURRENCY = 128;
 
-/** Consumer of this worker's own queue: waits and aborts for runs parked in its memory. */
+/** Consumer of this worker's own queue: waits and aborts of its parked runs, and shell work of the scopes it serves. */
 @Injectable()
 export class ResumesProcessor implements OnApplicationBootstrap {
   private worker: Worker | undefined;
@@ -19,6 +20,7 @@ export class ResumesProcessor implements OnApplicationBootstrap {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runner: ResumeRunner,
+    private readonly shell: ShellHost,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -47,6 +49,7 @@ export class ResumesProcessor implements OnApplicationBootstrap {
   private handle(job: Job): Promise<void> {
     if (job.name === JOB_NAMES.resumeRun) return this.runner.resume(ResumeJobSchema.parse(job.data));
     if (job.name === JOB_NAMES.abortRun) return this.runner.abort(AbortJobSchema.parse(job.data));
+    if (job.name === JOB_NAMES.shell) return this.shell.handle(ShellJobSchema.parse(job.data));
     this.logger.warn({ name: job.name }, 'unknown job on own queue; dropped');
     return Promise.resolve();
   }

@@ -1,0 +1,22 @@
+import { Controller, HttpCode, Post } from '@nestjs/common';
+import type { SessionRef, ShellAnswer } from '@codemode/contracts';
+import { JsonBody, requireObjectBody, Session } from '../core/request-params';
+import type { ParsedBody } from '../core/request-context';
+import { ShellService } from './shell.service';
+
+@Controller('v1/sessions/:sid')
+export class ShellController {
+  constructor(private readonly shell: ShellService) {}
+
+  @Post('shell/exec')
+  @HttpCode(200)
+  exec(@Session() ref: SessionRef, @JsonBody() body: ParsedBody): Promise<ShellAnswer> {
+    return this.shell.exec(ref, requireObjectBody(body));
+  }
+
+  @Post('process')
+  @HttpCode(200)
+  process(@Session() ref: SessionRef, @JsonBody() body: ParsedBody): Promise<ShellAnswer> {
+    return this.shell.process(ref, requireObjectBody(body));
+  }
+}

@@ -1,0 +1,93 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import {
+  ProcessInputSchema,
+  ShellExecInputSchema,
+  type ShellAnswer,
+  type SessionRef,
+  type ShellJob,
+} from '@codemode/contracts';
+import { resolveShellConfig, type AppConfig } from '@codemode/config';
+import { RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
+import type { Logger } from '@codemode/telemetry';
+import { InvalidInputException } from '../core/api-errors';
+import { ShellQueue } from '../core/shell-queue';
+import { WorkerQueues } from '../core/worker-queues';
+import { APP_CONFIG, LOGGER } from '../core/tokens';
+
+/** Longest a `process poll` may wait (SPEC §7). */
+const MAX_POLL_WAIT_MS = 30_000;
+const REPLY_GRACE_MS = 5_000;
+
+/**
+ * `shell/exec` and `process` (SPEC §7). The API runs no commands: each request goes to the
+ * worker that serves the session's shell scope (its "home"), or to any worker when the scope has
+ * none alive, and the answer is pushed back.
+ */
+@Injectable()
+export class ShellService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly sessions: SessionLedger,
+    private readonly presence: WorkerPresence,
+    private readonly replies: RunReplies,
+    private readonly shared: ShellQueue,
+    private readonly workers: WorkerQueues,
+  ) {}
+
+  exec(ref: SessionRef, body: Record<string, unknown>): Promise<ShellAnswer> {
+    const input = checkTypes(ShellExecInputSchema.partial(), body);
+    const waitMs = input.awaitResults === true ? (positive(input.timeoutSeconds) ?? 1800) * 1000 : 120_000;
+    return this.send(ref, 'exec', { ...input, command: input.command ?? '' }, waitMs);
+  }
+
+  process(ref: SessionRef, body: Record<string, unknown>): Promise<ShellAnswer> {
+    const input = checkTypes(ProcessInputSchema.partial(), body);
+    return this.send(ref, 'process', { ...input, action: input.action ?? '' }, MAX_POLL_WAIT_MS);
+  }
+
+  private async send(ref: SessionRef, kind: ShellJob['kind'], input: Record<string, unknown>, waitMs: number): Promise<ShellAnswer> {
+    // A shell request is a write: it creates the session with defaults (SPEC §1).
+    const session = (await this.sessions.get(ref)) ?? (await this.sessions.configure(ref, {}));
+    const scopeKey = session.agentId ? `agent:${session.agentId}` : `session:${ref.sessionId}`;
+    const job: ShellJob = {
+      tenant: ref.tenant,
+      sessionId: ref.sessionId,
+      scopeKey,
+      kind,
+      input,
+      config: resolveShellConfig(session.shell, this.config.shellDefaults),
+      requestId: randomUUID(),
+      replyTo: this.replies.channel,
+    };
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), waitMs + REPLY_GRACE_MS);
+    try {
+      const answer = this.replies.waitForAnswer(job.requestId, controller.signal);
+      const home = await this.presence.shellHome(ref.tenant, scopeKey);
+      if (home) await this.workers.shell(home, job);
+      else await this.shared.add(job);
+      return (await answer) as ShellAnswer;
+    } catch (error) {
+      if (!controller.signal.aborted) throw error;
+      this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, kind }, 'no worker answered a shell request in time');
+      return { text: 'No worker answered the shell request in time; retry it.', details: { status: 'failed' } };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** SPEC §7: 400 only for fields of the wrong type; missing fields are tool-level answers. */
+function checkTypes<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, body: Record<string, unknown>): T {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue.path.map(String).join('.') || 'body';
+  throw new InvalidInputException(`${field}: ${issue.message}`, { field });
+}
+
+function positive(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+}

@@ -1,0 +1,115 @@
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { join } from 'node:path';
+import type { ProcessInput, SessionRef, ShellAnswer, ShellConfig, ShellExecInput, ShellJob } from '@codemode/contracts';
+import type { AppConfig } from '@codemode/config';
+import { EventLog, publishAnswer, WorkerPresence } from '@codemode/events';
+import { ProcessRegistry, rebuildSessions, type ShellEvent } from '@codemode/shell';
+import type { Logger } from '@codemode/telemetry';
+import type { Redis } from 'ioredis';
+import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
+
+/** How long `wait` recognizes a shell session id passed to it by mistake. */
+const SHELL_ID_MEMORY_SECONDS = 24 * 3600;
+
+/** Where a shell call comes from: its session, its scope, and whether a cell made it. */
+export interface ShellCaller {
+  ref: SessionRef;
+  scopeKey: string;
+  /** Set for calls from a cell: its remaining budget and the process tool's callable name. */
+  insideCell?: { remainingBudgetMs: number; processCallable: string };
+}
+
+/**
+ * This worker's shell processes (SPEC §7): runs `exec`/`process` for the scopes it serves,
+ * appends their `shell.*` events to the log of the session that started them, and ends them on
+ * shutdown.
+ */
+@Injectable()
+export class ShellHost implements OnApplicationShutdown {
+  private readonly registry: ProcessRegistry;
+  /** The session a shell call runs for, carried into the child's stream callbacks. */
+  private readonly caller = new AsyncLocalStorage<SessionRef>();
+  private readonly refByShellId = new Map<string, SessionRef>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly log: EventLog,
+    private readonly presence: WorkerPresence,
+  ) {
+    this.registry = new ProcessRegistry({
+      defaults: config.shellDefaults,
+      workspaceRoot: config.workspaceRoot,
+      baseEnv: { ...config.shellBaseEnv },
+      onEvent: (event) => this.record(event),
+    });
+  }
+
+  /** A shell request routed to this worker over REST; the answer is pushed to the API. */
+  async handle(job: ShellJob): Promise<void> {
+    const caller: ShellCaller = { ref: { tenant: job.tenant, sessionId: job.sessionId }, scopeKey: job.scopeKey };
+    const answer =
+      job.kind === 'exec'
+        ? await this.exec(caller, job.input as ShellExecInput, job.config)
+        : await this.process(caller, job.input as ProcessInput, job.config);
+    await publishAnswer(this.redis, job.replyTo, job.requestId, answer);
+  }
+
+  async exec(caller: ShellCaller, input: ShellExecInput, config: ShellConfig): Promise<ShellAnswer> {
+    await this.presence.claimShellHome(caller.ref.tenant, caller.scopeKey, this.config.workerId);
+    const workspaceRoot = this.workspaceOf(caller.ref);
+    return this.caller.run(caller.ref, () =>
+      this.registry.exec(this.scope(caller), input, config, { workspaceRoot, insideCell: caller.insideCell }),
+    );
+  }
+
+  async process(caller: ShellCaller, input: ProcessInput, config: ShellConfig): Promise<ShellAnswer> {
+    await this.presence.claimShellHome(caller.ref.tenant, caller.scopeKey, this.config.workerId);
+    const scope = this.scope(caller);
+    // Sessions this worker does not hold (their worker died or handed the scope over) are
+    // answered from the log: finished ones stay readable, running ones show as lost.
+    const needsHistory = input.action === 'list' || (typeof input.sessionId === 'string' && !this.registry.knows(scope, input.sessionId));
+    const recorded = needsHistory ? await this.recorded(caller.ref, scope, config) : [];
+    return this.registry.process(scope, input, config, { recorded, processCallable: caller.insideCell?.processCallable });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.registry.shutdown();
+  }
+
+  /** Per-session workspace under the deployment's workspace root. */
+  workspaceOf(ref: SessionRef): string {
+    return join(this.config.workspaceRoot, ref.tenant, ref.sessionId);
+  }
+
+  private scope(caller: ShellCaller): string {
+    return `${caller.ref.tenant}/${caller.scopeKey}`;
+  }
+
+  private async recorded(ref: SessionRef, scope: string, config: ShellConfig) {
+    const events = await this.log.history(ref);
+    const shellEvents = events.filter((e) => e.type.startsWith('shell.') && (e.data as { scope?: unknown }).scope === scope);
+    return rebuildSessions(shellEvents, {
+      isOwnerAlive: (id) => this.registry.knows(scope, id),
+      maxOutputChars: config.maxOutputChars,
+      now: Date.now(),
+      cleanupMs: config.cleanupMs,
+    });
+  }
+
+  private record(event: ShellEvent): void {
+    const id = event.data.sessionId;
+    const ref = this.caller.getStore() ?? this.refByShellId.get(id);
+    if (!ref) return;
+    if (event.type === 'shell.started') {
+      this.refByShellId.set(id, ref);
+      this.presence.rememberShellSession(ref.tenant, id, SHELL_ID_MEMORY_SECONDS).catch(() => undefined);
+    }
+    if (event.type === 'shell.exited') this.refByShellId.delete(id);
+    this.log.append(ref, { type: event.type, data: event.data }).catch((error: unknown) => {
+      this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, shellSessionId: id, err: error }, 'could not record a shell event');
+    });
+  }
+}

@@ -1,0 +1,72 @@
+import { texts } from './texts';
+
+/**
+ * Thrown inside the shell library when a request cannot run; the registry turns it into a
+ * `{text, details:{status:"failed"}}` answer, so `message` is exactly what the model reads.
+ */
+export abstract class ShellToolError extends Error {
+  abstract readonly code: string;
+}
+
+/** Thrown when `command` is empty or blank. */
+export class EmptyCommandError extends ShellToolError {
+  readonly code = 'empty_command';
+  constructor() {
+    super(texts.emptyCommand);
+    this.name = 'EmptyCommandError';
+  }
+}
+
+/** Thrown when `awaitResults:true` meets `background:true` (SPEC §7: "cannot be detached"). */
+export class CannotDetachError extends ShellToolError {
+  readonly code = 'cannot_detach';
+  constructor() {
+    super(texts.cannotDetach);
+    this.name = 'CannotDetachError';
+  }
+}
+
+/** Thrown when `workdir` resolves outside the workspace root. */
+export class WorkdirOutsideWorkspaceError extends ShellToolError {
+  readonly code = 'workdir_outside_workspace';
+  constructor(readonly workdir: string, readonly root: string) {
+    super(texts.workdirOutside(workdir, root));
+    this.name = 'WorkdirOutsideWorkspaceError';
+  }
+}
+
+/** Thrown when `workdir` is inside the workspace but is not an existing directory. */
+export class WorkdirMissingError extends ShellToolError {
+  readonly code = 'workdir_missing';
+  constructor(readonly workdir: string) {
+    super(texts.workdirMissing(workdir));
+    this.name = 'WorkdirMissingError';
+  }
+}
+
+/** Thrown when `pty:true` is asked for and util-linux `script` is not installed. */
+export class PtyUnavailableError extends ShellToolError {
+  readonly code = 'pty_unavailable';
+  constructor() {
+    super(texts.ptyUnavailable);
+    this.name = 'PtyUnavailableError';
+  }
+}
+
+/** Thrown when the operating system refuses to start the shell. */
+export class SpawnFailedError extends ShellToolError {
+  readonly code = 'spawn_failed';
+  constructor(reason: string) {
+    super(texts.spawnFailed(reason));
+    this.name = 'SpawnFailedError';
+  }
+}
+
+/** Thrown when `exec` arrives after `shutdown()` began. */
+export class ShellShuttingDownError extends ShellToolError {
+  readonly code = 'shutting_down';
+  constructor() {
+    super(texts.shuttingDown);
+    this.name = 'ShellShuttingDownError';
+  }
+}

@@ -1,0 +1,12 @@
+/** Shell `exec` and `process` tools (SPEC §7): process sessions, output buffers, process actions. */
+export { ProcessRegistry } from './process-registry';
+export type { ExecContext, ProcessContext, ProcessRegistryOptions, ShellScope } from './process-registry';
+export type { ShellEvent, ShellEventListener } from './shell-events';
+export { OUTPUT_EVENT_MAX_CHARS } from './shell-events';
+export { rebuildSessions } from './history';
+export type { RebuildOptions, RecordedShellEvent } from './history';
+export { answerFromHistory } from './answer-from-history';
+export type { SessionView } from './session-view';
+export type { ProcessSpawnerOptions } from './process-spawner';
+export * from './errors';
+export { texts as SHELL_TEXTS } from './texts';

@@ -1,0 +1,79 @@
+import { answerFromHistory } from './answer-from-history';
+import { rebuildSessions } from './history';
+import { CONFIG, details, makeRegistry, pollUntilExit, processesMatching, waitFor } from './test-support';
+
+describe('process lifecycle', () => {
+  it('gives pty:true commands a terminal and interrupts them with send-keys C-c', async () => {
+    const { registry } = makeRegistry();
+    const tty = await registry.exec('p', { command: 'tty', pty: true }, CONFIG);
+    expect(tty.text).toMatch(/^\/dev\/pts\/\d+$/);
+    const plain = await registry.exec('p', { command: 'tty' }, CONFIG);
+    expect(plain.text).toContain('not a tty');
+
+    const id = details(await registry.exec('p', { command: 'sleep 30', pty: true, background: true }, CONFIG)).sessionId;
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await registry.process('p', { action: 'send-keys', sessionId: id, keys: ['C-c'] }, CONFIG)).text).toBe(`Sent 1 bytes to session ${id}.`);
+    const { answer } = await pollUntilExit(registry, 'p', id, 3000);
+    expect(answer.text).toMatch(/Process exited with code 130\.$/);
+    await registry.shutdown();
+  });
+
+  it('kills the whole process group on timeout', async () => {
+    const { registry } = makeRegistry();
+    const answer = await registry.exec('t', { command: "sh -c 'sleep 101 & sleep 101'", timeoutSeconds: 1 }, CONFIG);
+    expect(details(answer)).toMatchObject({ status: 'failed', timedOut: true });
+    expect(answer.text).toContain('Command timed out after 1 seconds');
+    await waitFor(() => processesMatching('sleep 101').length === 0, 2000);
+    await registry.shutdown();
+  });
+
+  it('shutdown ends every process, including pty children and stragglers', async () => {
+    const { registry, events } = makeRegistry();
+    await registry.exec('x', { command: 'sleep 102 & sleep 102', background: true }, CONFIG);
+    await registry.exec('x', { command: "trap '' TERM; sleep 103", background: true }, CONFIG);
+    await registry.exec('x', { command: 'sleep 104', pty: true, background: true }, CONFIG);
+    // Exits at once, leaving its background child in the group.
+    await registry.exec('x', { command: 'sleep 105 & echo left', yieldMs: 1000 }, CONFIG);
+    await waitFor(() => processesMatching('sleep 10').length >= 5);
+    await registry.shutdown();
+    await waitFor(() => processesMatching('sleep 10').length === 0, 3000);
+    expect(events.filter((e) => e.type === 'shell.exited')).toHaveLength(4);
+    expect((await registry.exec('x', { command: 'true' }, CONFIG)).text).toContain('shutting down');
+  });
+
+  it('forgets finished sessions after cleanupMs and keeps at most 50', async () => {
+    let offset = 0;
+    const { registry } = makeRegistry({ now: () => Date.now() + offset });
+    const config = { ...CONFIG, cleanupMs: 60_000 };
+    const ids: string[] = [];
+    for (let i = 0; i < 52; i += 1) ids.push(details(await registry.exec('r', { command: 'true', background: true }, config)).sessionId);
+    await waitFor(async () => details(await registry.process('r', { action: 'list' }, config)).sessions.every((s) => s.status !== 'running'));
+    const listed = details(await registry.process('r', { action: 'list' }, config)).sessions.map((s) => s.sessionId);
+    expect(listed).toHaveLength(50);
+    offset = 60_001;
+    expect((await registry.process('r', { action: 'list' }, config)).text).toBe('No running or recent sessions.');
+    await registry.shutdown();
+  });
+
+  it('rebuilds list, poll and log from recorded events, with lost sessions', async () => {
+    const { registry, events } = makeRegistry();
+    const done = details(await registry.exec('h', { command: 'echo kept', background: true }, CONFIG)).sessionId;
+    await pollUntilExit(registry, 'h', done);
+    await registry.exec('h', { command: 'echo foreground' }, CONFIG);
+    const lostId = details(await registry.exec('h', { command: 'echo partial; sleep 30', background: true }, CONFIG)).sessionId;
+    await waitFor(() => events.some((e) => e.type === 'shell.output' && e.data.sessionId === lostId), 2000);
+    // The worker dies while `lostId` runs: only its started/output events were recorded.
+    const recorded = events.filter((e) => !(e.type === 'shell.exited' && e.data.sessionId === lostId));
+    await registry.shutdown();
+
+    const sessions = rebuildSessions(recorded, { isOwnerAlive: () => false });
+    const list = await answerFromHistory('h', { action: 'list' }, sessions, CONFIG);
+    expect(details(list).sessions.map((s) => [s.sessionId, s.status])).toEqual([[lostId, 'lost'], [done, 'completed']]);
+    const log = await answerFromHistory('h', { action: 'log', sessionId: lostId }, sessions, CONFIG);
+    expect(log.text).toBe('partial');
+    expect(details(log).status).toBe('lost');
+    expect((await answerFromHistory('h', { action: 'poll', sessionId: done }, sessions, CONFIG)).text).toBe('kept\n\nProcess exited with code 0.');
+    expect((await answerFromHistory('h', { action: 'write', sessionId: lostId }, sessions, CONFIG)).text).toBe(`No active session found for ${lostId}`);
+    expect((await answerFromHistory('other', { action: 'list' }, sessions, CONFIG)).text).toBe('No running or recent sessions.');
+  });
+});

@@ -1,0 +1,178 @@
+import type { ProcessInput, ShellAnswer, ShellConfig, ShellExecInput } from '@codemode/contracts';
+import { runProcessAction } from './actions';
+import { failed } from './actions/action-context';
+import { CannotDetachError, EmptyCommandError, ShellShuttingDownError, ShellToolError } from './errors';
+import { finishedAnswer, runningAnswer, yieldDelay } from './exec-answers';
+import { ProcessSession } from './process-session';
+import { ProcessSpawner, type ProcessSpawnerOptions } from './process-spawner';
+import { groupAlive, signalGroup } from './process-tree';
+import { createSessionId } from './session-ids';
+import { SessionStore } from './session-store';
+import type { SessionView } from './session-view';
+import type { ShellEvent, ShellEventListener } from './shell-events';
+import { resolveWorkdir } from './workdir';
+
+/** PATH for children when the caller passes no base environment. */
+const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+/** How often finished sessions past their `cleanupMs` are dropped. */
+const SWEEP_INTERVAL_MS = 30_000;
+/** How long `shutdown()` waits for SIGTERM before the SIGKILL already scheduled lands. */
+const SHUTDOWN_WAIT_MS = 5_000;
+
+/** A shell-process scope: the session's `agentId`, or the Code Mode session itself. */
+export type ShellScope = string;
+
+export interface ProcessRegistryOptions {
+  /** Resolved shell settings used when a call passes none of its own. */
+  defaults: ShellConfig;
+  /** Directory commands run in; `workdir` must stay inside it. Created when missing. @default process.cwd() */
+  workspaceRoot?: string;
+  /** Base environment of every command (the caller reads the worker's env). @default { PATH } */
+  baseEnv?: Record<string, string>;
+  now?: () => number;
+  /** Receives `shell.started`, `shell.output` and `shell.exited` for the event log. */
+  onEvent?: ShellEventListener;
+  /** Name the texts give the process tool over REST. @default 'process' */
+  processToolName?: string;
+  /** Also refuse ids the caller knows are taken (e.g. recorded by other workers). */
+  isIdTaken?: (id: string) => boolean;
+  spawner?: ProcessSpawnerOptions;
+}
+
+export interface ExecContext {
+  /** Set when the call comes from a cell: its remaining budget and the process tool's callable. */
+  insideCell?: { remainingBudgetMs: number; processCallable: string };
+  /** Workspace of this call's session, when it differs from the registry's. */
+  workspaceRoot?: string;
+}
+
+export interface ProcessContext {
+  /** The process tool's callable inside a cell (`process_<hex>`), named in the input-wait hint. */
+  processCallable?: string;
+  /** Sessions of this scope rebuilt from the event log whose worker is gone (see `rebuildSessions`). */
+  recorded?: readonly SessionView[];
+}
+
+/**
+ * The shell processes of one worker: OpenClaw's `exec` and `process` tools. Processes live in
+ * this worker's memory; the caller routes calls for a session to the worker that started it and
+ * appends the reported events to the log.
+ */
+export class ProcessRegistry {
+  private readonly store: SessionStore;
+  private readonly spawner: ProcessSpawner;
+  private readonly now: () => number;
+  private readonly sweeper: NodeJS.Timeout;
+  /** Process groups of exited sessions that still had members (`cmd &`), ended at shutdown. */
+  private readonly stragglers = new Set<number>();
+  private closing = false;
+
+  constructor(private readonly opts: ProcessRegistryOptions) {
+    this.now = opts.now ?? Date.now;
+    this.store = new SessionStore(this.now);
+    this.spawner = new ProcessSpawner(opts.spawner);
+    this.sweeper = setInterval(() => this.store.sweep(), SWEEP_INTERVAL_MS);
+    this.sweeper.unref();
+  }
+
+  /** The shell `exec` tool (SPEC §7). Every outcome, errors included, is an answer. */
+  async exec(scope: ShellScope, input: ShellExecInput, config: ShellConfig = this.opts.defaults, ctx: ExecContext = {}): Promise<ShellAnswer> {
+    try {
+      return await this.startCommand(scope, input, config, ctx);
+    } catch (err) {
+      if (err instanceof ShellToolError) return failed(err.message);
+      throw err;
+    }
+  }
+
+  /** The `process` tool (SPEC §7). Every outcome, errors included, is an answer. */
+  async process(scope: ShellScope, input: ProcessInput, config: ShellConfig = this.opts.defaults, ctx: ProcessContext = {}): Promise<ShellAnswer> {
+    return runProcessAction({
+      scope,
+      input,
+      store: this.store,
+      recorded: ctx.recorded ?? [],
+      now: this.now,
+      inputWaitIdleMs: config.inputWaitIdleMs,
+      tool: ctx.processCallable ?? this.opts.processToolName ?? 'process',
+    });
+  }
+
+  /** Whether this worker holds the session (running or kept finished) in this scope. */
+  knows(scope: ShellScope, id: string): boolean {
+    return this.store.getRunning(scope, id) !== undefined || this.store.getFinished(scope, id) !== undefined;
+  }
+
+  /** Ends every process group this worker started (SIGTERM, then SIGKILL) and records their exits. */
+  async shutdown(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.sweeper);
+    const running = this.store.allRunning();
+    for (const session of running) session.terminate();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(running.map((s) => s.done)),
+      new Promise((resolve) => (timer = setTimeout(resolve, SHUTDOWN_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    for (const session of this.store.allRunning()) session.signalGroup('SIGKILL');
+    for (const pgid of this.stragglers) if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+    this.stragglers.clear();
+  }
+
+  private async startCommand(scope: ShellScope, input: ShellExecInput, config: ShellConfig, ctx: ExecContext): Promise<ShellAnswer> {
+    if (this.closing) throw new ShellShuttingDownError();
+    if (!input.command.trim()) throw new EmptyCommandError();
+    if (input.awaitResults && input.background) throw new CannotDetachError();
+    const cwd = await resolveWorkdir(ctx.workspaceRoot ?? this.opts.workspaceRoot ?? process.cwd(), input.workdir);
+    const timeoutSeconds = timeoutOf(input.timeoutSeconds, config.timeoutSeconds);
+    const session = await ProcessSession.start(this.spawner, {
+      id: createSessionId((id) => this.store.isTaken(id) || (this.opts.isIdTaken?.(id) ?? false)),
+      scope,
+      command: input.command,
+      cwd,
+      // OPENCLAW_SHELL last: commands can rely on it whatever the request's env says.
+      env: { ...(this.opts.baseEnv ?? { PATH: FALLBACK_PATH }), ...input.env, OPENCLAW_SHELL: 'exec' },
+      pty: input.pty === true,
+      background: input.background === true,
+      timeoutSeconds,
+      config,
+      now: this.now,
+      emit: (event) => this.emit(event),
+    });
+    this.store.addRunning(session);
+    void session.done.then(() => this.noteStragglers(session));
+    const tool = ctx.insideCell?.processCallable ?? this.opts.processToolName ?? 'process';
+    if (session.backgrounded) return runningAnswer(session, tool);
+    // awaitResults: the caller wants the result itself, so the command is never detached.
+    const waitMs = input.awaitResults ? undefined : yieldDelay(input.yieldMs, config.backgroundMs, ctx.insideCell?.remainingBudgetMs);
+    await raceTimeout(session.done, waitMs);
+    if (session.exited) return finishedAnswer(session, timeoutSeconds);
+    session.backgrounded = true;
+    return runningAnswer(session, tool);
+  }
+
+  private noteStragglers(session: ProcessSession): void {
+    if (groupAlive(session.pid)) this.stragglers.add(session.pid);
+  }
+
+  private emit(event: ShellEvent): void {
+    try {
+      this.opts.onEvent?.(event);
+    } catch {
+      // A failing listener must not break the command; the caller owns its own error reporting.
+    }
+  }
+}
+
+/** `timeoutSeconds` of the call, else the session's; 0 disables, junk falls back. */
+function timeoutOf(requested: number | undefined, fallback: number): number {
+  if (requested === undefined || !Number.isFinite(requested) || requested < 0) return fallback;
+  return requested;
+}
+
+function raceTimeout(done: Promise<void>, ms: number | undefined): Promise<void> {
+  if (ms === undefined) return done;
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,144 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { PtyUnavailableError, SpawnFailedError } from './errors';
+import type { OutputStream } from './output-buffer';
+import { signalProcessTree } from './process-tree';
+
+/** How the spawned process ended. */
+export interface ProcessExit { code: number | null; signal: NodeJS.Signals | null }
+
+export interface SpawnRequest {
+  command: string;
+  cwd: string;
+  /** Complete environment of the child (the caller merged base env, request env, OPENCLAW_SHELL). */
+  env: Record<string, string>;
+  pty: boolean;
+  /** Keep stdin open for `process write`; otherwise the child sees EOF at once. */
+  keepStdinOpen: boolean;
+  onOutput: (stream: OutputStream, text: string) => void;
+}
+
+/** One running command: its pid, its stdin, its exit, and a way to signal its whole tree. */
+export interface SpawnedProcess {
+  readonly pid: number;
+  readonly exited: Promise<ProcessExit>;
+  readonly stdinWritable: boolean;
+  write(data: string | Buffer): Promise<void>;
+  endStdin(): void;
+  /** Signals the command's process group and every descendant's group. */
+  signal(signal: NodeJS.Signals): void;
+}
+
+export interface ProcessSpawnerOptions {
+  /** Shell that runs `<shell> -c <command>`. @default /bin/bash when present, else /bin/sh */
+  shell?: string;
+  /** util-linux `script`, used for `pty:true`. @default /usr/bin/script */
+  scriptPath?: string;
+  /** How long to wait for the output pipes to close after the shell exits. @default 200 */
+  drainMs?: number;
+}
+
+/**
+ * The one place that touches `child_process` (execa 9 is ESM-only; this repo is CommonJS).
+ *
+ * Every command leads its own process group (`detached: true`) so a kill or timeout reaches its
+ * children too. The command runs as `<shell> -c <command>` — not a login shell: `-l` reads profile
+ * files, which is slow, may print, and may reset PATH. With `pty:true` it runs under
+ * `script -qefc <command> /dev/null`, which gives the child a real pseudo-terminal (`tty` prints
+ * `/dev/pts/N`) without a native module; `script` runs the command with `$SHELL -c`, so SHELL is
+ * set to the same shell.
+ */
+export class ProcessSpawner {
+  readonly shell: string;
+  /**
+   * Node gives children socketpairs, not pipes, as stdio; bash takes a socket on stdin for an
+   * sshd session and then sources ~/.bashrc. `--norc` stops that (and `--noprofile` any profile).
+   */
+  private readonly shellFlags: string[];
+  private readonly scriptPath: string;
+  private readonly drainMs: number;
+
+  constructor(options: ProcessSpawnerOptions = {}) {
+    this.shell = options.shell ?? (existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh');
+    this.shellFlags = path.basename(this.shell) === 'bash' ? ['--norc', '--noprofile'] : [];
+    this.scriptPath = options.scriptPath ?? '/usr/bin/script';
+    this.drainMs = options.drainMs ?? 200;
+  }
+
+  async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
+    if (request.pty && !existsSync(this.scriptPath)) throw new PtyUnavailableError();
+    const [file, args, env] = request.pty
+      ? [this.scriptPath, ['-qefc', request.command, '/dev/null'], { TERM: 'xterm-256color', ...request.env, SHELL: this.shell }]
+      : [this.shell, [...this.shellFlags, '-c', request.command], request.env];
+    const child = spawn(file, args, { cwd: request.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => resolve());
+      child.once('error', (err) => reject(new SpawnFailedError(err.message)));
+    });
+    return new SpawnedChild(child, request, this.drainMs);
+  }
+}
+
+class SpawnedChild implements SpawnedProcess {
+  readonly pid: number;
+  readonly exited: Promise<ProcessExit>;
+
+  constructor(private readonly child: ChildProcess, request: SpawnRequest, drainMs: number) {
+    this.pid = child.pid!;
+    // A child that exits while we write must not crash the worker with EPIPE.
+    child.stdin?.on('error', () => undefined);
+    if (!request.keepStdinOpen) child.stdin?.end();
+    const closed = [this.pipe('stdout', request), this.pipe('stderr', request)];
+    this.exited = new Promise<ProcessExit>((resolve) => {
+      child.once('exit', (code, signal) => {
+        // Output written just before exit may still be in the pipes; a grandchild left running in
+        // the background may hold them open forever, so the wait for them is bounded.
+        const drained = Promise.all(closed);
+        const timer = setTimeout(() => this.detachPipes(), drainMs);
+        void drained.then(() => {
+          clearTimeout(timer);
+          child.stdin?.destroy();
+          resolve({ code, signal });
+        });
+      });
+    });
+  }
+
+  get stdinWritable(): boolean {
+    const stdin = this.child.stdin;
+    return !!stdin && !stdin.destroyed && stdin.writable && !stdin.writableEnded;
+  }
+
+  write(data: string | Buffer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.child.stdin!.write(data, (err) => (err ? reject(err) : resolve()));
+    });
+  }
+
+  endStdin(): void {
+    this.child.stdin?.end();
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    signalProcessTree(this.pid, signal);
+  }
+
+  private pipe(stream: OutputStream, request: SpawnRequest): Promise<void> {
+    const source = this.child[stream]!;
+    const decoder = new StringDecoder('utf8');
+    source.on('data', (chunk: Buffer) => request.onOutput(stream, decoder.write(chunk)));
+    return new Promise((resolve) => {
+      source.once('close', () => {
+        request.onOutput(stream, decoder.end());
+        resolve();
+      });
+    });
+  }
+
+  private detachPipes(): void {
+    this.child.stdout?.destroy();
+    this.child.stderr?.destroy();
+  }
+}
