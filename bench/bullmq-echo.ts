@@ -21,7 +21,8 @@ export class BullmqEcho {
   }
 
   async roundTrip(): Promise<unknown> {
-    const job = await this.queue.add('echo', { value: 2 }, { removeOnComplete: true, removeOnFail: true });
+    // Completed jobs are kept a while: waitUntilFinished reads the job after it finishes.
+    const job = await this.queue.add('echo', { value: 2 }, { removeOnComplete: { count: 10_000 }, removeOnFail: true });
     return job.waitUntilFinished(this.events, 30_000);
   }
 

@@ -85,3 +85,46 @@ export function decodeEntry(entry: [id: string, fields: string[]]): LoggedEvent 
 export function toPublicEvent({ epoch: _epoch, ...event }: LoggedEvent): Event {
   return event;
 }
+
+/**
+ * A store commit as lua/commit-store.lua takes it. `fields` are the store keys as JSON string
+ * text: Node would turn a lone surrogate in a key into U+FFFD on its way to Redis, its JSON
+ * escape survives. `data` is the event data `{runId, set, deleted}` spliced from the same texts,
+ * so the log and the store hash hold byte-identical values.
+ */
+export interface EncodedStoreCommit {
+  data: string;
+  sets: [field: string, json: string][];
+  deleted: string[];
+}
+
+/** Encodes a commit's writes (key → value JSON text, or null to delete). */
+export function encodeStoreCommit(runId: string, writes: ReadonlyMap<string, string | null>): EncodedStoreCommit {
+  const sets: [string, string][] = [];
+  const deleted: string[] = [];
+  for (const [key, json] of writes) {
+    if (json === null) deleted.push(JSON.stringify(key));
+    else sets.push([JSON.stringify(key), json]);
+  }
+  const set = sets.map(([field, json]) => `${field}:${json}`).join(',');
+  const data = `{"runId":${JSON.stringify(runId)},"set":{${set}},"deleted":[${deleted.join(',')}]}`;
+  return { data, sets, deleted };
+}
+
+/** The store key a hash field (JSON string text, see encodeStoreCommit) stands for. */
+export function storeKeyOfField(field: string): string {
+  try {
+    return JSON.parse(field) as string;
+  } catch (err) {
+    throw new StoreCommandError(err);
+  }
+}
+
+/**
+ * `tools.registered` as lua/register-tools.lua takes it: the event data holds names and count
+ * only (no endpoints, no schemas); the full list goes to the projection key alone.
+ */
+export function encodeToolsRegistered(tools: readonly { name: string }[]): { data: string; toolsJson: string } {
+  const names = tools.map((tool) => tool.name);
+  return { data: JSON.stringify({ tools: names, count: names.length }), toolsJson: JSON.stringify(tools) };
+}

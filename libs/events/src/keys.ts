@@ -49,6 +49,34 @@ export class KeySpace {
     return `${this.sessionBase(ref)}:runs`;
   }
 
+  /**
+   * The committed session store (`store`/`load`): hash of field = the store key as JSON string
+   * text (so lone surrogates survive the trip to Redis) → the value's JSON text, verbatim.
+   */
+  store(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:store`;
+  }
+
+  /** The session's client tools as registered (`PUT /tools`): one JSON array, endpoints included. */
+  clientTools(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:tools`;
+  }
+
+  /** Sorted set of the session's live results references: id scored by its expiry (Redis ms). */
+  resultsIndex(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:results:index`;
+  }
+
+  /** Hash of results reference id → its size in bytes (the shared-bytes accounting). */
+  resultsSizes(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:results:sizes`;
+  }
+
+  /** One saved result's JSON text; expires with its reference. */
+  resultItem(ref: SessionRef, id: string): string {
+    return `${this.sessionBase(ref)}:results:item:${id}`;
+  }
+
   idempotency(ref: SessionRef, key: string): string {
     return `${this.sessionBase(ref)}:idem:${key}`;
   }

@@ -75,7 +75,7 @@ export class RunReplies {
    * @throws ReplyWaitAbortedError (rejection) when `signal` aborts first
    */
   waitForAnswer(requestId: string, signal: AbortSignal): Promise<unknown> {
-    return this.waitFor(requestId, { signal }) as Promise<unknown>;
+    return this.waitFor(requestId, { signal });
   }
 
   /** Unsubscribes and closes the subscriber connection; pending waits stay until their signals abort. */

@@ -15,6 +15,8 @@ export const SCRIPT_NAMES = [
   'claim-resume',
   'release-resume',
   'resume-run',
+  'commit-store',
+  'register-tools',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
@@ -30,12 +32,25 @@ const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
  * after the build copies them), inlines `--- @include "path"` lines once each, and runs them with
  * EVALSHA, falling back to EVAL when the server does not know the script yet (restart, failover,
  * SCRIPT FLUSH). The SHA is of the expanded text, so a changed script is a new script.
+ *
+ * Another library with its own `lua/` directory makes its own instance with its directory and
+ * script names (`new ScriptLoader(dir, NAMES)`); the default instance serves this library.
  */
-export class ScriptLoader {
+export class ScriptLoader<N extends string = ScriptName> {
   private static shared?: ScriptLoader;
-  private readonly scripts = new Map<ScriptName, LoadedScript>();
+  private readonly scripts = new Map<N, LoadedScript>();
+  private readonly names: readonly string[];
 
-  constructor(private readonly dir = join(__dirname, 'lua')) {}
+  /**
+   * @param dir where `<name>.lua` files live. @default this library's `lua/`
+   * @param names the scripts this loader may run. @default SCRIPT_NAMES
+   */
+  constructor(
+    private readonly dir = join(__dirname, 'lua'),
+    names: readonly N[] = SCRIPT_NAMES as readonly string[] as readonly N[],
+  ) {
+    this.names = names;
+  }
 
   /** One loader per process: scripts are read from disk once. */
   static default(): ScriptLoader {
@@ -43,11 +58,11 @@ export class ScriptLoader {
   }
 
   /** The expanded source of a script (tests and tooling). */
-  source(name: ScriptName): string {
+  source(name: N): string {
     return this.load(name).lua;
   }
 
-  async run(redis: Redis, name: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  async run(redis: Redis, name: N, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     const script = this.load(name);
     try {
       return await redis.evalsha(script.sha, keys.length, ...keys, ...args);
@@ -58,10 +73,10 @@ export class ScriptLoader {
     }
   }
 
-  private load(name: ScriptName): LoadedScript {
+  private load(name: N): LoadedScript {
     let script = this.scripts.get(name);
     if (!script) {
-      if (!(SCRIPT_NAMES as readonly string[]).includes(name)) throw new InvalidArgumentError('script', `${name} is unknown`);
+      if (!this.names.includes(name)) throw new InvalidArgumentError('script', `${name} is unknown`);
       const lua = this.expand(join(this.dir, `${name}.lua`), new Set());
       script = { lua, sha: createHash('sha1').update(lua).digest('hex') };
       this.scripts.set(name, script);

@@ -12,6 +12,13 @@ export const SNAPSHOT_LIMIT_MESSAGE = 'code mode snapshot limit exceeded';
 export const ABORTED_MESSAGE = 'code mode execution aborted';
 export const RUN_UNAVAILABLE_MESSAGE = 'code mode run is unavailable or expired.';
 export const RUN_BUSY_MESSAGE = 'code mode run is already being resumed.';
+/** SPEC §5: a restartSafe cell called an MCP/namespace tool (never dispatched). */
+export const RESTART_SAFE_NAMESPACE_MESSAGE = 'restart-safe code mode cannot call namespace tools.';
+/** SPEC §5: a restartSafe cell called any other surface that is not replay-safe (never dispatched). */
+export const RESTART_SAFE_SURFACE_MESSAGE =
+  'restart-safe code mode cannot call tool surfaces that are not proven replay-safe; use audited read, grep, or find tools.';
+/** Prefix of the TypeError a `store`/`results.save` value that JSON cannot represent rejects with. */
+export const VALUE_NOT_SERIALIZABLE_PREFIX = 'code mode value is not JSON-serializable: ';
 /** An in-flight leg whose thread the watchdog terminated for another run's overrun. */
 export const THREAD_LOST_MESSAGE = 'code mode sandbox thread was terminated; the run was lost.';
 

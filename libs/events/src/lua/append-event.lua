@@ -19,17 +19,20 @@
       {-1, ''}      run not found
       {-2, status}  run already ended
       {-3, epoch}   stale epoch (the run's epoch)
-      {-5, type}    type needs its dedicated script (run.requested, run.started, session.configured)
+      {-5, type}    type needs its dedicated script (run.requested, run.started, session.configured,
+                    store.committed, tools.registered)
 
     Events:
       ARGV[1]
 ]]
 --- @include "includes/append"
 
+local DEDICATED = {
+  ['run.requested'] = true, ['run.started'] = true, ['session.configured'] = true,
+  ['store.committed'] = true, ['tools.registered'] = true
+}
 local evType = ARGV[1]
-if evType == 'run.requested' or evType == 'run.started' or evType == 'session.configured' then
-  return { -5, evType }
-end
+if DEDICATED[evType] then return { -5, evType } end
 
 local raws, facts = read_raws_and_facts(7)
 local ev = { type = evType, runId = ARGV[2], epoch = tonumber(ARGV[3]), head = ARGV[4], raws = raws, facts = facts }

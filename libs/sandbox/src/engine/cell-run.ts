@@ -3,6 +3,8 @@ import {
   ABORTED_MESSAGE,
   BridgeProtocolError,
   PENDING_WITHOUT_HOST_WORK_MESSAGE,
+  RESTART_SAFE_NAMESPACE_MESSAGE,
+  RESTART_SAFE_SURFACE_MESSAGE,
   SandboxEngineError,
   SNAPSHOT_LIMIT_MESSAGE,
   TIMEOUT_MESSAGE,
@@ -45,6 +47,11 @@ export interface LegOptions {
 type Wakeup = Settlement | 'recheck' | 'deadline';
 
 const METHODS: ReadonlySet<string> = new Set(BRIDGE_METHODS);
+/** Methods a restartSafe cell may always call (SPEC §5); `callValue` only for replay-safe tools. */
+const REPLAY_SAFE_METHODS: ReadonlySet<string> = new Set(['search', 'describe', 'yield', 'sleep', 'api']);
+
+/** Why a restartSafe cell's call was refused: an MCP/namespace call, or any other unsafe surface. */
+type Refusal = 'namespace' | 'surface';
 
 /**
  * Drives one cell on one VM across legs (the first `leg` runs the code, later ones resume it):
@@ -61,6 +68,10 @@ export class CellRun implements VmHostSink {
   private outputBytes = 0;
   private dispatched = false;
   private admission: string | undefined;
+  /** Set when a restartSafe cell called a surface that is not replay-safe: the run fails at the next check. */
+  private refusal: Refusal | undefined;
+  /** Callable names of the catalog's replay-safe tools (consulted only for restartSafe cells). */
+  private readonly replaySafeTools: ReadonlySet<string>;
   private started = false;
   private aborted = false;
   private deadline = 0;
@@ -70,7 +81,10 @@ export class CellRun implements VmHostSink {
     private readonly vm: CellVm,
     private readonly cell: CellRunRequest,
     private readonly port: BridgePort,
-  ) {}
+  ) {
+    const globals = cell.restartSafe ? (cell.catalog?.globals ?? []) : [];
+    this.replaySafeTools = new Set(globals.filter((tool) => tool.replaySafe).map((tool) => tool.metadata.callableName));
+  }
 
   /** Queues a host settlement; it is applied between pumps, in arrival order. */
   settleLater(settlement: Settlement): void {
@@ -131,14 +145,15 @@ export class CellRun implements VmHostSink {
       this.port.busy(true);
       if (next === 'recheck' || !this.ledger.close(next.id)) continue;
       const thrown = this.vm.settle(next.id, next.ok, next.payload);
-      if (thrown) return this.vm.timedOut ? this.timeout() : this.failGuest(thrown);
+      if (thrown) return this.afterThrow(thrown);
     }
   }
 
   private startCell(): CellOutcome | undefined {
     this.started = true;
-    const started = this.vm.start(this.cell.code, this.cell.tools);
+    const started = this.vm.start(this.cell.code, this.cell.catalog);
     if (started.ok) return undefined;
+    if (this.refusal) return this.refuse();
     if (this.vm.timedOut) return this.timeout();
     return this.fail(started.compile ? classifyCompileError(started.record) : classifyGuestError(started.record));
   }
@@ -148,13 +163,14 @@ export class CellRun implements VmHostSink {
     for (const id of this.ledger.ids('yield')) {
       this.ledger.close(id);
       const thrown = this.vm.settle(id, true, 'null');
-      if (thrown) return this.vm.timedOut ? this.timeout() : this.failGuest(thrown);
+      if (thrown) return this.afterThrow(thrown);
     }
     return undefined;
   }
 
   /** The completion rule (SPEC §3); undefined means: wait for the host. */
   private verdict(idle: boolean): CellOutcome | undefined {
+    if (this.refusal) return this.refuse();
     // Park only from an idle VM: one still running jobs at its deadline times out.
     if (this.vm.timedOut || !idle) return this.timeout();
     if (this.admission) return this.fail({ code: 'invalid_input', phase: 'guest', error: this.admission });
@@ -172,6 +188,7 @@ export class CellRun implements VmHostSink {
     if (this.vm.timedOut) return this.timeout();
     if (unhandled) return this.failGuest(unhandled);
     const value = this.vm.readValue();
+    if (this.refusal) return this.refuse();
     if (this.vm.timedOut) return this.timeout();
     if (!value.ok) return this.failGuest(value.record);
     return { status: 'completed', valueJson: value.json, ...this.common() };
@@ -220,6 +237,7 @@ export class CellRun implements VmHostSink {
 
   request(method: string, argsJson: string): string {
     if (!METHODS.has(method)) throw new BridgeProtocolError(`unknown code mode bridge method ${method}`);
+    if (this.cell.restartSafe) this.checkReplaySafe(method, argsJson);
     if (!this.admission && this.ledger.size >= this.cell.limits.maxPendingToolCalls) {
       this.admission = TOO_MANY_PENDING_MESSAGE;
     }
@@ -237,6 +255,43 @@ export class CellRun implements VmHostSink {
 
   cancel(id: string): void {
     if (this.ledger.close(id)) this.port.cancel(id);
+  }
+
+  /**
+   * SPEC §5, restartSafe cells: a call that is not replay-safe is never dispatched. The refusal is
+   * recorded here (the guest cannot undo it: the VM is halted, and the run fails at the next check
+   * whatever the guest catches); once refused, no later call of the run is dispatched either. As in
+   * OpenClaw, the namespace message is used only when every refused call was a namespace call.
+   */
+  private checkReplaySafe(method: string, argsJson: string): void {
+    const refused = this.unsafeKind(method, argsJson);
+    if (refused) {
+      this.refusal = this.refusal === 'surface' || refused === 'surface' ? 'surface' : 'namespace';
+      this.vm.halt();
+    }
+    if (this.refusal) throw new BridgeProtocolError(this.refusalMessage());
+  }
+
+  private unsafeKind(method: string, argsJson: string): Refusal | undefined {
+    if (REPLAY_SAFE_METHODS.has(method)) return undefined;
+    if (method === 'namespace') return 'namespace';
+    if (method === 'callValue' && this.replaySafeTools.has(toolOf(argsJson) ?? '')) return undefined;
+    return 'surface';
+  }
+
+  private refusalMessage(): string {
+    return this.refusal === 'namespace' ? RESTART_SAFE_NAMESPACE_MESSAGE : RESTART_SAFE_SURFACE_MESSAGE;
+  }
+
+  /** OpenClaw: `bridge` once anything was dispatched in the run, else `input`. */
+  private refuse(): CellOutcome {
+    return this.fail({ code: 'invalid_input', phase: this.dispatched ? 'bridge' : 'input', error: this.refusalMessage() });
+  }
+
+  /** Guest code threw out of a host-driven call (a settlement, a timer callback). */
+  private afterThrow(thrown: GuestErrorRecord): CellOutcome {
+    if (this.refusal) return this.refuse();
+    return this.vm.timedOut ? this.timeout() : this.failGuest(thrown);
   }
 
   private failGuest(record: GuestErrorRecord): CellOutcome {
@@ -262,5 +317,15 @@ export class CellRun implements VmHostSink {
     if (this.vm.memoryFull) return 'InternalError: out of memory';
     if (/Maximum call stack size exceeded/.test(error.message)) return 'InternalError: stack overflow';
     return `InternalError: sandbox engine failure (${error.message})`;
+  }
+}
+
+/** The `tool` of a `callValue` request's args (`{tool, input}`), if readable. */
+function toolOf(argsJson: string): string | undefined {
+  try {
+    const args = JSON.parse(argsJson) as { tool?: unknown } | null;
+    return args !== null && typeof args === 'object' && typeof args.tool === 'string' ? args.tool : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -1,3 +1,4 @@
+import type { GuestCatalog } from '@codemode/contracts';
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { SandboxEngineError } from '../errors';
 import { CONSOLE_INSPECT_SOURCE } from '../guest/console-inspect';
@@ -34,6 +35,7 @@ type Started = { ok: true } | { ok: false; compile: boolean; record: GuestErrorR
 export class CellVm {
   private deadline = Infinity;
   private interrupted = false;
+  private halted = false;
   private broken = false;
   private sink: VmHostSink | undefined;
   private resultPromise: QuickJSHandle | undefined;
@@ -42,7 +44,7 @@ export class CellVm {
   private serializeFn!: QuickJSHandle;
   private describeFn!: QuickJSHandle;
   private unhandledFn!: QuickJSHandle;
-  private defineToolsFn!: QuickJSHandle;
+  private defineCatalogFn!: QuickJSHandle;
 
   private constructor(
     private readonly instance: WasmInstance,
@@ -77,6 +79,14 @@ export class CellVm {
     return this.instance.memory.buffer.byteLength >= this.instance.maxBytes;
   }
 
+  /**
+   * Stops guest code for good (the run already failed, e.g. a refused restart-safe call): the
+   * interrupt handler answers true from now on, which the guest cannot catch. Not a timeout.
+   */
+  halt(): void {
+    this.halted = true;
+  }
+
   /** Binds the run and the deadline of its current leg (each leg of a resumed run gets its own). */
   bind(sink: VmHostSink, deadline: number): void {
     this.sink = sink;
@@ -98,13 +108,13 @@ export class CellVm {
     return pages * SNAPSHOT_PAGE_BYTES;
   }
 
-  /** Defines the tools' globals, compiles the cell and calls it with `this === globalThis`; keeps its promise. */
-  start(code: string, tools: readonly string[] = []): Started {
+  /** Defines the run's catalog globals, compiles the cell and calls it with `this === globalThis`; keeps its promise. */
+  start(code: string, catalog?: GuestCatalog): Started {
     return this.guard(() => {
-      if (tools.length > 0) {
-        const names = this.ctx.newString(JSON.stringify(tools));
-        const defined = this.ctx.callFunction(this.defineToolsFn, this.ctx.undefined, names);
-        names.dispose();
+      if (catalog && (catalog.globals.length > 0 || catalog.mcp.length > 0)) {
+        const json = this.ctx.newString(JSON.stringify(catalog));
+        const defined = this.ctx.callFunction(this.defineCatalogFn, this.ctx.undefined, json);
+        json.dispose();
         if (defined.error) return { ok: false, compile: false, record: this.describeAndDispose(defined.error) };
         defined.value.dispose();
       }
@@ -232,14 +242,14 @@ export class CellVm {
     this.serializeFn = ctx.getProp(api, 'serialize');
     this.describeFn = ctx.getProp(api, 'describe');
     this.unhandledFn = ctx.getProp(api, 'unhandled');
-    this.defineToolsFn = ctx.getProp(api, 'defineTools');
-    this.handles.push(this.settleFn, this.serializeFn, this.describeFn, this.unhandledFn, this.defineToolsFn);
+    this.defineCatalogFn = ctx.getProp(api, 'defineCatalog');
+    this.handles.push(this.settleFn, this.serializeFn, this.describeFn, this.unhandledFn, this.defineCatalogFn);
     api.dispose();
   }
 
   private shouldInterrupt(): boolean {
     if (this.deadlinePassed()) this.interrupted = true;
-    return this.interrupted;
+    return this.interrupted || this.halted;
   }
 
   private deadlinePassed(): boolean {

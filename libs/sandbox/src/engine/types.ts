@@ -1,4 +1,4 @@
-import type { BridgeMethod, CodeModeErrorCode, CodeModeOutput, FailurePhase, Limits } from '@codemode/contracts';
+import type { BridgeMethod, CodeModeErrorCode, CodeModeOutput, FailurePhase, GuestCatalog, Limits } from '@codemode/contracts';
 
 /** One cell to run: the body of an async function, sloppy mode, `this === globalThis`. */
 export interface CellRunRequest {
@@ -8,10 +8,18 @@ export interface CellRunRequest {
   /** Never park: yields resolve at once and the budget renews while host work is pending (SPEC §3). */
   awaitResults?: boolean;
   /**
-   * Callable names of tools to expose as async globals: `name(input)` makes a `callValue` bridge
-   * request with args `[name, input]`. Names that are already globals are skipped.
+   * The session's catalog as this cell sees it (SPEC §4/§5): one async global (a tool handle) per
+   * `globals[i]` under its callable name (names that are already globals are skipped),
+   * `catalog.all()`, and `MCP.<serverIdentifier>.<toolIdentifier>`. Absent: no tool globals, an
+   * empty `MCP`. Bridge argument shapes are listed in ARCHITECTURE.md ("Guest API → bridge").
    */
-  tools?: string[];
+  catalog?: GuestCatalog;
+  /**
+   * SPEC §5: only replay-safe surfaces may be called (search, describe, yield, sleep, api, and
+   * `callValue` of a `globals[i]` with `replaySafe: true`). Anything else is never dispatched and
+   * fails the cell `invalid_input` (uncatchable by the guest).
+   */
+  restartSafe?: boolean;
 }
 
 /** How a parked run continues: a fresh budget for this leg. */

@@ -1,4 +1,5 @@
 import { SET_TIMEOUT_DELAY_MESSAGE } from '../errors';
+import { TOOL_API_SOURCE } from './tool-api';
 
 /** Script name of the prelude; its frames are dropped from guest error stacks. */
 export const PRELUDE_FILE = 'codemode:prelude.js';
@@ -22,8 +23,10 @@ const PROMISE_MARKER =
  * global object), and keeps handles to the functions of the returned object:
  * `settle(id, ok, payloadJson)` (returns an error description when a timer callback threw),
  * `serialize(value)` → compact JSON text, `describe(thrown)` → JSON `{name,message,stack}`
- * or `{text}`, `defineTools(namesJson)` (tool globals of this run), and `unhandled()` → the description of a rejected bridge call no handler was
- * attached to (or undefined). Every intrinsic it relies on is captured here, before user code can replace it.
+ * or `{text}`, `defineCatalog(catalogJson)` (this run's GuestCatalog: tool globals, `catalog.all()`,
+ * `MCP`; see `tool-api.ts`), and `unhandled()` → the description of a rejected bridge call no
+ * handler was attached to (or undefined). Every intrinsic it relies on is captured here, before
+ * user code can replace it. Tool handles serialize to their metadata (a captured WeakMap).
  */
 export const PRELUDE_SOURCE = String.raw`(function () {
   'use strict';
@@ -43,16 +46,21 @@ export const PRELUDE_SOURCE = String.raw`(function () {
   const MapGet = uncurry(Map.prototype.get);
   const MapSet = uncurry(Map.prototype.set);
   const MapHas = uncurry(Map.prototype.has);
+  const GuestWeakMap = WeakMap;
+  const WeakMapGet = uncurry(WeakMap.prototype.get);
   const GuestPromise = Promise;
   const PromiseThen = Promise.prototype.then;
   const GuestError = Error;
   const GuestTypeError = TypeError;
   const errorTypes = { __proto__: null, Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError };
+  const installToolApi = ${TOOL_API_SOURCE};
 
   return function install(out, hostRequest, hostCancel, inspect) {
     const pending = { __proto__: null };
     const timers = { __proto__: null };
     let nextTimerId = 0;
+    // Tool handle → its frozen metadata: what a handle serializes to (JSON drops functions).
+    const handles = new GuestWeakMap();
 
     function prop(value, enumerable) {
       return { __proto__: null, value, enumerable, configurable: true, writable: true };
@@ -61,6 +69,10 @@ export const PRELUDE_SOURCE = String.raw`(function () {
     // Errors become {name, message, ...own}; promises a marker; plain objects and arrays are
     // copied so nested ones are projected too (cycles stay cycles and fail JSON.stringify).
     function project(value, seen) {
+      if (typeof value === 'function') {
+        const meta = WeakMapGet(handles, value);
+        return meta === undefined ? value : meta;
+      }
       if (value instanceof GuestPromise) return ${JSON.stringify(PROMISE_MARKER)};
       if (value === null || typeof value !== 'object') return value;
       if (MapHas(seen, value)) return MapGet(seen, value);
@@ -89,6 +101,12 @@ export const PRELUDE_SOURCE = String.raw`(function () {
         try { reason = error instanceof GuestError ? S(error.message) : S(error); } catch { reason = 'unknown reason'; }
         throw new GuestTypeError('code mode result is not JSON-serializable: ' + reason);
       }
+      return typeof text === 'string' ? text : 'null';
+    }
+
+    // Strict JSON of a value to send (a cycle or BigInt throws); undefined/functions become null.
+    function strictJson(value) {
+      const text = JSONStringify(project(value, new GuestMap()));
       return typeof text === 'string' ? text : 'null';
     }
 
@@ -150,19 +168,37 @@ export const PRELUDE_SOURCE = String.raw`(function () {
       return error;
     }
 
-    function request(method, args, asUndefined) {
-      const argsJson = safeJson(args === undefined ? [] : args);
+    // One bridge call with its args as JSON text; map turns the host's value into the guest's answer.
+    function call(method, argsJson, map) {
       let promise;
       promise = new BridgePromise((resolve, reject) => {
         begin(method, argsJson, (ok, payload) => {
-          if (ok) return resolve(asUndefined ? undefined : payload);
-          const error = toError(payload);
+          let error;
+          if (ok) {
+            if (map === undefined) return resolve(payload);
+            try {
+              return resolve(map(payload));
+            } catch (thrown) {
+              error = thrown;
+            }
+          } else {
+            error = toError(payload);
+          }
           rejected[rejected.length] = { promise, error };
           reject(error);
         });
       });
       return promise;
     }
+
+    // A bridge promise already rejected with error (a failure to report like a failed call).
+    function fail(error) {
+      const promise = new BridgePromise((resolve, reject) => reject(error));
+      rejected[rejected.length] = { promise, error };
+      return promise;
+    }
+
+    const toUndefined = () => undefined;
 
     // The first rejected bridge promise no handler was ever attached to, described; or undefined.
     function unhandled() {
@@ -222,22 +258,21 @@ export const PRELUDE_SOURCE = String.raw`(function () {
       console: consoleObject,
       setTimeout,
       clearTimeout,
-      yield_control(reason) { return request('yield', [reason === undefined ? null : reason], true); },
+      yield_control(reason) { return call('yield', '[' + safeJson(reason === undefined ? null : reason) + ']', toUndefined); },
     };
     const names = objectKeys(globals);
     for (let i = 0; i < names.length; i++) defineProperty(G, names[i], prop(globals[names[i]], false));
 
-    // One async global per tool callable name (SPEC §4): a callValue bridge request. Names that
-    // are already globals are skipped.
-    function defineTools(namesJson) {
-      const names = JSONParse(namesJson);
-      for (let i = 0; i < names.length; i++) {
-        const name = S(names[i]);
-        if (name in G) continue;
-        defineProperty(G, name, prop(function (input) { return request('callValue', [name, input === undefined ? null : input]); }, false));
-      }
-    }
+    const defineCatalog = installToolApi({
+      __proto__: null,
+      call,
+      fail,
+      safeJson,
+      strictJson,
+      handles,
+      defineGlobal(name, value) { defineProperty(G, name, prop(value, false)); },
+    });
 
-    return { __proto__: null, settle, serialize, describe, unhandled, defineTools };
+    return { __proto__: null, settle, serialize, describe, unhandled, defineCatalog };
   };
 })()`;

@@ -1,7 +1,7 @@
 import type { BridgeCall, BridgeHost } from '../engine/types';
 import { ParkedRunBusyError, ParkedRunNotFoundError, UnknownBridgeCallError } from '../errors';
 import { SandboxPool } from './sandbox-pool';
-import { cell, failure, tick, valueOf, waiting } from './test-support';
+import { cell, failure, testCatalog, tick, valueOf, waiting } from './test-support';
 
 /** A host answering `callValue` tools by name: `echo` resolves, `boom` rejects, `slow` after 40 ms, `client` is platform-answered. */
 function testHost(calls: BridgeCall[] = [], signals: AbortSignal[] = []): BridgeHost {
@@ -9,16 +9,16 @@ function testHost(calls: BridgeCall[] = [], signals: AbortSignal[] = []): Bridge
     async dispatch(call, signal) {
       calls.push(call);
       signals.push(signal);
-      const [name, input] = call.args as [string, unknown];
+      const { tool: name, input } = call.args as { tool: string; input: unknown };
       if (name === 'boom') throw new RangeError(`boom ${JSON.stringify(input)}`);
       if (name === 'slow') await tick(40);
       return { name, input };
     },
-    answeredByPlatform: (call) => (call.args as unknown[])[0] === 'client',
+    answeredByPlatform: (call) => (call.args as { tool?: unknown }).tool === 'client',
   };
 }
 
-const TOOLS = ['echo', 'boom', 'slow', 'client'];
+const TOOLS = testCatalog(['echo', 'boom', 'slow', 'client']);
 
 describe('SandboxPool: suspension', () => {
   let pool: SandboxPool;
@@ -48,7 +48,7 @@ describe('SandboxPool: suspension', () => {
 
   it('drains sequential awaited timers and tool calls in one run', async () => {
     const code = 'let n = 0; for (let i = 0; i < 30; i++) { await new Promise((r) => setTimeout(r, 1)); n += (await echo(i)).input; } return n';
-    expect(valueOf(await pool.run({ ...cell(code), tools: TOOLS }, testHost()))).toBe(String((29 * 30) / 2));
+    expect(valueOf(await pool.run({ ...cell(code), catalog: TOOLS }, testHost()))).toBe(String((29 * 30) / 2));
   });
 
   it('parks a timer longer than the budget as pending_tools, and the timer keeps running while parked', async () => {
@@ -65,22 +65,22 @@ describe('SandboxPool: suspension', () => {
   it('does not complete before detached calls and race losers finish', async () => {
     const calls: BridgeCall[] = [];
     const code = 'slow("detached").then((r) => text(r.input)); const w = await Promise.race([echo("fast"), slow("loser")]); return w.input';
-    const outcome = await pool.run({ ...cell(code), tools: TOOLS }, testHost(calls));
+    const outcome = await pool.run({ ...cell(code), catalog: TOOLS }, testHost(calls));
     expect(valueOf(outcome)).toBe('"fast"');
     expect(outcome.output).toEqual([{ type: 'text', text: 'detached' }]);
     expect(calls.map((call) => call.id)).toEqual(['bridge:callValue:1', 'bridge:callValue:2', 'bridge:callValue:3']);
   });
 
   it('fails the cell on an unawaited rejected call; a handled one is fine', async () => {
-    const unawaited = failure(await pool.run({ ...cell('boom(1); await echo(2); return "ok"'), tools: TOOLS }, testHost()));
+    const unawaited = failure(await pool.run({ ...cell('boom(1); await echo(2); return "ok"'), catalog: TOOLS }, testHost()));
     expect(unawaited.error.split('\n')[0]).toBe('RangeError: boom 1');
     const late = 'const p = boom(2); await new Promise((r) => setTimeout(r, 30)); try { await p } catch (e) { return e.message }';
-    expect(valueOf(await pool.run({ ...cell(late), tools: TOOLS }, testHost()))).toBe('"boom 2"');
-    expect(valueOf(await pool.run({ ...cell('boom(3).catch(() => {}); return 1'), tools: TOOLS }, testHost()))).toBe('1');
+    expect(valueOf(await pool.run({ ...cell(late), catalog: TOOLS }, testHost()))).toBe('"boom 2"');
+    expect(valueOf(await pool.run({ ...cell('boom(3).catch(() => {}); return 1'), catalog: TOOLS }, testHost()))).toBe('1');
   });
 
   it('refuses more calls than maxPendingToolCalls with the exact message', async () => {
-    const outcome = failure(await pool.run({ ...cell('await Promise.all([1, 2, 3].map((i) => slow(i)))', { maxPendingToolCalls: 2 }), tools: TOOLS }, testHost()));
+    const outcome = failure(await pool.run({ ...cell('await Promise.all([1, 2, 3].map((i) => slow(i)))', { maxPendingToolCalls: 2 }), catalog: TOOLS }, testHost()));
     expect(outcome).toEqual({ code: 'invalid_input', phase: 'guest', error: 'too many pending code mode tool calls' });
   });
 
@@ -107,7 +107,7 @@ describe('SandboxPool: suspension', () => {
 
   it('discard aborts pending host work and cancels timers; the run cannot be resumed', async () => {
     const signals: AbortSignal[] = [];
-    const request = { ...cell('setTimeout(() => text("fired"), 5000); await slow(1)', { timeoutMs: 100 }), tools: ['slow'] };
+    const request = { ...cell('setTimeout(() => text("fired"), 5000); await slow(1)', { timeoutMs: 100 }), catalog: testCatalog(['slow']) };
     const host: BridgeHost = { dispatch: (call, signal) => (signals.push(signal), new Promise(() => undefined)) };
     expect(waiting(await pool.run(request, host)).pending.map((call) => call.id)).toEqual(['bridge:sleep:1', 'bridge:callValue:1']);
     expect(pool.discard(request.runId)).toBe(true);
@@ -125,11 +125,11 @@ describe('SandboxPool: suspension', () => {
   });
 
   it('parks at once on a platform-answered call; settle + resume completes with the settled value', async () => {
-    const request = { ...cell('const a = await echo(1); const b = await client({ q: 1 }); return [a.input, b]', { timeoutMs: 5000 }), tools: TOOLS };
+    const request = { ...cell('const a = await echo(1); const b = await client({ q: 1 }); return [a.input, b]', { timeoutMs: 5000 }), catalog: TOOLS };
     const started = performance.now();
     const parked = waiting(await pool.run(request, testHost()));
     expect(performance.now() - started).toBeLessThan(1000);
-    expect(parked).toMatchObject({ reason: 'pending_tools', pending: [{ id: 'bridge:callValue:2', method: 'callValue', args: ['client', { q: 1 }] }] });
+    expect(parked).toMatchObject({ reason: 'pending_tools', pending: [{ id: 'bridge:callValue:2', method: 'callValue', args: { tool: 'client', input: { q: 1 } } }] });
     expect(() => pool.settle(request.runId, 'bridge:callValue:9', { ok: true, value: 1 })).toThrow(UnknownBridgeCallError);
     expect(() => pool.settle('nope', 'bridge:callValue:2', { ok: true, value: 1 })).toThrow(ParkedRunNotFoundError);
     pool.settle(request.runId, 'bridge:callValue:2', { ok: true, value: { answer: 42 } });

@@ -1,4 +1,4 @@
-import type { Limits } from '@codemode/contracts';
+import type { GuestCatalog, HandleMetadata, Limits } from '@codemode/contracts';
 import type { CellOutcome, CellRunRequest, WaitingOutcome } from '../engine/types';
 
 /** SPEC §8 defaults, for specs. */
@@ -38,4 +38,17 @@ export function failure(outcome: CellOutcome): { code: string; phase: string; er
 export function valueOf(outcome: CellOutcome): string {
   if (outcome.status !== 'completed') throw new TypeError(`expected completion, got ${JSON.stringify(outcome)}`);
   return outcome.valueJson;
+}
+
+/** Metadata of a test tool (a client tool unless `source` says otherwise). */
+export function toolMetadata(callableName: string, extra: Partial<HandleMetadata> = {}): HandleMetadata {
+  return { callableName, toolName: callableName, description: `the ${callableName} tool`, source: 'client', ...extra };
+}
+
+/** A GuestCatalog with one global per name; names listed in `replaySafe` are replay-safe. */
+export function testCatalog(names: readonly string[], options: { replaySafe?: readonly string[]; mcp?: GuestCatalog['mcp'] } = {}): GuestCatalog {
+  return {
+    globals: names.map((name) => ({ metadata: toolMetadata(name), replaySafe: options.replaySafe?.includes(name) ?? false })),
+    mcp: options.mcp ?? [],
+  };
 }

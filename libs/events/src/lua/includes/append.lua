@@ -10,12 +10,18 @@
     K[3] run          <p>:{t:sid}:run:<runId>
     K[4] transcript   <p>:{t:sid}:transcript
     K[5] runs index   <p>:{t:sid}:runs
+    K[6] only for the two event types that own one more projection key:
+         store.committed  → store hash   <p>:{t:sid}:store
+         tools.registered → client tools <p>:{t:sid}:tools
 
   Event `ev` = {
     type, runId ('' for session events), epoch (number),
     head  = JSON object text of the event data without its raw fields (never decoded here),
     raws  = ordered list of {name, json}: JSON values spliced verbatim into the data,
-    facts = table of plain strings the projections need (see event-encoding.ts).
+    facts = table of plain strings the projections need (see event-encoding.ts),
+    store = (store.committed only) { sets = {{field, json}...}, dels = {field...}, delta = bytes }:
+            fields are store keys as JSON string text, values JSON text, never decoded here,
+    tools = (tools.registered only) the full client tool list as JSON text.
   }
   User-written JSON (code, inputs, results) is never decoded in Lua: cjson rejects lone
   surrogate escapes and re-encodes numbers with 14 digits and empty arrays as objects.
@@ -100,6 +106,15 @@ local function project_run(K, ev, at, id)
   end
 end
 
+-- The committed session store: the hash holds exactly what the log's store.committed events
+-- add up to; the session hash keeps the running total of value bytes for the capacity check.
+local function project_store(K, st)
+  for _, s in ipairs(st.sets) do redis.call('HSET', K[6], s[1], s[2]) end
+  -- One HDEL per field: a commit may delete more keys than unpack() can spread.
+  for _, field in ipairs(st.dels) do redis.call('HDEL', K[6], field) end
+  redis.call('HINCRBY', K[2], 'storeBytes', st.delta)
+end
+
 local function project_session(K, ev, at)
   local f = ev.facts
   redis.call('HSETNX', K[2], 'createdAt', at)
@@ -111,6 +126,11 @@ local function project_session(K, ev, at)
   elseif ev.type == 'exec.rejected' then
     redis.call('RPUSH', K[4], transcript_entry('input', f.call, '', at, 'input', raw_of(ev, 'input')))
     redis.call('RPUSH', K[4], transcript_entry('result', f.call, '', at, 'result', raw_of(ev, 'result')))
+  elseif ev.type == 'store.committed' then
+    project_store(K, ev.store)
+  elseif ev.type == 'tools.registered' then
+    -- Endpoints live only here, never in the event: a PUT replaces the whole list.
+    redis.call('SET', K[6], ev.tools)
   end
 end
 
