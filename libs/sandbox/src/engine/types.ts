@@ -38,7 +38,7 @@ export interface BridgeCall {
   args: unknown;
 }
 
-/** An unsettled bridge request of a waiting run (`args` is the guest's argument array). */
+/** An unsettled bridge request of a waiting run (`args` as the guest sent them; shapes in ARCHITECTURE.md). */
 export type PendingCall = BridgeCall;
 
 /** The answer to a platform-answered call, given to `SandboxPool.settle`. */

@@ -1,5 +1,5 @@
 import { SandboxPool } from './sandbox-pool';
-import { cell, valueOf } from './test-support';
+import { cell, testCatalog, valueOf } from './test-support';
 
 describe('SandboxPool with the debug QuickJS build', () => {
   it('disposes every VM without leaking handles', async () => {
@@ -13,6 +13,11 @@ describe('SandboxPool with the debug QuickJS build', () => {
       expect((await pool.run(cell('await new Promise(() => {})'))).status).toBe('failed');
       expect((await pool.run(cell('setTimeout(() => { throw new Error("t") }, 1)'))).status).toBe('failed');
       expect(valueOf(await pool.run(cell('return 2')))).toBe('2');
+      const host = { dispatch: (call: { args: unknown }) => Promise.resolve(call.args) };
+      const withCatalog = { ...cell('const [h] = catalog.all(); return [h, (await h(1)).input, typeof MCP]'), catalog: testCatalog(['echo']) };
+      expect(valueOf(await pool.run(withCatalog, host))).toContain('"callableName":"echo"');
+      const refused = { ...cell('try { await echo(1) } catch {} for (;;) {}', { timeoutMs: 2000 }), catalog: testCatalog(['echo']), restartSafe: true };
+      expect((await pool.run(refused, host)).status).toBe('failed');
       const resumed = cell('await yield_control(); return 3');
       expect((await pool.run(resumed)).status).toBe('waiting');
       expect(valueOf(await pool.resume(resumed.runId, { timeoutMs: 1000 }))).toBe('3');
