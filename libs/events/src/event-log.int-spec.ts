@@ -15,7 +15,7 @@ const paged: SessionRef = { tenant: 'acme', sessionId: 'paged' };
 beforeAll(async () => {
   redis = await testRedis('log');
   log = new EventLog(redis, keys);
-  for (let i = 0; i < 250; i++) await log.append(paged, { type: 'tools.registered', data: { i } });
+  for (let i = 0; i < 250; i++) await log.append(paged, { type: 'shell.output', data: { i } });
 });
 
 afterAll(async () => {
@@ -37,7 +37,7 @@ test('paging over 250 events with after/limit/next', async () => {
   }
   expect(pages).toBe(3);
   expect(seen.map((e) => e.data.i)).toEqual(Array.from({ length: 250 }, (_, i) => i));
-  expect(seen[0]).toEqual({ id: expect.stringMatching(/^\d+-\d+$/), type: 'tools.registered', at: expect.any(String), data: { i: 0 } });
+  expect(seen[0]).toEqual({ id: expect.stringMatching(/^\d+-\d+$/), type: 'shell.output', at: expect.any(String), data: { i: 0 } });
   expect(new Date(seen[0].at).toISOString()).toBe(seen[0].at);
   expect(Math.abs(Date.parse(seen[0].at) - Number(seen[0].id.split('-')[0]))).toBeLessThan(1000);
 
@@ -61,7 +61,7 @@ test('limit bounds and invalid cursors', async () => {
 test('exists: false until the first write', async () => {
   const ref = { tenant: 'acme', sessionId: 'fresh' };
   expect(await log.exists(ref)).toBe(false);
-  await log.append(ref, { type: 'tools.registered', data: {} });
+  await log.append(ref, { type: 'shell.output', data: {} });
   expect(await log.exists(ref)).toBe(true);
 });
 
@@ -69,13 +69,15 @@ test('generic append refuses scripted types and run events without runId', async
   const ref = { tenant: 'acme', sessionId: 'generic' };
   await expect(log.append(ref, { type: 'run.started', runId: newRunId(), data: {} })).rejects.toBeInstanceOf(InvalidEventError);
   await expect(log.append(ref, { type: 'session.configured', data: {} })).rejects.toBeInstanceOf(InvalidEventError);
+  await expect(log.append(ref, { type: 'tools.registered', data: {} })).rejects.toBeInstanceOf(InvalidEventError);
+  await expect(log.append(ref, { type: 'store.committed', runId: newRunId(), data: {} })).rejects.toBeInstanceOf(InvalidEventError);
   await expect(log.append(ref, { type: 'run.output', data: {} })).rejects.toBeInstanceOf(InvalidEventError);
   expect(await log.exists(ref)).toBe(false);
 });
 
 test('follow yields events appended after it started and stops on abort', async () => {
   const ref = { tenant: 'acme', sessionId: 'live' };
-  await log.append(ref, { type: 'tools.registered', data: { n: 0 } });
+  await log.append(ref, { type: 'shell.output', data: { n: 0 } });
   const start = (await log.read(ref, { limit: 10 })).events[0].id;
   const controller = new AbortController();
   const got: Event[] = [];
@@ -90,21 +92,21 @@ test('follow yields events appended after it started and stops on abort', async 
   await new Promise((r) => setTimeout(r, 50));
   await runs.request(ref, runId, requestData());
   await runs.abandonUnstarted(ref, runId, failed('no worker'));
-  await log.append(ref, { type: 'tools.registered', data: { n: 1 } });
-  await log.append(ref, { type: 'tools.registered', data: { n: 2 } });
+  await log.append(ref, { type: 'shell.output', data: { n: 1 } });
+  await log.append(ref, { type: 'shell.output', data: { n: 2 } });
   await done;
-  expect(got.map((e) => e.type)).toEqual(['run.requested', 'run.failed', 'tools.registered']);
+  expect(got.map((e) => e.type)).toEqual(['run.requested', 'run.failed', 'shell.output']);
   expect(got[0].runId).toBe(runId);
 });
 
 test('follow without a cursor starts at the tail; abort ends an idle wait and closes its connection', async () => {
   const ref = { tenant: 'acme', sessionId: 'tail' };
-  await log.append(ref, { type: 'tools.registered', data: { old: true } });
+  await log.append(ref, { type: 'shell.output', data: { old: true } });
   const controller = new AbortController();
   const iterator = log.follow(ref, undefined, controller.signal)[Symbol.asyncIterator]();
   const first = iterator.next();
   await new Promise((r) => setTimeout(r, 100));
-  await log.append(ref, { type: 'tools.registered', data: { old: false } });
+  await log.append(ref, { type: 'shell.output', data: { old: false } });
   expect((await first).value).toMatchObject({ data: { old: false } });
   const clientsBefore = await countFollowers();
   const idle = iterator.next();

@@ -119,8 +119,9 @@ export class EventLog {
 
   /**
    * Appends one event through the shared append path (projections updated in the same script).
-   * `run.requested`, `run.started` and `session.configured` have preconditions and their own
-   * scripts (RunLedger, SessionLedger); they are refused here.
+   * `run.requested`, `run.started`, `session.configured`, `store.committed` and `tools.registered`
+   * have preconditions or projection keys of their own and their own scripts (RunLedger,
+   * SessionLedger, StoreLedger, ClientToolsLedger); they are refused here.
    */
   async append(ref: SessionRef, input: AppendInput): Promise<{ eventId: string }> {
     const runId = input.runId ?? '';

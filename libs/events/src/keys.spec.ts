@@ -15,6 +15,11 @@ describe('KeySpace', () => {
       keys.transcript(ref),
       keys.runs(ref),
       keys.idempotency(ref, 'k}{x'),
+      keys.store(ref),
+      keys.clientTools(ref),
+      keys.resultsIndex(ref),
+      keys.resultsSizes(ref),
+      keys.resultItem(ref, 'result_1'),
       ...keys.scriptKeys(ref, 'cm_1'),
     ];
     expect(new Set(all.map(hashTag))).toEqual(new Set(['acme_co-1:a:b.c-d_e']));
@@ -22,6 +27,9 @@ describe('KeySpace', () => {
     expect(keys.run(ref, 'cm_1')).toBe('cm:{acme_co-1:a:b.c-d_e}:run:cm_1');
     expect(keys.idempotency(ref, 'k')).toBe('cm:{acme_co-1:a:b.c-d_e}:idem:k');
     expect(new KeySpace('t-x').reply('api-1')).toBe('t-x:reply:api-1');
+    expect(keys.store(ref)).toBe('cm:{acme_co-1:a:b.c-d_e}:store');
+    expect(keys.clientTools(ref)).toBe('cm:{acme_co-1:a:b.c-d_e}:tools');
+    expect(keys.resultItem(ref, 'result_1')).toBe('cm:{acme_co-1:a:b.c-d_e}:results:item:result_1');
   });
 
   test('tenant and sid cannot be confused: a tenant has no ":"', () => {
