@@ -54,6 +54,11 @@ export class TestStack {
     return stack;
   }
 
+  /** Root of this stack's per-session workspaces (`<root>/<tenant>/<sid>`). */
+  get workspaceRoot(): string {
+    return this.env.CODEMODE_WORKSPACE_ROOT;
+  }
+
   client(apiKey?: string): CodeModeClient {
     return new CodeModeClient({ baseUrl: this.baseUrl, apiKey });
   }

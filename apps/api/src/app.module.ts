@@ -11,6 +11,7 @@ import { HealthModule } from './health/health.module';
 import { RunsModule } from './runs/runs.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { ShellModule } from './shell/shell.module';
+import { ToolsModule } from './tools/tools.module';
 
 @Global()
 @Module({})
@@ -18,7 +19,7 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule, HealthModule, SessionsModule, RunsModule, EventsModule, ShellModule],
+      imports: [CoreModule, HealthModule, SessionsModule, RunsModule, EventsModule, ShellModule, ToolsModule],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LimitsSchema } from './limits';
+import { ShellConfigSchema } from './shell-config';
 
 /** The body of `exec` as the model wrote it; validated by hand (SPEC §3 input rules). */
 export const CodeModeExecInputSchema = z.object({
@@ -23,6 +24,11 @@ export type ValidExecInput = z.infer<typeof ValidExecInputSchema>;
 export const WaitInputSchema = z.object({ runId: z.string().optional(), run_id: z.string().optional() });
 export type WaitInput = z.infer<typeof WaitInputSchema>;
 
-/** The cell as a worker receives it. */
-export const CellSpecSchema = ValidExecInputSchema.extend({ limits: LimitsSchema });
+/** The cell as a worker receives it, with the session settings it runs under. */
+export const CellSpecSchema = ValidExecInputSchema.extend({
+  limits: LimitsSchema,
+  shell: ShellConfigSchema,
+  /** Scopes the shell processes the cell starts (SPEC §1); null: the session itself. */
+  agentId: z.string().nullable(),
+});
 export type CellSpec = z.infer<typeof CellSpecSchema>;

@@ -14,7 +14,7 @@ export function workerQueueName(workerId: string): string {
   return `worker-${workerId}`;
 }
 
-export const JOB_NAMES = { runCell: 'run-cell', resumeRun: 'resume-run', abortRun: 'abort-run', shell: 'shell' } as const;
+export const JOB_NAMES = { runCell: 'run-cell', resumeRun: 'resume-run', abortRun: 'abort-run', shell: 'shell', toolResults: 'tool-results' } as const;
 
 export const CellJobSchema = z.object({
   tenant: z.string(),
@@ -73,3 +73,24 @@ export const ShellJobSchema = z.object({
   replyTo: z.string(),
 });
 export type ShellJob = z.infer<typeof ShellJobSchema>;
+
+/** One platform answer to a pending client tool call (`POST …/tool-results`). */
+export const ToolResultSchema = z.object({
+  id: z.string().min(1),
+  ok: z.boolean(),
+  value: z.unknown().optional(),
+  error: z.union([z.string(), z.object({ message: z.string(), name: z.string().optional() })]).optional(),
+});
+export type ToolResult = z.infer<typeof ToolResultSchema>;
+export const ToolResultsInputSchema = z.object({ results: z.array(ToolResultSchema).min(1).max(128) });
+
+/** Tool results routed to the worker holding the parked run. */
+export const ToolResultsJobSchema = z.object({
+  tenant: z.string(),
+  sessionId: z.string(),
+  runId: z.string(),
+  results: z.array(ToolResultSchema),
+  requestId: z.string(),
+  replyTo: z.string(),
+});
+export type ToolResultsJob = z.infer<typeof ToolResultsJobSchema>;

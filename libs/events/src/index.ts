@@ -5,6 +5,7 @@ export { SessionLedger, type SessionPatch } from './session-ledger';
 export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type RunRequestedData } from './run-ledger';
 export { RunReplies, publishAnswer } from './run-replies';
 export { WorkerPresence } from './worker-presence';
+export { DeploymentCatalog } from './deployment-catalog';
 export {
   createRedis,
   closeConnection,

@@ -12,9 +12,12 @@ import {
   RunReplies,
   SessionLedger,
   WorkerPresence,
+  ClientToolsLedger,
+  DeploymentCatalog,
   type CreateRedisOptions,
 } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
+import { SessionStore } from '@codemode/store';
 import { CellQueue } from './cell-queue';
 import { ShellQueue } from './shell-queue';
 import { WorkerQueues } from './worker-queues';
@@ -71,13 +74,16 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
       useFactory: (r: Redis, c: AppConfig) => new ShellQueue(new Queue(QUEUES.shell, { connection: r, prefix: `{${c.keyPrefix}}` })),
     },
     { provide: WorkerPresence, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerPresence(r, k) },
+    { provide: ClientToolsLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ClientToolsLedger(r, k) },
+    { provide: DeploymentCatalog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new DeploymentCatalog(r, k) },
+    { provide: SessionStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new SessionStore(r, k) },
     {
       provide: WorkerQueues,
       inject: [QUEUE_CONNECTION, APP_CONFIG],
       useFactory: (r: Redis, c: AppConfig) => new WorkerQueues(r, `{${c.keyPrefix}}`),
     },
   ],
-  exports: [REDIS, KeySpace, EventLog, RunLedger, SessionLedger, RunReplies, CellQueue, ShellQueue, WorkerQueues, WorkerPresence],
+  exports: [REDIS, KeySpace, EventLog, RunLedger, SessionLedger, RunReplies, CellQueue, ShellQueue, WorkerQueues, WorkerPresence, ClientToolsLedger, DeploymentCatalog, SessionStore],
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(

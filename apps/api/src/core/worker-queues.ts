@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { JOB_NAMES, workerQueueName, type AbortJob, type ResumeJob, type ShellJob } from '@codemode/contracts';
+import { JOB_NAMES, workerQueueName, type AbortJob, type ResumeJob, type ShellJob, type ToolResultsJob } from '@codemode/contracts';
 
 /** Most workers an API instance keeps a queue handle for; older handles are closed and reopened on demand. */
 const MAX_HANDLES = 256;
@@ -29,6 +29,10 @@ export class WorkerQueues {
 
   async shell(workerId: string, job: ShellJob): Promise<void> {
     await this.queue(workerId).add(JOB_NAMES.shell, job, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
+  }
+
+  async toolResults(workerId: string, job: ToolResultsJob): Promise<void> {
+    await this.queue(workerId).add(JOB_NAMES.toolResults, job, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
   }
 
   /** Takes back a job the worker has not started; false when it is already active or gone. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { SESSION_ID_PATTERN, type CodeModeResult, type Limits, type SessionRef, type ValidExecInput } from '@codemode/contracts';
-import { resolveLimits, type AppConfig } from '@codemode/config';
+import { resolveLimits, resolveShellConfig, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, RunLedger, RunReplies, SessionLedger } from '@codemode/events';
 import { checkExecInput, emptyTelemetry, failedInputResult } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
@@ -108,7 +108,7 @@ export class ExecService {
         tenant: ref.tenant,
         sessionId: ref.sessionId,
         runId,
-        spec: { ...input, limits },
+        spec: { ...input, limits, shell: resolveShellConfig(stored?.shell, this.config.shellDefaults), agentId: stored?.agentId ?? null },
         replyTo: this.replies.channel,
         requestedAt: Date.now(),
       });

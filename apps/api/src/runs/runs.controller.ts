@@ -2,10 +2,11 @@ import { Controller, Delete, Get, Headers, HttpCode, Param, Post } from '@nestjs
 import { RUN_ID_PATTERN, type CodeModeResult, type RunView, type SessionRef } from '@codemode/contracts';
 import { RunLedger } from '@codemode/events';
 import { NotFoundApiException } from '../core/api-errors';
-import { JsonBody, Session, Tenant } from '../core/request-params';
+import { JsonBody, requireObjectBody, Session, Tenant } from '../core/request-params';
 import type { ParsedBody } from '../core/request-context';
 import { AbortService } from './abort.service';
 import { ExecService } from './exec.service';
+import { ToolResultsService } from './tool-results.service';
 import { WaitService } from './wait.service';
 
 @Controller('v1/sessions/:sid')
@@ -14,6 +15,7 @@ export class RunsController {
     private readonly execService: ExecService,
     private readonly waitService: WaitService,
     private readonly abortService: AbortService,
+    private readonly toolResults: ToolResultsService,
     private readonly runs: RunLedger,
   ) {}
 
@@ -39,6 +41,13 @@ export class RunsController {
   abort(@Session() ref: SessionRef, @Param('runId') runId: string): Promise<CodeModeResult> {
     if (!RUN_ID_PATTERN.test(runId)) throw new NotFoundApiException(`run ${runId} not found in session ${ref.sessionId}.`);
     return this.abortService.abort(ref, runId);
+  }
+
+  @Post('runs/:runId/tool-results')
+  @HttpCode(202)
+  submitToolResults(@Session() ref: SessionRef, @Param('runId') runId: string, @JsonBody() body: ParsedBody): Promise<{ accepted: number }> {
+    if (!RUN_ID_PATTERN.test(runId)) throw new NotFoundApiException(`run ${runId} not found in session ${ref.sessionId}.`);
+    return this.toolResults.submit(ref, runId, requireObjectBody(body));
   }
 
   @Get('runs/:runId')

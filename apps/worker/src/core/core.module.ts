@@ -1,7 +1,8 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
-import { createRedis, EventLog, KeySpace, RunLedger, waitUntilReady, WorkerPresence } from '@codemode/events';
+import { ClientToolsLedger, createRedis, DeploymentCatalog, EventLog, KeySpace, RunLedger, waitUntilReady, WorkerPresence } from '@codemode/events';
+import { ResultsStore, SessionStore } from '@codemode/store';
 import { SandboxPool } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from './tokens';
@@ -27,6 +28,10 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
     { provide: RunLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new RunLedger(r, k) },
     { provide: EventLog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new EventLog(r, k) },
     { provide: WorkerPresence, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerPresence(r, k) },
+    { provide: ClientToolsLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ClientToolsLedger(r, k) },
+    { provide: DeploymentCatalog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new DeploymentCatalog(r, k) },
+    { provide: SessionStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new SessionStore(r, k) },
+    { provide: ResultsStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ResultsStore(r, k) },
     {
       provide: SandboxPool,
       inject: [APP_CONFIG, LOGGER],
@@ -38,7 +43,7 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
         }),
     },
   ],
-  exports: [REDIS, KeySpace, RunLedger, EventLog, WorkerPresence, SandboxPool],
+  exports: [REDIS, KeySpace, RunLedger, EventLog, WorkerPresence, ClientToolsLedger, DeploymentCatalog, SessionStore, ResultsStore, SandboxPool],
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { Worker, type Job } from 'bullmq';
-import { AbortJobSchema, JOB_NAMES, ResumeJobSchema, ShellJobSchema, workerQueueName } from '@codemode/contracts';
+import { AbortJobSchema, JOB_NAMES, ResumeJobSchema, ShellJobSchema, ToolResultsJobSchema, workerQueueName } from '@codemode/contracts';
 import { createRedis } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
 import type { Logger } from '@codemode/telemetry';
@@ -50,6 +50,7 @@ export class ResumesProcessor implements OnApplicationBootstrap {
     if (job.name === JOB_NAMES.resumeRun) return this.runner.resume(ResumeJobSchema.parse(job.data));
     if (job.name === JOB_NAMES.abortRun) return this.runner.abort(AbortJobSchema.parse(job.data));
     if (job.name === JOB_NAMES.shell) return this.shell.handle(ShellJobSchema.parse(job.data));
+    if (job.name === JOB_NAMES.toolResults) return this.runner.toolResults(ToolResultsJobSchema.parse(job.data));
     this.logger.warn({ name: job.name }, 'unknown job on own queue; dropped');
     return Promise.resolve();
   }

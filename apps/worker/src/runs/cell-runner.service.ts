@@ -7,6 +7,8 @@ import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { RunOutcomes, type RunContext } from './run-outcomes.service';
 import { hostFailureOutcome, keepResuming } from './run-loop';
+import type { RunToolHost } from '../tools/run-tool-host';
+import { ToolHosts } from '../tools/tool-hosts.service';
 
 /** Until leases and fencing arrive every run is owned at epoch 1. */
 export const FIRST_EPOCH = 1;
@@ -20,6 +22,7 @@ export class CellRunner {
     private readonly runs: RunLedger,
     private readonly pool: SandboxPool,
     private readonly outcomes: RunOutcomes,
+    private readonly toolHosts: ToolHosts,
   ) {}
 
   async run(job: CellJob): Promise<void> {
@@ -32,8 +35,10 @@ export class CellRunner {
       return;
     }
     const started = Date.now();
-    const outcome = await this.execute(job.runId, job.spec, log);
+    const host = await this.toolHosts.create(ref, job.runId, FIRST_EPOCH, job.spec);
+    const outcome = await this.execute(job.runId, job.spec, host, log);
     const ctx: RunContext = {
+      host,
       ref,
       runId: job.runId,
       epoch: FIRST_EPOCH,
@@ -46,10 +51,12 @@ export class CellRunner {
     log.info({ status: result.status, code: result.status === 'failed' ? result.code : undefined, durationMs: Date.now() - started }, 'cell answered');
   }
 
-  private async execute(runId: string, spec: CellSpec, log: Logger): Promise<CellOutcome> {
+  private async execute(runId: string, spec: CellSpec, host: RunToolHost, log: Logger): Promise<CellOutcome> {
     try {
-      const first = await this.pool.run({ runId, code: spec.code, limits: spec.limits, awaitResults: spec.awaitResults });
-      return spec.awaitResults ? await keepResuming(this.pool, runId, spec.limits, first) : first;
+      host.beginLeg(spec.limits.timeoutMs);
+      const request = { runId, code: spec.code, limits: spec.limits, awaitResults: spec.awaitResults, restartSafe: spec.restartSafe, catalog: host.catalog.guestCatalog() };
+      const first = await this.pool.run(request, host);
+      return spec.awaitResults ? await keepResuming(this.pool, runId, spec.limits, first, host) : first;
     } catch (error) {
       log.error({ err: error }, 'sandbox failed to run the cell');
       return hostFailureOutcome();

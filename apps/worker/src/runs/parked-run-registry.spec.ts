@@ -9,6 +9,7 @@ const run = (runId: string, expiresAt: number): ParkedRun => ({
   awaitResults: false,
   priorOutputBytes: 0,
   expiresAt,
+  host: {} as ParkedRun['host'],
 });
 
 describe('ParkedRunRegistry', () => {

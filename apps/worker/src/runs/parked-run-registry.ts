@@ -1,4 +1,5 @@
 import type { Limits, SessionRef } from '@codemode/contracts';
+import type { RunToolHost } from '../tools/run-tool-host';
 
 /** What the worker keeps beside a parked VM to resume, expire or abort it. */
 export interface ParkedRun {
@@ -11,6 +12,8 @@ export interface ParkedRun {
   /** Output bytes already returned by earlier calls of this run (SPEC: shared across waits). */
   priorOutputBytes: number;
   expiresAt: number;
+  /** The run's tool host: its catalog, buffered store writes and counters live across waits. */
+  host: RunToolHost;
 }
 
 /**

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AbortJob, CodeModeResult, ResumeJob, SessionRef } from '@codemode/contracts';
+import type { AbortJob, CodeModeResult, ResumeJob, SessionRef, ToolResult, ToolResultsJob } from '@codemode/contracts';
+import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
-import { RunAlreadyEndedError, RunLedger } from '@codemode/events';
+import { publishAnswer, RunAlreadyEndedError, RunLedger } from '@codemode/events';
 import { emptyTelemetry, SandboxPool, type CellOutcome } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
-import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { hostFailureOutcome, keepResuming } from './run-loop';
 import { RunOutcomes } from './run-outcomes.service';
 
@@ -17,6 +18,7 @@ export class ResumeRunner {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(REDIS) private readonly redis: Redis,
     private readonly runs: RunLedger,
     private readonly pool: SandboxPool,
     private readonly outcomes: RunOutcomes,
@@ -45,14 +47,41 @@ export class ResumeRunner {
     this.outcomes.parked.take(job.runId);
     let outcome: CellOutcome;
     try {
-      const next = await this.pool.resume(job.runId, { timeoutMs: parked.limits.timeoutMs, awaitResults: parked.awaitResults });
-      outcome = parked.awaitResults ? await keepResuming(this.pool, job.runId, parked.limits, next) : next;
+      parked.host.beginLeg(parked.limits.timeoutMs);
+      const next = await this.pool.resume(job.runId, { timeoutMs: parked.limits.timeoutMs, awaitResults: parked.awaitResults }, parked.host);
+      outcome = parked.awaitResults ? await keepResuming(this.pool, job.runId, parked.limits, next, parked.host) : next;
     } catch (error) {
       log.error({ err: error }, 'sandbox failed to resume the run');
       outcome = hostFailureOutcome();
     }
     const result = await this.outcomes.record(parked, outcome, job.replyTo);
     log.info({ status: result.status }, 'wait answered');
+  }
+
+  /** Platform answers to pending client tool calls: settled in the VM, recorded, acknowledged. */
+  async toolResults(job: ToolResultsJob): Promise<void> {
+    const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
+    const parked = this.outcomes.parked.get(job.runId);
+    let answer: { accepted: number } | { error: string };
+    if (!parked) {
+      answer = { error: 'code mode run is unavailable or expired.' };
+    } else {
+      try {
+        for (const result of job.results) {
+          this.pool.settle(job.runId, result.id, result.ok ? { ok: true, value: result.value ?? null } : { ok: false, error: toolError(result.error) });
+          await this.runs.append(ref, {
+            type: 'tool.settled',
+            runId: job.runId,
+            epoch: parked.epoch,
+            data: { callId: result.id, ok: result.ok, source: 'client', answeredBy: 'platform' },
+          });
+        }
+        answer = { accepted: job.results.length };
+      } catch (error) {
+        answer = { error: error instanceof Error ? error.message : String(error) };
+      }
+    }
+    await publishAnswer(this.redis, job.replyTo, job.requestId, answer);
   }
 
   /** SPEC §3: aborted, pending calls cancelled, slot freed, nothing committed. */
@@ -75,4 +104,10 @@ export class ResumeRunner {
       if (!(error instanceof RunAlreadyEndedError)) throw error;
     }
   }
+}
+
+/** A platform's error for a tool call, as the guest's rejection: a tool error with no message carries its text. */
+function toolError(error: ToolResult['error']): { name?: string; message: string } {
+  if (typeof error === 'string') return { message: error || 'client tool failed' };
+  return error ?? { message: 'client tool failed' };
 }

@@ -1,5 +1,6 @@
 import type { Limits } from '@codemode/contracts';
 import type { CellOutcome, SandboxPool } from '@codemode/sandbox';
+import type { RunToolHost } from '../tools/run-tool-host';
 
 /** SPEC §3: an awaitResults call stays open, bounded by snapshotTtlSeconds. */
 export const AWAIT_RESULTS_TIMEOUT_ERROR = 'code mode timeout exceeded';
@@ -8,7 +9,7 @@ export const AWAIT_RESULTS_TIMEOUT_ERROR = 'code mode timeout exceeded';
  * `awaitResults: true`: a cell that would park is resumed at once with a fresh budget, output
  * gathered across resumes, until it completes or fails or `snapshotTtlSeconds` have passed.
  */
-export async function keepResuming(pool: SandboxPool, runId: string, limits: Limits, first: CellOutcome): Promise<CellOutcome> {
+export async function keepResuming(pool: SandboxPool, runId: string, limits: Limits, first: CellOutcome, host: RunToolHost): Promise<CellOutcome> {
   const until = Date.now() + limits.snapshotTtlSeconds * 1000;
   const output = [...first.output];
   let outcome = first;
@@ -26,7 +27,9 @@ export async function keepResuming(pool: SandboxPool, runId: string, limits: Lim
         bridgeDispatchStarted: outcome.bridgeDispatchStarted,
       };
     }
-    outcome = await pool.resume(runId, { timeoutMs: Math.min(limits.timeoutMs, left), awaitResults: true });
+    const timeoutMs = Math.min(limits.timeoutMs, left);
+    host.beginLeg(timeoutMs);
+    outcome = await pool.resume(runId, { timeoutMs, awaitResults: true }, host);
     output.push(...outcome.output);
   }
   return { ...outcome, output };

@@ -2,10 +2,12 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { CodeModeResult, Limits, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { RunLedger } from '@codemode/events';
-import { buildCellResult, buildWaitingResult, emptyTelemetry, SandboxPool, type CellOutcome } from '@codemode/sandbox';
+import { buildCellResult, buildWaitingResult, SandboxPool, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
+import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { ParkedRunRegistry, type ParkedRun } from './parked-run-registry';
+import type { RunToolHost } from '../tools/run-tool-host';
 
 /** Everything needed to record what a run's cell just did. */
 export interface RunContext {
@@ -16,6 +18,7 @@ export interface RunContext {
   restartSafe: boolean;
   awaitResults: boolean;
   priorOutputBytes: number;
+  host: RunToolHost;
 }
 
 const EXPIRED_REASON = 'parked longer than snapshotTtlSeconds without a wait';
@@ -34,6 +37,8 @@ export class RunOutcomes implements OnModuleDestroy {
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runs: RunLedger,
     private readonly pool: SandboxPool,
+    private readonly sessionStore: SessionStore,
+    private readonly results: ResultsStore,
   ) {
     this.parked = new ParkedRunRegistry((run) => void this.expire(run));
     this.pool.onRunsLost((runIds, reason) => {
@@ -54,7 +59,7 @@ export class RunOutcomes implements OnModuleDestroy {
         output: outcome.output,
         limits: ctx.limits,
         restartSafe: ctx.restartSafe,
-        telemetry: emptyTelemetry(),
+        telemetry: ctx.host.telemetry(),
         priorOutputBytes: ctx.priorOutputBytes,
       });
       const expiresAt = Date.now() + ctx.limits.snapshotTtlSeconds * 1000;
@@ -68,12 +73,16 @@ export class RunOutcomes implements OnModuleDestroy {
       });
       return result;
     }
+    const committed = outcome.status === 'completed' ? await this.commitStore(ctx, outcome) : null;
     const { result } = await buildCellResult({
-      outcome,
+      outcome: committed ?? outcome,
       limits: ctx.limits,
       restartSafe: ctx.restartSafe,
-      telemetry: emptyTelemetry(),
+      telemetry: ctx.host.telemetry(),
       priorOutputBytes: ctx.priorOutputBytes,
+      saveReference: ctx.restartSafe
+        ? undefined
+        : (valueJson) => this.results.save(ctx.ref, valueJson, ctx.limits).then((d) => ({ ...d }), () => null),
     });
     await this.runs.finish(ctx.ref, ctx.runId, {
       epoch: ctx.epoch,
@@ -88,6 +97,30 @@ export class RunOutcomes implements OnModuleDestroy {
   async loseAllParked(reason: string): Promise<void> {
     const runIds = [...this.parked.runIds()];
     await Promise.all(runIds.map((runId) => this.lose(runId, reason)));
+  }
+
+  /**
+   * SPEC §4: buffered store writes are committed only when the cell completes, capacity
+   * re-checked in commit order; a commit the store no longer has room for fails the cell instead.
+   */
+  private async commitStore(ctx: RunContext, outcome: TerminalCellOutcome): Promise<TerminalCellOutcome | null> {
+    const writes = ctx.host.storeWrites();
+    if (writes.size === 0) return null;
+    try {
+      await this.sessionStore.commit(ctx.ref, { runId: ctx.runId, epoch: ctx.epoch, writes });
+      return null;
+    } catch (error) {
+      if (!(error instanceof StoreCapacityError)) throw error;
+      return {
+        status: 'failed',
+        error: `RangeError: ${error.message}`,
+        code: 'internal_error',
+        phase: 'host',
+        output: outcome.output,
+        consoleTruncated: outcome.consoleTruncated,
+        bridgeDispatchStarted: outcome.bridgeDispatchStarted,
+      };
+    }
   }
 
   private async expire(run: ParkedRun): Promise<void> {

@@ -38,6 +38,8 @@ export class RunBridge {
     if (!this.awaitResults && method !== 'sleep' && this.host?.answeredByPlatform?.({ id, method, args })) {
       this.platformCalls.add(id);
       this.onPlatformCall(id);
+      // The host still sees the call (to record and count it); only `settle` answers it.
+      this.host.dispatch({ id, method, args }, this.abort.signal).catch(() => undefined);
       return;
     }
     if (method === 'sleep') {

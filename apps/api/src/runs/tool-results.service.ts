@@ -1,0 +1,66 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { ToolResultsInputSchema, type SessionRef } from '@codemode/contracts';
+import { RunLedger, RunReplies } from '@codemode/events';
+import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
+import { WorkerQueues } from '../core/worker-queues';
+
+const OWNER_ACK_MS = 5000;
+
+/**
+ * `POST …/runs/{runId}/tool-results` (SPEC §2): platform answers to pending client tool calls,
+ * checked against the run's pending calls and handed to the worker that holds the run; 202 once
+ * that worker has recorded them. A later `wait` sees them.
+ */
+@Injectable()
+export class ToolResultsService {
+  constructor(
+    private readonly runs: RunLedger,
+    private readonly replies: RunReplies,
+    private readonly workers: WorkerQueues,
+  ) {}
+
+  async submit(ref: SessionRef, runId: string, body: Record<string, unknown>): Promise<{ accepted: number }> {
+    const parsed = ToolResultsInputSchema.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const field = issue.path.map(String).join('.') || 'results';
+      throw new InvalidInputException(`${field}: ${issue.message}`, { field });
+    }
+    const run = await this.runs.get(ref, runId);
+    if (!run) throw new NotFoundApiException(`run ${runId} not found in session ${ref.sessionId}.`);
+    if (['completed', 'failed', 'expired', 'lost'].includes(run.status)) {
+      throw new ConflictApiException('run has already ended.', { status: run.status });
+    }
+    const pending = new Set(run.lastResult?.status === 'waiting' ? (run.lastResult.pendingToolCalls ?? []).map((c) => c.id) : []);
+    const unknown = parsed.data.results.map((r) => r.id).filter((id) => !pending.has(id));
+    if (unknown.length > 0) {
+      throw new InvalidInputException(`unknown tool call id ${unknown[0]}; answer only the pendingToolCalls of the run's last waiting result.`, {
+        field: 'results.id',
+        pending: [...pending],
+      });
+    }
+    const requestId = randomUUID();
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), OWNER_ACK_MS);
+    try {
+      const ack = this.replies.waitForAnswer(requestId, controller.signal);
+      await this.workers.toolResults(run.owner ?? '', {
+        tenant: ref.tenant,
+        sessionId: ref.sessionId,
+        runId,
+        results: parsed.data.results,
+        requestId,
+        replyTo: this.replies.channel,
+      });
+      const answer = (await ack) as { accepted?: number; error?: string };
+      if (answer.error !== undefined) throw new ConflictApiException(answer.error);
+      return { accepted: answer.accepted ?? parsed.data.results.length };
+    } catch (error) {
+      if (!controller.signal.aborted) throw error;
+      throw new ConflictApiException('the worker holding the run did not take the results; retry, or wait on the run.');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,218 @@
+import type { Limits, SessionRef, ShellConfig } from '@codemode/contracts';
+import { apiList, apiRead, describe, handleMetadata, mapMcpArguments, searchCatalog, type CatalogEntry } from '@codemode/catalog';
+import type { EventLog } from '@codemode/events';
+import type { BridgeCall, BridgeHost } from '@codemode/sandbox';
+import { ResultUnavailableError, StoreBuffer, type ResultsStore, type SessionStore } from '@codemode/store';
+import { callWebhookTool, isWorkspaceToolName, runCoreTool, type McpServers, type SessionToolCatalog } from '@codemode/tools';
+import type { ShellHost } from '../shell/shell-host.service';
+import { ToolCallError } from './tool-call-error';
+
+/** SPEC §3: what a pending call of an expired, aborted or lost run rejects with. */
+export const CANCELED_MESSAGE = 'Code Mode tool canceled, expired, or owner lost; start a new run.';
+
+/** Everything a run's tool calls need from the worker. */
+export interface ToolDeps {
+  log: EventLog;
+  shell: ShellHost;
+  mcp: McpServers | null;
+  results: ResultsStore;
+  sessionStore: SessionStore;
+  webhookSecret: string | undefined;
+}
+
+export interface ToolRun {
+  ref: SessionRef;
+  runId: string;
+  epoch: number;
+  limits: Limits;
+  shell: ShellConfig;
+  agentId: string | null;
+  awaitResults: boolean;
+}
+
+/**
+ * The host side of one run's bridge (SPEC §4–§5): dispatches every guest request to the tool it
+ * names, records each tool call and its settlement in the log before the guest sees the result,
+ * and keeps the run's buffered store writes and telemetry counters. It lives as long as the run,
+ * across waits.
+ */
+export class RunToolHost implements BridgeHost {
+  private readonly counts = { searchCount: 0, describeCount: 0, callCount: 0 };
+  private store: StoreBuffer | undefined;
+  private legDeadline = 0;
+
+  constructor(
+    readonly run: ToolRun,
+    readonly catalog: SessionToolCatalog,
+    private readonly deps: ToolDeps,
+  ) {}
+
+  /** A run() or resume() leg starts: shell calls inside it yield within what is left of it. */
+  beginLeg(timeoutMs: number): void {
+    this.legDeadline = Date.now() + timeoutMs;
+  }
+
+  telemetry() {
+    return this.catalog.telemetry(this.counts);
+  }
+
+  /** The run's buffered store writes, committed when the cell completes. */
+  storeWrites(): Map<string, string | null> {
+    return this.store?.writes() ?? new Map<string, string | null>();
+  }
+
+  answeredByPlatform(call: BridgeCall): boolean {
+    if (call.method !== 'callValue' || this.run.awaitResults) return false;
+    const entry = this.catalog.byCallableName(argsOf(call).tool);
+    return entry?.source === 'client' && !this.catalog.clientTools.get(entry.toolName)?.endpoint;
+  }
+
+  async dispatch(call: BridgeCall, signal: AbortSignal): Promise<unknown> {
+    const args = argsOf(call);
+    switch (call.method) {
+      case 'callValue':
+        return this.callValue(call, args, signal);
+      case 'namespace':
+        return this.callNamespace(call, args, signal);
+      case 'search':
+        this.counts.searchCount += 1;
+        return searchCatalog(this.catalog.entries, args.query, {
+          limit: typeof args.limit === 'number' ? args.limit : undefined,
+          defaultLimit: this.run.limits.searchDefaultLimit,
+          maxLimit: this.run.limits.maxSearchLimit,
+        }).map(handleMetadata);
+      case 'describe':
+        this.counts.describeCount += 1;
+        return describe(this.requireTool(args.tool));
+      case 'api':
+        return args.op === 'read' ? apiRead(this.catalog.apiFiles(), args.path) : apiList(this.catalog.apiFiles(), args.prefix);
+      case 'resultSave':
+        return this.deps.results.save(this.run.ref, JSON.stringify(args.value ?? null), this.run.limits);
+      case 'resultLoad':
+        return JSON.parse(await this.deps.results.load(this.run.ref, args.id)) as unknown;
+      case 'resultDelete':
+        // SPEC §4: a missing or expired id rejects.
+        if (!(await this.deps.results.delete(this.run.ref, args.id))) throw new ResultUnavailableError();
+        return true;
+      case 'store':
+        (await this.storeBuffer()).set(args.key, args.delete === true ? undefined : args.value);
+        return null;
+      case 'load':
+        return (await this.storeBuffer()).get(args.key);
+      default:
+        throw new ToolCallError(`code mode bridge method ${call.method} is not available here.`);
+    }
+  }
+
+  private async callValue(call: BridgeCall, args: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+    const entry = this.requireTool(args.tool);
+    this.counts.callCount += 1;
+    const input = args.input ?? {};
+    if (this.answeredByPlatform(call)) {
+      // Settled later by the platform (POST …/tool-results → tool.settled there), not by us.
+      await this.appendCalled(call, entry, input);
+      return new Promise((_, reject) =>
+        signal.addEventListener('abort', () => reject(new ToolCallError(CANCELED_MESSAGE)), { once: true }),
+      );
+    }
+    if (entry.source === 'client') return this.recorded(call, entry, input, () => this.callClient(call, entry, input, signal));
+    return this.recorded(call, entry, input, () => this.callCore(entry, input));
+  }
+
+  private async callCore(entry: CatalogEntry, input: unknown): Promise<unknown> {
+    if (isWorkspaceToolName(entry.toolName)) {
+      return runCoreTool(entry.toolName, input, { workspaceRoot: this.deps.shell.workspaceOf(this.run.ref) });
+    }
+    const caller = {
+      ref: this.run.ref,
+      scopeKey: this.run.agentId ? `agent:${this.run.agentId}` : `session:${this.run.ref.sessionId}`,
+      insideCell: {
+        remainingBudgetMs: Math.max(0, this.legDeadline - Date.now()),
+        processCallable: this.catalog.coreCallable('process'),
+      },
+    };
+    if (entry.toolName === 'exec') return this.deps.shell.exec(caller, input as never, this.run.shell);
+    if (entry.toolName === 'process') return this.deps.shell.process(caller, input as never, this.run.shell);
+    throw new ToolCallError(`tool ${entry.callableName} has no implementation on this worker.`);
+  }
+
+  private async callClient(call: BridgeCall, entry: CatalogEntry, input: unknown, signal: AbortSignal): Promise<unknown> {
+    const tool = this.catalog.clientTools.get(entry.toolName);
+    if (tool?.endpoint) {
+      return callWebhookTool({
+        toolName: entry.toolName,
+        endpoint: tool.endpoint,
+        secret: this.deps.webhookSecret,
+        timeoutMs: tool.timeoutMs,
+        body: { input, callId: call.id, runId: this.run.runId, sessionId: this.run.ref.sessionId },
+        signal,
+      });
+    }
+    // Only awaitResults runs get here for a platform-answered tool (see callValue).
+    throw new ToolCallError(`client tool ${entry.callableName} is answered by the platform; it cannot be awaited with awaitResults.`);
+  }
+
+  private async callNamespace(call: BridgeCall, args: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+    const entry = this.catalog.mcpTool(args.server, args.tool);
+    if (!entry?.mcpBinding || !this.deps.mcp) throw new ToolCallError(`MCP tool ${String(args.server)}.${String(args.tool)} is not available.`);
+    const binding = entry.mcpBinding;
+    const input = mapMcpArguments(entry.inputSchema, Array.isArray(args.args) ? args.args : []);
+    this.counts.callCount += 1;
+    return this.recorded(call, entry, input, () =>
+      this.deps.mcp!.callTool(binding.serverName, binding.toolName, input, { signal }),
+    );
+  }
+
+  /** `tool.called` before the call, `tool.settled` before the guest sees its outcome. */
+  private async recorded(call: BridgeCall, entry: CatalogEntry, input: unknown, run: () => Promise<unknown>): Promise<unknown> {
+    const { ref, runId, epoch } = this.run;
+    const tool = entry.callableName;
+    await this.appendCalled(call, entry, input);
+    const started = Date.now();
+    try {
+      const value = await run();
+      await this.deps.log.append(ref, {
+        type: 'tool.settled',
+        runId,
+        epoch,
+        data: { callId: call.id, tool, ok: true, durationMs: Date.now() - started, resultBytes: jsonBytes(value) },
+      });
+      return value;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      await this.deps.log
+        .append(ref, { type: 'tool.settled', runId, epoch, data: { callId: call.id, tool, ok: false, durationMs: Date.now() - started, error: message.slice(0, 1000) } })
+        .catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async appendCalled(call: BridgeCall, entry: CatalogEntry, input: unknown): Promise<void> {
+    const { ref, runId, epoch } = this.run;
+    await this.deps.log.append(ref, {
+      type: 'tool.called',
+      runId,
+      epoch,
+      data: { callId: call.id, tool: entry.callableName, source: entry.source, inputBytes: jsonBytes(input) },
+    });
+  }
+
+  private requireTool(name: unknown): CatalogEntry {
+    const entry = this.catalog.byCallableName(name);
+    if (!entry) throw new ToolCallError(`unknown tool ${String(name)}; use catalog.search(query) to find tools.`);
+    return entry;
+  }
+
+  private async storeBuffer(): Promise<StoreBuffer> {
+    this.store ??= new StoreBuffer(await this.deps.sessionStore.snapshot(this.run.ref));
+    return this.store;
+  }
+}
+
+function argsOf(call: BridgeCall): Record<string, unknown> {
+  return typeof call.args === 'object' && call.args !== null && !Array.isArray(call.args) ? (call.args as Record<string, unknown>) : {};
+}
+
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? 'null');
+}

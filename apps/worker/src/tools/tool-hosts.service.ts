@@ -1,0 +1,63 @@
+import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import type { CellSpec, SessionRef } from '@codemode/contracts';
+import type { AppConfig } from '@codemode/config';
+import { ClientToolsLedger, DeploymentCatalog, EventLog } from '@codemode/events';
+import { ResultsStore, SessionStore } from '@codemode/store';
+import { McpServers, parseMcpServersConfig, SessionToolCatalog } from '@codemode/tools';
+import type { Logger } from '@codemode/telemetry';
+import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { ShellHost } from '../shell/shell-host.service';
+import { RunToolHost } from './run-tool-host';
+
+/** Builds each run's tool host: the session's catalog and the worker's tool connections. */
+@Injectable()
+export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
+  private mcp: McpServers | null = null;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly log: EventLog,
+    private readonly clientTools: ClientToolsLedger,
+    private readonly results: ResultsStore,
+    private readonly sessionStore: SessionStore,
+    private readonly shell: ShellHost,
+    private readonly deployment: DeploymentCatalog,
+  ) {}
+
+  /** Connects the deployment's MCP servers before the worker takes cells; a broken one is skipped. */
+  async onModuleInit(): Promise<void> {
+    const configs = parseMcpServersConfig(this.config.mcpServersJson ?? undefined);
+    if (configs.length === 0) return;
+    this.mcp = new McpServers(configs, {
+      onError: (server, error) => this.logger.warn({ server, err: error }, 'MCP server unavailable; its tools are left out'),
+    });
+    await this.mcp.start();
+    await this.deployment.publishMcp({ tools: this.mcp.listTools(), servers: this.mcp.serverInfo() });
+    this.logger.info({ servers: this.mcp.connectedServers() }, 'MCP servers connected');
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.mcp?.close();
+  }
+
+  async create(ref: SessionRef, runId: string, epoch: number, spec: CellSpec): Promise<RunToolHost> {
+    const catalog = new SessionToolCatalog(
+      this.mcp?.listTools() ?? [],
+      await this.clientTools.get(ref),
+      this.mcp?.serverInfo() ?? [],
+    );
+    return new RunToolHost(
+      { ref, runId, epoch, limits: spec.limits, shell: spec.shell, agentId: spec.agentId, awaitResults: spec.awaitResults },
+      catalog,
+      {
+        log: this.log,
+        shell: this.shell,
+        mcp: this.mcp,
+        results: this.results,
+        sessionStore: this.sessionStore,
+        webhookSecret: this.config.webhookSecrets.get(ref.tenant),
+      },
+    );
+  }
+}

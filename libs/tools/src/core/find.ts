@@ -1,0 +1,57 @@
+import { stat } from 'node:fs/promises';
+import { WorkspacePathKindError } from '../errors';
+import { compileGlob } from './glob';
+import type { FindInput } from './inputs';
+import { ByteBudget, clampLimit, FIND_DEFAULT_LIMIT, FIND_MAX_LIMIT, formatSize, MAX_OUTPUT_BYTES, WALK_MAX_ENTRIES } from './limits';
+import { walkWorkspace } from './walk';
+import { resolveWorkspacePath, workspaceRelative, type Workspace } from './workspace-path';
+
+/** What `find` returns: matching paths relative to the workspace root (ready for `read`),
+ * directories with a `/` suffix, in depth-first name order. */
+export interface FindResult {
+  readonly path: string;
+  readonly files: string[];
+  readonly truncated: boolean;
+  readonly notice?: string;
+}
+
+/** Finds files and directories under `path` whose name (or relative path) matches the glob. */
+export async function findTool(workspace: Workspace, input: FindInput, signal?: AbortSignal): Promise<FindResult> {
+  const target = await resolveWorkspacePath(workspace, input.path ?? '.');
+  if (!(await stat(target.absolute)).isDirectory()) {
+    throw new WorkspacePathKindError(target.relative, 'directory');
+  }
+  const limit = clampLimit(input.limit, FIND_DEFAULT_LIMIT, FIND_MAX_LIMIT);
+  const glob = compileGlob(input.pattern);
+  const files: string[] = [];
+  const budget = new ByteBudget(MAX_OUTPUT_BYTES);
+  const notices: string[] = [];
+  const summary = await walkWorkspace(
+    workspace,
+    target.absolute,
+    (entry) => {
+      if (!glob.matches(entry.relative)) {
+        return true;
+      }
+      if (files.length >= limit) {
+        notices.push(`${limit} results limit reached. Use limit=${Math.min(limit * 2, FIND_MAX_LIMIT)} for more, or refine pattern`);
+        return false;
+      }
+      const shown = workspaceRelative(target.relative, entry.relative) + (entry.isDirectory ? '/' : '');
+      if (!budget.take(shown)) {
+        notices.push(`${formatSize(MAX_OUTPUT_BYTES)} limit reached`);
+        return false;
+      }
+      files.push(shown);
+      return true;
+    },
+    { signal, toolName: 'find' },
+  );
+  if (summary.exhausted) {
+    notices.push(`Stopped after scanning ${WALK_MAX_ENTRIES} entries; pass a narrower path`);
+  }
+  if (notices.length === 0) {
+    return { path: target.relative, files, truncated: false };
+  }
+  return { path: target.relative, files, truncated: true, notice: `[${notices.join('. ')}]` };
+}

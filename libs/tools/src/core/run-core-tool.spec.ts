@@ -1,0 +1,255 @@
+import { chmod, symlink } from 'node:fs/promises';
+import path from 'node:path';
+import { runCoreTool } from './run-core-tool';
+import { createTestWorkspace, type TestWorkspace } from './test-support';
+
+describe('runCoreTool', () => {
+  let ws: TestWorkspace;
+  const run = (name: string, input: unknown) => runCoreTool(name, input, { workspaceRoot: ws.root });
+
+  beforeEach(async () => {
+    ws = await createTestWorkspace();
+  });
+  afterEach(() => ws.cleanup());
+
+  describe('read', () => {
+    it('reads a whole small file', async () => {
+      await ws.write('notes.txt', 'one\ntwo\nthree\n');
+      await expect(run('read', { path: 'notes.txt' })).resolves.toEqual({
+        path: 'notes.txt',
+        content: 'one\ntwo\nthree',
+        startLine: 1,
+        endLine: 3,
+        totalLines: 3,
+        truncated: false,
+      });
+    });
+
+    it('pages with offset and limit and says how to continue', async () => {
+      await ws.write('notes.txt', 'one\ntwo\nthree\nfour\n');
+      await expect(run('read', { path: 'notes.txt', offset: 2, limit: 2 })).resolves.toEqual({
+        path: 'notes.txt',
+        content: 'two\nthree',
+        startLine: 2,
+        endLine: 3,
+        totalLines: 4,
+        truncated: false,
+        nextOffset: 4,
+        notice: '[1 more lines in file. Use offset=4 to continue.]',
+      });
+      await expect(run('read', { path: 'notes.txt', offset: 9 })).rejects.toThrow(
+        'Offset 9 is beyond end of file (4 lines total). Use an offset from 1 to 4.',
+      );
+    });
+
+    it('stops at 2000 lines', async () => {
+      await ws.write('big.txt', Array.from({ length: 2500 }, (_, i) => `line ${i + 1}`).join('\n'));
+      const result = await run('read', { path: 'big.txt' });
+      expect(result).toMatchObject({ startLine: 1, endLine: 2000, totalLines: 2500, truncated: true, nextOffset: 2001 });
+      expect(result).toHaveProperty('notice', '[Showing lines 1-2000 of 2500. Use offset=2001 to continue.]');
+    });
+
+    it('stops at 50 KB of whole lines', async () => {
+      await ws.write('wide.txt', Array.from({ length: 200 }, () => 'x'.repeat(1000)).join('\n'));
+      const result = await run('read', { path: 'wide.txt' });
+      expect(result).toMatchObject({ startLine: 1, endLine: 51, truncated: true, nextOffset: 52 });
+      expect(result).toHaveProperty('notice', '[Showing lines 1-51 of 200 (50.0KB limit). Use offset=52 to continue.]');
+    });
+
+    it('shows the head of a single line over 50 KB', async () => {
+      await ws.write('one-line.txt', 'y'.repeat(80_000));
+      const result = await run('read', { path: 'one-line.txt' });
+      expect(result).toMatchObject({ truncated: true, endLine: 1 });
+      expect((result as { content: string }).content).toHaveLength(50 * 1024);
+    });
+
+    it('refuses directories and binary files with guidance', async () => {
+      await ws.write('dir/a.txt', 'a');
+      await ws.write('blob.bin', Buffer.from([0x89, 0x50, 0x00, 0x01]));
+      await expect(run('read', { path: 'dir' })).rejects.toThrow('Is a directory: dir. Use ls to list it, or read a file inside it.');
+      await expect(run('read', { path: 'blob.bin' })).rejects.toThrow('Binary file: blob.bin (4 bytes); read returns text only.');
+    });
+
+    it('validates input naming the field', async () => {
+      await expect(run('read', {})).rejects.toThrow('Invalid read input: path: is required');
+      await expect(run('read', { path: 'a', offset: 0 })).rejects.toThrow('Invalid read input: offset: must be at least 1');
+      await expect(run('read', { path: 'a', limit: 1.5 })).rejects.toThrow('Invalid read input: limit: must be an integer');
+      await expect(run('read', { path: 7 })).rejects.toThrow('Invalid read input: path: must be a string');
+      await expect(run('read', 'notes.txt')).rejects.toThrow('Invalid read input: input: must be an object');
+    });
+  });
+
+  describe('escapes', () => {
+    it.each([
+      ['read', { path: '../outside/secret.txt' }],
+      ['read', { path: '../../../../../../etc/passwd' }],
+      ['read', { path: '/etc/passwd' }],
+      ['ls', { path: '..' }],
+      ['ls', { path: '/etc' }],
+      ['find', { pattern: '*', path: '../outside' }],
+      ['grep', { pattern: 'secret', path: '../outside' }],
+      ['grep', { pattern: 'root', path: '/etc' }],
+    ])('%s %j is refused', async (name, input) => {
+      await expect(run(name, input)).rejects.toMatchObject({ code: 'path_outside_workspace', message: expect.stringMatching(/^Path escapes the workspace: .*Use a path relative to the workspace root/u) });
+    });
+
+    it('refuses symlinks to /etc and to outside files, and never follows them in walks', async () => {
+      await symlink('/etc', path.join(ws.root, 'etc-link'));
+      await symlink(path.join(ws.outside, 'secret.txt'), path.join(ws.root, 'secret-link.txt'));
+      await ws.write('inside.txt', 'secret inside\n');
+      await symlink(path.join(ws.root, 'inside.txt'), path.join(ws.root, 'inside-link.txt'));
+      await expect(run('read', { path: 'etc-link/passwd' })).rejects.toThrow(/Path escapes the workspace: etc-link\/passwd \(a symlink points outside/u);
+      await expect(run('ls', { path: 'etc-link' })).rejects.toMatchObject({ code: 'path_outside_workspace' });
+      await expect(run('read', { path: 'secret-link.txt' })).rejects.toMatchObject({ code: 'path_outside_workspace' });
+      await expect(run('read', { path: 'inside-link.txt' })).resolves.toMatchObject({ content: 'secret inside' });
+      const grep = await run('grep', { pattern: 'secret|root' });
+      expect(grep).toEqual({
+        matches: [
+          { path: 'inside-link.txt', line: 1, text: 'secret inside' },
+          { path: 'inside.txt', line: 1, text: 'secret inside' },
+        ],
+        truncated: false,
+      });
+      const find = await run('find', { pattern: '*' });
+      expect((find as { files: string[] }).files).toEqual(['inside-link.txt', 'inside.txt']);
+      const ls = await run('ls', {});
+      expect((ls as { entries: string[] }).entries).toEqual(['etc-link', 'inside-link.txt', 'inside.txt', 'secret-link.txt']);
+    });
+
+    it('never prints the host workspace path in errors', async () => {
+      const messages = await Promise.all(
+        [
+          run('read', { path: 'missing.txt' }),
+          run('read', { path: '../x' }),
+          run('ls', { path: 'missing' }),
+        ].map((promise) => promise.then(() => '', (error: Error) => error.message)),
+      );
+      for (const message of messages) {
+        expect(message).not.toContain(ws.base);
+      }
+    });
+
+    it('maps file system failures to errno codes without host paths', async () => {
+      if (process.getuid?.() === 0) {
+        return; // root reads anything; nothing to refuse
+      }
+      const file = await ws.write('locked.txt', 'x');
+      await chmod(file, 0o000);
+      await expect(run('read', { path: 'locked.txt' })).rejects.toThrow('read could not access a workspace path (EACCES).');
+    });
+  });
+
+  describe('ls', () => {
+    it('lists dotfiles and directories sorted case-insensitively', async () => {
+      await ws.write('b.txt', '');
+      await ws.write('A.txt', '');
+      await ws.write('.env', '');
+      await ws.write('src/x.ts', '');
+      await expect(run('ls', {})).resolves.toEqual({ path: '.', entries: ['.env', 'A.txt', 'b.txt', 'src/'], truncated: false });
+      await expect(run('ls', { path: 'src' })).resolves.toEqual({ path: 'src', entries: ['x.ts'], truncated: false });
+    });
+
+    it('honours limit and says so', async () => {
+      for (const name of ['a', 'b', 'c']) {
+        await ws.write(name, '');
+      }
+      await expect(run('ls', { limit: 2 })).resolves.toEqual({
+        path: '.',
+        entries: ['a', 'b'],
+        truncated: true,
+        notice: '[2 entries limit reached. Use limit=4 for more]',
+      });
+    });
+
+    it('refuses files', async () => {
+      await ws.write('a.txt', '');
+      await expect(run('ls', { path: 'a.txt' })).rejects.toThrow('Not a directory: a.txt. Use read to read a file.');
+    });
+  });
+
+  describe('find', () => {
+    beforeEach(async () => {
+      await ws.write('package.json', '{}');
+      await ws.write('src/app.ts', '');
+      await ws.write('src/app.spec.ts', '');
+      await ws.write('src/lib/util.ts', '');
+      await ws.write('node_modules/dep/index.ts', '');
+      await ws.write('.git/config.ts', '');
+    });
+
+    it('matches names at any depth, skipping .git and node_modules', async () => {
+      await expect(run('find', { pattern: '*.ts' })).resolves.toEqual({
+        path: '.',
+        files: ['src/app.spec.ts', 'src/app.ts', 'src/lib/util.ts'],
+        truncated: false,
+      });
+    });
+
+    it('matches relative paths when the pattern has a slash, under a search path', async () => {
+      await expect(run('find', { pattern: 'src/**/*.spec.ts' })).resolves.toMatchObject({ files: ['src/app.spec.ts'] });
+      await expect(run('find', { pattern: 'lib/*.ts', path: 'src' })).resolves.toEqual({ path: 'src', files: ['src/lib/util.ts'], truncated: false });
+      await expect(run('find', { pattern: 'lib' })).resolves.toMatchObject({ files: ['src/lib/'] });
+    });
+
+    it('honours limit', async () => {
+      await expect(run('find', { pattern: '*.ts', limit: 2 })).resolves.toEqual({
+        path: '.',
+        files: ['src/app.spec.ts', 'src/app.ts'],
+        truncated: true,
+        notice: '[2 results limit reached. Use limit=4 for more, or refine pattern]',
+      });
+    });
+  });
+
+  describe('grep', () => {
+    beforeEach(async () => {
+      await ws.write('src/a.ts', 'const alpha = 1;\nconst beta = 2;\nexport { alpha, beta };\n');
+      await ws.write('src/b.js', 'Alpha();\n');
+      await ws.write('docs/readme.md', 'alpha (a+b)\n');
+    });
+
+    it('finds regex matches with paths and line numbers', async () => {
+      await expect(run('grep', { pattern: 'alpha\\b' })).resolves.toEqual({
+        matches: [
+          { path: 'docs/readme.md', line: 1, text: 'alpha (a+b)' },
+          { path: 'src/a.ts', line: 1, text: 'const alpha = 1;' },
+          { path: 'src/a.ts', line: 3, text: 'export { alpha, beta };' },
+        ],
+        truncated: false,
+      });
+    });
+
+    it('supports ignoreCase, literal, glob (and include), path and context', async () => {
+      await expect(run('grep', { pattern: 'alpha', ignoreCase: true, glob: '*.js' })).resolves.toMatchObject({ matches: [{ path: 'src/b.js', line: 1 }] });
+      await expect(run('grep', { pattern: 'alpha', include: '*.md' })).resolves.toMatchObject({ matches: [{ path: 'docs/readme.md' }] });
+      await expect(run('grep', { pattern: '(a+b)', literal: true })).resolves.toMatchObject({ matches: [{ path: 'docs/readme.md', text: 'alpha (a+b)' }] });
+      await expect(run('grep', { pattern: 'beta = 2', path: 'src/a.ts', context: 1 })).resolves.toEqual({
+        matches: [{ path: 'src/a.ts', line: 2, text: 'const beta = 2;', before: ['const alpha = 1;'], after: ['export { alpha, beta };'] }],
+        truncated: false,
+      });
+    });
+
+    it('honours limit and cuts long lines', async () => {
+      await ws.write('long.txt', `${'z'.repeat(600)}\nz\nz\n`);
+      const result = await run('grep', { pattern: 'z', path: 'long.txt', limit: 2 });
+      expect(result).toMatchObject({ truncated: true, notice: '[2 matches limit reached. Use limit=4 for more, or refine pattern. Some lines truncated to 500 chars. Use read tool to see full lines]' });
+      expect((result as { matches: Array<{ text: string }> }).matches[0]?.text).toHaveLength(503);
+    });
+
+    it('reports invalid regexes and stops catastrophic ones', async () => {
+      await expect(run('grep', { pattern: '(unclosed' })).rejects.toThrow(/^grep pattern is not a valid regular expression: .*Pass literal: true/u);
+      await ws.write('evil.txt', `${'a'.repeat(40)}!\n`);
+      const started = Date.now();
+      await expect(run('grep', { pattern: '(a+)+$', path: 'evil.txt' })).rejects.toMatchObject({ code: 'timeout' });
+      expect(Date.now() - started).toBeLessThan(15_000);
+    }, 20_000);
+
+    it('returns no matches as an empty list', async () => {
+      await expect(run('grep', { pattern: 'nothing-here' })).resolves.toEqual({ matches: [], truncated: false });
+    });
+  });
+
+  it('refuses tools it does not run', async () => {
+    await expect(run('exec', { command: 'ls' })).rejects.toThrow('Unknown workspace tool: exec. Workspace tools are read, ls, find and grep.');
+  });
+});

@@ -1,0 +1,164 @@
+/**
+ * Typed errors of the tools library. Each carries a readonly `code` hosts can match on.
+ *
+ * Errors a guest can see (core tools, webhook tools, MCP calls) keep `name` as `Error`, like the
+ * catalog's guest-facing errors: the message is what the model reads, so it says what went wrong
+ * and what to do instead, and never carries host paths, host catalog ids, endpoints or secrets.
+ */
+
+/** Base class of every error a tool call can surface to the guest. */
+export abstract class ToolError extends Error {
+  abstract readonly code: string;
+  constructor(message: string) {
+    super(message);
+    this.name = 'Error';
+  }
+}
+
+/** Thrown when a core tool's input fails validation; the message names the field. */
+export class ToolInputError extends ToolError {
+  readonly code = 'invalid_input';
+  constructor(readonly toolName: string, readonly field: string, detail: string) {
+    super(`Invalid ${toolName} input: ${field}: ${detail}`);
+  }
+}
+
+/** Thrown when `runCoreTool` is asked for a tool it does not execute. */
+export class UnknownCoreToolError extends ToolError {
+  readonly code = 'unknown_tool';
+  constructor(readonly toolName: string) {
+    super(`Unknown workspace tool: ${toolName}. Workspace tools are read, ls, find and grep.`);
+  }
+}
+
+/** Thrown when a path resolves outside the session workspace (`..`, absolute, or a symlink). */
+export class WorkspacePathEscapeError extends ToolError {
+  readonly code = 'path_outside_workspace';
+  constructor(readonly path: string, viaSymlink: boolean) {
+    super(
+      `Path escapes the workspace: ${path}${viaSymlink ? ' (a symlink points outside the workspace)' : ''}. ` +
+        'Use a path relative to the workspace root, such as "src/index.ts"; ' +
+        '".." segments, absolute paths outside the workspace and symlinks that leave it are refused.',
+    );
+  }
+}
+
+/** Thrown when a path inside the workspace does not exist. */
+export class WorkspacePathNotFoundError extends ToolError {
+  readonly code = 'path_not_found';
+  constructor(readonly path: string) {
+    super(`Path not found: ${path}. Use ls or find to see what exists in the workspace.`);
+  }
+}
+
+/** Thrown when a path has the wrong kind (a directory given to read, a file given to ls). */
+export class WorkspacePathKindError extends ToolError {
+  readonly code = 'wrong_path_kind';
+  constructor(readonly path: string, readonly expected: 'file' | 'directory') {
+    super(
+      expected === 'file'
+        ? `Is a directory: ${path}. Use ls to list it, or read a file inside it.`
+        : `Not a directory: ${path}. Use read to read a file.`,
+    );
+  }
+}
+
+/** Thrown when `read` meets a file that is not text or is too large to load. */
+export class UnreadableFileError extends ToolError {
+  readonly code = 'unreadable_file';
+  constructor(readonly path: string, reason: 'binary' | 'too_large', bytes: number, limitBytes: number) {
+    super(
+      reason === 'binary'
+        ? `Binary file: ${path} (${bytes} bytes); read returns text only.`
+        : `File too large: ${path} is ${bytes} bytes, over the ${limitBytes}-byte limit of read. Use grep to find the lines you need.`,
+    );
+  }
+}
+
+/** Thrown when `read`'s `offset` lies past the last line. */
+export class ReadOffsetError extends ToolError {
+  readonly code = 'offset_out_of_range';
+  constructor(readonly offset: number, readonly totalLines: number) {
+    super(`Offset ${offset} is beyond end of file (${totalLines} lines total). Use an offset from 1 to ${Math.max(1, totalLines)}.`);
+  }
+}
+
+/** Thrown when a grep pattern is not a valid JavaScript regular expression. */
+export class InvalidGrepPatternError extends ToolError {
+  readonly code = 'invalid_pattern';
+  constructor(detail: string) {
+    super(`grep pattern is not a valid regular expression: ${detail}. Pass literal: true to search for the text as written.`);
+  }
+}
+
+/** Thrown when matching a grep pattern overran its time budget (a catastrophic regex). */
+export class GrepTimeoutError extends ToolError {
+  readonly code = 'timeout';
+  constructor(readonly budgetMs: number) {
+    super(`grep pattern took longer than ${budgetMs} ms to match; simplify the regular expression or pass literal: true.`);
+  }
+}
+
+/** Thrown when the file system refuses an operation (permissions, I/O); carries the errno code,
+ * never the host path the raw Node error would print. */
+export class WorkspaceIoError extends ToolError {
+  readonly code = 'workspace_io_error';
+  constructor(toolName: string, readonly errno: string) {
+    super(`${toolName} could not access a workspace path (${errno}).`);
+  }
+}
+
+/** Thrown when the caller aborted a core tool call (the run was aborted or expired). */
+export class ToolAbortedError extends ToolError {
+  readonly code = 'aborted';
+  constructor(what: string) {
+    super(`${what} was aborted.`);
+  }
+}
+
+/** Codes of webhook tool failures: one per way the call can fail. */
+export type WebhookErrorCode =
+  | 'webhook_http_error'
+  | 'webhook_invalid_json'
+  | 'webhook_response_too_large'
+  | 'webhook_timeout'
+  | 'webhook_unreachable'
+  | 'aborted';
+
+/** Thrown when a webhook client tool call fails. `status` is set for HTTP answers. */
+export class WebhookToolError extends ToolError {
+  constructor(
+    readonly code: WebhookErrorCode,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Thrown when `CODEMODE_MCP_SERVERS` (or another MCP config string) is malformed. */
+export class McpConfigError extends Error {
+  readonly code = 'invalid_mcp_config';
+  constructor(message: string) {
+    super(message);
+    this.name = 'McpConfigError';
+  }
+}
+
+/** Thrown when a call names an MCP server that is not configured or did not connect. */
+export class McpServerUnavailableError extends ToolError {
+  readonly code = 'mcp_server_unavailable';
+  constructor(readonly serverName: string) {
+    super(`MCP server ${serverName} is not connected; its tools cannot be called right now.`);
+  }
+}
+
+/** Thrown when an MCP call fails at the protocol level (timeout, transport, server error). */
+export class McpCallError extends ToolError {
+  constructor(
+    readonly code: 'mcp_call_failed' | 'timeout' | 'aborted',
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,68 @@
+/** Tools of a Code Mode session: the core workspace tools (read, ls, find, grep) and the
+ * catalog definitions of all core tools, webhook client tools, and the deployment's MCP servers. */
+export * from './errors';
+
+export {
+  coreToolDefinitions,
+  FIND_INPUT_SCHEMA,
+  FIND_OUTPUT_SCHEMA,
+  GREP_INPUT_SCHEMA,
+  GREP_OUTPUT_SCHEMA,
+  LS_INPUT_SCHEMA,
+  LS_OUTPUT_SCHEMA,
+  READ_INPUT_SCHEMA,
+  READ_OUTPUT_SCHEMA,
+  WORKSPACE_TOOL_DEFINITIONS,
+} from './core/definitions';
+export { EXEC_INPUT_SCHEMA, EXEC_TOOL_DEFINITION, PROCESS_INPUT_SCHEMA, PROCESS_TOOL_DEFINITION } from './core/shell-definitions';
+export {
+  isWorkspaceToolName,
+  runCoreTool,
+  WORKSPACE_TOOL_NAMES,
+  type CoreToolContext,
+  type CoreToolResult,
+  type WorkspaceToolName,
+} from './core/run-core-tool';
+export type { ReadResult } from './core/read';
+export type { LsResult } from './core/ls';
+export type { FindResult } from './core/find';
+export type { GrepMatch, GrepResult } from './core/grep';
+export {
+  FIND_DEFAULT_LIMIT,
+  GREP_DEFAULT_LIMIT,
+  GREP_MATCH_BUDGET_MS,
+  GREP_MAX_CONTEXT,
+  GREP_MAX_LINE_CHARS,
+  LS_DEFAULT_LIMIT,
+  MAX_OUTPUT_BYTES,
+  READ_MAX_LINES,
+} from './core/limits';
+
+export {
+  callWebhookTool,
+  DEFAULT_WEBHOOK_TIMEOUT_MS,
+  MAX_WEBHOOK_RESPONSE_BYTES,
+  type WebhookCallBody,
+  type WebhookCallOptions,
+} from './webhook/webhook-caller';
+export {
+  DEFAULT_SIGNATURE_TOLERANCE_SECONDS,
+  SIGNATURE_HEADER,
+  signWebhookBody,
+  TIMESTAMP_HEADER,
+  verifyWebhookSignature,
+  type VerifyWebhookSignatureOptions,
+} from './webhook/signature';
+
+export { McpServerConfigSchema, McpServersConfigSchema, parseMcpServersConfig, type McpServerConfig } from './mcp/mcp-config';
+export {
+  DEFAULT_MCP_CALL_TIMEOUT_MS,
+  DEFAULT_MCP_CONNECT_TIMEOUT_MS,
+  McpServers,
+  type McpCallOptions,
+  type McpCallResult,
+  type McpServersOptions,
+} from './mcp/mcp-servers';
+
+export { contentText, DEFAULT_TOOL_ERROR_MESSAGE, isMcpErrorResult, toolErrorMessage } from './tool-error-message';
+export { SessionToolCatalog } from './session-tool-catalog';

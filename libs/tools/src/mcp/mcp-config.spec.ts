@@ -1,0 +1,54 @@
+import { McpConfigError } from '../errors';
+import { parseMcpServersConfig } from './mcp-config';
+
+describe('parseMcpServersConfig', () => {
+  it('parses stdio and HTTP servers; blank means none', () => {
+    expect(parseMcpServersConfig('')).toEqual([]);
+    expect(parseMcpServersConfig(undefined)).toEqual([]);
+    expect(
+      parseMcpServersConfig(
+        JSON.stringify([
+          { name: 'github', command: 'node', args: ['server.js'], env: { TOKEN: 'x' }, cwd: '/srv' },
+          { name: 'linear', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer y' } },
+        ]),
+      ),
+    ).toEqual([
+      { name: 'github', command: 'node', args: ['server.js'], env: { TOKEN: 'x' }, cwd: '/srv' },
+      { name: 'linear', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer y' } },
+    ]);
+  });
+
+  it('accepts the map form with or without mcpServers', () => {
+    const expected = [{ name: 'github', command: 'node' }];
+    expect(parseMcpServersConfig('{"github":{"command":"node"}}')).toEqual(expected);
+    expect(parseMcpServersConfig('{"mcpServers":{"github":{"command":"node"}}}')).toEqual(expected);
+  });
+
+  it.each([
+    ['{not json', /^CODEMODE_MCP_SERVERS is not valid JSON: /u],
+    ['[{"name":"a"}]', 'CODEMODE_MCP_SERVERS[0].command: exactly one of command (stdio) or url (streamable HTTP) is required'],
+    ['[{"name":"a","command":"x","url":"http://h"}]', 'CODEMODE_MCP_SERVERS[0].command: exactly one of command (stdio) or url (streamable HTTP) is required'],
+    ['[{"name":"a","url":"ftp://h"}]', 'CODEMODE_MCP_SERVERS[0].url: must be an http or https URL'],
+    ['[{"name":"a","comand":"x"}]', 'CODEMODE_MCP_SERVERS[0]: unknown field comand'],
+    ['[{"name":" ","command":"x"}]', 'CODEMODE_MCP_SERVERS[0].name: must not be blank'],
+    ['[{"name":"a","command":"x","args":"--flag"}]', 'CODEMODE_MCP_SERVERS[0].args: must be an array of strings'],
+    ['[{"name":"a","url":"http://h","env":{}}]', 'CODEMODE_MCP_SERVERS[0].env: applies to stdio servers (command) only'],
+    ['[{"name":"a","command":"x"},{"name":"a","command":"y"}]', 'CODEMODE_MCP_SERVERS[1].name: duplicate server name a'],
+    ['"servers"', 'CODEMODE_MCP_SERVERS: must be an array of servers'],
+  ])('%s is refused', (json, message) => {
+    const error = (() => {
+      try {
+        parseMcpServersConfig(json);
+      } catch (caught) {
+        return caught as McpConfigError;
+      }
+      throw new McpConfigError('expected an error');
+    })();
+    expect(error).toBeInstanceOf(McpConfigError);
+    if (typeof message === 'string') {
+      expect(error.message).toBe(message);
+    } else {
+      expect(error.message).toMatch(message);
+    }
+  });
+});

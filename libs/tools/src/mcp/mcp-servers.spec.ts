@@ -1,0 +1,132 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { buildCatalog } from '@codemode/catalog';
+import { toolErrorMessage } from '../tool-error-message';
+import type { McpServerConfig } from './mcp-config';
+import { McpServers } from './mcp-servers';
+
+const FIXTURE = path.resolve(__dirname, '../../test-fixtures/fixture-mcp-server.js');
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the fixture is plain CommonJS
+const { createFixtureServer } = require(FIXTURE) as { createFixtureServer: () => { connect(transport: unknown): Promise<void>; close(): Promise<void> } };
+
+describe('McpServers (stdio fixture)', () => {
+  const errors: Array<[string, string]> = [];
+  let servers: McpServers;
+
+  beforeAll(async () => {
+    const configs: McpServerConfig[] = [
+      { name: 'tracker', command: process.execPath, args: [FIXTURE], env: { FIXTURE_GREETING: 'hello from env' } },
+      { name: 'broken', command: path.join(__dirname, 'no-such-binary') },
+    ];
+    servers = new McpServers(configs, { onError: (name, error) => errors.push([name, error.message]), connectTimeoutMs: 20_000 });
+    await servers.start();
+  }, 30_000);
+  afterAll(() => servers.close());
+
+  it('connects what it can and reports the rest', () => {
+    expect(servers.connectedServers()).toEqual(['tracker']);
+    expect(errors.map(([name]) => name)).toEqual(['broken']);
+  });
+
+  it('lists tools as catalog definitions', () => {
+    const tools = servers.listTools();
+    expect(tools.map((tool) => tool.toolName).sort()).toEqual(['create_issue', 'delete', 'echo_env', 'fail', 'slow']);
+    const create = tools.find((tool) => tool.toolName === 'create_issue');
+    expect(create).toMatchObject({
+      hostId: 'mcp:tracker:create_issue',
+      source: 'mcp',
+      description: 'Create an issue in the fixture tracker.',
+      replaySafe: false,
+      mcp: { serverName: 'tracker', toolName: 'create_issue' },
+      inputSchema: { type: 'object', required: ['title'], properties: { priority: { default: 'normal' } } },
+      outputSchema: { type: 'object' },
+    });
+    const catalog = buildCatalog(tools);
+    expect(catalog.entries.map((entry) => entry.callableName)).toContain('MCP.tracker.delete2');
+  });
+
+  it('returns structuredContent and text as the server sent them', async () => {
+    const result = await servers.callTool('tracker', 'create_issue', { title: 'Broken build' });
+    expect(result).toEqual({
+      content: [{ type: 'text', text: 'Created issue #1: Broken build' }],
+      structuredContent: { id: 1, title: 'Broken build', priority: 'normal' },
+    });
+    await expect(servers.callTool('tracker', 'delete', { id: 1 })).resolves.toEqual({ content: [{ type: 'text', text: 'Deleted issue #1' }] });
+    await expect(servers.callTool('tracker', 'echo_env', { name: 'FIXTURE_GREETING' })).resolves.toMatchObject({ content: [{ text: 'hello from env' }] });
+  });
+
+  it('passes isError results through; toolErrorMessage joins their text', async () => {
+    const result = await servers.callTool('tracker', 'fail', { reason: 'disk full' });
+    expect(result.isError).toBe(true);
+    expect(toolErrorMessage(result)).toBe('fixture failure\ndisk full');
+  });
+
+  it('times out and aborts calls with clear errors', async () => {
+    await expect(servers.callTool('tracker', 'slow', { ms: 5000 }, { timeoutMs: 200 })).rejects.toMatchObject({
+      code: 'timeout',
+      message: 'MCP tool tracker.slow timed out after 200 ms',
+    });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    await expect(servers.callTool('tracker', 'slow', { ms: 5000 }, { signal: controller.signal })).rejects.toMatchObject({
+      code: 'aborted',
+      message: 'MCP tool tracker.slow was aborted',
+    });
+  });
+
+  it('refuses servers that are not connected', async () => {
+    await expect(servers.callTool('broken', 'anything', {})).rejects.toMatchObject({
+      code: 'mcp_server_unavailable',
+      message: 'MCP server broken is not connected; its tools cannot be called right now.',
+    });
+  });
+});
+
+describe('McpServers (streamable HTTP)', () => {
+  let http: Server;
+  let url: string;
+  const seenHeaders: Array<string | undefined> = [];
+
+  beforeAll(async () => {
+    // Stateless streamable-HTTP server: a fresh MCP server and transport per request.
+    http = createServer((req, res) => {
+      seenHeaders.push(req.headers['x-api-key'] as string | undefined);
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const server = createFixtureServer();
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        res.on('close', () => {
+          void transport.close();
+          void server.close();
+        });
+        const body = chunks.length > 0 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown) : undefined;
+        void server.connect(transport).then(() => transport.handleRequest(req, res, body));
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+  });
+  afterAll(async () => {
+    http.closeAllConnections();
+    await new Promise((resolve) => http.close(resolve));
+  });
+
+  it('connects by URL with headers and calls tools', async () => {
+    const errors: string[] = [];
+    const servers = new McpServers([{ name: 'remote', url, headers: { 'x-api-key': 'k1' } }], { onError: (_name, error) => errors.push(error.message) });
+    await servers.start();
+    try {
+      expect(errors).toEqual([]);
+      expect(servers.listTools().map((tool) => tool.hostId)).toContain('mcp:remote:create_issue');
+      await expect(servers.callTool('remote', 'create_issue', { title: 'Over HTTP', priority: 'high' })).resolves.toMatchObject({
+        structuredContent: { title: 'Over HTTP', priority: 'high' },
+      });
+      expect(seenHeaders.every((header) => header === 'k1')).toBe(true);
+    } finally {
+      await servers.close();
+    }
+  });
+});

@@ -1,0 +1,82 @@
+import type { ClientTool, GuestCatalog, Telemetry } from '@codemode/contracts';
+import {
+  apiFiles,
+  buildCatalog,
+  catalogTelemetry,
+  clientToolDefinition,
+  globalEntries,
+  handleMetadata,
+  buildExecDescription,
+  catalogMetadata,
+  type ApiFile,
+  type CatalogEntry,
+  type McpServerInfo,
+  type ToolDefinition,
+} from '@codemode/catalog';
+import { coreToolDefinitions } from './core/definitions';
+
+/**
+ * One session's tool catalog as a run sees it: core tools, the deployment's MCP tools and the
+ * session's client tools, named and ordered (SPEC §5), plus what the guest needs to install them.
+ */
+export class SessionToolCatalog {
+  readonly entries: readonly CatalogEntry[];
+  readonly clientTools: ReadonlyMap<string, ClientTool>;
+  private files: ApiFile[] | undefined;
+
+  /**
+   * @param mcpTools the deployment's MCP tool definitions (`McpServers.listTools()`)
+   * @param clientTools the session's registered client tools
+   */
+  constructor(
+    mcpTools: readonly ToolDefinition[],
+    clientTools: readonly ClientTool[],
+    private readonly mcpServers: readonly McpServerInfo[],
+  ) {
+    this.entries = buildCatalog([...coreToolDefinitions(), ...mcpTools, ...clientTools.map(clientToolDefinition)]).entries;
+    this.clientTools = new Map(clientTools.map((tool) => [tool.name, tool]));
+  }
+
+  /** What the sandbox installs: async globals + `catalog.all()`, and the `MCP` namespace. */
+  guestCatalog(): GuestCatalog {
+    const servers = new Map<string, GuestCatalog['mcp'][number]>();
+    for (const entry of this.entries) {
+      const binding = entry.mcpBinding;
+      if (!binding) continue;
+      const server = servers.get(binding.serverName) ?? { serverIdentifier: binding.serverIdentifier, serverName: binding.serverName, tools: [] };
+      server.tools.push({ toolIdentifier: binding.toolIdentifier, metadata: handleMetadata(entry) });
+      servers.set(binding.serverName, server);
+    }
+    return {
+      globals: globalEntries(this.entries).map((entry) => ({ metadata: handleMetadata(entry), replaySafe: entry.replaySafe })),
+      mcp: [...servers.values()],
+    };
+  }
+
+  byCallableName(name: unknown): CatalogEntry | undefined {
+    return typeof name === 'string' ? this.entries.find((entry) => entry.callableName === name && !entry.mcpBinding) : undefined;
+  }
+
+  mcpTool(serverName: unknown, toolName: unknown): CatalogEntry | undefined {
+    return this.entries.find((entry) => entry.mcpBinding?.serverName === serverName && entry.mcpBinding?.toolName === toolName);
+  }
+
+  /** The callable name of a core tool (e.g. the process tool's `process_<hex>`). */
+  coreCallable(toolName: string): string {
+    return this.entries.find((entry) => entry.source === 'openclaw' && entry.toolName === toolName)?.callableName ?? toolName;
+  }
+
+  apiFiles(): ApiFile[] {
+    this.files ??= apiFiles(this.entries, this.mcpServers);
+    return this.files;
+  }
+
+  /** `GET /v1/sessions/{sid}/tools`: catalog metadata and the model-visible exec description. */
+  view(): { catalog: ReturnType<typeof catalogMetadata>[]; execDescription: string } {
+    return { catalog: this.entries.map(catalogMetadata), execDescription: buildExecDescription(this.entries) };
+  }
+
+  telemetry(counts: { searchCount: number; describeCount: number; callCount: number }): Telemetry {
+    return { ...catalogTelemetry(this.entries), ...counts, counterScope: 'run', visibleTools: ['exec', 'wait'] };
+  }
+}
