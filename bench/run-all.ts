@@ -8,6 +8,8 @@ import { QuickjsBaseline } from './quickjs-baseline';
 import { Redis } from 'ioredis';
 import { cpuDuring } from './cpu-usage';
 import { fmt, measureThroughput, percentile } from './stats';
+import { measureHostCalls } from './host-calls';
+import { spawnTrue } from './shell-spawn';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
@@ -66,6 +68,28 @@ async function main(): Promise<void> {
       waitSamples.push(performance.now() - t);
       if (resumed.status !== 'completed') throw new Error(`expected completed, got ${JSON.stringify(resumed)}`);
     }
+    // Shell: shell/exec of `true` over REST vs spawning `true` in-process.
+    const shellSamples: number[] = [];
+    const spawnSamples: number[] = [];
+    for (let i = 0; i < 100; i += 1) {
+      let t = performance.now();
+      await spawnTrue();
+      spawnSamples.push(performance.now() - t);
+      t = performance.now();
+      const answer = await client.raw('POST', '/v1/sessions/bench-shell/shell/exec', { body: JSON.stringify({ command: 'true' }) });
+      shellSamples.push(performance.now() - t);
+      if (answer.status !== 200) throw new Error(`shell/exec answered ${answer.status}`);
+    }
+    // Host calls inside a cell, through a real core tool with its events recorded (REST), per call.
+    const toolCalls = 200;
+    const toolSamples: number[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const t = performance.now();
+      const r = await client.exec('bench-tools', { title: 'ls loop', code: `for (let i = 0; i < ${toolCalls}; i++) await ls({}); return 1;` });
+      if (r.status !== 'completed') throw new Error(`tool loop failed: ${JSON.stringify(r)}`);
+      toolSamples.push(((performance.now() - t) * 1000) / toolCalls);
+    }
+    const hostCalls = await measureHostCalls(1000);
     const redisPid = await redisServerPid();
     let echoThroughput = 0;
     let execThroughput = 0;
@@ -102,7 +126,21 @@ async function main(): Promise<void> {
       `| exec that parks (\`await yield_control()\`) | ${fmt(percentile(parkSamples, 50))} | ${fmt(percentile(parkSamples, 99))} | ${fmt(percentile(parkSamples, 50) / percentile(plainSamples, 50))}× |`,
       `| wait that resumes it to completion | ${fmt(percentile(waitSamples, 50))} | ${fmt(percentile(waitSamples, 99))} | ${fmt(percentile(waitSamples, 50) / percentile(plainSamples, 50))}× |`,
     ].join('\n');
-    process.stdout.write(`${report}\n\n${suspension}\n`);
+    const shellTable = [
+      '| measure (same run, alternating, 100 samples) | p50 (ms) | p99 (ms) |',
+      '|---|---|---|',
+      `| \`POST /v1/sessions/{sid}/shell/exec\` \`{"command":"true"}\` | ${fmt(percentile(shellSamples, 50))} | ${fmt(percentile(shellSamples, 99))} |`,
+      `| bare \`spawn('/bin/sh', ['-c', 'true'])\` in-process | ${fmt(percentile(spawnSamples, 50))} | ${fmt(percentile(spawnSamples, 99))} |`,
+      `| ratio (p50) | ${fmt(percentile(shellSamples, 50) / percentile(spawnSamples, 50))}× | |`,
+    ].join('\n');
+    const hostTable = [
+      '| per call, inside one cell (p50 of 5 cells) | µs per call |',
+      '|---|---|',
+      `| guest \`await null\` (no host; the floor) | ${fmt(hostCalls.guestAwaitUs, 1)} |`,
+      `| bridge round trip to an in-process no-op host tool (${hostCalls.calls} sequential calls) | ${fmt(hostCalls.bridgeNoopUs, 1)} |`,
+      `| core tool \`ls({})\` over REST, with \`tool.called\`/\`tool.settled\` appended per call (${toolCalls} calls) | ${fmt(percentile(toolSamples, 50), 1)} |`,
+    ].join('\n');
+    process.stdout.write(`${report}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n`);
     const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
     const section = [
       '## Exec round trip vs a naive BullMQ echo',
@@ -115,6 +153,14 @@ async function main(): Promise<void> {
       '## Park and resume vs plain exec',
       '',
       suspension,
+      '',
+      '## Shell exec vs a bare spawn',
+      '',
+      shellTable,
+      '',
+      '## Host-call overhead',
+      '',
+      hostTable,
       '',
     ].join('\n');
     writeFileSync(join(ROOT, 'docs', 'bench-latest.md'), section);

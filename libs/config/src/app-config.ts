@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import type { Limits, ShellConfig } from '@codemode/contracts';
 import { parseApiKeys } from './api-keys';
 import { ConfigError } from './errors';
-import { clamp, LIMIT_RULES, SHELL_RULES, type LimitRule } from './limit-rules';
+import { clamp, LIMIT_RULES, SHELL_RULES, SPEC_DEFAULT_LIMITS, type LimitRule } from './limit-rules';
 import { resolveLimits } from './resolve-limits';
 
 /** Everything a process reads from its environment, validated once at boot. */
@@ -62,10 +62,7 @@ function readSetting(env: Env, rule: LimitRule): number {
 function readLimitDefaults(env: Env): Limits {
   const raw = {} as Record<keyof Limits, number>;
   for (const name of Object.keys(LIMIT_RULES) as (keyof Limits)[]) raw[name] = readSetting(env, LIMIT_RULES[name]);
-  const builtIn = Object.fromEntries(
-    Object.entries(LIMIT_RULES).map(([name, rule]) => [name, rule.defaultValue]),
-  ) as Limits;
-  return resolveLimits(raw, builtIn);
+  return resolveLimits(raw, SPEC_DEFAULT_LIMITS);
 }
 
 function readShellDefaults(env: Env): ShellConfig {

@@ -43,3 +43,8 @@ export function isSettingValue(value: unknown, rule: LimitRule): value is number
 export function clamp(value: number, rule: LimitRule, max = rule.max): number {
   return Math.min(Math.max(value, rule.min), max);
 }
+
+/** The SPEC §8 defaults, before any deployment or session override. */
+export const SPEC_DEFAULT_LIMITS: Readonly<Limits> = Object.freeze(
+  Object.fromEntries(Object.entries(LIMIT_RULES).map(([name, rule]) => [name, rule.defaultValue])) as Limits,
+);

@@ -1,18 +1,5 @@
 import { z } from 'zod';
-import { ToolSourceSchema } from './tools';
-
-/** What a guest tool handle carries, and what it serializes to when returned (SPEC §4). */
-export const HandleMetadataSchema = z.object({
-  callableName: z.string(),
-  toolName: z.string(),
-  label: z.string().optional(),
-  description: z.string(),
-  source: ToolSourceSchema,
-  apiPath: z.string().optional(),
-  input: z.unknown().optional(),
-  output: z.unknown().optional(),
-});
-export type HandleMetadata = z.infer<typeof HandleMetadataSchema>;
+import { HandleMetadataSchema } from './tools';
 
 /**
  * The catalog as a cell sees it, sent with the cell to the sandbox: enough to install one async

@@ -101,7 +101,7 @@ export type ClientToolsPut = z.infer<typeof ClientToolsPutSchema>;
  * handle carries. `input`/`output` are compact one-line TypeScript-style hints. Never host ids
  * or endpoints.
  */
-export const ToolCatalogMetadataSchema = z.object({
+export const HandleMetadataSchema = z.object({
   callableName: z.string(),
   toolName: z.string(),
   label: z.string().optional(),
@@ -110,8 +110,9 @@ export const ToolCatalogMetadataSchema = z.object({
   apiPath: z.string().optional(),
   input: z.string().optional(),
   output: z.string().optional(),
-  replaySafe: z.boolean(),
 });
+export type HandleMetadata = z.infer<typeof HandleMetadataSchema>;
+export const ToolCatalogMetadataSchema = HandleMetadataSchema.extend({ replaySafe: z.boolean() });
 export type ToolCatalogMetadata = z.infer<typeof ToolCatalogMetadataSchema>;
 
 /** `GET /v1/sessions/{sid}/tools`. */

@@ -1,46 +1,17 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
+import { testPrefix as sharedTestPrefix } from '../../../test/utils/redis-test-keys';
 import type { CodeModeResult, Limits } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
-import { createRedis, waitUntilReady } from './redis';
 import type { RunRequestedData } from './run-ledger';
 
 /** Test-only helpers for the *.int-spec.ts files of this library. */
-export const TEST_REDIS_URL = 'redis://127.0.0.1:6379';
+export { deleteKeys, TEST_REDIS_URL, testRedis } from '../../../test/utils/redis-test-keys';
 
-/** A key prefix no other test file (or agent) shares. */
-export function testPrefix(name: string): string {
-  return `t-events-${name}-${randomBytes(4).toString('hex')}`;
-}
-
-export async function testRedis(name: string): Promise<Redis> {
-  const redis = createRedis(TEST_REDIS_URL, { name });
-  await waitUntilReady(redis);
-  return redis;
-}
-
-/** Deletes every key under `prefix` (never FLUSH: the Redis is shared). */
-export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.unlink(...keys);
-  } while (cursor !== '0');
-}
+export const testPrefix = (name: string): string => sharedTestPrefix('events', name);
 
 export const newRunId = (): string => `cm_${randomUUID()}`;
 
-export const LIMITS: Limits = {
-  timeoutMs: 10000,
-  memoryLimitBytes: 67108864,
-  maxOutputBytes: 65536,
-  maxSnapshotBytes: 10485760,
-  maxPendingToolCalls: 16,
-  snapshotTtlSeconds: 900,
-  searchDefaultLimit: 8,
-  maxSearchLimit: 50,
-  resultsTtlSeconds: 3600,
-};
+export const LIMITS: Limits = { ...SPEC_DEFAULT_LIMITS };
 
 export function requestData(title = 'sum', code = 'return 1 + 1'): RunRequestedData {
   return { title, code, restartSafe: false, awaitResults: false, limits: LIMITS };

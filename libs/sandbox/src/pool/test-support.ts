@@ -1,18 +1,9 @@
+import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
 import type { GuestCatalog, HandleMetadata, Limits } from '@codemode/contracts';
 import type { CellOutcome, CellRunRequest, WaitingOutcome } from '../engine/types';
 
 /** SPEC §8 defaults, for specs. */
-export const DEFAULT_TEST_LIMITS: Limits = {
-  timeoutMs: 10000,
-  memoryLimitBytes: 64 * 1024 * 1024,
-  maxOutputBytes: 65536,
-  maxSnapshotBytes: 10 * 1024 * 1024,
-  maxPendingToolCalls: 16,
-  snapshotTtlSeconds: 900,
-  searchDefaultLimit: 8,
-  maxSearchLimit: 50,
-  resultsTtlSeconds: 3600,
-};
+export const DEFAULT_TEST_LIMITS: Limits = { ...SPEC_DEFAULT_LIMITS };
 
 let counter = 0;
 
