@@ -16,7 +16,7 @@ function prng(seed: number): () => number {
 }
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261129);
-const REQUESTS = 1200;
+const REQUESTS = 1500;
 
 describe(`fuzzing every route (seed ${SEED})`, () => {
   let stack: TestStack;
@@ -43,11 +43,11 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
         case 1: return rand() < 0.5;
         case 2: return pick([0, -1, 1.5, 1e308, -0, 2 ** 53 + 1, 100, 60000]);
         case 3: return randomString(20);
-        case 4: return pick(['return 1', 'while(true){}', 'ls -la', 'require("fs")', 'return this', 'throw 1', '}{', 'return process.env', 'console.log(1)', 'await null; return [1]']);
+        case 4: return pick(['return 1', 'while(true){}', 'ls -la', 'require("fs")', 'return this', 'throw 1', '}{', 'return process.env', 'console.log(1)', 'await null; return [1]', 'true', 'list', 'poll']);
         case 5: return undefined;
         case 6: return Array.from({ length: Math.floor(rand() * 4) }, () => randomJson(depth + 1));
         default: {
-          const keys = ['title', 'code', 'command', 'restartSafe', 'awaitResults', 'language', 'typecheck', 'runId', 'run_id', 'agentId', 'codeMode', 'shell', 'timeoutMs', '__proto__', 'constructor', randomString(6)];
+          const keys = ['title', 'code', 'command', 'restartSafe', 'awaitResults', 'language', 'typecheck', 'runId', 'run_id', 'agentId', 'codeMode', 'shell', 'timeoutMs', 'tools', 'results', 'action', 'sessionId', 'background', 'yieldMs', '__proto__', 'constructor', randomString(6)];
           const obj: Record<string, unknown> = {};
           for (let i = Math.floor(rand() * 5); i > 0; i -= 1) obj[pick(keys)] = randomJson(depth + 1);
           return obj;
@@ -76,6 +76,12 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
       () => ({ method: 'GET', path: `/v1/sessions/${sid()}/runs/${runId()}`, runResult: false }),
       () => ({ method: 'GET', path: `/v1/sessions/${sid()}/events?${pick(['', 'limit=5', 'limit=-1', 'limit=abc', 'after=0-0', 'after=x', 'after=1-1&limit=1000', 'limit=1e3', 'after[]=1'])}`, runResult: false }),
       () => ({ method: 'GET', path: `/v1/sessions/${sid()}/transcript`, runResult: false }),
+      () => ({ method: pick(['GET', 'PUT']), path: `/v1/sessions/${sid()}/tools`, runResult: false }),
+      () => ({ method: 'GET', path: `/v1/sessions/${sid()}/store`, runResult: false }),
+      () => ({ method: 'DELETE', path: `/v1/sessions/${sid()}/runs/${runId()}`, runResult: false }),
+      () => ({ method: 'POST', path: `/v1/sessions/${sid()}/runs/${runId()}/tool-results`, runResult: false }),
+      () => ({ method: 'POST', path: `/v1/sessions/${sid()}/process`, runResult: false }),
+      () => ({ method: 'POST', path: `/v1/sessions/${sid()}/shell/exec`, runResult: false }),
       () => ({ method: pick(['GET', 'DELETE', 'PATCH', 'POST']), path: pick(['/v1/sessions', '/v1', '/health/ready', '/nope', `/v1/sessions/${sid()}/nope`]), runResult: false }),
     ];
     const headerSets: Array<Record<string, string>> = [
@@ -125,6 +131,6 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
     process.stdout.write(`fuzz: ${JSON.stringify(counts)}\n`);
     expect(failures).toEqual([]);
     expect(counts.total).toBeGreaterThanOrEqual(1000);
-    expect(counts.results).toBeGreaterThan(200);
+    expect(counts.results).toBeGreaterThan(100);
   });
 });
