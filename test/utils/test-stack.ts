@@ -24,6 +24,7 @@ export interface StackOptions {
  */
 export class TestStack {
   readonly workers: AppProcess[] = [];
+  private readonly metricsPorts = new Map<AppProcess, string>();
   private constructor(
     readonly prefix: string,
     readonly baseUrl: string,
@@ -75,7 +76,15 @@ export class TestStack {
   spawnWorker(env: Record<string, string> = {}): AppProcess {
     const worker = AppProcess.spawn('worker', { ...this.env, ...env });
     this.workers.push(worker);
+    if (env.WORKER_METRICS_PORT) this.metricsPorts.set(worker, env.WORKER_METRICS_PORT);
     return worker;
+  }
+
+  /** Base URL of a worker's health and metrics port. */
+  workerUrl(worker: AppProcess): string {
+    const port = this.metricsPorts.get(worker);
+    if (port === undefined) throw new Error('this worker was started without WORKER_METRICS_PORT');
+    return `http://127.0.0.1:${port}`;
   }
 
   async stop(): Promise<void> {

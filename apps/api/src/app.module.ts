@@ -5,9 +5,11 @@ import type { Logger } from '@codemode/telemetry';
 import { AllExceptionsFilter } from './core/all-exceptions.filter';
 import { AuthGuard } from './core/auth.guard';
 import { CoreModule } from './core/core.module';
+import { DocsModule } from './docs/docs.module';
 import { APP_CONFIG, LOGGER } from './core/tokens';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { RunsModule } from './runs/runs.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { ShellModule } from './shell/shell.module';
@@ -19,7 +21,7 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule, HealthModule, SessionsModule, RunsModule, EventsModule, ShellModule, ToolsModule],
+      imports: [CoreModule, HealthModule, MetricsModule, SessionsModule, RunsModule, EventsModule, ShellModule, ToolsModule, DocsModule],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },

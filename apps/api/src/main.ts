@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig, packageVersion } from '@codemode/config';
-import { createLogger, exitGracefullyOnSignals, NestPinoLogger } from '@codemode/telemetry';
+import { ApiMetrics, createLogger, exitGracefullyOnSignals, NestPinoLogger } from '@codemode/telemetry';
 import { AppModule } from './app.module';
 import { rawJsonBody } from './core/raw-body.middleware';
+import { httpDuration } from './metrics/http-duration.middleware';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(process.env, packageVersion());
@@ -12,6 +13,7 @@ async function bootstrap(): Promise<void> {
     bodyParser: false,
     logger: new NestPinoLogger(logger),
   });
+  app.use(httpDuration(app.get(ApiMetrics)));
   app.use(rawJsonBody);
   exitGracefullyOnSignals(app, logger);
   await app.listen(config.port, config.host);

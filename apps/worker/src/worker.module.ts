@@ -6,6 +6,7 @@ import { CoreModule } from './core/core.module';
 import { APP_CONFIG, LOGGER } from './core/tokens';
 import { HealthModule } from './health/health.module';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { ResumesModule } from './resumes/resumes.module';
 
 @Global()
@@ -14,7 +15,7 @@ export class WorkerModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule, CellsModule, ResumesModule, HealthModule, LifecycleModule],
+      imports: [CoreModule, CellsModule, ResumesModule, HealthModule, MetricsModule, LifecycleModule],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },

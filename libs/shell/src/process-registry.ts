@@ -103,6 +103,11 @@ export class ProcessRegistry {
     return this.store.getRunning(scope, id) !== undefined || this.store.getFinished(scope, id) !== undefined;
   }
 
+  /** Sessions held now: running processes (foreground ones included) and kept finished ones. */
+  counts(): { running: number; finished: number } {
+    return { running: this.store.allRunning().length, finished: this.store.allFinished().length };
+  }
+
   /** Ends every process group this worker started (SIGTERM, then SIGKILL) and records their exits. */
   async shutdown(): Promise<void> {
     this.closing = true;

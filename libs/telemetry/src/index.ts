@@ -1,2 +1,3 @@
 export * from './logger';
 export * from './graceful-shutdown';
+export * from './metrics';

@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import { JOB_NAMES, QUEUES, type CellJob } from '@codemode/contracts';
+import { readQueueStats, type QueueStats } from './queue-stats';
 
 /** Producer side of the shared `cells` queue: new cells only (resumes go to their owner). */
 export class CellQueue {
@@ -18,6 +19,11 @@ export class CellQueue {
   /** Best effort: the run's ledger state, not the queue, decides whether a cell may start. */
   async remove(runId: string): Promise<void> {
     await this.queue.remove(runId).catch(() => 0);
+  }
+
+  /** Depth and oldest waiting job, for the queue gauges. */
+  stats(): Promise<QueueStats> {
+    return readQueueStats(this.queue);
   }
 
   close(): Promise<void> {

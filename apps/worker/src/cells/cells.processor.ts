@@ -3,7 +3,7 @@ import { Worker, type Job } from 'bullmq';
 import { CellJobSchema, QUEUES } from '@codemode/contracts';
 import { createRedis } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
-import type { Logger } from '@codemode/telemetry';
+import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { CellRunner } from '../runs/cell-runner.service';
 
@@ -16,10 +16,11 @@ export class CellsProcessor implements OnApplicationBootstrap {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runner: CellRunner,
+    private readonly metrics: WorkerMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.worker = new Worker(QUEUES.cells, (job: Job) => this.runner.run(CellJobSchema.parse(job.data)), {
+    this.worker = new Worker(QUEUES.cells, (job: Job) => this.handle(job), {
       connection: createRedis(this.config.redisUrl, {
         name: `worker-${this.config.workerId}-cells`,
         blocking: true,
@@ -31,6 +32,11 @@ export class CellsProcessor implements OnApplicationBootstrap {
       maxStalledCount: 1,
     });
     this.worker.on('error', (error) => this.logger.warn({ err: error }, 'cells queue consumer error'));
+  }
+
+  private handle(job: Job): Promise<void> {
+    this.metrics.jobClaimed('cells', job.timestamp, job.processedOn);
+    return this.runner.run(CellJobSchema.parse(job.data));
   }
 
   get running(): boolean {

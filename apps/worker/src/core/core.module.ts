@@ -4,7 +4,8 @@ import type { AppConfig } from '@codemode/config';
 import { ClientToolsLedger, createRedis, DeploymentCatalog, EventLog, KeySpace, RunLedger, waitUntilReady, WorkerPresence } from '@codemode/events';
 import { ResultsStore, SessionStore } from '@codemode/store';
 import { SandboxPool } from '@codemode/sandbox';
-import type { Logger } from '@codemode/telemetry';
+import { createWorkerMetrics, WorkerMetrics, type Logger } from '@codemode/telemetry';
+import { MeteredEventLog, MeteredRunLedger, MeteredSessionStore } from '../metrics/metered-ledgers';
 import { APP_CONFIG, LOGGER, REDIS } from './tokens';
 
 /** Redis, the ledgers and the sandbox thread pool, shared by the worker's consumers. */
@@ -25,12 +26,26 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
       },
     },
     { provide: KeySpace, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new KeySpace(c.keyPrefix) },
-    { provide: RunLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new RunLedger(r, k) },
-    { provide: EventLog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new EventLog(r, k) },
+    { provide: WorkerMetrics, inject: [APP_CONFIG], useFactory: (c: AppConfig) => createWorkerMetrics(c.version) },
+    // Every ledger write of the worker is timed and checked for a stale epoch (codemode_event_append_*).
+    {
+      provide: RunLedger,
+      inject: [REDIS, KeySpace, WorkerMetrics],
+      useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics) => new MeteredRunLedger(r, k, m),
+    },
+    {
+      provide: EventLog,
+      inject: [REDIS, KeySpace, WorkerMetrics],
+      useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics) => new MeteredEventLog(r, k, m),
+    },
     { provide: WorkerPresence, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerPresence(r, k) },
     { provide: ClientToolsLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ClientToolsLedger(r, k) },
     { provide: DeploymentCatalog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new DeploymentCatalog(r, k) },
-    { provide: SessionStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new SessionStore(r, k) },
+    {
+      provide: SessionStore,
+      inject: [REDIS, KeySpace, WorkerMetrics],
+      useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics) => new MeteredSessionStore(r, k, m),
+    },
     { provide: ResultsStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ResultsStore(r, k) },
     {
       provide: SandboxPool,
@@ -43,7 +58,7 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
         }),
     },
   ],
-  exports: [REDIS, KeySpace, RunLedger, EventLog, WorkerPresence, ClientToolsLedger, DeploymentCatalog, SessionStore, ResultsStore, SandboxPool],
+  exports: [REDIS, KeySpace, WorkerMetrics, RunLedger, EventLog, WorkerPresence, ClientToolsLedger, DeploymentCatalog, SessionStore, ResultsStore, SandboxPool],
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(

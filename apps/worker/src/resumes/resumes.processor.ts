@@ -3,7 +3,7 @@ import { Worker, type Job } from 'bullmq';
 import { AbortJobSchema, JOB_NAMES, ResumeJobSchema, ShellJobSchema, ToolResultsJobSchema, workerQueueName } from '@codemode/contracts';
 import { createRedis } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
-import type { Logger } from '@codemode/telemetry';
+import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { ResumeRunner } from '../runs/resume-runner.service';
 import { ShellHost } from '../shell/shell-host.service';
@@ -21,6 +21,7 @@ export class ResumesProcessor implements OnApplicationBootstrap {
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runner: ResumeRunner,
     private readonly shell: ShellHost,
+    private readonly metrics: WorkerMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -47,6 +48,8 @@ export class ResumesProcessor implements OnApplicationBootstrap {
   }
 
   private handle(job: Job): Promise<void> {
+    // Labelled `worker`, not by the queue's name: that name carries the worker id.
+    this.metrics.jobClaimed('worker', job.timestamp, job.processedOn);
     if (job.name === JOB_NAMES.resumeRun) return this.runner.resume(ResumeJobSchema.parse(job.data));
     if (job.name === JOB_NAMES.abortRun) return this.runner.abort(AbortJobSchema.parse(job.data));
     if (job.name === JOB_NAMES.shell) return this.shell.handle(ShellJobSchema.parse(job.data));

@@ -47,7 +47,7 @@ export class CellRunner {
       awaitResults: job.spec.awaitResults,
       priorOutputBytes: 0,
     };
-    const result = await this.outcomes.record(ctx, outcome, job.replyTo);
+    const result = await this.outcomes.record(ctx, outcome, job.replyTo, started);
     log.info({ status: result.status, code: result.status === 'failed' ? result.code : undefined, durationMs: Date.now() - started }, 'cell answered');
   }
 

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
 import { publishAnswer, RunAlreadyEndedError, RunLedger } from '@codemode/events';
 import { emptyTelemetry, SandboxPool, type CellOutcome } from '@codemode/sandbox';
-import type { Logger } from '@codemode/telemetry';
+import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { hostFailureOutcome, keepResuming } from './run-loop';
 import { RunOutcomes } from './run-outcomes.service';
@@ -22,6 +22,7 @@ export class ResumeRunner {
     private readonly runs: RunLedger,
     private readonly pool: SandboxPool,
     private readonly outcomes: RunOutcomes,
+    private readonly metrics: WorkerMetrics,
   ) {}
 
   async resume(job: ResumeJob): Promise<void> {
@@ -45,6 +46,9 @@ export class ResumeRunner {
       return;
     }
     this.outcomes.parked.take(job.runId);
+    // Replay (rebuilding a run from its log on another worker) will count as path `replay`.
+    this.metrics.resumed('owner');
+    const started = Date.now();
     let outcome: CellOutcome;
     try {
       parked.host.beginLeg(parked.limits.timeoutMs);
@@ -54,7 +58,7 @@ export class ResumeRunner {
       log.error({ err: error }, 'sandbox failed to resume the run');
       outcome = hostFailureOutcome();
     }
-    const result = await this.outcomes.record(parked, outcome, job.replyTo);
+    const result = await this.outcomes.record(parked, outcome, job.replyTo, started);
     log.info({ status: result.status }, 'wait answered');
   }
 
@@ -75,6 +79,8 @@ export class ResumeRunner {
             epoch: parked.epoch,
             data: { callId: result.id, ok: result.ok, source: 'client', answeredBy: 'platform' },
           });
+          // Answered by the platform: counted, but its duration is the platform's, not ours.
+          this.metrics.toolCalled('client', result.ok);
         }
         answer = { accepted: job.results.length };
       } catch (error) {

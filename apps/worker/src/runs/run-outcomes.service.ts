@@ -4,7 +4,7 @@ import type { AppConfig } from '@codemode/config';
 import { RunLedger } from '@codemode/events';
 import { buildCellResult, buildWaitingResult, SandboxPool, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
 import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
-import type { Logger } from '@codemode/telemetry';
+import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { ParkedRunRegistry, type ParkedRun } from './parked-run-registry';
 import type { RunToolHost } from '../tools/run-tool-host';
@@ -39,6 +39,7 @@ export class RunOutcomes implements OnModuleDestroy {
     private readonly pool: SandboxPool,
     private readonly sessionStore: SessionStore,
     private readonly results: ResultsStore,
+    private readonly metrics: WorkerMetrics,
   ) {
     this.parked = new ParkedRunRegistry((run) => void this.expire(run));
     this.pool.onRunsLost((runIds, reason) => {
@@ -50,7 +51,14 @@ export class RunOutcomes implements OnModuleDestroy {
     this.parked.close();
   }
 
-  async record(ctx: RunContext, outcome: CellOutcome, replyTo: string): Promise<CodeModeResult> {
+  /** `legStartedAt`: when this exec or wait leg started (epoch ms), for `codemode_run_duration_seconds`. */
+  async record(ctx: RunContext, outcome: CellOutcome, replyTo: string, legStartedAt: number): Promise<CodeModeResult> {
+    const result = await this.write(ctx, outcome, replyTo);
+    this.metrics.runAnswered(result, legStartedAt);
+    return result;
+  }
+
+  private async write(ctx: RunContext, outcome: CellOutcome, replyTo: string): Promise<CodeModeResult> {
     if (outcome.status === 'waiting') {
       const { result, outputBytes } = buildWaitingResult({
         runId: ctx.runId,

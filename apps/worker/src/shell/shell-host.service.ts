@@ -79,6 +79,11 @@ export class ShellHost implements OnApplicationShutdown {
     await this.registry.shutdown();
   }
 
+  /** Shell sessions this worker holds, for the `codemode_shell_sessions` gauge. */
+  counts(): { running: number; finished: number } {
+    return this.registry.counts();
+  }
+
   /** Per-session workspace under the deployment's workspace root. */
   workspaceOf(ref: SessionRef): string {
     return join(this.config.workspaceRoot, ref.tenant, ref.sessionId);

@@ -3,7 +3,7 @@ import { Worker, type Job } from 'bullmq';
 import { QUEUES, ShellJobSchema } from '@codemode/contracts';
 import { createRedis } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
-import type { Logger } from '@codemode/telemetry';
+import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { ShellHost } from './shell-host.service';
 
@@ -19,10 +19,11 @@ export class ShellProcessor implements OnApplicationBootstrap {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly shell: ShellHost,
+    private readonly metrics: WorkerMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.worker = new Worker(QUEUES.shell, (job: Job) => this.shell.handle(ShellJobSchema.parse(job.data)), {
+    this.worker = new Worker(QUEUES.shell, (job: Job) => this.handle(job), {
       connection: createRedis(this.config.redisUrl, {
         name: `worker-${this.config.workerId}-shell`,
         blocking: true,
@@ -33,6 +34,11 @@ export class ShellProcessor implements OnApplicationBootstrap {
       maxStalledCount: 0,
     });
     this.worker.on('error', (error) => this.logger.warn({ err: error }, 'shell queue consumer error'));
+  }
+
+  private handle(job: Job): Promise<void> {
+    this.metrics.jobClaimed('shell', job.timestamp, job.processedOn);
+    return this.shell.handle(ShellJobSchema.parse(job.data));
   }
 
   get running(): boolean {

@@ -4,6 +4,7 @@ import type { EventLog } from '@codemode/events';
 import type { BridgeCall, BridgeHost } from '@codemode/sandbox';
 import { ResultUnavailableError, StoreBuffer, type ResultsStore, type SessionStore } from '@codemode/store';
 import { callWebhookTool, isWorkspaceToolName, runCoreTool, type McpServers, type SessionToolCatalog } from '@codemode/tools';
+import type { WorkerMetrics } from '@codemode/telemetry';
 import type { ShellHost } from '../shell/shell-host.service';
 import { ToolCallError } from './tool-call-error';
 
@@ -18,6 +19,7 @@ export interface ToolDeps {
   results: ResultsStore;
   sessionStore: SessionStore;
   webhookSecret: string | undefined;
+  metrics: WorkerMetrics;
 }
 
 export interface ToolRun {
@@ -171,6 +173,7 @@ export class RunToolHost implements BridgeHost {
     const started = Date.now();
     try {
       const value = await run();
+      this.deps.metrics.toolCalled(entry.source, true, Date.now() - started);
       await this.deps.log.append(ref, {
         type: 'tool.settled',
         runId,
@@ -179,6 +182,7 @@ export class RunToolHost implements BridgeHost {
       });
       return value;
     } catch (error) {
+      this.deps.metrics.toolCalled(entry.source, false, Date.now() - started);
       const message = error instanceof Error ? error.message : String(error);
       await this.deps.log
         .append(ref, { type: 'tool.settled', runId, epoch, data: { callId: call.id, tool, ok: false, durationMs: Date.now() - started, error: message.slice(0, 1000) } })

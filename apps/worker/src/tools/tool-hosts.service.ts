@@ -4,7 +4,7 @@ import type { AppConfig } from '@codemode/config';
 import { ClientToolsLedger, DeploymentCatalog, EventLog } from '@codemode/events';
 import { ResultsStore, SessionStore } from '@codemode/store';
 import { McpServers, parseMcpServersConfig, SessionToolCatalog } from '@codemode/tools';
-import type { Logger } from '@codemode/telemetry';
+import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { ShellHost } from '../shell/shell-host.service';
 import { RunToolHost } from './run-tool-host';
@@ -23,6 +23,7 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
     private readonly sessionStore: SessionStore,
     private readonly shell: ShellHost,
     private readonly deployment: DeploymentCatalog,
+    private readonly metrics: WorkerMetrics,
   ) {}
 
   /** Connects the deployment's MCP servers before the worker takes cells; a broken one is skipped. */
@@ -57,6 +58,7 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
         results: this.results,
         sessionStore: this.sessionStore,
         webhookSecret: this.config.webhookSecrets.get(ref.tenant),
+        metrics: this.metrics,
       },
     );
   }

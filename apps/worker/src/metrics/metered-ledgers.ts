@@ -1,0 +1,78 @@
+import type { Redis } from 'ioredis';
+import { EventLog, RunLedger, StaleEpochError, type KeySpace } from '@codemode/events';
+import { SessionStore } from '@codemode/store';
+import type { WorkerMetrics } from '@codemode/telemetry';
+
+/**
+ * Times one event-log write and counts it when fencing refused it. Every write the worker makes
+ * goes through the classes below, so a stale epoch is counted wherever it surfaces, whichever
+ * caller catches it afterwards.
+ */
+export async function meteredWrite<T>(metrics: WorkerMetrics, write: () => Promise<T>): Promise<T> {
+  const end = metrics.eventAppendDuration.startTimer();
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof StaleEpochError) metrics.staleWritesRejected.inc();
+    throw error;
+  } finally {
+    end();
+  }
+}
+
+/** The worker's EventLog: tool and shell events. */
+export class MeteredEventLog extends EventLog {
+  constructor(
+    redis: Redis,
+    keys: KeySpace,
+    private readonly metrics: WorkerMetrics,
+  ) {
+    super(redis, keys);
+  }
+
+  override append(...args: Parameters<EventLog['append']>): ReturnType<EventLog['append']> {
+    return meteredWrite(this.metrics, () => super.append(...args));
+  }
+}
+
+/** The worker's RunLedger: claims, parks, resumes and terminal events of runs. */
+export class MeteredRunLedger extends RunLedger {
+  constructor(
+    redis: Redis,
+    keys: KeySpace,
+    private readonly metrics: WorkerMetrics,
+  ) {
+    super(redis, keys);
+  }
+
+  override start(...args: Parameters<RunLedger['start']>): ReturnType<RunLedger['start']> {
+    return meteredWrite(this.metrics, () => super.start(...args));
+  }
+
+  override finish(...args: Parameters<RunLedger['finish']>): ReturnType<RunLedger['finish']> {
+    return meteredWrite(this.metrics, () => super.finish(...args));
+  }
+
+  override resume(...args: Parameters<RunLedger['resume']>): ReturnType<RunLedger['resume']> {
+    return meteredWrite(this.metrics, () => super.resume(...args));
+  }
+
+  override append(...args: Parameters<RunLedger['append']>): ReturnType<RunLedger['append']> {
+    return meteredWrite(this.metrics, () => super.append(...args));
+  }
+}
+
+/** The worker's SessionStore: `store.committed` at completion is fenced by the run's epoch too. */
+export class MeteredSessionStore extends SessionStore {
+  constructor(
+    redis: Redis,
+    keys: KeySpace,
+    private readonly metrics: WorkerMetrics,
+  ) {
+    super(redis, keys);
+  }
+
+  override commit(...args: Parameters<SessionStore['commit']>): ReturnType<SessionStore['commit']> {
+    return meteredWrite(this.metrics, () => super.commit(...args));
+  }
+}

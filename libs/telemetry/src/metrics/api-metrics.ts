@@ -1,0 +1,51 @@
+import { Gauge, Histogram } from 'prom-client';
+import { HTTP_BUCKETS } from './buckets';
+import { API_QUEUE_LABELS, QUEUE_JOB_STATES, type ApiQueueLabel, type QueueJobState } from './label-values';
+import { METRIC } from './metric-names';
+import { ProcessMetrics } from './process-metrics';
+
+/** `route` of a request no route matched (a raw path would put ids in labels). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** The API's metrics: HTTP latency by route template, and the shared queues' depth. */
+export class ApiMetrics extends ProcessMetrics {
+  readonly httpRequestDuration = new Histogram<'method' | 'route' | 'status'>({
+    name: METRIC.httpRequestDuration,
+    help: 'REST request duration, by method, route template and status code.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: HTTP_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly queueJobs = new Gauge<'queue' | 'state'>({
+    name: METRIC.queueJobs,
+    help: 'Jobs in a shared queue by state, read when scraped.',
+    labelNames: ['queue', 'state'],
+    registers: [this.registry],
+  });
+
+  readonly queueOldestWaitingAge = new Gauge<'queue'>({
+    name: METRIC.queueOldestWaitingAge,
+    help: 'Age of the oldest job waiting in a shared queue (0 when none waits), read when scraped.',
+    labelNames: ['queue'],
+    registers: [this.registry],
+  });
+
+  constructor(version: string) {
+    super(version);
+    for (const queue of API_QUEUE_LABELS) {
+      this.queueOldestWaitingAge.set({ queue }, 0);
+      for (const state of QUEUE_JOB_STATES) this.queueJobs.set({ queue, state }, 0);
+    }
+  }
+
+  /** Sets one queue's gauges from its job counts and its oldest waiting job's creation time. */
+  setQueue(queue: ApiQueueLabel, counts: Partial<Record<QueueJobState, number>>, oldestWaitingAt: number | null, now = Date.now()): void {
+    for (const state of QUEUE_JOB_STATES) this.queueJobs.set({ queue, state }, counts[state] ?? 0);
+    this.queueOldestWaitingAge.set({ queue }, oldestWaitingAt === null ? 0 : Math.max(0, now - oldestWaitingAt) / 1000);
+  }
+}
+
+export function createApiMetrics(version: string): ApiMetrics {
+  return new ApiMetrics(version);
+}

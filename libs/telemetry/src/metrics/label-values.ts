@@ -1,0 +1,53 @@
+import { CODE_MODE_ERROR_CODES, ToolSourceSchema, type ToolSource } from '@codemode/contracts';
+
+/**
+ * The closed sets of label values. Every series of these is created at zero when a registry is
+ * built, so dashboards and `rate()` see a series before its first event, and nothing outside
+ * these sets (ids, free text) can become a label.
+ */
+export const TOOL_SOURCES: readonly ToolSource[] = ToolSourceSchema.options;
+
+export const TOOL_OUTCOMES = ['ok', 'error'] as const;
+export type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
+
+/** `owner`: resumed by the worker holding the parked VM; `replay`: rebuilt from the log elsewhere. */
+export const RESUME_PATHS = ['owner', 'replay'] as const;
+export type ResumePath = (typeof RESUME_PATHS)[number];
+
+/** Queues a worker consumes; `worker` is its own sticky queue, whatever the worker's id. */
+export const WORKER_QUEUE_LABELS = ['cells', 'worker', 'shell'] as const;
+export type WorkerQueueLabel = (typeof WORKER_QUEUE_LABELS)[number];
+
+/** The shared queues the API reports on (per-worker queues would put worker ids in labels). */
+export const API_QUEUE_LABELS = ['cells', 'shell'] as const;
+export type ApiQueueLabel = (typeof API_QUEUE_LABELS)[number];
+
+/** BullMQ job states reported by `codemode_queue_jobs`. */
+export const QUEUE_JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
+export type QueueJobState = (typeof QUEUE_JOB_STATES)[number];
+
+export const SANDBOX_THREAD_STATES = ['busy', 'idle', 'starting'] as const;
+export const SHELL_SESSION_STATES = ['running', 'finished'] as const;
+
+/** `failed_<code>` for a code outside the contract's list, or a failure without one. */
+export const OTHER_FAILURE_OUTCOME = 'failed_other';
+
+export const RUN_OUTCOMES = [
+  'completed',
+  'waiting',
+  ...CODE_MODE_ERROR_CODES.map((code) => `failed_${code}` as const),
+  OTHER_FAILURE_OUTCOME,
+] as const;
+export type RunOutcome = (typeof RUN_OUTCOMES)[number];
+
+const KNOWN_CODES: ReadonlySet<string> = new Set(CODE_MODE_ERROR_CODES);
+
+/**
+ * The `outcome` label of a run's answer: `completed`, `waiting`, or `failed_<code>` with the
+ * code from the contract's closed list (anything else is `failed_other`, so a new or
+ * misspelled code cannot grow the series count without bound).
+ */
+export function runOutcomeLabel(result: { status: 'completed' | 'waiting' | 'failed'; code?: string }): RunOutcome {
+  if (result.status !== 'failed') return result.status;
+  return result.code !== undefined && KNOWN_CODES.has(result.code) ? (`failed_${result.code}` as RunOutcome) : OTHER_FAILURE_OUTCOME;
+}

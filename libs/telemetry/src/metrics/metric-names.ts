@@ -1,0 +1,52 @@
+/**
+ * Every Prometheus metric the service exports, named once. Dashboards, alerts
+ * and tests import these lists so a renamed metric cannot silently orphan them.
+ * Units are in the names; labels are low-cardinality (never run or session ids).
+ */
+export const METRIC = {
+  buildInfo: 'codemode_build_info',
+  httpRequestDuration: 'codemode_http_request_duration_seconds',
+  queueJobs: 'codemode_queue_jobs',
+  queueOldestWaitingAge: 'codemode_queue_oldest_waiting_age_seconds',
+  runsTotal: 'codemode_runs_total',
+  runDuration: 'codemode_run_duration_seconds',
+  jobScheduleToStart: 'codemode_job_schedule_to_start_seconds',
+  parkedRuns: 'codemode_parked_runs',
+  parkedSlotsAvailable: 'codemode_parked_slots_available',
+  toolCallsTotal: 'codemode_tool_calls_total',
+  toolCallDuration: 'codemode_tool_call_duration_seconds',
+  resumesTotal: 'codemode_resumes_total',
+  replayDuration: 'codemode_replay_duration_seconds',
+  staleWritesRejectedTotal: 'codemode_stale_writes_rejected_total',
+  shellSessions: 'codemode_shell_sessions',
+  eventAppendDuration: 'codemode_event_append_duration_seconds',
+  sandboxThreads: 'codemode_sandbox_threads',
+} as const;
+
+export type MetricName = (typeof METRIC)[keyof typeof METRIC];
+
+/** Metrics served by the API's `GET /metrics` (besides the Node default metrics). */
+export const API_METRIC_NAMES: readonly MetricName[] = [
+  METRIC.buildInfo,
+  METRIC.httpRequestDuration,
+  METRIC.queueJobs,
+  METRIC.queueOldestWaitingAge,
+];
+
+/** Metrics served by each worker's `GET /metrics` (besides the Node default metrics). */
+export const WORKER_METRIC_NAMES: readonly MetricName[] = [
+  METRIC.buildInfo,
+  METRIC.runsTotal,
+  METRIC.runDuration,
+  METRIC.jobScheduleToStart,
+  METRIC.parkedRuns,
+  METRIC.parkedSlotsAvailable,
+  METRIC.toolCallsTotal,
+  METRIC.toolCallDuration,
+  METRIC.resumesTotal,
+  METRIC.replayDuration,
+  METRIC.staleWritesRejectedTotal,
+  METRIC.shellSessions,
+  METRIC.eventAppendDuration,
+  METRIC.sandboxThreads,
+];

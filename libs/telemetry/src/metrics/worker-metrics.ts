@@ -1,0 +1,173 @@
+import { Counter, Gauge, Histogram } from 'prom-client';
+import type { ToolSource } from '@codemode/contracts';
+import { FAST_BUCKETS, RUN_BUCKETS, SCHEDULE_BUCKETS } from './buckets';
+import {
+  RESUME_PATHS,
+  RUN_OUTCOMES,
+  runOutcomeLabel,
+  SANDBOX_THREAD_STATES,
+  SHELL_SESSION_STATES,
+  TOOL_OUTCOMES,
+  TOOL_SOURCES,
+  WORKER_QUEUE_LABELS,
+  type ResumePath,
+  type RunOutcome,
+  type WorkerQueueLabel,
+} from './label-values';
+import { METRIC } from './metric-names';
+import { ProcessMetrics } from './process-metrics';
+
+/** What the worker reads from its sandbox pool and shell registry when scraped. */
+export interface WorkerGaugeReadings {
+  sandbox: { busy: number; idle: number; starting: number; parked: number };
+  maxParked: number;
+  shell: { running: number; finished: number };
+}
+
+/** A worker's metrics: its runs, queue claims, sandbox pool, tool calls, shell sessions and log writes. */
+export class WorkerMetrics extends ProcessMetrics {
+  readonly runsTotal = new Counter<'outcome'>({
+    name: METRIC.runsTotal,
+    help: 'Run answers recorded (each exec or wait leg), by outcome: completed, waiting, failed_<code>.',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
+  readonly runDuration = new Histogram<'outcome'>({
+    name: METRIC.runDuration,
+    help: 'Time from the start of a run leg (exec or wait) to its recorded answer.',
+    labelNames: ['outcome'],
+    buckets: RUN_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly jobScheduleToStart = new Histogram<'queue'>({
+    name: METRIC.jobScheduleToStart,
+    help: 'Time from a job being enqueued to this worker claiming it.',
+    labelNames: ['queue'],
+    buckets: SCHEDULE_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly parkedRuns = new Gauge({
+    name: METRIC.parkedRuns,
+    help: 'Runs parked (or being resumed) in this worker, read when scraped.',
+    registers: [this.registry],
+  });
+
+  readonly parkedSlotsAvailable = new Gauge({
+    name: METRIC.parkedSlotsAvailable,
+    help: 'Parked-run slots still free in this worker, read when scraped.',
+    registers: [this.registry],
+  });
+
+  readonly toolCallsTotal = new Counter<'source' | 'outcome'>({
+    name: METRIC.toolCallsTotal,
+    help: 'Tool calls made by cells, by tool source and outcome.',
+    labelNames: ['source', 'outcome'],
+    registers: [this.registry],
+  });
+
+  readonly toolCallDuration = new Histogram<'source'>({
+    name: METRIC.toolCallDuration,
+    help: 'Duration of tool calls the worker answered itself, by tool source.',
+    labelNames: ['source'],
+    buckets: RUN_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly resumesTotal = new Counter<'path'>({
+    name: METRIC.resumesTotal,
+    help: 'Parked runs resumed, by path: owner (VM in memory) or replay (rebuilt from the log).',
+    labelNames: ['path'],
+    registers: [this.registry],
+  });
+
+  readonly replayDuration = new Histogram({
+    name: METRIC.replayDuration,
+    help: 'Time to rebuild a run by replaying its log.',
+    buckets: RUN_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly staleWritesRejected = new Counter({
+    name: METRIC.staleWritesRejectedTotal,
+    help: 'Writes refused because their lease epoch was stale (another owner took the run).',
+    registers: [this.registry],
+  });
+
+  readonly shellSessions = new Gauge<'state'>({
+    name: METRIC.shellSessions,
+    help: 'Shell process sessions held by this worker, by state, read when scraped.',
+    labelNames: ['state'],
+    registers: [this.registry],
+  });
+
+  readonly eventAppendDuration = new Histogram({
+    name: METRIC.eventAppendDuration,
+    help: 'Duration of one event-log write (append script round trip), failed writes included.',
+    buckets: FAST_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly sandboxThreads = new Gauge<'state'>({
+    name: METRIC.sandboxThreads,
+    help: 'Sandbox threads by state, read when scraped.',
+    labelNames: ['state'],
+    registers: [this.registry],
+  });
+
+  constructor(version: string) {
+    super(version);
+    for (const outcome of RUN_OUTCOMES) {
+      this.runsTotal.inc({ outcome }, 0);
+      this.runDuration.zero({ outcome });
+    }
+    for (const queue of WORKER_QUEUE_LABELS) this.jobScheduleToStart.zero({ queue });
+    for (const source of TOOL_SOURCES) {
+      this.toolCallDuration.zero({ source });
+      for (const outcome of TOOL_OUTCOMES) this.toolCallsTotal.inc({ source, outcome }, 0);
+    }
+    for (const path of RESUME_PATHS) this.resumesTotal.inc({ path }, 0);
+    this.setGauges({ sandbox: { busy: 0, idle: 0, starting: 0, parked: 0 }, maxParked: 0, shell: { running: 0, finished: 0 } });
+  }
+
+  /** A run leg's answer was recorded. */
+  runAnswered(result: { status: 'completed' | 'waiting' | 'failed'; code?: string }, startedAt: number, now = Date.now()): RunOutcome {
+    const outcome = runOutcomeLabel(result);
+    this.runsTotal.inc({ outcome });
+    this.runDuration.observe({ outcome }, seconds(now - startedAt));
+    return outcome;
+  }
+
+  /** A job was claimed from `queue`; `enqueuedAt` and `claimedAt` are epoch milliseconds. */
+  jobClaimed(queue: WorkerQueueLabel, enqueuedAt: number, claimedAt = Date.now()): void {
+    this.jobScheduleToStart.observe({ queue }, seconds(claimedAt - enqueuedAt));
+  }
+
+  /** A tool call ended; `durationMs` is omitted for calls answered by the platform. */
+  toolCalled(source: ToolSource, ok: boolean, durationMs?: number): void {
+    this.toolCallsTotal.inc({ source, outcome: ok ? 'ok' : 'error' });
+    if (durationMs !== undefined) this.toolCallDuration.observe({ source }, seconds(durationMs));
+  }
+
+  resumed(path: ResumePath): void {
+    this.resumesTotal.inc({ path });
+  }
+
+  setGauges(readings: WorkerGaugeReadings): void {
+    const { sandbox, shell } = readings;
+    this.parkedRuns.set(sandbox.parked);
+    this.parkedSlotsAvailable.set(Math.max(0, readings.maxParked - sandbox.parked));
+    for (const state of SANDBOX_THREAD_STATES) this.sandboxThreads.set({ state }, sandbox[state]);
+    for (const state of SHELL_SESSION_STATES) this.shellSessions.set({ state }, shell[state]);
+  }
+}
+
+export function createWorkerMetrics(version: string): WorkerMetrics {
+  return new WorkerMetrics(version);
+}
+
+function seconds(ms: number): number {
+  return Math.max(0, ms) / 1000;
+}
