@@ -1,0 +1,292 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { API_METRIC_NAMES, WORKER_METRIC_NAMES } from '@codemode/telemetry';
+import { baseMetricName, metricNamesIn } from './utils/promql-metrics';
+
+/*
+ * Static checks of deploy/ (no cluster, no running stack): every manifest has the fields
+ * Kubernetes requires and the ones this service depends on (probes, grace period, resources,
+ * selectors that match), and every PromQL expression uses only metrics the service exports.
+ */
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed YAML and JSON: the assertions are the type check
+type Obj = Record<string, any>;
+
+const ROOT = join(__dirname, '..');
+const DEPLOY = join(ROOT, 'deploy');
+/** Longest cell budget (SPEC §3: timeoutMs clamps at 60 s): pods must outlive a draining cell. */
+const MAX_CELL_BUDGET_SECONDS = 60;
+
+/** Metrics the service does not define but may be queried: Prometheus' own `up`, and the Node
+ * default metrics prom-client adds to both registries (checked against prom-client below). */
+const PROMETHEUS_METRICS = ['up'];
+const NODE_DEFAULT_METRICS = ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds'];
+const EXPORTED = new Set<string>([...API_METRIC_NAMES, ...WORKER_METRIC_NAMES, ...NODE_DEFAULT_METRICS, ...PROMETHEUS_METRICS]);
+
+function filesUnder(dir: string, ext: RegExp): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) return filesUnder(full, ext);
+    return ext.test(entry.name) ? [full] : [];
+  });
+}
+
+interface Manifest {
+  file: string;
+  doc: Obj;
+}
+
+function loadManifests(): Manifest[] {
+  return filesUnder(DEPLOY, /\.ya?ml$/).flatMap((file) =>
+    parseAllDocuments(readFileSync(file, 'utf8')).map((parsed) => {
+      if (parsed.errors.length > 0) throw parsed.errors[0];
+      return { file: relative(ROOT, file), doc: parsed.toJS() as Obj };
+    }),
+  );
+}
+
+const manifests = loadManifests();
+const resources = manifests.filter((m) => m.doc.kind !== 'Kustomization');
+const byKind = (kind: string): Obj[] => resources.filter((m) => m.doc.kind === kind).map((m) => m.doc);
+const workloads = (): Obj[] => [...byKind('Deployment'), ...byKind('StatefulSet')];
+const named = (kind: string, name: string): Obj | undefined => byKind(kind).find((d) => d.metadata.name === name);
+
+function matches(selector: Record<string, string>, labels: Record<string, string>): boolean {
+  return Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+/** The workloads whose pods a label selector picks. */
+function workloadsSelectedBy(selector: Record<string, string>): Obj[] {
+  return workloads().filter((w) => matches(selector, w.spec.template.metadata.labels ?? {}));
+}
+
+function containerPorts(workload: Obj): Array<{ name?: string; containerPort: number }> {
+  return workload.spec.template.spec.containers.flatMap((c: Obj) => c.ports ?? []);
+}
+
+function portExists(workload: Obj, port: string | number): boolean {
+  return containerPorts(workload).some((p) => p.name === port || p.containerPort === port);
+}
+
+function service(name: 'api' | 'worker'): Obj {
+  return named('Deployment', `codemode-${name}`)!;
+}
+
+describe('deploy/ manifests', () => {
+  it('parse, and every resource has apiVersion, kind and metadata.name', () => {
+    expect(resources.length).toBeGreaterThan(10);
+    for (const { file, doc } of resources) {
+      expect({ file, apiVersion: typeof doc.apiVersion, kind: typeof doc.kind, name: typeof doc.metadata?.name }).toEqual({
+        file,
+        apiVersion: 'string',
+        kind: 'string',
+        name: 'string',
+      });
+    }
+  });
+
+  it('list every manifest file in the kustomization (besides the Secret example)', () => {
+    const kustomization = manifests.find((m) => m.doc.kind === 'Kustomization')!;
+    const dir = join(ROOT, 'deploy', 'kubernetes');
+    const listed = (kustomization.doc.resources as string[]).map((r) => join(dir, r)).sort();
+    const files = filesUnder(dir, /\.ya?ml$/).filter((f) => !/kustomization|\.example\./.test(f)).sort();
+    expect(listed).toEqual(files);
+  });
+
+  it('give every workload selectors that match its pods, and images and resources to every container', () => {
+    expect(workloads().map((w) => w.metadata.name).sort()).toEqual(['codemode-api', 'codemode-redis', 'codemode-worker']);
+    for (const w of workloads()) {
+      expect(matches(w.spec.selector.matchLabels, w.spec.template.metadata.labels)).toBe(true);
+      for (const c of w.spec.template.spec.containers) {
+        expect({ workload: w.metadata.name, container: c.name, image: typeof c.image }).toEqual({ workload: w.metadata.name, container: c.name, image: 'string' });
+        expect(c.resources.requests).toEqual({ cpu: expect.anything(), memory: expect.anything() });
+        expect(c.resources.limits).toEqual({ cpu: expect.anything(), memory: expect.anything() });
+        expect(c.livenessProbe).toBeDefined();
+        expect(c.readinessProbe).toBeDefined();
+      }
+    }
+  });
+
+  it.each([
+    ['api', 'http', 3000],
+    ['worker', 'metrics', 9464],
+  ] as const)('probe the %s on /health/live and /health/ready of its port %s (%d)', (name, portName, portNumber) => {
+    const deployment = service(name);
+    const [container] = deployment.spec.template.spec.containers;
+    expect(containerPorts(deployment)).toContainEqual({ name: portName, containerPort: portNumber });
+    expect(container.livenessProbe.httpGet).toEqual({ path: '/health/live', port: portName });
+    expect(container.readinessProbe.httpGet).toEqual({ path: '/health/ready', port: portName });
+    expect(container.command.join(' ')).toContain(`dist/apps/${name}/src/main.js`);
+    expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(MAX_CELL_BUDGET_SECONDS);
+    expect(deployment.spec.template.metadata.annotations).toMatchObject({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': String(portNumber),
+      'prometheus.io/path': '/metrics',
+    });
+  });
+
+  it('configure api and worker from the ConfigMap and Secret, with API keys and HOST=0.0.0.0', () => {
+    const config = named('ConfigMap', 'codemode-config')!;
+    const secret = named('Secret', 'codemode-secrets')!;
+    expect(config.data).toMatchObject({ HOST: '0.0.0.0', WORKER_METRICS_PORT: '9464', PORT: '3000', REDIS_URL: expect.stringMatching(/^rediss?:\/\//) });
+    expect(Object.keys(secret.stringData)).toContain('CODEMODE_API_KEYS');
+    // Every value is a string: Kubernetes refuses numbers and booleans in ConfigMap data.
+    for (const value of Object.values(config.data)) expect(typeof value).toBe('string');
+    for (const name of ['api', 'worker'] as const) {
+      const envFrom = service(name).spec.template.spec.containers[0].envFrom;
+      expect(envFrom).toEqual([{ configMapRef: { name: 'codemode-config' } }, { secretRef: { name: 'codemode-secrets' } }]);
+    }
+  });
+
+  it('give api and worker a PodDisruptionBudget selecting exactly their pods', () => {
+    const pdbs = byKind('PodDisruptionBudget');
+    for (const name of ['codemode-api', 'codemode-worker']) {
+      const pdb = pdbs.find((p) => p.metadata.name === name)!;
+      expect(pdb.apiVersion).toBe('policy/v1');
+      expect(pdb.spec.minAvailable ?? pdb.spec.maxUnavailable).toBeDefined();
+      expect(workloadsSelectedBy(pdb.spec.selector.matchLabels).map((w) => w.metadata.name)).toEqual([name]);
+    }
+  });
+
+  it('point every Service at one workload and one of its ports', () => {
+    for (const svc of byKind('Service')) {
+      const [target, ...others] = workloadsSelectedBy(svc.spec.selector);
+      expect({ service: svc.metadata.name, others: others.length, found: target !== undefined }).toEqual({ service: svc.metadata.name, others: 0, found: true });
+      for (const port of svc.spec.ports) expect(portExists(target, port.targetPort)).toBe(true);
+    }
+  });
+
+  it('scrape each Service a ServiceMonitor names through a port it has', () => {
+    const monitors = byKind('ServiceMonitor');
+    expect(monitors).toHaveLength(2);
+    for (const monitor of monitors) {
+      const svc = byKind('Service').find((s) => matches(monitor.spec.selector.matchLabels, s.metadata.labels ?? {}))!;
+      expect(svc).toBeDefined();
+      for (const endpoint of monitor.spec.endpoints) {
+        expect(svc.spec.ports.map((p: Obj) => p.name)).toContain(endpoint.port);
+        expect(endpoint.path).toBe('/metrics');
+      }
+    }
+  });
+
+  it('scale the worker Deployment with KEDA, never below two', () => {
+    const [scaled] = byKind('ScaledObject');
+    expect(scaled.apiVersion).toBe('keda.sh/v1alpha1');
+    expect(named('Deployment', scaled.spec.scaleTargetRef.name)).toBe(service('worker'));
+    expect(scaled.spec.minReplicaCount).toBeGreaterThanOrEqual(2);
+    expect(scaled.spec.maxReplicaCount).toBeGreaterThan(scaled.spec.minReplicaCount);
+    expect(scaled.spec.triggers.length).toBeGreaterThan(0);
+    // KEDA owns the replica count; a static one would fight its HPA on every apply.
+    expect(service('worker').spec.replicas).toBeUndefined();
+  });
+
+  it('run Redis (StatefulSet here, docker-compose locally) with appendonly and noeviction', () => {
+    const redisConf = named('ConfigMap', 'codemode-redis')!.data['redis.conf'] as string;
+    expect(redisConf).toMatch(/^appendonly yes$/m);
+    expect(redisConf).toMatch(/^maxmemory-policy noeviction$/m);
+    const redis = named('StatefulSet', 'codemode-redis')!;
+    expect(redis.spec.volumeClaimTemplates[0].metadata.name).toBe('data');
+
+    const compose = parseYaml(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as Obj;
+    expect(compose.services.redis.command.join(' ')).toMatch(/--appendonly yes.*--maxmemory-policy noeviction/);
+    expect(compose.services.worker.deploy.replicas).toBe(2);
+    expect(compose.services.api.environment).toMatchObject({ HOST: '0.0.0.0' });
+  });
+});
+
+/** Every PromQL expression in deploy/, with where it came from. */
+function promqlExpressions(): Array<{ where: string; expr: string }> {
+  const out: Array<{ where: string; expr: string }> = [];
+  for (const rule of byKind('PrometheusRule')) {
+    for (const group of rule.spec.groups) for (const r of group.rules) out.push({ where: `rule ${r.alert ?? r.record}`, expr: r.expr });
+  }
+  for (const scaled of byKind('ScaledObject')) {
+    for (const trigger of scaled.spec.triggers) if (trigger.type === 'prometheus') out.push({ where: 'keda', expr: trigger.metadata.query });
+  }
+  for (const file of filesUnder(join(DEPLOY, 'grafana'), /\.json$/)) {
+    const dashboard = JSON.parse(readFileSync(file, 'utf8')) as Obj;
+    for (const panel of dashboard.panels) for (const target of panel.targets ?? []) out.push({ where: `panel ${panel.title}`, expr: target.expr });
+  }
+  return out;
+}
+
+describe('deploy/ alerts, scaler and dashboard', () => {
+  it('use only metrics the api and workers export', () => {
+    const expressions = promqlExpressions();
+    expect(expressions.length).toBeGreaterThan(20);
+    const unknown: string[] = [];
+    for (const { where, expr } of expressions) {
+      const names = metricNamesIn(expr);
+      expect({ where, found: names.length > 0 }).toEqual({ where, found: true });
+      for (const name of names) if (!EXPORTED.has(baseMetricName(name, EXPORTED))) unknown.push(`${where}: ${name}`);
+    }
+    expect(unknown).toEqual([]);
+  });
+
+  it('whitelist only Node default metrics prom-client really produces', async () => {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    const names = (await registry.getMetricsAsJSON()).map((m) => m.name);
+    expect(names).toEqual(expect.arrayContaining(NODE_DEFAULT_METRICS));
+    registry.clear();
+  });
+
+  it('cover the alerts the runbook needs, each with a severity and a summary', () => {
+    const rules = byKind('PrometheusRule').flatMap((r) => r.spec.groups.flatMap((g: Obj) => g.rules as Obj[]));
+    const exprs = rules.map((r) => r.expr as string).join('\n');
+    for (const metric of [
+      'codemode_job_schedule_to_start_seconds_bucket',
+      'codemode_queue_oldest_waiting_age_seconds',
+      'codemode_sandbox_threads{state="idle"}',
+      'codemode_stale_writes_rejected_total',
+      'route="/health/ready",status="503"',
+    ]) {
+      expect(exprs).toContain(metric);
+    }
+    for (const rule of rules) {
+      expect({ alert: rule.alert, severity: rule.labels?.severity, summary: typeof rule.annotations?.summary }).toEqual({
+        alert: expect.any(String),
+        severity: expect.stringMatching(/^(warning|critical)$/),
+        summary: 'string',
+      });
+    }
+  });
+
+  it('give the dashboard a uid, a datasource variable and non-overlapping panels', () => {
+    const dashboard = JSON.parse(readFileSync(join(DEPLOY, 'grafana', 'codemode-dashboard.json'), 'utf8')) as Obj;
+    expect(dashboard).toMatchObject({ uid: 'codemode-backend', title: expect.any(String), schemaVersion: expect.any(Number) });
+    expect(dashboard.templating.list).toContainEqual(expect.objectContaining({ name: 'datasource', type: 'datasource' }));
+    const cells = new Set<string>();
+    for (const panel of dashboard.panels) {
+      const { x, y, w, h } = panel.gridPos;
+      expect(x + w).toBeLessThanOrEqual(24);
+      for (let dx = 0; dx < w; dx += 1) {
+        for (let dy = 0; dy < h; dy += 1) {
+          const cell = `${x + dx},${y + dy}`;
+          expect({ panel: panel.title, cell, taken: cells.has(cell) }).toEqual({ panel: panel.title, cell, taken: false });
+          cells.add(cell);
+        }
+      }
+    }
+    expect(new Set(dashboard.panels.map((p: Obj) => p.id)).size).toBe(dashboard.panels.length);
+  });
+});
+
+describe('metricNamesIn', () => {
+  it('finds metric names and skips functions, labels, ranges, grouping and variables', () => {
+    expect(
+      metricNamesIn('histogram_quantile(0.99, sum by (le, queue) (rate(codemode_x_bucket{queue="cells",a=~"b|c"}[$__rate_interval]))) > 0.2'),
+    ).toEqual(['codemode_x_bucket']);
+    expect(metricNamesIn('sum(a_total) / ignoring(pod) group_left b offset 5m and on (x) up == 0')).toEqual(['a_total', 'b', 'up']);
+    expect(metricNamesIn('absent(codemode_nope{state="idle"})')).toEqual(['codemode_nope']);
+  });
+
+  it('maps histogram series to their base name only when the base is known', () => {
+    const known = new Set(['codemode_run_duration_seconds', 'codemode_runs_total']);
+    expect(baseMetricName('codemode_run_duration_seconds_bucket', known)).toBe('codemode_run_duration_seconds');
+    expect(baseMetricName('codemode_runs_total', known)).toBe('codemode_runs_total');
+    expect(baseMetricName('codemode_nope_count', known)).toBe('codemode_nope_count');
+  });
+});
