@@ -1,14 +1,22 @@
 import type {
+  ClientToolInput,
   CodeModeExecInput,
   CodeModeResult,
+  Event,
   EventPage,
+  ProcessInput,
   RunView,
   SessionConfig,
   SessionPutInput,
   SessionView,
+  ShellAnswer,
+  ShellExecInput,
+  ToolResult,
+  ToolsView,
   TranscriptEntry,
 } from '@codemode/contracts';
-import { CodeModeApiError } from './errors';
+import { CodeModeApiError, CodeModeConnectionError, CodeModeStreamError, isAbort } from './errors';
+import { readSse } from './sse';
 
 export interface CodeModeClientOptions {
   /** e.g. `http://127.0.0.1:3000` */
@@ -23,30 +31,75 @@ export interface RawResponse {
   text: string;
 }
 
+export interface RequestOptions {
+  /** Cancels the request (e.g. Ctrl-C in the CLI); the fetch rejects with an AbortError. */
+  signal?: AbortSignal;
+}
+
+export interface FollowOptions extends RequestOptions {
+  /** Stream id to start after; unset replays the session from its first event. */
+  after?: string;
+}
+
+/** Pause before reopening an event stream the server closed (it was restarting or draining). */
+const RECONNECT_MS = 500;
+
 /** Typed REST client of the Code Mode API (SPEC §2), used by the CLI, the tests and the benchmarks. */
 export class CodeModeClient {
   constructor(private readonly options: CodeModeClientOptions) {}
 
-  exec(sessionId: string, input: CodeModeExecInput, opts: { idempotencyKey?: string } = {}): Promise<CodeModeResult> {
-    const headers: Record<string, string> = {};
-    if (opts.idempotencyKey !== undefined) headers['idempotency-key'] = opts.idempotencyKey;
-    return this.json('POST', `/v1/sessions/${enc(sessionId)}/exec`, input, headers);
+  get baseUrl(): string {
+    return this.options.baseUrl;
   }
 
-  wait(sessionId: string, runId: string): Promise<CodeModeResult> {
-    return this.json('POST', `/v1/sessions/${enc(sessionId)}/wait`, { runId });
+  exec(sessionId: string, input: CodeModeExecInput, opts: { idempotencyKey?: string } & RequestOptions = {}): Promise<CodeModeResult> {
+    const headers: Record<string, string> = {};
+    if (opts.idempotencyKey !== undefined) headers['idempotency-key'] = opts.idempotencyKey;
+    return this.json('POST', `${sessionPath(sessionId)}/exec`, input, headers, opts.signal);
+  }
+
+  wait(sessionId: string, runId: string, opts: RequestOptions = {}): Promise<CodeModeResult> {
+    return this.json('POST', `${sessionPath(sessionId)}/wait`, { runId }, {}, opts.signal);
+  }
+
+  /** `DELETE …/runs/{runId}`: the aborted run's final result; 409 (thrown) if it had already ended. */
+  abort(sessionId: string, runId: string): Promise<CodeModeResult> {
+    return this.json('DELETE', `${sessionPath(sessionId)}/runs/${enc(runId)}`);
+  }
+
+  /** Answers pending client tool calls of a parked run; a later `wait` sees them. */
+  toolResults(sessionId: string, runId: string, results: ToolResult[]): Promise<{ accepted: number }> {
+    return this.json('POST', `${sessionPath(sessionId)}/runs/${enc(runId)}/tool-results`, { results });
   }
 
   putSession(sessionId: string, input: SessionPutInput): Promise<SessionConfig> {
-    return this.json('PUT', `/v1/sessions/${enc(sessionId)}`, input);
+    return this.json('PUT', sessionPath(sessionId), input);
   }
 
   getSession(sessionId: string): Promise<SessionView> {
-    return this.json('GET', `/v1/sessions/${enc(sessionId)}`);
+    return this.json('GET', sessionPath(sessionId));
   }
 
   getRun(sessionId: string, runId: string): Promise<RunView> {
-    return this.json('GET', `/v1/sessions/${enc(sessionId)}/runs/${enc(runId)}`);
+    return this.json('GET', `${sessionPath(sessionId)}/runs/${enc(runId)}`);
+  }
+
+  /** Replaces the session's client tools. */
+  putTools(sessionId: string, tools: ClientToolInput[]): Promise<ToolsView> {
+    return this.json('PUT', `${sessionPath(sessionId)}/tools`, { tools });
+  }
+
+  getTools(sessionId: string): Promise<ToolsView> {
+    return this.json('GET', `${sessionPath(sessionId)}/tools`);
+  }
+
+  /** Shell `exec` (SPEC §7); tool-level failures come back as `details.status:"failed"`, not thrown. */
+  shellExec(sessionId: string, input: ShellExecInput, opts: RequestOptions = {}): Promise<ShellAnswer> {
+    return this.json('POST', `${sessionPath(sessionId)}/shell/exec`, input, {}, opts.signal);
+  }
+
+  process(sessionId: string, input: ProcessInput): Promise<ShellAnswer> {
+    return this.json('POST', `${sessionPath(sessionId)}/process`, input);
   }
 
   events(sessionId: string, opts: { after?: string; limit?: number } = {}): Promise<EventPage> {
@@ -54,35 +107,91 @@ export class CodeModeClient {
     if (opts.after !== undefined) query.set('after', opts.after);
     if (opts.limit !== undefined) query.set('limit', String(opts.limit));
     const suffix = query.size > 0 ? `?${query.toString()}` : '';
-    return this.json('GET', `/v1/sessions/${enc(sessionId)}/events${suffix}`);
+    return this.json('GET', `${sessionPath(sessionId)}/events${suffix}`);
+  }
+
+  /**
+   * Live tail of the session's events over SSE. Ends quietly when `signal` aborts or the caller
+   * stops iterating; when the server closes the stream (a restart), reopens it after the last
+   * event seen, so nothing is skipped or repeated.
+   */
+  async *followEvents(sessionId: string, opts: FollowOptions = {}): AsyncGenerator<Event> {
+    // Our own controller also cancels the body when the consumer breaks out of the loop.
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort();
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    if (opts.signal?.aborted) controller.abort();
+    let after = opts.after;
+    try {
+      while (!controller.signal.aborted) {
+        const suffix = after === undefined ? '' : `?after=${encodeURIComponent(after)}`;
+        let response: Response;
+        try {
+          response = await this.fetch(`${sessionPath(sessionId)}/events${suffix}`, {
+            headers: { ...this.authHeaders(), accept: 'text/event-stream' },
+            signal: controller.signal,
+          });
+        } catch (error) {
+          if (controller.signal.aborted && isAbort(error)) return;
+          throw error;
+        }
+        if (!response.ok) throw new CodeModeApiError(response.status, parseBody(await response.text()) as never);
+        if (!(response.headers.get('content-type') ?? '').includes('text/event-stream') || response.body === null) {
+          throw new CodeModeStreamError(`expected an event stream from ${this.options.baseUrl}, got ${response.headers.get('content-type') ?? 'no content type'}.`);
+        }
+        try {
+          for await (const message of readSse(response.body)) {
+            const event = JSON.parse(message.data) as Event;
+            after = event.id;
+            yield event;
+          }
+        } catch (error) {
+          if (controller.signal.aborted) return;
+          throw CodeModeConnectionError.from(this.options.baseUrl, error);
+        }
+        await delay(RECONNECT_MS, controller.signal);
+      }
+    } finally {
+      opts.signal?.removeEventListener('abort', onAbort);
+      controller.abort();
+    }
   }
 
   async transcript(sessionId: string): Promise<TranscriptEntry[]> {
-    const body = await this.json<{ entries: TranscriptEntry[] }>('GET', `/v1/sessions/${enc(sessionId)}/transcript`);
+    const body = await this.json<{ entries: TranscriptEntry[] }>('GET', `${sessionPath(sessionId)}/transcript`);
     return body.entries;
   }
 
   /** Any request, without throwing on non-2xx: for tests of error answers. */
-  async raw(method: string, path: string, init: { body?: string | Uint8Array; headers?: Record<string, string> } = {}): Promise<RawResponse> {
-    const response = await fetch(`${this.options.baseUrl}${path}`, {
+  async raw(
+    method: string,
+    path: string,
+    init: { body?: string | Uint8Array; headers?: Record<string, string>; signal?: AbortSignal } = {},
+  ): Promise<RawResponse> {
+    const response = await this.fetch(path, {
       method,
       headers: { ...this.authHeaders(), ...init.headers },
       body: init.body,
+      signal: init.signal,
     });
     const text = await response.text();
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      // Not JSON (e.g. Prometheus text); keep the text.
-    }
-    return { status: response.status, headers: response.headers, body, text };
+    return { status: response.status, headers: response.headers, body: parseBody(text), text };
   }
 
-  private async json<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  /** fetch with the socket-level reason of a failed connection in the error (CodeModeConnectionError). */
+  private async fetch(path: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(`${this.options.baseUrl}${path}`, init);
+    } catch (error) {
+      throw CodeModeConnectionError.from(this.options.baseUrl, error);
+    }
+  }
+
+  private async json<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<T> {
     const response = await this.raw(method, path, {
       body: body === undefined ? undefined : JSON.stringify(body),
       headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      signal,
     });
     if (response.status < 200 || response.status >= 300) {
       throw new CodeModeApiError(response.status, response.body as never);
@@ -95,6 +204,31 @@ export class CodeModeClient {
   }
 }
 
+function parseBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Not JSON (e.g. Prometheus text); keep the text.
+    return text;
+  }
+}
+
+function sessionPath(sessionId: string): string {
+  return `/v1/sessions/${enc(sessionId)}`;
+}
+
 function enc(segment: string): string {
   return encodeURIComponent(segment);
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }

@@ -12,3 +12,44 @@ export class CodeModeApiError extends Error {
     this.code = typeof body === 'string' ? 'http_error' : body.code;
   }
 }
+
+/**
+ * Thrown when no HTTP answer arrives at all (connection refused, DNS failure, reset). `reason` is
+ * the socket-level cause (`connect ECONNREFUSED 127.0.0.1:3000`), which fetch hides behind its
+ * generic `fetch failed`.
+ */
+export class CodeModeConnectionError extends Error {
+  readonly code = 'connection_failed';
+  constructor(
+    readonly baseUrl: string,
+    readonly reason: string,
+  ) {
+    super(`cannot reach the Code Mode API at ${baseUrl}: ${reason}`);
+    this.name = 'CodeModeConnectionError';
+  }
+
+  /** Wraps a fetch rejection; an abort is passed through untouched so callers can tell it apart. */
+  static from(baseUrl: string, error: unknown): unknown {
+    if (isAbort(error)) return error;
+    const cause = error instanceof Error ? (error.cause as { message?: unknown; code?: unknown } | undefined) : undefined;
+    const causeMessage = cause && typeof cause.message === 'string' && cause.message !== '' ? cause.message : undefined;
+    const causeCode = cause && typeof cause.code === 'string' ? cause.code : undefined;
+    const reason = causeMessage ?? causeCode ?? (error instanceof Error ? error.message : String(error));
+    return new CodeModeConnectionError(baseUrl, reason);
+  }
+}
+
+/** Thrown when an event stream answers with something other than server-sent events. */
+export class CodeModeStreamError extends Error {
+  readonly code = 'stream_failed';
+  constructor(message: string) {
+    super(message);
+    this.name = 'CodeModeStreamError';
+  }
+}
+
+/** True for fetch's abort and timeout rejections (DOMExceptions, not always `instanceof Error` across realms). */
+export function isAbort(error: unknown): boolean {
+  const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
+  return name === 'AbortError' || name === 'TimeoutError';
+}

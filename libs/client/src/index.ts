@@ -1,2 +1,3 @@
 export * from './codemode-client';
 export * from './errors';
+export * from './sse';

@@ -1,0 +1,39 @@
+import type { Event, EventType } from '@codemode/contracts';
+import { ExitCode, type ExitCodeValue } from '../exit-codes';
+import type { CommandContext } from '../context';
+import { renderEvent, renderJson } from '../output';
+
+export interface EventsArgs {
+  sessionId: string;
+  follow: boolean;
+  after: string | undefined;
+  until: EventType | undefined;
+}
+
+/** The largest page the API serves: listing a long session takes few round trips. */
+const PAGE_SIZE = 1000;
+
+/**
+ * `codemode events <sid>`: lists the log page by page; with --follow, tails it over SSE until
+ * Ctrl-C. --until ends either mode right after the first event of that type, which lets a
+ * script wait for a run to end without polling.
+ */
+export async function eventsCommand(ctx: CommandContext, args: EventsArgs): Promise<ExitCodeValue> {
+  const print = (event: Event): boolean => {
+    ctx.io.stdout.write(ctx.json ? renderJson(event) : renderEvent(event));
+    return args.until !== undefined && event.type === args.until;
+  };
+  if (args.follow) {
+    for await (const event of ctx.client.followEvents(args.sessionId, { after: args.after, signal: ctx.io.signal })) {
+      if (print(event)) break;
+    }
+    return ExitCode.ok;
+  }
+  let after = args.after;
+  for (;;) {
+    const page = await ctx.client.events(args.sessionId, { after, limit: PAGE_SIZE });
+    for (const event of page.events) if (print(event)) return ExitCode.ok;
+    if (page.next === null || page.events.length === 0) return ExitCode.ok;
+    after = page.next;
+  }
+}

@@ -1,0 +1,169 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TestStack } from './utils/test-stack';
+
+jest.setTimeout(90_000);
+
+const ROOT = join(__dirname, '..');
+const MAIN = join(ROOT, 'dist/libs/client/src/cli/main.js');
+const LAUNCHER = join(ROOT, 'scripts/codemode.js');
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI as a child process, as a user would; never inherits CODEMODE_* from the test runner. */
+function cli(args: string[], opts: { input?: string; entry?: string } = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [opts.entry ?? MAIN, ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** Event types of `codemode events` lines (`<id> <type> <runId?> <data>`), in order. */
+const types = (stdout: string): string[] =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((line) => line.split(' ')[1]);
+
+describe('codemode CLI', () => {
+  let stack: TestStack;
+  let dir: string;
+  let url: string[];
+
+  beforeAll(async () => {
+    stack = await TestStack.start();
+    url = ['--url', stack.baseUrl];
+    dir = mkdtempSync(join(tmpdir(), 'codemode-cli-'));
+    writeFileSync(join(dir, 'yield.js'), 'console.log("before"); const r = await yield_control("pause"); console.log("after"); return 42;');
+    writeFileSync(join(dir, 'boom.js'), 'throw new RangeError("boom");');
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs a cell that yields, waits it to completion, and lists its events', async () => {
+    const run = await cli(['exec', join(dir, 'yield.js'), ...url, '-s', 'cli-e2e']);
+    expect(run).toMatchObject({ code: 0 });
+    expect(run.stdout).toBe('before\nafter\n42\n');
+    expect(run.stderr).toMatch(/^waiting \(yield\): run cm_[0-9a-f-]+\n/);
+
+    const listed = await cli(['events', 'cli-e2e', '--until', 'run.completed', ...url]);
+    expect(listed.code).toBe(0);
+    const order = types(listed.stdout);
+    expect(order[0]).toBe('run.requested');
+    expect(order.at(-1)).toBe('run.completed');
+    for (const type of ['run.parked', 'run.resumed']) expect(order).toContain(type);
+    expect(order.indexOf('run.parked')).toBeLessThan(order.indexOf('run.resumed'));
+    expect(listed.stdout).toMatch(/^\d+-\d+ run\.requested cm_\S+ \{.*"title":"yield\.js"/);
+
+    // --follow replays the log over SSE and --until ends the tail deterministically.
+    const followed = await cli(['events', 'cli-e2e', '--follow', '--until', 'run.completed', ...url]);
+    expect(followed.code).toBe(0);
+    expect(types(followed.stdout)).toEqual(order);
+  });
+
+  it('tails events live while a parked run is resumed with --no-wait and wait', async () => {
+    const client = stack.client();
+    await client.putSession('cli-live', {});
+    const tail = cli(['events', 'cli-live', '-f', '--until', 'run.completed', ...url]);
+
+    const parked = await cli(['exec', '-', '--no-wait', '--title', 'live', ...url, '-s', 'cli-live'], {
+      input: 'console.log("one"); await yield_control(); return { two: 2 };',
+    });
+    expect(parked.code).toBe(0);
+    const runId = parked.stdout.trim().split('\n').at(-1)!;
+    expect(parked.stdout).toBe(`one\n${runId}\n`);
+    expect(runId).toMatch(/^cm_/);
+
+    const waited = await cli(['wait', runId, ...url, '-s', 'cli-live', '--json']);
+    expect(waited.code).toBe(0);
+    expect(JSON.parse(waited.stdout)).toMatchObject({ status: 'completed', value: { two: 2 } });
+
+    const tailed = await tail;
+    expect(tailed.code).toBe(0);
+    const order = types(tailed.stdout);
+    expect(order).toEqual(expect.arrayContaining(['session.configured', 'run.requested', 'run.parked', 'run.resumed', 'run.completed']));
+    expect(order.at(-1)).toBe('run.completed');
+  });
+
+  it('ends a live tail cleanly on Ctrl-C', async () => {
+    const child = spawn(process.execPath, [MAIN, 'events', 'cli-e2e', '--follow', ...url], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes('run.completed')) resolve();
+      }),
+    );
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  });
+
+  it('exits 1 for a failed cell, an HTTP error, or an unreachable API', async () => {
+    const failed = await cli(['exec', join(dir, 'boom.js'), ...url, '-s', 'cli-fail']);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/^error \(\w+, guest\): RangeError: boom/);
+
+    const unknownRun = await cli(['wait', 'cm_00000000-0000-4000-8000-000000000000', ...url, '-s', 'cli-fail']);
+    expect(unknownRun.code).toBe(1);
+    expect(unknownRun.stderr).toContain('code mode run is unavailable or expired.');
+
+    const missing = await cli(['events', 'never-created', ...url]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('HTTP 404');
+
+    const unreachable = await cli(['events', 'cli-e2e', '--url', 'http://127.0.0.1:9']);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain('cannot reach the Code Mode API at http://127.0.0.1:9: ');
+  });
+
+  it('exits 2 with the usage on a usage error', async () => {
+    for (const args of [['frobnicate'], ['exec'], ['events', 's1', '--bogus'], ['shell', 's1']]) {
+      const run = await cli(args);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('Usage: codemode <command>');
+    }
+    const help = await cli(['--help'], { entry: LAUNCHER });
+    expect(help).toMatchObject({ code: 0, stdout: expect.stringContaining('Usage: codemode <command>') });
+  });
+
+  it('runs shell commands with the exit status mapped to 0/1', async () => {
+    const ok = await cli(['shell', 'cli-sh', ...url, '--', 'echo', 'hello']);
+    expect(ok).toMatchObject({ code: 0, stdout: 'hello\n' });
+    const bad = await cli(['shell', 'cli-sh', ...url, '--', 'echo oops; exit 3']);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain('(Command exited with code 3)');
+    const bg = await cli(['shell', 'cli-sh', '--background', ...url, '--', 'sleep', '1']);
+    expect(bg.code).toBe(0);
+    expect(bg.stdout).toMatch(/^Command still running \(session \S+, pid \d+\)/);
+  });
+
+  it('puts and gets client tools', async () => {
+    const file = join(dir, 'tools.json');
+    writeFileSync(file, JSON.stringify({ tools: [{ name: 'lookup_order', description: 'Finds an order by id.' }] }));
+    const put = await cli(['tools', 'put', 'cli-tools', file, ...url]);
+    expect(put.code).toBe(0);
+    expect(put.stdout).toMatch(/lookup_order\s+client\s+Finds an order by id\./);
+    const got = await cli(['tools', 'get', 'cli-tools', '--json', ...url]);
+    expect(got).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(got.stdout).catalog).toEqual(expect.arrayContaining([expect.objectContaining({ toolName: 'lookup_order', source: 'client' })]));
+  });
+});
