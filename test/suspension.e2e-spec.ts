@@ -178,3 +178,31 @@ describe('two workers: waits land on the worker that parked the run', () => {
     expect((await client.getRun('gone', first.runId)).status).toBe('waiting');
   });
 });
+
+describe('a worker that dies (kill -9)', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start({ workers: 1, env: { CODEMODE_LEASE_MS: '1000', CODEMODE_REPLY_GRACE_MS: '500' } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('ends its running and parked runs as run.lost, each with one terminal event, and answers every call', async () => {
+    const client = stack.client();
+    await client.putSession('dies', { codeMode: { timeoutMs: 1500 } });
+    const parked = expectWaiting(await client.exec('dies', { title: 'p', code: 'await yield_control(); return 1;' }));
+    const busy = client.exec('dies', { title: 'b', code: 'const t = Date.now(); while (Date.now() - t < 1200) {} return 2;' });
+    await sleep(300);
+    await stack.workers[0].kill();
+    const started = Date.now();
+    expect(await busy).toMatchObject({ status: 'failed', code: 'runtime_unavailable' });
+    expect(Date.now() - started).toBeLessThan(1500 + 500 + 1000);
+    await sleep(1200);
+    expect(await client.wait('dies', parked.runId)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+    const events = (await client.events('dies', { limit: 1000 })).events;
+    const terminal = events.filter((e) => /^run\.(completed|failed|expired|lost)$/.test(e.type));
+    expect(terminal.map((e) => e.type)).toEqual(['run.lost', 'run.lost']);
+    expect(new Set(terminal.map((e) => e.runId)).size).toBe(2);
+  });
+});

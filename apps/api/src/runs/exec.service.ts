@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { SESSION_ID_PATTERN, type CodeModeResult, type Limits, type SessionRef, type ValidExecInput } from '@codemode/contracts';
 import { resolveLimits, resolveShellConfig, type AppConfig } from '@codemode/config';
-import { isStoreUnavailable, RunLedger, RunReplies, SessionLedger } from '@codemode/events';
+import { isStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkExecInput, emptyTelemetry, failedInputResult } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
@@ -13,6 +13,7 @@ import {
   IDEMPOTENT_PENDING_ERROR,
   NO_ANSWER_ERROR,
   NOT_STARTED_ERROR,
+  OWNER_LOST_REASON,
   STORE_UNAVAILABLE_ERROR,
 } from './host-results';
 import { ReplyDeadline } from './reply-deadline';
@@ -36,6 +37,7 @@ export class ExecService {
     private readonly sessions: SessionLedger,
     private readonly replies: RunReplies,
     private readonly queue: CellQueue,
+    private readonly presence: WorkerPresence,
   ) {}
 
   async exec(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey: string | undefined): Promise<CodeModeResult> {
@@ -94,6 +96,10 @@ export class ExecService {
         const run = await this.runs.get(ref, runId);
         if (run?.lastResult && TERMINAL.has(run.status)) return run.lastResult;
         log.error('the worker running the cell did not answer within its budget');
+        if (run?.owner && run.status === 'running' && !(await this.presence.isAlive(run.owner))) {
+          // Its worker is gone: end the run so it has its one terminal event.
+          await this.runs.append(ref, { type: 'run.lost', runId, epoch: run.epoch, data: { reason: OWNER_LOST_REASON } }).catch(() => undefined);
+        }
         return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', input.restartSafe);
       },
     });

@@ -8,7 +8,7 @@ import type { Logger } from '@codemode/telemetry';
 import { WorkerQueues } from '../core/worker-queues';
 import { BODY_NOT_JSON_ERROR, BODY_TOO_LARGE_ERROR, type ParsedBody } from '../core/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { hostFailure, NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
+import { hostFailure, NO_ANSWER_ERROR, OWNER_LOST_REASON, STORE_UNAVAILABLE_ERROR } from './host-results';
 import { ReplyDeadline } from './reply-deadline';
 
 export const RUN_UNAVAILABLE_ERROR = 'code mode run is unavailable or expired.';
@@ -78,6 +78,13 @@ export class WaitService {
       onStartOverdue: async () => {
         if (!(await this.runs.releaseResume(ref, runId, token))) return null;
         await this.workers.withdraw(owner, jobId);
+        if (!(await this.presence.isAlive(owner))) {
+          // The owner's lease is gone and the parked VM with it (SPEC §6: recovery by replay is
+          // not built yet, so every such run is lost).
+          await this.runs.append(ref, { type: 'run.lost', runId, epoch: reservation.epoch, data: { reason: OWNER_LOST_REASON } }).catch(() => undefined);
+          log.warn('owner of the parked run is gone; run recorded as lost');
+          return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), reservation.restartSafe);
+        }
         log.warn('owner did not take the wait within its budget; the run stays parked');
         return waitingAgain(await this.runs.get(ref, runId), reservation.restartSafe);
       },
