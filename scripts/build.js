@@ -2,24 +2,34 @@
 'use strict';
 // Compiles apps, libs and benches to dist/ and rewrites the @codemode/* path aliases to relative
 // requires, so the built code runs on plain Node with no loader. Runs on `npm ci` (prepare).
+// The build goes to a staging folder that replaces dist/ only when complete, so processes started
+// while a rebuild runs never load half-written output (tsc writes aliases that tsc-alias fixes).
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
+const dist = path.join(root, 'dist');
+const staging = path.join(root, `dist.build-${process.pid}`);
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
 
-// Compiled in place (no clean first): processes and threads already running from dist/ keep
-// finding their files while a rebuild happens. A deleted source leaves a stale, unused .js behind.
-run(bin('tsc'), ['-p', 'tsconfig.build.json']);
-run(bin('tsc-alias'), ['-p', 'tsconfig.build.json']);
-for (const lua of listFiles(path.join(root, 'libs'), '.lua')) {
-  const target = path.join(root, 'dist', path.relative(root, lua));
-  fs.mkdirSync(path.dirname(target), { recursive: true });
-  fs.copyFileSync(lua, target);
+try {
+  run(bin('tsc'), ['-p', 'tsconfig.build.json', '--outDir', staging]);
+  run(bin('tsc-alias'), ['-p', 'tsconfig.build.json', '--outDir', staging]);
+  for (const lua of listFiles(path.join(root, 'libs'), '.lua')) {
+    const target = path.join(staging, path.relative(root, lua));
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.copyFileSync(lua, target);
+  }
+  fs.writeFileSync(path.join(staging, '.built-at'), new Date().toISOString());
+  const old = `${dist}.old-${process.pid}`;
+  if (fs.existsSync(dist)) fs.renameSync(dist, old);
+  fs.renameSync(staging, dist);
+  fs.rmSync(old, { recursive: true, force: true });
+} finally {
+  fs.rmSync(staging, { recursive: true, force: true });
 }
-fs.writeFileSync(path.join(root, 'dist', '.built-at'), new Date().toISOString());
 
 function listFiles(dir, ext) {
   const out = [];
