@@ -37,6 +37,8 @@ export class CellVm {
   private interrupted = false;
   private halted = false;
   private broken = false;
+  /** Released: its Memory may already hold another run; nothing may touch this VM again. */
+  private released = false;
   private sink: VmHostSink | undefined;
   private resultPromise: QuickJSHandle | undefined;
   private readonly handles: QuickJSHandle[] = [];
@@ -47,6 +49,7 @@ export class CellVm {
   private defineCatalogFn!: QuickJSHandle;
 
   private constructor(
+    private readonly loader: WasmLoader,
     private readonly instance: WasmInstance,
     private readonly runtime: QuickJSRuntime,
     private readonly ctx: QuickJSContext,
@@ -58,7 +61,7 @@ export class CellVm {
     const runtime = instance.module.newRuntime();
     runtime.setMaxStackSize(QUICKJS_MAX_STACK_BYTES);
     if (memoryLimitBytes < MIN_MEMORY_BYTES) runtime.setMemoryLimit(memoryLimitBytes);
-    const vm = new CellVm(instance, runtime, runtime.newContext(), memoryLimitBytes);
+    const vm = new CellVm(loader, instance, runtime, runtime.newContext(), memoryLimitBytes);
     runtime.setInterruptHandler(() => vm.shouldInterrupt());
     vm.installPrelude();
     return vm;
@@ -99,6 +102,7 @@ export class CellVm {
    * raw memory size (at least 16 MiB, mostly untouched zero pages).
    */
   snapshotBytes(): number {
+    if (this.released) throw new SandboxEngineError('this sandbox instance was released');
     // Buffer.compare is a native memcmp: ~0.6 ms for 16 MiB, vs ~4-7 ms for a JS word loop.
     const memory = Buffer.from(this.instance.memory.buffer);
     let pages = 0;
@@ -207,18 +211,27 @@ export class CellVm {
    * Returns the dispose failure, if any.
    */
   release(): unknown {
+    if (this.released) return undefined;
     this.sink = undefined;
-    if (this.broken || this.memoryFull) return undefined;
+    if (this.broken || this.memoryFull) {
+      this.released = true;
+      return undefined;
+    }
     try {
       this.resultPromise?.dispose();
       for (const handle of this.handles) handle.dispose();
       this.ctx.dispose();
       this.runtime.dispose();
-      return undefined;
     } catch (error) {
       this.broken = true;
+      this.released = true;
       return error;
     }
+    // Disposed cleanly and never called again (guard refuses): its Memory may serve another run,
+    // which the loader zero-fills first.
+    this.released = true;
+    this.loader.recycle(this.instance);
+    return undefined;
   }
 
   private installPrelude(): void {
@@ -280,7 +293,7 @@ export class CellVm {
   }
 
   private guard<T>(operation: () => T): T {
-    if (this.broken) throw new SandboxEngineError('this sandbox instance was discarded');
+    if (this.broken || this.released) throw new SandboxEngineError('this sandbox instance was discarded');
     try {
       return operation();
     } catch (error) {

@@ -1,0 +1,79 @@
+import { execFileSync } from 'node:child_process';
+import { dirname } from 'node:path';
+import { threadScriptPath } from '../thread/thread-script';
+
+/**
+ * The emscripten module is ESM loaded by dynamic import, which jest's CommonJS sandbox refuses, so
+ * these checks run the built engine (`npm run build`) in a child Node process, like the threads do.
+ */
+const ENGINE = dirname(threadScriptPath()).replace(/thread$/, 'engine');
+
+const PROBE = String.raw`
+const { WasmLoader, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
+const { CellVm } = require(ENGINE + '/cell-vm.js');
+const SECRET = 'secret-of-the-previous-run-7f3a';
+const has = (memory, text) => Buffer.from(memory.buffer).includes(Buffer.from(text));
+const memoryOf = (vm) => vm.instance.memory;
+(async () => {
+  const out = {};
+  const loader = await WasmLoader.load('release');
+
+  // 1. recycled → zero-filled before the next instance, same maximum; another cap never gets it
+  const first = await loader.instantiate(DEFAULT_MEMORY_BYTES);
+  new Uint8Array(first.memory.buffer).fill(0xab, MIN_MEMORY_BYTES - 4096, MIN_MEMORY_BYTES);
+  loader.recycle(first);
+  const second = await loader.instantiate(DEFAULT_MEMORY_BYTES);
+  out.reused = second.memory === first.memory;
+  out.sameMax = second.maxBytes === first.maxBytes;
+  out.tailZero = new Uint8Array(second.memory.buffer, MIN_MEMORY_BYTES - 4096).every((b) => b === 0);
+  loader.recycle(second);
+  out.otherCapFresh = (await loader.instantiate(32 * 1024 * 1024)).memory !== second.memory;
+
+  // 2. a Memory that grew is dropped
+  const grown = await loader.instantiate(DEFAULT_MEMORY_BYTES);
+  grown.module.newRuntime().newContext().evalCode('globalThis.big = new Uint8Array(20 * 1024 * 1024).fill(1); 1');
+  out.grew = grown.memory.buffer.byteLength > MIN_MEMORY_BYTES;
+  loader.recycle(grown);
+  out.grownDropped = (await loader.instantiate(DEFAULT_MEMORY_BYTES)).memory !== grown.memory;
+
+  // 3. a released VM: unusable, and the next VM on its Memory sees nothing of its run
+  const vm = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
+  vm.bind({ output() {}, request() { return 'id'; }, cancel() {} }, performance.now() + 5000);
+  out.started = vm.start('globalThis.keep = ' + JSON.stringify(SECRET) + '.repeat(3); return keep.length').ok;
+  vm.pump(2000);
+  const memory = memoryOf(vm);
+  out.secretBefore = has(memory, SECRET);
+  out.releaseError = vm.release() === undefined ? null : 'failed';
+  try { vm.snapshotBytes(); out.snapshotAfterRelease = 'allowed'; } catch { out.snapshotAfterRelease = 'refused'; }
+  try { vm.promiseState(); out.callAfterRelease = 'allowed'; } catch { out.callAfterRelease = 'refused'; }
+  const next = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
+  out.nextReused = memoryOf(next) === memory;
+  out.secretAfter = has(memoryOf(next), SECRET);
+  next.release();
+  process.stdout.write(JSON.stringify(out));
+})().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
+`;
+
+describe('WasmLoader memory recycling (built engine)', () => {
+  it('reuses only clean, ungrown Memories, zero-filled, and never leaks a run into the next', () => {
+    const json = execFileSync(process.execPath, ['-e', `const ENGINE = ${JSON.stringify(ENGINE)};${PROBE}`], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(JSON.parse(json)).toEqual({
+      reused: true,
+      sameMax: true,
+      tailZero: true,
+      otherCapFresh: true,
+      grew: true,
+      grownDropped: true,
+      started: true,
+      secretBefore: true,
+      releaseError: null,
+      snapshotAfterRelease: 'refused',
+      callAfterRelease: 'refused',
+      nextReused: true,
+      secretAfter: false,
+    });
+  });
+});
