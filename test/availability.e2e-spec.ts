@@ -97,6 +97,9 @@ describe('authentication and tenants', () => {
     expect((await anonymous.raw('GET', '/v1/sessions/s1')).status).toBe(401);
     expect((await stack.client('wrong').raw('POST', '/v1/sessions/s1/exec', { body: '{}' })).status).toBe(401);
     expect((await anonymous.raw('GET', '/health/live')).status).toBe(200);
+    // Routing is case-insensitive; authentication must be too.
+    expect((await anonymous.raw('GET', '/V1/sessions/s1')).status).toBe(401);
+    expect((await anonymous.raw('POST', '/V1/sessions/s1/shell/exec', { body: '{"command":"id"}' })).status).toBe(401);
   });
 
   it('keeps the same session id in two tenants apart', async () => {

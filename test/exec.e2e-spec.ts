@@ -152,6 +152,11 @@ describe('exec over REST (real api + worker)', () => {
     expect(c).toEqual(a);
     const page = await stack.client().events('s-idem');
     expect(page.events.filter((e) => e.type === 'run.requested')).toHaveLength(1);
+    const parked = await exec('s-idem', { title: 'park', code: 'await yield_control(); return 1' }, { 'idempotency-key': 'k-park' });
+    expect(parked.status).toBe('waiting');
+    const started = Date.now();
+    expect(await exec('s-idem', { title: 'park', code: 'await yield_control(); return 1' }, { 'idempotency-key': 'k-park' })).toEqual(parked);
+    expect(Date.now() - started).toBeLessThan(1000);
   });
 
   it('clamps session limits and merges PUTs', async () => {
@@ -175,8 +180,11 @@ describe('exec over REST (real api + worker)', () => {
       expect([path, res.status, (res.body as { code: string }).code]).toEqual([path, 404, 'not_found']);
     }
     expect((await client.raw('GET', '/v1/sessions/s1/events?limit=0')).status).toBe(400);
-    expect((await client.raw('GET', '/v1/sessions/s1/events?limit=1001')).body).toMatchObject({ code: 'invalid_input', error: 'limit must be an integer from 1 to 1000.' });
+    expect((await client.raw('GET', '/v1/sessions/s1/events?limit=-3')).body).toMatchObject({ code: 'invalid_input', error: 'limit must be an integer from 1 to 1000.' });
     expect((await client.raw('GET', '/v1/sessions/s1/events?after=bogus')).status).toBe(400);
+    expect((await client.raw('GET', '/v1/sessions/s1/events?after=99999999999999999999-0')).status).toBe(400);
+    expect((await client.raw('GET', '/v1/sessions/s1/events?after=18446744073709551615-18446744073709551615')).status).toBe(400);
+    expect((await client.raw('GET', '/v1/sessions/s1/events?limit=5000')).status).toBe(200);
     expect((await client.raw('PUT', '/v1/sessions/s1', { body: '[1]' })).body).toMatchObject({ code: 'invalid_input' });
     expect((await client.raw('PUT', '/v1/sessions/s1', { body: '{"agentId": 5}' })).body).toMatchObject({ code: 'invalid_input', details: { field: 'agentId' } });
     expect((await client.raw('GET', `/v1/sessions/${'x'.repeat(129)}`)).status).toBe(400);

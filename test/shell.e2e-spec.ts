@@ -82,6 +82,19 @@ describe('shell exec and process over REST', () => {
     expect((await post('sh3', 'shell/exec', { command: 'sleep 1', background: true, awaitResults: true })).text).toContain('cannot be detached');
   });
 
+  it('forgets removed sessions, and answers commands it cannot spawn at once', async () => {
+    const done = await post('sh8', 'shell/exec', { command: 'echo gone', background: true });
+    const id = String(done.details.sessionId);
+    await sleep(300);
+    expect(await post('sh8', 'process', { action: 'remove', sessionId: id })).toMatchObject({ text: `Removed session ${id}.` });
+    expect((await post('sh8', 'process', { action: 'list' })).text).not.toContain(id);
+    expect(await post('sh8', 'process', { action: 'poll', sessionId: id })).toMatchObject({ text: `No session found for ${id}` });
+    const started = Date.now();
+    const bad = await post('sh8', 'shell/exec', { command: 'echo a\u0000b' });
+    expect(bad.details).toMatchObject({ status: 'failed' });
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
   it('kills the whole process group on timeout, children included', async () => {
     const answer = await post('sh4', 'shell/exec', { command: "sh -c 'sleep 100.4242 & sleep 100.4242'", timeoutSeconds: 1 });
     expect(answer.details).toMatchObject({ status: 'failed' });

@@ -151,6 +151,9 @@ describe('tools in cells (core, webhook, platform, MCP) and the stores', () => {
     const bad = await client.exec('tools-1', { title: 's', code: "try { await store('', 1) } catch (e) { return [e instanceof TypeError, e.message] }" });
     expect(bad).toMatchObject({ value: [true, 'Code Mode store key must be a non-empty string of at most 256 characters.'] });
     expect((await client.raw('GET', '/v1/sessions/never-made/store')).status).toBe(404);
+    const concurrent = await client.exec('tools-2', { title: 's', code: "await Promise.all([store('x1', 1), store('x2', 2), store('x3', 3)]); return await load('x2');" });
+    expect(concurrent).toMatchObject({ status: 'completed', value: 2 });
+    expect((await client.raw('GET', '/v1/sessions/tools-2/store')).body).toEqual({ values: { x1: 1, x2: 2, x3: 3 } });
   });
 
   it('saves oversized final arrays as results references readable by a later cell', async () => {

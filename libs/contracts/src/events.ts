@@ -23,6 +23,7 @@ export const EVENT_TYPES = [
   'shell.started',
   'shell.output',
   'shell.exited',
+  'shell.removed',
 ] as const;
 export const EventTypeSchema = z.enum(EVENT_TYPES);
 export type EventType = z.infer<typeof EventTypeSchema>;

@@ -82,7 +82,7 @@ export const ToolResultSchema = z.object({
   error: z.union([z.string(), z.object({ message: z.string(), name: z.string().optional() })]).optional(),
 });
 export type ToolResult = z.infer<typeof ToolResultSchema>;
-export const ToolResultsInputSchema = z.object({ results: z.array(ToolResultSchema).min(1).max(128) });
+export const ToolResultsInputSchema = z.object({ results: z.array(ToolResultSchema).max(128) });
 
 /** Tool results routed to the worker holding the parked run. */
 export const ToolResultsJobSchema = z.object({

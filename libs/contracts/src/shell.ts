@@ -185,3 +185,7 @@ export const ShellExitedDataSchema = z.object({
   droppedChars: z.number().int(),
 });
 export type ShellExitedData = z.infer<typeof ShellExitedDataSchema>;
+
+/** `shell.removed` event data: `clear`/`remove` took the session out of its scope for good. */
+export const ShellRemovedDataSchema = z.object({ sessionId: z.string(), scope: z.string() });
+export type ShellRemovedData = z.infer<typeof ShellRemovedDataSchema>;

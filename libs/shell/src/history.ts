@@ -1,7 +1,6 @@
 import {
   ShellExitedDataSchema, ShellOutputDataSchema, ShellStartedDataSchema,
-  type ShellStatus,
-} from '@codemode/contracts';
+  type ShellStatus, ShellRemovedDataSchema } from '@codemode/contracts';
 import { OutputBuffer } from './output-buffer';
 import type { SessionView } from './session-view';
 
@@ -87,6 +86,10 @@ export function rebuildSessions(events: Iterable<RecordedShellEvent>, opts: Rebu
         endedAt: d.data.endedAt, backgrounded: d.data.backgrounded, lastOutputAt: d.data.endedAt,
       });
       if (d.data.droppedChars > 0) session.buffer.truncated = true;
+    } else if (event.type === 'shell.removed') {
+      // `clear`/`remove` took it out of the scope: history must not bring it back.
+      const d = ShellRemovedDataSchema.safeParse(event.data);
+      if (d.success) sessions.delete(d.data.sessionId);
     }
   }
   const out: SessionView[] = [];

@@ -1,10 +1,10 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import type { ApiErrorBody, ApiErrorCode } from '@codemode/contracts';
-import { isStoreUnavailable } from '@codemode/events';
+import { EventsError, isStoreUnavailable } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { emptyTelemetry, failedInputResult } from '@codemode/sandbox';
-import { StoreUnavailableException } from './api-errors';
+import { InvalidInputException, StoreUnavailableException } from './api-errors';
 import type { ApiRequest } from './request-context';
 import { LOGGER } from './tokens';
 
@@ -28,7 +28,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
       res.end();
       return;
     }
-    const http = isStoreUnavailable(exception) ? new StoreUnavailableException() : exception;
+    const http = isStoreUnavailable(exception)
+      ? new StoreUnavailableException()
+      : exception instanceof EventsError && exception.code === 'invalid_input'
+        ? new InvalidInputException(exception.message)
+        : exception;
     let status = 500;
     let body: ApiErrorBody = { error: 'internal error; the failure was logged.', code: 'internal_error' };
     if (http instanceof HttpException) {

@@ -4,6 +4,8 @@ import { UnauthorizedApiException } from './api-errors';
 import type { ApiRequest } from './request-context';
 import { APP_CONFIG } from './tokens';
 
+const V1_PATH = /^\/v1(\/|\?|$)/i;
+
 /**
  * Resolves the tenant of every `/v1` request from its bearer key. Operational routes at the root
  * stay open. With no keys configured there is one tenant, `default`.
@@ -14,7 +16,8 @@ export class AuthGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<ApiRequest>();
-    if (!(req.url ?? '').startsWith('/v1')) return true;
+    // Express matches routes case-insensitively, so `/V1/...` reaches the same handlers.
+    if (!V1_PATH.test(req.url ?? '')) return true;
     if (this.config.apiKeys === null) {
       req.tenant = DEFAULT_TENANT;
       return true;

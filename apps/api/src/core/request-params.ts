@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import { SESSION_ID_PATTERN, type SessionRef } from '@codemode/contracts';
-import { InvalidInputException } from './api-errors';
+import { InvalidInputException, UnauthorizedApiException } from './api-errors';
 import type { ApiRequest, ParsedBody } from './request-context';
 
 /** The body as the raw-body middleware parsed it. */
@@ -9,9 +9,7 @@ export const JsonBody = createParamDecorator((_: unknown, ctx: ExecutionContext)
 });
 
 /** The tenant the auth guard resolved. */
-export const Tenant = createParamDecorator((_: unknown, ctx: ExecutionContext): string => {
-  return ctx.switchToHttp().getRequest<ApiRequest>().tenant ?? 'default';
-});
+export const Tenant = createParamDecorator((_: unknown, ctx: ExecutionContext): string => tenantOf(ctx.switchToHttp().getRequest<ApiRequest>()));
 
 /** Tenant + validated session id, for REST resources (400 naming `sessionId` when malformed). */
 export const Session = createParamDecorator((_: unknown, ctx: ExecutionContext): SessionRef => {
@@ -20,8 +18,14 @@ export const Session = createParamDecorator((_: unknown, ctx: ExecutionContext):
   if (!SESSION_ID_PATTERN.test(sessionId)) {
     throw new InvalidInputException('sessionId must match [A-Za-z0-9._:-]{1,128}.', { field: 'sessionId' });
   }
-  return { tenant: req.tenant ?? 'default', sessionId };
+  return { tenant: tenantOf(req), sessionId };
 });
+
+/** The guard must have resolved a tenant; a route it did not guard never falls back to one. */
+function tenantOf(req: ApiRequest): string {
+  if (req.tenant === undefined) throw new UnauthorizedApiException();
+  return req.tenant;
+}
 
 /** A JSON object body for REST routes: anything else is a 400. */
 export function requireObjectBody(body: ParsedBody): Record<string, unknown> {

@@ -7,6 +7,8 @@ import { Session } from '../core/request-params';
 import type { ApiRequest } from '../core/request-context';
 
 const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
+/** Stream id parts are unsigned 64-bit; the largest one has no id after it. */
+const MAX_ID_PART = 2n ** 64n - 1n;
 const HEARTBEAT_MS = 15_000;
 
 @Controller('v1/sessions/:sid/events')
@@ -61,7 +63,7 @@ export class EventsController {
 
 function parseAfter(value: unknown): string | undefined {
   if (value === undefined || value === '') return undefined;
-  if (typeof value !== 'string' || !STREAM_ID.test(value)) {
+  if (typeof value !== 'string' || !STREAM_ID.test(value) || !value.split('-').every((part) => BigInt(part) < MAX_ID_PART)) {
     throw new InvalidInputException('after must be an event id from a previous page, such as 1700000000000-0.', { field: 'after' });
   }
   return value;
@@ -70,8 +72,9 @@ function parseAfter(value: unknown): string | undefined {
 function parseLimit(value: unknown): number {
   if (value === undefined || value === '') return 100;
   const n = typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isInteger(n) || n < 1 || n > 1000) {
+  if (!Number.isInteger(n) || n < 1) {
     throw new InvalidInputException('limit must be an integer from 1 to 1000.', { field: 'limit' });
   }
-  return n;
+  // SPEC §2: at most 1000 — a larger page is served as the largest one.
+  return Math.min(n, 1000);
 }

@@ -132,7 +132,8 @@ export class ExecService {
     const until = Date.now() + limits.timeoutMs * 2 + this.config.replyGraceMs;
     for (;;) {
       const run = await this.runs.get(ref, runId);
-      if (run?.lastResult && TERMINAL.has(run.status)) return run.lastResult;
+      // The first answer is the run's last one once it ended or parked.
+      if (run?.lastResult && (TERMINAL.has(run.status) || run.status === 'waiting')) return run.lastResult;
       if (Date.now() >= until) return hostFailure(IDEMPOTENT_PENDING_ERROR, 'runtime_unavailable', replaySafe);
       await new Promise((resolve) => setTimeout(resolve, IDEMPOTENT_POLL_MS));
     }

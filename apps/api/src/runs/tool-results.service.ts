@@ -40,6 +40,7 @@ export class ToolResultsService {
         pending: [...pending],
       });
     }
+    if (parsed.data.results.length === 0) return { accepted: 0 };
     const requestId = randomUUID();
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), OWNER_ACK_MS);

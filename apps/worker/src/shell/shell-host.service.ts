@@ -50,10 +50,17 @@ export class ShellHost implements OnApplicationShutdown {
   /** A shell request routed to this worker over REST; the answer is pushed to the API. */
   async handle(job: ShellJob): Promise<void> {
     const caller: ShellCaller = { ref: { tenant: job.tenant, sessionId: job.sessionId }, scopeKey: job.scopeKey };
-    const answer =
-      job.kind === 'exec'
-        ? await this.exec(caller, job.input as ShellExecInput, job.config)
-        : await this.process(caller, job.input as ProcessInput, job.config);
+    let answer: ShellAnswer;
+    try {
+      answer =
+        job.kind === 'exec'
+          ? await this.exec(caller, job.input as ShellExecInput, job.config)
+          : await this.process(caller, job.input as ProcessInput, job.config);
+    } catch (error) {
+      // Every outcome is an answer (SPEC §7): the caller must never be left waiting.
+      this.logger.warn({ tenant: job.tenant, sessionId: job.sessionId, err: error }, 'shell request failed');
+      answer = { text: `Shell request failed: ${error instanceof Error ? error.message : String(error)}`, details: { status: 'failed' } };
+    }
     await publishAnswer(this.redis, job.replyTo, job.requestId, answer);
   }
 
@@ -72,7 +79,11 @@ export class ShellHost implements OnApplicationShutdown {
     // answered from the log: finished ones stay readable, running ones show as lost.
     const needsHistory = input.action === 'list' || (typeof input.sessionId === 'string' && !this.registry.knows(scope, input.sessionId));
     const recorded = needsHistory ? await this.recorded(caller.ref, scope, config) : [];
-    return this.registry.process(scope, input, config, { recorded, processCallable: caller.insideCell?.processCallable });
+    const answer = await this.registry.process(scope, input, config, { recorded, processCallable: caller.insideCell?.processCallable });
+    if ((input.action === 'clear' || input.action === 'remove') && typeof input.sessionId === 'string' && answer.details.status !== 'failed') {
+      await this.log.append(caller.ref, { type: 'shell.removed', data: { sessionId: input.sessionId, scope } });
+    }
+    return answer;
   }
 
   async onApplicationShutdown(): Promise<void> {

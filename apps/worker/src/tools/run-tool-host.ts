@@ -40,7 +40,9 @@ export interface ToolRun {
  */
 export class RunToolHost implements BridgeHost {
   private readonly counts = { searchCount: 0, describeCount: 0, callCount: 0 };
-  private store: StoreBuffer | undefined;
+  /** Created once, on the first store/load: concurrent first calls share it. */
+  private store: Promise<StoreBuffer> | undefined;
+  private storeSnapshot: StoreBuffer | undefined;
   private legDeadline = 0;
 
   constructor(
@@ -60,7 +62,7 @@ export class RunToolHost implements BridgeHost {
 
   /** The run's buffered store writes, committed when the cell completes. */
   storeWrites(): Map<string, string | null> {
-    return this.store?.writes() ?? new Map<string, string | null>();
+    return this.storeSnapshot?.writes() ?? new Map<string, string | null>();
   }
 
   answeredByPlatform(call: BridgeCall): boolean {
@@ -207,8 +209,11 @@ export class RunToolHost implements BridgeHost {
     return entry;
   }
 
-  private async storeBuffer(): Promise<StoreBuffer> {
-    this.store ??= new StoreBuffer(await this.deps.sessionStore.snapshot(this.run.ref));
+  private storeBuffer(): Promise<StoreBuffer> {
+    this.store ??= this.deps.sessionStore.snapshot(this.run.ref).then((committed) => {
+      this.storeSnapshot = new StoreBuffer(committed);
+      return this.storeSnapshot;
+    });
     return this.store;
   }
 }
