@@ -103,12 +103,7 @@ export class ExecService {
         return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', input.restartSafe);
       },
     });
-    this.replies
-      .waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal })
-      .then((result) => deadline.resolve(result))
-      .catch((error: unknown) => {
-        if (!deadline.signal.aborted) deadline.reject(error);
-      });
+    deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
     try {
       await this.queue.add({
         tenant: ref.tenant,

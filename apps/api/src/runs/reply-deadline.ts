@@ -43,6 +43,16 @@ export class ReplyDeadline {
     this.timer = setTimeout(() => this.noAnswer(), this.answerBudgetMs + this.graceMs);
   }
 
+  /** Settles with the answer the worker pushes; its rejection once the deadline settled is ignored. */
+  listen(answer: Promise<CodeModeResult>): void {
+    answer.then(
+      (result) => this.resolve(result),
+      (error: unknown) => {
+        if (!this.controller.signal.aborted) this.reject(error);
+      },
+    );
+  }
+
   resolve(result: CodeModeResult): void {
     this.finish(() => this.resolveOutcome(result));
   }

@@ -95,12 +95,7 @@ export class WaitService {
         return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', reservation.restartSafe);
       },
     });
-    this.replies
-      .waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal })
-      .then((result) => deadline.resolve(result))
-      .catch((error: unknown) => {
-        if (!deadline.signal.aborted) deadline.reject(error);
-      });
+    deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
     try {
       jobId = await this.workers.resume(owner, {
         tenant: ref.tenant,

@@ -1,16 +1,16 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { Worker, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import { CellJobSchema, QUEUES } from '@codemode/contracts';
-import { createRedis } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
+import { QueueConsumer } from '../core/queue-consumer';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { CellRunner } from '../runs/cell-runner.service';
 
 /** Consumer of the shared `cells` queue: one job per new cell, as many at once as sandbox threads. */
 @Injectable()
 export class CellsProcessor implements OnApplicationBootstrap {
-  private worker: Worker | undefined;
+  private consumer: QueueConsumer | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -20,18 +20,13 @@ export class CellsProcessor implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.worker = new Worker(QUEUES.cells, (job: Job) => this.handle(job), {
-      connection: createRedis(this.config.redisUrl, {
-        name: `worker-${this.config.workerId}-cells`,
-        blocking: true,
-        onError: (error) => this.logger.warn({ err: error.message }, 'Redis connection error (cells consumer); retrying'),
-      }),
-      prefix: `{${this.config.keyPrefix}}`,
-      concurrency: this.config.sandboxThreads,
+    this.consumer = new QueueConsumer(
+      this.config,
+      this.logger,
       // A job re-delivered after a stall finds its run no longer `requested` and is dropped.
-      maxStalledCount: 1,
-    });
-    this.worker.on('error', (error) => this.logger.warn({ err: error }, 'cells queue consumer error'));
+      { queue: QUEUES.cells, role: 'cells', concurrency: this.config.sandboxThreads, maxStalledCount: 1 },
+      (job) => this.handle(job),
+    );
   }
 
   private handle(job: Job): Promise<void> {
@@ -40,11 +35,11 @@ export class CellsProcessor implements OnApplicationBootstrap {
   }
 
   get running(): boolean {
-    return this.worker?.isRunning() ?? false;
+    return this.consumer?.running ?? false;
   }
 
   /** Takes no new jobs and waits for running ones to finish (within their budget). */
   async close(): Promise<void> {
-    await this.worker?.close();
+    await this.consumer?.close();
   }
 }

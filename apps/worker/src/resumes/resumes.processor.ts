@@ -1,9 +1,9 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { Worker, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import { AbortJobSchema, JOB_NAMES, ResumeJobSchema, ShellJobSchema, ToolResultsJobSchema, workerQueueName } from '@codemode/contracts';
-import { createRedis } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
+import { QueueConsumer } from '../core/queue-consumer';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { ResumeRunner } from '../runs/resume-runner.service';
 import { ShellHost } from '../shell/shell-host.service';
@@ -14,7 +14,7 @@ const CONCURRENCY = 128;
 /** Consumer of this worker's own queue: waits and aborts of its parked runs, and shell work of the scopes it serves. */
 @Injectable()
 export class ResumesProcessor implements OnApplicationBootstrap {
-  private worker: Worker | undefined;
+  private consumer: QueueConsumer | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -25,26 +25,21 @@ export class ResumesProcessor implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.worker = new Worker(workerQueueName(this.config.workerId), (job: Job) => this.handle(job), {
-      connection: createRedis(this.config.redisUrl, {
-        name: `worker-${this.config.workerId}-own`,
-        blocking: true,
-        onError: (error) => this.logger.warn({ err: error.message }, 'Redis connection error (own queue); retrying'),
-      }),
-      prefix: `{${this.config.keyPrefix}}`,
-      concurrency: CONCURRENCY,
-      maxStalledCount: 0,
-    });
-    this.worker.on('error', (error) => this.logger.warn({ err: error }, 'own queue consumer error'));
+    this.consumer = new QueueConsumer(
+      this.config,
+      this.logger,
+      { queue: workerQueueName(this.config.workerId), role: 'own', concurrency: CONCURRENCY, maxStalledCount: 0 },
+      (job) => this.handle(job),
+    );
   }
 
   get running(): boolean {
-    return this.worker?.isRunning() ?? false;
+    return this.consumer?.running ?? false;
   }
 
   /** Takes no new jobs and waits for running ones to finish (within their budget). */
   async close(): Promise<void> {
-    await this.worker?.close();
+    await this.consumer?.close();
   }
 
   private handle(job: Job): Promise<void> {

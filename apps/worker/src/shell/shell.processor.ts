@@ -1,9 +1,9 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { Worker, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import { QUEUES, ShellJobSchema } from '@codemode/contracts';
-import { createRedis } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
+import { QueueConsumer } from '../core/queue-consumer';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { ShellHost } from './shell-host.service';
 
@@ -13,7 +13,7 @@ const CONCURRENCY = 64;
 /** Consumer of the shared `shell` queue: shell work of scopes that have no live home worker. */
 @Injectable()
 export class ShellProcessor implements OnApplicationBootstrap {
-  private worker: Worker | undefined;
+  private consumer: QueueConsumer | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -23,17 +23,12 @@ export class ShellProcessor implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.worker = new Worker(QUEUES.shell, (job: Job) => this.handle(job), {
-      connection: createRedis(this.config.redisUrl, {
-        name: `worker-${this.config.workerId}-shell`,
-        blocking: true,
-        onError: (error) => this.logger.warn({ err: error.message }, 'Redis connection error (shell consumer); retrying'),
-      }),
-      prefix: `{${this.config.keyPrefix}}`,
-      concurrency: CONCURRENCY,
-      maxStalledCount: 0,
-    });
-    this.worker.on('error', (error) => this.logger.warn({ err: error }, 'shell queue consumer error'));
+    this.consumer = new QueueConsumer(
+      this.config,
+      this.logger,
+      { queue: QUEUES.shell, role: 'shell', concurrency: CONCURRENCY, maxStalledCount: 0 },
+      (job) => this.handle(job),
+    );
   }
 
   private handle(job: Job): Promise<void> {
@@ -42,11 +37,11 @@ export class ShellProcessor implements OnApplicationBootstrap {
   }
 
   get running(): boolean {
-    return this.worker?.isRunning() ?? false;
+    return this.consumer?.running ?? false;
   }
 
   /** Takes no new shell requests and waits for those in progress. */
   async close(): Promise<void> {
-    await this.worker?.close();
+    await this.consumer?.close();
   }
 }

@@ -1,0 +1,45 @@
+import { Worker, type Job } from 'bullmq';
+import type { AppConfig } from '@codemode/config';
+import { createRedis } from '@codemode/events';
+import type { Logger } from '@codemode/telemetry';
+
+/** How one of the worker's queue consumers runs. */
+export interface ConsumerOptions {
+  queue: string;
+  /** Short name for its Redis connection and its log lines. */
+  role: string;
+  concurrency: number;
+  /** How often BullMQ may re-deliver a job whose worker stalled (a new cell must never run twice blindly). */
+  maxStalledCount: number;
+}
+
+/**
+ * A BullMQ consumer on its own blocking connection (BullMQ needs `maxRetriesPerRequest: null`),
+ * under the deployment's key prefix, with its errors logged rather than thrown.
+ */
+export class QueueConsumer {
+  private readonly worker: Worker;
+
+  constructor(config: AppConfig, logger: Logger, options: ConsumerOptions, handle: (job: Job) => Promise<void>) {
+    this.worker = new Worker(options.queue, handle, {
+      connection: createRedis(config.redisUrl, {
+        name: `worker-${config.workerId}-${options.role}`,
+        blocking: true,
+        onError: (error) => logger.warn({ err: error.message, consumer: options.role }, 'Redis connection error; retrying'),
+      }),
+      prefix: `{${config.keyPrefix}}`,
+      concurrency: options.concurrency,
+      maxStalledCount: options.maxStalledCount,
+    });
+    this.worker.on('error', (error) => logger.warn({ err: error, consumer: options.role }, 'queue consumer error'));
+  }
+
+  get running(): boolean {
+    return this.worker.isRunning();
+  }
+
+  /** Takes no new jobs and waits for running ones to finish (within their budget). */
+  close(): Promise<void> {
+    return this.worker.close();
+  }
+}
