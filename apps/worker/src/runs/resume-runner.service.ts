@@ -102,7 +102,7 @@ export class ResumeRunner {
       failurePhase: 'host',
       bridgeDispatchStarted: false,
       replaySafe: parked?.restartSafe ?? false,
-      telemetry: emptyTelemetry(),
+      telemetry: parked?.host.telemetry() ?? emptyTelemetry(),
     };
     try {
       await this.runs.finish(ref, job.runId, { epoch: parked?.epoch ?? 1, type: 'run.failed', result, replyTo: job.replyTo });
