@@ -48,3 +48,8 @@ export function clamp(value: number, rule: LimitRule, max = rule.max): number {
 export const SPEC_DEFAULT_LIMITS: Readonly<Limits> = Object.freeze(
   Object.fromEntries(Object.entries(LIMIT_RULES).map(([name, rule]) => [name, rule.defaultValue])) as Limits,
 );
+
+/** The SPEC §7 shell defaults, before any deployment or session override. */
+export const SPEC_DEFAULT_SHELL: Readonly<ShellConfig> = Object.freeze(
+  Object.fromEntries(Object.entries(SHELL_RULES).map(([name, rule]) => [name, rule.defaultValue])) as ShellConfig,
+);

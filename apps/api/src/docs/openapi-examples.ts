@@ -16,6 +16,7 @@ import type {
   WaitInput,
 } from '@codemode/contracts';
 import type { SchemaName } from './openapi-schemas';
+import { SPEC_DEFAULT_LIMITS, SPEC_DEFAULT_SHELL } from '@codemode/config';
 
 /**
  * One or more examples per body and answer. Typed with the contract types so the compiler
@@ -38,18 +39,8 @@ const TELEMETRY = {
   visibleTools: ['exec', 'wait'],
 } satisfies Extract<CodeModeResult, { status: 'completed' }>['telemetry'];
 
-const LIMITS = {
-  timeoutMs: 10000,
-  memoryLimitBytes: 67108864,
-  maxOutputBytes: 65536,
-  maxSnapshotBytes: 10485760,
-  maxPendingToolCalls: 16,
-  snapshotTtlSeconds: 900,
-  searchDefaultLimit: 8,
-  maxSearchLimit: 50,
-  resultsTtlSeconds: 3600,
-};
-const SHELL = { backgroundMs: 10000, timeoutSeconds: 1800, cleanupMs: 1800000, maxOutputChars: 200000, pendingMaxOutputChars: 30000, inputWaitIdleMs: 15000 };
+const LIMITS = SPEC_DEFAULT_LIMITS;
+const SHELL = SPEC_DEFAULT_SHELL;
 
 const completed: CodeModeResult = {
   status: 'completed',

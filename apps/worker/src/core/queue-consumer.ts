@@ -43,3 +43,33 @@ export class QueueConsumer {
     return this.worker.close();
   }
 }
+
+/**
+ * Base of the worker's queue processors: starts its consumer once the app is up, and exposes
+ * whether it runs (readiness) and how to stop it (shutdown). Subclasses say which queue and how
+ * to handle a job.
+ */
+export abstract class QueueProcessor {
+  private consumer: QueueConsumer | undefined;
+
+  protected constructor(
+    protected readonly config: AppConfig,
+    protected readonly logger: Logger,
+  ) {}
+
+  protected abstract consumerOptions(): ConsumerOptions;
+  protected abstract handle(job: Job): Promise<void>;
+
+  onApplicationBootstrap(): void {
+    this.consumer = new QueueConsumer(this.config, this.logger, this.consumerOptions(), (job) => this.handle(job));
+  }
+
+  get running(): boolean {
+    return this.consumer?.running ?? false;
+  }
+
+  /** Takes no new jobs and waits for running ones to finish (within their budget). */
+  async close(): Promise<void> {
+    await this.consumer?.close();
+  }
+}

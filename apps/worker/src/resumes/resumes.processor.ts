@@ -1,9 +1,9 @@
-import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { AbortJobSchema, JOB_NAMES, ResumeJobSchema, ShellJobSchema, ToolResultsJobSchema, workerQueueName } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
-import { QueueConsumer } from '../core/queue-consumer';
+import { QueueProcessor, type ConsumerOptions } from '../core/queue-consumer';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { ResumeRunner } from '../runs/resume-runner.service';
 import { ShellHost } from '../shell/shell-host.service';
@@ -13,36 +13,24 @@ const CONCURRENCY = 128;
 
 /** Consumer of this worker's own queue: waits and aborts of its parked runs, and shell work of the scopes it serves. */
 @Injectable()
-export class ResumesProcessor implements OnApplicationBootstrap {
-  private consumer: QueueConsumer | undefined;
-
+export class ResumesProcessor extends QueueProcessor {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) logger: Logger,
     private readonly runner: ResumeRunner,
     private readonly shell: ShellHost,
     private readonly metrics: WorkerMetrics,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.consumer = new QueueConsumer(
-      this.config,
-      this.logger,
-      { queue: workerQueueName(this.config.workerId), role: 'own', concurrency: CONCURRENCY, maxStalledCount: 0 },
-      (job) => this.handle(job),
-    );
+  ) {
+    super(config, logger);
   }
 
-  get running(): boolean {
-    return this.consumer?.running ?? false;
+  protected consumerOptions(): ConsumerOptions {
+    return { queue: workerQueueName(this.config.workerId), role: 'own', concurrency: CONCURRENCY, maxStalledCount: 0 };
   }
 
-  /** Takes no new jobs and waits for running ones to finish (within their budget). */
-  async close(): Promise<void> {
-    await this.consumer?.close();
-  }
 
-  private handle(job: Job): Promise<void> {
+
+  protected handle(job: Job): Promise<void> {
     // Labelled `worker`, not by the queue's name: that name carries the worker id.
     this.metrics.jobClaimed('worker', job.timestamp, job.processedOn);
     if (job.name === JOB_NAMES.resumeRun) return this.runner.resume(ResumeJobSchema.parse(job.data));
