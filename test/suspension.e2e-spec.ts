@@ -103,6 +103,26 @@ describe('suspension and wait (one worker)', () => {
     expect(terminal.map((e) => e.type)).toEqual(['run.failed']);
   });
 
+  it('aborts a run while its exec is still executing; both calls get the aborted result', async () => {
+    const sid = 'abort-live';
+    const pending = client.exec(sid, { title: 't', code: 'await store("k", 1); await new Promise(r => setTimeout(r, 3000)); return 1;' });
+    let runId = '';
+    for (let i = 0; i < 100 && !runId; i += 1) {
+      await sleep(50);
+      runId = (await client.events(sid).catch(() => ({ events: [] as { type: string; runId?: string }[] }))).events.find((e) => e.type === 'run.started')?.runId ?? '';
+    }
+    await sleep(200);
+    const started = Date.now();
+    const res = await client.raw('DELETE', `/v1/sessions/${sid}/runs/${runId}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'failed', code: 'aborted', error: 'code mode execution aborted' });
+    expect(await pending).toMatchObject({ status: 'failed', code: 'aborted', error: 'code mode execution aborted' });
+    expect(Date.now() - started).toBeLessThan(1500);
+    const terminal = (await client.events(sid)).events.filter((e) => /^run\.(completed|failed|expired|lost)$/.test(e.type));
+    expect(terminal).toHaveLength(1);
+    expect((await client.raw('GET', `/v1/sessions/${sid}/store`)).body).toEqual({ values: {} });
+  });
+
   it('keeps awaitResults calls open: never waiting, yield cannot abandon them', async () => {
     const sid = 'await';
     await client.putSession(sid, { codeMode: { timeoutMs: 200 } });

@@ -23,6 +23,28 @@ export class AbortService {
     private readonly workers: WorkerQueues,
   ) {}
 
+  /**
+   * A run an exec or wait is executing: its owner ends the leg `aborted` (at once while the cell
+   * waits on host work; a cell busy in guest code stops at its next interrupt check or deadline),
+   * records it, and answers the exec/wait; this answers the DELETE with the run's final result.
+   */
+  private async abortExecuting(ref: SessionRef, runId: string): Promise<CodeModeResult> {
+    const run = await this.runs.get(ref, runId);
+    if (!run?.owner) throw new ConflictApiException('run has no owner yet; retry the abort.', { status: run?.status ?? null });
+    await this.workers.abort(run.owner, { tenant: ref.tenant, sessionId: ref.sessionId, runId, replyTo: this.replies.channel });
+    const until = Date.now() + ABORT_EXECUTING_MS;
+    while (Date.now() < until) {
+      const now = await this.runs.get(ref, runId);
+      if (now && ENDED.has(now.status) && now.lastResult) {
+        if (now.lastResult.status === 'failed' && now.lastResult.code === 'aborted') return now.lastResult;
+        throw alreadyEnded(now.status, now.lastResult);
+      }
+      if (now?.status === 'waiting') return this.abort(ref, runId);
+      await sleep(ABORT_POLL_MS);
+    }
+    throw new ConflictApiException('the run did not stop in time; check GET …/runs/{runId}.', { status: 'running' });
+  }
+
   async abort(ref: SessionRef, runId: string): Promise<CodeModeResult> {
     const run = await this.runs.get(ref, runId);
     if (!run) throw new NotFoundApiException(`run ${runId} not found in session ${ref.sessionId}.`);
@@ -31,15 +53,13 @@ export class AbortService {
     if (run.status === 'requested') {
       const outcome = await this.runs.abandonUnstarted(ref, runId, result);
       if (outcome.abandoned) return result;
-      throw new ConflictApiException('run started meanwhile; abort it once it returns or parks.', { status: outcome.status });
+      return this.abortExecuting(ref, runId);
     }
-    if (run.status === 'running') {
-      throw new ConflictApiException('run is executing; abort it once it returns or parks.', { status: run.status });
-    }
+    if (run.status === 'running') return this.abortExecuting(ref, runId);
     // Parked: reserve it like a wait, so no resume can start while the owner discards it.
     const reservation = await this.runs.reserveResume(ref, runId, randomUUID(), OWNER_ABORT_MS * 2);
     if (!reservation.reserved) {
-      if (reservation.busy) throw new ConflictApiException('run is being resumed; abort it once it returns or parks.', { status: 'running' });
+      if (reservation.busy) return this.abortExecuting(ref, runId);
       return this.abort(ref, runId);
     }
     const controller = new AbortController();
@@ -67,6 +87,10 @@ export class AbortService {
   }
 }
 
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 function abortedResult(replaySafe: boolean): CodeModeResult {
   return {
     status: 'failed',
@@ -78,6 +102,11 @@ function abortedResult(replaySafe: boolean): CodeModeResult {
     telemetry: emptyTelemetry(),
   };
 }
+
+/** How often the API looks whether an executing run has ended after its abort was sent. */
+const ABORT_POLL_MS = 25;
+/** The longest an abort of an executing run waits: the largest budget plus a margin. */
+const ABORT_EXECUTING_MS = 65_000;
 
 function alreadyEnded(status: string, lastResult: CodeModeResult | null): ConflictApiException {
   return new ConflictApiException('run has already ended.', { status, result: lastResult });

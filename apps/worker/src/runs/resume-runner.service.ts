@@ -3,7 +3,7 @@ import type { AbortJob, CodeModeResult, ResumeJob, SessionRef, ToolResult, ToolR
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
 import { publishAnswer, RunAlreadyEndedError, RunLedger } from '@codemode/events';
-import { emptyTelemetry, SandboxPool, type CellOutcome } from '@codemode/sandbox';
+import { SandboxPool, type CellOutcome } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { hostFailureOutcome, keepResuming } from './run-loop';
@@ -94,18 +94,24 @@ export class ResumeRunner {
   async abort(job: AbortJob): Promise<void> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
     const parked = this.outcomes.parked.take(job.runId);
-    this.pool.discard(job.runId);
+    const discarded = this.pool.discard(job.runId);
+    if (!parked) {
+      // An exec or wait is executing it: its leg ends `aborted`, and whoever runs the leg records
+      // and answers that outcome (the API reads it from the run).
+      if (!discarded) this.logger.info({ runId: job.runId }, 'abort of a run this worker does not hold; ignored');
+      return;
+    }
     const result: CodeModeResult = {
       status: 'failed',
       error: ABORTED_ERROR,
       code: 'aborted',
       failurePhase: 'host',
       bridgeDispatchStarted: false,
-      replaySafe: parked?.restartSafe ?? false,
-      telemetry: parked?.host.telemetry() ?? emptyTelemetry(),
+      replaySafe: parked.restartSafe,
+      telemetry: parked.host.telemetry(),
     };
     try {
-      await this.runs.finish(ref, job.runId, { epoch: parked?.epoch ?? 1, type: 'run.failed', result, replyTo: job.replyTo });
+      await this.runs.finish(ref, job.runId, { epoch: parked.epoch, type: 'run.failed', result, replyTo: job.replyTo });
     } catch (error) {
       if (!(error instanceof RunAlreadyEndedError)) throw error;
     }

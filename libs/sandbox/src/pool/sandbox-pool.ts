@@ -58,6 +58,8 @@ export class SandboxPool {
   private readonly parked = new Map<string, PoolThread>();
   /** Runs being resumed (they keep their parked slot), with their thread. */
   private readonly resuming = new Map<string, PoolThread>();
+  /** Runs in their first leg (started by `run`, not yet answered). */
+  private readonly starting = new Map<string, PoolThread>();
   private readonly lostListeners: RunsLostListener[] = [];
   private readonly script = threadScriptPath();
   private readonly log: PoolLogger;
@@ -130,9 +132,12 @@ export class SandboxPool {
     if (!thread.settle(runId, id, result)) throw new UnknownBridgeCallError(runId, id);
   }
 
-  /** Abort or expiry: aborts the run's pending host work and frees its VM. False when unknown. */
+  /**
+   * Abort or expiry: aborts the run's pending host work and frees its VM; a leg in progress (its
+   * first, or a resume) ends `aborted` at its next step. False when unknown.
+   */
   discard(runId: string): boolean {
-    const thread = this.parked.get(runId) ?? this.resuming.get(runId);
+    const thread = this.parked.get(runId) ?? this.resuming.get(runId) ?? this.starting.get(runId);
     if (!thread) return false;
     this.parked.delete(runId);
     return thread.discard(runId);
@@ -234,9 +239,14 @@ export class SandboxPool {
       const queued = this.queue.shift()!;
       clearTimeout(queued.timer);
       const { runId } = queued.request;
+      this.starting.set(runId, thread);
       thread.run(queued.request, queued.host).then(
-        (outcome) => queued.resolve(this.admit(runId, thread, outcome)),
+        (outcome) => {
+          this.starting.delete(runId);
+          queued.resolve(this.admit(runId, thread, outcome));
+        },
         (error: unknown) => {
+          this.starting.delete(runId);
           this.log('error', 'sandbox run failed on the host', { error: String(error) });
           queued.resolve(notStarted('code mode sandbox thread refused the run'));
         },
