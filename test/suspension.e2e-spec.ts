@@ -123,6 +123,23 @@ describe('suspension and wait (one worker)', () => {
     expect((await client.raw('GET', `/v1/sessions/${sid}/store`)).body).toEqual({ values: {} });
   });
 
+  it('aborts a cell that is busy in guest code without waiting for its deadline', async () => {
+    const sid = 'abort-busy';
+    const pending = client.exec(sid, { title: 't', code: 'while (true) {}' });
+    let runId = '';
+    for (let i = 0; i < 100 && !runId; i += 1) {
+      await sleep(50);
+      runId = (await client.events(sid).catch(() => ({ events: [] as { type: string; runId?: string }[] }))).events.find((e) => e.type === 'run.started')?.runId ?? '';
+    }
+    await sleep(200);
+    const started = Date.now();
+    const res = await client.raw('DELETE', `/v1/sessions/${sid}/runs/${runId}`);
+    expect(res.body).toMatchObject({ status: 'failed', code: 'aborted' });
+    expect(await pending).toMatchObject({ status: 'failed', code: 'aborted' });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(await client.exec(sid, { title: 't', code: 'return 3' })).toMatchObject({ status: 'completed', value: 3 });
+  });
+
   it('keeps awaitResults calls open: never waiting, yield cannot abandon them', async () => {
     const sid = 'await';
     await client.putSession(sid, { codeMode: { timeoutMs: 200 } });

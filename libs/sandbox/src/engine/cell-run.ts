@@ -28,6 +28,8 @@ export interface BridgePort {
   watch(timeoutMs: number | undefined): void;
   /** The thread is (or stops) executing this run's guest code synchronously: watchdog attribution. */
   busy(on: boolean): void;
+  /** The pool asked to abort this run (read from shared memory: seen even while guest code runs). */
+  abortRequested(): boolean;
 }
 
 /** The host's answer to one bridge request; `payload` is JSON (the value, or `{name,message}`). */
@@ -82,6 +84,8 @@ export class CellRun implements VmHostSink {
     private readonly cell: CellRunRequest,
     private readonly port: BridgePort,
   ) {
+    // An abort must stop guest code that never yields to the thread's event loop.
+    vm.stopWhen(() => port.abortRequested());
     const globals = cell.restartSafe ? (cell.catalog?.globals ?? []) : [];
     this.replaySafeTools = new Set(globals.filter((tool) => tool.replaySafe).map((tool) => tool.metadata.callableName));
   }
@@ -129,8 +133,10 @@ export class CellRun implements VmHostSink {
     if (first) return first;
     const ttlDeadline = performance.now() + this.cell.limits.snapshotTtlSeconds * 1000;
     for (;;) {
-      if (this.aborted) return this.fail({ code: 'aborted', phase: 'host', error: ABORTED_MESSAGE });
-      const verdict = this.verdict(this.vm.pump(JOB_BATCH));
+      if (this.abortedNow()) return this.fail({ code: 'aborted', phase: 'host', error: ABORTED_MESSAGE });
+      const idle = this.vm.pump(JOB_BATCH);
+      if (this.abortedNow()) return this.fail({ code: 'aborted', phase: 'host', error: ABORTED_MESSAGE });
+      const verdict = this.verdict(idle);
       if (verdict) return verdict;
       this.port.busy(false);
       let next = await this.next(this.deadline);
@@ -149,9 +155,15 @@ export class CellRun implements VmHostSink {
     }
   }
 
+  private abortedNow(): boolean {
+    if (this.port.abortRequested()) this.aborted = true;
+    return this.aborted;
+  }
+
   private startCell(): CellOutcome | undefined {
     this.started = true;
     const started = this.vm.start(this.cell.code, this.cell.catalog);
+    if (this.abortedNow()) return this.fail({ code: 'aborted', phase: 'host', error: ABORTED_MESSAGE });
     if (started.ok) return undefined;
     if (this.refusal) return this.refuse();
     if (this.vm.timedOut) return this.timeout();

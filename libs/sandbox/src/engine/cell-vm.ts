@@ -36,6 +36,7 @@ export class CellVm {
   private deadline = Infinity;
   private interrupted = false;
   private halted = false;
+  private stopCondition: () => boolean = () => false;
   private broken = false;
   /** Released: its Memory may already hold another run; nothing may touch this VM again. */
   private released = false;
@@ -88,6 +89,11 @@ export class CellVm {
    */
   halt(): void {
     this.halted = true;
+  }
+
+  /** A condition that stops guest code like a halt (the pool's abort), checked by the interrupt handler. */
+  stopWhen(condition: () => boolean): void {
+    this.stopCondition = condition;
   }
 
   /** Binds the run and the deadline of its current leg (each leg of a resumed run gets its own). */
@@ -262,7 +268,7 @@ export class CellVm {
 
   private shouldInterrupt(): boolean {
     if (this.deadlinePassed()) this.interrupted = true;
-    return this.interrupted || this.halted;
+    return this.interrupted || this.halted || this.stopCondition();
   }
 
   private deadlinePassed(): boolean {

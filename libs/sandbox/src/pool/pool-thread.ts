@@ -54,7 +54,8 @@ export class PoolThread {
   warm = false;
   readonly ready: Promise<{ compileMs: number; instanceMs: number; spawnMs: number }>;
   private readonly runs = new Map<string, LiveRun>();
-  private readonly busyFlag = new Int32Array(new SharedArrayBuffer(4));
+  /** [0]: slot of the run whose guest code the thread is executing; [1]: slot of a run to abort. */
+  private readonly busyFlag = new Int32Array(new SharedArrayBuffer(8));
   private nextSlot = 0;
   private readonly worker: Worker;
   private readyReject: ((error: Error) => void) | undefined;
@@ -131,6 +132,8 @@ export class PoolThread {
     if (!run || run.discarded) return false;
     run.discarded = true;
     run.bridge.close();
+    // Seen by the thread's interrupt handler even while the guest never yields to its event loop.
+    if (run.leg) Atomics.store(this.busyFlag, 1, run.slot);
     this.post({ type: 'discard', runId });
     if (!run.leg) this.forget(run);
     return true;

@@ -84,6 +84,7 @@ async function startRun(request: CellRunRequest, slot: number): Promise<void> {
     cancel: (id) => post({ type: 'cancel', runId, id }),
     watch: (timeoutMs) => post({ type: 'watch', runId, timeoutMs }),
     busy: (on) => Atomics.store(busyFlag, 0, on ? slot : 0),
+    abortRequested: () => Atomics.load(busyFlag, 1) === slot,
   });
   const live: LiveRun = { run, vm, inLeg: false, discarded: false };
   runs.set(runId, live);
