@@ -82,3 +82,30 @@ describe('npm start (the README command)', () => {
     }
   });
 });
+
+describe('npm run start:api / start:worker (one process each, as in production)', () => {
+  it('serve the README example together and stop on SIGTERM', async () => {
+    const prefix = `tsplit${Date.now().toString(36)}`;
+    const port = await freePort();
+    const env = { ...process.env, PORT: String(port), WORKER_METRICS_PORT: String(await freePort()), CODEMODE_KEY_PREFIX: prefix, REDIS_URL, LOG_LEVEL: 'warn' };
+    const script = join(__dirname, '..', 'scripts', 'start.js');
+    const api = spawn(process.execPath, [script, 'api'], { env, stdio: 'ignore' });
+    const worker = spawn(process.execPath, [script, 'worker'], { env, stdio: 'ignore' });
+    try {
+      const client = new CodeModeClient({ baseUrl: `http://127.0.0.1:${port}` });
+      let result: unknown;
+      for (let i = 0; i < 200 && (result as { status?: string } | undefined)?.status !== 'completed'; i += 1) {
+        result = await client.exec('s1', { title: 'add', code: 'return 1+1' }).catch(() => undefined);
+        if ((result as { status?: string } | undefined)?.status !== 'completed') await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(result).toMatchObject({ status: 'completed', value: 2 });
+      const exits = [api, worker].map((child) => new Promise<number | null>((resolve) => child.on('exit', resolve)));
+      api.kill('SIGTERM');
+      worker.kill('SIGTERM');
+      expect(await Promise.all(exits)).toEqual([0, 0]);
+    } finally {
+      for (const child of [api, worker]) if (child.exitCode === null) child.kill('SIGKILL');
+      await deleteKeys(prefix);
+    }
+  });
+});
