@@ -16,6 +16,8 @@ export const EVENT_TYPES = [
   'run.failed',
   'run.expired',
   'run.lost',
+  'run.recovered',
+  'run.released',
   'tool.called',
   'tool.settled',
   'store.committed',

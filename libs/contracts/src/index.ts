@@ -12,3 +12,4 @@ export * from './transcript';
 export * from './shell';
 export * from './tools';
 export * from './guest-catalog';
+export * from './replay';

@@ -14,7 +14,7 @@ export function workerQueueName(workerId: string): string {
   return `worker-${workerId}`;
 }
 
-export const JOB_NAMES = { runCell: 'run-cell', resumeRun: 'resume-run', abortRun: 'abort-run', shell: 'shell', toolResults: 'tool-results' } as const;
+export const JOB_NAMES = { runCell: 'run-cell', resumeRun: 'resume-run', abortRun: 'abort-run', shell: 'shell', toolResults: 'tool-results', replayRun: 'replay-run' } as const;
 
 export const CellJobSchema = z.object({
   tenant: z.string(),
@@ -47,6 +47,21 @@ export const ResumeJobSchema = z.object({
   requestedAt: z.number(),
 });
 export type ResumeJob = z.infer<typeof ResumeJobSchema>;
+
+/**
+ * Rebuild a replay-safe run whose owner is gone (SPEC §6), on whichever worker takes it from the
+ * shared queue. With `resume`, a `wait` reserved the parked run (its token) and is answered once
+ * the run is rebuilt and resumed.
+ */
+export const ReplayJobSchema = z.object({
+  tenant: z.string(),
+  sessionId: z.string(),
+  runId: z.string(),
+  replyTo: z.string(),
+  resume: z.object({ token: z.string(), input: z.unknown() }).optional(),
+  requestedAt: z.number(),
+});
+export type ReplayJob = z.infer<typeof ReplayJobSchema>;
 
 /** `DELETE …/runs/{runId}` routed to the worker holding the run. */
 export const AbortJobSchema = z.object({

@@ -20,6 +20,11 @@ export const RESTART_SAFE_SURFACE_MESSAGE =
 /** Prefix of the TypeError a `store`/`results.save` value that JSON cannot represent rejects with. */
 export const VALUE_NOT_SERIALIZABLE_PREFIX = 'code mode value is not JSON-serializable: ';
 /** An in-flight leg whose thread the watchdog terminated for another run's overrun. */
+/** SPEC §6: a replay that does not retrace its log fails the run; the detail names the first difference. */
+export const REPLAY_DIVERGED_PREFIX = 'code mode replay diverged from the recorded run';
+export function replayDivergedMessage(detail: string): string {
+  return `${REPLAY_DIVERGED_PREFIX}: ${detail}; start a new run.`;
+}
 export const THREAD_LOST_MESSAGE = 'code mode sandbox thread was terminated; the run was lost.';
 
 /** Base of every error the sandbox library throws; `code` is the SPEC error code it maps to. */

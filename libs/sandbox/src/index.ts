@@ -23,3 +23,4 @@ export type { PoolLogger } from './pool/pool-thread';
 export * from './errors';
 export * from './result';
 export * from './source';
+export * from './replay/replay-plan';

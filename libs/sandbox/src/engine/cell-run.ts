@@ -1,8 +1,9 @@
-import { BRIDGE_METHODS, type BridgeMethod, type CodeModeOutput } from '@codemode/contracts';
+import { BRIDGE_METHODS, type BridgeMethod, type CodeModeOutput, type LegJournal, type ReplayPlan } from '@codemode/contracts';
 import {
   ABORTED_MESSAGE,
   BridgeProtocolError,
   PENDING_WITHOUT_HOST_WORK_MESSAGE,
+  replayDivergedMessage,
   RESTART_SAFE_NAMESPACE_MESSAGE,
   RESTART_SAFE_SURFACE_MESSAGE,
   SandboxEngineError,
@@ -78,6 +79,14 @@ export class CellRun implements VmHostSink {
   private aborted = false;
   private deadline = 0;
   private awaitResults = false;
+  /** restartSafe runs: what the current leg does (handed out with its outcome). */
+  private journal: LegJournal | undefined;
+  /** While recorded legs are re-run: the calls the current one recorded, and how many were made. */
+  private replaying: { calls: [string, string][]; made: number } | undefined;
+  /** The first difference between the replay and the log; the run fails with it. */
+  private divergence: string | undefined;
+  private recordedClock: readonly number[] = [];
+  private clockReads = 0;
 
   constructor(
     private readonly vm: CellVm,
@@ -109,6 +118,7 @@ export class CellRun implements VmHostSink {
 
   async leg(options: LegOptions): Promise<CellOutcome> {
     this.awaitResults = options.awaitResults;
+    this.journal = this.newJournal();
     this.renew(options.timeoutMs, options.startedAt);
     try {
       return await this.drive(options.timeoutMs);
@@ -129,7 +139,7 @@ export class CellRun implements VmHostSink {
 
   private async drive(timeoutMs: number): Promise<CellOutcome> {
     this.port.busy(true);
-    const first = this.started ? this.releaseYields() : this.startCell();
+    const first = this.started ? this.releaseYields() : this.begin();
     if (first) return first;
     const ttlDeadline = performance.now() + this.cell.limits.snapshotTtlSeconds * 1000;
     for (;;) {
@@ -150,7 +160,7 @@ export class CellRun implements VmHostSink {
       }
       this.port.busy(true);
       if (next === 'recheck' || !this.ledger.close(next.id)) continue;
-      const thrown = this.vm.settle(next.id, next.ok, next.payload);
+      const thrown = this.apply(next.id, next.ok, next.payload);
       if (thrown) return this.afterThrow(thrown);
     }
   }
@@ -160,9 +170,110 @@ export class CellRun implements VmHostSink {
     return this.aborted;
   }
 
+  /** The first leg: runs the cell, or rebuilds it from its log first and goes on from there. */
+  private begin(): CellOutcome | undefined {
+    const plan = this.cell.replay;
+    if (!plan) return this.startCell();
+    const failed = this.replayRecorded(plan);
+    if (failed) return failed;
+    // From here the run is live again: this leg's journal starts now.
+    this.journal = this.newJournal();
+    return plan.legs.length === 0 ? this.startCell() : this.releaseYields();
+  }
+
+  /**
+   * Re-runs the recorded legs (SPEC §6): each starts as its live leg did (the cell, or released
+   * yields), then applies the leg's settlements in their order, each followed by a pump. Calls are
+   * not dispatched; each must match the record, and each leg must end parked on yields as it did.
+   */
+  private replayRecorded(plan: ReplayPlan): CellOutcome | undefined {
+    this.recordedClock = plan.clock;
+    this.dispatched = plan.legs.some((leg) => leg.calls.some(([id]) => methodOf(id) !== 'yield')) || Object.keys(plan.tail).length > 0;
+    for (const [index, leg] of plan.legs.entries()) {
+      const legName = `leg ${index + 1}`;
+      this.replaying = { calls: leg.calls, made: 0 };
+      const early = index === 0 ? this.startCell() : this.releaseYields();
+      if (early) return this.divergence ? this.diverged() : this.divergeNow(`${legName} ended (${early.status}) where the run had parked`);
+      if (!this.replayPump()) return this.replayStopped();
+      for (const [id, ok, payload] of leg.settled) {
+        if (this.divergence) break;
+        if (!this.ledger.close(id)) return this.divergeNow(`the log settles ${id} in ${legName}, a call the replay has not made`);
+        if (this.vm.settle(id, ok, payload)) return this.divergeNow(`settling ${id} in ${legName} threw where the recorded run went on`);
+        if (!this.replayPump()) return this.replayStopped();
+      }
+      if (this.divergence) return this.diverged();
+      if (this.replaying.made < leg.calls.length) {
+        return this.divergeNow(`${legName} made ${this.replaying.made} of its ${leg.calls.length} recorded calls`);
+      }
+      if (this.vm.promiseState() !== 'pending' || !this.ledger.onlyYields()) {
+        return this.divergeNow(`${legName} did not end waiting on yield_control as the recorded run did`);
+      }
+    }
+    this.replaying = undefined;
+    if (this.clockReads < this.recordedClock.length) {
+      return this.divergeNow(`the replay read the clock ${this.clockReads} times, the recorded run ${this.recordedClock.length}`);
+    }
+    return undefined;
+  }
+
+  /** Runs the replay's jobs to idle; false when it stopped (budget, abort, divergence). */
+  private replayPump(): boolean {
+    if (this.abortedNow() || this.divergence) return false;
+    const idle = this.vm.pump(JOB_BATCH);
+    return idle && !this.vm.timedOut && !this.abortedNow() && !this.divergence;
+  }
+
+  private replayStopped(): CellOutcome {
+    if (this.abortedNow()) return this.fail({ code: 'aborted', phase: 'host', error: ABORTED_MESSAGE });
+    if (this.divergence) return this.diverged();
+    return this.timeout();
+  }
+
+  private divergeNow(detail: string): CellOutcome {
+    this.divergence ??= detail;
+    return this.diverged();
+  }
+
+  private diverged(): CellOutcome {
+    this.vm.halt();
+    return this.fail({ code: 'internal_error', phase: 'host', error: replayDivergedMessage(this.divergence ?? 'unknown difference') });
+  }
+
+  /** Records a divergence found inside a host call and stops the guest (it cannot catch it). */
+  private divergeInCall(detail: string): never {
+    this.divergence ??= detail;
+    this.vm.halt();
+    throw new BridgeProtocolError(replayDivergedMessage(this.divergence));
+  }
+
+  /** Applies a settlement in the guest and journals it (restartSafe runs). */
+  private apply(id: string, ok: boolean, payload: string): ReturnType<CellVm['settle']> {
+    const method = methodOf(id);
+    // Yields and sleeps settle with null, successful tool calls are in their tool.settled event.
+    const known = method === 'yield' || method === 'sleep' || (method === 'callValue' && ok);
+    this.journal?.settled.push([id, ok, known ? null : payload]);
+    return this.vm.settle(id, ok, payload);
+  }
+
+  private newJournal(): LegJournal | undefined {
+    return this.cell.restartSafe && this.cell.seed ? { calls: [], settled: [], clock: [] } : undefined;
+  }
+
+  clock(): number {
+    if (this.replaying) {
+      const recorded = this.recordedClock[this.clockReads];
+      if (recorded === undefined) return this.divergeInCall(`the replay read the clock more often than the recorded run (${this.recordedClock.length} times)`);
+      this.clockReads += 1;
+      return recorded;
+    }
+    const now = Date.now();
+    this.journal?.clock.push(now);
+    return now;
+  }
+
   private startCell(): CellOutcome | undefined {
     this.started = true;
-    const started = this.vm.start(this.cell.code, this.cell.catalog);
+    const started = this.vm.start(this.cell.code, this.cell.catalog, this.cell.restartSafe ? this.cell.seed : undefined);
     if (this.abortedNow()) return this.fail({ code: 'aborted', phase: 'host', error: ABORTED_MESSAGE });
     if (started.ok) return undefined;
     if (this.refusal) return this.refuse();
@@ -170,7 +281,10 @@ export class CellRun implements VmHostSink {
     return this.fail(started.compile ? classifyCompileError(started.record) : classifyGuestError(started.record));
   }
 
-  /** On resume, pending yields resolve (to undefined) before any other settlement. */
+  /**
+   * On resume, pending yields resolve (to undefined) before any other settlement. Not journaled:
+   * every resumed leg starts so, and a replay of it does the same.
+   */
   private releaseYields(): CellOutcome | undefined {
     for (const id of this.ledger.ids('yield')) {
       this.ledger.close(id);
@@ -182,6 +296,7 @@ export class CellRun implements VmHostSink {
 
   /** The completion rule (SPEC §3); undefined means: wait for the host. */
   private verdict(idle: boolean): CellOutcome | undefined {
+    if (this.divergence) return this.diverged();
     if (this.refusal) return this.refuse();
     // Park only from an idle VM: one still running jobs at its deadline times out.
     if (this.vm.timedOut || !idle) return this.timeout();
@@ -236,6 +351,8 @@ export class CellRun implements VmHostSink {
   }
 
   output(kind: number, text: string): void {
+    // A replay re-runs legs whose output was already returned.
+    if (this.replaying) return;
     if (kind === OUT_CONSOLE) {
       this.entries.push(...this.consoleBudget.accept(text));
       return;
@@ -255,6 +372,22 @@ export class CellRun implements VmHostSink {
     }
     if (this.admission) throw new BridgeProtocolError(this.admission);
     const id = this.ledger.add(method as BridgeMethod, argsJson);
+    if (this.replaying) {
+      const recorded = this.replaying.calls[this.replaying.made];
+      if (!recorded) return this.divergeInCall(`the replay called ${id} beyond the calls recorded for its leg`);
+      if (recorded[0] !== id || recorded[1] !== argsJson) return this.divergeInCall(`the replay called ${id} where the log records ${recorded[0]} with other arguments`);
+      this.replaying.made += 1;
+      return id;
+    }
+    this.journal?.calls.push([id, argsJson]);
+    const recorded = this.cell.replay?.tail[id];
+    if (recorded && method === 'callValue') {
+      // Made before the worker died and settled in the log: its recorded outcome, not a second call.
+      if (!sameCall(argsJson, recorded.tool, recorded.inputJson)) return this.divergeInCall(`${id} calls a tool or input other than the log records (${recorded.tool})`);
+      this.dispatched = true;
+      this.queue.push({ id, ok: recorded.ok, payload: recorded.payload });
+      return id;
+    }
     if (method === 'yield') {
       // A yield is answered by the next resume; with awaitResults it resolves at once.
       if (this.awaitResults) this.queue.push({ id, ok: true, payload: 'null' });
@@ -322,13 +455,29 @@ export class CellRun implements VmHostSink {
   private common() {
     const output = this.entries;
     this.entries = [];
-    return { output, consoleTruncated: this.consoleBudget.truncated, bridgeDispatchStarted: this.dispatched };
+    const journal = this.journal ? { journal: this.journal } : {};
+    return { output, consoleTruncated: this.consoleBudget.truncated, bridgeDispatchStarted: this.dispatched, ...journal };
   }
 
   private engineFailureText(error: SandboxEngineError): string {
     if (this.vm.memoryFull) return 'InternalError: out of memory';
     if (/Maximum call stack size exceeded/.test(error.message)) return 'InternalError: stack overflow';
     return `InternalError: sandbox engine failure (${error.message})`;
+  }
+}
+
+/** The method of a bridge id `bridge:<method>:<n>`. */
+function methodOf(id: string): string {
+  return id.slice(id.indexOf(':') + 1, id.lastIndexOf(':'));
+}
+
+/** A `callValue` request's args name the recorded tool with the recorded input (compact JSON). */
+function sameCall(argsJson: string, tool: string, inputJson: string): boolean {
+  try {
+    const args = JSON.parse(argsJson) as { tool?: unknown; input?: unknown } | null;
+    return args?.tool === tool && JSON.stringify(args.input ?? {}) === inputJson;
+  } catch {
+    return false;
   }
 }
 

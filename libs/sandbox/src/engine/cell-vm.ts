@@ -2,6 +2,7 @@ import type { GuestCatalog } from '@codemode/contracts';
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { SandboxEngineError } from '../errors';
 import { CONSOLE_INSPECT_SOURCE } from '../guest/console-inspect';
+import { DETERMINISM_SOURCE } from '../guest/determinism';
 import { CELL_FILE, CELL_PREFIX, CELL_SUFFIX, PRELUDE_FILE, PRELUDE_SOURCE } from '../guest/prelude';
 import { TEXT_CODEC_SOURCE } from '../guest/text-codec';
 import { type GuestErrorRecord, parseGuestErrorRecord } from './guest-error';
@@ -23,6 +24,8 @@ export interface VmHostSink {
   /** Returns the bridge id; throwing rejects the guest call with that error. */
   request(method: string, argsJson: string): string;
   cancel(id: string): void;
+  /** "Now" for a restartSafe cell's `Date` (recorded, or replayed from the record). */
+  clock(): number;
 }
 
 export type PromiseStateName = 'pending' | 'fulfilled' | 'rejected';
@@ -118,9 +121,13 @@ export class CellVm {
     return pages * SNAPSHOT_PAGE_BYTES;
   }
 
-  /** Defines the run's catalog globals, compiles the cell and calls it with `this === globalThis`; keeps its promise. */
-  start(code: string, catalog?: GuestCatalog): Started {
+  /**
+   * Defines the run's catalog globals (and, with a `seed`, the recorded clock and seeded random),
+   * compiles the cell and calls it with `this === globalThis`; keeps its promise.
+   */
+  start(code: string, catalog?: GuestCatalog, seed?: number[]): Started {
     return this.guard(() => {
+      if (seed) this.installDeterminism(seed);
       if (catalog && (catalog.globals.length > 0 || catalog.mcp.length > 0)) {
         const json = this.ctx.newString(JSON.stringify(catalog));
         const defined = this.ctx.callFunction(this.defineCatalogFn, this.ctx.undefined, json);
@@ -264,6 +271,18 @@ export class CellVm {
     this.defineCatalogFn = ctx.getProp(api, 'defineCatalog');
     this.handles.push(this.settleFn, this.serializeFn, this.describeFn, this.unhandledFn, this.defineCatalogFn);
     api.dispose();
+  }
+
+  private installDeterminism(seed: number[]): void {
+    const ctx = this.ctx;
+    const install = ctx.unwrapResult(ctx.evalCode(DETERMINISM_SOURCE, 'codemode:determinism.js'));
+    const clock = ctx.newFunction('clock', () => {
+      if (!this.sink) throw new SandboxEngineError('no run owns this sandbox');
+      return ctx.newNumber(this.sink.clock());
+    });
+    const words = seed.map((word) => ctx.newNumber(word));
+    ctx.unwrapResult(ctx.callFunction(install, ctx.undefined, clock, ...words)).dispose();
+    for (const handle of [install, clock, ...words]) handle.dispose();
   }
 
   private shouldInterrupt(): boolean {

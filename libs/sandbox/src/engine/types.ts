@@ -1,4 +1,4 @@
-import type { BridgeMethod, CodeModeErrorCode, CodeModeOutput, FailurePhase, GuestCatalog, Limits } from '@codemode/contracts';
+import type { BridgeMethod, CodeModeErrorCode, CodeModeOutput, FailurePhase, GuestCatalog, LegJournal, Limits, ReplayPlan } from '@codemode/contracts';
 
 /** One cell to run: the body of an async function, sloppy mode, `this === globalThis`. */
 export interface CellRunRequest {
@@ -20,6 +20,17 @@ export interface CellRunRequest {
    * fails the cell `invalid_input` (uncatchable by the guest).
    */
   restartSafe?: boolean;
+  /**
+   * restartSafe runs (SPEC §6): `Math.random` is sfc32 seeded with these four words and `Date`
+   * reads "now" from the host, which records each value, so a replay sees the same ones.
+   */
+  seed?: number[];
+  /**
+   * Rebuild the run from its log before going on: the recorded legs are re-run against their
+   * journals (nothing dispatched, every call checked against the record; a difference fails the
+   * run as a divergence), then the run continues live, as a resumed leg when it had parked.
+   */
+  replay?: ReplayPlan;
 }
 
 /** How a parked run continues: a fresh budget for this leg. */
@@ -67,6 +78,8 @@ interface OutcomeCommon {
   consoleTruncated: boolean;
   /** At least one bridge request (other than a yield) was dispatched during the run. */
   bridgeDispatchStarted: boolean;
+  /** restartSafe runs: what this leg did, for its `run.parked` event (see LegJournal). */
+  journal?: LegJournal;
 }
 
 export type CompletedOutcome = { status: 'completed'; valueJson: string } & OutcomeCommon;
