@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Limits, ShellConfig } from '@codemode/contracts';
 import { parseApiKeys } from './api-keys';
 import { ConfigError } from './errors';
+import { readHistorySettings, type HistorySettings } from './history-settings';
 import { clamp, LIMIT_RULES, SHELL_RULES, SPEC_DEFAULT_LIMITS, type LimitRule } from './limit-rules';
 import { resolveLimits } from './resolve-limits';
 
@@ -35,9 +36,23 @@ export interface AppConfig {
   readonly webhookSecrets: ReadonlyMap<string, string>;
   /** Worker presence TTL (ms): how long a silent worker is still considered alive. */
   readonly presenceTtlMs: number;
+  /**
+   * `CODEMODE_ALWAYS_REPLAY=1` (testing recovery): a replay-safe run is dropped from memory as
+   * soon as it parks, so every `wait` rebuilds it by replay (SPEC §6).
+   */
+  readonly alwaysReplay: boolean;
+  /**
+   * Cells one worker runs at once. A cell waiting on a tool or timer holds no sandbox thread, so
+   * this is several per thread; CPU-bound cells share their threads.
+   */
+  readonly cellConcurrency: number;
+  /** Retention of finished runs and the per-run history cap (SPEC §6). */
+  readonly history: HistorySettings;
 }
 
 type Env = Record<string, string | undefined>;
+/** Default cells per sandbox thread: most of a cell's life is spent waiting on tools. */
+const CELLS_PER_THREAD = 8;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -48,6 +63,13 @@ function readInt(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(name, `must be an integer from ${min} to ${max}, got "${raw}".`);
   }
   return value;
+}
+
+function readFlag(env: Env, name: string): boolean {
+  const raw = env[name]?.trim() ?? '';
+  if (raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(name, `must be 1 or 0, got "${raw}".`);
 }
 
 function readSetting(env: Env, rule: LimitRule): number {
@@ -80,6 +102,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
   if (!/^[A-Za-z0-9_-]{1,32}$/.test(keyPrefix)) {
     throw new ConfigError('CODEMODE_KEY_PREFIX', 'must be 1-32 letters, digits, _ or -.');
   }
+  const sandboxThreads = readInt(env, 'CODEMODE_SANDBOX_THREADS', Math.max(2, availableParallelism()), 1, 256);
   return {
     port: readInt(env, 'PORT', 3000, 0, 65535),
     // Without API keys anyone who can reach the port owns the default tenant: stay on loopback.
@@ -89,7 +112,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     apiKeys,
     workerMetricsPort: readInt(env, 'WORKER_METRICS_PORT', 9464, 0, 65535),
     workerId: env.CODEMODE_WORKER_ID?.trim() || `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
-    sandboxThreads: readInt(env, 'CODEMODE_SANDBOX_THREADS', Math.max(2, availableParallelism()), 1, 256),
+    sandboxThreads,
     logLevel,
     limitDefaults: readLimitDefaults(env),
     shellDefaults: readShellDefaults(env),
@@ -100,6 +123,9 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     mcpServersJson: env.CODEMODE_MCP_SERVERS?.trim() || null,
     webhookSecrets: parseWebhookSecrets(env.CODEMODE_WEBHOOK_SECRETS),
     presenceTtlMs: readInt(env, 'CODEMODE_LEASE_MS', 10_000, 1000, 600_000),
+    alwaysReplay: readFlag(env, 'CODEMODE_ALWAYS_REPLAY'),
+    cellConcurrency: readInt(env, 'CODEMODE_CELL_CONCURRENCY', sandboxThreads * CELLS_PER_THREAD, 1, 4096),
+    history: readHistorySettings(env),
   };
 }
 

@@ -4,3 +4,4 @@ export * from './errors';
 export * from './limit-rules';
 export * from './resolve-limits';
 export * from './package-version';
+export * from './history-settings';

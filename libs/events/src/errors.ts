@@ -51,6 +51,27 @@ export class RunExistsError extends EventsError {
   }
 }
 
+/** SPEC §6: the failure message of a run whose history reached its cap. */
+export const RUN_HISTORY_LIMIT_MESSAGE = 'code mode run history limit reached; start a new run.';
+
+/**
+ * Thrown when a non-terminal run-scoped write would take the run's history past its cap
+ * (SPEC §6: events, or bytes of event data). Nothing was written. Terminal events are never
+ * refused, so the caller ends the run with `run.failed`, code `internal_error` and this message.
+ */
+export class RunHistoryLimitError extends EventsError {
+  readonly code = 'internal_error';
+  constructor(
+    readonly runId: string,
+    /** Events the run had written before the refused one. */
+    readonly events: number,
+    /** Bytes of event data the run had written before the refused one. */
+    readonly bytes: number,
+  ) {
+    super(RUN_HISTORY_LIMIT_MESSAGE);
+  }
+}
+
 /** Thrown when `after` is not a stream id. */
 export class InvalidCursorError extends EventsError {
   readonly code = 'invalid_input';

@@ -4,6 +4,7 @@ import {
   InvalidEventError,
   RunAlreadyEndedError,
   RunExistsError,
+  RunHistoryLimitError,
   RunNotFoundError,
   StaleEpochError,
   StoreCommandError,
@@ -48,6 +49,20 @@ export function luaError(code: number, detail: string | null, ctx: ScriptContext
     default:
       return new StoreCommandError(`script returned unknown code ${code}`);
   }
+}
+
+/**
+ * Error replies the append path raises (`error({err = ...})` in lua/includes/append.lua) where it
+ * cannot return a code: deep inside `append_event`, before anything is written.
+ * `RUN_HISTORY_LIMIT <runId> <events> <bytes>`: the run's history cap (SPEC §6).
+ */
+const HISTORY_LIMIT_REPLY = /\bRUN_HISTORY_LIMIT (\S+) (\d+) (\d+)/;
+
+/** The typed error for an error reply a script raised on purpose, or null for any other error. */
+export function raisedScriptError(err: unknown): EventsError | null {
+  if (!(err instanceof Error)) return null;
+  const match = HISTORY_LIMIT_REPLY.exec(err.message);
+  return match ? new RunHistoryLimitError(match[1], Number(match[2]), Number(match[3])) : null;
 }
 
 /** Checks a raw script reply's shape and throws the typed error for negative codes. */

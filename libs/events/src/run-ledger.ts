@@ -1,4 +1,4 @@
-import type { CodeModeResult, RunStatus, RunView, SessionRef, TranscriptEntry } from '@codemode/contracts';
+import type { CodeModeResult, RunRecoverySeed, RunStatus, RunView, SessionRef, TranscriptEntry } from '@codemode/contracts';
 import type { RunRequestedDataSchema } from '@codemode/contracts';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
@@ -72,9 +72,9 @@ export class RunLedger {
   async start(
     ref: SessionRef,
     runId: string,
-    opts: { workerId: string; epoch: number; replyTo: string },
+    opts: { workerId: string; epoch: number; replyTo: string; recovery?: RunRecoverySeed },
   ): Promise<{ started: true } | { started: false; status: RunStatus | null }> {
-    const args = [runId, opts.workerId, opts.epoch, opts.replyTo];
+    const args = [runId, opts.workerId, opts.epoch, opts.replyTo, opts.recovery ? JSON.stringify(opts.recovery) : ''];
     const raw = await guard(() => this.scripts.run(this.redis, 'start-run', this.keys.scriptKeys(ref, runId), args));
     const reply = checkReply(raw, { runId, epoch: opts.epoch, type: 'run.started' });
     return reply[0] === LUA_CODES.ok ? { started: true } : { started: false, status: toRunStatus(reply[1]) };
@@ -183,5 +183,28 @@ export class RunLedger {
     const multi = this.redis.multi().exists(this.keys.session(ref)).lrange(this.keys.transcript(ref), 0, -1);
     const [exists, lines] = (await execMulti(multi)) as [number, string[]];
     return exists === 1 ? lines.map((line) => JSON.parse(line) as TranscriptEntry) : null;
+  }
+
+  /**
+   * Recovery: takes the run over from `from` (the owner and epoch the caller saw), bumping its
+   * epoch so the old owner's writes are rejected from now on (`run.recovered`). With `token`, a
+   * parked run reserved by that wait; without, a running run whose cell job was re-delivered.
+   */
+  async takeOver(
+    ref: SessionRef,
+    runId: string,
+    opts: { workerId: string; from: { owner: string | null; epoch: number }; token?: string; reason: string },
+  ): Promise<{ taken: true; epoch: number } | { taken: false; status: RunStatus | null }> {
+    const args = [runId, opts.workerId, opts.from.owner ?? '', opts.from.epoch, opts.token ?? '', opts.reason];
+    const raw = await guard(() => this.scripts.run(this.redis, 'take-over-run', this.keys.scriptKeys(ref, runId), args));
+    const reply = checkReply(raw, { runId, type: 'run.recovered' });
+    return reply[0] === LUA_CODES.ok ? { taken: true, epoch: Number(reply[1]) } : { taken: false, status: toRunStatus(reply[1]) };
+  }
+
+  /** Gives up a parked run this worker holds at `epoch` (`run.released`): the next wait replays it. */
+  async release(ref: SessionRef, runId: string, opts: { workerId: string; epoch: number; reason: string }): Promise<boolean> {
+    const args = [runId, opts.workerId, opts.epoch, opts.reason];
+    const raw = await guard(() => this.scripts.run(this.redis, 'release-run', this.keys.scriptKeys(ref, runId), args));
+    return checkReply(raw, { runId, epoch: opts.epoch, type: 'run.released' })[0] === LUA_CODES.ok;
   }
 }

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Redis } from 'ioredis';
+import { LIMIT_RULES, SPEC_DEFAULT_HISTORY, type HistorySettings } from '@codemode/config';
 import { InvalidArgumentError } from './errors';
+import { raisedScriptError } from './lua-errors';
 
 /** Every script of this library; the file is `lua/<name>.lua`. */
 export const SCRIPT_NAMES = [
@@ -15,6 +17,8 @@ export const SCRIPT_NAMES = [
   'claim-resume',
   'release-resume',
   'resume-run',
+  'take-over-run',
+  'release-run',
   'commit-store',
   'register-tools',
 ] as const;
@@ -26,12 +30,47 @@ interface LoadedScript {
 }
 
 const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
+const DEFINE = /^--- @define ([A-Z][A-Z0-9_]*)\s*$/gm;
+
+/** What the append path (lua/includes/append.lua) is built with: retention and the run history cap. */
+export interface EventsScriptSettings extends HistorySettings {
+  /**
+   * A run that wrote no event for this long no longer holds back trimming of the log (a run whose
+   * worker died and that nobody ended). Longer than a parked run can live plus an hour.
+   * @default the largest snapshotTtlSeconds (SPEC §8) + 3600
+   */
+  readonly liveRunMaxIdleSeconds: number;
+}
+
+/** Defaults of the settings: SPEC §6 and §8. */
+export const DEFAULT_EVENTS_SCRIPT_SETTINGS: Readonly<EventsScriptSettings> = Object.freeze({
+  ...SPEC_DEFAULT_HISTORY,
+  liveRunMaxIdleSeconds: LIMIT_RULES.snapshotTtlSeconds.max + 3600,
+});
+
+/** The `--- @define` values append.lua reads; every value a positive safe integer. */
+function eventsDefines(settings: Partial<EventsScriptSettings>): Record<string, number> {
+  const s = { ...DEFAULT_EVENTS_SCRIPT_SETTINGS, ...settings };
+  for (const [name, value] of Object.entries(s)) {
+    if (!Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError(name, 'must be a positive integer');
+  }
+  return {
+    RETENTION_MS: s.retentionSeconds * 1000,
+    RUN_HISTORY_MAX_EVENTS: s.runHistoryMaxEvents,
+    RUN_HISTORY_MAX_BYTES: s.runHistoryMaxBytes,
+    LIVE_RUN_MAX_IDLE_MS: s.liveRunMaxIdleSeconds * 1000,
+  };
+}
 
 /**
  * Reads the Lua scripts from disk (next to this module: `src/lua` under ts-jest, `dist/.../lua`
  * after the build copies them), inlines `--- @include "path"` lines once each, and runs them with
  * EVALSHA, falling back to EVAL when the server does not know the script yet (restart, failover,
  * SCRIPT FLUSH). The SHA is of the expanded text, so a changed script is a new script.
+ * `--- @define NAME` lines become `local NAME = <value>` from the loader's defines: this is how
+ * deployment settings (retention, the run history cap) reach the append path without an ARGV slot
+ * in every script; a script built with other settings is another script (another SHA).
+ * A script raising a known error reply (see `raisedScriptError`) rejects with its typed error.
  *
  * Another library with its own `lua/` directory makes its own instance with its directory and
  * script names (`new ScriptLoader(dir, NAMES)`); the default instance serves this library.
@@ -44,17 +83,34 @@ export class ScriptLoader<N extends string = ScriptName> {
   /**
    * @param dir where `<name>.lua` files live. @default this library's `lua/`
    * @param names the scripts this loader may run. @default SCRIPT_NAMES
+   * @param defines values of the `--- @define` lines. @default the events settings' defaults
    */
   constructor(
     private readonly dir = join(__dirname, 'lua'),
     names: readonly N[] = SCRIPT_NAMES as readonly string[] as readonly N[],
+    private defines: Readonly<Record<string, number>> = eventsDefines({}),
   ) {
     this.names = names;
   }
 
-  /** One loader per process: scripts are read from disk once. */
+  /** One loader per process: scripts are read from disk once. Every ledger uses it by default. */
   static default(): ScriptLoader {
     return (ScriptLoader.shared ??= new ScriptLoader());
+  }
+
+  /** A loader of this library's scripts built with `settings` (the rest default); tests, or explicit wiring. */
+  static withSettings(settings: Partial<EventsScriptSettings>): ScriptLoader {
+    return new ScriptLoader(undefined, undefined, eventsDefines(settings));
+  }
+
+  /**
+   * Rebuilds the shared default loader's scripts with `settings` (the rest default). Call once at
+   * boot with the deployment's settings (AppConfig.history); ledgers built earlier see it too.
+   */
+  static configureDefault(settings: Partial<EventsScriptSettings>): void {
+    const loader = ScriptLoader.default();
+    loader.defines = eventsDefines(settings);
+    loader.scripts.clear();
   }
 
   /** The expanded source of a script (tests and tooling). */
@@ -64,6 +120,14 @@ export class ScriptLoader<N extends string = ScriptName> {
 
   async run(redis: Redis, name: N, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     const script = this.load(name);
+    try {
+      return await this.call(redis, script, keys, args);
+    } catch (err) {
+      throw raisedScriptError(err) ?? err;
+    }
+  }
+
+  private async call(redis: Redis, script: LoadedScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     try {
       return await redis.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (err) {
@@ -77,11 +141,19 @@ export class ScriptLoader<N extends string = ScriptName> {
     let script = this.scripts.get(name);
     if (!script) {
       if (!this.names.includes(name)) throw new InvalidArgumentError('script', `${name} is unknown`);
-      const lua = this.expand(join(this.dir, `${name}.lua`), new Set());
+      const lua = this.define(this.expand(join(this.dir, `${name}.lua`), new Set()));
       script = { lua, sha: createHash('sha1').update(lua).digest('hex') };
       this.scripts.set(name, script);
     }
     return script;
+  }
+
+  private define(lua: string): string {
+    return lua.replace(DEFINE, (_line, name: string) => {
+      const value = this.defines[name];
+      if (value === undefined) throw new InvalidArgumentError('define', `${name} has no value`);
+      return `local ${name} = ${value}`;
+    });
   }
 
   private expand(file: string, included: Set<string>): string {

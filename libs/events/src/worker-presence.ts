@@ -17,6 +17,14 @@ export class WorkerPresence {
     await guard(() => this.redis.set(this.aliveKey(workerId), '1', 'PX', ttlMs));
   }
 
+  /**
+   * Renews a lease this worker still holds; false when it had already lapsed (the worker was
+   * silent longer than `ttlMs`: its runs may have been taken over, so it must not act on them).
+   */
+  async renew(workerId: string, ttlMs: number): Promise<boolean> {
+    return (await guard(() => this.redis.set(this.aliveKey(workerId), '1', 'PX', ttlMs, 'XX'))) === 'OK';
+  }
+
   async leave(workerId: string): Promise<void> {
     await guard(() => this.redis.del(this.aliveKey(workerId)));
   }

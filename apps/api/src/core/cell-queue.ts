@@ -1,8 +1,11 @@
 import { Queue } from 'bullmq';
-import { JOB_NAMES, QUEUES, type CellJob } from '@codemode/contracts';
+import { JOB_NAMES, QUEUES, type CellJob, type ReplayJob } from '@codemode/contracts';
 import { readQueueStats, type QueueStats } from './queue-stats';
 
-/** Producer side of the shared `cells` queue: new cells only (resumes go to their owner). */
+/**
+ * Producer side of the shared `cells` queue: new cells, and replays of parked replay-safe runs
+ * whose owner is gone (any worker may rebuild them; resumes of held runs go to their owner).
+ */
 export class CellQueue {
   constructor(private readonly queue: Queue) {}
 
@@ -14,6 +17,18 @@ export class CellQueue {
       removeOnFail: true,
       attempts: 1,
     });
+  }
+
+  /** Returns the job id, so a wait that gives up can withdraw it. */
+  async replay(job: ReplayJob): Promise<string> {
+    const jobId = `replay-${job.resume?.token ?? job.runId}`;
+    await this.queue.add(JOB_NAMES.replayRun, job, { jobId, removeOnComplete: true, removeOnFail: true, attempts: 1 });
+    return jobId;
+  }
+
+  /** Takes back a job no worker has started; best effort. */
+  async withdraw(jobId: string): Promise<void> {
+    await this.queue.remove(jobId).catch(() => 0);
   }
 
   /** Best effort: the run's ledger state, not the queue, decides whether a cell may start. */

@@ -8,6 +8,7 @@ import {
   createRedis,
   EventLog,
   KeySpace,
+  ScriptLoader,
   RunLedger,
   RunReplies,
   SessionLedger,
@@ -49,7 +50,15 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
       inject: [APP_CONFIG, LOGGER],
       useFactory: (c: AppConfig, l: Logger) => connect(c, l, 'api-queue'),
     },
-    { provide: KeySpace, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new KeySpace(c.keyPrefix) },
+    {
+      provide: KeySpace,
+      inject: [APP_CONFIG],
+      useFactory: (c: AppConfig) => {
+        // Retention and the per-run history cap (SPEC §6) are arguments of the append scripts.
+        ScriptLoader.configureDefault(c.history);
+        return new KeySpace(c.keyPrefix);
+      },
+    },
     { provide: EventLog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new EventLog(r, k) },
     { provide: RunLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new RunLedger(r, k) },
     { provide: SessionLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new SessionLedger(r, k) },

@@ -62,6 +62,8 @@ export class AbortService {
       if (reservation.busy) return this.abortExecuting(ref, runId);
       return this.abort(ref, runId);
     }
+    // A released run (handed over for replay) is in no worker's memory: nobody to tell.
+    if (reservation.owner === '') return this.endHere(ref, runId, reservation.epoch, result);
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), OWNER_ABORT_MS);
     try {
@@ -72,17 +74,22 @@ export class AbortService {
       // The owner did not answer (gone, or Redis lost the push): end the run here; its VM, if
       // the owner still has one, is dropped when the owner next touches the run.
       this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, runId }, 'owner did not take the abort; ending the run from the API');
-      try {
-        await this.runs.finish(ref, runId, { epoch: reservation.epoch, type: 'run.failed', result });
-        return result;
-      } catch (error) {
-        if (!(error instanceof RunAlreadyEndedError)) throw error;
-        const now = await this.runs.get(ref, runId);
-        if (now?.lastResult?.status === 'failed' && now.lastResult.code === 'aborted') return now.lastResult;
-        throw alreadyEnded(now?.status ?? 'failed', now?.lastResult ?? null);
-      }
+      return this.endHere(ref, runId, reservation.epoch, result);
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /** Ends a parked run from the API (no worker holds it, or its owner did not answer). */
+  private async endHere(ref: SessionRef, runId: string, epoch: number, result: CodeModeResult): Promise<CodeModeResult> {
+    try {
+      await this.runs.finish(ref, runId, { epoch, type: 'run.failed', result });
+      return result;
+    } catch (error) {
+      if (!(error instanceof RunAlreadyEndedError)) throw error;
+      const now = await this.runs.get(ref, runId);
+      if (now?.lastResult?.status === 'failed' && now.lastResult.code === 'aborted') return now.lastResult;
+      throw alreadyEnded(now?.status ?? 'failed', now?.lastResult ?? null);
     }
   }
 }

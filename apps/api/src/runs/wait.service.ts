@@ -5,6 +5,7 @@ import { resolveLimits, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkWaitInput, emptyTelemetry, failedInputResult } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
+import { CellQueue } from '../core/cell-queue';
 import { WorkerQueues } from '../core/worker-queues';
 import { BODY_NOT_JSON_ERROR, BODY_TOO_LARGE_ERROR, type ParsedBody } from '../core/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
@@ -33,6 +34,7 @@ export class WaitService {
     private readonly sessions: SessionLedger,
     private readonly replies: RunReplies,
     private readonly workers: WorkerQueues,
+    private readonly cells: CellQueue,
     private readonly presence: WorkerPresence,
   ) {}
 
@@ -73,19 +75,26 @@ export class WaitService {
     const limits = resolveLimits(session?.codeMode, this.config.limitDefaults);
     const owner = reservation.owner;
     const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner });
-    let jobId = '';
+    // SPEC §6: a run whose owner is gone (lease lapsed, or released at shutdown) is rebuilt by
+    // replay on any worker when it is replay-safe; any other such run is lost.
+    const ownerGone = owner === '' || !(await this.presence.isAlive(owner));
+    if (ownerGone && !reservation.restartSafe) {
+      await this.runs.append(ref, { type: 'run.lost', runId, epoch: reservation.epoch, data: { reason: OWNER_LOST_REASON } }).catch(() => undefined);
+      log.warn('owner of the parked run is gone and the run is not replay-safe; recorded as lost');
+      return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), false);
+    }
+    let withdraw: () => Promise<unknown> = () => Promise.resolve();
     const deadline = new ReplyDeadline(limits.timeoutMs, limits.timeoutMs, this.config.replyGraceMs, {
       onStartOverdue: async () => {
         if (!(await this.runs.releaseResume(ref, runId, token))) return null;
-        await this.workers.withdraw(owner, jobId);
-        if (!(await this.presence.isAlive(owner))) {
-          // The owner's lease is gone and the parked VM with it (SPEC §6: recovery by replay is
-          // not built yet, so every such run is lost).
+        await withdraw();
+        if (!ownerGone && !(await this.presence.isAlive(owner)) && !reservation.restartSafe) {
           await this.runs.append(ref, { type: 'run.lost', runId, epoch: reservation.epoch, data: { reason: OWNER_LOST_REASON } }).catch(() => undefined);
           log.warn('owner of the parked run is gone; run recorded as lost');
           return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), reservation.restartSafe);
         }
-        log.warn('owner did not take the wait within its budget; the run stays parked');
+        // SPEC §3: nothing is lost; the next wait goes to the owner or, once its lease lapsed, to replay.
+        log.warn('the wait was not taken within its budget; the run stays parked');
         return waitingAgain(await this.runs.get(ref, runId), reservation.restartSafe);
       },
       onNoAnswer: async () => {
@@ -97,15 +106,16 @@ export class WaitService {
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
     try {
-      jobId = await this.workers.resume(owner, {
-        tenant: ref.tenant,
-        sessionId: ref.sessionId,
-        runId,
-        token,
-        replyTo: this.replies.channel,
-        input,
-        requestedAt: Date.now(),
-      });
+      const requestedAt = Date.now();
+      const replyTo = this.replies.channel;
+      if (ownerGone) {
+        log.info('owner of the parked replay-safe run is gone; rebuilding it by replay');
+        const jobId = await this.cells.replay({ tenant: ref.tenant, sessionId: ref.sessionId, runId, replyTo, resume: { token, input }, requestedAt });
+        withdraw = () => this.cells.withdraw(jobId);
+      } else {
+        const jobId = await this.workers.resume(owner, { tenant: ref.tenant, sessionId: ref.sessionId, runId, token, replyTo, input, requestedAt });
+        withdraw = () => this.workers.withdraw(owner, jobId);
+      }
     } catch (error) {
       deadline.reject(error);
       await this.runs.releaseResume(ref, runId, token).catch(() => false);

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import { CellJobSchema, QUEUES } from '@codemode/contracts';
+import { CellJobSchema, JOB_NAMES, QUEUES, ReplayJobSchema } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { QueueProcessor, type ConsumerOptions } from '../core/queue-consumer';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { ReplayRunner } from '../recovery/replay-runner.service';
 import { CellRunner } from '../runs/cell-runner.service';
 
 /** Consumer of the shared `cells` queue: one job per new cell, as many at once as sandbox threads. */
@@ -14,18 +15,23 @@ export class CellsProcessor extends QueueProcessor {
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) logger: Logger,
     private readonly runner: CellRunner,
+    private readonly replays: ReplayRunner,
     private readonly metrics: WorkerMetrics,
   ) {
     super(config, logger);
   }
 
   protected consumerOptions(): ConsumerOptions {
-    // A job re-delivered after a stall finds its run no longer `requested` and is dropped.
-    return { queue: QUEUES.cells, role: 'cells', concurrency: this.config.sandboxThreads, maxStalledCount: 1 };
+    // A job re-delivered after a stall finds its run `running`: recovery decides (see ReplayRunner).
+    return { queue: QUEUES.cells, role: 'cells', concurrency: this.config.cellConcurrency, maxStalledCount: 1 };
   }
 
-  protected handle(job: Job): Promise<void> {
+  protected async handle(job: Job): Promise<void> {
     this.metrics.jobClaimed('cells', job.timestamp, job.processedOn);
-    return this.runner.run(CellJobSchema.parse(job.data));
+    if (job.name === JOB_NAMES.replayRun) return this.replays.replay(ReplayJobSchema.parse(job.data));
+    const cell = CellJobSchema.parse(job.data);
+    const claim = await this.runner.run(cell);
+    // Already running: this job was re-delivered after its worker stalled (SPEC §6 recovery).
+    if (!claim.started && claim.status === 'running') await this.replays.recoverStalled(cell);
   }
 }

@@ -1,7 +1,7 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
-import { ClientToolsLedger, createRedis, DeploymentCatalog, EventLog, KeySpace, RunLedger, waitUntilReady, WorkerPresence } from '@codemode/events';
+import { ClientToolsLedger, createRedis, DeploymentCatalog, EventLog, KeySpace, RunLedger, ScriptLoader, waitUntilReady, WorkerPresence } from '@codemode/events';
 import { ResultsStore, SessionStore } from '@codemode/store';
 import { SandboxPool } from '@codemode/sandbox';
 import { createWorkerMetrics, WorkerMetrics, type Logger } from '@codemode/telemetry';
@@ -25,7 +25,15 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
         return redis;
       },
     },
-    { provide: KeySpace, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new KeySpace(c.keyPrefix) },
+    {
+      provide: KeySpace,
+      inject: [APP_CONFIG],
+      useFactory: (c: AppConfig) => {
+        // Retention and the per-run history cap (SPEC §6) are arguments of the append scripts.
+        ScriptLoader.configureDefault(c.history);
+        return new KeySpace(c.keyPrefix);
+      },
+    },
     { provide: WorkerMetrics, inject: [APP_CONFIG], useFactory: (c: AppConfig) => createWorkerMetrics(c.version) },
     // Every ledger write of the worker is timed and checked for a stale epoch (codemode_event_append_*).
     {

@@ -30,6 +30,10 @@ export class QueueConsumer {
       prefix: `{${config.keyPrefix}}`,
       concurrency: options.concurrency,
       maxStalledCount: options.maxStalledCount,
+      // A job's lock is the worker's lease (SPEC §6): renewed from this main thread every half of
+      // it; a dead worker's job is re-delivered about one lease after it stopped renewing.
+      lockDuration: config.presenceTtlMs,
+      stalledInterval: Math.max(500, Math.floor(config.presenceTtlMs / 2)),
     });
     this.worker.on('error', (error) => logger.warn({ err: error, consumer: options.role }, 'queue consumer error'));
   }

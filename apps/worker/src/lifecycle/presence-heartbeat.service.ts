@@ -3,26 +3,38 @@ import type { AppConfig } from '@codemode/config';
 import { WorkerPresence } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { RunOutcomes } from '../runs/run-outcomes.service';
+
+export const LEASE_LOST_REASON = 'the worker holding the parked cell lost its lease';
 
 /**
- * Keeps this worker marked alive (renewed from the main thread every TTL/4, never from a thread
- * running guest code), so work is routed to it only while it can take it.
+ * Keeps this worker's lease (renewed from the main thread every TTL/4, never from a thread
+ * running guest code), so work is routed to it only while it can take it. A lease found lapsed
+ * (Redis unreachable or the process stalled for longer than the TTL) means another worker may
+ * have taken its runs over: it gives up every parked run (epoch-fenced) before taking a new one.
  */
 @Injectable()
 export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer: NodeJS.Timeout | undefined;
+  private held = false;
+  private beating = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly presence: WorkerPresence,
+    private readonly outcomes: RunOutcomes,
   ) {}
 
   onApplicationBootstrap(): void {
     const beat = (): void => {
-      this.presence.beat(this.config.workerId, this.config.presenceTtlMs).catch((error: unknown) => {
-        this.logger.warn({ err: error }, 'could not renew worker presence');
-      });
+      if (this.beating) return;
+      this.beating = true;
+      this.beat()
+        .catch((error: unknown) => this.logger.warn({ err: error }, 'could not renew the worker lease'))
+        .finally(() => {
+          this.beating = false;
+        });
     };
     beat();
     this.timer = setInterval(beat, Math.max(250, Math.floor(this.config.presenceTtlMs / 4)));
@@ -32,5 +44,17 @@ export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationS
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     await this.presence.leave(this.config.workerId).catch(() => undefined);
+  }
+
+  private async beat(): Promise<void> {
+    const { workerId, presenceTtlMs } = this.config;
+    if (this.held) {
+      if (await this.presence.renew(workerId, presenceTtlMs)) return;
+      this.held = false;
+      this.logger.error({ workerId }, 'worker lease lapsed; giving up every parked run before taking a new lease');
+      await this.outcomes.giveUpAllParked(LEASE_LOST_REASON);
+    }
+    await this.presence.beat(workerId, presenceTtlMs);
+    this.held = true;
   }
 }

@@ -8,7 +8,8 @@ export const SHUTDOWN_LOST_REASON = 'the worker holding the parked cell shut dow
 
 /**
  * SIGTERM, in order: take no new cells or resumes and let running ones finish within their
- * budget; then end the runs still parked here as `run.lost` (their VMs die with this process).
+ * budget; then hand the replay-safe runs still parked here over (the next wait replays them on
+ * another worker) and end the others as `run.lost` (their VMs die with this process).
  * Shell process groups, Redis and the sandbox pool close afterwards (onApplicationShutdown).
  */
 @Injectable()
@@ -22,6 +23,6 @@ export class WorkerShutdown implements BeforeApplicationShutdown {
 
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.all([this.cells.close(), this.resumes.close(), this.shell.close()]);
-    await this.outcomes.loseAllParked(SHUTDOWN_LOST_REASON);
+    await this.outcomes.giveUpAllParked(SHUTDOWN_LOST_REASON);
   }
 }

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import { AbortJobSchema, JOB_NAMES, ResumeJobSchema, ShellJobSchema, ToolResultsJobSchema, workerQueueName } from '@codemode/contracts';
+import { AbortJobSchema, JOB_NAMES, ResumeJobSchema, type ResumeJob, ShellJobSchema, ToolResultsJobSchema, workerQueueName } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { QueueProcessor, type ConsumerOptions } from '../core/queue-consumer';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { ReplayRunner } from '../recovery/replay-runner.service';
 import { ResumeRunner } from '../runs/resume-runner.service';
 import { ShellHost } from '../shell/shell-host.service';
 
@@ -18,6 +19,7 @@ export class ResumesProcessor extends QueueProcessor {
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) logger: Logger,
     private readonly runner: ResumeRunner,
+    private readonly replays: ReplayRunner,
     private readonly shell: ShellHost,
     private readonly metrics: WorkerMetrics,
   ) {
@@ -28,16 +30,20 @@ export class ResumesProcessor extends QueueProcessor {
     return { queue: workerQueueName(this.config.workerId), role: 'own', concurrency: CONCURRENCY, maxStalledCount: 0 };
   }
 
-
-
   protected handle(job: Job): Promise<void> {
     // Labelled `worker`, not by the queue's name: that name carries the worker id.
     this.metrics.jobClaimed('worker', job.timestamp, job.processedOn);
-    if (job.name === JOB_NAMES.resumeRun) return this.runner.resume(ResumeJobSchema.parse(job.data));
+    if (job.name === JOB_NAMES.resumeRun) return this.resume(ResumeJobSchema.parse(job.data));
     if (job.name === JOB_NAMES.abortRun) return this.runner.abort(AbortJobSchema.parse(job.data));
     if (job.name === JOB_NAMES.shell) return this.shell.handle(ShellJobSchema.parse(job.data));
     if (job.name === JOB_NAMES.toolResults) return this.runner.toolResults(ToolResultsJobSchema.parse(job.data));
     this.logger.warn({ name: job.name }, 'unknown job on own queue; dropped');
     return Promise.resolve();
+  }
+
+  /** A wait routed here for a run whose VM this worker no longer holds goes to recovery. */
+  private async resume(job: ResumeJob): Promise<void> {
+    if (await this.runner.resume(job)) return;
+    await this.replays.resumeNotHeld(job);
   }
 }

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CellJob, CellSpec } from '@codemode/contracts';
+import { createHash, randomBytes } from 'node:crypto';
+import type { CellJob, CellSpec, GuestCatalog, ReplayPlan, RunRecoverySeed, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { RunLedger } from '@codemode/events';
-import { SandboxPool, type CellOutcome } from '@codemode/sandbox';
+import { replayDivergedMessage, SandboxPool, type CellOutcome } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { RunOutcomes, type RunContext } from './run-outcomes.service';
@@ -10,8 +11,23 @@ import { hostFailureOutcome, keepResuming } from './run-loop';
 import type { RunToolHost } from '../tools/run-tool-host';
 import { ToolHosts } from '../tools/tool-hosts.service';
 
-/** Until leases and fencing arrive every run is owned at epoch 1. */
+/** The epoch a run's first owner holds it with; every takeover adds one (fencing). */
 export const FIRST_EPOCH = 1;
+
+/** One cell to run on this worker: a new run, or one being rebuilt (`replay`). */
+export interface CellExecution {
+  ref: SessionRef;
+  runId: string;
+  epoch: number;
+  spec: CellSpec;
+  host: RunToolHost;
+  replyTo: string;
+  log: Logger;
+  seed?: number[];
+  replay?: ReplayPlan;
+  /** The run cannot be rebuilt from its log (why): it fails without running. */
+  divergence?: string;
+}
 
 /** Runs one queued cell: claim it in the ledger, run it in the sandbox, record and push its answer. */
 @Injectable()
@@ -25,41 +41,85 @@ export class CellRunner {
     private readonly toolHosts: ToolHosts,
   ) {}
 
-  async run(job: CellJob): Promise<void> {
+  /**
+   * Claims and runs a new cell. Answers the run's status when it was not `requested` any more
+   * (abandoned by the API, or already started: a job re-delivered after its worker stalled).
+   */
+  async run(job: CellJob): Promise<{ started: true } | { started: false; status: string | null }> {
     const ref = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
-    const claim = await this.runs.start(ref, job.runId, { workerId: this.config.workerId, epoch: FIRST_EPOCH, replyTo: job.replyTo });
-    if (!claim.started) {
-      // Abandoned by the API (not started within its budget) or already handled: never run it.
-      log.info({ status: claim.status }, 'cell not started: run is no longer waiting for a worker');
-      return;
-    }
-    const started = Date.now();
     const host = await this.toolHosts.create(ref, job.runId, FIRST_EPOCH, job.spec);
-    const outcome = await this.execute(job.runId, job.spec, host, log);
-    const ctx: RunContext = {
-      host,
-      ref,
-      runId: job.runId,
-      epoch: FIRST_EPOCH,
-      limits: job.spec.limits,
-      restartSafe: job.spec.restartSafe,
-      awaitResults: job.spec.awaitResults,
-      priorOutputBytes: 0,
-    };
-    const result = await this.outcomes.record(ctx, outcome, job.replyTo, started);
-    log.info({ status: result.status, code: result.status === 'failed' ? result.code : undefined, durationMs: Date.now() - started }, 'cell answered');
+    const recovery = job.spec.restartSafe ? newRecoverySeed(host.catalog.guestCatalog()) : undefined;
+    const claim = await this.runs.start(ref, job.runId, { workerId: this.config.workerId, epoch: FIRST_EPOCH, replyTo: job.replyTo, recovery });
+    if (!claim.started) {
+      log.info({ status: claim.status }, 'cell not started: run is no longer waiting for a worker');
+      return claim;
+    }
+    await this.execute({ ref, runId: job.runId, epoch: FIRST_EPOCH, spec: job.spec, host, replyTo: job.replyTo, log, seed: recovery?.seed });
+    return claim;
   }
 
-  private async execute(runId: string, spec: CellSpec, host: RunToolHost, log: Logger): Promise<CellOutcome> {
+  /** Runs the cell (from the start, or rebuilt from its log first), then records and answers it. */
+  async execute(cell: CellExecution): Promise<void> {
+    const started = Date.now();
+    const outcome = await this.sandbox(cell);
+    const ctx: RunContext = {
+      host: cell.host,
+      ref: cell.ref,
+      runId: cell.runId,
+      epoch: cell.epoch,
+      limits: cell.spec.limits,
+      restartSafe: cell.spec.restartSafe,
+      awaitResults: cell.spec.awaitResults,
+      priorOutputBytes: 0,
+    };
+    const result = await this.outcomes.record(ctx, outcome, cell.replyTo, started);
+    cell.log.info({ status: result.status, code: result.status === 'failed' ? result.code : undefined, durationMs: Date.now() - started }, 'cell answered');
+  }
+
+  private async sandbox(cell: CellExecution): Promise<CellOutcome> {
+    const { spec, host, runId } = cell;
+    if (cell.divergence !== undefined) return divergedOutcome(cell.divergence);
     try {
       host.beginLeg(spec.limits.timeoutMs);
-      const request = { runId, code: spec.code, limits: spec.limits, awaitResults: spec.awaitResults, restartSafe: spec.restartSafe, catalog: host.catalog.guestCatalog() };
+      const request = {
+        runId,
+        code: spec.code,
+        limits: spec.limits,
+        awaitResults: spec.awaitResults,
+        restartSafe: spec.restartSafe,
+        catalog: host.catalog.guestCatalog(),
+        seed: cell.seed,
+        replay: cell.replay,
+      };
       const first = await this.pool.run(request, host);
       return spec.awaitResults ? await keepResuming(this.pool, runId, spec.limits, first, host) : first;
     } catch (error) {
-      log.error({ err: error }, 'sandbox failed to run the cell');
+      cell.log.error({ err: error }, 'sandbox failed to run the cell');
       return hostFailureOutcome();
     }
   }
+}
+
+/** SPEC §6: a run whose log cannot be replayed fails, naming why; it is never guessed. */
+function divergedOutcome(detail: string): CellOutcome {
+  return {
+    status: 'failed',
+    code: 'internal_error',
+    phase: 'host',
+    error: replayDivergedMessage(detail),
+    output: [],
+    consoleTruncated: false,
+    bridgeDispatchStarted: true,
+  };
+}
+
+/** A restartSafe run's random seed and the hash of the catalog it runs with (SPEC §6). */
+export function newRecoverySeed(catalog: GuestCatalog): RunRecoverySeed {
+  const words = randomBytes(16);
+  return { seed: [0, 1, 2, 3].map((i) => words.readUInt32LE(i * 4)), catalogHash: catalogHash(catalog) };
+}
+
+export function catalogHash(catalog: GuestCatalog): string {
+  return createHash('sha256').update(JSON.stringify(catalog)).digest('hex');
 }

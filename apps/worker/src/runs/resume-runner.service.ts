@@ -10,7 +10,6 @@ import { hostFailureOutcome, keepResuming } from './run-loop';
 import { RunOutcomes } from './run-outcomes.service';
 
 export const ABORTED_ERROR = 'code mode execution aborted';
-const NOT_HELD_REASON = 'the parked cell is no longer in its worker’s memory';
 
 /** Work routed to this worker for runs it holds: resume a parked run, abort one. */
 @Injectable()
@@ -25,15 +24,12 @@ export class ResumeRunner {
     private readonly metrics: WorkerMetrics,
   ) {}
 
-  async resume(job: ResumeJob): Promise<void> {
+  /** Resumes a run parked here; false when this worker does not hold its VM (recovery's turn). */
+  async resume(job: ResumeJob): Promise<boolean> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
     const parked = this.outcomes.parked.get(job.runId);
-    if (!parked) {
-      // The API saw it waiting, but its VM is gone from here (expired a moment ago, or lost).
-      await this.runs.append(ref, { type: 'run.lost', runId: job.runId, epoch: 1, data: { reason: NOT_HELD_REASON } }).catch(() => undefined);
-      return;
-    }
+    if (!parked) return false;
     const taken = await this.runs.resume(ref, job.runId, {
       token: job.token,
       workerId: this.config.workerId,
@@ -43,10 +39,9 @@ export class ResumeRunner {
     });
     if (!taken) {
       log.info('resume not taken: the wait gave up or another took it');
-      return;
+      return true;
     }
     this.outcomes.parked.take(job.runId);
-    // Replay (rebuilding a run from its log on another worker) will count as path `replay`.
     this.metrics.resumed('owner');
     const started = Date.now();
     let outcome: CellOutcome;
@@ -60,6 +55,7 @@ export class ResumeRunner {
     }
     const result = await this.outcomes.record(parked, outcome, job.replyTo, started);
     log.info({ status: result.status }, 'wait answered');
+    return true;
   }
 
   /** Platform answers to pending client tool calls: settled in the VM, recorded, acknowledged. */

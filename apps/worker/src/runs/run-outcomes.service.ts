@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { CodeModeResult, Limits, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { RunLedger } from '@codemode/events';
+import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, RunLedger } from '@codemode/events';
 import { buildCellResult, buildWaitingResult, SandboxPool, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
 import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
@@ -21,7 +21,21 @@ export interface RunContext {
   host: RunToolHost;
 }
 
+/** What a run that reached its history cap ends with, whatever its cell did (SPEC §6). */
+function historyLimitOutcome(outcome: CellOutcome): TerminalCellOutcome {
+  return {
+    status: 'failed',
+    code: 'internal_error',
+    phase: 'host',
+    error: RUN_HISTORY_LIMIT_MESSAGE,
+    output: outcome.output,
+    consoleTruncated: outcome.consoleTruncated,
+    bridgeDispatchStarted: outcome.bridgeDispatchStarted,
+  };
+}
+
 const EXPIRED_REASON = 'parked longer than snapshotTtlSeconds without a wait';
+const ALWAYS_REPLAY_REASON = 'CODEMODE_ALWAYS_REPLAY: every wait rebuilds the run by replay';
 
 /**
  * Records a cell's outcome in the log and pushes the answer: a terminal event for completed and
@@ -53,7 +67,17 @@ export class RunOutcomes implements OnModuleDestroy {
 
   /** `legStartedAt`: when this exec or wait leg started (epoch ms), for `codemode_run_duration_seconds`. */
   async record(ctx: RunContext, outcome: CellOutcome, replyTo: string, legStartedAt: number): Promise<CodeModeResult> {
-    const result = await this.write(ctx, outcome, replyTo);
+    let result: CodeModeResult;
+    try {
+      result = await this.write(ctx, ctx.host.historyFull ? historyLimitOutcome(outcome) : outcome, replyTo);
+    } catch (error) {
+      // SPEC §6: the run reached its history cap while being recorded (parking it, committing
+      // its store): it fails with the cap's error, which is always recorded.
+      if (!(error instanceof RunHistoryLimitError)) throw error;
+      this.parked.take(ctx.runId);
+      this.pool.discard(ctx.runId);
+      result = await this.write(ctx, historyLimitOutcome(outcome), replyTo);
+    }
     this.metrics.runAnswered(result, legStartedAt);
     return result;
   }
@@ -76,9 +100,15 @@ export class RunOutcomes implements OnModuleDestroy {
         type: 'run.parked',
         runId: ctx.runId,
         epoch: ctx.epoch,
-        data: { result, expiresAt: new Date(expiresAt).toISOString(), snapshotBytes: outcome.snapshotBytes },
+        data: {
+          result,
+          expiresAt: new Date(expiresAt).toISOString(),
+          snapshotBytes: outcome.snapshotBytes,
+          ...(outcome.journal ? { journal: outcome.journal } : {}),
+        },
         publish: { channel: replyTo, message: JSON.stringify({ kind: 'result', runId: ctx.runId, result }) },
       });
+      if (this.config.alwaysReplay && ctx.restartSafe) await this.handOver(ctx.runId, ALWAYS_REPLAY_REASON);
       return result;
     }
     const committed = outcome.status === 'completed' ? await this.commitStore(ctx, outcome) : null;
@@ -101,10 +131,29 @@ export class RunOutcomes implements OnModuleDestroy {
     return result;
   }
 
-  /** Shutdown: parked VMs die with this process, so each parked run ends as `run.lost`. */
-  async loseAllParked(reason: string): Promise<void> {
+  /**
+   * Shutdown or a lost lease: parked VMs cannot stay here. Replay-safe runs are released (the
+   * next wait rebuilds them by replay at once); the others end as `run.lost`. Every write is
+   * fenced by the run's epoch, so a run another worker already took is left alone.
+   */
+  async giveUpAllParked(reason: string): Promise<void> {
     const runIds = [...this.parked.runIds()];
-    await Promise.all(runIds.map((runId) => this.lose(runId, reason)));
+    await Promise.all(
+      runIds.map((runId) => (this.parked.get(runId)?.restartSafe ? this.handOver(runId, reason) : this.lose(runId, reason))),
+    );
+  }
+
+  /** Drops a parked replay-safe run from memory and releases it in the ledger. */
+  private async handOver(runId: string, reason: string): Promise<void> {
+    const run = this.parked.take(runId);
+    if (!run) return;
+    this.pool.discard(runId);
+    try {
+      const released = await this.runs.release(run.ref, runId, { workerId: this.config.workerId, epoch: run.epoch, reason });
+      this.logger.info({ tenant: run.ref.tenant, sessionId: run.ref.sessionId, runId, released, reason }, 'parked run handed over for replay');
+    } catch (error) {
+      this.logger.warn({ tenant: run.ref.tenant, sessionId: run.ref.sessionId, runId, err: error }, 'could not release a parked run; its lease will lapse');
+    }
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { Limits, SessionRef, ShellConfig } from '@codemode/contracts';
 import { apiList, apiRead, describe, handleMetadata, mapMcpArguments, searchCatalog, type CatalogEntry } from '@codemode/catalog';
-import type { EventLog } from '@codemode/events';
+import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, type EventLog } from '@codemode/events';
 import type { BridgeCall, BridgeHost } from '@codemode/sandbox';
 import { ResultUnavailableError, StoreBuffer, type ResultsStore, type SessionStore } from '@codemode/store';
 import { callWebhookTool, isWorkspaceToolName, runCoreTool, type McpServers, type SessionToolCatalog } from '@codemode/tools';
@@ -20,6 +20,8 @@ export interface ToolDeps {
   sessionStore: SessionStore;
   webhookSecret: string | undefined;
   metrics: WorkerMetrics;
+  /** The run's history reached its cap (SPEC §6): stop its cell now. */
+  stopRun: (runId: string) => void;
 }
 
 export interface ToolRun {
@@ -30,6 +32,8 @@ export interface ToolRun {
   shell: ShellConfig;
   agentId: string | null;
   awaitResults: boolean;
+  /** Replay-safe run (SPEC §6): inputs and outcomes of its tool calls are kept in the log for replay. */
+  restartSafe: boolean;
 }
 
 /**
@@ -44,6 +48,7 @@ export class RunToolHost implements BridgeHost {
   private store: Promise<StoreBuffer> | undefined;
   private storeSnapshot: StoreBuffer | undefined;
   private legDeadline = 0;
+  private historyLimitReached = false;
 
   constructor(
     readonly run: ToolRun,
@@ -54,6 +59,11 @@ export class RunToolHost implements BridgeHost {
   /** A run() or resume() leg starts: shell calls inside it yield within what is left of it. */
   beginLeg(timeoutMs: number): void {
     this.legDeadline = Date.now() + timeoutMs;
+  }
+
+  /** A write of this run was refused at the history cap: the run fails with it, whatever the cell did. */
+  get historyFull(): boolean {
+    return this.historyLimitReached;
   }
 
   telemetry() {
@@ -167,40 +177,70 @@ export class RunToolHost implements BridgeHost {
     );
   }
 
-  /** `tool.called` before the call, `tool.settled` before the guest sees its outcome. */
+  /**
+   * `tool.called` before the call, `tool.settled` before the guest sees its outcome. A replay-safe
+   * run's events carry the input and the outcome as the guest sees it, so a replay can answer the
+   * call from the log instead of calling the tool again.
+   */
   private async recorded(call: BridgeCall, entry: CatalogEntry, input: unknown, run: () => Promise<unknown>): Promise<unknown> {
-    const { ref, runId, epoch } = this.run;
+    const { runId, epoch } = this.run;
     const tool = entry.callableName;
     await this.appendCalled(call, entry, input);
     const started = Date.now();
     try {
       const value = await run();
       this.deps.metrics.toolCalled(entry.source, true, Date.now() - started);
-      await this.deps.log.append(ref, {
+      const recorded = this.run.restartSafe ? { result: value ?? null } : {};
+      await this.logged({
         type: 'tool.settled',
         runId,
         epoch,
-        data: { callId: call.id, tool, ok: true, durationMs: Date.now() - started, resultBytes: jsonBytes(value) },
+        data: { callId: call.id, tool, ok: true, durationMs: Date.now() - started, resultBytes: jsonBytes(value), ...recorded },
       });
       return value;
     } catch (error) {
       this.deps.metrics.toolCalled(entry.source, false, Date.now() - started);
       const message = error instanceof Error ? error.message : String(error);
-      await this.deps.log
-        .append(ref, { type: 'tool.settled', runId, epoch, data: { callId: call.id, tool, ok: false, durationMs: Date.now() - started, error: message.slice(0, 1000) } })
-        .catch(() => undefined);
+      // The guest's rejection is {name, message} of the error (see RunBridge).
+      const recorded = this.run.restartSafe ? { failure: { name: error instanceof Error ? error.name : 'Error', message } } : {};
+      await this.logged({
+          type: 'tool.settled',
+          runId,
+          epoch,
+          data: { callId: call.id, tool, ok: false, durationMs: Date.now() - started, error: message.slice(0, 1000), ...recorded },
+        }).catch((failure: unknown) => {
+          if (failure instanceof ToolCallError) throw failure;
+        });
       throw error;
     }
   }
 
   private async appendCalled(call: BridgeCall, entry: CatalogEntry, input: unknown): Promise<void> {
-    const { ref, runId, epoch } = this.run;
-    await this.deps.log.append(ref, {
+    const { runId, epoch } = this.run;
+    await this.logged({
       type: 'tool.called',
       runId,
       epoch,
-      data: { callId: call.id, tool: entry.callableName, source: entry.source, inputBytes: jsonBytes(input) },
+      data: {
+        callId: call.id,
+        tool: entry.callableName,
+        source: entry.source,
+        inputBytes: jsonBytes(input),
+        ...(this.run.restartSafe ? { input } : {}),
+      },
     });
+  }
+
+  /** Appends a run event; at the history cap the run is stopped and the call rejects with the cap's message. */
+  private async logged(input: Parameters<EventLog['append']>[1]): Promise<void> {
+    try {
+      await this.deps.log.append(this.run.ref, input);
+    } catch (error) {
+      if (!(error instanceof RunHistoryLimitError)) throw error;
+      this.historyLimitReached = true;
+      this.deps.stopRun(this.run.runId);
+      throw new ToolCallError(RUN_HISTORY_LIMIT_MESSAGE);
+    }
   }
 
   private requireTool(name: unknown): CatalogEntry {

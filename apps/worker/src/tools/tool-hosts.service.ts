@@ -1,3 +1,4 @@
+import { SandboxPool } from '@codemode/sandbox';
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { CellSpec, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
@@ -24,6 +25,7 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
     private readonly shell: ShellHost,
     private readonly deployment: DeploymentCatalog,
     private readonly metrics: WorkerMetrics,
+    private readonly pool: SandboxPool,
   ) {}
 
   /** Connects the deployment's MCP servers before the worker takes cells; a broken one is skipped. */
@@ -49,7 +51,7 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
       this.mcp?.serverInfo() ?? [],
     );
     return new RunToolHost(
-      { ref, runId, epoch, limits: spec.limits, shell: spec.shell, agentId: spec.agentId, awaitResults: spec.awaitResults },
+      { ref, runId, epoch, limits: spec.limits, shell: spec.shell, agentId: spec.agentId, awaitResults: spec.awaitResults, restartSafe: spec.restartSafe },
       catalog,
       {
         log: this.log,
@@ -59,6 +61,7 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
         sessionStore: this.sessionStore,
         webhookSecret: this.config.webhookSecrets.get(ref.tenant),
         metrics: this.metrics,
+        stopRun: (id) => this.pool.discard(id),
       },
     );
   }

@@ -10,6 +10,7 @@
       ARGV[2] workerId
       ARGV[3] epoch the worker holds the run with
       ARGV[4] reply channel ('' for none)
+      ARGV[5] recovery facts JSON ('' for none): a restartSafe run's random seed and catalog hash
 
     Output:
       {1, eventId}  started
@@ -27,7 +28,9 @@ if st[1] ~= 'requested' then return { 0, st[1] or '' } end
 if epoch < tonumber(st[2]) then return { -3, st[2] } end
 
 local head = '{"workerId":' .. cjson.encode(workerId) .. ',"epoch":' .. epoch .. '}'
-local id = append_event(KEYS, { type = 'run.started', runId = runId, epoch = epoch, head = head, raws = {},
+local raws = {}
+if ARGV[5] and ARGV[5] ~= '' then raws = { { 'recovery', ARGV[5] } } end
+local id = append_event(KEYS, { type = 'run.started', runId = runId, epoch = epoch, head = head, raws = raws,
   facts = { workerId = workerId } })
 if ARGV[4] ~= '' then
   redis.call('PUBLISH', ARGV[4], '{"kind":"started","runId":' .. cjson.encode(runId) ..

@@ -47,6 +47,10 @@ export function rebuildRun(ref: SessionRef, runId: string, events: readonly Logg
     } else if (event.type === 'run.resumed') {
       Object.assign(run, { status: 'running', epoch: event.epoch, parkedAt: null, expiresAt: null });
       if (typeof data.workerId === 'string') run.owner = data.workerId;
+    } else if (event.type === 'run.recovered') {
+      Object.assign(run, { owner: data.workerId as string, epoch: event.epoch });
+    } else if (event.type === 'run.released') {
+      run.owner = null;
     } else if (terminal) {
       Object.assign(run, { status: terminal, endedAt: event.at, expiresAt: null });
     }

@@ -42,7 +42,8 @@ export function runFromHash(ref: SessionRef, hash: Record<string, string>): RunV
     title: parseJson<string>(hash.title) ?? '',
     status,
     restartSafe: hash.restartSafe === 'true',
-    owner: hash.owner ?? null,
+    // A released run has owner '': nobody holds it.
+    owner: hash.owner || null,
     epoch: Number(hash.epoch ?? 0),
     createdAt: hash.createdAt ?? '',
     startedAt: hash.startedAt ?? null,

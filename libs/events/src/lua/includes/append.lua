@@ -28,7 +28,38 @@
 
   Return codes of check_run_write (mirrored in lua-errors.ts):
     -1 run not found, -2 run already ended (detail: status), -3 stale epoch (detail: stored epoch)
+
+  Run history cap (SPEC §6). The run hash counts the run's events (`historyEvents`) and bytes of
+  event data (`historyBytes`), and keeps the stream ms of its last event (`lastEventMs`). A write
+  that passed check_run_write and is not terminal is refused when it would take the run past
+  RUN_HISTORY_MAX_EVENTS or RUN_HISTORY_MAX_BYTES: append_event raises the error reply
+  `RUN_HISTORY_LIMIT <runId> <events> <bytes>` (lua-errors.ts: RunHistoryLimitError) before it
+  writes anything, so a script must write nothing between check_run_write and append_event.
+  Terminal events always pass, so the run can then be failed. Lifecycle scripts that do not call
+  check_run_write (request, start, resume, take-over, release) are not held to the cap: they
+  write before appending, and their events are few and small; the run's next tool, output, park
+  or store write is refused instead.
+
+  Retention. A terminal event gives the run hash a TTL of RETENTION_MS. The session's log is
+  trimmed on every terminal event, and on any event at most once per min(60 s, RETENTION_MS)
+  (`trimmedAt` in the session hash): stream entries older than RETENTION_MS go (XTRIM MINID;
+  stream ids carry the millisecond of the event's `at`), runs index entries with them, and
+  transcript entries older than the oldest event left. Never past a live run: the trim point
+  stops at the request time of the oldest run that has not ended, because a replay-safe run is
+  rebuilt from its whole log, and a run may live far longer than RETENTION_MS (each park gives it
+  up to snapshotTtlSeconds again, so no fixed age is safe). A run with no event for
+  LIVE_RUN_MAX_IDLE_MS (longer than any park may last) is dead, ended or not, and holds nothing
+  back. Session-level facts (store, tools, configuration) keep their projections; only their old
+  events go, so a rebuild from a trimmed log sees the recent part only. Every key touched,
+  including other runs' hashes read while trimming, lives in the session's hash-tag slot.
+
+  The settings are compiled in: the loader (script-loader.ts) turns each `--- @define NAME` line
+  below into `local NAME = <value>` from the deployment's configuration.
 ]]
+--- @define RETENTION_MS
+--- @define RUN_HISTORY_MAX_EVENTS
+--- @define RUN_HISTORY_MAX_BYTES
+--- @define LIVE_RUN_MAX_IDLE_MS
 --- @include "now-iso"
 
 local TERMINAL = {
@@ -36,6 +67,28 @@ local TERMINAL = {
   ['run.expired'] = 'expired', ['run.lost'] = 'lost'
 }
 local ENDED = { completed = true, failed = true, expired = true, lost = true }
+-- Bounded work per trim: runs index entries looked at, transcript entries popped.
+local TRIM_BATCH = 100
+local TRANSCRIPT_POP_MAX = 1000
+local TRIM_EVERY_MS = math.min(60000, RETENTION_MS)
+
+-- The run whose write check_run_write let through: append_event holds it to the history cap.
+local capped_run = nil
+
+-- Integers as Redis arguments (a Lua number may otherwise be sent in exponent form).
+local function int(n) return string.format('%d', n) end
+
+-- Milliseconds since 1970 of a time as now_iso() writes it (days-from-civil, the inverse of its algorithm).
+local function iso_ms(iso)
+  local y, mo, d, h, mi, s, ms = string.match(iso, '^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)%.(%d+)Z$')
+  y, mo = tonumber(y), tonumber(mo)
+  if mo <= 2 then y = y - 1 end
+  local era = math.floor(y / 400)
+  local yoe = y - era * 400
+  local doy = math.floor((153 * ((mo + 9) % 12) + 2) / 5) + tonumber(d) - 1
+  local days = era * 146097 + yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy - 719468
+  return (((days * 24 + tonumber(h)) * 60 + tonumber(mi)) * 60 + tonumber(s)) * 1000 + tonumber(ms)
+end
 
 -- Returns nil when a run-scoped write may proceed, else {code, detail}.
 local function check_run_write(K, runId, epoch)
@@ -44,7 +97,24 @@ local function check_run_write(K, runId, epoch)
   if not st[1] then return { -1, '' } end
   if epoch < tonumber(st[2]) then return { -3, st[2] } end
   if ENDED[st[1]] then return { -2, st[1] } end
+  capped_run = runId
   return nil
+end
+
+-- Raises RUN_HISTORY_LIMIT when this write would take its run past the cap (see the header).
+local function check_history(K, ev, bytes)
+  if capped_run ~= ev.runId or TERMINAL[ev.type] then return end
+  local h = redis.call('HMGET', K[3], 'historyEvents', 'historyBytes')
+  local events, used = tonumber(h[1] or '0'), tonumber(h[2] or '0')
+  if events + 1 > RUN_HISTORY_MAX_EVENTS or used + bytes > RUN_HISTORY_MAX_BYTES then
+    error({ err = 'RUN_HISTORY_LIMIT ' .. ev.runId .. ' ' .. int(events) .. ' ' .. int(used) })
+  end
+end
+
+local function count_history(K, bytes, ms)
+  redis.call('HINCRBY', K[3], 'historyEvents', 1)
+  redis.call('HINCRBY', K[3], 'historyBytes', bytes)
+  redis.call('HSET', K[3], 'lastEventMs', int(ms))
 end
 
 local function splice_data(head, raws)
@@ -134,14 +204,82 @@ local function project_session(K, ev, at)
   end
 end
 
--- Appends the event and updates every projection; returns the stream id.
+-- The stream id from which the log may be trimmed: `cutoff`, or the request time of the oldest
+-- live run if that is earlier. Runs index entries before the returned point are all of runs that
+-- ended, vanished (their hash expired) or died, and may go.
+local function trim_point(K, runKeyBase, cutoff, nowMs)
+  local entries = redis.call('ZRANGE', K[5], '-inf', '(' .. int(cutoff), 'BYSCORE', 'LIMIT', 0, TRIM_BATCH, 'WITHSCORES')
+  for i = 1, #entries, 2 do
+    local st = redis.call('HMGET', runKeyBase .. entries[i], 'status', 'lastEventMs')
+    local idle = st[2] and nowMs - tonumber(st[2]) > LIVE_RUN_MAX_IDLE_MS
+    if st[1] and not ENDED[st[1]] and not idle then return tonumber(entries[i + 1]) end
+  end
+  -- A full batch: runs after it are unseen, so stop at the last one seen.
+  if #entries == 2 * TRIM_BATCH then return tonumber(entries[#entries]) end
+  return cutoff
+end
+
+-- Transcript entries are in log order; those older than the oldest event left are popped.
+-- Each entry starts {"kind":..,"call":..,"runId":..,"at":"<iso>" (transcript_entry), so the first
+-- "at" is its own.
+local function trim_transcript(K)
+  local oldest = redis.call('XRANGE', K[1], '-', '+', 'COUNT', 1)[1]
+  if not oldest then return end
+  local keep
+  for i = 1, #oldest[2], 2 do
+    if oldest[2][i] == 'at' then keep = oldest[2][i + 1] end
+  end
+  if not keep then return end
+  for _ = 1, TRANSCRIPT_POP_MAX do
+    local entry = redis.call('LINDEX', K[4], 0)
+    local at = entry and string.match(entry, '"at":"([^"]*)"')
+    if not at or at >= keep then return end
+    redis.call('LPOP', K[4])
+  end
+end
+
+-- Retention (see the header): on terminal events, else at most once per TRIM_EVERY_MS.
+local function maybe_trim(K, ev, nowMs)
+  if not TERMINAL[ev.type] then
+    local last = redis.call('HGET', K[2], 'trimmedAt')
+    if last and nowMs - tonumber(last) < TRIM_EVERY_MS then return end
+  end
+  redis.call('HSET', K[2], 'trimmedAt', int(nowMs))
+  -- K[3] is <p>:{t:sid}:run:<runId>; every run hash of the session shares this prefix and slot.
+  local runKeyBase = string.sub(K[3], 1, #K[3] - #ev.runId)
+  local point = trim_point(K, runKeyBase, nowMs - RETENTION_MS, nowMs)
+  redis.call('ZREMRANGEBYSCORE', K[5], '-inf', '(' .. int(point))
+  -- Exact, not `~`: whole stream nodes below the point are dropped without reading their entries,
+  -- so the cost is one step per node plus the one node the point falls in, and the cut lies
+  -- exactly between two milliseconds, where the transcript is cut too.
+  redis.call('XTRIM', K[1], 'MINID', int(point))
+  trim_transcript(K)
+end
+
+-- XADDs the entry with the millisecond of `at` as its id's time (`<ms>-*`), so that the log cut by
+-- id is cut by `at` as well; when the clock stepped back behind the stream's top id, Redis picks.
+local function xadd(K, ev, at, data)
+  local fields = { 'type', ev.type, 'runId', ev.runId, 'epoch', ev.epoch, 'at', at, 'data', data }
+  local id = redis.pcall('XADD', K[1], int(iso_ms(at)) .. '-*', unpack(fields))
+  if type(id) == 'table' then id = redis.call('XADD', K[1], '*', unpack(fields)) end
+  return id
+end
+
+-- Appends the event and updates every projection; returns the stream id. Raises
+-- RUN_HISTORY_LIMIT, before writing anything, when the run's history cap refuses the event.
 local function append_event(K, ev)
-  local at = now_iso()
   local data = splice_data(ev.head, ev.raws)
-  local id = redis.call('XADD', K[1], '*', 'type', ev.type, 'runId', ev.runId,
-    'epoch', ev.epoch, 'at', at, 'data', data)
+  check_history(K, ev, #data)
+  local at = now_iso()
+  local id = xadd(K, ev, at, data)
+  local ms = tonumber(string.match(id, '^(%d+)'))
   project_session(K, ev, at)
-  if ev.runId ~= '' then project_run(K, ev, at, id) end
+  if ev.runId ~= '' then
+    project_run(K, ev, at, id)
+    count_history(K, #data, ms)
+    if TERMINAL[ev.type] then redis.call('PEXPIRE', K[3], int(RETENTION_MS)) end
+  end
+  maybe_trim(K, ev, ms)
   return id
 end
 

@@ -1,0 +1,121 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CodeModeResult } from '@codemode/contracts';
+import type { CodeModeClient } from '@codemode/client';
+import { TestStack } from './utils/test-stack';
+
+jest.setTimeout(90_000);
+
+function expectWaiting(result: CodeModeResult): Extract<CodeModeResult, { status: 'waiting' }> {
+  if (result.status !== 'waiting') throw new Error(`expected waiting, got ${JSON.stringify(result)}`);
+  return result;
+}
+
+/**
+ * The replay-safe exec/wait cases, run twice: with parked VMs kept in memory, and with
+ * CODEMODE_ALWAYS_REPLAY=1, where every parked run is dropped as it parks and every wait rebuilds
+ * it by replay (SPEC §6). The answers must be the same.
+ */
+describe.each([
+  ['parked VMs kept in memory', {}],
+  ['CODEMODE_ALWAYS_REPLAY=1', { CODEMODE_ALWAYS_REPLAY: '1' }],
+])('replay-safe runs through wait: %s', (mode, env: Record<string, string>) => {
+  const replays = env.CODEMODE_ALWAYS_REPLAY === '1';
+  let stack: TestStack;
+  let client: CodeModeClient;
+  beforeAll(async () => {
+    stack = await TestStack.start({ env });
+    client = stack.client();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('resumes across several yields with the same clock and random values, output only once', async () => {
+    const code = `
+      const t0 = Date.now(); const r0 = Math.random(); const d0 = new Date().toISOString();
+      console.log("first leg");
+      await yield_control("one");
+      const t1 = Date.now(); const r1 = Math.random();
+      console.log("second leg");
+      await yield_control("two");
+      console.log("third leg");
+      return { t0, r0, d0, t1, r1, same: Date.parse(d0) - t0 >= 0 && Date.parse(d0) - t0 < 1000, later: Date.now() >= t1 };
+    `;
+    const first = expectWaiting(await client.exec('legs', { title: 'legs', code, restartSafe: true }));
+    expect(first).toMatchObject({ reason: 'yield', replaySafe: true, output: [{ type: 'text', text: 'first leg' }] });
+    const second = expectWaiting(await client.wait('legs', first.runId));
+    expect(second).toMatchObject({ runId: first.runId, reason: 'yield', output: [{ type: 'text', text: 'second leg' }] });
+    const done = await client.wait('legs', first.runId);
+    expect(done).toMatchObject({ status: 'completed', replaySafe: true, output: [{ type: 'text', text: 'third leg' }] });
+    const value = (done as { value: { t0: number; r0: number; t1: number; r1: number; same: boolean; later: boolean } }).value;
+    expect(value.same).toBe(true);
+    expect(value.later).toBe(true);
+    expect(value.t1).toBeGreaterThanOrEqual(value.t0);
+    expect(value.r0).not.toBe(value.r1);
+
+    const events = (await client.events('legs', { limit: 1000 })).events;
+    const types = events.map((e) => e.type);
+    expect(types.filter((t) => /^run\.(completed|failed|expired|lost)$/.test(t))).toEqual(['run.completed']);
+    expect(types.filter((t) => t === 'run.recovered')).toHaveLength(replays ? 2 : 0);
+    expect(types.filter((t) => t === 'run.released')).toHaveLength(replays ? 2 : 0);
+  });
+
+  it('answers core read/ls calls from the log on replay, and reads files only once', async () => {
+    const sid = 'files';
+    await client.putSession(sid, {});
+    const workspace = join(stack.workspaceRoot, 'default', sid);
+    mkdirSync(workspace, { recursive: true });
+    writeFileSync(join(workspace, 'note.txt'), 'version one');
+    const code = `
+      const before = await read({ path: "note.txt" });
+      await yield_control();
+      const after = await read({ path: "note.txt" });
+      return { before: JSON.stringify(before).includes("version one"), after: JSON.stringify(after).includes("version two") };
+    `;
+    const first = expectWaiting(await client.exec(sid, { title: 'read', code, restartSafe: true }));
+    // The file changes while the run is parked: a replay must still see what the first read saw.
+    writeFileSync(join(workspace, 'note.txt'), 'version two');
+    expect(await client.wait(sid, first.runId)).toMatchObject({ status: 'completed', value: { before: true, after: true } });
+    const events = (await client.events(sid, { limit: 1000 })).events.filter((e) => e.runId === first.runId);
+    expect(events.filter((e) => e.type === 'tool.called').map((e) => e.data.callId)).toEqual(['bridge:callValue:1', 'bridge:callValue:2']);
+  });
+
+  it('parks on a pending timer and completes it through wait', async () => {
+    const sid = 'timer';
+    await client.putSession(sid, { codeMode: { timeoutMs: 300 } });
+    const first = expectWaiting(await client.exec(sid, { title: 't', code: 'await yield_control(); await new Promise(r => setTimeout(r, 50)); return "slept"', restartSafe: true }));
+    expect(await client.wait(sid, first.runId)).toMatchObject({ status: 'completed', value: 'slept', replaySafe: true });
+  });
+
+  it('refuses waits in SPEC order and leaves the run parked', async () => {
+    const first = expectWaiting(await client.exec('owner-r', { title: 'y', code: 'await yield_control(); return "mine";', restartSafe: true }));
+    expect(await client.wait('other-r', first.runId)).toMatchObject({ status: 'failed', code: 'invalid_input', error: 'code mode run belongs to a different session.' });
+    expect((await client.getRun('owner-r', first.runId)).status).toBe('waiting');
+    expect(await client.wait('owner-r', first.runId)).toMatchObject({ status: 'completed', value: 'mine' });
+    expect(await client.wait('owner-r', first.runId)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+  });
+
+  it('lets exactly one of two concurrent waits resume the run', async () => {
+    const first = expectWaiting(await client.exec('race-r', { title: 'y', code: 'await yield_control(); await new Promise(r => setTimeout(r, 300)); return 1;', restartSafe: true }));
+    const answers = await Promise.all([client.wait('race-r', first.runId), client.wait('race-r', first.runId)]);
+    const statuses = answers.map((a) => (a.status === 'failed' ? a.error : a.status)).sort();
+    expect(statuses).toEqual(['code mode run is already being resumed.', 'completed']);
+  });
+
+  it('aborts a parked run; the run ends aborted once', async () => {
+    const first = expectWaiting(await client.exec('abort-r', { title: 'y', code: 'await yield_control(); return 1;', restartSafe: true }));
+    expect(await client.abort('abort-r', first.runId)).toMatchObject({ status: 'failed', code: 'aborted', error: 'code mode execution aborted', replaySafe: true });
+    expect(await client.wait('abort-r', first.runId)).toMatchObject({ error: 'code mode run is unavailable or expired.' });
+  });
+
+  it('takes the same branch on Math.random after the wait as before it', async () => {
+    const first = expectWaiting(
+      await client.exec('rand', { title: 'd', code: 'const r = Math.random(); text(r < 0.5 ? "low" : "high"); await yield_control(); return r;', restartSafe: true }),
+    );
+    const done = await client.wait('rand', first.runId);
+    expect(done).toMatchObject({ status: 'completed' });
+    const r = (done as { value: number }).value;
+    expect(first.output).toEqual([{ type: 'text', text: r < 0.5 ? 'low' : 'high' }]);
+  });
+});
