@@ -10,10 +10,12 @@ import { cpuDuring } from './cpu-usage';
 import { fmt, measureThroughput, percentile } from './stats';
 import { measureHostCalls } from './host-calls';
 import { spawnTrue } from './shell-spawn';
+import { measureReplay } from './replay';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
 const IN_FLIGHT = 64;
+const REPLAY_SAMPLES = Number(process.env.BENCH_REPLAY_SAMPLES ?? 30);
 const ROOT = join(__dirname, '..', '..'); // dist/bench → repository root
 
 /**
@@ -22,6 +24,7 @@ const ROOT = join(__dirname, '..', '..'); // dist/bench → repository root
  */
 async function main(): Promise<void> {
   const stack = await TestStack.start({ workers: 1, env: { LOG_LEVEL: 'error' } });
+  const replayStack = await TestStack.start({ workers: 1, env: { LOG_LEVEL: 'error', CODEMODE_ALWAYS_REPLAY: '1' } });
   const echo = await BullmqEcho.start(REDIS_URL, `{bench-${randomBytes(4).toString('hex')}}`, IN_FLIGHT);
   const quickjs = await QuickjsBaseline.start();
   const client = stack.client();
@@ -90,6 +93,7 @@ async function main(): Promise<void> {
       toolSamples.push(((performance.now() - t) * 1000) / toolCalls);
     }
     const hostCalls = await measureHostCalls(1000);
+    const replayRows = await measureReplay(client, replayStack.client(), [1, 10, 100], REPLAY_SAMPLES);
     const redisPid = await redisServerPid();
     let echoThroughput = 0;
     let execThroughput = 0;
@@ -140,7 +144,15 @@ async function main(): Promise<void> {
       `| bridge round trip to an in-process no-op host tool (${hostCalls.calls} sequential calls) | ${fmt(hostCalls.bridgeNoopUs, 1)} |`,
       `| core tool \`ls({})\` over REST, with \`tool.called\`/\`tool.settled\` appended per call (${toolCalls} calls) | ${fmt(percentile(toolSamples, 50), 1)} |`,
     ].join('\n');
-    process.stdout.write(`${report}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n`);
+    const replayTable = [
+      `| recorded tool calls before the park (${REPLAY_SAMPLES} samples each) | wait, owner resumes (p50 ms) | wait, rebuilt by replay (p50 ms) | replay p99 (ms) | replay − owner (p50 ms) | ÷ owner |`,
+      '|---|---|---|---|---|---|',
+      ...replayRows.map(
+        (r) =>
+          `| ${r.calls} | ${fmt(r.ownerWaitP50)} | ${fmt(r.replayWaitP50)} | ${fmt(r.replayWaitP99)} | ${fmt(r.replayWaitP50 - r.ownerWaitP50)} | ${fmt(r.replayWaitP50 / r.ownerWaitP50)}× |`,
+      ),
+    ].join('\n');
+    process.stdout.write(`${report}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n`);
     const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
     const section = [
       '## Exec round trip vs a naive BullMQ echo',
@@ -162,11 +174,16 @@ async function main(): Promise<void> {
       '',
       hostTable,
       '',
+      '## Rebuilding a parked run by replay',
+      '',
+      replayTable,
+      '',
     ].join('\n');
     writeFileSync(join(ROOT, 'docs', 'bench-latest.md'), section);
   } finally {
     await echo.close();
     await stack.stop();
+    await replayStack.stop();
   }
 }
 

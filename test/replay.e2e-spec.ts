@@ -6,6 +6,8 @@ import { TestStack } from './utils/test-stack';
 
 jest.setTimeout(90_000);
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 function expectWaiting(result: CodeModeResult): Extract<CodeModeResult, { status: 'waiting' }> {
   if (result.status !== 'waiting') throw new Error(`expected waiting, got ${JSON.stringify(result)}`);
   return result;
@@ -117,5 +119,73 @@ describe.each([
     expect(done).toMatchObject({ status: 'completed' });
     const r = (done as { value: number }).value;
     expect(first.output).toEqual([{ type: 'text', text: r < 0.5 ? 'low' : 'high' }]);
+  });
+});
+
+describe('replay-safe runs whose worker goes away', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start({ workers: 2, env: { CODEMODE_LEASE_MS: '1000' } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  const ownerOf = async (client: CodeModeClient, sid: string, runId: string) => {
+    const owner = (await client.getRun(sid, runId)).owner;
+    const worker = stack.workers.find((w) => w.alive && owner?.includes(`-${w.pid}-`));
+    if (!worker) throw new Error(`no live worker owns ${runId} (owner ${owner})`);
+    return worker;
+  };
+
+  it('SIGTERM hands parked replay-safe runs over: the next wait replays them at once; other parked runs are lost', async () => {
+    const client = stack.client();
+    const safe = expectWaiting(await client.exec('handover', { title: 's', code: 'const r = Math.random(); await yield_control(); return r;', restartSafe: true }));
+    const victim = await ownerOf(client, 'handover', safe.runId);
+    // A plain run parked on the same worker (retry until the queue hands one to it).
+    let plain: string | undefined;
+    for (let i = 0; i < 20 && !plain; i += 1) {
+      const parked = expectWaiting(await client.exec('handover', { title: 'p', code: 'await yield_control(); return 1;' }));
+      if ((await ownerOf(client, 'handover', parked.runId)) === victim) plain = parked.runId;
+      else await client.abort('handover', parked.runId);
+    }
+    expect(plain).toBeDefined();
+    expect(await victim.stop()).toBe(0);
+    const run = await client.getRun('handover', safe.runId);
+    expect(run).toMatchObject({ status: 'waiting', owner: null });
+    const started = Date.now();
+    const done = await client.wait('handover', safe.runId);
+    expect(done).toMatchObject({ status: 'completed', replaySafe: true });
+    // No lease had to lapse: the run was released.
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await client.wait('handover', plain!)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+    const events = (await client.events('handover', { limit: 1000 })).events;
+    const safeTypes = events.filter((e) => e.runId === safe.runId).map((e) => e.type);
+    expect(safeTypes).toEqual(['run.requested', 'run.started', 'run.parked', 'run.released', 'run.recovered', 'run.resumed', 'run.completed']);
+    expect(events.filter((e) => e.runId === plain).map((e) => e.type).slice(-1)).toEqual(['run.lost']);
+    await stack.addWorker();
+  });
+
+  it('a worker that stalls past its lease loses its parked run to replay and does not write it again', async () => {
+    const client = stack.client();
+    const first = expectWaiting(await client.exec('stall', { title: 's', code: 'await yield_control(); await yield_control(); return "twice";', restartSafe: true }));
+    const stalled = await ownerOf(client, 'stall', first.runId);
+    process.kill(stalled.pid, 'SIGSTOP');
+    try {
+      await sleep(1500);
+      const second = expectWaiting(await client.wait('stall', first.runId));
+      expect(second.runId).toBe(first.runId);
+      const moved = await client.getRun('stall', first.runId);
+      expect(moved.epoch).toBe(2);
+      expect(moved.owner).not.toContain(`-${stalled.pid}-`);
+    } finally {
+      process.kill(stalled.pid, 'SIGCONT');
+    }
+    // The stalled worker wakes up, finds its lease lapsed and gives its parked run up: fenced by
+    // owner and epoch, it writes nothing for a run that moved.
+    await sleep(1000);
+    expect(await client.wait('stall', first.runId)).toMatchObject({ status: 'completed', value: 'twice' });
+    const types = (await client.events('stall', { limit: 1000 })).events.filter((e) => e.runId === first.runId).map((e) => e.type);
+    expect(types).toEqual(['run.requested', 'run.started', 'run.parked', 'run.recovered', 'run.resumed', 'run.parked', 'run.resumed', 'run.completed']);
   });
 });

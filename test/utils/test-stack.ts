@@ -24,13 +24,20 @@ export interface StackOptions {
  */
 export class TestStack {
   readonly workers: AppProcess[] = [];
+  /** API processes replaced by `restartApi()`, oldest first (kept for their logs). */
+  readonly previousApis: AppProcess[] = [];
   private readonly metricsPorts = new Map<AppProcess, string>();
   private constructor(
     readonly prefix: string,
     readonly baseUrl: string,
-    readonly api: AppProcess,
+    private currentApi: AppProcess,
     private readonly env: Record<string, string>,
   ) {}
+
+  /** The API process serving `baseUrl` (the newest one after `restartApi()`). */
+  get api(): AppProcess {
+    return this.currentApi;
+  }
 
   static async start(options: StackOptions = {}): Promise<TestStack> {
     const prefix = `t${randomBytes(5).toString('hex')}`;
@@ -64,6 +71,21 @@ export class TestStack {
     return new CodeModeClient({ baseUrl: this.baseUrl, apiKey });
   }
 
+  /**
+   * Replaces the API with a new process on the same port and env: the current one is killed
+   * (`SIGKILL`, the default) or stopped (`SIGTERM`) unless it is already dead. Resolves once the
+   * new API answers `/health/ready` (or `/health/live` with `needReady: false`).
+   */
+  async restartApi(opts: { signal?: 'SIGKILL' | 'SIGTERM'; needReady?: boolean } = {}): Promise<AppProcess> {
+    const old = this.currentApi;
+    if (old.alive) await (opts.signal === 'SIGTERM' ? old.stop() : old.kill());
+    const api = AppProcess.spawn('api', { ...this.env, PORT: new URL(this.baseUrl).port });
+    this.previousApis.push(old);
+    this.currentApi = api;
+    await this.waitReady(this.baseUrl, api, opts.needReady ?? true);
+    return api;
+  }
+
   /** Starts one more worker and waits until it consumes cells. */
   async addWorker(env: Record<string, string> = {}): Promise<AppProcess> {
     const metricsPort = String(await freePort());
@@ -94,7 +116,7 @@ export class TestStack {
   }
 
   logs(): string {
-    return [this.api, ...this.workers].map((p) => `--- ${p.role} ${p.pid}\n${p.logs()}`).join('\n');
+    return [...this.previousApis, this.api, ...this.workers].map((p) => `--- ${p.role} ${p.pid}\n${p.logs()}`).join('\n');
   }
 
   private async waitReady(baseUrl: string, app: AppProcess, needReady: boolean): Promise<void> {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig, packageVersion } from '@codemode/config';
-import { ApiMetrics, createLogger, exitGracefullyOnSignals, NestPinoLogger } from '@codemode/telemetry';
+import { ApiMetrics, createLogger, exitGracefullyOnSignals, logUnhandledRejections, NestPinoLogger } from '@codemode/telemetry';
 import { AppModule } from './app.module';
 import { rawJsonBody } from './core/raw-body.middleware';
 import { httpDuration } from './metrics/http-duration.middleware';
@@ -16,6 +16,7 @@ async function bootstrap(): Promise<void> {
   app.use(httpDuration(app.get(ApiMetrics)));
   app.use(rawJsonBody);
   exitGracefullyOnSignals(app, logger);
+  logUnhandledRejections(logger);
   await app.listen(config.port, config.host);
   logger.info({ host: config.host, port: config.port, auth: config.apiKeys !== null }, 'api listening');
 }

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig, packageVersion } from '@codemode/config';
-import { createLogger, exitGracefullyOnSignals, NestPinoLogger } from '@codemode/telemetry';
+import { createLogger, exitGracefullyOnSignals, logUnhandledRejections, NestPinoLogger } from '@codemode/telemetry';
 import { WorkerModule } from './worker.module';
 
 async function bootstrap(): Promise<void> {
@@ -11,6 +11,7 @@ async function bootstrap(): Promise<void> {
   });
   const app = await NestFactory.create(WorkerModule.forRoot(config, logger), { logger: new NestPinoLogger(logger) });
   exitGracefullyOnSignals(app, logger);
+  logUnhandledRejections(logger);
   await app.init();
   try {
     await app.listen(config.workerMetricsPort, config.host);

@@ -39,7 +39,13 @@ test('a wait reserves a parked run; the owner resumes it; the transcript shows t
   const runId = await parkedRun(ref);
   const reservation = await runs.reserveResume(ref, runId, 'tok-1', 10_000);
   expect(reservation).toEqual({ reserved: true, owner: 'w-1', epoch: 1, restartSafe: false });
-  expect(await runs.reserveResume(ref, runId, 'tok-2', 10_000)).toEqual({ reserved: false, busy: true, status: 'waiting', restartSafe: false });
+  expect(await runs.reserveResume(ref, runId, 'tok-2', 10_000)).toEqual({
+    reserved: false,
+    busy: true,
+    status: 'waiting',
+    restartSafe: false,
+    held: { token: 'tok-1', forMs: expect.any(Number), owner: 'w-1' },
+  });
   expect(await runs.resume(ref, runId, { token: 'tok-2', workerId: 'w-1', epoch: 1, replyTo: '', input: { runId } })).toBe(false);
   expect(await runs.resume(ref, runId, { token: 'tok-1', workerId: 'w-1', epoch: 1, replyTo: '', input: { runId } })).toBe(true);
   expect(await runs.releaseResume(ref, runId, 'tok-1')).toBe(false);

@@ -133,14 +133,15 @@ export class RunLedger {
     ttlMs: number,
   ): Promise<
     | { reserved: true; owner: string; epoch: number; restartSafe: boolean }
-    | { reserved: false; busy: boolean; status: RunStatus | null; restartSafe: boolean }
+    | { reserved: false; busy: boolean; status: RunStatus | null; restartSafe: boolean; held?: { token: string; forMs: number; owner: string } }
   > {
     const raw = await guard(() => this.scripts.run(this.redis, 'claim-resume', [this.keys.run(ref, runId)], [token, ttlMs]));
     const reply = checkReply(raw, { runId });
     if (reply[0] === LUA_CODES.ok) {
       return { reserved: true, owner: String(reply[1]), epoch: Number(reply[2]), restartSafe: reply[3] === 'true' };
     }
-    return { reserved: false, busy: reply[0] === 2, status: toRunStatus(reply[1]), restartSafe: reply[2] === 'true' };
+    const refused = { reserved: false as const, busy: reply[0] === 2, status: toRunStatus(reply[1]), restartSafe: reply[2] === 'true' };
+    return reply[0] === 2 && reply[3] ? { ...refused, held: { token: String(reply[3]), forMs: Number(reply[4]), owner: String(reply[5] ?? '') } } : refused;
   }
 
   /** Gives back a reservation the owner did not take; false when the owner already took it. */

@@ -26,6 +26,11 @@ export class CellQueue {
     return jobId;
   }
 
+  /** A replay job for this reservation token is still queued or running. */
+  async hasReplayJob(token: string): Promise<boolean> {
+    return (await this.queue.getJob(`replay-${token}`)) !== undefined;
+  }
+
   /** Takes back a job no worker has started; best effort. */
   async withdraw(jobId: string): Promise<void> {
     await this.queue.remove(jobId).catch(() => 0);

@@ -23,6 +23,11 @@ export class WorkerQueues {
     return jobId;
   }
 
+  /** A resume job for this reservation token is still queued or running at the worker. */
+  async hasResumeJob(workerId: string, token: string): Promise<boolean> {
+    return (await this.queue(workerId).getJob(`resume-${token}`)) !== undefined;
+  }
+
   async abort(workerId: string, job: AbortJob): Promise<void> {
     await this.queue(workerId).add(JOB_NAMES.abortRun, job, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
   }

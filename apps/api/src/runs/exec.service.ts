@@ -21,6 +21,8 @@ import { ReplyDeadline } from './reply-deadline';
 const TERMINAL = new Set(['completed', 'failed', 'expired', 'lost']);
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,256}$/;
 const IDEMPOTENT_POLL_MS = 25;
+/** How long the API keeps trying to close a run it could not queue while Redis is away. */
+const CLOSE_UNQUEUED_MS = 10 * 60_000;
 /** How long `wait` can tell which session a run belongs to. */
 const RUN_LOCATION_TTL_SECONDS = 7 * 24 * 3600;
 
@@ -94,7 +96,9 @@ export class ExecService {
       },
       onNoAnswer: async () => {
         const run = await this.runs.get(ref, runId);
-        if (run?.lastResult && TERMINAL.has(run.status)) return run.lastResult;
+        // The pushed answer can be missed (pub/sub reconnecting): the run's own answer wins,
+        // including `waiting` — it carries the runId the caller needs to wait on.
+        if (run?.lastResult && (TERMINAL.has(run.status) || run.status === 'waiting')) return run.lastResult;
         log.error('the worker running the cell did not answer within its budget');
         if (run?.owner && run.status === 'running' && !(await this.presence.isAlive(run.owner))) {
           // Its worker is gone: end the run so it has its one terminal event.
@@ -115,11 +119,29 @@ export class ExecService {
       });
     } catch (error) {
       deadline.reject(error);
-      // The run is recorded but was never queued: close it so it cannot dangle as `requested`.
+      // The run is recorded but was not queued: close it so it cannot dangle as `requested`,
+      // retrying while Redis is away (the job may also have been queued after all: a worker that
+      // started it keeps it, and abandoning declines).
       const result = hostFailure(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', input.restartSafe);
-      await this.runs.abandonUnstarted(ref, runId, result).catch(() => undefined);
+      void this.closeUnqueued(ref, runId, result, log);
     }
     return deadline.outcome;
+  }
+
+  private async closeUnqueued(ref: SessionRef, runId: string, result: CodeModeResult, log: Logger): Promise<void> {
+    const giveUpAt = Date.now() + CLOSE_UNQUEUED_MS;
+    for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+      try {
+        await this.runs.abandonUnstarted(ref, runId, result);
+        return;
+      } catch (error) {
+        if (!isStoreUnavailable(error) || Date.now() + delay > giveUpAt) {
+          log.error({ err: error }, 'could not close a run that was never queued; it stays requested');
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
   }
 
   /** A repeated Idempotency-Key: answer with the first run's result, waiting while it runs. */

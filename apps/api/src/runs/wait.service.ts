@@ -18,6 +18,8 @@ export const RUN_BEING_RESUMED_ERROR = 'code mode run is already being resumed.'
 const ENDED = new Set(['completed', 'failed', 'expired', 'lost']);
 /** A reservation lapses after this if its API instance vanished (longer than any wait). */
 const RESERVATION_TTL_MS = 130_000;
+/** A reservation this old with no resume job anywhere was left by a wait that died (see `abandoned`). */
+const ABANDONED_RESERVATION_MS = 2000;
 
 /**
  * `wait` (SPEC §3): checks in SPEC's order (unknown/other tenant → other session → already being
@@ -67,6 +69,9 @@ export class WaitService {
       this.runs.reserveResume(ref, runId, token, RESERVATION_TTL_MS),
       this.sessions.get(ref),
     ]);
+    if (!reservation.reserved && reservation.held && (await this.abandoned(ref, runId, reservation.held))) {
+      return this.resume(ref, runId);
+    }
     if (!reservation.reserved) {
       if (reservation.status === null) return this.refuseUnknown(ref, runId);
       const error = ENDED.has(reservation.status) ? RUN_UNAVAILABLE_ERROR : RUN_BEING_RESUMED_ERROR;
@@ -121,6 +126,23 @@ export class WaitService {
       await this.runs.releaseResume(ref, runId, token).catch(() => false);
     }
     return deadline.outcome;
+  }
+
+  /**
+   * A reservation whose wait died with its API instance before it routed the resume (or whose
+   * resume job failed): older than a moment and with no job for its token in any queue. It is
+   * released, so this wait can go on instead of waiting for the reservation to lapse.
+   */
+  private async abandoned(ref: SessionRef, runId: string, held: { token: string; forMs: number; owner: string }): Promise<boolean> {
+    if (held.forMs < ABANDONED_RESERVATION_MS) return false;
+    const [ownerJob, replayJob] = await Promise.all([
+      held.owner ? this.workers.hasResumeJob(held.owner, held.token) : Promise.resolve(false),
+      this.cells.hasReplayJob(held.token),
+    ]);
+    if (ownerJob || replayJob) return false;
+    const released = await this.runs.releaseResume(ref, runId, held.token);
+    if (released) this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, runId, heldForMs: held.forMs }, 'released a wait reservation whose resume was never routed');
+    return released;
   }
 
   /** Unknown here: another session's run, a shell session id given by mistake, or nothing. */

@@ -38,21 +38,21 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
     // Every ledger write of the worker is timed and checked for a stale epoch (codemode_event_append_*).
     {
       provide: RunLedger,
-      inject: [REDIS, KeySpace, WorkerMetrics],
-      useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics) => new MeteredRunLedger(r, k, m),
+      inject: [REDIS, KeySpace, WorkerMetrics, LOGGER],
+      useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics, l: Logger) => new MeteredRunLedger(r, k, { metrics: m, logger: l }),
     },
     {
       provide: EventLog,
-      inject: [REDIS, KeySpace, WorkerMetrics],
-      useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics) => new MeteredEventLog(r, k, m),
+      inject: [REDIS, KeySpace, WorkerMetrics, LOGGER],
+      useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics, l: Logger) => new MeteredEventLog(r, k, { metrics: m, logger: l }),
     },
     { provide: WorkerPresence, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerPresence(r, k) },
     { provide: ClientToolsLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ClientToolsLedger(r, k) },
     { provide: DeploymentCatalog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new DeploymentCatalog(r, k) },
     {
       provide: SessionStore,
-      inject: [REDIS, KeySpace, WorkerMetrics],
-      useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics) => new MeteredSessionStore(r, k, m),
+      inject: [REDIS, KeySpace, WorkerMetrics, LOGGER],
+      useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics, l: Logger) => new MeteredSessionStore(r, k, { metrics: m, logger: l }),
     },
     { provide: ResultsStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ResultsStore(r, k) },
     {

@@ -36,6 +36,9 @@ export class QueueConsumer {
       stalledInterval: Math.max(500, Math.floor(config.presenceTtlMs / 2)),
     });
     this.worker.on('error', (error) => logger.warn({ err: error, consumer: options.role }, 'queue consumer error'));
+    this.worker.on('failed', (job, error) =>
+      logger.error({ err: error, consumer: options.role, job: job?.name, jobId: job?.id }, 'queue job failed; its run may need recovery'),
+    );
   }
 
   get running(): boolean {

@@ -1,19 +1,31 @@
 import type { Redis } from 'ioredis';
 import { EventLog, RunLedger, StaleEpochError, type KeySpace } from '@codemode/events';
 import { SessionStore } from '@codemode/store';
-import type { WorkerMetrics } from '@codemode/telemetry';
+import type { Logger, WorkerMetrics } from '@codemode/telemetry';
+
+/** Where metered writes report: the append timer, the stale-write counter, and the log. */
+export interface WriteMeter {
+  metrics: WorkerMetrics;
+  logger: Logger;
+}
 
 /**
- * Times one event-log write and counts it when fencing refused it. Every write the worker makes
- * goes through the classes below, so a stale epoch is counted wherever it surfaces, whichever
- * caller catches it afterwards.
+ * Times one event-log write, and counts and logs it when fencing refused it. Every write the
+ * worker makes goes through the classes below, so a stale epoch is reported wherever it
+ * surfaces, whichever caller catches it afterwards.
  */
-export async function meteredWrite<T>(metrics: WorkerMetrics, write: () => Promise<T>): Promise<T> {
-  const end = metrics.eventAppendDuration.startTimer();
+export async function meteredWrite<T>(meter: WriteMeter, write: () => Promise<T>): Promise<T> {
+  const end = meter.metrics.eventAppendDuration.startTimer();
   try {
     return await write();
   } catch (error) {
-    if (error instanceof StaleEpochError) metrics.staleWritesRejected.inc();
+    if (error instanceof StaleEpochError) {
+      meter.metrics.staleWritesRejected.inc();
+      meter.logger.warn(
+        { runId: error.runId, epoch: error.epoch, runEpoch: error.storedEpoch },
+        'write refused: stale epoch (the run was taken over by another worker)',
+      );
+    }
     throw error;
   } finally {
     end();
@@ -25,13 +37,13 @@ export class MeteredEventLog extends EventLog {
   constructor(
     redis: Redis,
     keys: KeySpace,
-    private readonly metrics: WorkerMetrics,
+    private readonly meter: WriteMeter,
   ) {
     super(redis, keys);
   }
 
   override append(...args: Parameters<EventLog['append']>): ReturnType<EventLog['append']> {
-    return meteredWrite(this.metrics, () => super.append(...args));
+    return meteredWrite(this.meter, () => super.append(...args));
   }
 }
 
@@ -40,25 +52,25 @@ export class MeteredRunLedger extends RunLedger {
   constructor(
     redis: Redis,
     keys: KeySpace,
-    private readonly metrics: WorkerMetrics,
+    private readonly meter: WriteMeter,
   ) {
     super(redis, keys);
   }
 
   override start(...args: Parameters<RunLedger['start']>): ReturnType<RunLedger['start']> {
-    return meteredWrite(this.metrics, () => super.start(...args));
+    return meteredWrite(this.meter, () => super.start(...args));
   }
 
   override finish(...args: Parameters<RunLedger['finish']>): ReturnType<RunLedger['finish']> {
-    return meteredWrite(this.metrics, () => super.finish(...args));
+    return meteredWrite(this.meter, () => super.finish(...args));
   }
 
   override resume(...args: Parameters<RunLedger['resume']>): ReturnType<RunLedger['resume']> {
-    return meteredWrite(this.metrics, () => super.resume(...args));
+    return meteredWrite(this.meter, () => super.resume(...args));
   }
 
   override append(...args: Parameters<RunLedger['append']>): ReturnType<RunLedger['append']> {
-    return meteredWrite(this.metrics, () => super.append(...args));
+    return meteredWrite(this.meter, () => super.append(...args));
   }
 }
 
@@ -67,12 +79,12 @@ export class MeteredSessionStore extends SessionStore {
   constructor(
     redis: Redis,
     keys: KeySpace,
-    private readonly metrics: WorkerMetrics,
+    private readonly meter: WriteMeter,
   ) {
     super(redis, keys);
   }
 
   override commit(...args: Parameters<SessionStore['commit']>): ReturnType<SessionStore['commit']> {
-    return meteredWrite(this.metrics, () => super.commit(...args));
+    return meteredWrite(this.meter, () => super.commit(...args));
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { CodeModeResult, Limits, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, RunLedger } from '@codemode/events';
+import { isStoreUnavailable, RUN_HISTORY_LIMIT_MESSAGE, RunAlreadyEndedError, RunHistoryLimitError, RunLedger } from '@codemode/events';
 import { buildCellResult, buildWaitingResult, SandboxPool, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
 import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
@@ -33,6 +33,11 @@ function historyLimitOutcome(outcome: CellOutcome): TerminalCellOutcome {
     bridgeDispatchStarted: outcome.bridgeDispatchStarted,
   };
 }
+
+/** How long a run outcome is retried while Redis is unreachable, and the backoff between tries. */
+const RECORD_RETRY_MS = 10 * 60_000;
+const RECORD_RETRY_FIRST_MS = 100;
+const RECORD_RETRY_MAX_DELAY_MS = 2000;
 
 const EXPIRED_REASON = 'parked longer than snapshotTtlSeconds without a wait';
 const ALWAYS_REPLAY_REASON = 'CODEMODE_ALWAYS_REPLAY: every wait rebuilds the run by replay';
@@ -67,19 +72,45 @@ export class RunOutcomes implements OnModuleDestroy {
 
   /** `legStartedAt`: when this exec or wait leg started (epoch ms), for `codemode_run_duration_seconds`. */
   async record(ctx: RunContext, outcome: CellOutcome, replyTo: string, legStartedAt: number): Promise<CodeModeResult> {
-    let result: CodeModeResult;
-    try {
-      result = await this.write(ctx, ctx.host.historyFull ? historyLimitOutcome(outcome) : outcome, replyTo);
-    } catch (error) {
-      // SPEC §6: the run reached its history cap while being recorded (parking it, committing
-      // its store): it fails with the cap's error, which is always recorded.
-      if (!(error instanceof RunHistoryLimitError)) throw error;
-      this.parked.take(ctx.runId);
-      this.pool.discard(ctx.runId);
-      result = await this.write(ctx, historyLimitOutcome(outcome), replyTo);
-    }
+    const result = await this.untilRecorded(ctx, async () => {
+      try {
+        return await this.write(ctx, ctx.host.historyFull ? historyLimitOutcome(outcome) : outcome, replyTo);
+      } catch (error) {
+        // SPEC §6: the run reached its history cap while being recorded (parking it, committing
+        // its store): it fails with the cap's error, which is always recorded.
+        if (!(error instanceof RunHistoryLimitError)) throw error;
+        this.parked.take(ctx.runId);
+        this.pool.discard(ctx.runId);
+        return this.write(ctx, historyLimitOutcome(outcome), replyTo);
+      }
+    });
     this.metrics.runAnswered(result, legStartedAt);
     return result;
+  }
+
+  /**
+   * SPEC §6, nothing acknowledged is lost: an outcome that could not be written because Redis was
+   * unreachable is written again once it answers (the exec or wait may have been answered
+   * `runtime_unavailable` meanwhile; the run still gets its one terminal event). A retry that
+   * finds the run already ended (the first write landed, its reply did not) answers what it holds.
+   */
+  private async untilRecorded(ctx: RunContext, write: () => Promise<CodeModeResult>): Promise<CodeModeResult> {
+    const giveUpAt = Date.now() + RECORD_RETRY_MS;
+    let delay = RECORD_RETRY_FIRST_MS;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await write();
+      } catch (error) {
+        if (attempt > 1 && error instanceof RunAlreadyEndedError) {
+          const run = await this.runs.get(ctx.ref, ctx.runId);
+          if (run?.lastResult) return run.lastResult;
+        }
+        if (!isStoreUnavailable(error) || Date.now() + delay > giveUpAt) throw error;
+        this.logger.warn({ tenant: ctx.ref.tenant, sessionId: ctx.ref.sessionId, runId: ctx.runId, attempt, retryInMs: delay }, 'Redis unavailable; recording the run outcome again');
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, RECORD_RETRY_MAX_DELAY_MS);
+      }
+    }
   }
 
   private async write(ctx: RunContext, outcome: CellOutcome, replyTo: string): Promise<CodeModeResult> {

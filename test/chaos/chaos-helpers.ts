@@ -1,0 +1,80 @@
+import { CodeModeResultSchema, TERMINAL_EVENT_TYPES, type CodeModeResult, type Event } from '@codemode/contracts';
+import type { CodeModeClient } from '@codemode/client';
+
+/** SPEC §3 / the service's exact answers that the chaos tests match on. */
+export const RUN_UNAVAILABLE_ERROR = 'code mode run is unavailable or expired.';
+export const RUN_BEING_RESUMED_ERROR = 'code mode run is already being resumed.';
+/** The API's answer when a started run's pushed answer did not arrive within its budget (same code as SPEC §2). */
+export const NO_ANSWER_ERROR =
+  'the worker running this cell did not answer within its budget; read GET /v1/sessions/{sid}/runs/{runId} for its outcome.';
+export const NOT_STARTED_ERROR = 'no worker started the cell within its budget; it was not run.';
+/** SPEC §2: "an error that says the store is unavailable and to retry". */
+export const STORE_UNAVAILABLE_PATTERN = /unavailable[\s\S]*retry/i;
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One HTTP exchange of exec or wait: what came back, or why nothing did. */
+export type Exchange =
+  | { kind: 'answer'; result: CodeModeResult; at: number }
+  | { kind: 'http_error'; status: number; text: string; at: number }
+  | { kind: 'no_answer'; error: string; at: number };
+
+/** POSTs exec/wait without throwing: a 200 with a valid CodeModeResult is an answer, anything else is recorded. */
+export async function post(client: CodeModeClient, path: string, body: unknown, signal?: AbortSignal): Promise<Exchange> {
+  try {
+    const res = await client.raw('POST', path, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal });
+    if (res.status !== 200) return { kind: 'http_error', status: res.status, text: res.text.slice(0, 500), at: Date.now() };
+    const parsed = CodeModeResultSchema.safeParse(res.body);
+    if (!parsed.success) return { kind: 'http_error', status: res.status, text: `not a CodeModeResult: ${res.text.slice(0, 500)}`, at: Date.now() };
+    return { kind: 'answer', result: parsed.data, at: Date.now() };
+  } catch (error) {
+    return { kind: 'no_answer', error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), at: Date.now() };
+  }
+}
+
+export function execPath(sid: string): string {
+  return `/v1/sessions/${encodeURIComponent(sid)}/exec`;
+}
+
+export function waitPath(sid: string): string {
+  return `/v1/sessions/${encodeURIComponent(sid)}/wait`;
+}
+
+/** Every event of a session, following `next` pages. */
+export async function allEvents(client: CodeModeClient, sid: string): Promise<Event[]> {
+  const out: Event[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await client.events(sid, { limit: 1000, ...(after === undefined ? {} : { after }) });
+    out.push(...page.events);
+    if (page.next === null || page.events.length === 0) return out;
+    after = page.next;
+  }
+}
+
+const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_TYPES);
+
+/** runId → its terminal events, for every run the log mentions (runs with none map to []). */
+export function terminalsByRun(events: Event[]): Map<string, Event[]> {
+  const out = new Map<string, Event[]>();
+  for (const e of events) {
+    if (!e.runId) continue;
+    const list = out.get(e.runId) ?? [];
+    if (TERMINAL.has(e.type)) list.push(e);
+    out.set(e.runId, list);
+  }
+  return out;
+}
+
+/** A short, readable form of an exchange for failure messages. */
+export function show(exchange: Exchange | undefined): string {
+  if (!exchange) return 'none';
+  if (exchange.kind === 'answer') {
+    const r = exchange.result;
+    if (r.status === 'completed') return `completed ${JSON.stringify(r.value)}`;
+    if (r.status === 'waiting') return `waiting ${r.reason} ${r.runId}`;
+    return `failed ${r.code ?? '-'} ${r.error}`;
+  }
+  if (exchange.kind === 'http_error') return `HTTP ${exchange.status} ${exchange.text}`;
+  return `no answer: ${exchange.error}`;
+}
