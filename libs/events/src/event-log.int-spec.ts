@@ -58,6 +58,17 @@ test('limit bounds and invalid cursors', async () => {
   expect((await log.read(paged, { after: '0', limit: 2 })).events).toHaveLength(2);
 });
 
+test('history from a millisecond on: only events appended from then (what recovery reads)', async () => {
+  const ref = { tenant: 'acme', sessionId: 'since' };
+  await log.append(ref, { type: 'shell.output', data: { n: 1 } });
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  const { eventId } = await log.append(ref, { type: 'shell.output', data: { n: 2 } });
+  await log.append(ref, { type: 'shell.output', data: { n: 3 } });
+  const since = Number(eventId.split('-')[0]);
+  expect((await log.history(ref, since)).map((e) => e.data.n)).toEqual([2, 3]);
+  expect((await log.history(ref)).map((e) => e.data.n)).toEqual([1, 2, 3]);
+});
+
 test('exists: false until the first write', async () => {
   const ref = { tenant: 'acme', sessionId: 'fresh' };
   expect(await log.exists(ref)).toBe(false);

@@ -64,10 +64,13 @@ export class EventLog {
     return { events, next: more ? events[events.length - 1].id : null };
   }
 
-  /** The whole log of a session, oldest first (rebuilds; not for request paths). */
-  async history(ref: SessionRef): Promise<LoggedEvent[]> {
+  /**
+   * The log of a session, oldest first (rebuilds and recovery; not for request paths); with
+   * `sinceMs`, only events appended from that millisecond on (stream ids carry their time).
+   */
+  async history(ref: SessionRef, sinceMs?: number): Promise<LoggedEvent[]> {
     const all: LoggedEvent[] = [];
-    let after: string | undefined;
+    let after: string | undefined = sinceMs !== undefined && sinceMs > 0 ? `${Math.floor(sinceMs) - 1}-0` : undefined;
     for (;;) {
       const page = await this.readLogged(ref, { after, limit: MAX_PAGE });
       all.push(...page.events);

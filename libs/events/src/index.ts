@@ -20,6 +20,7 @@ export {
 export { StoreLedger, type StoreWrites, type StoreCommitInput, type StoreCommitOutcome } from './store-ledger';
 export { ClientToolsLedger } from './client-tools-ledger';
 export { ScriptLoader, SCRIPT_NAMES, type ScriptName } from './script-loader';
+export { retryWhileStoreUnavailable, type StoreRetryOptions } from './store-retry';
 export { DEFAULT_EVENTS_SCRIPT_SETTINGS, type EventsScriptSettings } from './script-loader';
 export { type LoggedEvent } from './event-encoding';
 export { type SessionRecord, type SessionSettings } from './projections/views';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { SESSION_ID_PATTERN, type CodeModeResult, type Limits, type SessionRef, type ValidExecInput } from '@codemode/contracts';
 import { resolveLimits, resolveShellConfig, type AppConfig } from '@codemode/config';
-import { isStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
+import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkExecInput, emptyTelemetry, failedInputResult } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
@@ -129,18 +129,10 @@ export class ExecService {
   }
 
   private async closeUnqueued(ref: SessionRef, runId: string, result: CodeModeResult, log: Logger): Promise<void> {
-    const giveUpAt = Date.now() + CLOSE_UNQUEUED_MS;
-    for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
-      try {
-        await this.runs.abandonUnstarted(ref, runId, result);
-        return;
-      } catch (error) {
-        if (!isStoreUnavailable(error) || Date.now() + delay > giveUpAt) {
-          log.error({ err: error }, 'could not close a run that was never queued; it stays requested');
-          return;
-        }
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
+    try {
+      await retryWhileStoreUnavailable(() => this.runs.abandonUnstarted(ref, runId, result), { giveUpMs: CLOSE_UNQUEUED_MS });
+    } catch (error) {
+      log.error({ err: error }, 'could not close a run that was never queued; it stays requested');
     }
   }
 

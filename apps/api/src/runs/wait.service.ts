@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { SESSION_ID_PATTERN, type CodeModeResult, type RunView, type SessionRef } from '@codemode/contracts';
 import { resolveLimits, type AppConfig } from '@codemode/config';
-import { isStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
+import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkWaitInput, emptyTelemetry, failedInputResult } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
@@ -19,7 +19,7 @@ const ENDED = new Set(['completed', 'failed', 'expired', 'lost']);
 /** A reservation lapses after this if its API instance vanished (longer than any wait). */
 const RESERVATION_TTL_MS = 130_000;
 /** A reservation this old with no resume job anywhere was left by a wait that died (see `abandoned`). */
-const ABANDONED_RESERVATION_MS = 2000;
+const ABANDONED_RESERVATION_MS = 1000;
 
 /**
  * `wait` (SPEC §3): checks in SPEC's order (unknown/other tenant → other session → already being
@@ -123,7 +123,11 @@ export class WaitService {
       }
     } catch (error) {
       deadline.reject(error);
-      await this.runs.releaseResume(ref, runId, token).catch(() => false);
+      // Give the reservation back (once Redis answers again, if that was the failure), so the
+      // next wait is not refused as "already being resumed" by a wait that already gave up.
+      void retryWhileStoreUnavailable(() => this.runs.releaseResume(ref, runId, token), { giveUpMs: RESERVATION_TTL_MS }).catch((failure: unknown) =>
+        log.warn({ err: failure }, 'could not release the reservation of a failed wait; it lapses by itself'),
+      );
     }
     return deadline.outcome;
   }

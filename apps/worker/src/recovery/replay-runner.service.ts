@@ -42,7 +42,7 @@ export class ReplayRunner {
       log.info({ status: run?.status }, 'replay not needed: the run is not a parked replay-safe run');
       return;
     }
-    const history = runHistory(await this.log.history(ref), job.runId);
+    const history = runHistory(await this.log.history(ref, Date.parse(run.createdAt)), job.runId);
     const taken = await this.runs.takeOver(ref, job.runId, {
       workerId: this.config.workerId,
       from: { owner: run.owner, epoch: run.epoch },
@@ -93,7 +93,7 @@ export class ReplayRunner {
       log.warn({ owner: run.owner }, 're-delivered cell job whose owner is still alive; left to its owner');
       return;
     }
-    const history = runHistory(await this.log.history(ref), job.runId);
+    const history = runHistory(await this.log.history(ref, Date.parse(run.createdAt)), job.runId);
     const taken = await this.runs.takeOver(ref, job.runId, { workerId: this.config.workerId, from: { owner: run.owner, epoch: run.epoch }, reason: STALLED_REASON });
     if (!taken.taken) return;
     if (run.restartSafe) {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { CodeModeResult, Limits, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { isStoreUnavailable, RUN_HISTORY_LIMIT_MESSAGE, RunAlreadyEndedError, RunHistoryLimitError, RunLedger } from '@codemode/events';
+import { retryWhileStoreUnavailable, RUN_HISTORY_LIMIT_MESSAGE, RunAlreadyEndedError, RunHistoryLimitError, RunLedger } from '@codemode/events';
 import { buildCellResult, buildWaitingResult, SandboxPool, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
 import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
@@ -34,10 +34,8 @@ function historyLimitOutcome(outcome: CellOutcome): TerminalCellOutcome {
   };
 }
 
-/** How long a run outcome is retried while Redis is unreachable, and the backoff between tries. */
+/** How long a run outcome is retried while Redis is unreachable. */
 const RECORD_RETRY_MS = 10 * 60_000;
-const RECORD_RETRY_FIRST_MS = 100;
-const RECORD_RETRY_MAX_DELAY_MS = 2000;
 
 const EXPIRED_REASON = 'parked longer than snapshotTtlSeconds without a wait';
 const ALWAYS_REPLAY_REASON = 'CODEMODE_ALWAYS_REPLAY: every wait rebuilds the run by replay';
@@ -94,23 +92,24 @@ export class RunOutcomes implements OnModuleDestroy {
    * `runtime_unavailable` meanwhile; the run still gets its one terminal event). A retry that
    * finds the run already ended (the first write landed, its reply did not) answers what it holds.
    */
-  private async untilRecorded(ctx: RunContext, write: () => Promise<CodeModeResult>): Promise<CodeModeResult> {
-    const giveUpAt = Date.now() + RECORD_RETRY_MS;
-    let delay = RECORD_RETRY_FIRST_MS;
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await write();
-      } catch (error) {
-        if (attempt > 1 && error instanceof RunAlreadyEndedError) {
+  private untilRecorded(ctx: RunContext, write: () => Promise<CodeModeResult>): Promise<CodeModeResult> {
+    const fields = { tenant: ctx.ref.tenant, sessionId: ctx.ref.sessionId, runId: ctx.runId };
+    return retryWhileStoreUnavailable(
+      async (attempt) => {
+        try {
+          return await write();
+        } catch (error) {
+          if (attempt === 1 || !(error instanceof RunAlreadyEndedError)) throw error;
           const run = await this.runs.get(ctx.ref, ctx.runId);
-          if (run?.lastResult) return run.lastResult;
+          if (!run?.lastResult) throw error;
+          return run.lastResult;
         }
-        if (!isStoreUnavailable(error) || Date.now() + delay > giveUpAt) throw error;
-        this.logger.warn({ tenant: ctx.ref.tenant, sessionId: ctx.ref.sessionId, runId: ctx.runId, attempt, retryInMs: delay }, 'Redis unavailable; recording the run outcome again');
-        await new Promise((resolve) => setTimeout(resolve, delay));
-        delay = Math.min(delay * 2, RECORD_RETRY_MAX_DELAY_MS);
-      }
-    }
+      },
+      {
+        giveUpMs: RECORD_RETRY_MS,
+        onRetry: (attempt, retryInMs) => this.logger.warn({ ...fields, attempt, retryInMs }, 'Redis unavailable; recording the run outcome again'),
+      },
+    );
   }
 
   private async write(ctx: RunContext, outcome: CellOutcome, replyTo: string): Promise<CodeModeResult> {
