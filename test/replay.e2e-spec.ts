@@ -188,4 +188,36 @@ describe('replay-safe runs whose worker goes away', () => {
     const types = (await client.events('stall', { limit: 1000 })).events.filter((e) => e.runId === first.runId).map((e) => e.type);
     expect(types).toEqual(['run.requested', 'run.started', 'run.parked', 'run.recovered', 'run.resumed', 'run.parked', 'run.resumed', 'run.completed']);
   });
+
+  it('a worker killed during a wait: the next wait rebuilds a replay-safe run and finishes its leg; another run is lost', async () => {
+    const client = stack.client();
+    await client.putSession('midleg', { codeMode: { timeoutMs: 2000 } });
+    const safe = expectWaiting(
+      await client.exec('midleg', { title: 's', code: 'const a = await ls({}); await yield_control(); await new Promise((r) => setTimeout(r, 1500)); return "done";', restartSafe: true }),
+    );
+    const victim = await ownerOf(client, 'midleg', safe.runId);
+    let plain: string | undefined;
+    for (let i = 0; i < 20 && !plain; i += 1) {
+      const parked = expectWaiting(await client.exec('midleg', { title: 'p', code: 'await yield_control(); await new Promise((r) => setTimeout(r, 1500)); return 1;' }));
+      if ((await ownerOf(client, 'midleg', parked.runId)) === victim) plain = parked.runId;
+      else await client.abort('midleg', parked.runId);
+    }
+    expect(plain).toBeDefined();
+    // Both legs start on the victim, which dies while they sleep.
+    const cutOff = [client.wait('midleg', safe.runId), client.wait('midleg', plain!)];
+    await sleep(400);
+    expect((await client.getRun('midleg', safe.runId)).status).toBe('running');
+    await victim.kill();
+    for (const answer of await Promise.all(cutOff)) expect(answer).toMatchObject({ status: 'failed', code: 'runtime_unavailable' });
+    await sleep(1200);
+    expect(await client.wait('midleg', safe.runId)).toMatchObject({ status: 'completed', value: 'done', replaySafe: true });
+    expect(await client.wait('midleg', plain!)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+    const events = (await client.events('midleg', { limit: 1000 })).events;
+    const terminal = (runId: string) => events.filter((e) => e.runId === runId && /^run\.(completed|failed|expired|lost)$/.test(e.type)).map((e) => e.type);
+    expect(terminal(safe.runId)).toEqual(['run.completed']);
+    expect(terminal(plain!)).toEqual(['run.lost']);
+    // The ls call settled before the park was answered from the log, not made again.
+    expect(events.filter((e) => e.runId === safe.runId && e.type === 'tool.called')).toHaveLength(1);
+    await stack.addWorker();
+  });
 });

@@ -62,7 +62,7 @@ test('a wait reserves a parked run; the owner resumes it; the transcript shows t
   ]);
   expect(transcript).toEqual(rebuildTranscript(events));
   expect(await runs.get(ref, runId)).toEqual(rebuildRun(ref, runId, events));
-  expect(await runs.reserveResume(ref, runId, 'tok-3', 10_000)).toEqual({ reserved: false, busy: false, status: 'completed', restartSafe: false });
+  expect(await runs.reserveResume(ref, runId, 'tok-3', 10_000)).toEqual({ reserved: false, busy: false, status: 'completed', restartSafe: false, owner: 'w-1' });
 });
 
 test('a released reservation leaves the run parked and untouched for the next wait', async () => {

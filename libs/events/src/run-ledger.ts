@@ -133,7 +133,16 @@ export class RunLedger {
     ttlMs: number,
   ): Promise<
     | { reserved: true; owner: string; epoch: number; restartSafe: boolean }
-    | { reserved: false; busy: boolean; status: RunStatus | null; restartSafe: boolean; held?: { token: string; forMs: number; owner: string } }
+    | {
+        reserved: false;
+        busy: boolean;
+        status: RunStatus | null;
+        restartSafe: boolean;
+        /** Not waiting: the run's owner ('' for none). */
+        owner?: string;
+        /** Busy: the reservation that holds it. */
+        held?: { token: string; forMs: number; owner: string };
+      }
   > {
     const raw = await guard(() => this.scripts.run(this.redis, 'claim-resume', [this.keys.run(ref, runId)], [token, ttlMs]));
     const reply = checkReply(raw, { runId });
@@ -141,7 +150,8 @@ export class RunLedger {
       return { reserved: true, owner: String(reply[1]), epoch: Number(reply[2]), restartSafe: reply[3] === 'true' };
     }
     const refused = { reserved: false as const, busy: reply[0] === 2, status: toRunStatus(reply[1]), restartSafe: reply[2] === 'true' };
-    return reply[0] === 2 && reply[3] ? { ...refused, held: { token: String(reply[3]), forMs: Number(reply[4]), owner: String(reply[5] ?? '') } } : refused;
+    if (reply[0] === 2 && reply[3]) return { ...refused, held: { token: String(reply[3]), forMs: Number(reply[4]), owner: String(reply[5] ?? '') } };
+    return reply[0] === 0 && reply[1] ? { ...refused, owner: String(reply[3] ?? '') } : refused;
   }
 
   /** Gives back a reservation the owner did not take; false when the owner already took it. */

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { SESSION_ID_PATTERN, type CodeModeResult, type RunView, type SessionRef } from '@codemode/contracts';
+import { SESSION_ID_PATTERN, type CodeModeResult, type Limits, type RunView, type SessionRef } from '@codemode/contracts';
 import { resolveLimits, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkWaitInput, emptyTelemetry, failedInputResult } from '@codemode/sandbox';
@@ -72,6 +72,9 @@ export class WaitService {
     if (!reservation.reserved && reservation.held && (await this.abandoned(ref, runId, reservation.held))) {
       return this.resume(ref, runId);
     }
+    if (!reservation.reserved && reservation.status === 'running' && reservation.owner && !(await this.presence.isAlive(reservation.owner))) {
+      return this.recoverRunning(ref, runId, reservation.restartSafe, resolveLimits(session?.codeMode, this.config.limitDefaults));
+    }
     if (!reservation.reserved) {
       if (reservation.status === null) return this.refuseUnknown(ref, runId);
       const error = ENDED.has(reservation.status) ? RUN_UNAVAILABLE_ERROR : RUN_BEING_RESUMED_ERROR;
@@ -106,6 +109,11 @@ export class WaitService {
         const now = await this.runs.get(ref, runId);
         if (now?.lastResult && (ENDED.has(now.status) || now.status === 'waiting')) return now.lastResult;
         log.error('the owner did not answer the wait within its budget');
+        if (now?.status === 'running' && now.owner && !now.restartSafe && !(await this.presence.isAlive(now.owner))) {
+          // Its worker is gone: end the run so it has its one terminal event (a replay-safe one is
+          // rebuilt by the next wait instead).
+          await this.runs.append(ref, { type: 'run.lost', runId, epoch: now.epoch, data: { reason: OWNER_LOST_REASON } }).catch(() => undefined);
+        }
         return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', reservation.restartSafe);
       },
     });
@@ -128,6 +136,41 @@ export class WaitService {
       void retryWhileStoreUnavailable(() => this.runs.releaseResume(ref, runId, token), { giveUpMs: RESERVATION_TTL_MS }).catch((failure: unknown) =>
         log.warn({ err: failure }, 'could not release the reservation of a failed wait; it lapses by itself'),
       );
+    }
+    return deadline.outcome;
+  }
+
+  /**
+   * SPEC §6: the run was executing (a wait's leg) when its worker died, and that worker's lease
+   * has lapsed, so nothing will ever answer for it. A replay-safe run is rebuilt on any worker and
+   * this wait gets the answer of the leg it continues; any other run is recorded lost.
+   */
+  private async recoverRunning(ref: SessionRef, runId: string, restartSafe: boolean, limits: Limits): Promise<CodeModeResult> {
+    const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId });
+    if (!restartSafe) {
+      const run = await this.runs.get(ref, runId);
+      if (run?.status === 'running') {
+        await this.runs.append(ref, { type: 'run.lost', runId, epoch: run.epoch, data: { reason: OWNER_LOST_REASON } }).catch(() => undefined);
+        log.warn('the worker running this run died; recorded as lost');
+      }
+      return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), false);
+    }
+    log.warn('the worker running this replay-safe run died; rebuilding it by replay');
+    const lastAnswer = async (): Promise<CodeModeResult> => {
+      const now = await this.runs.get(ref, runId);
+      if (now?.lastResult && (ENDED.has(now.status) || now.status === 'waiting')) return now.lastResult;
+      return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', true);
+    };
+    // The rebuild publishes no `started`: it answers within the leg's budget after a worker took it.
+    const deadline = new ReplyDeadline(limits.timeoutMs, limits.timeoutMs, this.config.replyGraceMs, {
+      onStartOverdue: () => Promise.resolve(null),
+      onNoAnswer: lastAnswer,
+    });
+    deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
+    try {
+      await this.cells.replay({ tenant: ref.tenant, sessionId: ref.sessionId, runId, replyTo: this.replies.channel, requestedAt: Date.now() });
+    } catch (error) {
+      deadline.reject(error);
     }
     return deadline.outcome;
   }

@@ -37,8 +37,12 @@ export class ReplayRunner {
   async replay(job: ReplayJob): Promise<void> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
+    if (!job.resume) {
+      await this.recoverRunning(ref, job.runId, job.replyTo, null, log);
+      return;
+    }
     const run = await this.runs.get(ref, job.runId);
-    if (!run || run.status !== 'waiting' || !run.restartSafe || !job.resume) {
+    if (!run || run.status !== 'waiting' || !run.restartSafe) {
       log.info({ status: run?.status }, 'replay not needed: the run is not a parked replay-safe run');
       return;
     }
@@ -85,27 +89,36 @@ export class ReplayRunner {
    * blindly: only once its owner's lease is gone, and then by what the log shows.
    */
   async recoverStalled(job: CellJob): Promise<void> {
-    const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
-    const run = await this.runs.get(ref, job.runId);
+    await this.recoverRunning({ tenant: job.tenant, sessionId: job.sessionId }, job.runId, job.replyTo, job.spec, log);
+  }
+
+  /**
+   * A run left `running` by a worker whose lease is gone: its first leg (the cell job was
+   * re-delivered; `spec` is the job's) or a wait's leg (a wait found it so; no spec). Replay-safe
+   * runs are rebuilt and go on; a first leg that called no tool runs again; others end `run.lost`.
+   * The answer goes to `replyTo`.
+   */
+  private async recoverRunning(ref: SessionRef, runId: string, replyTo: string, spec: CellSpec | null, log: Logger): Promise<void> {
+    const run = await this.runs.get(ref, runId);
     if (!run || run.status !== 'running' || run.owner === this.config.workerId) return;
     if (run.owner && (await this.presence.isAlive(run.owner))) {
-      log.warn({ owner: run.owner }, 're-delivered cell job whose owner is still alive; left to its owner');
+      log.warn({ owner: run.owner }, 'running run whose owner is still alive; left to its owner');
       return;
     }
-    const history = runHistory(await this.log.history(ref, Date.parse(run.createdAt)), job.runId);
-    const taken = await this.runs.takeOver(ref, job.runId, { workerId: this.config.workerId, from: { owner: run.owner, epoch: run.epoch }, reason: STALLED_REASON });
+    const history = runHistory(await this.log.history(ref, Date.parse(run.createdAt)), runId);
+    const taken = await this.runs.takeOver(ref, runId, { workerId: this.config.workerId, from: { owner: run.owner, epoch: run.epoch }, reason: STALLED_REASON });
     if (!taken.taken) return;
     if (run.restartSafe) {
-      log.warn({ from: run.owner }, 'rebuilding a restart-safe cell whose worker died, by replay');
-      await this.rebuild(ref, job.runId, taken.epoch, history, job.replyTo, job.spec, log);
-    } else if (!history.toolCalled) {
+      log.warn({ from: run.owner }, 'rebuilding a replay-safe run whose worker died mid-leg, by replay');
+      await this.rebuild(ref, runId, taken.epoch, history, replyTo, this.specOf(history, spec), log);
+    } else if (spec && !history.toolCalled) {
       log.warn({ from: run.owner }, 'running again a cell whose worker died before it called any tool');
-      const host = await this.toolHosts.create(ref, job.runId, taken.epoch, job.spec);
-      await this.cells.execute({ ref, runId: job.runId, epoch: taken.epoch, spec: job.spec, host, replyTo: job.replyTo, log });
+      const host = await this.toolHosts.create(ref, runId, taken.epoch, spec);
+      await this.cells.execute({ ref, runId, epoch: taken.epoch, spec, host, replyTo, log });
     } else {
-      log.warn({ from: run.owner }, 'cell lost with its worker after calling tools; recorded as lost');
-      await this.lose(ref, run, taken.epoch, job.replyTo);
+      log.warn({ from: run.owner }, 'run lost with its worker after calling tools; recorded as lost');
+      await this.lose(ref, run, taken.epoch, replyTo);
     }
   }
 

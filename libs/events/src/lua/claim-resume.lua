@@ -11,7 +11,7 @@
 
     Output:
       {1, owner, epoch, restartSafe}  reserved
-      {0, status, restartSafe}        not waiting (status of the run, '' when there is no run)
+      {0, status, restartSafe, owner} not waiting (status of the run, '' when there is no run)
       {2, 'waiting', restartSafe, heldToken, heldForMs, owner}
                                       already reserved by another wait (being resumed); heldForMs
                                       counts from when that reservation was made, assuming it was
@@ -23,7 +23,7 @@
 ]]
 local st = redis.call('HMGET', KEYS[1], 'status', 'resumeToken', 'resumeUntil', 'owner', 'epoch', 'restartSafe')
 local restartSafe = st[6] or 'false'
-if st[1] ~= 'waiting' then return { 0, st[1] or '', restartSafe } end
+if st[1] ~= 'waiting' then return { 0, st[1] or '', restartSafe, st[4] or '' } end
 local t = redis.call('TIME')
 local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if st[2] and tonumber(st[3] or '0') > nowMs then
