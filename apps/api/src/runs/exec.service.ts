@@ -100,8 +100,9 @@ export class ExecService {
         // including `waiting` — it carries the runId the caller needs to wait on.
         if (run?.lastResult && (TERMINAL.has(run.status) || run.status === 'waiting')) return run.lastResult;
         log.error('the worker running the cell did not answer within its budget');
-        if (run?.owner && run.status === 'running' && !(await this.presence.isAlive(run.owner))) {
-          // Its worker is gone: end the run so it has its one terminal event.
+        if (run?.owner && run.status === 'running' && !run.restartSafe && !(await this.presence.isAlive(run.owner))) {
+          // Its worker is gone: end the run so it has its one terminal event. A replay-safe run is
+          // left to recovery (its re-delivered cell job, or the next wait), which rebuilds it.
           await this.runs.append(ref, { type: 'run.lost', runId, epoch: run.epoch, data: { reason: OWNER_LOST_REASON } }).catch(() => undefined);
         }
         return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', input.restartSafe);

@@ -22,8 +22,9 @@ export class CellsProcessor extends QueueProcessor {
   }
 
   protected consumerOptions(): ConsumerOptions {
-    // A job re-delivered after a stall finds its run `running`: recovery decides (see ReplayRunner).
-    return { queue: QUEUES.cells, role: 'cells', concurrency: this.config.cellConcurrency, maxStalledCount: 1 };
+    // A job re-delivered after a stall finds its run `running`: recovery decides (see ReplayRunner),
+    // fenced by the run's epoch, so a second re-delivery (its recovering worker died too) is safe.
+    return { queue: QUEUES.cells, role: 'cells', concurrency: this.config.cellConcurrency, maxStalledCount: 2 };
   }
 
   protected async handle(job: Job): Promise<void> {
