@@ -83,11 +83,15 @@ describe.each([
     expect(events.filter((e) => e.type === 'tool.called').map((e) => e.data.callId)).toEqual(['bridge:callValue:1', 'bridge:callValue:2']);
   });
 
-  it('parks on a pending timer and completes it through wait', async () => {
+  it('parks on a pending timer, which keeps its due time, and completes it through wait', async () => {
     const sid = 'timer';
     await client.putSession(sid, { codeMode: { timeoutMs: 300 } });
-    const first = expectWaiting(await client.exec(sid, { title: 't', code: 'await yield_control(); await new Promise(r => setTimeout(r, 50)); return "slept"', restartSafe: true }));
+    const first = expectWaiting(await client.exec(sid, { title: 't', code: 'await new Promise(r => setTimeout(r, 500)); return "slept"', restartSafe: true }));
+    expect(first).toMatchObject({ reason: 'pending_tools', pendingToolCalls: [{ id: 'bridge:sleep:1', method: 'sleep' }] });
+    await sleep(600);
+    const started = Date.now();
     expect(await client.wait(sid, first.runId)).toMatchObject({ status: 'completed', value: 'slept', replaySafe: true });
+    expect(Date.now() - started).toBeLessThan(250);
   });
 
   it('refuses waits in SPEC order and leaves the run parked', async () => {
@@ -109,6 +113,15 @@ describe.each([
     const first = expectWaiting(await client.exec('abort-r', { title: 'y', code: 'await yield_control(); return 1;', restartSafe: true }));
     expect(await client.abort('abort-r', first.runId)).toMatchObject({ status: 'failed', code: 'aborted', error: 'code mode execution aborted', replaySafe: true });
     expect(await client.wait('abort-r', first.runId)).toMatchObject({ error: 'code mode run is unavailable or expired.' });
+  });
+
+  it('parks on a replay-safe platform tool; its answer from tool-results reaches the cell through wait', async () => {
+    const sid = 'platform';
+    await client.putTools(sid, [{ name: 'ask', description: 'answered by the platform', replaySafe: true }]);
+    const first = expectWaiting(await client.exec(sid, { title: 'ask', code: 'const a = await ask({ q: 1 }); return a.answer * 2;', restartSafe: true }));
+    expect(first).toMatchObject({ reason: 'pending_tools', pendingToolCalls: [{ id: 'bridge:callValue:1' }] });
+    expect(await client.toolResults(sid, first.runId, [{ id: 'bridge:callValue:1', ok: true, value: { answer: 21 } }])).toEqual({ accepted: 1 });
+    expect(await client.wait(sid, first.runId)).toMatchObject({ status: 'completed', value: 42, replaySafe: true });
   });
 
   it('takes the same branch on Math.random after the wait as before it', async () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ToolResult } from './jobs';
 
 /**
  * What one leg of a restartSafe run did inside its VM, in the order it happened: the bridge
@@ -11,6 +12,10 @@ export const LegJournalSchema = z.object({
   calls: z.array(z.tuple([z.string(), z.string()])),
   settled: z.array(z.tuple([z.string(), z.boolean(), z.string().nullable()])),
   clock: z.array(z.number()),
+  /** Bridge ids still open when the leg parked (yields, and calls a replay must pick up again). */
+  open: z.array(z.string()).optional(),
+  /** When each timer the leg started is due (epoch ms): a replay re-arms open ones for what is left. */
+  timers: z.array(z.tuple([z.string(), z.number()])).optional(),
 });
 export type LegJournal = z.infer<typeof LegJournalSchema>;
 
@@ -35,17 +40,39 @@ export const TailCallSchema = z.object({
 
 /**
  * How to rebuild a run from its log: every parked leg's journal with all payloads filled in,
- * their clock values in order, and the recorded outcomes of calls the unfinished last leg made
- * (by bridge id). Built by the worker from the log, followed by the sandbox to the letter.
+ * their clock values in order, and the recorded outcomes of calls no journal settled (calls still
+ * open when the run last parked, and calls of an unfinished last leg), by bridge id. Built by the
+ * worker from the log, followed by the sandbox to the letter.
  */
 export const ReplayPlanSchema = z.object({
   legs: z.array(
     z.object({
       calls: z.array(z.tuple([z.string(), z.string()])),
       settled: z.array(z.tuple([z.string(), z.boolean(), z.string()])),
+      open: z.array(z.string()).optional(),
+      timers: z.array(z.tuple([z.string(), z.number()])).optional(),
     }),
   ),
   clock: z.array(z.number()),
   tail: z.record(z.string(), TailCallSchema),
 });
 export type ReplayPlan = z.infer<typeof ReplayPlanSchema>;
+
+/**
+ * A platform's answer to a client tool call (`POST …/tool-results`) as the guest sees it: the
+ * value, or the error `{name, message}` the call rejects with. A replay-safe run's `tool.settled`
+ * keeps it as `result` / `failure`, so a replay answers the call the same way.
+ */
+export function platformToolOutcome(result: ToolResult): { ok: true; value: unknown } | { ok: false; error: { name: string; message: string } } {
+  if (result.ok) return { ok: true, value: result.value ?? null };
+  const error = typeof result.error === 'string' ? { message: result.error || 'client tool failed' } : (result.error ?? { message: 'client tool failed' });
+  return { ok: false, error: { name: error.name ?? 'Error', message: error.message } };
+}
+
+/** The `tool.settled` data that records a platform's answer (with its outcome for replay-safe runs). */
+export function platformSettledData(result: ToolResult, restartSafe: boolean): Record<string, unknown> {
+  const data: Record<string, unknown> = { callId: result.id, ok: result.ok, source: 'client', answeredBy: 'platform' };
+  if (!restartSafe) return data;
+  const outcome = platformToolOutcome(result);
+  return outcome.ok ? { ...data, result: outcome.value } : { ...data, failure: outcome.error };
+}

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { ToolResultsInputSchema, type SessionRef } from '@codemode/contracts';
-import { RunLedger, RunReplies } from '@codemode/events';
+import { platformSettledData, ToolResultsInputSchema, type SessionRef } from '@codemode/contracts';
+import { RunLedger, RunReplies, WorkerPresence } from '@codemode/events';
 import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
 import { WorkerQueues } from '../core/worker-queues';
 
@@ -18,6 +18,7 @@ export class ToolResultsService {
     private readonly runs: RunLedger,
     private readonly replies: RunReplies,
     private readonly workers: WorkerQueues,
+    private readonly presence: WorkerPresence,
   ) {}
 
   async submit(ref: SessionRef, runId: string, body: Record<string, unknown>): Promise<{ accepted: number }> {
@@ -41,6 +42,14 @@ export class ToolResultsService {
       });
     }
     if (parsed.data.results.length === 0) return { accepted: 0 };
+    if (run.restartSafe && (!run.owner || !(await this.presence.isAlive(run.owner)))) {
+      // No worker holds the parked run (released, or its owner died): its next wait rebuilds it
+      // by replay and takes these answers from the log, so they are recorded there directly.
+      for (const result of parsed.data.results) {
+        await this.runs.append(ref, { type: 'tool.settled', runId, epoch: run.epoch, data: platformSettledData(result, true) });
+      }
+      return { accepted: parsed.data.results.length };
+    }
     const requestId = randomUUID();
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), OWNER_ACK_MS);

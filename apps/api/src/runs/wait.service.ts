@@ -107,7 +107,8 @@ export class WaitService {
       },
       onNoAnswer: async () => {
         const now = await this.runs.get(ref, runId);
-        if (now?.lastResult && (ENDED.has(now.status) || now.status === 'waiting')) return now.lastResult;
+        const known = runAnswer(now, reservation.restartSafe);
+        if (known) return known;
         log.error('the owner did not answer the wait within its budget');
         if (now?.status === 'running' && now.owner && !now.restartSafe && !(await this.presence.isAlive(now.owner))) {
           // Its worker is gone: end the run so it has its one terminal event (a replay-safe one is
@@ -158,7 +159,8 @@ export class WaitService {
     log.warn('the worker running this replay-safe run died; rebuilding it by replay');
     const lastAnswer = async (): Promise<CodeModeResult> => {
       const now = await this.runs.get(ref, runId);
-      if (now?.lastResult && (ENDED.has(now.status) || now.status === 'waiting')) return now.lastResult;
+      const known = runAnswer(now, true);
+      if (known) return known;
       return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', true);
     };
     // The rebuild publishes no `started`: it answers within the leg's budget after a worker took it.
@@ -211,6 +213,18 @@ export class WaitService {
     }
     return result;
   }
+}
+
+/**
+ * What a wait whose pushed answer never came can still answer from the run: its result once it
+ * ended or parked again; a run that ended without a result of its own (lost, expired: the last
+ * one is the old `waiting`) is unavailable. Undefined while it is still running.
+ */
+function runAnswer(run: RunView | null, replaySafe: boolean): CodeModeResult | undefined {
+  if (!run?.lastResult) return undefined;
+  if (run.status === 'waiting') return run.lastResult;
+  if (!ENDED.has(run.status)) return undefined;
+  return run.lastResult.status === 'waiting' ? failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), replaySafe) : run.lastResult;
 }
 
 /** The run's last `waiting` answer again, without the output it already returned. */

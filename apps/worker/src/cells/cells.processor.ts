@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import { CellJobSchema, JOB_NAMES, QUEUES, ReplayJobSchema } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
@@ -27,12 +27,15 @@ export class CellsProcessor extends QueueProcessor {
     return { queue: QUEUES.cells, role: 'cells', concurrency: this.config.cellConcurrency, maxStalledCount: 2 };
   }
 
-  protected async handle(job: Job): Promise<void> {
+  protected async handle(job: Job, token?: string): Promise<void> {
     this.metrics.jobClaimed('cells', job.timestamp, job.processedOn);
     if (job.name === JOB_NAMES.replayRun) return this.replays.replay(ReplayJobSchema.parse(job.data));
     const cell = CellJobSchema.parse(job.data);
     const claim = await this.runner.run(cell);
     // Already running: this job was re-delivered after its worker stalled (SPEC §6 recovery).
-    if (!claim.started && claim.status === 'running') await this.replays.recoverStalled(cell);
+    if (claim.started || claim.status !== 'running' || (await this.replays.recoverStalled(cell))) return;
+    // Its owner's lease has not lapsed yet (the job lock can lapse first): look again later.
+    await job.moveToDelayed(Date.now() + Math.ceil(this.config.presenceTtlMs / 2), token);
+    throw new DelayedError();
   }
 }

@@ -20,7 +20,7 @@ export interface ConsumerOptions {
 export class QueueConsumer {
   private readonly worker: Worker;
 
-  constructor(config: AppConfig, logger: Logger, options: ConsumerOptions, handle: (job: Job) => Promise<void>) {
+  constructor(config: AppConfig, logger: Logger, options: ConsumerOptions, handle: (job: Job, token?: string) => Promise<void>) {
     this.worker = new Worker(options.queue, handle, {
       connection: createRedis(config.redisUrl, {
         name: `worker-${config.workerId}-${options.role}`,
@@ -65,10 +65,11 @@ export abstract class QueueProcessor {
   ) {}
 
   protected abstract consumerOptions(): ConsumerOptions;
-  protected abstract handle(job: Job): Promise<void>;
+  /** `token` is the job's lock token (for moving it to delayed). */
+  protected abstract handle(job: Job, token?: string): Promise<void>;
 
   onApplicationBootstrap(): void {
-    this.consumer = new QueueConsumer(this.config, this.logger, this.consumerOptions(), (job) => this.handle(job));
+    this.consumer = new QueueConsumer(this.config, this.logger, this.consumerOptions(), (job, token) => this.handle(job, token));
   }
 
   get running(): boolean {

@@ -5,13 +5,12 @@ import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { RunOutcomes } from '../runs/run-outcomes.service';
 
-export const LEASE_LOST_REASON = 'the worker holding the parked cell lost its lease';
-
 /**
  * Keeps this worker's lease (renewed from the main thread every TTL/4, never from a thread
  * running guest code), so work is routed to it only while it can take it. A lease found lapsed
  * (Redis unreachable or the process stalled for longer than the TTL) means another worker may
- * have taken its runs over: it gives up every parked run (epoch-fenced) before taking a new one.
+ * have taken its runs over: before taking a new lease it keeps only the parked runs nobody
+ * touched meanwhile, and drops the rest without writing.
  */
 @Injectable()
 export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -51,8 +50,9 @@ export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationS
     if (this.held) {
       if (await this.presence.renew(workerId, presenceTtlMs)) return;
       this.held = false;
-      this.logger.error({ workerId }, 'worker lease lapsed; giving up every parked run before taking a new lease');
-      await this.outcomes.giveUpAllParked(LEASE_LOST_REASON);
+      this.logger.error({ workerId }, 'worker lease lapsed; checking which parked runs are still this worker’s');
+      const { kept, dropped } = await this.outcomes.reconcileParked();
+      this.logger.warn({ workerId, kept, dropped }, 'parked runs reconciled after the lease lapsed');
     }
     await this.presence.beat(workerId, presenceTtlMs);
     this.held = true;

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CellJob, CellSpec, CodeModeResult, ReplayJob, ReplayPlan, ResumeJob, RunView, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { EventLog, RunLedger, WorkerPresence } from '@codemode/events';
-import { buildReplayPlan, emptyTelemetry, ReplayRecordMissingError } from '@codemode/sandbox';
+import { EventLog, retryWhileStoreUnavailable, RunAlreadyEndedError, RunLedger, WorkerPresence } from '@codemode/events';
+import { buildReplayPlan, emptyTelemetry, ReplayRecordMissingError, RUN_UNAVAILABLE_MESSAGE, SandboxPool } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { catalogHash, CellRunner } from '../runs/cell-runner.service';
@@ -14,6 +14,9 @@ export const LOST_WITH_WORKER_ERROR =
   'code mode run was lost with its worker after it called tools; it was not run again, so no tool ran twice. Start a new run.';
 const STALLED_REASON = 'its worker stopped while the cell ran (lease expired)';
 const NOT_HELD_REASON = 'the parked cell is no longer in its worker’s memory';
+const RECOVERY_FAILED_ERROR = 'code mode could not rebuild the run after its worker died; the failure was logged. Start a new run.';
+/** How long ending a recovered run is retried while Redis is away. */
+const FINISH_RETRY_MS = 10 * 60_000;
 
 /**
  * Recovery (SPEC §6): rebuilds a replay-safe run whose owner is gone on this worker by replaying
@@ -31,9 +34,13 @@ export class ReplayRunner {
     private readonly toolHosts: ToolHosts,
     private readonly cells: CellRunner,
     private readonly metrics: WorkerMetrics,
+    private readonly pool: SandboxPool,
   ) {}
 
-  /** A `wait` on a parked replay-safe run whose owner is gone: take it over, replay it, resume it. */
+  /**
+   * A `wait` on a parked replay-safe run whose owner is gone: take it over, replay it, resume it.
+   * Without `resume`, a wait found the run `running` under a dead owner (see recoverRunning).
+   */
   async replay(job: ReplayJob): Promise<void> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
@@ -41,36 +48,36 @@ export class ReplayRunner {
       await this.recoverRunning(ref, job.runId, job.replyTo, null, log);
       return;
     }
-    const run = await this.runs.get(ref, job.runId);
-    if (!run || run.status !== 'waiting' || !run.restartSafe) {
-      log.info({ status: run?.status }, 'replay not needed: the run is not a parked replay-safe run');
+    // Twice at most: the owner may release the run between our read and the takeover.
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const run = await this.runs.get(ref, job.runId);
+      if (!run || run.status !== 'waiting' || !run.restartSafe) {
+        log.info({ status: run?.status }, 'replay not needed: the run is not a parked replay-safe run');
+        return;
+      }
+      const taken = await this.runs.takeOver(ref, job.runId, {
+        workerId: this.config.workerId,
+        from: { owner: run.owner, epoch: run.epoch },
+        token: job.resume.token,
+        reason: run.owner ? 'the owner’s lease expired' : 'the owner released the run',
+      });
+      if (!taken.taken) continue;
+      const resumed = await this.runs.resume(ref, job.runId, {
+        token: job.resume.token,
+        workerId: this.config.workerId,
+        epoch: taken.epoch,
+        replyTo: job.replyTo,
+        input: job.resume.input,
+      });
+      if (resumed) await this.rebuildTaken(ref, run, taken.epoch, job.replyTo, null, log);
       return;
     }
-    const history = runHistory(await this.log.history(ref, Date.parse(run.createdAt)), job.runId);
-    const taken = await this.runs.takeOver(ref, job.runId, {
-      workerId: this.config.workerId,
-      from: { owner: run.owner, epoch: run.epoch },
-      token: job.resume.token,
-      reason: run.owner ? 'the owner’s lease expired' : 'the owner released the run',
-    });
-    if (!taken.taken) {
-      log.info({ status: taken.status }, 'replay not taken: another worker or wait got the run first');
-      return;
-    }
-    const resumed = await this.runs.resume(ref, job.runId, {
-      token: job.resume.token,
-      workerId: this.config.workerId,
-      epoch: taken.epoch,
-      replyTo: job.replyTo,
-      input: job.resume.input,
-    });
-    if (!resumed) return;
-    await this.rebuild(ref, job.runId, taken.epoch, history, job.replyTo, this.specOf(history, null), log);
+    log.info('replay not taken: another worker or wait got the run first');
   }
 
   /**
    * A wait reached the owner, which no longer holds the VM (it expired a moment ago, or was
-   * handed over): a replay-safe run is rebuilt here, any other is lost.
+   * handed over): a replay-safe run is rebuilt here; any other is lost, and the wait told so.
    */
   async resumeNotHeld(job: ResumeJob): Promise<void> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
@@ -80,60 +87,116 @@ export class ReplayRunner {
       return;
     }
     if (run && run.status === 'waiting') {
-      await this.runs.append(ref, { type: 'run.lost', runId: job.runId, epoch: run.epoch, data: { reason: NOT_HELD_REASON } }).catch(() => undefined);
+      const result = failedResult(RUN_UNAVAILABLE_MESSAGE, 'invalid_input', 'input', false);
+      await this.runs
+        .append(ref, {
+          type: 'run.lost',
+          runId: job.runId,
+          epoch: run.epoch,
+          data: { reason: NOT_HELD_REASON },
+          publish: { channel: job.replyTo, message: JSON.stringify({ kind: 'result', runId: job.runId, result }) },
+        })
+        .catch(() => undefined);
     }
   }
 
   /**
    * A cell job BullMQ re-delivered after the worker running it stalled. Never runs the cell twice
-   * blindly: only once its owner's lease is gone, and then by what the log shows.
+   * blindly: only once its owner's lease is gone, and then by what the log shows. Answers false
+   * when the owner still looks alive (its lease has not lapsed yet): try again later.
    */
-  async recoverStalled(job: CellJob): Promise<void> {
+  async recoverStalled(job: CellJob): Promise<boolean> {
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
-    await this.recoverRunning({ tenant: job.tenant, sessionId: job.sessionId }, job.runId, job.replyTo, job.spec, log);
+    return this.recoverRunning({ tenant: job.tenant, sessionId: job.sessionId }, job.runId, job.replyTo, job.spec, log);
   }
 
   /**
    * A run left `running` by a worker whose lease is gone: its first leg (the cell job was
    * re-delivered; `spec` is the job's) or a wait's leg (a wait found it so; no spec). Replay-safe
-   * runs are rebuilt and go on; a first leg that called no tool runs again; others end `run.lost`.
-   * The answer goes to `replyTo`.
+   * runs are rebuilt and go on; a first leg that did nothing outside its VM runs again; others end
+   * `run.lost`. The answer goes to `replyTo`. False when the owner still looks alive.
    */
-  private async recoverRunning(ref: SessionRef, runId: string, replyTo: string, spec: CellSpec | null, log: Logger): Promise<void> {
+  private async recoverRunning(ref: SessionRef, runId: string, replyTo: string, spec: CellSpec | null, log: Logger): Promise<boolean> {
     const run = await this.runs.get(ref, runId);
-    if (!run || run.status !== 'running' || run.owner === this.config.workerId) return;
-    if (run.owner && (await this.presence.isAlive(run.owner))) {
-      log.warn({ owner: run.owner }, 'running run whose owner is still alive; left to its owner');
-      return;
+    if (!run || run.status !== 'running') return true;
+    // This process may be the owner on paper without running it (a claim whose reply was lost).
+    const ownerAlive = run.owner === this.config.workerId ? this.pool.holds(runId) : run.owner !== null && (await this.presence.isAlive(run.owner));
+    if (ownerAlive) {
+      log.info({ owner: run.owner }, 'running run whose owner is still alive; recovery deferred');
+      return false;
     }
-    const history = runHistory(await this.log.history(ref, Date.parse(run.createdAt)), runId);
     const taken = await this.runs.takeOver(ref, runId, { workerId: this.config.workerId, from: { owner: run.owner, epoch: run.epoch }, reason: STALLED_REASON });
-    if (!taken.taken) return;
+    if (!taken.taken) return true;
     if (run.restartSafe) {
       log.warn({ from: run.owner }, 'rebuilding a replay-safe run whose worker died mid-leg, by replay');
-      await this.rebuild(ref, runId, taken.epoch, history, replyTo, this.specOf(history, spec), log);
-    } else if (spec && !history.toolCalled) {
-      log.warn({ from: run.owner }, 'running again a cell whose worker died before it called any tool');
-      const host = await this.toolHosts.create(ref, runId, taken.epoch, spec);
-      await this.cells.execute({ ref, runId, epoch: taken.epoch, spec, host, replyTo, log });
-    } else {
-      log.warn({ from: run.owner }, 'run lost with its worker after calling tools; recorded as lost');
-      await this.lose(ref, run, taken.epoch, replyTo);
+      await this.rebuildTaken(ref, run, taken.epoch, replyTo, spec, log);
+      return true;
+    }
+    await this.afterTakeover(ref, run, taken.epoch, replyTo, log, async () => {
+      // Read after the takeover: the old owner can no longer add to it (fencing).
+      const history = runHistory(await this.log.history(ref, Date.parse(run.createdAt)), runId);
+      if (spec && !history.sideEffects) {
+        log.warn({ from: run.owner }, 'running again a cell whose worker died before it called any tool');
+        const host = await this.toolHosts.create(ref, runId, taken.epoch, spec);
+        await this.cells.execute({ ref, runId, epoch: taken.epoch, spec, host, replyTo, log });
+      } else {
+        log.warn({ from: run.owner }, 'run lost with its worker after calling tools; recorded as lost');
+        await this.finishTaken(ref, runId, taken.epoch, replyTo, 'run.lost', failedResult(LOST_WITH_WORKER_ERROR, 'runtime_unavailable', 'host', false));
+      }
+    });
+    return true;
+  }
+
+  /** Rebuilds a run this worker just took over (at `epoch`) from its log, then lets it go on. */
+  private async rebuildTaken(ref: SessionRef, run: RunView, epoch: number, replyTo: string, spec: CellSpec | null, log: Logger): Promise<void> {
+    await this.afterTakeover(ref, run, epoch, replyTo, log, async () => {
+      const started = performance.now();
+      // Read after the takeover: the old owner can no longer add to it (fencing).
+      const history = runHistory(await this.log.history(ref, Date.parse(run.createdAt)), run.runId);
+      const cellSpec = this.specOf(history, spec);
+      const host = await this.toolHosts.create(ref, run.runId, epoch, cellSpec);
+      const plan = this.planOf(history, catalogHash(host.catalog.guestCatalog()));
+      this.metrics.resumed('replay');
+      if (typeof plan === 'string') {
+        log.error({ divergence: plan }, 'run cannot be rebuilt from its log');
+        await this.cells.execute({ ref, runId: run.runId, epoch, spec: cellSpec, host, replyTo, log, divergence: plan });
+      } else {
+        await this.cells.execute({ ref, runId: run.runId, epoch, spec: cellSpec, host, replyTo, log, seed: history.recovery?.seed, replay: plan });
+      }
+      this.metrics.replayDuration.observe((performance.now() - started) / 1000);
+    });
+  }
+
+  /**
+   * Runs the work that follows a takeover; if it throws, the run (now this worker's, so nobody
+   * else will end it) fails with a host error instead of staying `running`.
+   */
+  private async afterTakeover(ref: SessionRef, run: RunView, epoch: number, replyTo: string, log: Logger, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      log.error({ err: error }, 'recovery failed after taking the run over; failing the run');
+      const result = failedResult(RECOVERY_FAILED_ERROR, 'internal_error', 'host', run.restartSafe);
+      await this.finishTaken(ref, run.runId, epoch, replyTo, 'run.failed', result).catch((failure: unknown) =>
+        log.error({ err: failure }, 'could not record the failed recovery'),
+      );
     }
   }
 
-  private async rebuild(ref: SessionRef, runId: string, epoch: number, history: RunHistory, replyTo: string, spec: CellSpec, log: Logger): Promise<void> {
-    const started = performance.now();
-    const host = await this.toolHosts.create(ref, runId, epoch, spec);
-    const plan = this.planOf(history, catalogHash(host.catalog.guestCatalog()));
-    this.metrics.resumed('replay');
-    if (typeof plan === 'string') {
-      log.error({ divergence: plan }, 'run cannot be rebuilt from its log');
-      await this.cells.execute({ ref, runId, epoch, spec, host, replyTo, log, divergence: plan });
-    } else {
-      await this.cells.execute({ ref, runId, epoch, spec, host, replyTo, log, seed: history.recovery?.seed, replay: plan });
-    }
-    this.metrics.replayDuration.observe((performance.now() - started) / 1000);
+  /** Ends a run this worker holds at `epoch`, retrying while Redis is away; answers `replyTo`. */
+  private async finishTaken(ref: SessionRef, runId: string, epoch: number, replyTo: string, type: 'run.failed' | 'run.lost', result: CodeModeResult): Promise<void> {
+    const publish = { channel: replyTo, message: JSON.stringify({ kind: 'result', runId, result }) };
+    await retryWhileStoreUnavailable(
+      async () => {
+        try {
+          if (type === 'run.failed') await this.runs.finish(ref, runId, { epoch, type, result, replyTo });
+          else await this.runs.append(ref, { type, runId, epoch, data: { reason: STALLED_REASON, result }, publish });
+        } catch (error) {
+          if (!(error instanceof RunAlreadyEndedError)) throw error;
+        }
+      },
+      { giveUpMs: FINISH_RETRY_MS },
+    );
   }
 
   /** The plan, or why the run cannot be replayed (a divergence the run fails with). */
@@ -165,23 +228,13 @@ export class ReplayRunner {
       agentId: fallback?.agentId ?? null,
     };
   }
+}
 
-  private async lose(ref: SessionRef, run: RunView, epoch: number, replyTo: string): Promise<void> {
-    const result: CodeModeResult = {
-      status: 'failed',
-      error: LOST_WITH_WORKER_ERROR,
-      code: 'runtime_unavailable',
-      failurePhase: 'host',
-      bridgeDispatchStarted: true,
-      replaySafe: false,
-      telemetry: emptyTelemetry(),
-    };
-    await this.runs.append(ref, {
-      type: 'run.lost',
-      runId: run.runId,
-      epoch,
-      data: { reason: STALLED_REASON, result },
-      publish: { channel: replyTo, message: JSON.stringify({ kind: 'result', runId: run.runId, result }) },
-    });
-  }
+function failedResult(
+  error: string,
+  code: 'runtime_unavailable' | 'internal_error' | 'invalid_input',
+  failurePhase: 'host' | 'input',
+  replaySafe: boolean,
+): CodeModeResult {
+  return { status: 'failed', error, code, failurePhase, bridgeDispatchStarted: failurePhase === 'host', replaySafe, telemetry: emptyTelemetry() };
 }

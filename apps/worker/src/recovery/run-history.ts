@@ -12,15 +12,16 @@ export interface RunHistory {
   journals: LegJournal[];
   /** Tool calls by bridge id, with their recorded input and outcome. */
   calls: Map<string, RecordedToolCall>;
-  /** The cell dispatched at least one tool call (recorded or not for replay). */
-  toolCalled: boolean;
+  /** The run did something outside its VM: called a tool, or committed its store. */
+  sideEffects: boolean;
   /** Why the run cannot be rebuilt from this log, if it cannot. */
   unreplayable: string | null;
 }
 
 /** Reads one run's events (oldest first, from its session's log) into a RunHistory. */
 export function runHistory(events: readonly LoggedEvent[], runId: string): RunHistory {
-  const history: RunHistory = { requested: null, recovery: null, journals: [], calls: new Map(), toolCalled: false, unreplayable: null };
+  const history: RunHistory = { requested: null, recovery: null, journals: [], calls: new Map(), sideEffects: false, unreplayable: null };
+  let parked = false;
   for (const event of events) {
     if (event.runId !== runId) continue;
     const data = event.data;
@@ -35,14 +36,23 @@ export function runHistory(events: readonly LoggedEvent[], runId: string): RunHi
         history.recovery = parsed.success ? parsed.data : null;
         break;
       }
+      case 'run.resumed':
+        parked = false;
+        break;
       case 'run.parked': {
+        // A park written twice (a retry after a reply lost to an outage) is one leg.
+        if (parked) break;
+        parked = true;
         const parsed = LegJournalSchema.safeParse(data.journal);
         if (parsed.success) history.journals.push(parsed.data);
         else history.unreplayable ??= `parked leg ${history.journals.length + 1} has no journal in the log`;
         break;
       }
+      case 'store.committed':
+        history.sideEffects = true;
+        break;
       case 'tool.called':
-        history.toolCalled = true;
+        history.sideEffects = true;
         if (typeof data.callId === 'string' && typeof data.tool === 'string') {
           history.calls.set(data.callId, { tool: data.tool, inputJson: JSON.stringify(data.input ?? {}) });
         }

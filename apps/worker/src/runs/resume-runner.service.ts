@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AbortJob, CodeModeResult, ResumeJob, SessionRef, ToolResult, ToolResultsJob } from '@codemode/contracts';
+import { platformSettledData, platformToolOutcome, type AbortJob, type CodeModeResult, type ResumeJob, type SessionRef, type ToolResultsJob } from '@codemode/contracts';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
-import { publishAnswer, RunAlreadyEndedError, RunLedger } from '@codemode/events';
+import { publishAnswer, RunAlreadyEndedError, RunLedger, StaleEpochError } from '@codemode/events';
 import { SandboxPool, type CellOutcome } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
@@ -28,20 +28,29 @@ export class ResumeRunner {
   async resume(job: ResumeJob): Promise<boolean> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
-    const parked = this.outcomes.parked.get(job.runId);
+    // Taken before any await, so a hand-over or expiry cannot drop the VM under this resume.
+    const parked = this.outcomes.parked.take(job.runId);
     if (!parked) return false;
-    const taken = await this.runs.resume(ref, job.runId, {
-      token: job.token,
-      workerId: this.config.workerId,
-      epoch: parked.epoch,
-      replyTo: job.replyTo,
-      input: job.input,
-    });
+    let taken: boolean;
+    try {
+      taken = await this.runs.resume(ref, job.runId, {
+        token: job.token,
+        workerId: this.config.workerId,
+        epoch: parked.epoch,
+        replyTo: job.replyTo,
+        input: job.input,
+      });
+    } catch (error) {
+      // Taken over by another worker: this VM is stale. Otherwise (Redis away) it stays parked.
+      if (error instanceof StaleEpochError) this.pool.discard(job.runId);
+      else this.outcomes.parked.park(parked);
+      throw error;
+    }
     if (!taken) {
       log.info('resume not taken: the wait gave up or another took it');
+      this.outcomes.parked.park(parked);
       return true;
     }
-    this.outcomes.parked.take(job.runId);
     this.metrics.resumed('owner');
     const started = Date.now();
     let outcome: CellOutcome;
@@ -68,13 +77,8 @@ export class ResumeRunner {
     } else {
       try {
         for (const result of job.results) {
-          this.pool.settle(job.runId, result.id, result.ok ? { ok: true, value: result.value ?? null } : { ok: false, error: toolError(result.error) });
-          await this.runs.append(ref, {
-            type: 'tool.settled',
-            runId: job.runId,
-            epoch: parked.epoch,
-            data: { callId: result.id, ok: result.ok, source: 'client', answeredBy: 'platform' },
-          });
+          this.pool.settle(job.runId, result.id, platformToolOutcome(result));
+          await this.runs.append(ref, { type: 'tool.settled', runId: job.runId, epoch: parked.epoch, data: platformSettledData(result, parked.restartSafe) });
           // Answered by the platform: counted, but its duration is the platform's, not ours.
           this.metrics.toolCalled('client', result.ok);
         }
@@ -112,10 +116,4 @@ export class ResumeRunner {
       if (!(error instanceof RunAlreadyEndedError)) throw error;
     }
   }
-}
-
-/** A platform's error for a tool call, as the guest's rejection: a tool error with no message carries its text. */
-function toolError(error: ToolResult['error']): { name?: string; message: string } {
-  if (typeof error === 'string') return { message: error || 'client tool failed' };
-  return error ?? { message: 'client tool failed' };
 }

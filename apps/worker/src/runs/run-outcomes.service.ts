@@ -77,13 +77,24 @@ export class RunOutcomes implements OnModuleDestroy {
         // SPEC §6: the run reached its history cap while being recorded (parking it, committing
         // its store): it fails with the cap's error, which is always recorded.
         if (!(error instanceof RunHistoryLimitError)) throw error;
-        this.parked.take(ctx.runId);
-        this.pool.discard(ctx.runId);
+        this.dropParked(ctx.runId);
         return this.write(ctx, historyLimitOutcome(outcome), replyTo);
       }
+    }).catch((error: unknown) => {
+      this.dropParked(ctx.runId);
+      throw error;
     });
     this.metrics.runAnswered(result, legStartedAt);
     return result;
+  }
+
+  /**
+   * The outcome could not be recorded (the run was taken over or ended meanwhile, or Redis stayed
+   * away): a VM parked for it must not stay in memory and hold a parked slot.
+   */
+  private dropParked(runId: string): void {
+    if (!this.parked.take(runId)) return;
+    this.pool.discard(runId);
   }
 
   /**
@@ -162,7 +173,7 @@ export class RunOutcomes implements OnModuleDestroy {
   }
 
   /**
-   * Shutdown or a lost lease: parked VMs cannot stay here. Replay-safe runs are released (the
+   * Shutdown: parked VMs cannot stay here. Replay-safe runs are released (the
    * next wait rebuilds them by replay at once); the others end as `run.lost`. Every write is
    * fenced by the run's epoch, so a run another worker already took is left alone.
    */
@@ -171,6 +182,30 @@ export class RunOutcomes implements OnModuleDestroy {
     await Promise.all(
       runIds.map((runId) => (this.parked.get(runId)?.restartSafe ? this.handOver(runId, reason) : this.lose(runId, reason))),
     );
+  }
+
+  /**
+   * After this worker's lease lapsed: keeps each parked run that is still this worker's at the
+   * same epoch and still waiting (nobody acted on it meanwhile), and drops the others from memory
+   * without writing anything (another worker took them over, or the API ended them).
+   */
+  async reconcileParked(): Promise<{ kept: number; dropped: number }> {
+    let kept = 0;
+    let dropped = 0;
+    for (const runId of [...this.parked.runIds()]) {
+      const parked = this.parked.get(runId);
+      if (!parked) continue;
+      const now = await this.runs.get(parked.ref, runId);
+      if (now?.status === 'waiting' && now.owner === this.config.workerId && now.epoch === parked.epoch) {
+        kept += 1;
+        continue;
+      }
+      if (this.parked.get(runId) !== parked) continue;
+      this.parked.take(runId);
+      this.pool.discard(runId);
+      dropped += 1;
+    }
+    return { kept, dropped };
   }
 
   /** Drops a parked replay-safe run from memory and releases it in the ledger. */

@@ -129,8 +129,8 @@ export class RunToolHost implements BridgeHost {
         signal.addEventListener('abort', () => reject(new ToolCallError(CANCELED_MESSAGE)), { once: true }),
       );
     }
-    if (entry.source === 'client') return this.recorded(call, entry, input, () => this.callClient(call, entry, input, signal));
-    return this.recorded(call, entry, input, () => this.callCore(entry, input));
+    if (entry.source === 'client') return this.recorded(call, entry, input, signal, () => this.callClient(call, entry, input, signal));
+    return this.recorded(call, entry, input, signal, () => this.callCore(entry, input));
   }
 
   private async callCore(entry: CatalogEntry, input: unknown): Promise<unknown> {
@@ -172,9 +172,7 @@ export class RunToolHost implements BridgeHost {
     const binding = entry.mcpBinding;
     const input = mapMcpArguments(entry.inputSchema, Array.isArray(args.args) ? args.args : []);
     this.counts.callCount += 1;
-    return this.recorded(call, entry, input, () =>
-      this.deps.mcp!.callTool(binding.serverName, binding.toolName, input, { signal }),
-    );
+    return this.recorded(call, entry, input, signal, () => this.deps.mcp!.callTool(binding.serverName, binding.toolName, input, { signal }));
   }
 
   /**
@@ -182,7 +180,7 @@ export class RunToolHost implements BridgeHost {
    * run's events carry the input and the outcome as the guest sees it, so a replay can answer the
    * call from the log instead of calling the tool again.
    */
-  private async recorded(call: BridgeCall, entry: CatalogEntry, input: unknown, run: () => Promise<unknown>): Promise<unknown> {
+  private async recorded(call: BridgeCall, entry: CatalogEntry, input: unknown, signal: AbortSignal, run: () => Promise<unknown>): Promise<unknown> {
     const { runId, epoch } = this.run;
     const tool = entry.callableName;
     await this.appendCalled(call, entry, input);
@@ -200,6 +198,9 @@ export class RunToolHost implements BridgeHost {
       return value;
     } catch (error) {
       this.deps.metrics.toolCalled(entry.source, false, Date.now() - started);
+      // Cut off because the run was discarded (aborted, handed over): not the tool's outcome, so
+      // not recorded as one; a replay makes the call again.
+      if (signal.aborted) throw error;
       const message = error instanceof Error ? error.message : String(error);
       // The guest's rejection is {name, message} of the error (see RunBridge).
       const recorded = this.run.restartSafe ? { failure: { name: error instanceof Error ? error.name : 'Error', message } } : {};

@@ -45,6 +45,11 @@ export class BridgeLedger {
     return [...this.open].filter(([, call]) => call.method === method).map(([id]) => id);
   }
 
+  /** Every open request, in request order: `[id, method, argsJson]`. */
+  openCalls(): [string, BridgeMethod, string][] {
+    return [...this.open].map(([id, call]) => [id, call.method, call.argsJson]);
+  }
+
   /** Every open request is a yield (SPEC §3: only then the reason is `yield`). */
   onlyYields(): boolean {
     return this.open.size > 0 && [...this.open.values()].every((call) => call.method === 'yield');

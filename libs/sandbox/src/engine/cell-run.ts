@@ -139,7 +139,7 @@ export class CellRun implements VmHostSink {
 
   private async drive(timeoutMs: number): Promise<CellOutcome> {
     this.port.busy(true);
-    const first = this.started ? this.releaseYields() : this.begin();
+    const first = this.started ? this.releaseYields() : this.begin(timeoutMs);
     if (first) return first;
     const ttlDeadline = performance.now() + this.cell.limits.snapshotTtlSeconds * 1000;
     for (;;) {
@@ -171,14 +171,40 @@ export class CellRun implements VmHostSink {
   }
 
   /** The first leg: runs the cell, or rebuilds it from its log first and goes on from there. */
-  private begin(): CellOutcome | undefined {
+  private begin(timeoutMs: number): CellOutcome | undefined {
     const plan = this.cell.replay;
     if (!plan) return this.startCell();
+    // Each recorded leg had a budget of its own: the rebuild gets theirs, then the leg its own.
+    if (plan.legs.length > 0) this.renew(timeoutMs * plan.legs.length);
     const failed = this.replayRecorded(plan);
     if (failed) return failed;
+    if (plan.legs.length > 0) this.renew(timeoutMs);
     // From here the run is live again: this leg's journal starts now.
     this.journal = this.newJournal();
-    return plan.legs.length === 0 ? this.startCell() : this.releaseYields();
+    if (plan.legs.length === 0) return this.startCell();
+    const released = this.releaseYields();
+    if (released) return released;
+    this.pickUpOpenCalls(plan);
+    return undefined;
+  }
+
+  /**
+   * Calls still open when the run last parked were running on the worker that is gone: those the
+   * log saw settle are answered from it, the others are made again (replay-safe surfaces only).
+   */
+  private pickUpOpenCalls(plan: ReplayPlan): void {
+    for (const [id, method, argsJson] of this.ledger.openCalls()) {
+      if (method === 'yield') continue;
+      const recorded = plan.tail[id];
+      if (recorded) {
+        this.queue.push({ id, ok: recorded.ok, payload: recorded.payload });
+        continue;
+      }
+      this.dispatched = true;
+      // A timer keeps its due time: it fires when it would have on the worker that is gone.
+      const due = method === 'sleep' ? plan.legs.flatMap((leg) => leg.timers ?? []).find(([timer]) => timer === id)?.[1] : undefined;
+      this.port.dispatch(id, method, due === undefined ? argsJson : JSON.stringify([Math.max(0, due - Date.now())]));
+    }
   }
 
   /**
@@ -205,8 +231,10 @@ export class CellRun implements VmHostSink {
       if (this.replaying.made < leg.calls.length) {
         return this.divergeNow(`${legName} made ${this.replaying.made} of its ${leg.calls.length} recorded calls`);
       }
-      if (this.vm.promiseState() !== 'pending' || !this.ledger.onlyYields()) {
-        return this.divergeNow(`${legName} did not end waiting on yield_control as the recorded run did`);
+      const open = this.ledger.openCalls().map(([id]) => id);
+      const openAsRecorded = leg.open ? sameIds(open, leg.open) : this.ledger.onlyYields();
+      if (this.vm.promiseState() !== 'pending' || !openAsRecorded) {
+        return this.divergeNow(`${legName} did not end with the calls open that the recorded run parked with`);
       }
     }
     this.replaying = undefined;
@@ -256,7 +284,7 @@ export class CellRun implements VmHostSink {
   }
 
   private newJournal(): LegJournal | undefined {
-    return this.cell.restartSafe && this.cell.seed ? { calls: [], settled: [], clock: [] } : undefined;
+    return this.cell.restartSafe && this.cell.seed ? { calls: [], settled: [], clock: [], timers: [] } : undefined;
   }
 
   clock(): number {
@@ -327,6 +355,7 @@ export class CellRun implements VmHostSink {
       return this.fail({ code: 'snapshot_limit_exceeded', phase: 'guest', error: SNAPSHOT_LIMIT_MESSAGE });
     }
     const pending = this.ledger.pending(new Set(this.queue.map((settlement) => settlement.id)));
+    if (this.journal) this.journal.open = this.ledger.openCalls().map(([id]) => id);
     return { status: 'waiting', reason, pending, snapshotBytes, ...this.common() };
   }
 
@@ -380,6 +409,7 @@ export class CellRun implements VmHostSink {
       return id;
     }
     this.journal?.calls.push([id, argsJson]);
+    if (method === 'sleep') this.journal?.timers?.push([id, Date.now() + sleepDelay(argsJson)]);
     const recorded = this.cell.replay?.tail[id];
     if (recorded && method === 'callValue') {
       // Made before the worker died and settled in the log: its recorded outcome, not a second call.
@@ -464,6 +494,20 @@ export class CellRun implements VmHostSink {
     if (/Maximum call stack size exceeded/.test(error.message)) return 'InternalError: stack overflow';
     return `InternalError: sandbox engine failure (${error.message})`;
   }
+}
+
+/** The delay of a `sleep` request (`[ms]`), as the host reads it. */
+function sleepDelay(argsJson: string): number {
+  try {
+    const args = JSON.parse(argsJson) as unknown;
+    return Array.isArray(args) && typeof args[0] === 'number' && Number.isFinite(args[0]) ? Math.max(0, args[0]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function sameIds(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((id) => b.includes(id));
 }
 
 /** The method of a bridge id `bridge:<method>:<n>`. */

@@ -11,6 +11,7 @@ function recordingHost(record: Map<string, RecordedToolCall>, made: BridgeCall[]
     async dispatch(call) {
       made.push(call);
       const { tool, input } = call.args as { tool: string; input: unknown };
+      if (tool === 'slow') await new Promise((resolve) => setTimeout(resolve, 300));
       const value = { echoed: input };
       record.set(call.id, { tool, inputJson: JSON.stringify(input ?? {}), outcome: { ok: true, payload: JSON.stringify(value) } });
       return value;
@@ -18,7 +19,7 @@ function recordingHost(record: Map<string, RecordedToolCall>, made: BridgeCall[]
   };
 }
 
-const TOOLS = testCatalog(['echo'], { replaySafe: ['echo'] });
+const TOOLS = testCatalog(['echo', 'slow'], { replaySafe: ['echo', 'slow'] });
 const SEED = [1, 2, 3, 4];
 
 const CODE = `
@@ -130,5 +131,35 @@ describe('SandboxPool: replay of restartSafe runs', () => {
     const outcome = await pool.run({ ...cell(code), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan([], record) }, recordingHost(new Map(), made));
     expect(JSON.parse(valueOf(outcome))).toEqual([{ echoed: 'from the log' }, { echoed: { n: 2 } }]);
     expect(made.map((call) => call.id)).toEqual(['bridge:callValue:2']);
+  });
+
+  it('rebuilds a run parked on a pending timer and makes the timer again', async () => {
+    const code = 'const a = await echo({ n: 1 }); await new Promise((r) => setTimeout(r, 250)); return a;';
+    const record = new Map<string, RecordedToolCall>();
+    const live = { ...cell(code, { timeoutMs: 100 }), catalog: TOOLS, restartSafe: true, seed: SEED };
+    const parked = waiting(await pool.run(live, recordingHost(record, [])));
+    expect(parked.reason).toBe('pending_tools');
+    expect(parked.journal?.open).toEqual(['bridge:sleep:1']);
+    pool.discard(live.runId);
+    const made: BridgeCall[] = [];
+    const replayed = { ...cell(code, { timeoutMs: 2000 }), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan([parked.journal!], record) };
+    expect(JSON.parse(valueOf(await pool.run(replayed, recordingHost(new Map(), made))))).toEqual({ echoed: { n: 1 } });
+    expect(made).toEqual([]);
+  });
+
+  it('answers a call that was still running when the run parked from its recorded outcome', async () => {
+    const code = 'const p = slow({ n: 2 }); const a = await echo({ n: 1 }); return [a, await p];';
+    const record = new Map<string, RecordedToolCall>();
+    const live = { ...cell(code, { timeoutMs: 100 }), catalog: TOOLS, restartSafe: true, seed: SEED };
+    const parked = waiting(await pool.run(live, recordingHost(record, [])));
+    expect(parked.journal?.open).toEqual(['bridge:callValue:1']);
+    pool.discard(live.runId);
+    // The slow call finished on the old worker after the park: its outcome is in the log.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(record.get('bridge:callValue:1')?.outcome).toEqual({ ok: true, payload: '{"echoed":{"n":2}}' });
+    const made: BridgeCall[] = [];
+    const replayed = { ...cell(code, { timeoutMs: 2000 }), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan([parked.journal!], record) };
+    expect(JSON.parse(valueOf(await pool.run(replayed, recordingHost(new Map(), made))))).toEqual([{ echoed: { n: 1 } }, { echoed: { n: 2 } }]);
+    expect(made).toEqual([]);
   });
 });

@@ -143,6 +143,11 @@ export class SandboxPool {
     return thread.discard(runId);
   }
 
+  /** This pool has the run: queued, running a leg, parked or being resumed. */
+  holds(runId: string): boolean {
+    return this.parked.has(runId) || this.resuming.has(runId) || this.starting.has(runId) || this.queue.some((queued) => queued.request.runId === runId);
+  }
+
   parkedCount(): number {
     return this.parked.size;
   }

@@ -18,15 +18,15 @@ export class ReplayRecordMissingError extends Error {
 /**
  * Joins a run's parked-leg journals with its recorded tool calls into the plan the sandbox
  * follows: journal settlements get their payloads (yields and sleeps `null`, tool results from
- * `tool.settled`), and calls settled in the log but in no journal (the leg that was running when
- * its worker died) become the tail.
+ * `tool.settled`), and calls settled in the log but by no journal (still open when the run
+ * parked, or made by the leg that was running when its worker died) become the tail.
  */
 export function buildReplayPlan(journals: readonly LegJournal[], calls: ReadonlyMap<string, RecordedToolCall>): ReplayPlan {
   const journaled = new Set<string>();
   const legs = journals.map((journal) => {
-    for (const [id] of journal.calls) journaled.add(id);
+    for (const [id] of journal.settled) journaled.add(id);
     const settled = journal.settled.map(([id, ok, payload]): [string, boolean, string] => [id, ok, payload ?? recordedPayload(id, calls)]);
-    return { calls: journal.calls, settled };
+    return { calls: journal.calls, settled, ...(journal.open ? { open: journal.open } : {}), ...(journal.timers ? { timers: journal.timers } : {}) };
   });
   const tail: ReplayPlan['tail'] = {};
   for (const [id, call] of calls) {
