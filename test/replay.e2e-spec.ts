@@ -233,4 +233,35 @@ describe('replay-safe runs whose worker goes away', () => {
     expect(events.filter((e) => e.runId === safe.runId && e.type === 'tool.called')).toHaveLength(1);
     await stack.addWorker();
   });
+
+  it('parked runs whose worker died expire after snapshotTtlSeconds with one run.expired, waited on or not', async () => {
+    const client = stack.client();
+    await client.putSession('ttl', { codeMode: { snapshotTtlSeconds: 1 } });
+    const safe = expectWaiting(await client.exec('ttl', { title: 's', code: 'await yield_control(); return 1;', restartSafe: true }));
+    const victim = await ownerOf(client, 'ttl', safe.runId);
+    let plain: string | undefined;
+    for (let i = 0; i < 20 && !plain; i += 1) {
+      const parked = expectWaiting(await client.exec('ttl', { title: 'p', code: 'await yield_control(); return 2;' }));
+      if ((await ownerOf(client, 'ttl', parked.runId)) === victim) plain = parked.runId;
+      else await client.abort('ttl', parked.runId);
+    }
+    expect(plain).toBeDefined();
+    await victim.kill();
+    await sleep(1500);
+    // A late wait finds it expired (ended by the sweeper of the live worker, or by this wait).
+    expect(await client.wait('ttl', safe.runId)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+    // Nobody waits on the other one: the sweeper ends it.
+    const until = Date.now() + 5000;
+    let types: string[] = [];
+    while (Date.now() < until) {
+      types = (await client.events('ttl', { limit: 1000 })).events.filter((e) => e.runId === plain).map((e) => e.type);
+      if (types.includes('run.expired')) break;
+      await sleep(200);
+    }
+    const events = (await client.events('ttl', { limit: 1000 })).events;
+    const terminal = (runId: string) => events.filter((e) => e.runId === runId && /^run\.(completed|failed|expired|lost)$/.test(e.type)).map((e) => e.type);
+    expect(terminal(safe.runId)).toEqual(['run.expired']);
+    expect(terminal(plain!)).toEqual(['run.expired']);
+    await stack.addWorker();
+  });
 });

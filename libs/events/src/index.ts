@@ -21,6 +21,7 @@ export { StoreLedger, type StoreWrites, type StoreCommitInput, type StoreCommitO
 export { ClientToolsLedger } from './client-tools-ledger';
 export { ScriptLoader, SCRIPT_NAMES, type ScriptName } from './script-loader';
 export { retryWhileStoreUnavailable, type StoreRetryOptions } from './store-retry';
+export { ParkedRunIndex, type DueParkedRun } from './parked-run-index';
 export { DEFAULT_EVENTS_SCRIPT_SETTINGS, type EventsScriptSettings } from './script-loader';
 export { type LoggedEvent } from './event-encoding';
 export { type SessionRecord, type SessionSettings } from './projections/views';

@@ -38,7 +38,7 @@ test('a wait reserves a parked run; the owner resumes it; the transcript shows t
   const ref = newRef();
   const runId = await parkedRun(ref);
   const reservation = await runs.reserveResume(ref, runId, 'tok-1', 10_000);
-  expect(reservation).toEqual({ reserved: true, owner: 'w-1', epoch: 1, restartSafe: false });
+  expect(reservation).toEqual({ reserved: true, owner: 'w-1', epoch: 1, restartSafe: false, expiresAt: expect.stringMatching(/Z$/) });
   expect(await runs.reserveResume(ref, runId, 'tok-2', 10_000)).toEqual({
     reserved: false,
     busy: true,

@@ -18,6 +18,7 @@ export const RUN_BEING_RESUMED_ERROR = 'code mode run is already being resumed.'
 const ENDED = new Set(['completed', 'failed', 'expired', 'lost']);
 /** A reservation lapses after this if its API instance vanished (longer than any wait). */
 const RESERVATION_TTL_MS = 130_000;
+const EXPIRED_REASON = 'parked longer than snapshotTtlSeconds without a wait';
 /** A reservation this old with no resume job anywhere was left by a wait that died (see `abandoned`). */
 const ABANDONED_RESERVATION_MS = 1000;
 
@@ -79,6 +80,11 @@ export class WaitService {
       if (reservation.status === null) return this.refuseUnknown(ref, runId);
       const error = ENDED.has(reservation.status) ? RUN_UNAVAILABLE_ERROR : RUN_BEING_RESUMED_ERROR;
       return this.refuse(ref, input, error, reservation.restartSafe);
+    }
+    if (reservation.expiresAt !== null && Date.parse(reservation.expiresAt) <= Date.now()) {
+      // Past snapshotTtlSeconds but not ended yet (its holder is gone, or its timer is late).
+      await this.runs.append(ref, { type: 'run.expired', runId, epoch: reservation.epoch, data: { reason: EXPIRED_REASON } }).catch(() => undefined);
+      return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), reservation.restartSafe);
     }
     const limits = resolveLimits(session?.codeMode, this.config.limitDefaults);
     const owner = reservation.owner;

@@ -1,7 +1,18 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
-import { ClientToolsLedger, createRedis, DeploymentCatalog, EventLog, KeySpace, RunLedger, ScriptLoader, waitUntilReady, WorkerPresence } from '@codemode/events';
+import {
+  ClientToolsLedger,
+  createRedis,
+  DeploymentCatalog,
+  EventLog,
+  KeySpace,
+  ParkedRunIndex,
+  RunLedger,
+  ScriptLoader,
+  waitUntilReady,
+  WorkerPresence,
+} from '@codemode/events';
 import { ResultsStore, SessionStore } from '@codemode/store';
 import { SandboxPool } from '@codemode/sandbox';
 import { createWorkerMetrics, WorkerMetrics, type Logger } from '@codemode/telemetry';
@@ -47,6 +58,7 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
       useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics, l: Logger) => new MeteredEventLog(r, k, { metrics: m, logger: l }),
     },
     { provide: WorkerPresence, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerPresence(r, k) },
+    { provide: ParkedRunIndex, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ParkedRunIndex(r, k) },
     { provide: ClientToolsLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ClientToolsLedger(r, k) },
     { provide: DeploymentCatalog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new DeploymentCatalog(r, k) },
     {
@@ -66,7 +78,7 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
         }),
     },
   ],
-  exports: [REDIS, KeySpace, WorkerMetrics, RunLedger, EventLog, WorkerPresence, ClientToolsLedger, DeploymentCatalog, SessionStore, ResultsStore, SandboxPool],
+  exports: [REDIS, KeySpace, WorkerMetrics, RunLedger, EventLog, WorkerPresence, ParkedRunIndex, ClientToolsLedger, DeploymentCatalog, SessionStore, ResultsStore, SandboxPool],
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(

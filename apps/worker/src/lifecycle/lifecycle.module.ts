@@ -3,8 +3,9 @@ import { CellsModule } from '../cells/cells.module';
 import { ResumesModule } from '../resumes/resumes.module';
 import { RunsModule } from '../runs/runs.module';
 import { ShellModule } from '../shell/shell.module';
+import { ParkedRunSweeper } from './parked-run-sweeper.service';
 import { PresenceHeartbeat } from './presence-heartbeat.service';
 import { WorkerShutdown } from './worker-shutdown.service';
 
-@Module({ imports: [CellsModule, ResumesModule, RunsModule, ShellModule], providers: [WorkerShutdown, PresenceHeartbeat] })
+@Module({ imports: [CellsModule, ResumesModule, RunsModule, ShellModule], providers: [WorkerShutdown, PresenceHeartbeat, ParkedRunSweeper] })
 export class LifecycleModule {}

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { CodeModeResult, Limits, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { retryWhileStoreUnavailable, RUN_HISTORY_LIMIT_MESSAGE, RunAlreadyEndedError, RunHistoryLimitError, RunLedger } from '@codemode/events';
+import { ParkedRunIndex, retryWhileStoreUnavailable, RUN_HISTORY_LIMIT_MESSAGE, RunAlreadyEndedError, RunHistoryLimitError, RunLedger } from '@codemode/events';
 import { buildCellResult, buildWaitingResult, SandboxPool, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
 import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
@@ -37,7 +37,7 @@ function historyLimitOutcome(outcome: CellOutcome): TerminalCellOutcome {
 /** How long a run outcome is retried while Redis is unreachable. */
 const RECORD_RETRY_MS = 10 * 60_000;
 
-const EXPIRED_REASON = 'parked longer than snapshotTtlSeconds without a wait';
+export const EXPIRED_REASON = 'parked longer than snapshotTtlSeconds without a wait';
 const ALWAYS_REPLAY_REASON = 'CODEMODE_ALWAYS_REPLAY: every wait rebuilds the run by replay';
 
 /**
@@ -57,6 +57,7 @@ export class RunOutcomes implements OnModuleDestroy {
     private readonly sessionStore: SessionStore,
     private readonly results: ResultsStore,
     private readonly metrics: WorkerMetrics,
+    private readonly parkedIndex: ParkedRunIndex,
   ) {
     this.parked = new ParkedRunRegistry((run) => void this.expire(run));
     this.pool.onRunsLost((runIds, reason) => {
@@ -149,6 +150,10 @@ export class RunOutcomes implements OnModuleDestroy {
         },
         publish: { channel: replyTo, message: JSON.stringify({ kind: 'result', runId: ctx.runId, result }) },
       });
+      // Best effort: lets any worker expire the run if its holder goes away (ParkedRunSweeper).
+      await this.parkedIndex.add(ctx.ref, ctx.runId, expiresAt).catch((error: unknown) =>
+        this.logger.warn({ runId: ctx.runId, err: error }, 'could not index the parked run for expiry'),
+      );
       if (this.config.alwaysReplay && ctx.restartSafe) await this.handOver(ctx.runId, ALWAYS_REPLAY_REASON);
       return result;
     }
