@@ -169,9 +169,9 @@ export class WaitService {
       if (known) return known;
       return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', true);
     };
-    // The rebuild publishes no `started`: it answers within the leg's budget after a worker took it.
-    const deadline = new ReplyDeadline(limits.timeoutMs, limits.timeoutMs, this.config.replyGraceMs, {
-      onStartOverdue: () => Promise.resolve(null),
+    // The rebuild publishes no `started`: one deadline, the leg's budget plus the grace.
+    const deadline = new ReplyDeadline(limits.timeoutMs + this.config.replyGraceMs, limits.timeoutMs, this.config.replyGraceMs, {
+      onStartOverdue: lastAnswer,
       onNoAnswer: lastAnswer,
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
