@@ -88,6 +88,9 @@ describe.each([
     await client.putSession(sid, { codeMode: { timeoutMs: 300 } });
     const first = expectWaiting(await client.exec(sid, { title: 't', code: 'await new Promise(r => setTimeout(r, 500)); return "slept"', restartSafe: true }));
     expect(first).toMatchObject({ reason: 'pending_tools', pendingToolCalls: [{ id: 'bridge:sleep:1', method: 'sleep' }] });
+    // A timer is not the platform's to answer, whoever holds the run.
+    const refused = await client.raw('POST', `/v1/sessions/${sid}/runs/${first.runId}/tool-results`, { body: JSON.stringify({ results: [{ id: 'bridge:sleep:1', ok: true, value: 1 }] }) });
+    expect(refused.status).toBe(409);
     await sleep(600);
     const started = Date.now();
     expect(await client.wait(sid, first.runId)).toMatchObject({ status: 'completed', value: 'slept', replaySafe: true });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { platformSettledData, ToolResultsInputSchema, type SessionRef } from '@codemode/contracts';
-import { RunLedger, RunReplies, WorkerPresence } from '@codemode/events';
+import { platformSettledData, ToolResultsInputSchema, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
+import { EventLog, RunAlreadyEndedError, RunLedger, RunReplies, StaleEpochError } from '@codemode/events';
 import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
 import { WorkerQueues } from '../core/worker-queues';
 
@@ -18,7 +18,7 @@ export class ToolResultsService {
     private readonly runs: RunLedger,
     private readonly replies: RunReplies,
     private readonly workers: WorkerQueues,
-    private readonly presence: WorkerPresence,
+    private readonly log: EventLog,
   ) {}
 
   async submit(ref: SessionRef, runId: string, body: Record<string, unknown>): Promise<{ accepted: number }> {
@@ -42,14 +42,7 @@ export class ToolResultsService {
       });
     }
     if (parsed.data.results.length === 0) return { accepted: 0 };
-    if (run.restartSafe && (!run.owner || !(await this.presence.isAlive(run.owner)))) {
-      // No worker holds the parked run (released, or its owner died): its next wait rebuilds it
-      // by replay and takes these answers from the log, so they are recorded there directly.
-      for (const result of parsed.data.results) {
-        await this.runs.append(ref, { type: 'tool.settled', runId, epoch: run.epoch, data: platformSettledData(result, true) });
-      }
-      return { accepted: parsed.data.results.length };
-    }
+    if (run.restartSafe && !run.owner) return this.recordForReplay(ref, run, parsed.data.results);
     const requestId = randomUUID();
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), OWNER_ACK_MS);
@@ -72,5 +65,28 @@ export class ToolResultsService {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * A released replay-safe run is in no worker's memory: its next wait rebuilds it by replay and
+   * takes these answers from the log, so they are recorded there, each checked against the log
+   * to be an unsettled call only the platform answers (as the owner would check it).
+   */
+  private async recordForReplay(ref: SessionRef, run: RunView, results: ToolResult[]): Promise<{ accepted: number }> {
+    const events = (await this.log.history(ref, Date.parse(run.createdAt))).filter((e) => e.runId === run.runId);
+    const platformCalls = new Set(events.filter((e) => e.type === 'tool.called' && e.data.answeredBy === 'platform').map((e) => e.data.callId));
+    const settled = new Set(events.filter((e) => e.type === 'tool.settled').map((e) => e.data.callId));
+    const refused = results.find((r) => !platformCalls.has(r.id) || settled.has(r.id));
+    if (refused) throw new ConflictApiException(`tool call ${refused.id} is not waiting for the platform's answer.`, { id: refused.id });
+    try {
+      for (const result of results) {
+        await this.runs.append(ref, { type: 'tool.settled', runId: run.runId, epoch: run.epoch, data: platformSettledData(result, true) });
+      }
+    } catch (error) {
+      if (error instanceof RunAlreadyEndedError) throw new ConflictApiException('run has already ended.', { status: error.status });
+      if (error instanceof StaleEpochError) throw new ConflictApiException('the run moved to another worker meanwhile; retry.');
+      throw error;
+    }
+    return { accepted: results.length };
   }
 }

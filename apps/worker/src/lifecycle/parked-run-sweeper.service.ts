@@ -74,15 +74,16 @@ export class ParkedRunSweeper implements OnApplicationBootstrap, OnApplicationSh
       await this.index.postpone(ref, runId, now + HOLDER_GRACE_MS);
       return false;
     }
+    let ended = false;
     try {
       await this.runs.append(ref, { type: 'run.expired', runId, epoch: run.epoch, data: { reason: EXPIRED_REASON } });
       this.logger.info({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run.owner }, 'expired a parked run nobody holds');
-      return true;
+      ended = true;
     } catch (error) {
+      // Ended or taken over meanwhile: someone else is responsible now. Anything else: next sweep.
       if (!(error instanceof RunAlreadyEndedError) && !(error instanceof StaleEpochError)) throw error;
-      return false;
-    } finally {
-      await this.index.remove(ref, runId);
     }
+    await this.index.remove(ref, runId);
+    return ended;
   }
 }

@@ -16,6 +16,8 @@ import { RunOutcomes } from '../runs/run-outcomes.service';
 export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer: NodeJS.Timeout | undefined;
   private held = false;
+  /** The lease lapsed and the parked runs have not been checked since (retried each beat). */
+  private reconcilePending = false;
   private beating = false;
 
   constructor(
@@ -47,14 +49,19 @@ export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationS
 
   private async beat(): Promise<void> {
     const { workerId, presenceTtlMs } = this.config;
-    if (this.held) {
-      if (await this.presence.renew(workerId, presenceTtlMs)) return;
-      this.held = false;
+    if (this.held && !(await this.presence.renew(workerId, presenceTtlMs))) {
       this.logger.error({ workerId }, 'worker lease lapsed; checking which parked runs are still this worker’s');
+      this.reconcilePending = true;
+    }
+    if (!this.held || this.reconcilePending) {
+      await this.presence.beat(workerId, presenceTtlMs);
+      this.held = true;
+    }
+    if (this.reconcilePending) {
+      // After the lease is ours again, so no takeover can slip in between the check and it.
       const { kept, dropped } = await this.outcomes.reconcileParked();
+      this.reconcilePending = false;
       this.logger.warn({ workerId, kept, dropped }, 'parked runs reconciled after the lease lapsed');
     }
-    await this.presence.beat(workerId, presenceTtlMs);
-    this.held = true;
   }
 }

@@ -135,7 +135,9 @@ export class ReplayRunner {
     await this.afterTakeover(ref, run, taken.epoch, replyTo, log, async () => {
       // Read after the takeover: the old owner can no longer add to it (fencing).
       const history = runHistory(await this.log.history(ref, Date.parse(run.createdAt)), runId);
-      if (spec && !history.sideEffects) {
+      // Only a first leg (a re-delivered cell job, never parked) that touched nothing outside
+      // its VM may run again from the start.
+      if (spec && !history.sideEffects && !history.parked) {
         log.warn({ from: run.owner }, 'running again a cell whose worker died before it called any tool');
         const host = await this.toolHosts.create(ref, runId, taken.epoch, spec);
         await this.cells.execute({ ref, runId, epoch: taken.epoch, spec, host, replyTo, log });

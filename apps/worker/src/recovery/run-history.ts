@@ -14,13 +14,15 @@ export interface RunHistory {
   calls: Map<string, RecordedToolCall>;
   /** The run did something outside its VM: called a tool, or committed its store. */
   sideEffects: boolean;
+  /** The run parked at least once (it is past its first leg). */
+  parked: boolean;
   /** Why the run cannot be rebuilt from this log, if it cannot. */
   unreplayable: string | null;
 }
 
 /** Reads one run's events (oldest first, from its session's log) into a RunHistory. */
 export function runHistory(events: readonly LoggedEvent[], runId: string): RunHistory {
-  const history: RunHistory = { requested: null, recovery: null, journals: [], calls: new Map(), sideEffects: false, unreplayable: null };
+  const history: RunHistory = { requested: null, recovery: null, journals: [], calls: new Map(), sideEffects: false, parked: false, unreplayable: null };
   let parked = false;
   for (const event of events) {
     if (event.runId !== runId) continue;
@@ -43,6 +45,7 @@ export function runHistory(events: readonly LoggedEvent[], runId: string): RunHi
         // A park written twice (a retry after a reply lost to an outage) is one leg.
         if (parked) break;
         parked = true;
+        history.parked = true;
         const parsed = LegJournalSchema.safeParse(data.journal);
         if (parsed.success) history.journals.push(parsed.data);
         else history.unreplayable ??= `parked leg ${history.journals.length + 1} has no journal in the log`;

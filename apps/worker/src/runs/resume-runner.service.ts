@@ -3,7 +3,7 @@ import { platformSettledData, platformToolOutcome, type AbortJob, type CodeModeR
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
 import { publishAnswer, RunAlreadyEndedError, RunLedger, StaleEpochError } from '@codemode/events';
-import { SandboxPool, type CellOutcome } from '@codemode/sandbox';
+import { SandboxPool, UnknownBridgeCallError, type CellOutcome } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { hostFailureOutcome, keepResuming } from './run-loop';
@@ -76,9 +76,12 @@ export class ResumeRunner {
       answer = { error: 'code mode run is unavailable or expired.' };
     } else {
       try {
+        const notPlatform = job.results.find((result) => !this.pool.awaitsPlatform(job.runId, result.id));
+        if (notPlatform) throw new UnknownBridgeCallError(job.runId, notPlatform.id);
         for (const result of job.results) {
-          this.pool.settle(job.runId, result.id, platformToolOutcome(result));
+          // Logged before the VM sees it: a replay must find every answer the run was given.
           await this.runs.append(ref, { type: 'tool.settled', runId: job.runId, epoch: parked.epoch, data: platformSettledData(result, parked.restartSafe) });
+          this.pool.settle(job.runId, result.id, platformToolOutcome(result));
           // Answered by the platform: counted, but its duration is the platform's, not ours.
           this.metrics.toolCalled('client', result.ok);
         }

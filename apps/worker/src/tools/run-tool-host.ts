@@ -124,7 +124,7 @@ export class RunToolHost implements BridgeHost {
     const input = args.input ?? {};
     if (this.answeredByPlatform(call)) {
       // Settled later by the platform (POST …/tool-results → tool.settled there), not by us.
-      await this.appendCalled(call, entry, input);
+      await this.appendCalled(call, entry, input, true);
       return new Promise((_, reject) =>
         signal.addEventListener('abort', () => reject(new ToolCallError(CANCELED_MESSAGE)), { once: true }),
       );
@@ -216,7 +216,8 @@ export class RunToolHost implements BridgeHost {
     }
   }
 
-  private async appendCalled(call: BridgeCall, entry: CatalogEntry, input: unknown): Promise<void> {
+  /** `platform`: only the platform answers it (POST …/tool-results checks answers against this). */
+  private async appendCalled(call: BridgeCall, entry: CatalogEntry, input: unknown, platform = false): Promise<void> {
     const { runId, epoch } = this.run;
     await this.logged({
       type: 'tool.called',
@@ -227,6 +228,7 @@ export class RunToolHost implements BridgeHost {
         tool: entry.callableName,
         source: entry.source,
         inputBytes: jsonBytes(input),
+        ...(platform ? { answeredBy: 'platform' } : {}),
         ...(this.run.restartSafe ? { input } : {}),
       },
     });

@@ -122,6 +122,10 @@ export class PoolThread {
   }
 
   /** Passes the platform's answer to the run; false when the id is not one of its unsettled platform calls. */
+  awaitsPlatform(runId: string, id: string): boolean {
+    return this.runs.get(runId)?.bridge.awaitsPlatform(id) ?? false;
+  }
+
   settle(runId: string, id: string, result: ExternalSettlement): boolean {
     return this.runs.get(runId)?.bridge.settleExternal(id, result) ?? false;
   }

@@ -64,6 +64,11 @@ export class RunBridge {
     );
   }
 
+  /** `id` is an unsettled call only the platform answers. */
+  awaitsPlatform(id: string): boolean {
+    return !this.closed && this.platformCalls.has(id);
+  }
+
   /** The platform's answer to a call it alone answers; false when `id` is not such an unsettled call. */
   settleExternal(id: string, result: ExternalSettlement): boolean {
     if (this.closed || !this.platformCalls.delete(id)) return false;

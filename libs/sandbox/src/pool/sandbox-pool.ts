@@ -132,6 +132,12 @@ export class SandboxPool {
     if (!thread.settle(runId, id, result)) throw new UnknownBridgeCallError(runId, id);
   }
 
+  /** `id` is an unsettled call of the run that only the platform answers (see `settle`). */
+  awaitsPlatform(runId: string, id: string): boolean {
+    const thread = this.parked.get(runId) ?? this.resuming.get(runId);
+    return thread?.awaitsPlatform(runId, id) ?? false;
+  }
+
   /**
    * Abort or expiry: aborts the run's pending host work and frees its VM; a leg in progress (its
    * first, or a resume) ends `aborted` at its next step. False when unknown.
