@@ -109,6 +109,14 @@ export class RunReplies {
 }
 
 /** Worker side: pushes a request's answer to the API instance waiting on `channel`. */
+/**
+ * Tells the waiting API instance that a worker (again) starts the run's leg now, so its answer
+ * deadline counts from here: a run rebuilt by replay sends it once the rebuild is done.
+ */
+export async function publishStarted(redis: Redis, channel: string, runId: string, workerId: string): Promise<void> {
+  await redis.publish(channel, JSON.stringify({ kind: 'started', runId, workerId }));
+}
+
 export async function publishAnswer(redis: Redis, channel: string, requestId: string, answer: unknown): Promise<void> {
   await redis.publish(channel, JSON.stringify({ kind: 'answer', runId: requestId, answer }));
 }

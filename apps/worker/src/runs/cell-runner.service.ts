@@ -2,10 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import type { CellJob, CellSpec, GuestCatalog, ReplayPlan, RunRecoverySeed, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { RunLedger } from '@codemode/events';
+import { publishStarted, RunLedger } from '@codemode/events';
+import type { Redis } from 'ioredis';
 import { replayDivergedMessage, SandboxPool, type CellOutcome } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
-import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { RunOutcomes, type RunContext } from './run-outcomes.service';
 import { hostFailureOutcome, keepResuming } from './run-loop';
 import type { RunToolHost } from '../tools/run-tool-host';
@@ -35,6 +36,7 @@ export class CellRunner {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(REDIS) private readonly redis: Redis,
     private readonly runs: RunLedger,
     private readonly pool: SandboxPool,
     private readonly outcomes: RunOutcomes,
@@ -62,6 +64,14 @@ export class CellRunner {
   /** Runs the cell (from the start, or rebuilt from its log first), then records and answers it. */
   async execute(cell: CellExecution): Promise<void> {
     const started = Date.now();
+    if (cell.replay) {
+      // The rebuild may take a while: the caller's answer deadline restarts with the live leg.
+      cell.host.whenReplayed(() => {
+        publishStarted(this.redis, cell.replyTo, cell.runId, this.config.workerId).catch((error: unknown) =>
+          cell.log.warn({ err: error }, 'could not tell the caller the rebuilt run goes on'),
+        );
+      });
+    }
     const outcome = await this.sandbox(cell);
     const ctx: RunContext = {
       host: cell.host,

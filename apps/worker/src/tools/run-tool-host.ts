@@ -49,6 +49,7 @@ export class RunToolHost implements BridgeHost {
   private storeSnapshot: StoreBuffer | undefined;
   private legDeadline = 0;
   private historyLimitReached = false;
+  private replayedListener: (() => void) | undefined;
 
   constructor(
     readonly run: ToolRun,
@@ -59,6 +60,15 @@ export class RunToolHost implements BridgeHost {
   /** A run() or resume() leg starts: shell calls inside it yield within what is left of it. */
   beginLeg(timeoutMs: number): void {
     this.legDeadline = Date.now() + timeoutMs;
+  }
+
+  /** Called once the sandbox rebuilt the run from its log and its live leg starts. */
+  whenReplayed(listener: () => void): void {
+    this.replayedListener = listener;
+  }
+
+  replayed(): void {
+    this.replayedListener?.();
   }
 
   /** A write of this run was refused at the history cap: the run fails with it, whatever the cell did. */

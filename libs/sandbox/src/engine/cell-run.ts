@@ -31,6 +31,8 @@ export interface BridgePort {
   busy(on: boolean): void;
   /** The pool asked to abort this run (read from shared memory: seen even while guest code runs). */
   abortRequested(): boolean;
+  /** The recorded legs were re-run; the live leg, with its own budget, starts now. */
+  replayed(): void;
 }
 
 /** The host's answer to one bridge request; `payload` is JSON (the value, or `{name,message}`). */
@@ -179,6 +181,7 @@ export class CellRun implements VmHostSink {
     const failed = this.replayRecorded(plan);
     if (failed) return failed;
     if (plan.legs.length > 0) this.renew(timeoutMs);
+    this.port.replayed();
     // From here the run is live again: this leg's journal starts now.
     this.journal = this.newJournal();
     if (plan.legs.length === 0) return this.startCell();

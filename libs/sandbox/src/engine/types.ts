@@ -69,6 +69,8 @@ export interface BridgeHost {
    * budget. Not consulted in `awaitResults` legs (there `dispatch` gets the call and rejects it).
    */
   answeredByPlatform?(call: BridgeCall): boolean;
+  /** The run was rebuilt from its log (`CellRunRequest.replay`) and its live leg starts now. */
+  replayed?(): void;
 }
 
 interface OutcomeCommon {

@@ -169,6 +169,7 @@ export class PoolThread {
     if (message.type === 'bridge') run.bridge.dispatch(message.id, message.method, message.argsJson);
     else if (message.type === 'cancel') run.bridge.cancel(message.id);
     else if (message.type === 'watch') this.watch(run, message.timeoutMs);
+    else if (message.type === 'replayed') run.bridge.replayed();
     else if (message.type === 'done') this.onDone(run, message.outcome);
   }
 

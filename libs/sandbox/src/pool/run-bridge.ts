@@ -64,6 +64,11 @@ export class RunBridge {
     );
   }
 
+  /** The run was rebuilt from its log: tells the host, whose waiting caller gets a fresh budget. */
+  replayed(): void {
+    if (!this.closed) this.host?.replayed?.();
+  }
+
   /** `id` is an unsettled call only the platform answers. */
   awaitsPlatform(id: string): boolean {
     return !this.closed && this.platformCalls.has(id);

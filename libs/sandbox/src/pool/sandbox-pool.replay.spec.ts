@@ -72,7 +72,10 @@ describe('SandboxPool: replay of restartSafe runs', () => {
 
     const replayMade: BridgeCall[] = [];
     const replayed = { ...cell(CODE), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan(journals, recordAtPark) };
-    const outcome = await pool.run(replayed, recordingHost(new Map(), replayMade));
+    let replayedCalls = 0;
+    const replayHost = { ...recordingHost(new Map(), replayMade), replayed: () => (replayedCalls += 1) };
+    const outcome = await pool.run(replayed, replayHost);
+    expect(replayedCalls).toBe(1);
     const value = JSON.parse(valueOf(outcome)) as Record<string, unknown>;
     expect(value).toEqual({ ...liveValue, f: { echoed: { n: 5 } } });
     expect(value.t0).toBe(journals[0].clock[0]);

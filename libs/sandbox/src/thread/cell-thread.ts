@@ -83,6 +83,7 @@ async function startRun(request: CellRunRequest, slot: number): Promise<void> {
     dispatch: (id, method, argsJson) => post({ type: 'bridge', runId, id, method, argsJson }),
     cancel: (id) => post({ type: 'cancel', runId, id }),
     watch: (timeoutMs) => post({ type: 'watch', runId, timeoutMs }),
+    replayed: () => post({ type: 'replayed', runId }),
     busy: (on) => Atomics.store(busyFlag, 0, on ? slot : 0),
     abortRequested: () => Atomics.load(busyFlag, 1) === slot,
   });

@@ -25,6 +25,8 @@ export type FromThread =
   /** The run's leg spends budget for `timeoutMs` from now (arm its watchdog); undefined disarms it. */
   | { type: 'watch'; runId: string; timeoutMs?: number }
   | { type: 'done'; runId: string; outcome: CellOutcome }
+  /** The run was rebuilt from its log; its live leg (with a budget of its own) starts now. */
+  | { type: 'replayed'; runId: string }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> };
 
 export interface ThreadData {
