@@ -174,11 +174,19 @@ describe('chaos: a worker killed with -9 while cells run and others are parked',
     }
     process.stdout.write(`runs started on the killed worker by group (ps/pp parked, rs/rf/ru running): ${JSON.stringify(onVictim)}\n`);
     const recovered = events.filter((e) => e.type === 'run.recovered').length;
+    // The survivor counts what recovery did (codemode_recoveries_total{outcome}).
+    const survivor = stack.workers.find((w) => w.alive && w !== victim)!;
+    const metrics = await (await fetch(`${stack.workerUrl(survivor)}/metrics`)).text();
+    const counted = (outcome: string) => Number(new RegExp(`^codemode_recoveries_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? NaN);
+    expect(counted('replayed')).toBeGreaterThan(0);
+    expect(counted('diverged')).toBe(0);
+    expect(counted('failed')).toBe(0);
     const lost = events.filter((e) => e.type === 'run.lost').length;
     process.stdout.write(
       `worker-kill chaos: ${answers.length} execs answered, ${runIds.size} runs each with 1 terminal event, ` +
         `${recovered} runs taken over from the killed worker, ${lost} run.lost (${unsafeLost.length} running + ${plainLost.length} parked, none replay-safe), ` +
-        `${counter.calls.size} webhook inputs, none settled and run again (${inFlightAgain} in flight at the kill ran again)\n`,
+        `${counter.calls.size} webhook inputs, none settled and run again (${inFlightAgain} in flight at the kill ran again); ` +
+        `survivor's codemode_recoveries_total: replayed ${counted('replayed')}, rerun ${counted('rerun')}, lost ${counted('lost')}\n`,
     );
     expect(recovered).toBeGreaterThan(0);
   });

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
 import { WorkerPresence } from '@codemode/events';
-import type { Logger } from '@codemode/telemetry';
+import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { RunOutcomes } from '../runs/run-outcomes.service';
 
@@ -25,6 +25,7 @@ export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationS
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly presence: WorkerPresence,
     private readonly outcomes: RunOutcomes,
+    private readonly metrics: WorkerMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -51,6 +52,7 @@ export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationS
     const { workerId, presenceTtlMs } = this.config;
     if (this.held && !(await this.presence.renew(workerId, presenceTtlMs))) {
       this.logger.error({ workerId }, 'worker lease lapsed; checking which parked runs are still this worker’s');
+      this.metrics.leaseLapsesTotal.inc();
       this.reconcilePending = true;
     }
     if (!this.held || this.reconcilePending) {

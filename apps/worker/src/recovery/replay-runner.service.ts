@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { CellJob, CellSpec, CodeModeResult, ReplayJob, ReplayPlan, ResumeJob, RunView, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { EventLog, retryWhileStoreUnavailable, RunAlreadyEndedError, RunLedger, WorkerPresence } from '@codemode/events';
-import { buildReplayPlan, emptyTelemetry, ReplayRecordMissingError, RUN_UNAVAILABLE_MESSAGE, SandboxPool } from '@codemode/sandbox';
+import { buildReplayPlan, emptyTelemetry, REPLAY_DIVERGED_PREFIX, ReplayRecordMissingError, RUN_UNAVAILABLE_MESSAGE, SandboxPool } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { catalogHash, CellRunner } from '../runs/cell-runner.service';
@@ -141,9 +141,11 @@ export class ReplayRunner {
         log.warn({ from: run.owner }, 'running again a cell whose worker died before it called any tool');
         const host = await this.toolHosts.create(ref, runId, taken.epoch, spec);
         await this.cells.execute({ ref, runId, epoch: taken.epoch, spec, host, replyTo, log });
+        this.metrics.recovered('rerun');
       } else {
         log.warn({ from: run.owner }, 'run lost with its worker after calling tools; recorded as lost');
         await this.finishTaken(ref, runId, taken.epoch, replyTo, 'run.lost', failedResult(LOST_WITH_WORKER_ERROR, 'runtime_unavailable', 'host', false));
+        this.metrics.recovered('lost');
       }
     });
     return true;
@@ -162,8 +164,12 @@ export class ReplayRunner {
       if (typeof plan === 'string') {
         log.error({ divergence: plan }, 'run cannot be rebuilt from its log');
         await this.cells.execute({ ref, runId: run.runId, epoch, spec: cellSpec, host, replyTo, log, divergence: plan });
+        this.metrics.recovered('diverged');
       } else {
-        await this.cells.execute({ ref, runId: run.runId, epoch, spec: cellSpec, host, replyTo, log, seed: history.recovery?.seed, replay: plan });
+        const result = await this.cells.execute({ ref, runId: run.runId, epoch, spec: cellSpec, host, replyTo, log, seed: history.recovery?.seed, replay: plan });
+        const diverged = result.status === 'failed' && result.error.startsWith(REPLAY_DIVERGED_PREFIX);
+        if (diverged) log.error({ error: result.error }, 'replay diverged from the recorded run');
+        this.metrics.recovered(diverged ? 'diverged' : 'replayed');
       }
       this.metrics.replayDuration.observe((performance.now() - started) / 1000);
     });
@@ -178,6 +184,7 @@ export class ReplayRunner {
       await work();
     } catch (error) {
       log.error({ err: error }, 'recovery failed after taking the run over; failing the run');
+      this.metrics.recovered('failed');
       const result = failedResult(RECOVERY_FAILED_ERROR, 'internal_error', 'host', run.restartSafe);
       await this.finishTaken(ref, run.runId, epoch, replyTo, 'run.failed', result).catch((failure: unknown) =>
         log.error({ err: failure }, 'could not record the failed recovery'),

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
-import type { CellJob, CellSpec, GuestCatalog, ReplayPlan, RunRecoverySeed, SessionRef } from '@codemode/contracts';
+import type { CellJob, CellSpec, CodeModeResult, GuestCatalog, ReplayPlan, RunRecoverySeed, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { publishStarted, RunLedger } from '@codemode/events';
 import type { Redis } from 'ioredis';
@@ -62,7 +62,7 @@ export class CellRunner {
   }
 
   /** Runs the cell (from the start, or rebuilt from its log first), then records and answers it. */
-  async execute(cell: CellExecution): Promise<void> {
+  async execute(cell: CellExecution): Promise<CodeModeResult> {
     const started = Date.now();
     if (cell.replay) {
       // The rebuild may take a while: the caller's answer deadline restarts with the live leg.
@@ -85,6 +85,7 @@ export class CellRunner {
     };
     const result = await this.outcomes.record(ctx, outcome, cell.replyTo, started);
     cell.log.info({ status: result.status, code: result.status === 'failed' ? result.code : undefined, durationMs: Date.now() - started }, 'cell answered');
+    return result;
   }
 
   private async sandbox(cell: CellExecution): Promise<CellOutcome> {

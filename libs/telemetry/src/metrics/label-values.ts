@@ -14,6 +14,14 @@ export type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
 export const RESUME_PATHS = ['owner', 'replay'] as const;
 export type ResumePath = (typeof RESUME_PATHS)[number];
 
+/**
+ * What recovery did with a run whose worker was gone (SPEC §6): rebuilt it by replay, ran a first
+ * leg that had touched nothing again, recorded it lost, failed it on a divergence from its log,
+ * or failed it because recovery itself failed.
+ */
+export const RECOVERY_OUTCOMES = ['replayed', 'rerun', 'lost', 'diverged', 'failed'] as const;
+export type RecoveryOutcome = (typeof RECOVERY_OUTCOMES)[number];
+
 /** Queues a worker consumes; `worker` is its own sticky queue, whatever the worker's id. */
 export const WORKER_QUEUE_LABELS = ['cells', 'worker', 'shell'] as const;
 export type WorkerQueueLabel = (typeof WORKER_QUEUE_LABELS)[number];

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import type { ToolSource } from '@codemode/contracts';
 import { FAST_BUCKETS, RUN_BUCKETS, SCHEDULE_BUCKETS } from './buckets';
 import {
+  RECOVERY_OUTCOMES,
   RESUME_PATHS,
   RUN_OUTCOMES,
   runOutcomeLabel,
@@ -10,6 +11,7 @@ import {
   TOOL_OUTCOMES,
   TOOL_SOURCES,
   WORKER_QUEUE_LABELS,
+  type RecoveryOutcome,
   type ResumePath,
   type RunOutcome,
   type WorkerQueueLabel,
@@ -96,6 +98,19 @@ export class WorkerMetrics extends ProcessMetrics {
     registers: [this.registry],
   });
 
+  readonly recoveriesTotal = new Counter<'outcome'>({
+    name: METRIC.recoveriesTotal,
+    help: 'Runs whose worker was gone, by what recovery did: replayed, rerun, lost, diverged, failed.',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
+  readonly leaseLapsesTotal = new Counter({
+    name: METRIC.leaseLapsesTotal,
+    help: 'Times this worker found its lease lapsed (Redis unreachable or the process stalled past the lease).',
+    registers: [this.registry],
+  });
+
   readonly shellSessions = new Gauge<'state'>({
     name: METRIC.shellSessions,
     help: 'Shell process sessions held by this worker, by state, read when scraped.',
@@ -129,6 +144,7 @@ export class WorkerMetrics extends ProcessMetrics {
       for (const outcome of TOOL_OUTCOMES) this.toolCallsTotal.inc({ source, outcome }, 0);
     }
     for (const path of RESUME_PATHS) this.resumesTotal.inc({ path }, 0);
+    for (const outcome of RECOVERY_OUTCOMES) this.recoveriesTotal.inc({ outcome }, 0);
     this.setGauges({ sandbox: { busy: 0, idle: 0, starting: 0, parked: 0 }, maxParked: 0, shell: { running: 0, finished: 0 } });
   }
 
@@ -149,6 +165,10 @@ export class WorkerMetrics extends ProcessMetrics {
   toolCalled(source: ToolSource, ok: boolean, durationMs?: number): void {
     this.toolCallsTotal.inc({ source, outcome: ok ? 'ok' : 'error' });
     if (durationMs !== undefined) this.toolCallDuration.observe({ source }, seconds(durationMs));
+  }
+
+  recovered(outcome: RecoveryOutcome): void {
+    this.recoveriesTotal.inc({ outcome });
   }
 
   resumed(path: ResumePath): void {
