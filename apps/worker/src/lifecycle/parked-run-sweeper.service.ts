@@ -7,8 +7,6 @@ import { EXPIRED_REASON, RunOutcomes } from '../runs/run-outcomes.service';
 
 /** Runs looked at per sweep; the rest wait for the next one. */
 const SWEEP_BATCH = 100;
-/** How long a due run whose holder is alive is left to that holder before it is looked at again. */
-const HOLDER_GRACE_MS = 60_000;
 
 /**
  * Ends parked runs that outlived `snapshotTtlSeconds` with nobody holding them: released for
@@ -71,7 +69,8 @@ export class ParkedRunSweeper implements OnApplicationBootstrap, OnApplicationSh
     }
     const held = run.owner === this.config.workerId ? this.outcomes.parked.get(runId) !== undefined : !!run.owner && (await this.presence.isAlive(run.owner));
     if (held) {
-      await this.index.postpone(ref, runId, now + HOLDER_GRACE_MS);
+      // Its holder expires it; looked at again after a lease, in case the holder dies first.
+      await this.index.postpone(ref, runId, now + this.config.presenceTtlMs);
       return false;
     }
     let ended = false;

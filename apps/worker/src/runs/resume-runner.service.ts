@@ -8,12 +8,18 @@ import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { hostFailureOutcome, keepResuming } from './run-loop';
 import { RunOutcomes } from './run-outcomes.service';
+import type { ParkedRun } from './parked-run-registry';
 
 export const ABORTED_ERROR = 'code mode execution aborted';
 
 /** Work routed to this worker for runs it holds: resume a parked run, abort one. */
 @Injectable()
 export class ResumeRunner {
+  /** Runs taken from the registry for a resume that has not reached the sandbox yet. */
+  private readonly taking = new Set<string>();
+  /** Of those, the ones an abort reached meanwhile: their leg ends aborted without running. */
+  private readonly abortedWhileTaking = new Set<string>();
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -31,6 +37,16 @@ export class ResumeRunner {
     // Taken before any await, so a hand-over or expiry cannot drop the VM under this resume.
     const parked = this.outcomes.parked.take(job.runId);
     if (!parked) return false;
+    this.taking.add(job.runId);
+    try {
+      return await this.resumeTaken(job, ref, parked, log);
+    } finally {
+      this.taking.delete(job.runId);
+      this.abortedWhileTaking.delete(job.runId);
+    }
+  }
+
+  private async resumeTaken(job: ResumeJob, ref: SessionRef, parked: ParkedRun, log: Logger): Promise<boolean> {
     let taken: boolean;
     try {
       taken = await this.runs.resume(ref, job.runId, {
@@ -48,23 +64,27 @@ export class ResumeRunner {
     }
     if (!taken) {
       log.info('resume not taken: the wait gave up or another took it');
-      this.outcomes.parked.park(parked);
+      // Unless an abort discarded its VM meanwhile (the API then ends the run itself).
+      if (!this.abortedWhileTaking.has(job.runId)) this.outcomes.parked.park(parked);
       return true;
     }
     this.metrics.resumed('owner');
     const started = Date.now();
-    let outcome: CellOutcome;
-    try {
-      parked.host.beginLeg(parked.limits.timeoutMs);
-      const next = await this.pool.resume(job.runId, { timeoutMs: parked.limits.timeoutMs, awaitResults: parked.awaitResults }, parked.host);
-      outcome = parked.awaitResults ? await keepResuming(this.pool, job.runId, parked.limits, next, parked.host) : next;
-    } catch (error) {
-      log.error({ err: error }, 'sandbox failed to resume the run');
-      outcome = hostFailureOutcome();
-    }
+    const outcome = this.abortedWhileTaking.has(job.runId) ? abortedOutcome() : await this.leg(job, parked, log);
     const result = await this.outcomes.record(parked, outcome, job.replyTo, started);
     log.info({ status: result.status }, 'wait answered');
     return true;
+  }
+
+  private async leg(job: ResumeJob, parked: ParkedRun, log: Logger): Promise<CellOutcome> {
+    try {
+      parked.host.beginLeg(parked.limits.timeoutMs);
+      const next = await this.pool.resume(job.runId, { timeoutMs: parked.limits.timeoutMs, awaitResults: parked.awaitResults }, parked.host);
+      return parked.awaitResults ? await keepResuming(this.pool, job.runId, parked.limits, next, parked.host) : next;
+    } catch (error) {
+      log.error({ err: error }, 'sandbox failed to resume the run');
+      return hostFailureOutcome();
+    }
   }
 
   /** Platform answers to pending client tool calls: settled in the VM, recorded, acknowledged. */
@@ -101,7 +121,8 @@ export class ResumeRunner {
     if (!parked) {
       // An exec or wait is executing it: its leg ends `aborted`, and whoever runs the leg records
       // and answers that outcome (the API reads it from the run).
-      if (!discarded) this.logger.info({ runId: job.runId }, 'abort of a run this worker does not hold; ignored');
+      if (this.taking.has(job.runId)) this.abortedWhileTaking.add(job.runId);
+      else if (!discarded) this.logger.info({ runId: job.runId }, 'abort of a run this worker does not hold; ignored');
       return;
     }
     const result: CodeModeResult = {
@@ -119,4 +140,9 @@ export class ResumeRunner {
       if (!(error instanceof RunAlreadyEndedError)) throw error;
     }
   }
+}
+
+/** A resume whose run was aborted before its leg reached the sandbox. */
+function abortedOutcome(): CellOutcome {
+  return { status: 'failed', code: 'aborted', phase: 'host', error: ABORTED_ERROR, output: [], consoleTruncated: false, bridgeDispatchStarted: false };
 }
