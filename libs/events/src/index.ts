@@ -22,6 +22,7 @@ export { ClientToolsLedger } from './client-tools-ledger';
 export { ScriptLoader, SCRIPT_NAMES, type ScriptName } from './script-loader';
 export { retryWhileStoreUnavailable, type StoreRetryOptions } from './store-retry';
 export { ParkedRunIndex, type DueParkedRun } from './parked-run-index';
+export { NotAwaitingPlatformError, recordPlatformAnswers } from './platform-answers';
 export { DEFAULT_EVENTS_SCRIPT_SETTINGS, type EventsScriptSettings } from './script-loader';
 export { type LoggedEvent } from './event-encoding';
 export { type SessionRecord, type SessionSettings } from './projections/views';

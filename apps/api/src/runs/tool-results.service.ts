@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { platformSettledData, ToolResultsInputSchema, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
-import { EventLog, RunAlreadyEndedError, RunLedger, RunReplies, StaleEpochError } from '@codemode/events';
+import { ToolResultsInputSchema, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
+import { EventLog, NotAwaitingPlatformError, recordPlatformAnswers, RunAlreadyEndedError, RunLedger, RunReplies, StaleEpochError } from '@codemode/events';
 import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
 import { WorkerQueues } from '../core/worker-queues';
 
@@ -73,16 +73,10 @@ export class ToolResultsService {
    * to be an unsettled call only the platform answers (as the owner would check it).
    */
   private async recordForReplay(ref: SessionRef, run: RunView, results: ToolResult[]): Promise<{ accepted: number }> {
-    const events = (await this.log.history(ref, Date.parse(run.createdAt))).filter((e) => e.runId === run.runId);
-    const platformCalls = new Set(events.filter((e) => e.type === 'tool.called' && e.data.answeredBy === 'platform').map((e) => e.data.callId));
-    const settled = new Set(events.filter((e) => e.type === 'tool.settled').map((e) => e.data.callId));
-    const refused = results.find((r) => !platformCalls.has(r.id) || settled.has(r.id));
-    if (refused) throw new ConflictApiException(`tool call ${refused.id} is not waiting for the platform's answer.`, { id: refused.id });
     try {
-      for (const result of results) {
-        await this.runs.append(ref, { type: 'tool.settled', runId: run.runId, epoch: run.epoch, data: platformSettledData(result, true) });
-      }
+      await recordPlatformAnswers(this.log, ref, run, results);
     } catch (error) {
+      if (error instanceof NotAwaitingPlatformError) throw new ConflictApiException(error.message, { id: error.callId });
       if (error instanceof RunAlreadyEndedError) throw new ConflictApiException('run has already ended.', { status: error.status });
       if (error instanceof StaleEpochError) throw new ConflictApiException('the run moved to another worker meanwhile; retry.');
       throw error;

@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { platformSettledData, platformToolOutcome, type AbortJob, type CodeModeResult, type ResumeJob, type SessionRef, type ToolResultsJob } from '@codemode/contracts';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
-import { publishAnswer, RunAlreadyEndedError, RunLedger, StaleEpochError } from '@codemode/events';
-import { SandboxPool, UnknownBridgeCallError, type CellOutcome } from '@codemode/sandbox';
+import { EventLog, publishAnswer, recordPlatformAnswers, RunAlreadyEndedError, RunLedger, StaleEpochError } from '@codemode/events';
+import { RUN_UNAVAILABLE_MESSAGE, SandboxPool, UnknownBridgeCallError, type CellOutcome } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { hostFailureOutcome, keepResuming } from './run-loop';
@@ -25,6 +25,7 @@ export class ResumeRunner {
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(REDIS) private readonly redis: Redis,
     private readonly runs: RunLedger,
+    private readonly log: EventLog,
     private readonly pool: SandboxPool,
     private readonly outcomes: RunOutcomes,
     private readonly metrics: WorkerMetrics,
@@ -93,7 +94,7 @@ export class ResumeRunner {
     const parked = this.outcomes.parked.get(job.runId);
     let answer: { accepted: number } | { error: string };
     if (!parked) {
-      answer = { error: 'code mode run is unavailable or expired.' };
+      answer = await this.answerNotHeld(ref, job);
     } else {
       try {
         const notPlatform = job.results.find((result) => !this.pool.awaitsPlatform(job.runId, result.id));
@@ -111,6 +112,24 @@ export class ResumeRunner {
       }
     }
     await publishAnswer(this.redis, job.replyTo, job.requestId, answer);
+  }
+
+  /**
+   * Answers for a run this worker no longer holds: a replay-safe one it just handed over is
+   * rebuilt by the next wait, which takes them from the log, so they are recorded there.
+   */
+  private async answerNotHeld(ref: SessionRef, job: ToolResultsJob): Promise<{ accepted: number } | { error: string }> {
+    const run = await this.runs.get(ref, job.runId);
+    // Released, or being released by this worker right now (its VM already dropped); not a run
+    // this worker is taking for a resume (its VM is about to get a leg).
+    const handedOver = !run?.owner || (run.owner === this.config.workerId && !this.taking.has(job.runId));
+    if (!run?.restartSafe || run.status !== 'waiting' || !handedOver) return { error: RUN_UNAVAILABLE_MESSAGE };
+    try {
+      await recordPlatformAnswers(this.log, ref, run, job.results);
+      return { accepted: job.results.length };
+    } catch (error) {
+      return { error: error instanceof Error ? error.message : String(error) };
+    }
   }
 
   /** SPEC §3: aborted, pending calls cancelled, slot freed, nothing committed. */
