@@ -6,6 +6,17 @@ jest.setTimeout(90_000);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The id of the first run a worker started in the session (polled while its exec is open). */
+async function startedRunId(client: CodeModeClient, sid: string): Promise<string> {
+  for (let i = 0; i < 100; i += 1) {
+    await sleep(50);
+    const events = await client.events(sid).catch(() => ({ events: [] as { type: string; runId?: string }[] }));
+    const runId = events.events.find((e) => e.type === 'run.started')?.runId;
+    if (runId) return runId;
+  }
+  return '';
+}
+
 function expectWaiting(result: CodeModeResult): Extract<CodeModeResult, { status: 'waiting' }> {
   if (result.status !== 'waiting') throw new Error(`expected waiting, got ${JSON.stringify(result)}`);
   return result;
@@ -106,11 +117,7 @@ describe('suspension and wait (one worker)', () => {
   it('aborts a run while its exec is still executing; both calls get the aborted result', async () => {
     const sid = 'abort-live';
     const pending = client.exec(sid, { title: 't', code: 'await store("k", 1); await new Promise(r => setTimeout(r, 3000)); return 1;' });
-    let runId = '';
-    for (let i = 0; i < 100 && !runId; i += 1) {
-      await sleep(50);
-      runId = (await client.events(sid).catch(() => ({ events: [] as { type: string; runId?: string }[] }))).events.find((e) => e.type === 'run.started')?.runId ?? '';
-    }
+    const runId = await startedRunId(client, sid);
     await sleep(200);
     const started = Date.now();
     const res = await client.raw('DELETE', `/v1/sessions/${sid}/runs/${runId}`);
@@ -126,11 +133,7 @@ describe('suspension and wait (one worker)', () => {
   it('aborts a cell that is busy in guest code without waiting for its deadline', async () => {
     const sid = 'abort-busy';
     const pending = client.exec(sid, { title: 't', code: 'while (true) {}' });
-    let runId = '';
-    for (let i = 0; i < 100 && !runId; i += 1) {
-      await sleep(50);
-      runId = (await client.events(sid).catch(() => ({ events: [] as { type: string; runId?: string }[] }))).events.find((e) => e.type === 'run.started')?.runId ?? '';
-    }
+    const runId = await startedRunId(client, sid);
     await sleep(200);
     const started = Date.now();
     const res = await client.raw('DELETE', `/v1/sessions/${sid}/runs/${runId}`);

@@ -34,6 +34,12 @@ export type EventType = z.infer<typeof EventTypeSchema>;
 export const TERMINAL_EVENT_TYPES = ['run.completed', 'run.failed', 'run.expired', 'run.lost'] as const;
 export type TerminalEventType = (typeof TERMINAL_EVENT_TYPES)[number];
 
+/** Why a run ended without a result of its own (the `reason` of `run.expired` / `run.lost`). */
+export const RUN_END_REASONS = {
+  expired: 'parked longer than snapshotTtlSeconds without a wait',
+  ownerLost: 'the worker holding the run stopped renewing its lease',
+} as const;
+
 /** An event as REST serves it; `id` is the Redis stream id, usable as `after`. */
 export const EventSchema = z.object({
   id: z.string(),

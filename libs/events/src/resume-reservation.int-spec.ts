@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { SessionRef } from '@codemode/contracts';
+import { StaleEpochError } from './errors';
 import { EventLog } from './event-log';
 import { KeySpace } from './keys';
 import { rebuildRun } from './projections/rebuild-run';
@@ -26,10 +27,13 @@ afterAll(async () => {
   await redis.quit();
 });
 
-async function parkedRun(ref: SessionRef): Promise<string> {
+/** A run parked by `owner` at epoch 1; a restart-safe one records its recovery seed as a worker does. */
+async function parkedRun(ref: SessionRef, opts: { owner?: string; restartSafe?: boolean } = {}): Promise<string> {
   const runId = newRunId();
-  await runs.request(ref, runId, requestData());
-  await runs.start(ref, runId, { workerId: 'w-1', epoch: 1, replyTo: '' });
+  const workerId = opts.owner ?? 'w-1';
+  await runs.request(ref, runId, { ...requestData(), restartSafe: opts.restartSafe ?? false });
+  const recovery = opts.restartSafe ? { seed: [1, 2, 3, 4], catalogHash: 'h' } : undefined;
+  await runs.start(ref, runId, { workerId, epoch: 1, replyTo: '', recovery });
   await runs.append(ref, { type: 'run.parked', runId, epoch: 1, data: { result: waiting(runId), expiresAt: new Date(Date.now() + 60_000).toISOString() } });
   return runId;
 }
@@ -90,4 +94,62 @@ test('unknown runs are reported as such; locate finds a run across sessions of t
   await runs.locateLater(ref, runId, 60);
   expect(await runs.locate('acme', runId)).toBe(ref.sessionId);
   expect(await runs.locate('other', runId)).toBeNull();
+});
+
+// Recovery (SPEC §6): another worker takes a run over; the old owner's writes are fenced.
+test('a run taken over by another worker rejects the old owner’s writes as stale', async () => {
+  const ref = newRef();
+  const runId = await parkedRun(ref, { owner: 'w-old', restartSafe: true });
+  expect(await runs.reserveResume(ref, runId, 'tok', 10_000)).toMatchObject({ reserved: true, owner: 'w-old', epoch: 1 });
+  const taken = await runs.takeOver(ref, runId, { workerId: 'w-new', from: { owner: 'w-old', epoch: 1 }, token: 'tok', reason: 'owner lease expired' });
+  expect(taken).toEqual({ taken: true, epoch: 2 });
+
+  // The old owner comes back and writes with the epoch it held: fenced.
+  const stale = runs.append(ref, { type: 'run.lost', runId, epoch: 1, data: { reason: 'late' } });
+  await expect(stale).rejects.toBeInstanceOf(StaleEpochError);
+  await expect(runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed('old') })).rejects.toBeInstanceOf(StaleEpochError);
+  await expect(runs.resume(ref, runId, { token: 'tok', workerId: 'w-old', epoch: 1, replyTo: '', input: { runId } })).rejects.toBeInstanceOf(StaleEpochError);
+
+  // The new owner resumes and finishes at epoch 2.
+  expect(await runs.resume(ref, runId, { token: 'tok', workerId: 'w-new', epoch: 2, replyTo: '', input: { runId } })).toBe(true);
+  await runs.finish(ref, runId, { epoch: 2, type: 'run.completed', result: completed('new') });
+
+  const events = await log.history(ref);
+  expect(events.map((e) => [e.type, e.epoch])).toEqual([
+    ['run.requested', 0],
+    ['run.started', 1],
+    ['run.parked', 1],
+    ['run.recovered', 2],
+    ['run.resumed', 2],
+    ['run.completed', 2],
+  ]);
+  expect(events[1].data.recovery).toEqual({ seed: [1, 2, 3, 4], catalogHash: 'h' });
+  expect(events[3].data).toEqual({ workerId: 'w-new', fromWorker: 'w-old', epoch: 2, reason: 'owner lease expired' });
+  const view = await runs.get(ref, runId);
+  expect(view).toMatchObject({ status: 'completed', owner: 'w-new', epoch: 2, lastResult: completed('new') });
+  expect(rebuildRun(ref, runId, events)).toEqual(view);
+});
+
+test('a takeover is a compare-and-set: a second taker, a wrong owner or another wait’s token loses', async () => {
+  const ref = newRef();
+  const runId = await parkedRun(ref, { owner: 'w-old', restartSafe: true });
+  await runs.reserveResume(ref, runId, 'tok', 10_000);
+  expect(await runs.takeOver(ref, runId, { workerId: 'w-x', from: { owner: 'w-other', epoch: 1 }, token: 'tok', reason: 'r' })).toEqual({ taken: false, status: 'waiting' });
+  expect(await runs.takeOver(ref, runId, { workerId: 'w-x', from: { owner: 'w-old', epoch: 1 }, token: 'not-mine', reason: 'r' })).toEqual({ taken: false, status: 'waiting' });
+  expect(await runs.takeOver(ref, runId, { workerId: 'w-a', from: { owner: 'w-old', epoch: 1 }, token: 'tok', reason: 'r' })).toEqual({ taken: true, epoch: 2 });
+  expect(await runs.takeOver(ref, runId, { workerId: 'w-b', from: { owner: 'w-old', epoch: 1 }, token: 'tok', reason: 'r' })).toEqual({ taken: false, status: 'waiting' });
+  expect(await runs.get(ref, runId)).toMatchObject({ owner: 'w-a', epoch: 2 });
+});
+
+test('a released parked run has no owner; only its owner at its epoch can release it', async () => {
+  const ref = newRef();
+  const runId = await parkedRun(ref, { owner: 'w-old', restartSafe: true });
+  expect(await runs.release(ref, runId, { workerId: 'w-other', epoch: 1, reason: 'shutdown' })).toBe(false);
+  expect(await runs.release(ref, runId, { workerId: 'w-old', epoch: 1, reason: 'shutdown' })).toBe(true);
+  expect(await runs.get(ref, runId)).toMatchObject({ status: 'waiting', owner: null, epoch: 1 });
+  await runs.reserveResume(ref, runId, 'tok', 10_000);
+  expect(await runs.takeOver(ref, runId, { workerId: 'w-new', from: { owner: null, epoch: 1 }, token: 'tok', reason: 'released' })).toEqual({ taken: true, epoch: 2 });
+  const events = await log.history(ref);
+  expect(events.map((e) => e.type)).toEqual(['run.requested', 'run.started', 'run.parked', 'run.released', 'run.recovered']);
+  expect(rebuildRun(ref, runId, events)).toEqual(await runs.get(ref, runId));
 });

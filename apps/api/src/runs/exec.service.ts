@@ -1,21 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { SESSION_ID_PATTERN, type CodeModeResult, type Limits, type SessionRef, type ValidExecInput } from '@codemode/contracts';
+import { RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type SessionRef, type ValidExecInput } from '@codemode/contracts';
 import { resolveLimits, resolveShellConfig, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
-import { checkExecInput, emptyTelemetry, failedInputResult } from '@codemode/sandbox';
+import { checkExecInput, emptyTelemetry, failedInputResult, hostFailureResult } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
 import { BODY_NOT_JSON_ERROR, BODY_TOO_LARGE_ERROR, type ParsedBody } from '../core/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import {
-  hostFailure,
-  IDEMPOTENT_PENDING_ERROR,
-  NO_ANSWER_ERROR,
-  NOT_STARTED_ERROR,
-  OWNER_LOST_REASON,
-  STORE_UNAVAILABLE_ERROR,
-} from './host-results';
+import {IDEMPOTENT_PENDING_ERROR, NO_ANSWER_ERROR, NOT_STARTED_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
 import { ReplyDeadline } from './reply-deadline';
 
 const TERMINAL = new Set(['completed', 'failed', 'expired', 'lost']);
@@ -65,7 +58,7 @@ export class ExecService {
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
       this.logger.warn({ tenant, sessionId, err: error }, 'exec refused: Redis unavailable');
-      return hostFailure(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', check.input.restartSafe);
+      return hostFailureResult(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', check.input.restartSafe);
     }
   }
 
@@ -87,7 +80,7 @@ export class ExecService {
     const answerBudgetMs = input.awaitResults ? limits.snapshotTtlSeconds * 1000 : limits.timeoutMs;
     const deadline = new ReplyDeadline(limits.timeoutMs, answerBudgetMs, this.config.replyGraceMs, {
       onStartOverdue: async () => {
-        const result = hostFailure(NOT_STARTED_ERROR, 'runtime_unavailable', input.restartSafe);
+        const result = hostFailureResult(NOT_STARTED_ERROR, 'runtime_unavailable', input.restartSafe);
         const outcome = await this.runs.abandonUnstarted(ref, runId, result);
         if (!outcome.abandoned) return null;
         log.warn('no worker started the cell within its budget');
@@ -103,9 +96,9 @@ export class ExecService {
         if (run?.owner && run.status === 'running' && !run.restartSafe && !(await this.presence.isAlive(run.owner))) {
           // Its worker is gone: end the run so it has its one terminal event. A replay-safe run is
           // left to recovery (its re-delivered cell job, or the next wait), which rebuilds it.
-          await this.runs.append(ref, { type: 'run.lost', runId, epoch: run.epoch, data: { reason: OWNER_LOST_REASON } }).catch(() => undefined);
+          await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: run.epoch, reason: RUN_END_REASONS.ownerLost });
         }
-        return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', input.restartSafe);
+        return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', input.restartSafe);
       },
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
@@ -123,7 +116,7 @@ export class ExecService {
       // The run is recorded but was not queued: close it so it cannot dangle as `requested`,
       // retrying while Redis is away (the job may also have been queued after all: a worker that
       // started it keeps it, and abandoning declines).
-      const result = hostFailure(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', input.restartSafe);
+      const result = hostFailureResult(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', input.restartSafe);
       void this.closeUnqueued(ref, runId, result, log);
     }
     return deadline.outcome;
@@ -144,7 +137,7 @@ export class ExecService {
       const run = await this.runs.get(ref, runId);
       // The first answer is the run's last one once it ended or parked.
       if (run?.lastResult && (TERMINAL.has(run.status) || run.status === 'waiting')) return run.lastResult;
-      if (Date.now() >= until) return hostFailure(IDEMPOTENT_PENDING_ERROR, 'runtime_unavailable', replaySafe);
+      if (Date.now() >= until) return hostFailureResult(IDEMPOTENT_PENDING_ERROR, 'runtime_unavailable', replaySafe);
       await new Promise((resolve) => setTimeout(resolve, IDEMPOTENT_POLL_MS));
     }
   }

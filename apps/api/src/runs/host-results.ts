@@ -1,5 +1,3 @@
-import type { CodeModeErrorCode, CodeModeResult } from '@codemode/contracts';
-import { emptyTelemetry } from '@codemode/sandbox';
 
 /** SPEC §3: the exact answer for a cell no worker started within its budget. */
 export const NOT_STARTED_ERROR = 'no worker started the cell within its budget; it was not run.';
@@ -7,20 +5,5 @@ export const STORE_UNAVAILABLE_ERROR =
   'code mode store is unavailable (Redis did not answer); nothing was run or recorded. Retry in a few seconds.';
 export const NO_ANSWER_ERROR =
   'the worker running this cell did not answer within its budget; read GET /v1/sessions/{sid}/runs/{runId} for its outcome.';
-/** Recorded with `run.lost` when a run's worker is gone. */
-export const OWNER_LOST_REASON = 'the worker holding the run stopped renewing its lease';
 export const IDEMPOTENT_PENDING_ERROR =
   'the first request with this Idempotency-Key is still running; repeat the request to get its answer.';
-
-/** A failure decided by the host (API) rather than by the cell. */
-export function hostFailure(error: string, code: CodeModeErrorCode, replaySafe: boolean): CodeModeResult {
-  return {
-    status: 'failed',
-    error,
-    code,
-    failurePhase: 'host',
-    bridgeDispatchStarted: false,
-    replaySafe,
-    telemetry: emptyTelemetry(),
-  };
-}

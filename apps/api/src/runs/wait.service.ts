@@ -1,15 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { SESSION_ID_PATTERN, type CodeModeResult, type Limits, type RunView, type SessionRef } from '@codemode/contracts';
+import { RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type RunView, type SessionRef } from '@codemode/contracts';
 import { resolveLimits, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
-import { checkWaitInput, emptyTelemetry, failedInputResult } from '@codemode/sandbox';
+import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
 import { WorkerQueues } from '../core/worker-queues';
 import { BODY_NOT_JSON_ERROR, BODY_TOO_LARGE_ERROR, type ParsedBody } from '../core/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { hostFailure, NO_ANSWER_ERROR, OWNER_LOST_REASON, STORE_UNAVAILABLE_ERROR } from './host-results';
+import {NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
 import { ReplyDeadline } from './reply-deadline';
 
 export const RUN_UNAVAILABLE_ERROR = 'code mode run is unavailable or expired.';
@@ -18,7 +18,6 @@ export const RUN_BEING_RESUMED_ERROR = 'code mode run is already being resumed.'
 const ENDED = new Set(['completed', 'failed', 'expired', 'lost']);
 /** A reservation lapses after this if its API instance vanished (longer than any wait). */
 const RESERVATION_TTL_MS = 130_000;
-const EXPIRED_REASON = 'parked longer than snapshotTtlSeconds without a wait';
 /** A reservation this old with no resume job anywhere was left by a wait that died (see `abandoned`). */
 const ABANDONED_RESERVATION_MS = 1000;
 
@@ -57,7 +56,7 @@ export class WaitService {
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
       this.logger.warn({ tenant, sessionId, err: error }, 'wait refused: Redis unavailable');
-      return hostFailure(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', false);
+      return hostFailureResult(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', false);
     }
   }
 
@@ -83,7 +82,7 @@ export class WaitService {
     }
     if (reservation.expiresAt !== null && Date.parse(reservation.expiresAt) <= Date.now()) {
       // Past snapshotTtlSeconds but not ended yet (its holder is gone, or its timer is late).
-      await this.runs.append(ref, { type: 'run.expired', runId, epoch: reservation.epoch, data: { reason: EXPIRED_REASON } }).catch(() => undefined);
+      await this.runs.endOrphaned(ref, runId, { type: 'run.expired', epoch: reservation.epoch, reason: RUN_END_REASONS.expired });
       return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), reservation.restartSafe);
     }
     const limits = resolveLimits(session?.codeMode, this.config.limitDefaults);
@@ -93,7 +92,7 @@ export class WaitService {
     // replay on any worker when it is replay-safe; any other such run is lost.
     const ownerGone = owner === '' || !(await this.presence.isAlive(owner));
     if (ownerGone && !reservation.restartSafe) {
-      await this.runs.append(ref, { type: 'run.lost', runId, epoch: reservation.epoch, data: { reason: OWNER_LOST_REASON } }).catch(() => undefined);
+      await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: reservation.epoch, reason: RUN_END_REASONS.ownerLost });
       log.warn('owner of the parked run is gone and the run is not replay-safe; recorded as lost');
       return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), false);
     }
@@ -103,7 +102,7 @@ export class WaitService {
         if (!(await this.runs.releaseResume(ref, runId, token))) return null;
         await withdraw();
         if (!ownerGone && !(await this.presence.isAlive(owner)) && !reservation.restartSafe) {
-          await this.runs.append(ref, { type: 'run.lost', runId, epoch: reservation.epoch, data: { reason: OWNER_LOST_REASON } }).catch(() => undefined);
+          await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: reservation.epoch, reason: RUN_END_REASONS.ownerLost });
           log.warn('owner of the parked run is gone; run recorded as lost');
           return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), reservation.restartSafe);
         }
@@ -119,9 +118,9 @@ export class WaitService {
         if (now?.status === 'running' && now.owner && !now.restartSafe && !(await this.presence.isAlive(now.owner))) {
           // Its worker is gone: end the run so it has its one terminal event (a replay-safe one is
           // rebuilt by the next wait instead).
-          await this.runs.append(ref, { type: 'run.lost', runId, epoch: now.epoch, data: { reason: OWNER_LOST_REASON } }).catch(() => undefined);
+          await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: now.epoch, reason: RUN_END_REASONS.ownerLost });
         }
-        return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', reservation.restartSafe);
+        return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', reservation.restartSafe);
       },
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
@@ -157,7 +156,7 @@ export class WaitService {
     if (!restartSafe) {
       const run = await this.runs.get(ref, runId);
       if (run?.status === 'running') {
-        await this.runs.append(ref, { type: 'run.lost', runId, epoch: run.epoch, data: { reason: OWNER_LOST_REASON } }).catch(() => undefined);
+        await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: run.epoch, reason: RUN_END_REASONS.ownerLost });
         log.warn('the worker running this run died; recorded as lost');
       }
       return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), false);
@@ -167,7 +166,7 @@ export class WaitService {
       const now = await this.runs.get(ref, runId);
       const known = runAnswer(now, true);
       if (known) return known;
-      return hostFailure(NO_ANSWER_ERROR, 'runtime_unavailable', true);
+      return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', true);
     };
     // The rebuild publishes no `started`: one deadline, the leg's budget plus the grace.
     const deadline = new ReplyDeadline(limits.timeoutMs + this.config.replyGraceMs, limits.timeoutMs, this.config.replyGraceMs, {

@@ -1,9 +1,10 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
-import { ParkedRunIndex, RunAlreadyEndedError, RunLedger, StaleEpochError, WorkerPresence, type DueParkedRun } from '@codemode/events';
+import { RUN_END_REASONS } from '@codemode/contracts';
+import { ParkedRunIndex, RunLedger, WorkerPresence, type DueParkedRun } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { EXPIRED_REASON, RunOutcomes } from '../runs/run-outcomes.service';
+import { RunOutcomes } from '../runs/run-outcomes.service';
 
 /** Runs looked at per sweep; the rest wait for the next one. */
 const SWEEP_BATCH = 100;
@@ -73,15 +74,9 @@ export class ParkedRunSweeper implements OnApplicationBootstrap, OnApplicationSh
       await this.index.postpone(ref, runId, now + this.config.presenceTtlMs);
       return false;
     }
-    let ended = false;
-    try {
-      await this.runs.append(ref, { type: 'run.expired', runId, epoch: run.epoch, data: { reason: EXPIRED_REASON } });
-      this.logger.info({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run.owner }, 'expired a parked run nobody holds');
-      ended = true;
-    } catch (error) {
-      // Ended or taken over meanwhile: someone else is responsible now. Anything else: next sweep.
-      if (!(error instanceof RunAlreadyEndedError) && !(error instanceof StaleEpochError)) throw error;
-    }
+    // Not ended: someone ended or took it over meanwhile. A failed write throws: next sweep.
+    const ended = await this.runs.endOrphaned(ref, runId, { type: 'run.expired', epoch: run.epoch, reason: RUN_END_REASONS.expired });
+    if (ended) this.logger.info({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run.owner }, 'expired a parked run nobody holds');
     await this.index.remove(ref, runId);
     return ended;
   }

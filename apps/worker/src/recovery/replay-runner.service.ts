@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { CellJob, CellSpec, CodeModeResult, ReplayJob, ReplayPlan, ResumeJob, RunView, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { EventLog, retryWhileStoreUnavailable, RunAlreadyEndedError, RunLedger, WorkerPresence } from '@codemode/events';
-import { buildReplayPlan, emptyTelemetry, REPLAY_DIVERGED_PREFIX, ReplayRecordMissingError, RUN_UNAVAILABLE_MESSAGE, SandboxPool } from '@codemode/sandbox';
+import { buildReplayPlan, emptyTelemetry, failedInputResult, hostFailureResult, REPLAY_DIVERGED_PREFIX, ReplayRecordMissingError, RUN_UNAVAILABLE_MESSAGE, SandboxPool } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { catalogHash, CellRunner } from '../runs/cell-runner.service';
@@ -87,16 +87,9 @@ export class ReplayRunner {
       return;
     }
     if (run && run.status === 'waiting') {
-      const result = failedResult(RUN_UNAVAILABLE_MESSAGE, 'invalid_input', 'input', false);
-      await this.runs
-        .append(ref, {
-          type: 'run.lost',
-          runId: job.runId,
-          epoch: run.epoch,
-          data: { reason: NOT_HELD_REASON },
-          publish: { channel: job.replyTo, message: JSON.stringify({ kind: 'result', runId: job.runId, result }) },
-        })
-        .catch(() => undefined);
+      const result = failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
+      const publish = { channel: job.replyTo, message: JSON.stringify({ kind: 'result', runId: job.runId, result }) };
+      await this.runs.endOrphaned(ref, job.runId, { type: 'run.lost', epoch: run.epoch, reason: NOT_HELD_REASON, publish });
     }
   }
 
@@ -144,7 +137,7 @@ export class ReplayRunner {
         this.metrics.recovered('rerun');
       } else {
         log.warn({ from: run.owner }, 'run lost with its worker after calling tools; recorded as lost');
-        await this.finishTaken(ref, runId, taken.epoch, replyTo, 'run.lost', failedResult(LOST_WITH_WORKER_ERROR, 'runtime_unavailable', 'host', false));
+        await this.finishTaken(ref, runId, taken.epoch, replyTo, 'run.lost', hostFailureResult(LOST_WITH_WORKER_ERROR, 'runtime_unavailable', false, true));
         this.metrics.recovered('lost');
       }
     });
@@ -185,7 +178,7 @@ export class ReplayRunner {
     } catch (error) {
       log.error({ err: error }, 'recovery failed after taking the run over; failing the run');
       this.metrics.recovered('failed');
-      const result = failedResult(RECOVERY_FAILED_ERROR, 'internal_error', 'host', run.restartSafe);
+      const result = hostFailureResult(RECOVERY_FAILED_ERROR, 'internal_error', run.restartSafe, true);
       await this.finishTaken(ref, run.runId, epoch, replyTo, 'run.failed', result).catch((failure: unknown) =>
         log.error({ err: failure }, 'could not record the failed recovery'),
       );
@@ -237,13 +230,4 @@ export class ReplayRunner {
       agentId: fallback?.agentId ?? null,
     };
   }
-}
-
-function failedResult(
-  error: string,
-  code: 'runtime_unavailable' | 'internal_error' | 'invalid_input',
-  failurePhase: 'host' | 'input',
-  replaySafe: boolean,
-): CodeModeResult {
-  return { status: 'failed', error, code, failurePhase, bridgeDispatchStarted: failurePhase === 'host', replaySafe, telemetry: emptyTelemetry() };
 }

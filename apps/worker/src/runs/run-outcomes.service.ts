@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import type { CodeModeResult, Limits, SessionRef } from '@codemode/contracts';
+import { RUN_END_REASONS, type CodeModeResult, type Limits, type SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { ParkedRunIndex, retryWhileStoreUnavailable, RUN_HISTORY_LIMIT_MESSAGE, RunAlreadyEndedError, RunHistoryLimitError, RunLedger } from '@codemode/events';
 import { buildCellResult, buildWaitingResult, SandboxPool, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
@@ -37,7 +37,6 @@ function historyLimitOutcome(outcome: CellOutcome): TerminalCellOutcome {
 /** How long a run outcome is retried while Redis is unreachable. */
 const RECORD_RETRY_MS = 10 * 60_000;
 
-export const EXPIRED_REASON = 'parked longer than snapshotTtlSeconds without a wait';
 const ALWAYS_REPLAY_REASON = 'CODEMODE_ALWAYS_REPLAY: every wait rebuilds the run by replay';
 
 /**
@@ -252,7 +251,7 @@ export class RunOutcomes implements OnModuleDestroy {
 
   private async expire(run: ParkedRun): Promise<void> {
     this.pool.discard(run.runId);
-    await this.endParked(run.ref, run.runId, run.epoch, 'run.expired', EXPIRED_REASON);
+    await this.endParked(run.ref, run.runId, run.epoch, 'run.expired', RUN_END_REASONS.expired);
   }
 
   private async lose(runId: string, reason: string): Promise<void> {
@@ -263,8 +262,9 @@ export class RunOutcomes implements OnModuleDestroy {
 
   private async endParked(ref: SessionRef, runId: string, epoch: number, type: 'run.expired' | 'run.lost', reason: string): Promise<void> {
     try {
-      await this.runs.append(ref, { type, runId, epoch, data: { reason } });
-      this.logger.info({ tenant: ref.tenant, sessionId: ref.sessionId, runId, type, reason }, 'parked run ended');
+      if (await this.runs.endOrphaned(ref, runId, { type, epoch, reason })) {
+        this.logger.info({ tenant: ref.tenant, sessionId: ref.sessionId, runId, type, reason }, 'parked run ended');
+      }
     } catch (error) {
       this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, runId, type, err: error }, 'could not record the end of a parked run');
     }

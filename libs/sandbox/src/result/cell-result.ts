@@ -133,6 +133,11 @@ export function failedInputResult(error: string, telemetry: Telemetry, replaySaf
   };
 }
 
+/** A failure the host decided rather than the cell (outage, lost worker, recovery failure). */
+export function hostFailureResult(error: string, code: CodeModeErrorCode, replaySafe: boolean, bridgeDispatchStarted = false): CodeModeResult {
+  return { status: 'failed', error, code, failurePhase: 'host', bridgeDispatchStarted, replaySafe, telemetry: emptyTelemetry() };
+}
+
 /**
  * Telemetry before any catalog exists. OpenClaw reports its catalog session's `counterScope`
  * string; counters here are counted per run, so the scope is `run`.
