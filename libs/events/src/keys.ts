@@ -1,10 +1,8 @@
-import type { SessionRef } from '@codemode/contracts';
+import { SESSION_ID_PATTERN, type SessionRef } from '@codemode/contracts';
 import { InvalidKeyError } from './errors';
 
 /** Tenant ids are `[A-Za-z0-9_-]`: no `:`, so the first `:` in the hash tag ends the tenant. */
 const TENANT_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
-/** SPEC §1 session ids: no braces, so `}` always closes the hash tag. */
-const SESSION_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 /** A prefix with braces would move the Redis Cluster hash tag out of the session part. */
 const PREFIX_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -24,7 +22,7 @@ export class KeySpace {
   /** `<p>:{<tenant>:<sid>}`: the part every key of one session starts with. */
   sessionBase(ref: SessionRef): string {
     if (!TENANT_PATTERN.test(ref.tenant)) throw new InvalidKeyError('tenant', ref.tenant);
-    if (!SESSION_PATTERN.test(ref.sessionId)) throw new InvalidKeyError('sessionId', ref.sessionId);
+    if (!SESSION_ID_PATTERN.test(ref.sessionId)) throw new InvalidKeyError('sessionId', ref.sessionId);
     return `${this.prefix}:{${ref.tenant}:${ref.sessionId}}`;
   }
 
@@ -94,6 +92,21 @@ export class KeySpace {
   /** The five keys every append script takes; `runId` may be '' for session-level events. */
   scriptKeys(ref: SessionRef, runId: string): SessionScriptKeys {
     return [this.events(ref), this.session(ref), this.run(ref, runId), this.transcript(ref), this.runs(ref)];
+  }
+
+  /** The deployment's tenancy mode (`multi` | `single`) as the API recorded it (SPEC §10 "Mode"). */
+  tenancy(): string {
+    return `${this.prefix}:tenancy`;
+  }
+
+  /** Hash of tenant → host uid of its shell sandboxes; kept for the deployment's life, like its files. */
+  tenantUids(): string {
+    return `${this.prefix}:tenant-uids`;
+  }
+
+  /** Counter behind `tenantUids`: offsets into the configured uid range handed out so far. */
+  tenantUidCounter(): string {
+    return `${this.prefix}:tenant-uids:next`;
   }
 
   /** Pattern matching every key of one session (tests and tooling only; never on a hot path). */

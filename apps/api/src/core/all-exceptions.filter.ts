@@ -1,3 +1,4 @@
+import { INVALID_SESSION_ID_MESSAGE } from '@codemode/contracts';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import type { ApiErrorBody, ApiErrorCode } from '@codemode/contracts';
@@ -44,7 +45,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (status === 400 && isCodeModeCall(req)) {
       // The router refused the path (e.g. an undecodable session id) before exec/wait ran; the
       // model still reads a Code Mode result.
-      send(res, 200, failedInputResult('sessionId must match [A-Za-z0-9._:-]{1,128}.', emptyTelemetry(), false));
+      send(res, 200, failedInputResult(INVALID_SESSION_ID_MESSAGE, emptyTelemetry(), false));
       return;
     }
     if (status === 503) res.setHeader('retry-after', '2');

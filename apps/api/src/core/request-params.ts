@@ -1,5 +1,5 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import { SESSION_ID_PATTERN, type SessionRef } from '@codemode/contracts';
+import { INVALID_SESSION_ID_MESSAGE, SESSION_ID_PATTERN, type SessionRef } from '@codemode/contracts';
 import { InvalidInputException, UnauthorizedApiException } from './api-errors';
 import type { ApiRequest, ParsedBody } from './request-context';
 
@@ -16,7 +16,7 @@ export const Session = createParamDecorator((_: unknown, ctx: ExecutionContext):
   const req = ctx.switchToHttp().getRequest<ApiRequest>();
   const sessionId = req.params?.sid ?? '';
   if (!SESSION_ID_PATTERN.test(sessionId)) {
-    throw new InvalidInputException('sessionId must match [A-Za-z0-9._:-]{1,128}.', { field: 'sessionId' });
+    throw new InvalidInputException(INVALID_SESSION_ID_MESSAGE, { field: 'sessionId' });
   }
   return { tenant: tenantOf(req), sessionId };
 });

@@ -1,3 +1,4 @@
+import { INVALID_SESSION_ID_MESSAGE } from '@codemode/contracts';
 import type {
   ApiErrorBody,
   ClientToolInput,
@@ -180,7 +181,7 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
     failed: { summary: 'Tool-level error (still HTTP 200)', value: processFailed },
   },
   ApiErrorBody: {
-    invalidInput: { summary: '400', value: error({ error: 'sessionId must match [A-Za-z0-9._:-]{1,128}.', code: 'invalid_input', details: { field: 'sessionId' } }) },
+    invalidInput: { summary: '400', value: error({ error: INVALID_SESSION_ID_MESSAGE, code: 'invalid_input', details: { field: 'sessionId' } }) },
     unauthorized: { summary: '401', value: error({ error: 'missing or unknown API key; send Authorization: Bearer <key>.', code: 'unauthorized' }) },
     notFound: { summary: '404', value: error({ error: 'session s1 not found.', code: 'not_found' }) },
     conflict: { summary: '409', value: error({ error: 'run has already ended.', code: 'conflict', details: { status: 'completed' } }) },

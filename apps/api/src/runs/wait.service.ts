@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type RunView, type SessionRef } from '@codemode/contracts';
+import { INVALID_SESSION_ID_MESSAGE, RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type RunView, type SessionRef } from '@codemode/contracts';
 import { resolveLimits, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult } from '@codemode/sandbox';
@@ -42,7 +42,7 @@ export class WaitService {
 
   async wait(tenant: string, sessionId: string, body: ParsedBody): Promise<CodeModeResult> {
     if (!SESSION_ID_PATTERN.test(sessionId)) {
-      return failedInputResult('sessionId must match [A-Za-z0-9._:-]{1,128}.', emptyTelemetry(), false);
+      return failedInputResult(INVALID_SESSION_ID_MESSAGE, emptyTelemetry(), false);
     }
     const ref: SessionRef = { tenant, sessionId };
     if (body.kind !== 'json') {
