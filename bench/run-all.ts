@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { cpuDuring } from './cpu-usage';
 import { fmt, measureThroughput, percentile } from './stats';
 import { measureHostCalls } from './host-calls';
-import { spawnTrue } from './shell-spawn';
+import { ConfinedSpawn, spawnTrue } from './shell-spawn';
 import { measureReplay } from './replay';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
@@ -25,6 +25,9 @@ const ROOT = join(__dirname, '..', '..'); // dist/bench → repository root
 async function main(): Promise<void> {
   const stack = await TestStack.start({ workers: 1, env: { LOG_LEVEL: 'error' } });
   const replayStack = await TestStack.start({ workers: 1, env: { LOG_LEVEL: 'error', CODEMODE_ALWAYS_REPLAY: '1' } });
+  // The same service with shell confinement off: what bubblewrap adds to shell/exec (issue 11).
+  const unconfinedStack = await TestStack.start({ workers: 1, env: { LOG_LEVEL: 'error', CODEMODE_SHELL_SANDBOX: 'none' } });
+  const confinedSpawn = new ConfinedSpawn();
   const echo = await BullmqEcho.start(REDIS_URL, `{bench-${randomBytes(4).toString('hex')}}`, IN_FLIGHT);
   const quickjs = await QuickjsBaseline.start();
   const client = stack.client();
@@ -71,17 +74,28 @@ async function main(): Promise<void> {
       waitSamples.push(performance.now() - t);
       if (resumed.status !== 'completed') throw new Error(`expected completed, got ${JSON.stringify(resumed)}`);
     }
-    // Shell: shell/exec of `true` over REST vs spawning `true` in-process.
+    // Shell: shell/exec of `true` over REST, confined and not, vs spawning `true` in-process, bare and in a sandbox.
     const shellSamples: number[] = [];
+    const unconfinedShellSamples: number[] = [];
     const spawnSamples: number[] = [];
+    const confinedSpawnSamples: number[] = [];
+    const shellExec = async (c: typeof client, samples: number[]): Promise<void> => {
+      const t = performance.now();
+      const answer = await c.raw('POST', '/v1/sessions/bench-shell/shell/exec', { body: JSON.stringify({ command: 'true' }) });
+      samples.push(performance.now() - t);
+      const status = (answer.body as { details?: { status?: string } }).details?.status;
+      if (answer.status !== 200 || status !== 'completed') throw new Error(`shell/exec answered ${answer.status} ${JSON.stringify(answer.body)}`);
+    };
+    const unconfinedClient = unconfinedStack.client();
     for (let i = 0; i < 100; i += 1) {
       let t = performance.now();
       await spawnTrue();
       spawnSamples.push(performance.now() - t);
       t = performance.now();
-      const answer = await client.raw('POST', '/v1/sessions/bench-shell/shell/exec', { body: JSON.stringify({ command: 'true' }) });
-      shellSamples.push(performance.now() - t);
-      if (answer.status !== 200) throw new Error(`shell/exec answered ${answer.status}`);
+      await confinedSpawn.run();
+      confinedSpawnSamples.push(performance.now() - t);
+      await shellExec(client, shellSamples);
+      await shellExec(unconfinedClient, unconfinedShellSamples);
     }
     // Host calls inside a cell, through a real core tool with its events recorded (REST), per call.
     const toolCalls = 200;
@@ -130,12 +144,16 @@ async function main(): Promise<void> {
       `| exec that parks (\`await yield_control()\`) | ${fmt(percentile(parkSamples, 50))} | ${fmt(percentile(parkSamples, 99))} | ${fmt(percentile(parkSamples, 50) / percentile(plainSamples, 50))}× |`,
       `| wait that resumes it to completion | ${fmt(percentile(waitSamples, 50))} | ${fmt(percentile(waitSamples, 99))} | ${fmt(percentile(waitSamples, 50) / percentile(plainSamples, 50))}× |`,
     ].join('\n');
+    const shellRow = (name: string, samples: number[]): string =>
+      `| ${name} | ${fmt(percentile(samples, 50))} | ${fmt(percentile(samples, 99))} | ${fmt(percentile(samples, 50) / percentile(spawnSamples, 50))}× |`;
     const shellTable = [
-      '| measure (same run, alternating, 100 samples) | p50 (ms) | p99 (ms) |',
-      '|---|---|---|',
-      `| \`POST /v1/sessions/{sid}/shell/exec\` \`{"command":"true"}\` | ${fmt(percentile(shellSamples, 50))} | ${fmt(percentile(shellSamples, 99))} |`,
-      `| bare \`spawn('/bin/sh', ['-c', 'true'])\` in-process | ${fmt(percentile(spawnSamples, 50))} | ${fmt(percentile(spawnSamples, 99))} |`,
-      `| ratio (p50) | ${fmt(percentile(shellSamples, 50) / percentile(spawnSamples, 50))}× | |`,
+      '| measure (same run, alternating, 100 samples) | p50 (ms) | p99 (ms) | ÷ bare spawn p50 |',
+      '|---|---|---|---|',
+      shellRow('`POST /v1/sessions/{sid}/shell/exec` `{"command":"true"}`, confined (bubblewrap, the default)', shellSamples),
+      shellRow('the same with `CODEMODE_SHELL_SANDBOX=none`', unconfinedShellSamples),
+      shellRow('bare `spawn(\'/bin/sh\', [\'-c\', \'true\'])` in-process', spawnSamples),
+      shellRow('the same `true` in a bubblewrap sandbox built as the worker builds one, in-process', confinedSpawnSamples),
+      `| confinement's cost over REST (p50, confined − none) | ${fmt(percentile(shellSamples, 50) - percentile(unconfinedShellSamples, 50))} | | |`,
     ].join('\n');
     const hostTable = [
       '| per call, inside one cell (p50 of 5 cells) | µs per call |',
@@ -184,6 +202,8 @@ async function main(): Promise<void> {
     await echo.close();
     await stack.stop();
     await replayStack.stop();
+    await unconfinedStack.stop();
+    confinedSpawn.close();
   }
 }
 

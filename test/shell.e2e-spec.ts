@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { CodeModeClient } from '@codemode/client';
 import { TestStack } from './utils/test-stack';
 
@@ -34,11 +36,15 @@ describe('shell exec and process over REST', () => {
     await stack?.stop();
   });
 
-  it('runs a foreground command with OPENCLAW_SHELL=exec in the session workspace', async () => {
+  it('runs a foreground command with OPENCLAW_SHELL=exec in the session workspace, shown at /workspace', async () => {
+    await mkdir(join(stack.workspaceRoot, 'default', 'sh1', 'sub'), { recursive: true });
     const answer = await post('sh1', 'shell/exec', { command: 'echo "$OPENCLAW_SHELL"; pwd' });
-    expect(answer.details).toMatchObject({ status: 'completed', exitCode: 0 });
-    expect(answer.details.aggregated).toMatch(/^exec\n.*sh1$/);
-    expect(String(answer.details.cwd)).toMatch(/sh1$/);
+    expect(answer.details).toMatchObject({ status: 'completed', exitCode: 0, cwd: '/workspace' });
+    expect(answer.details.aggregated).toBe('exec\n/workspace');
+    const inSub = await post('sh1', 'shell/exec', { command: 'pwd', workdir: '/workspace/sub' });
+    expect(inSub.details).toMatchObject({ status: 'completed', cwd: '/workspace/sub', aggregated: '/workspace/sub' });
+    const outside = await post('sh1', 'shell/exec', { command: 'pwd', workdir: '/etc' });
+    expect(outside).toMatchObject({ text: 'workdir "/etc" is outside the workspace /workspace.', details: { status: 'failed' } });
     const failed = await post('sh1', 'shell/exec', { command: 'exit 3' });
     expect(failed.text).toContain('(Command exited with code 3)');
     expect(failed.details).toMatchObject({ exitCode: 3 });

@@ -7,6 +7,7 @@ import { ConfigError } from './errors';
 import { readHistorySettings, type HistorySettings } from './history-settings';
 import { clamp, LIMIT_RULES, SHELL_RULES, SPEC_DEFAULT_LIMITS, type LimitRule } from './limit-rules';
 import { resolveLimits } from './resolve-limits';
+import { readShellSandboxSettings, readTenancy, type ShellSandboxSettings } from './shell-sandbox-settings';
 
 /** Everything a process reads from its environment, validated once at boot. */
 export interface AppConfig {
@@ -48,6 +49,12 @@ export interface AppConfig {
   readonly cellConcurrency: number;
   /** Retention of finished runs and the per-run history cap (SPEC §6). */
   readonly history: HistorySettings;
+  /**
+   * `CODEMODE_TENANCY` (SPEC §10 "Mode"). The API is `multi` with API keys unless this says
+   * otherwise; a worker with null follows the mode the API recorded in Redis.
+   */
+  readonly tenancy: 'multi' | 'single' | null;
+  readonly shellSandbox: ShellSandboxSettings;
 }
 
 type Env = Record<string, string | undefined>;
@@ -126,6 +133,8 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     alwaysReplay: readFlag(env, 'CODEMODE_ALWAYS_REPLAY'),
     cellConcurrency: readInt(env, 'CODEMODE_CELL_CONCURRENCY', sandboxThreads * CELLS_PER_THREAD, 1, 4096),
     history: readHistorySettings(env),
+    tenancy: readTenancy(env),
+    shellSandbox: readShellSandboxSettings(env),
   };
 }
 

@@ -36,7 +36,8 @@ export const SPEC_DEFAULT_HISTORY: Readonly<HistorySettings> = Object.freeze({
 
 type Env = Record<string, string | undefined>;
 
-function readRule(env: Env, rule: LimitRule): number {
+/** Reads an operator setting; outside its range is a ConfigError naming the variable. */
+export function readRule(env: Env, rule: LimitRule): number {
   const raw = env[rule.env];
   if (raw === undefined || raw.trim() === '') return rule.defaultValue;
   const value = Number(raw);

@@ -5,3 +5,4 @@ export * from './limit-rules';
 export * from './resolve-limits';
 export * from './package-version';
 export * from './history-settings';
+export * from './shell-sandbox-settings';

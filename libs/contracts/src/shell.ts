@@ -1,6 +1,12 @@
 import { z } from 'zod';
 
 /** Shell exec and process shapes (SPEC §7). */
+/**
+ * Where the session workspace appears inside every shell sandbox (SPEC §10); answers show paths
+ * under it, and the file tools read absolute paths under it as workspace paths too.
+ */
+export const WORKSPACE_MOUNT = '/workspace';
+
 export const ShellStatusSchema = z.enum(['running', 'completed', 'failed', 'lost']);
 export type ShellStatus = z.infer<typeof ShellStatusSchema>;
 

@@ -137,3 +137,12 @@ export class ReplyWaitAbortedError extends EventsError {
     this.name = 'AbortError';
   }
 }
+
+/** Thrown when every uid of `CODEMODE_SHELL_UID_RANGE` is already some tenant's. */
+export class TenantUidsExhaustedError extends EventsError {
+  readonly code = 'runtime_unavailable';
+  constructor(first: number, last: number) {
+    super(`every uid of CODEMODE_SHELL_UID_RANGE ${first}-${last} belongs to a tenant; widen the range`);
+    this.name = 'TenantUidsExhaustedError';
+  }
+}

@@ -31,3 +31,5 @@ export { rebuildRun } from './projections/rebuild-run';
 export { rebuildTranscript } from './projections/rebuild-transcript';
 export { rebuildStore, storeBytes } from './projections/rebuild-store';
 export { rebuildClientToolNames } from './projections/rebuild-client-tools';
+export { TenancyRecord, TENANCY_RECORD_TTL_SECONDS, type TenancyMode } from './tenancy-record';
+export { TenantUids, type UidRange } from './tenant-uids';

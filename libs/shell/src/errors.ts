@@ -70,3 +70,21 @@ export class ShellShuttingDownError extends ShellToolError {
     this.name = 'ShellShuttingDownError';
   }
 }
+
+/** Thrown when commands must run confined and this worker's sandbox does not work (SPEC §10). */
+export class ShellSandboxUnavailableError extends ShellToolError {
+  readonly code = 'sandbox_unavailable';
+  constructor(readonly reason: string) {
+    super(texts.sandboxUnavailable(reason));
+    this.name = 'ShellSandboxUnavailableError';
+  }
+}
+
+/** Thrown when the session workspace uses more than `CODEMODE_WORKSPACE_MAX_BYTES` (SPEC §10). */
+export class WorkspaceOverLimitError extends ShellToolError {
+  readonly code = 'workspace_over_limit';
+  constructor(readonly maxBytes: number) {
+    super(texts.workspaceOverLimit(maxBytes));
+    this.name = 'WorkspaceOverLimitError';
+  }
+}

@@ -1,19 +1,41 @@
-import type { ProcessInput, ShellAnswer, ShellConfig, ShellExecInput } from '@codemode/contracts';
+import { realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { WORKSPACE_MOUNT, type ProcessInput, type ShellAnswer, type ShellConfig, type ShellExecInput } from '@codemode/contracts';
 import { runProcessAction } from './actions';
 import { failed } from './actions/action-context';
-import { CannotDetachError, EmptyCommandError, ShellShuttingDownError, ShellToolError } from './errors';
+import {
+  CannotDetachError,
+  EmptyCommandError,
+  ShellSandboxUnavailableError,
+  ShellShuttingDownError,
+  ShellToolError,
+  WorkspaceOverLimitError,
+} from './errors';
 import { finishedAnswer, runningAnswer, yieldDelay } from './exec-answers';
 import { ProcessSession } from './process-session';
-import { ProcessSpawner, type ProcessSpawnerOptions } from './process-spawner';
+import { ProcessSpawner, type ConfinedSpawn, type ProcessSpawnerOptions } from './process-spawner';
+import type { SandboxSetup } from './sandbox/bwrap-invocation';
+import type { Confinement } from './sandbox/confinement';
+import { prepareWorkspace } from './sandbox/workspace-owner';
+import { WorkspaceUsage } from './sandbox/workspace-usage';
 import { groupAlive, signalGroup } from './process-tree';
 import { createSessionId } from './session-ids';
 import { SessionStore } from './session-store';
 import type { SessionView } from './session-view';
 import type { ShellEvent, ShellEventListener } from './shell-events';
-import { resolveWorkdir } from './workdir';
+import { resolveWorkdir, shownPath } from './workdir';
 
 /** PATH for children when the caller passes no base environment. */
 const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+/** Environment of a confined command before the call's own `env` (SPEC §10): nothing of the worker's. */
+const SANDBOX_ENV = {
+  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  HOME: WORKSPACE_MOUNT,
+  SHELL: '/bin/bash',
+  LANG: 'C.UTF-8',
+};
+/** SPEC §10: `timeoutSeconds` 0, or over the cap, means the cap. */
+const DEFAULT_MAX_TIMEOUT_SECONDS = 3600;
 /** How often finished sessions past their `cleanupMs` are dropped. */
 const SWEEP_INTERVAL_MS = 30_000;
 /** How long `shutdown()` waits for SIGTERM before the SIGKILL already scheduled lands. */
@@ -37,6 +59,12 @@ export interface ProcessRegistryOptions {
   /** Also refuse ids the caller knows are taken (e.g. recorded by other workers). */
   isIdTaken?: (id: string) => boolean;
   spawner?: ProcessSpawnerOptions;
+  /** What confined commands share; required for calls whose confinement is `bwrap`. */
+  sandbox?: SandboxSetup;
+  /** `CODEMODE_SHELL_MAX_TIMEOUT_SECONDS`. @default 3600 */
+  maxTimeoutSeconds?: number;
+  /** `CODEMODE_WORKSPACE_MAX_BYTES`: past it, new commands are refused. Unset: no limit. */
+  workspaceMaxBytes?: number;
 }
 
 export interface ExecContext {
@@ -44,6 +72,8 @@ export interface ExecContext {
   insideCell?: { remainingBudgetMs: number; processCallable: string };
   /** Workspace of this call's session, when it differs from the registry's. */
   workspaceRoot?: string;
+  /** How the command runs (SPEC §10). @default { kind: 'none' } */
+  confinement?: Confinement;
 }
 
 export interface ProcessContext {
@@ -65,10 +95,12 @@ export class ProcessRegistry {
   private readonly sweeper: NodeJS.Timeout;
   /** Process groups of exited sessions that still had members (`cmd &`), ended at shutdown. */
   private readonly stragglers = new Set<number>();
+  private readonly usage: WorkspaceUsage | undefined;
   private closing = false;
 
   constructor(private readonly opts: ProcessRegistryOptions) {
     this.now = opts.now ?? Date.now;
+    this.usage = opts.workspaceMaxBytes === undefined ? undefined : new WorkspaceUsage(opts.workspaceMaxBytes);
     this.store = new SessionStore(this.now);
     this.spawner = new ProcessSpawner(opts.spawner);
     this.sweeper = setInterval(() => this.store.sweep(), SWEEP_INTERVAL_MS);
@@ -129,15 +161,28 @@ export class ProcessRegistry {
     if (this.closing) throw new ShellShuttingDownError();
     if (!input.command.trim()) throw new EmptyCommandError();
     if (input.awaitResults && input.background) throw new CannotDetachError();
-    const cwd = await resolveWorkdir(ctx.workspaceRoot ?? this.opts.workspaceRoot ?? process.cwd(), input.workdir);
-    const timeoutSeconds = timeoutOf(input.timeoutSeconds, config.timeoutSeconds);
+    const confinement = ctx.confinement ?? { kind: 'none' };
+    if (confinement.kind === 'unavailable') throw new ShellSandboxUnavailableError(confinement.reason);
+    const workspace = path.resolve(ctx.workspaceRoot ?? this.opts.workspaceRoot ?? process.cwd());
+    if (this.usage && !isPlainRemoval(input.command) && (await this.usage.isOver(workspace))) {
+      throw new WorkspaceOverLimitError(this.usage.maxBytes);
+    }
+    const timeoutSeconds = timeoutOf(input.timeoutSeconds, config.timeoutSeconds, this.opts.maxTimeoutSeconds ?? DEFAULT_MAX_TIMEOUT_SECONDS);
+    const confined = confinement.kind === 'bwrap';
+    const cwd = await this.workdir(workspace, input.workdir, confined);
+    const spawnConfined: ConfinedSpawn | undefined = confined
+      ? { setup: this.sandboxSetup(), identity: confinement.identity, workspace, cpuSeconds: timeoutSeconds }
+      : undefined;
+    if (spawnConfined) await prepareWorkspace(workspace, spawnConfined.identity);
+    const baseEnv = confined ? { ...SANDBOX_ENV, TERM: input.pty ? 'xterm-256color' : 'dumb' } : (this.opts.baseEnv ?? { PATH: FALLBACK_PATH });
     const session = await ProcessSession.start(this.spawner, {
       id: createSessionId((id) => this.store.isTaken(id) || (this.opts.isIdTaken?.(id) ?? false)),
       scope,
       command: input.command,
       cwd,
+      confined: spawnConfined,
       // OPENCLAW_SHELL last: commands can rely on it whatever the request's env says.
-      env: { ...(this.opts.baseEnv ?? { PATH: FALLBACK_PATH }), ...input.env, OPENCLAW_SHELL: 'exec' },
+      env: { ...baseEnv, ...input.env, OPENCLAW_SHELL: 'exec' },
       pty: input.pty === true,
       background: input.background === true,
       timeoutSeconds,
@@ -145,6 +190,7 @@ export class ProcessRegistry {
       now: this.now,
       emit: (event) => this.emit(event),
     });
+    if (this.usage) void session.done.then(() => this.usage?.measure(workspace));
     this.store.addRunning(session);
     void session.done.then(() => this.noteStragglers(session));
     const tool = ctx.insideCell?.processCallable ?? this.opts.processToolName ?? 'process';
@@ -155,6 +201,18 @@ export class ProcessRegistry {
     if (session.exited) return finishedAnswer(session, timeoutSeconds);
     session.backgrounded = true;
     return runningAnswer(session, tool);
+  }
+
+  /** The command's cwd as it runs and as answers show it: the host path, or the path inside the sandbox. */
+  private async workdir(workspace: string, workdir: string | undefined, confined: boolean): Promise<string> {
+    if (!confined) return resolveWorkdir(workspace, workdir);
+    const real = await resolveWorkdir(workspace, workdir, WORKSPACE_MOUNT);
+    return shownPath(await realpath(workspace), real, WORKSPACE_MOUNT);
+  }
+
+  private sandboxSetup(): SandboxSetup {
+    if (!this.opts.sandbox) throw new ShellSandboxUnavailableError('this worker was started without a sandbox setup');
+    return this.opts.sandbox;
   }
 
   private noteStragglers(session: ProcessSession): void {
@@ -170,10 +228,18 @@ export class ProcessRegistry {
   }
 }
 
-/** `timeoutSeconds` of the call, else the session's; 0 disables, junk falls back. */
-function timeoutOf(requested: number | undefined, fallback: number): number {
-  if (requested === undefined || !Number.isFinite(requested) || requested < 0) return fallback;
-  return requested;
+/** `timeoutSeconds` of the call, else the session's; junk falls back; 0 or more than the cap is the cap. */
+function timeoutOf(requested: number | undefined, fallback: number, cap: number): number {
+  const chosen = requested === undefined || !Number.isFinite(requested) || requested < 0 ? fallback : requested;
+  return chosen === 0 || chosen > cap ? cap : chosen;
+}
+
+/**
+ * A bare `rm …` (no shell operators, redirections or substitutions) still runs while the workspace
+ * is over its size limit: it is how the caller follows "remove files first".
+ */
+function isPlainRemoval(command: string): boolean {
+  return /^\s*rm(\s+[^;&|`$<>()\n]*)?$/.test(command);
 }
 
 function raceTimeout(done: Promise<void>, ms: number | undefined): Promise<void> {

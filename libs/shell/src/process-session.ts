@@ -1,7 +1,7 @@
 import type { ShellConfig } from '@codemode/contracts';
 import { OutputBuffer, type OutputStream } from './output-buffer';
 import type { CursorKeyMode } from './key-table';
-import type { ProcessExit, ProcessSpawner, SpawnedProcess } from './process-spawner';
+import type { ConfinedSpawn, ProcessExit, ProcessSpawner, SpawnedProcess } from './process-spawner';
 import type { SessionView } from './session-view';
 import { OutputEventRecorder, type ShellEventListener } from './shell-events';
 
@@ -12,8 +12,10 @@ export interface SessionStart {
   id: string;
   scope: string;
   command: string;
+  /** The host path, or the path inside the sandbox when `confined` is set; answers show it. */
   cwd: string;
   env: Record<string, string>;
+  confined?: ConfinedSpawn;
   pty: boolean;
   background: boolean;
   timeoutSeconds: number;
@@ -71,6 +73,7 @@ export class ProcessSession implements SessionView {
       env: init.env,
       pty: init.pty,
       keepStdinOpen: init.pty || init.background,
+      confined: init.confined,
       onOutput: (stream, text) => session.onOutput(stream, text),
     });
     init.emit({

@@ -5,12 +5,24 @@ import { StringDecoder } from 'node:string_decoder';
 import { PtyUnavailableError, SpawnFailedError } from './errors';
 import type { OutputStream } from './output-buffer';
 import { signalProcessTree } from './process-tree';
+import { bwrapInvocation, type SandboxIdentity, type SandboxSetup } from './sandbox/bwrap-invocation';
 
 /** How the spawned process ended. */
 export interface ProcessExit { code: number | null; signal: NodeJS.Signals | null }
 
+/** A command to run inside its own bubblewrap sandbox. */
+export interface ConfinedSpawn {
+  setup: SandboxSetup;
+  /** The tenant's host uid/gid; null when the worker itself is unprivileged. */
+  identity: SandboxIdentity | null;
+  /** Host path of the session workspace (mounted at `/workspace`). */
+  workspace: string;
+  cpuSeconds: number;
+}
+
 export interface SpawnRequest {
   command: string;
+  /** Working directory: a host path, or a path inside the sandbox when `confined` is set. */
   cwd: string;
   /** Complete environment of the child (the caller merged base env, request env, OPENCLAW_SHELL). */
   env: Record<string, string>;
@@ -18,6 +30,7 @@ export interface SpawnRequest {
   /** Keep stdin open for `process write`; otherwise the child sees EOF at once. */
   keepStdinOpen: boolean;
   onOutput: (stream: OutputStream, text: string) => void;
+  confined?: ConfinedSpawn;
 }
 
 /** One running command: its pid, its stdin, its exit, and a way to signal its whole tree. */
@@ -72,12 +85,26 @@ export class ProcessSpawner {
     const [file, args, env] = request.pty
       ? [this.scriptPath, ['-qefc', request.command, '/dev/null'], { TERM: 'xterm-256color', ...request.env, SHELL: this.shell }]
       : [this.shell, [...this.shellFlags, '-c', request.command], request.env];
-    const child = spawn(file, args, { cwd: request.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = request.confined
+      ? this.spawnConfined(request.confined, [file, ...args], env, request.cwd)
+      : spawn(file, args, { cwd: request.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', () => resolve());
       child.once('error', (err) => reject(new SpawnFailedError(err.message)));
     });
     return new SpawnedChild(child, request, this.drainMs);
+  }
+
+  /** bubblewrap runs from `/` on the host; the command's own cwd is set inside with `--chdir`. */
+  private spawnConfined(confined: ConfinedSpawn, argv: string[], env: Record<string, string>, cwd: string): ChildProcess {
+    const invocation = bwrapInvocation(confined.setup, { workspace: confined.workspace, cwd, argv, env, cpuSeconds: confined.cpuSeconds });
+    return spawn(invocation.file, invocation.args, {
+      cwd: '/',
+      env: invocation.env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(confined.identity ?? {}),
+    });
   }
 }
 

@@ -21,6 +21,8 @@ export const texts = {
   ptyUnavailable: 'pty:true needs util-linux `script` on the worker, and it is not installed.',
   spawnFailed: (reason: string) => `Failed to start the command: ${reason}`,
   shuttingDown: 'The shell worker is shutting down; run the command again.',
+  sandboxUnavailable: (reason: string) => `shell sandbox unavailable: ${reason}`,
+  workspaceOverLimit: (maxBytes: number) => `workspace over its size limit (${maxBytes} bytes); remove files first.`,
 
   invalidAction: `Invalid process action. Expected one of: ${PROCESS_ACTIONS.join(', ')}`,
   sessionIdRequired: 'sessionId is required for this action.',

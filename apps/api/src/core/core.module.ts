@@ -15,12 +15,14 @@ import {
   WorkerPresence,
   ClientToolsLedger,
   DeploymentCatalog,
+  TenancyRecord,
   type CreateRedisOptions,
 } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { SessionStore } from '@codemode/store';
 import { CellQueue } from './cell-queue';
 import { ShellQueue } from './shell-queue';
+import { TenancyAnnouncement } from './tenancy-announcement.service';
 import { WorkerQueues } from './worker-queues';
 import { APP_CONFIG, LOGGER, REDIS } from './tokens';
 
@@ -86,6 +88,8 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
     { provide: ClientToolsLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ClientToolsLedger(r, k) },
     { provide: DeploymentCatalog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new DeploymentCatalog(r, k) },
     { provide: SessionStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new SessionStore(r, k) },
+    { provide: TenancyRecord, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new TenancyRecord(r, k) },
+    TenancyAnnouncement,
     {
       provide: WorkerQueues,
       inject: [QUEUE_CONNECTION, APP_CONFIG],

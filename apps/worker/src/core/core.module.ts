@@ -10,6 +10,8 @@ import {
   ParkedRunIndex,
   RunLedger,
   ScriptLoader,
+  TenancyRecord,
+  TenantUids,
   waitUntilReady,
   WorkerPresence,
 } from '@codemode/events';
@@ -59,6 +61,12 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
     },
     { provide: WorkerPresence, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerPresence(r, k) },
     { provide: ParkedRunIndex, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ParkedRunIndex(r, k) },
+    { provide: TenancyRecord, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new TenancyRecord(r, k) },
+    {
+      provide: TenantUids,
+      inject: [REDIS, KeySpace, APP_CONFIG],
+      useFactory: (r: Redis, k: KeySpace, c: AppConfig) => new TenantUids(r, k, c.shellSandbox.uidRange),
+    },
     { provide: ClientToolsLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ClientToolsLedger(r, k) },
     { provide: DeploymentCatalog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new DeploymentCatalog(r, k) },
     {
@@ -78,7 +86,7 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
         }),
     },
   ],
-  exports: [REDIS, KeySpace, WorkerMetrics, RunLedger, EventLog, WorkerPresence, ParkedRunIndex, ClientToolsLedger, DeploymentCatalog, SessionStore, ResultsStore, SandboxPool],
+  exports: [REDIS, KeySpace, WorkerMetrics, RunLedger, EventLog, WorkerPresence, ParkedRunIndex, TenancyRecord, TenantUids, ClientToolsLedger, DeploymentCatalog, SessionStore, ResultsStore, SandboxPool],
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(

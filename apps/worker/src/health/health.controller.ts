@@ -4,8 +4,9 @@ import { SandboxPool } from '@codemode/sandbox';
 import { CellsProcessor } from '../cells/cells.processor';
 import { REDIS } from '../core/tokens';
 import { ResumesProcessor } from '../resumes/resumes.processor';
+import { ShellConfinement } from '../shell/shell-confinement.service';
 
-/** The worker's own health, on WORKER_METRICS_PORT. Ready = Redis answers, sandbox warm, consuming. */
+/** The worker's own health, on WORKER_METRICS_PORT. Ready = Redis answers, sandbox warm, consuming, shell confinement works where required. */
 @Controller('health')
 export class HealthController {
   constructor(
@@ -13,6 +14,7 @@ export class HealthController {
     private readonly pool: SandboxPool,
     private readonly cells: CellsProcessor,
     private readonly resumes: ResumesProcessor,
+    private readonly confinement: ShellConfinement,
   ) {}
 
   @Get('live')
@@ -32,6 +34,9 @@ export class HealthController {
         code: 'runtime_unavailable',
       });
     }
+    // SPEC §10: a worker that must confine shell commands and cannot is not ready.
+    const unready = this.confinement.unreadyReason();
+    if (unready) throw new ServiceUnavailableException({ error: unready, code: 'runtime_unavailable' });
     return { status: 'ok', sandbox: this.pool.stats() };
   }
 }

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { CellsModule } from '../cells/cells.module';
 import { ResumesModule } from '../resumes/resumes.module';
+import { ShellModule } from '../shell/shell.module';
 import { HealthController } from './health.controller';
 
-@Module({ imports: [CellsModule, ResumesModule], controllers: [HealthController] })
+@Module({ imports: [CellsModule, ResumesModule, ShellModule], controllers: [HealthController] })
 export class HealthModule {}

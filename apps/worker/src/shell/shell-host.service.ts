@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import type { ProcessInput, SessionRef, ShellAnswer, ShellConfig, ShellExecInput, ShellJob } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { EventLog, publishAnswer, WorkerPresence } from '@codemode/events';
@@ -8,6 +8,7 @@ import { ProcessRegistry, rebuildSessions, type ShellEvent } from '@codemode/she
 import type { Logger } from '@codemode/telemetry';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
+import { ShellConfinement } from './shell-confinement.service';
 
 /** How long `wait` recognizes a shell session id passed to it by mistake. */
 const SHELL_ID_MEMORY_SECONDS = 24 * 3600;
@@ -38,12 +39,16 @@ export class ShellHost implements OnApplicationShutdown {
     @Inject(REDIS) private readonly redis: Redis,
     private readonly log: EventLog,
     private readonly presence: WorkerPresence,
+    private readonly confinement: ShellConfinement,
   ) {
     this.registry = new ProcessRegistry({
       defaults: config.shellDefaults,
       workspaceRoot: config.workspaceRoot,
       baseEnv: { ...config.shellBaseEnv },
       onEvent: (event) => this.record(event),
+      sandbox: confinement.setup,
+      maxTimeoutSeconds: config.shellSandbox.maxTimeoutSeconds,
+      workspaceMaxBytes: config.shellSandbox.workspaceMaxBytes,
     });
   }
 
@@ -67,8 +72,9 @@ export class ShellHost implements OnApplicationShutdown {
   async exec(caller: ShellCaller, input: ShellExecInput, config: ShellConfig): Promise<ShellAnswer> {
     await this.presence.claimShellHome(caller.ref.tenant, caller.scopeKey, this.config.workerId);
     const workspaceRoot = this.workspaceOf(caller.ref);
+    const confinement = await this.confinement.forTenant(caller.ref.tenant);
     return this.caller.run(caller.ref, () =>
-      this.registry.exec(this.scope(caller), input, config, { workspaceRoot, insideCell: caller.insideCell }),
+      this.registry.exec(this.scope(caller), input, config, { workspaceRoot, insideCell: caller.insideCell, confinement }),
     );
   }
 
@@ -95,9 +101,18 @@ export class ShellHost implements OnApplicationShutdown {
     return this.registry.counts();
   }
 
-  /** Per-session workspace under the deployment's workspace root. */
+  /**
+   * Per-session workspace `<root>/<tenant>/<sessionId>`. Ids are validated where they enter, and
+   * this checks again that the folder is exactly two levels below the root, so no id (`..`, `.`)
+   * can ever name the root, a tenant folder or anything outside it.
+   */
   workspaceOf(ref: SessionRef): string {
-    return join(this.config.workspaceRoot, ref.tenant, ref.sessionId);
+    const path = join(this.config.workspaceRoot, ref.tenant, ref.sessionId);
+    const parts = relative(this.config.workspaceRoot, path).split(sep);
+    if (parts.length !== 2 || parts[0] !== ref.tenant || parts[1] !== ref.sessionId) {
+      throw new Error(`refusing workspace for tenant ${JSON.stringify(ref.tenant)} session ${JSON.stringify(ref.sessionId)}`);
+    }
+    return path;
   }
 
   private scope(caller: ShellCaller): string {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
+import { ShellConfinement } from './shell-confinement.service';
 import { ShellHost } from './shell-host.service';
 import { ShellProcessor } from './shell.processor';
 
-@Module({ providers: [ShellHost, ShellProcessor], exports: [ShellHost, ShellProcessor] })
+@Module({ providers: [ShellConfinement, ShellHost, ShellProcessor], exports: [ShellConfinement, ShellHost, ShellProcessor] })
 export class ShellModule {}
