@@ -31,15 +31,12 @@ export class UnknownCoreToolError extends ToolError {
   }
 }
 
-/** Thrown when a path resolves outside the session workspace (`..`, absolute, or a symlink). */
+/** Thrown when a path leaves the session workspace (`..`, an absolute path outside, or a symlink),
+ * whether found while resolving it or on the descriptor actually opened. The message is the SPEC's. */
 export class WorkspacePathEscapeError extends ToolError {
   readonly code = 'path_outside_workspace';
-  constructor(readonly path: string, viaSymlink: boolean) {
-    super(
-      `Path escapes the workspace: ${path}${viaSymlink ? ' (a symlink points outside the workspace)' : ''}. ` +
-        'Use a path relative to the workspace root, such as "src/index.ts"; ' +
-        '".." segments, absolute paths outside the workspace and symlinks that leave it are refused.',
-    );
+  constructor(readonly path: string) {
+    super(`path escapes the workspace: ${path}`);
   }
 }
 
@@ -83,7 +80,8 @@ export class ReadOffsetError extends ToolError {
   }
 }
 
-/** Thrown when a grep pattern is not a valid JavaScript regular expression. */
+/** Thrown when a grep pattern is not a valid RE2 regular expression (the syntax of ripgrep's
+ * default engine: no lookaround, no backreferences). */
 export class InvalidGrepPatternError extends ToolError {
   readonly code = 'invalid_pattern';
   constructor(detail: string) {
@@ -91,11 +89,21 @@ export class InvalidGrepPatternError extends ToolError {
   }
 }
 
-/** Thrown when matching a grep pattern overran its time budget (a catastrophic regex). */
-export class GrepTimeoutError extends ToolError {
-  readonly code = 'timeout';
-  constructor(readonly budgetMs: number) {
-    super(`grep pattern took longer than ${budgetMs} ms to match; simplify the regular expression or pass literal: true.`);
+/** Thrown when a find or grep glob cannot be compiled (e.g. a class range written backwards). */
+export class InvalidGlobPatternError extends ToolError {
+  readonly code = 'invalid_pattern';
+  constructor(readonly pattern: string, detail: string) {
+    super(`glob pattern is not valid: ${pattern} (${detail}).`);
+  }
+}
+
+/** Thrown when matching a call's grep regex or find/grep glob overran the call's matching budget,
+ * or the pattern is too large to compile within it. The message is the SPEC's, naming the pattern
+ * as the caller wrote it. */
+export class PatternTooExpensiveError extends ToolError {
+  readonly code = 'pattern_too_expensive';
+  constructor(readonly pattern: string) {
+    super(`pattern too expensive: ${pattern}`);
   }
 }
 

@@ -30,11 +30,11 @@ export type { GrepMatch, GrepResult } from './core/grep';
 export {
   FIND_DEFAULT_LIMIT,
   GREP_DEFAULT_LIMIT,
-  GREP_MATCH_BUDGET_MS,
   GREP_MAX_CONTEXT,
   GREP_MAX_LINE_CHARS,
   LS_DEFAULT_LIMIT,
   MAX_OUTPUT_BYTES,
+  PATTERN_MATCH_BUDGET_MS,
   READ_MAX_LINES,
 } from './core/limits';
 

@@ -1,9 +1,10 @@
-import { stat } from 'node:fs/promises';
 import { WorkspacePathKindError } from '../errors';
 import { compileGlob } from './glob';
 import type { FindInput } from './inputs';
 import { ByteBudget, clampLimit, FIND_DEFAULT_LIMIT, FIND_MAX_LIMIT, formatSize, MAX_OUTPUT_BYTES, WALK_MAX_ENTRIES } from './limits';
+import { MatchBudget } from './match-budget';
 import { walkWorkspace } from './walk';
+import { WorkspaceHandle } from './workspace-handle';
 import { resolveWorkspacePath, workspaceRelative, type Workspace } from './workspace-path';
 
 /** What `find` returns: matching paths relative to the workspace root (ready for `read`),
@@ -17,18 +18,20 @@ export interface FindResult {
 
 /** Finds files and directories under `path` whose name (or relative path) matches the glob. */
 export async function findTool(workspace: Workspace, input: FindInput, signal?: AbortSignal): Promise<FindResult> {
+  const glob = compileGlob(input.pattern, new MatchBudget());
   const target = await resolveWorkspacePath(workspace, input.path ?? '.');
-  if (!(await stat(target.absolute)).isDirectory()) {
+  const start = await WorkspaceHandle.open(workspace, target.absolute, input.path ?? '.');
+  await start.close();
+  if (!start.stats.isDirectory()) {
     throw new WorkspacePathKindError(target.relative, 'directory');
   }
   const limit = clampLimit(input.limit, FIND_DEFAULT_LIMIT, FIND_MAX_LIMIT);
-  const glob = compileGlob(input.pattern);
   const files: string[] = [];
   const budget = new ByteBudget(MAX_OUTPUT_BYTES);
   const notices: string[] = [];
   const summary = await walkWorkspace(
     workspace,
-    target.absolute,
+    start.realPath,
     (entry) => {
       if (!glob.matches(entry.relative)) {
         return true;

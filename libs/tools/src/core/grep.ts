@@ -1,12 +1,10 @@
-import { readFile, stat } from 'node:fs/promises';
-import { compileGlob, type GlobMatcher } from './glob';
+import { compileGlob } from './glob';
 import type { GrepInput } from './inputs';
 import {
   ByteBudget,
   clampLimit,
   formatSize,
   GREP_DEFAULT_LIMIT,
-  GREP_MATCH_BUDGET_MS,
   GREP_MAX_CONTEXT,
   GREP_MAX_FILE_BYTES,
   GREP_MAX_LIMIT,
@@ -16,7 +14,9 @@ import {
   WALK_MAX_ENTRIES,
 } from './limits';
 import { createLineMatcher, type LineMatcher } from './line-matcher';
+import { MatchBudget } from './match-budget';
 import { walkWorkspace } from './walk';
+import { WorkspaceHandle } from './workspace-handle';
 import { resolveWorkspacePath, workspaceRelative, type Workspace } from './workspace-path';
 
 /** One matching line. `before`/`after` hold up to `context` neighbouring lines. */
@@ -37,6 +37,7 @@ export interface GrepResult {
 }
 
 interface SearchState {
+  readonly workspace: Workspace;
   readonly matcher: LineMatcher;
   readonly limit: number;
   readonly context: number;
@@ -57,25 +58,45 @@ function cutLine(state: SearchState, text: string): string {
   return `${clean.slice(0, GREP_MAX_LINE_CHARS)}...`;
 }
 
-/** Searches one file; returns false once the search must stop (limit or output budget). */
-async function searchFile(state: SearchState, absolute: string, shownPath: string): Promise<boolean> {
-  const info = await stat(absolute).catch(() => undefined);
-  if (!info?.isFile()) {
+/** Searches a walked file, opened through a descriptor checked to be inside the workspace; one
+ * that cannot be opened (gone, unreadable, or now leading outside) is skipped. Returns false once
+ * the search must stop (limit or output budget). */
+async function searchPath(state: SearchState, absolute: string, shownPath: string): Promise<boolean> {
+  let file: WorkspaceHandle;
+  try {
+    file = await WorkspaceHandle.open(state.workspace, absolute, shownPath);
+  } catch {
     return true;
   }
-  if (info.size > GREP_MAX_FILE_BYTES) {
-    state.skippedLarge += 1;
-    return true;
+  return searchFile(state, file, shownPath);
+}
+
+/** Searches an opened file and closes it; returns false once the search must stop. */
+async function searchFile(state: SearchState, file: WorkspaceHandle, shownPath: string): Promise<boolean> {
+  let text: string;
+  try {
+    if (!file.stats.isFile()) {
+      return true;
+    }
+    if (file.stats.size > GREP_MAX_FILE_BYTES) {
+      state.skippedLarge += 1;
+      return true;
+    }
+    const buffer = await file.readBytes().catch(() => undefined);
+    if (!buffer || looksBinary(buffer)) {
+      return true; // binary files are skipped, as ripgrep does
+    }
+    text = buffer.toString('utf8');
+  } finally {
+    await file.close();
   }
-  const buffer = await readFile(absolute).catch(() => undefined);
-  if (!buffer || looksBinary(buffer)) {
-    return true; // binary files are skipped, as ripgrep does
-  }
-  const lines = buffer.toString('utf8').split('\n');
+  // Split as the line matcher does: the final newline ends the last line rather than starting one.
+  const lines = text.split('\n');
   if (lines[lines.length - 1] === '') {
-    lines.pop(); // the final newline ends the last line rather than starting an empty one
+    lines.pop();
   }
-  for (const index of state.matcher.matchingLines(lines)) {
+  // One index past the limit tells that the limit cut the results.
+  for (const index of await state.matcher.matchingLines(text, state.limit - state.matches.length + 1)) {
     if (state.matches.length >= state.limit) {
       state.limitReached = true;
       return false;
@@ -102,14 +123,17 @@ async function searchFile(state: SearchState, absolute: string, shownPath: strin
 }
 
 /**
- * Searches file contents under `path` (a directory or one file) for a JavaScript regular
- * expression, or literal text with `literal: true`. Binary files, `.git` and `node_modules` are
- * skipped; results are bounded by `limit` matches and 50 KB.
+ * Searches file contents under `path` (a directory or one file) for an RE2 regular expression, or
+ * literal text with `literal: true`. Binary files, `.git` and `node_modules` are skipped; results
+ * are bounded by `limit` matches and 50 KB, matching by the call's budget.
  */
 export async function grepTool(workspace: Workspace, input: GrepInput, signal?: AbortSignal): Promise<GrepResult> {
-  const matcher = createLineMatcher(input.pattern, { ignoreCase: input.ignoreCase, literal: input.literal, budgetMs: GREP_MATCH_BUDGET_MS });
+  const budget = new MatchBudget();
+  const glob = input.glob === undefined ? undefined : compileGlob(input.glob, budget);
   const target = await resolveWorkspacePath(workspace, input.path ?? '.');
+  const matcher = await createLineMatcher(input.pattern, { ignoreCase: input.ignoreCase, literal: input.literal }, budget);
   const state: SearchState = {
+    workspace,
     matcher,
     limit: clampLimit(input.limit, GREP_DEFAULT_LIMIT, GREP_MAX_LIMIT),
     context: Math.min(input.context ?? 0, GREP_MAX_CONTEXT),
@@ -121,20 +145,25 @@ export async function grepTool(workspace: Workspace, input: GrepInput, signal?: 
     skippedLarge: 0,
   };
   let exhausted = false;
-  if ((await stat(target.absolute)).isDirectory()) {
-    const glob: GlobMatcher | undefined = input.glob ? compileGlob(input.glob) : undefined;
-    const summary = await walkWorkspace(
-      workspace,
-      target.absolute,
-      (entry) =>
-        entry.isDirectory || (glob && !glob.matches(entry.relative))
-          ? true
-          : searchFile(state, entry.absolute, workspaceRelative(target.relative, entry.relative)),
-      { signal, toolName: 'grep' },
-    );
-    exhausted = summary.exhausted;
-  } else {
-    await searchFile(state, target.absolute, target.relative);
+  try {
+    const opened = await WorkspaceHandle.open(workspace, target.absolute, input.path ?? '.');
+    if (opened.stats.isDirectory()) {
+      await opened.close();
+      const summary = await walkWorkspace(
+        workspace,
+        opened.realPath,
+        (entry) =>
+          entry.isDirectory || (glob && !glob.matches(entry.relative))
+            ? true
+            : searchPath(state, entry.absolute, workspaceRelative(target.relative, entry.relative)),
+        { signal, toolName: 'grep' },
+      );
+      exhausted = summary.exhausted;
+    } else {
+      await searchFile(state, opened, target.relative);
+    }
+  } finally {
+    await matcher.close();
   }
   const notices: string[] = [];
   if (state.limitReached) {

@@ -2,7 +2,7 @@
  * Bounds of the core workspace tools. They follow OpenClaw's coding tools (2000 lines or 50 KB of
  * output, grep lines cut at 500 characters, default limits of 500 / 1000 / 100) so one call can
  * never flood the model's context, and add caps OpenClaw gets from ripgrep and fd for free: how
- * much of the tree one call may walk, how large a file may be loaded, how long a regex may run.
+ * much of the tree one call may walk, how large a file may be loaded, how long patterns may match.
  */
 
 /** Output budget of one call, in UTF-8 bytes of the returned text. */
@@ -23,9 +23,12 @@ export const GREP_MAX_CONTEXT = 20;
 export const GREP_MAX_LINE_CHARS = 500;
 /** Files larger than this are skipped by grep (counted in its notice). */
 export const GREP_MAX_FILE_BYTES = 16 * 1024 * 1024;
-/** Wall time the grep regex may spend matching, summed over files: a catastrophic pattern fails
- * the call instead of freezing the worker's event loop. */
-export const GREP_MATCH_BUDGET_MS = 5000;
+/** Time one find or grep call may spend matching its patterns (regex and globs together): past it
+ * the call fails with `pattern too expensive`, so no pattern can hold the worker (SPEC §10). */
+export const PATTERN_MATCH_BUDGET_MS = 1000;
+/** Longest glob find and grep accept. Globs are matched on the main thread, one path at a time:
+ * at this size one match against a path of PATH_MAX characters stays within tens of milliseconds. */
+export const GLOB_MAX_CHARS = 512;
 
 /** Directory entries one find/grep call visits at most; deeper trees need a narrower path. */
 export const WALK_MAX_ENTRIES = 50_000;

@@ -1,70 +1,58 @@
-import vm from 'node:vm';
-import { GrepTimeoutError, InvalidGrepPatternError } from '../errors';
+import { RE2JS } from 're2js';
+import { InvalidGrepPatternError, PatternTooExpensiveError } from '../errors';
+import type { MatchBudget } from './match-budget';
+import { compileErrorDetail, isSizeLimitError } from './re2-error';
+import { RegexWorker } from './regex-worker';
 
 /**
- * Runs a grep pattern over lines with a wall-time budget. The regex executes inside a `vm` context
- * with a timeout because a guest-written pattern such as `(a+)+$` backtracks exponentially, and
- * V8 can only interrupt a running regex through script termination: without it one call would
- * freeze the worker's event loop (and with it every lease renewal).
+ * grep's pattern, as a line matcher. Patterns are RE2 regular expressions, the syntax of ripgrep's
+ * default engine (no lookaround, no backreferences), matched in linear time by re2js on a worker
+ * thread under the call's budget (regex-worker.ts).
  */
 export interface LineMatcher {
-  /** 0-based indexes of the lines that match. @throws GrepTimeoutError once the budget is spent. */
-  matchingLines(lines: readonly string[]): number[];
+  /**
+   * 0-based indexes of the first `maxMatches` matching lines of `text`, split on `\n` (a final
+   * newline ends the last line rather than starting an empty one).
+   * @throws PatternTooExpensiveError once the call's matching budget is spent.
+   */
+  matchingLines(text: string, maxMatches: number): Promise<number[]>;
+  /** Ends the worker thread; call it when the search is over, also after a failure. */
+  close(): Promise<void>;
 }
 
-const MATCH_SCRIPT = new vm.Script(
-  `(() => {
-    const out = [];
-    for (let i = 0; i < lines.length; i += 1) {
-      re.lastIndex = 0;
-      if (re.test(lines[i])) out.push(i);
-    }
-    return out;
-  })()`,
-  { filename: 'grep-matcher.js' },
-);
+/** Syntax RE2 leaves out on purpose; when a pattern uses it, the error says so. */
+const UNSUPPORTED_SYNTAX = /\(\?<?[=!]|\\[1-9]/u;
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[\\^$.*+?()[\]{}|]/gu, '\\$&');
+function compileError(pattern: string, message: string): Error {
+  if (isSizeLimitError(message)) {
+    return new PatternTooExpensiveError(pattern);
+  }
+  const detail = compileErrorDetail(message);
+  return new InvalidGrepPatternError(
+    UNSUPPORTED_SYNTAX.test(pattern) ? `${detail}; lookaround and backreferences are not supported (RE2 syntax)` : detail,
+  );
 }
 
 /**
- * Compiles the pattern (as a JavaScript regular expression, or as literal text) for matching.
- * @throws InvalidGrepPatternError when the pattern does not compile.
+ * Compiles the pattern (a regular expression, or literal text) for one grep call.
+ * @throws InvalidGrepPatternError when it is not valid RE2 syntax.
+ * @throws PatternTooExpensiveError when compiling it alone spends the budget or exceeds RE2's limits.
  */
-export function createLineMatcher(pattern: string, options: { ignoreCase?: boolean; literal?: boolean; budgetMs: number }): LineMatcher {
-  const source = options.literal ? escapeRegExp(pattern) : pattern;
-  // No `u` flag: its stricter syntax would reject everyday patterns such as `a\-b` or `x{`.
-  const flags = options.ignoreCase ? 'i' : '';
+export async function createLineMatcher(
+  pattern: string,
+  options: { ignoreCase?: boolean; literal?: boolean },
+  budget: MatchBudget,
+): Promise<LineMatcher> {
+  const worker = await RegexWorker.start(pattern, budget);
   try {
-    new RegExp(source, flags); // compile in the host first for a clear syntax error
+    const source = options.literal ? RE2JS.quote(pattern) : pattern;
+    const message = await worker.compile(source, options.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+    if (message !== undefined) {
+      throw compileError(pattern, message);
+    }
+    return worker;
   } catch (error) {
-    throw new InvalidGrepPatternError(error instanceof Error ? error.message : String(error));
+    await worker.close();
+    throw error;
   }
-  const context = vm.createContext({ lines: [] as readonly string[], re: undefined as unknown });
-  // Build the regex inside the context so its execution is interruptible there.
-  context.re = vm.runInContext(`new RegExp(${JSON.stringify(source)}, ${JSON.stringify(flags)})`, context) as unknown;
-  let remainingMs = options.budgetMs;
-  return {
-    matchingLines(lines: readonly string[]): number[] {
-      if (remainingMs <= 0) {
-        throw new GrepTimeoutError(options.budgetMs);
-      }
-      context.lines = lines;
-      const started = performance.now();
-      try {
-        const found = MATCH_SCRIPT.runInContext(context, { timeout: Math.max(1, Math.ceil(remainingMs)) }) as number[];
-        return Array.from(found);
-      } catch (error) {
-        if ((error as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
-          remainingMs = 0;
-          throw new GrepTimeoutError(options.budgetMs);
-        }
-        throw error;
-      } finally {
-        remainingMs -= performance.now() - started;
-        context.lines = [];
-      }
-    },
-  };
 }

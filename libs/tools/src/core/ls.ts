@@ -1,9 +1,10 @@
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { WorkspacePathKindError } from '../errors';
 import type { LsInput } from './inputs';
 import { ByteBudget, clampLimit, formatSize, LS_DEFAULT_LIMIT, LS_MAX_LIMIT, MAX_OUTPUT_BYTES } from './limits';
-import { isInside, resolveWorkspacePath, type Workspace } from './workspace-path';
+import { WorkspaceHandle } from './workspace-handle';
+import { isInside, resolveWorkspacePath, type Workspace, type WorkspacePath } from './workspace-path';
 
 /** What `ls` returns: entry names sorted case-insensitively, directories with a `/` suffix. */
 export interface LsResult {
@@ -26,14 +27,25 @@ async function suffixOf(workspace: Workspace, absolute: string): Promise<string>
   }
 }
 
+/** Names in a directory, read through a descriptor checked to be inside the workspace, and the
+ * directory's real path. */
+async function listDirectory(workspace: Workspace, target: WorkspacePath, shownPath: string): Promise<{ directory: string; names: string[] }> {
+  const handle = await WorkspaceHandle.open(workspace, target.absolute, shownPath);
+  try {
+    if (!handle.stats.isDirectory()) {
+      throw new WorkspacePathKindError(target.relative, 'directory');
+    }
+    return { directory: handle.realPath, names: (await handle.readEntries()).map((entry) => entry.name) };
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Lists one workspace directory, dotfiles included, up to `limit` entries and 50 KB. */
 export async function lsTool(workspace: Workspace, input: LsInput): Promise<LsResult> {
   const target = await resolveWorkspacePath(workspace, input.path ?? '.');
-  if (!(await stat(target.absolute)).isDirectory()) {
-    throw new WorkspacePathKindError(target.relative, 'directory');
-  }
+  const { directory, names } = await listDirectory(workspace, target, input.path ?? '.');
   const limit = clampLimit(input.limit, LS_DEFAULT_LIMIT, LS_MAX_LIMIT);
-  const names = await readdir(target.absolute);
   names.sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase()));
   const entries: string[] = [];
   const budget = new ByteBudget(MAX_OUTPUT_BYTES);
@@ -43,7 +55,7 @@ export async function lsTool(workspace: Workspace, input: LsInput): Promise<LsRe
       notices.push(`${limit} entries limit reached. Use limit=${Math.min(limit * 2, LS_MAX_LIMIT)} for more`);
       break;
     }
-    const entry = name + (await suffixOf(workspace, path.join(target.absolute, name)));
+    const entry = name + (await suffixOf(workspace, path.join(directory, name)));
     if (!budget.take(entry)) {
       notices.push(`${formatSize(MAX_OUTPUT_BYTES)} limit reached`);
       break;

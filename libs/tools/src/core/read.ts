@@ -1,8 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
 import { ReadOffsetError, UnreadableFileError, WorkspacePathKindError } from '../errors';
 import type { ReadInput } from './inputs';
 import { formatSize, looksBinary, MAX_OUTPUT_BYTES, READ_MAX_FILE_BYTES, READ_MAX_LINES, utf8Bytes } from './limits';
-import { resolveWorkspacePath, type Workspace } from './workspace-path';
+import { WorkspaceHandle } from './workspace-handle';
+import { resolveWorkspacePath, type Workspace, type WorkspacePath } from './workspace-path';
 
 /** What `read` returns. Lines are 1-based; `content` holds lines `startLine..endLine`. */
 export interface ReadResult {
@@ -40,23 +40,34 @@ function utf8Prefix(line: string, maxBytes: number): string {
   return bytes.subarray(0, end).toString('utf8');
 }
 
+/** The bytes of a text file, read through a descriptor checked to be inside the workspace. */
+async function readTextFile(workspace: Workspace, target: WorkspacePath, shownPath: string): Promise<Buffer> {
+  const { relative } = target;
+  const file = await WorkspaceHandle.open(workspace, target.absolute, shownPath);
+  try {
+    if (!file.stats.isFile()) {
+      throw new WorkspacePathKindError(relative, 'file');
+    }
+    if (file.stats.size > READ_MAX_FILE_BYTES) {
+      throw new UnreadableFileError(relative, 'too_large', file.stats.size, READ_MAX_FILE_BYTES);
+    }
+    const buffer = await file.readBytes();
+    if (looksBinary(buffer)) {
+      throw new UnreadableFileError(relative, 'binary', buffer.length, READ_MAX_FILE_BYTES);
+    }
+    return buffer;
+  } finally {
+    await file.close();
+  }
+}
+
 /**
  * Reads a text file of the workspace: at most 2000 lines or 50 KB per call (whole lines), starting
  * at `offset`; the notice says how to continue.
  */
 export async function readTool(workspace: Workspace, input: ReadInput): Promise<ReadResult> {
   const target = await resolveWorkspacePath(workspace, input.path);
-  const info = await stat(target.absolute);
-  if (!info.isFile()) {
-    throw new WorkspacePathKindError(target.relative, 'file');
-  }
-  if (info.size > READ_MAX_FILE_BYTES) {
-    throw new UnreadableFileError(target.relative, 'too_large', info.size, READ_MAX_FILE_BYTES);
-  }
-  const buffer = await readFile(target.absolute);
-  if (looksBinary(buffer)) {
-    throw new UnreadableFileError(target.relative, 'binary', buffer.length, READ_MAX_FILE_BYTES);
-  }
+  const buffer = await readTextFile(workspace, target, input.path);
   const lines = splitLines(buffer.toString('utf8'));
   const totalLines = lines.length;
   const startIndex = (input.offset ?? 1) - 1;

@@ -1,8 +1,9 @@
 import type { Dirent } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolAbortedError } from '../errors';
 import { WALK_MAX_ENTRIES, WALK_SKIPPED_DIRECTORIES } from './limits';
+import { WorkspaceHandle } from './workspace-handle';
 import { isInside, type Workspace } from './workspace-path';
 
 /** One file or directory met by a walk. */
@@ -27,10 +28,32 @@ export interface WalkSummary {
 }
 
 /**
+ * A directory's entries, read through a descriptor checked to be inside the workspace, and its real
+ * path; undefined when it cannot be listed (unreadable or gone, as ripgrep and fd skip them) or is
+ * no longer a real directory inside the workspace (swapped for a symlink since it was seen).
+ */
+async function listDirectory(workspace: Workspace, dir: string, relative: string): Promise<{ real: string; children: Dirent[] } | undefined> {
+  let handle: WorkspaceHandle;
+  try {
+    handle = await WorkspaceHandle.open(workspace, dir, relative, { directory: true });
+  } catch {
+    return undefined;
+  }
+  try {
+    return { real: handle.realPath, children: await handle.readEntries() };
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
  * Depth-first walk of a directory inside the workspace, children in name order so results are
  * stable. Symlinks are followed only to files and directories that stay inside the workspace, and
- * symlinked directories are never descended (no cycles, no second copy of a subtree). The visitor
- * returns `false` to stop.
+ * symlinked directories are never descended (no cycles, no second copy of a subtree). Entries are
+ * only named here: whoever reads one opens it through WorkspaceHandle. The visitor returns `false`
+ * to stop.
  */
 export async function walkWorkspace(
   workspace: Workspace,
@@ -43,12 +66,11 @@ export async function walkWorkspace(
   const stack: Array<{ dir: string; prefix: string }> = [{ dir: start, prefix: '' }];
   while (stack.length > 0) {
     const { dir, prefix } = stack.pop() as { dir: string; prefix: string };
-    let children: Dirent[];
-    try {
-      children = await readdir(dir, { withFileTypes: true });
-    } catch {
-      continue; // unreadable directories are skipped, as ripgrep and fd do
+    const listed = await listDirectory(workspace, dir, prefix);
+    if (!listed) {
+      continue;
     }
+    const { real, children } = listed;
     children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const subdirectories: Array<{ dir: string; prefix: string }> = [];
     for (const child of children) {
@@ -59,7 +81,7 @@ export async function walkWorkspace(
         return { exhausted: true };
       }
       visited += 1;
-      const entry = await describeChild(workspace, dir, prefix, child);
+      const entry = await describeChild(workspace, real, prefix, child);
       if (!entry) {
         continue;
       }

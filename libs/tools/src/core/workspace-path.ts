@@ -1,12 +1,15 @@
 import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { WORKSPACE_MOUNT } from '@codemode/contracts';
 import { WorkspacePathEscapeError, WorkspacePathNotFoundError } from '../errors';
 
 /**
- * Confinement of core tool paths to the session workspace. Every path is resolved twice:
- * lexically (so `..` and absolute paths outside are refused before touching the disk) and through
- * `realpath` (so a symlink inside the workspace that points outside is refused too). Errors name
- * only what the guest wrote, never the host's absolute workspace path.
+ * Confinement of core tool paths to the session workspace. A guest path is resolved lexically (so
+ * `..` and absolute paths outside are refused before touching the disk) and through `realpath` (so
+ * a symlink inside the workspace that points outside is refused with a clear error). That check is
+ * advisory: a shell command can swap a path component between it and the open, so the word that
+ * counts is the check on the opened descriptor (workspace-handle.ts). Errors name only what the
+ * guest wrote, never the host's absolute workspace path.
  */
 
 /** A workspace with its real (symlink-free) root. */
@@ -82,7 +85,7 @@ export async function resolveWorkspacePath(workspace: Workspace, input: string):
   const raw = input.trim() === '' ? '.' : input;
   const candidate = lexicalCandidate(workspace, raw);
   if (!isInside(workspace.root, candidate)) {
-    throw new WorkspacePathEscapeError(input, false);
+    throw new WorkspacePathEscapeError(input);
   }
   let real: string;
   try {
@@ -94,19 +97,20 @@ export async function resolveWorkspacePath(workspace: Workspace, input: string):
     // A missing path below a symlink that leaves the workspace is still an escape, not "not found".
     const ancestor = await realpathOfExistingAncestor(candidate);
     if (!isInside(workspace.root, ancestor)) {
-      throw new WorkspacePathEscapeError(input, true);
+      throw new WorkspacePathEscapeError(input);
     }
     throw new WorkspacePathNotFoundError(input);
   }
   if (!isInside(workspace.root, real)) {
-    throw new WorkspacePathEscapeError(input, true);
+    throw new WorkspacePathEscapeError(input);
   }
   return { absolute: real, relative: toRelative(workspace, real) };
 }
 
 /**
  * Absolute lexical form of a guest path. An absolute path written against the configured (not yet
- * real) root, e.g. `/tmp/ws/a.txt` when `/tmp` is a symlink, is rebased onto the real root.
+ * real) root, e.g. `/tmp/ws/a.txt` when `/tmp` is a symlink, is rebased onto the real root; so is
+ * one under `/workspace`, where the model's shell commands see the same folder.
  */
 function lexicalCandidate(workspace: Workspace, raw: string): string {
   if (!path.isAbsolute(raw)) {
@@ -115,6 +119,9 @@ function lexicalCandidate(workspace: Workspace, raw: string): string {
   const normalized = path.resolve(raw);
   if (workspace.configuredRoot !== workspace.root && isInside(workspace.configuredRoot, normalized)) {
     return path.join(workspace.root, path.relative(workspace.configuredRoot, normalized));
+  }
+  if (!isInside(workspace.root, normalized) && isInside(WORKSPACE_MOUNT, normalized)) {
+    return path.join(workspace.root, path.relative(WORKSPACE_MOUNT, normalized));
   }
   return normalized;
 }
