@@ -8,6 +8,7 @@ import { readHistorySettings, type HistorySettings } from './history-settings';
 import { clamp, LIMIT_RULES, SHELL_RULES, SPEC_DEFAULT_LIMITS, type LimitRule } from './limit-rules';
 import { resolveLimits } from './resolve-limits';
 import { readShellSandboxSettings, readTenancy, type ShellSandboxSettings } from './shell-sandbox-settings';
+import { readTenancySettings, type TenancySettings } from './tenancy-settings';
 
 /** Everything a process reads from its environment, validated once at boot. */
 export interface AppConfig {
@@ -55,6 +56,8 @@ export interface AppConfig {
    */
   readonly tenancy: 'multi' | 'single' | null;
   readonly shellSandbox: ShellSandboxSettings;
+  /** Quotas, ceilings, webhook address allowances and expiry of tenant data (SPEC §10). */
+  readonly tenancySettings: TenancySettings;
 }
 
 type Env = Record<string, string | undefined>;
@@ -135,6 +138,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     history: readHistorySettings(env),
     tenancy: readTenancy(env),
     shellSandbox: readShellSandboxSettings(env),
+    tenancySettings: readTenancySettings(env),
   };
 }
 

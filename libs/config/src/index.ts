@@ -6,3 +6,4 @@ export * from './resolve-limits';
 export * from './package-version';
 export * from './history-settings';
 export * from './shell-sandbox-settings';
+export * from './tenancy-settings';

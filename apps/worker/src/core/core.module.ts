@@ -19,6 +19,7 @@ import { ResultsStore, SessionStore } from '@codemode/store';
 import { SandboxPool } from '@codemode/sandbox';
 import { createWorkerMetrics, WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { MeteredEventLog, MeteredRunLedger, MeteredSessionStore } from '../metrics/metered-ledgers';
+import { WorkerTenancy } from './worker-tenancy.service';
 import { APP_CONFIG, LOGGER, REDIS } from './tokens';
 
 /** Redis, the ledgers and the sandbox thread pool, shared by the worker's consumers. */
@@ -67,6 +68,7 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
       inject: [REDIS, KeySpace, APP_CONFIG],
       useFactory: (r: Redis, k: KeySpace, c: AppConfig) => new TenantUids(r, k, c.shellSandbox.uidRange),
     },
+    WorkerTenancy,
     { provide: ClientToolsLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ClientToolsLedger(r, k) },
     { provide: DeploymentCatalog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new DeploymentCatalog(r, k) },
     {
@@ -86,7 +88,7 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
         }),
     },
   ],
-  exports: [REDIS, KeySpace, WorkerMetrics, RunLedger, EventLog, WorkerPresence, ParkedRunIndex, TenancyRecord, TenantUids, ClientToolsLedger, DeploymentCatalog, SessionStore, ResultsStore, SandboxPool],
+  exports: [REDIS, KeySpace, WorkerMetrics, RunLedger, EventLog, WorkerPresence, ParkedRunIndex, TenancyRecord, TenantUids, WorkerTenancy, ClientToolsLedger, DeploymentCatalog, SessionStore, ResultsStore, SandboxPool],
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(

@@ -1,35 +1,32 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { rmSync } from 'node:fs';
 import type { AppConfig } from '@codemode/config';
-import { TenancyRecord, TenantUids } from '@codemode/events';
-import { decideConfinement, probeSandbox, writeSandboxEtc, type Confinement, type ConfinementDecision, type SandboxProbe, type SandboxSetup, type TenancyMode } from '@codemode/shell';
+import { TenantUids } from '@codemode/events';
+import { decideConfinement, probeSandbox, writeSandboxEtc, type Confinement, type ConfinementDecision, type SandboxProbe, type SandboxSetup } from '@codemode/shell';
 import type { Logger } from '@codemode/telemetry';
+import { WorkerTenancy } from '../core/worker-tenancy.service';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 
 /** SPEC §10 caps that are not operator settings. */
 const OPEN_FILES = 1024;
 const TMP_BYTES = 64 * 1024 * 1024;
-/** How often the worker reads the deployment's tenancy mode again. */
-const MODE_REFRESH_MS = 5000;
 
 /**
- * Decides how this worker's shell commands run (SPEC §10): probes bubblewrap at start, follows
- * the tenancy mode the API recorded (acting `multi` until it has read one, unless
- * `CODEMODE_TENANCY` says), and gives each tenant its own host uid when the worker is root.
+ * Decides how this worker's shell commands run (SPEC §10): probes bubblewrap at start, applies
+ * the rule of `decideConfinement` in the worker's tenancy mode, and gives each tenant its own
+ * host uid when the worker is root.
  */
 @Injectable()
 export class ShellConfinement implements OnModuleInit, OnApplicationShutdown {
   readonly setup: SandboxSetup;
   private probe: SandboxProbe = { ok: false, reason: 'the sandbox has not been checked yet' };
-  private recordedMode: TenancyMode | null = null;
-  private timer: NodeJS.Timeout | undefined;
   /** Only root can hand commands to other uids; an unprivileged worker's sandboxes run as itself. */
   private readonly asRoot = process.getuid?.() === 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    private readonly tenancy: TenancyRecord,
+    private readonly tenancy: WorkerTenancy,
     private readonly uids: TenantUids,
   ) {
     const s = config.shellSandbox;
@@ -42,27 +39,20 @@ export class ShellConfinement implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onModuleInit(): Promise<void> {
-    await this.readMode();
     if (this.config.shellSandbox.mode !== 'none') {
       const first = this.config.shellSandbox.uidRange.first;
       this.probe = await probeSandbox(this.setup, this.asRoot ? { uid: first, gid: first } : null);
     }
     this.report();
-    this.timer = setInterval(() => void this.readMode(), MODE_REFRESH_MS);
-    this.timer.unref();
+    this.tenancy.onChange(() => this.report());
   }
 
   onApplicationShutdown(): void {
-    clearInterval(this.timer);
     rmSync(this.setup.etcDir, { recursive: true, force: true });
   }
 
-  get mode(): TenancyMode {
-    return this.config.tenancy ?? this.recordedMode ?? 'multi';
-  }
-
   decision(): ConfinementDecision {
-    return decideConfinement(this.config.shellSandbox.mode, this.probe, this.mode);
+    return decideConfinement(this.config.shellSandbox.mode, this.probe, this.tenancy.mode);
   }
 
   /** Why this worker is not ready to run shell commands, or null when it is. */
@@ -84,19 +74,13 @@ export class ShellConfinement implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  private async readMode(): Promise<void> {
-    if (this.config.tenancy) return;
-    const before = this.mode;
-    this.recordedMode = (await this.tenancy.read().catch(() => null)) ?? this.recordedMode;
-    if (this.mode !== before) this.report();
-  }
-
   private report(): void {
     const decision = this.decision();
-    const fields = { tenancy: this.mode, shellSandbox: this.config.shellSandbox.mode, probe: this.probe };
+    const mode = this.tenancy.mode;
+    const fields = { tenancy: mode, shellSandbox: this.config.shellSandbox.mode, probe: this.probe };
     if (decision.kind === 'bwrap') this.logger.info(fields, 'shell commands run confined by bubblewrap');
     else if (decision.kind === 'unavailable') this.logger.error(fields, `shell commands are refused: shell sandbox unavailable: ${decision.reason}`);
-    else if (this.mode === 'multi') this.logger.error(fields, 'shell commands run UNCONFINED in a multi-tenant deployment (CODEMODE_SHELL_SANDBOX=none): any tenant can read the worker and reach its network');
+    else if (mode === 'multi') this.logger.error(fields, 'shell commands run UNCONFINED in a multi-tenant deployment (CODEMODE_SHELL_SANDBOX=none): any tenant can read the worker and reach its network');
     else this.logger.warn(fields, 'shell commands run unconfined (bubblewrap unavailable or CODEMODE_SHELL_SANDBOX=none); fine for single-user development only');
   }
 }
