@@ -67,7 +67,7 @@ function readCeilings(env: Env): Partial<Limits> {
   for (const name of Object.keys(LIMIT_RULES) as (keyof Limits)[]) {
     const rule = LIMIT_RULES[name];
     const variable = ceilingEnv(name);
-    if (env[variable] !== undefined && env[variable]!.trim() !== '') out[name] = readRule(env, { ...rule, env: variable });
+    if (env[variable] !== undefined && env[variable].trim() !== '') out[name] = readRule(env, { ...rule, env: variable });
   }
   return out;
 }
