@@ -25,7 +25,7 @@ describe('logs', () => {
     hookUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/tool`;
     stack = await TestStack.start({
       apiKeys: `${API_KEY}:acme`,
-      env: { LOG_LEVEL: 'trace', CODEMODE_WEBHOOK_SECRETS: `acme:${WEBHOOK_SECRET}` },
+      env: { LOG_LEVEL: 'trace', CODEMODE_WEBHOOK_SECRETS: `acme:${WEBHOOK_SECRET}`, CODEMODE_WEBHOOK_ALLOW: '127.0.0.1' },
     });
   });
   afterAll(async () => {

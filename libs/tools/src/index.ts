@@ -45,6 +45,25 @@ export {
   type WebhookCallBody,
   type WebhookCallOptions,
 } from './webhook/webhook-caller';
+export { canonicalAddress, classifyAddress, describeAddressClass, type AddressClass } from './webhook/address-rules';
+export {
+  systemResolver,
+  WebhookAddressPolicy,
+  WebhookAllowList,
+  type HostResolver,
+  type ResolvedAddress,
+  type ResolvedEndpoint,
+  type WebhookTenancyMode,
+} from './webhook/address-policy';
+export { pinnedLookup } from './webhook/pinned-lookup';
+export { findRefusedEndpoint, REGISTRATION_RESOLVE_TIMEOUT_MS, type RefusedClientTool } from './webhook/endpoint-check';
+export {
+  EndpointUnresolvedError,
+  refusalReason,
+  WebhookAddressRefusedError,
+  WebhookAllowListError,
+  type EndpointRefusal,
+} from './webhook/webhook-address-errors';
 export {
   DEFAULT_SIGNATURE_TOLERANCE_SECONDS,
   SIGNATURE_HEADER,
@@ -55,6 +74,7 @@ export {
 } from './webhook/signature';
 
 export { McpServerConfigSchema, McpServersConfigSchema, parseMcpServersConfig, type McpServerConfig } from './mcp/mcp-config';
+export { mcpServerVisibleTo, scopeMcpToTenant, withTenants, type McpServerScope } from './mcp/mcp-tenants';
 export {
   DEFAULT_MCP_CALL_TIMEOUT_MS,
   DEFAULT_MCP_CONNECT_TIMEOUT_MS,

@@ -14,6 +14,7 @@ import {
   type ToolDefinition,
 } from '@codemode/catalog';
 import { coreToolDefinitions } from './core/definitions';
+import { scopeMcpToTenant, type McpServerScope } from './mcp/mcp-tenants';
 
 /**
  * One session's tool catalog as a run sees it: core tools, the deployment's MCP tools and the
@@ -22,18 +23,25 @@ import { coreToolDefinitions } from './core/definitions';
 export class SessionToolCatalog {
   readonly entries: readonly CatalogEntry[];
   readonly clientTools: ReadonlyMap<string, ClientTool>;
+  private readonly mcpServers: readonly McpServerInfo[];
   private files: ApiFile[] | undefined;
 
   /**
    * @param mcpTools the deployment's MCP tool definitions (`McpServers.listTools()`)
    * @param clientTools the session's registered client tools
+   * @param mcpServers the deployment's connected MCP servers with their `tenants`
+   * @param tenant the session's tenant: MCP servers scoped to other tenants, and their tools, are
+   * left out of everything this catalog shows (entries, `MCP` namespace, search, API files)
    */
   constructor(
     mcpTools: readonly ToolDefinition[],
     clientTools: readonly ClientTool[],
-    private readonly mcpServers: readonly McpServerInfo[],
+    mcpServers: readonly McpServerScope[],
+    tenant: string,
   ) {
-    this.entries = buildCatalog([...coreToolDefinitions(), ...mcpTools, ...clientTools.map(clientToolDefinition)]).entries;
+    const mcp = scopeMcpToTenant(mcpTools, mcpServers, tenant);
+    this.mcpServers = mcp.servers;
+    this.entries = buildCatalog([...coreToolDefinitions(), ...mcp.tools, ...clientTools.map(clientToolDefinition)]).entries;
     this.clientTools = new Map(clientTools.map((tool) => [tool.name, tool]));
   }
 

@@ -3,7 +3,14 @@ import { apiList, apiRead, describe, handleMetadata, mapMcpArguments, searchCata
 import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, type EventLog } from '@codemode/events';
 import type { BridgeCall, BridgeHost } from '@codemode/sandbox';
 import { ResultUnavailableError, StoreBuffer, type ResultsStore, type SessionStore } from '@codemode/store';
-import { callWebhookTool, isWorkspaceToolName, runCoreTool, type McpServers, type SessionToolCatalog } from '@codemode/tools';
+import {
+  callWebhookTool,
+  isWorkspaceToolName,
+  runCoreTool,
+  type McpServers,
+  type SessionToolCatalog,
+  type WebhookAddressPolicy,
+} from '@codemode/tools';
 import type { WorkerMetrics } from '@codemode/telemetry';
 import type { ShellHost } from '../shell/shell-host.service';
 import { ToolCallError } from './tool-call-error';
@@ -19,6 +26,8 @@ export interface ToolDeps {
   results: ResultsStore;
   sessionStore: SessionStore;
   webhookSecret: string | undefined;
+  /** The address rules a webhook call's endpoint is checked against when it is dialed (SPEC §10). */
+  webhookPolicy: () => WebhookAddressPolicy;
   metrics: WorkerMetrics;
   /** The run's history reached its cap (SPEC §6): stop its cell now. */
   stopRun: (runId: string) => void;
@@ -166,6 +175,7 @@ export class RunToolHost implements BridgeHost {
       return callWebhookTool({
         toolName: entry.toolName,
         endpoint: tool.endpoint,
+        addressPolicy: this.deps.webhookPolicy(),
         secret: this.deps.webhookSecret,
         timeoutMs: tool.timeoutMs,
         body: { input, callId: call.id, runId: this.run.runId, sessionId: this.run.ref.sessionId },

@@ -18,6 +18,13 @@ describe('parseMcpServersConfig', () => {
     ]);
   });
 
+  it('keeps a server\'s tenants (SPEC §10), in both forms', () => {
+    expect(parseMcpServersConfig('[{"name":"crm","command":"node","tenants":["alpha","beta"]}]')).toEqual([{ name: 'crm', command: 'node', tenants: ['alpha', 'beta'] }]);
+    expect(parseMcpServersConfig('{"crm":{"url":"https://mcp.example.com","tenants":["alpha"]}}')).toEqual([
+      { name: 'crm', url: 'https://mcp.example.com', tenants: ['alpha'] },
+    ]);
+  });
+
   it('accepts the map form with or without mcpServers', () => {
     const expected = [{ name: 'github', command: 'node' }];
     expect(parseMcpServersConfig('{"github":{"command":"node"}}')).toEqual(expected);
@@ -35,6 +42,9 @@ describe('parseMcpServersConfig', () => {
     ['[{"name":"a","url":"http://h","env":{}}]', 'CODEMODE_MCP_SERVERS[0].env: applies to stdio servers (command) only'],
     ['[{"name":"a","command":"x"},{"name":"a","command":"y"}]', 'CODEMODE_MCP_SERVERS[1].name: duplicate server name a'],
     ['"servers"', 'CODEMODE_MCP_SERVERS: must be an array of servers'],
+    ['[{"name":"a","command":"x","tenants":"alpha"}]', 'CODEMODE_MCP_SERVERS[0].tenants: must be an array of tenant ids'],
+    ['[{"name":"a","command":"x","tenants":[]}]', 'CODEMODE_MCP_SERVERS[0].tenants: must name at least one tenant; leave it out to show the server to every tenant'],
+    ['[{"name":"a","command":"x","tenants":[""]}]', 'CODEMODE_MCP_SERVERS[0].tenants[0]: must not hold an empty tenant id'],
   ])('%s is refused', (json, message) => {
     const error = (() => {
       try {

@@ -34,6 +34,17 @@ export const McpServerConfigSchema = z
       )
       .optional(),
     headers: stringMap.optional(),
+    /** The tenants that see this server (SPEC §10); without it, every tenant does. */
+    tenants: z
+      .array(
+        z
+          .string({ error: 'must be an array of tenant ids' })
+          .min(1, { error: 'must not hold an empty tenant id' })
+          .max(128, { error: 'must hold tenant ids of at most 128 characters' }),
+        { error: 'must be an array of tenant ids' },
+      )
+      .min(1, { error: 'must name at least one tenant; leave it out to show the server to every tenant' })
+      .optional(),
   })
   .superRefine((server, ctx) => {
     if ((server.command === undefined) === (server.url === undefined)) {

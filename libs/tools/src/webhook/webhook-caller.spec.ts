@@ -1,7 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { WebhookAddressPolicy, WebhookAllowList } from './address-policy';
 import { callWebhookTool, type WebhookCallOptions } from './webhook-caller';
 import { verifyWebhookSignature } from './signature';
+
+/** Development mode: loopback endpoints (these tests' local servers) may be called. */
+const LOOPBACK_OK = new WebhookAddressPolicy(new WebhookAllowList(), 'single');
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 
@@ -11,7 +15,7 @@ describe('callWebhookTool', () => {
   let handler: Handler;
   const body = { input: { id: 7 }, callId: 'bridge:callValue:1', runId: 'cm_1', sessionId: 's1' };
   const call = (path: string, extra: Partial<WebhookCallOptions> = {}) =>
-    callWebhookTool({ toolName: 'lookup', endpoint: `${baseUrl}${path}`, secret: 'tenant-secret', body, ...extra });
+    callWebhookTool({ toolName: 'lookup', endpoint: `${baseUrl}${path}`, addressPolicy: LOOPBACK_OK, secret: 'tenant-secret', body, ...extra });
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -88,6 +92,14 @@ describe('callWebhookTool', () => {
     });
   });
 
+  it('refuses an answer over 16 MiB', async () => {
+    handler = (_req, _raw, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(Buffer.alloc(16 * 1024 * 1024 + 1, 0x20));
+    };
+    await expect(call('/huge')).rejects.toMatchObject({ code: 'webhook_response_too_large', status: 200 });
+  });
+
   it('times out after timeoutMs', async () => {
     handler = () => undefined; // never answers
     const started = Date.now();
@@ -102,12 +114,19 @@ describe('callWebhookTool', () => {
     await expect(call('/slow', { signal: controller.signal })).rejects.toMatchObject({ code: 'aborted', message: 'webhook tool lookup was aborted' });
   });
 
-  it('does not follow redirects', async () => {
-    handler = (_req, _raw, res) => {
-      res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' });
-      res.end();
+  it('does not follow redirects: a 3xx is a failed call naming its status', async () => {
+    const paths: string[] = [];
+    handler = (req, _raw, res) => {
+      paths.push(req.url ?? '');
+      res.writeHead(req.url === '/redirect' ? 307 : 200, { location: `${baseUrl}/elsewhere` });
+      res.end('{"followed":true}');
     };
-    await expect(call('/redirect')).rejects.toMatchObject({ code: 'webhook_http_error', status: 302, message: 'webhook tool lookup failed with HTTP 302' });
+    await expect(call('/redirect')).rejects.toMatchObject({
+      code: 'webhook_http_error',
+      status: 307,
+      message: 'webhook tool lookup answered with a redirect (HTTP 307); webhook calls do not follow redirects.',
+    });
+    expect(paths).toEqual(['/redirect']);
   });
 
   it('says clearly when nothing listens, without the endpoint or secret', async () => {
@@ -115,7 +134,9 @@ describe('callWebhookTool', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const error = (await callWebhookTool({ toolName: 'lookup', endpoint: `http://127.0.0.1:${port}/x?token=abc`, secret: 'tenant-secret', body }).catch((caught: unknown) => caught)) as Error & { code: string };
+    const error = (await callWebhookTool({ toolName: 'lookup', endpoint: `http://127.0.0.1:${port}/x?token=abc`, addressPolicy: LOOPBACK_OK, secret: 'tenant-secret', body }).catch(
+      (caught: unknown) => caught,
+    )) as Error & { code: string };
     expect(error.code).toBe('webhook_unreachable');
     expect(error.message).toBe('webhook tool lookup could not reach its endpoint (ECONNREFUSED); check that the endpoint is up and reachable from the worker.');
     expect(error.message).not.toContain('token');

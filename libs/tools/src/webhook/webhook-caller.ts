@@ -1,5 +1,9 @@
 import { WebhookToolError } from '../errors';
+import { systemResolver, type HostResolver, type WebhookAddressPolicy } from './address-policy';
+import { pinnedLookup } from './pinned-lookup';
 import { signWebhookBody, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature';
+import { refusalReason, WebhookAddressRefusedError } from './webhook-address-errors';
+import { postBounded } from './webhook-request';
 
 /** Default per-call timeout of a webhook client tool (its `timeoutMs` overrides it). */
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 30_000;
@@ -21,6 +25,10 @@ export interface WebhookCallOptions {
   readonly toolName: string;
   /** The tool's http(s) endpoint. Never quoted in errors. */
   readonly endpoint: string;
+  /** Which addresses the endpoint may reach (SPEC §10); checked against the address dialed. */
+  readonly addressPolicy: WebhookAddressPolicy;
+  /** Resolves the endpoint's host, once per call. @default the system resolver (DNS, hosts file) */
+  readonly resolve?: HostResolver;
   /** The tenant's signing secret; without one the request carries no signature header. */
   readonly secret?: string;
   /** @default 30000 */
@@ -43,29 +51,6 @@ function connectionCode(error: unknown): string | undefined {
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
-}
-
-/** Reads the body up to `limit` bytes; returns undefined when it is larger. */
-async function readBounded(response: Response, limit: number): Promise<string | undefined> {
-  if (!response.body) {
-    return '';
-  }
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) {
-      break;
-    }
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function bounded(text: string): string {
@@ -93,9 +78,12 @@ export function httpErrorMessage(toolName: string, status: number, text: string)
 /**
  * Calls a client tool's webhook: POSTs `{tool, input, callId, runId, sessionId}` as JSON, signed
  * (see signature.ts), and returns the parsed JSON answer (an empty 2xx body is `null`).
- * Redirects are not followed, so a signed body never travels to a host the tool did not name.
- * @throws WebhookToolError with a code per failure: HTTP error, invalid JSON, oversized
- * answer, timeout, unreachable endpoint, aborted. Messages never carry the endpoint or secret.
+ * The host is resolved once and every address checked against `addressPolicy`; the request then
+ * dials only those addresses (DNS rebinding cannot swap them). Redirects are not followed: a 3xx
+ * is a failed call, so a signed body never travels to a host the tool did not name.
+ * @throws WebhookAddressRefusedError when the endpoint's address may not be reached (nothing is
+ * sent); WebhookToolError with a code per other failure: HTTP error (3xx included), invalid JSON,
+ * oversized answer, timeout, unreachable endpoint, aborted. Messages never carry the endpoint or secret.
  */
 export async function callWebhookTool(options: WebhookCallOptions): Promise<unknown> {
   const { toolName, signal } = options;
@@ -119,13 +107,23 @@ export async function callWebhookTool(options: WebhookCallOptions): Promise<unkn
   const onAbort = () => controller.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const response = await fetch(options.endpoint, { method: 'POST', headers, body: payload, redirect: 'manual', signal: controller.signal });
-    const text = await readBounded(response, MAX_WEBHOOK_RESPONSE_BYTES);
+    const url = new URL(options.endpoint);
+    const target = await untilAborted(options.addressPolicy.resolveEndpoint(url, options.resolve ?? systemResolver), controller.signal);
+    const { status, text } = await postBounded(url, {
+      headers,
+      payload,
+      lookup: pinnedLookup(target.addresses),
+      signal: controller.signal,
+      limit: MAX_WEBHOOK_RESPONSE_BYTES,
+    });
     if (text === undefined) {
-      throw new WebhookToolError('webhook_response_too_large', `webhook tool ${toolName} returned more than ${MAX_WEBHOOK_RESPONSE_BYTES} bytes`, response.status);
+      throw new WebhookToolError('webhook_response_too_large', `webhook tool ${toolName} returned more than ${MAX_WEBHOOK_RESPONSE_BYTES} bytes`, status);
     }
-    if (response.status < 200 || response.status > 299) {
-      throw new WebhookToolError('webhook_http_error', httpErrorMessage(toolName, response.status, text), response.status);
+    if (status >= 300 && status <= 399) {
+      throw new WebhookToolError('webhook_http_error', `webhook tool ${toolName} answered with a redirect (HTTP ${status}); webhook calls do not follow redirects.`, status);
+    }
+    if (status < 200 || status > 299) {
+      throw new WebhookToolError('webhook_http_error', httpErrorMessage(toolName, status, text), status);
     }
     if (text.trim() === '') {
       return null;
@@ -133,11 +131,17 @@ export async function callWebhookTool(options: WebhookCallOptions): Promise<unkn
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {
-      throw new WebhookToolError('webhook_invalid_json', `webhook tool ${toolName} returned invalid JSON: ${(error as Error).message}`, response.status);
+      throw new WebhookToolError('webhook_invalid_json', `webhook tool ${toolName} returned invalid JSON: ${(error as Error).message}`, status);
     }
   } catch (error) {
     if (error instanceof WebhookToolError) {
       throw error;
+    }
+    if (error instanceof WebhookAddressRefusedError) {
+      throw new WebhookAddressRefusedError(
+        error.refusal,
+        `webhook tool ${toolName} may not call its endpoint: its host ${refusalReason(error.refusal)}, which client tools may not reach; the deployment's CODEMODE_WEBHOOK_ALLOW can exempt it.`,
+      );
     }
     if (timedOut) {
       throw new WebhookToolError('webhook_timeout', `webhook tool ${toolName} timed out after ${timeoutMs} ms`);
@@ -151,4 +155,14 @@ export async function callWebhookTool(options: WebhookCallOptions): Promise<unkn
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** `work`, or an AbortError as soon as `signal` aborts (a system DNS lookup cannot be cancelled). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new DOMException('This operation was aborted', 'AbortError'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort)).catch(() => undefined);
+  });
 }

@@ -1,0 +1,68 @@
+import type { ClientTool } from '@codemode/contracts';
+import { systemResolver, type HostResolver, type WebhookAddressPolicy } from './address-policy';
+import { WebhookAddressRefusedError, type EndpointRefusal } from './webhook-address-errors';
+
+/** How long registration waits for a host to resolve before leaving it to the connect-time check. */
+export const REGISTRATION_RESOLVE_TIMEOUT_MS = 5000;
+
+/** The first client tool whose endpoint may not be reached, with its index in the registration. */
+export interface RefusedClientTool {
+  readonly index: number;
+  readonly tool: ClientTool;
+  /** `http://host:port` of the endpoint, as the URL normalizes it (no path, query or credentials). */
+  readonly origin: string;
+  readonly refusal: EndpointRefusal;
+}
+
+class ResolveTimeoutError extends Error {
+  readonly code = 'ETIMEOUT';
+  constructor(host: string) {
+    super(`resolving ${host} took longer than ${REGISTRATION_RESOLVE_TIMEOUT_MS} ms`);
+    this.name = 'ResolveTimeoutError';
+  }
+}
+
+/** Each host resolved once per registration, bounded in time. */
+function registrationResolver(resolve: HostResolver): HostResolver {
+  const answers = new Map<string, ReturnType<HostResolver>>();
+  return (host) => {
+    let answer = answers.get(host);
+    if (!answer) {
+      answer = new Promise((fulfil, reject) => {
+        const timer = setTimeout(() => reject(new ResolveTimeoutError(host)), REGISTRATION_RESOLVE_TIMEOUT_MS);
+        resolve(host).then(fulfil, reject).finally(() => clearTimeout(timer)).catch(() => undefined);
+      });
+      answers.set(host, answer);
+    }
+    return answer;
+  };
+}
+
+/**
+ * The registration-time check of SPEC §10: every endpoint's host, and every address a host name
+ * resolves to, against the address rules. A name that does not resolve now (or not within
+ * `REGISTRATION_RESOLVE_TIMEOUT_MS`) is accepted: each call resolves and checks it again before
+ * dialing, so nothing is reached unchecked.
+ * @returns the first refused tool in registration order, or undefined when all may be stored.
+ */
+export async function findRefusedEndpoint(
+  tools: readonly ClientTool[],
+  policy: WebhookAddressPolicy,
+  resolve: HostResolver = systemResolver,
+): Promise<RefusedClientTool | undefined> {
+  const lookup = registrationResolver(resolve);
+  const outcomes = await Promise.all(
+    tools.map(async (tool, index): Promise<RefusedClientTool | undefined> => {
+      if (!tool.endpoint) return undefined;
+      const url = new URL(tool.endpoint);
+      try {
+        await policy.resolveEndpoint(url, lookup);
+        return undefined;
+      } catch (error) {
+        if (error instanceof WebhookAddressRefusedError) return { index, tool, origin: `${url.protocol}//${url.host}`, refusal: error.refusal };
+        return undefined;
+      }
+    }),
+  );
+  return outcomes.find((outcome) => outcome !== undefined);
+}
