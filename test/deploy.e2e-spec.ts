@@ -127,17 +127,19 @@ describe('deploy/ manifests', () => {
     });
   });
 
-  it('configure api and worker from the ConfigMap and Secret, with API keys and HOST=0.0.0.0', () => {
+  it('configure api and worker from the ConfigMap and each its own Secret, with HOST=0.0.0.0', () => {
     const config = named('ConfigMap', 'codemode-config')!;
-    const secret = named('Secret', 'codemode-secrets')!;
-    expect(config.data).toMatchObject({ HOST: '0.0.0.0', WORKER_METRICS_PORT: '9464', PORT: '3000', REDIS_URL: expect.stringMatching(/^rediss?:\/\//) });
-    expect(Object.keys(secret.stringData)).toContain('CODEMODE_API_KEYS');
+    expect(config.data).toMatchObject({ HOST: '0.0.0.0', WORKER_METRICS_PORT: '9464', PORT: '3000' });
     // Every value is a string: Kubernetes refuses numbers and booleans in ConfigMap data.
     for (const value of Object.values(config.data)) expect(typeof value).toBe('string');
-    for (const name of ['api', 'worker'] as const) {
-      const envFrom = service(name).spec.template.spec.containers[0].envFrom;
-      expect(envFrom).toEqual([{ configMapRef: { name: 'codemode-config' } }, { secretRef: { name: 'codemode-secrets' } }]);
-    }
+    expect(service('api').spec.template.spec.containers[0].envFrom).toEqual([
+      { configMapRef: { name: 'codemode-config' } },
+      { secretRef: { name: 'codemode-api' } },
+    ]);
+    expect(service('worker').spec.template.spec.containers[0].envFrom).toEqual([
+      { configMapRef: { name: 'codemode-config' } },
+      { secretRef: { name: 'codemode-worker', optional: true } },
+    ]);
   });
 
   it('give api and worker a PodDisruptionBudget selecting exactly their pods', () => {
@@ -189,10 +191,137 @@ describe('deploy/ manifests', () => {
     const redis = named('StatefulSet', 'codemode-redis')!;
     expect(redis.spec.volumeClaimTemplates[0].metadata.name).toBe('data');
 
-    const compose = parseYaml(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as Obj;
-    expect(compose.services.redis.command.join(' ')).toMatch(/--appendonly yes.*--maxmemory-policy noeviction/);
-    expect(compose.services.worker.deploy.replicas).toBe(2);
-    expect(compose.services.api.environment).toMatchObject({ HOST: '0.0.0.0' });
+    const { services } = compose();
+    expect(services.redis.command.join(' ')).toMatch(/--appendonly yes.*--maxmemory-policy noeviction/);
+    expect(services.worker.deploy.replicas).toBe(2);
+    expect(services.api.environment).toMatchObject({ HOST: '0.0.0.0' });
+  });
+});
+
+/** Everything a container's environment gets: its `env` names and the keys of what `envFrom` pulls in. */
+function environmentOf(container: Obj): string[] {
+  const names = (container.env ?? []).map((e: Obj) => e.name as string);
+  for (const source of container.envFrom ?? []) {
+    const from = source.secretRef ? named('Secret', source.secretRef.name) : named('ConfigMap', source.configMapRef.name);
+    expect({ envFrom: source, found: from !== undefined }).toEqual({ envFrom: source, found: true });
+    names.push(...Object.keys(from!.stringData ?? from!.data ?? {}));
+  }
+  return names;
+}
+
+const compose = (): Obj => parseYaml(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as Obj;
+const PRIVATE_V4 = ['10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16'];
+const PRIVATE_V6 = ['::1/128', 'fc00::/7', 'fe80::/10'];
+
+describe('deploy/ secrets and network (SPEC §10 "Deployment")', () => {
+  it('require a password for Redis: ACL user codemode, default user off, password from a Secret', () => {
+    const redis = named('StatefulSet', 'codemode-redis')!.spec.template.spec.containers[0];
+    const command = (redis.command as string[]).join(' ');
+    expect(command).toMatch(/--user default off/);
+    expect(command).toMatch(/--user codemode on ">\$REDIS_PASSWORD"/);
+    expect(redis.env).toContainEqual({ name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: 'codemode-redis-auth', key: 'password' } } });
+    for (const probe of [redis.livenessProbe, redis.readinessProbe]) {
+      expect(probe.exec.command.join(' ')).toMatch(/REDISCLI_AUTH="\$REDIS_PASSWORD" redis-cli .*--user codemode ping/);
+    }
+    expect(Object.keys(named('Secret', 'codemode-redis-auth')!.stringData)).toEqual(['password']);
+  });
+
+  it('build REDIS_URL from the Secret in api and worker, and keep credentials out of every ConfigMap', () => {
+    for (const name of ['api', 'worker'] as const) {
+      const env = service(name).spec.template.spec.containers[0].env as Obj[];
+      const at = (n: string): number => env.findIndex((e) => e.name === n);
+      expect(env[at('REDIS_PASSWORD')]).toEqual({ name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: 'codemode-redis-auth', key: 'password' } } });
+      expect(env[at('REDIS_URL')]).toEqual({ name: 'REDIS_URL', value: 'redis://codemode:$(REDIS_PASSWORD)@codemode-redis:6379' });
+      // Kubernetes expands $(VAR) only from variables declared before it.
+      expect(at('REDIS_PASSWORD')).toBeLessThan(at('REDIS_URL'));
+    }
+    for (const map of byKind('ConfigMap')) {
+      for (const [key, value] of Object.entries(map.data as Record<string, string>)) {
+        expect({ map: map.metadata.name, key, secret: /API_KEYS|SECRET|PASSWORD|REDIS_URL/.test(key) || /^\s*(requirepass|user )/m.test(value) }).toEqual({
+          map: map.metadata.name,
+          key,
+          secret: false,
+        });
+      }
+    }
+  });
+
+  it('give the API keys to the api only: the worker gets Redis and the webhook secrets, never CODEMODE_API_KEYS', () => {
+    const api = environmentOf(service('api').spec.template.spec.containers[0]);
+    const worker = environmentOf(service('worker').spec.template.spec.containers[0]);
+    expect(api).toEqual(expect.arrayContaining(['CODEMODE_API_KEYS', 'REDIS_URL']));
+    expect(api).not.toContain('CODEMODE_WEBHOOK_SECRETS');
+    expect(worker).toEqual(expect.arrayContaining(['CODEMODE_WEBHOOK_SECRETS', 'REDIS_URL']));
+    expect(worker).not.toContain('CODEMODE_API_KEYS');
+    expect(Object.keys(named('Secret', 'codemode-worker')!.stringData)).toEqual(['CODEMODE_WEBHOOK_SECRETS']);
+  });
+
+  it('mount no service-account token in any pod', () => {
+    for (const w of workloads()) {
+      expect({ workload: w.metadata.name, automount: w.spec.template.spec.automountServiceAccountToken }).toEqual({
+        workload: w.metadata.name,
+        automount: false,
+      });
+    }
+  });
+
+  it('let only api and worker pods reach Redis, on its port', () => {
+    const policy = byKind('NetworkPolicy').find((p) => workloadsSelectedBy(p.spec.podSelector.matchLabels).includes(named('StatefulSet', 'codemode-redis')!))!;
+    expect(policy.spec.policyTypes).toContain('Ingress');
+    expect(policy.spec.ingress).toHaveLength(1);
+    const [rule] = policy.spec.ingress;
+    const peers = (rule.from as Obj[]).flatMap((peer) => {
+      expect(peer.ipBlock ?? peer.namespaceSelector).toBeUndefined();
+      return workloadsSelectedBy(peer.podSelector.matchLabels).map((w) => w.metadata.name as string);
+    });
+    expect(peers.sort()).toEqual(['codemode-api', 'codemode-worker']);
+    expect(rule.ports).toEqual([{ protocol: 'TCP', port: 6379 }]);
+  });
+
+  it('keep workers to Redis, DNS and public addresses (webhooks): no private, link-local or loopback range', () => {
+    const policy = byKind('NetworkPolicy').find((p) => workloadsSelectedBy(p.spec.podSelector.matchLabels).includes(service('worker')))!;
+    expect(policy.spec.policyTypes).toContain('Egress');
+    const rules = policy.spec.egress as Obj[];
+    for (const rule of rules) expect(rule.to?.length).toBeGreaterThan(0); // a rule without `to` allows every destination
+    const redis = rules.find((r) => r.to.some((t: Obj) => t.podSelector?.matchLabels?.['app.kubernetes.io/name'] === 'codemode-redis'))!;
+    expect(redis.ports).toEqual([{ protocol: 'TCP', port: 6379 }]);
+    const dns = rules.find((r) => r.to.some((t: Obj) => t.podSelector?.matchLabels?.['k8s-app'] === 'kube-dns'))!;
+    expect(dns.to[0].namespaceSelector.matchLabels).toEqual({ 'kubernetes.io/metadata.name': 'kube-system' });
+    expect(dns.ports.map((p: Obj) => p.port)).toEqual([53, 53]);
+    const blocks = rules.flatMap((r) => r.to.filter((t: Obj) => t.ipBlock).map((t: Obj) => t.ipBlock as Obj));
+    expect(blocks.map((b) => b.cidr).sort()).toEqual(['0.0.0.0/0', '::/0']);
+    expect(blocks.find((b) => b.cidr === '0.0.0.0/0')!.except).toEqual(expect.arrayContaining(PRIVATE_V4));
+    expect(blocks.find((b) => b.cidr === '::/0')!.except).toEqual(expect.arrayContaining(PRIVATE_V6));
+    // Every other peer is the Redis or the DNS one.
+    expect(rules.flatMap((r) => r.to as Obj[]).length).toBe(redis.to.length + dns.to.length + blocks.length);
+  });
+
+  it('compose: Redis needs a password, no default API key, API on 127.0.0.1, no API keys for workers', () => {
+    const { redis, api, worker } = compose().services;
+    const command = (redis.command as string[]).join(' ');
+    expect(command).toMatch(/--user default off/);
+    expect(command).toMatch(/--user codemode on ">\$\$REDIS_PASSWORD"/);
+    expect(redis.environment.REDIS_PASSWORD).toMatch(/^\$\{REDIS_PASSWORD:\?[^}]+\}$/);
+    expect(redis.healthcheck.test.join(' ')).toMatch(/REDISCLI_AUTH="\$\$REDIS_PASSWORD" redis-cli .*--user codemode ping/);
+    for (const service of [api, worker]) expect(service.environment.REDIS_URL).toMatch(/^redis:\/\/codemode:\$\{REDIS_PASSWORD:\?[^}]+\}@redis:6379$/);
+    // `:?` makes compose refuse to start without it; `:-` would be a default key.
+    expect(api.environment.CODEMODE_API_KEYS).toMatch(/^\$\{CODEMODE_API_KEYS:\?[^}]+\}$/);
+    expect(api.ports).toEqual(['127.0.0.1:3000:3000']);
+    expect(Object.keys(worker.environment)).not.toContain('CODEMODE_API_KEYS');
+    expect(worker.ports).toBeUndefined();
+    expect(redis.ports).toBeUndefined();
+  });
+
+  it('build the image on Node 24 LTS with bubblewrap, under tini (also where manifests replace the entrypoint)', () => {
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    const bases = [...dockerfile.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
+    expect(bases.length).toBeGreaterThan(0);
+    for (const base of bases) expect(base).toMatch(/^node:24[-.@]/);
+    expect(dockerfile).toMatch(/apt-get install[^\n]*\bbubblewrap\b[^\n]*\btini\b/);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
+    for (const name of ['api', 'worker'] as const) {
+      expect(service(name).spec.template.spec.containers[0].command.slice(0, 2)).toEqual(['/usr/bin/tini', '--']);
+    }
   });
 });
 
