@@ -11,6 +11,7 @@ import { fmt, measureThroughput, percentile } from './stats';
 import { measureHostCalls } from './host-calls';
 import { ConfinedSpawn, spawnTrue } from './shell-spawn';
 import { measureReplay } from './replay';
+import { fairnessTable, measureFairness } from './fairness';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
@@ -108,6 +109,7 @@ async function main(): Promise<void> {
     }
     const hostCalls = await measureHostCalls(1000);
     const replayRows = await measureReplay(client, replayStack.client(), [1, 10, 100], REPLAY_SAMPLES);
+    const fairness = fairnessTable(await measureFairness());
     const redisPid = await redisServerPid();
     let echoThroughput = 0;
     let execThroughput = 0;
@@ -170,7 +172,7 @@ async function main(): Promise<void> {
           `| ${r.calls} | ${fmt(r.ownerWaitP50)} | ${fmt(r.replayWaitP50)} | ${fmt(r.replayWaitP99)} | ${fmt(r.replayWaitP50 - r.ownerWaitP50)} | ${fmt(r.replayWaitP50 / r.ownerWaitP50)}× |`,
       ),
     ].join('\n');
-    process.stdout.write(`${report}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n`);
+    process.stdout.write(`${report}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${fairness}\n`);
     const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
     const section = [
       '## Exec round trip vs a naive BullMQ echo',
@@ -195,6 +197,10 @@ async function main(): Promise<void> {
       '## Rebuilding a parked run by replay',
       '',
       replayTable,
+      '',
+      '## Fairness between tenants',
+      '',
+      fairness,
       '',
     ].join('\n');
     writeFileSync(join(ROOT, 'docs', 'bench-latest.md'), section);

@@ -10,6 +10,8 @@ import { APP_CONFIG, LOGGER } from './core/tokens';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { QuotasModule } from './quotas/quotas.module';
+import { TenantRateGuard } from './quotas/tenant-rate.guard';
 import { RunsModule } from './runs/runs.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { ShellModule } from './shell/shell.module';
@@ -21,11 +23,13 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule, HealthModule, MetricsModule, SessionsModule, RunsModule, EventsModule, ShellModule, ToolsModule, DocsModule],
+      imports: [CoreModule, HealthModule, MetricsModule, QuotasModule, SessionsModule, RunsModule, EventsModule, ShellModule, ToolsModule, DocsModule],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
         { provide: APP_GUARD, useClass: AuthGuard },
+        // After AuthGuard: guards run in the order they are registered.
+        { provide: APP_GUARD, useClass: TenantRateGuard },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],
       exports: [APP_CONFIG, LOGGER],

@@ -1,8 +1,11 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig, packageVersion } from '@codemode/config';
 import { ApiMetrics, createLogger, exitGracefullyOnSignals, logUnhandledRejections, NestPinoLogger } from '@codemode/telemetry';
 import { AppModule } from './app.module';
+import { ApiKeyRing } from './core/auth.guard';
+import { authenticate } from './core/authenticate.middleware';
 import { rawJsonBody } from './core/raw-body.middleware';
 import { httpDuration } from './metrics/http-duration.middleware';
 
@@ -14,7 +17,12 @@ async function bootstrap(): Promise<void> {
     logger: new NestPinoLogger(logger),
   });
   app.use(httpDuration(app.get(ApiMetrics)));
+  // Order matters (SPEC §10 "API"): the key is checked before a byte of the body is read.
+  app.use(authenticate(new ApiKeyRing(config.apiKeys)));
   app.use(rawJsonBody);
+  // `Expect: 100-continue` goes through the middleware too (Node would send the 100 first).
+  const server = app.getHttpServer() as Server;
+  server.on('checkContinue', (req, res) => server.emit('request', req, res));
   exitGracefullyOnSignals(app, logger);
   logUnhandledRejections(logger);
   await app.listen(config.port, config.host);

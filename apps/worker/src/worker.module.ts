@@ -7,6 +7,7 @@ import { APP_CONFIG, LOGGER } from './core/tokens';
 import { HealthModule } from './health/health.module';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { QuotasModule } from './quotas/quotas.module';
 import { ResumesModule } from './resumes/resumes.module';
 
 @Global()
@@ -15,7 +16,7 @@ export class WorkerModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule, CellsModule, ResumesModule, HealthModule, MetricsModule, LifecycleModule],
+      imports: [CoreModule, QuotasModule, CellsModule, ResumesModule, HealthModule, MetricsModule, LifecycleModule],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },

@@ -1,7 +1,8 @@
 import { LIMIT_RULES } from './limit-rules';
-import { limitOverrides, resolveLimits, resolveShellConfig } from './resolve-limits';
+import { effectiveLimits, effectiveShellConfig, limitOverrides, resolveLimits, resolveShellConfig } from './resolve-limits';
 import { loadConfig } from './app-config';
 import { ConfigError } from './errors';
+import { readTenancySettings } from './tenancy-settings';
 
 const defaults = loadConfig({}).limitDefaults;
 
@@ -57,6 +58,67 @@ describe('resolveLimits', () => {
       timeoutMs: 100,
       snapshotTtlSeconds: 2,
     });
+  });
+});
+
+describe('ceilings (SPEC §10)', () => {
+  const MiB = 1_048_576;
+
+  it('clamps a session value to min(rule maximum, ceiling)', () => {
+    const limits = resolveLimits({ memoryLimitBytes: 1024 * MiB, maxSnapshotBytes: 2 ** 40, timeoutMs: 50_000 }, defaults, {
+      memoryLimitBytes: 16 * MiB,
+      maxSnapshotBytes: 4 * MiB,
+    });
+    expect(limits).toMatchObject({ memoryLimitBytes: 16 * MiB, maxSnapshotBytes: 4 * MiB, timeoutMs: 50_000 });
+  });
+
+  it('leaves values under the ceiling and the rule minimum alone', () => {
+    expect(resolveLimits({ memoryLimitBytes: 8 * MiB, timeoutMs: 1 }, defaults, { memoryLimitBytes: 16 * MiB, timeoutMs: 2000 })).toMatchObject({
+      memoryLimitBytes: 8 * MiB,
+      timeoutMs: 100,
+    });
+  });
+
+  it('clamps a deployment default over its ceiling, and an invalid session value falls back to it clamped', () => {
+    const config = loadConfig({ CODEMODE_MEMORY_LIMIT_BYTES: String(512 * MiB), CODEMODE_CEILING_MEMORY_LIMIT_BYTES: String(16 * MiB) });
+    expect(config.limitDefaults.memoryLimitBytes).toBe(512 * MiB);
+    expect(effectiveLimits(config, 'alpha', undefined).memoryLimitBytes).toBe(16 * MiB);
+    expect(effectiveLimits(config, 'alpha', { memoryLimitBytes: 'lots' }).memoryLimitBytes).toBe(16 * MiB);
+  });
+
+  it('keeps searchDefaultLimit within both its own ceiling and the resolved maxSearchLimit', () => {
+    expect(resolveLimits({ searchDefaultLimit: 40, maxSearchLimit: 50 }, defaults, { maxSearchLimit: 20 })).toMatchObject({
+      searchDefaultLimit: 20,
+      maxSearchLimit: 20,
+    });
+    expect(resolveLimits({ searchDefaultLimit: 40 }, defaults, { searchDefaultLimit: 5 })).toMatchObject({ searchDefaultLimit: 5, maxSearchLimit: 50 });
+    expect(resolveLimits({}, { ...defaults, searchDefaultLimit: 30 }, { maxSearchLimit: 10 }).searchDefaultLimit).toBe(10);
+  });
+
+  it("uses the tenant's ceilings: the tenants file replaces the deployment ceiling per name", () => {
+    const env = {
+      CODEMODE_CEILING_MEMORY_LIMIT_BYTES: String(16 * MiB),
+      CODEMODE_CEILING_SNAPSHOT_TTL_SECONDS: '60',
+      CODEMODE_TENANTS_FILE: '/etc/codemode/tenants.json',
+    };
+    const file = JSON.stringify({ beta: { ceilings: { memoryLimitBytes: 32 * MiB } } });
+    const withTenants = { ...loadConfig({}), tenancySettings: readTenancySettings(env, () => file) };
+    const asked = { memoryLimitBytes: 1024 * MiB, snapshotTtlSeconds: 86_400 };
+    expect(effectiveLimits(withTenants, 'alpha', asked)).toMatchObject({ memoryLimitBytes: 16 * MiB, snapshotTtlSeconds: 60 });
+    expect(effectiveLimits(withTenants, 'beta', asked)).toMatchObject({ memoryLimitBytes: 32 * MiB, snapshotTtlSeconds: 60 });
+  });
+
+  it('is the rule maximum without any ceiling', () => {
+    expect(effectiveLimits(loadConfig({}), 'alpha', { memoryLimitBytes: 2 ** 40 }).memoryLimitBytes).toBe(1_073_741_824);
+  });
+
+  it('caps the shell timeoutSeconds by CODEMODE_SHELL_MAX_TIMEOUT_SECONDS, keeping 0 (= the cap)', () => {
+    const config = loadConfig({ CODEMODE_SHELL_MAX_TIMEOUT_SECONDS: '30' });
+    expect(effectiveShellConfig(config, undefined).timeoutSeconds).toBe(30);
+    expect(effectiveShellConfig(config, { timeoutSeconds: 3600 }).timeoutSeconds).toBe(30);
+    expect(effectiveShellConfig(config, { timeoutSeconds: 10 }).timeoutSeconds).toBe(10);
+    expect(effectiveShellConfig(config, { timeoutSeconds: 0 }).timeoutSeconds).toBe(0);
+    expect(effectiveShellConfig(loadConfig({}), undefined).timeoutSeconds).toBe(1800);
   });
 });
 

@@ -1,27 +1,31 @@
 import type { Limits, LimitsInput, ShellConfig, ShellConfigInput } from '@codemode/contracts';
 import { clamp, isSettingValue, LIMIT_RULES, SHELL_RULES, type LimitRule } from './limit-rules';
+import { ceilingsFor, type TenancySettings } from './tenancy-settings';
 
-function resolveOne(value: unknown, fallback: number, rule: LimitRule, max?: number): number {
-  return clamp(isSettingValue(value, rule) ? value : fallback, rule, max);
+function resolveOne(value: unknown, fallback: number, rule: LimitRule, max = Number.POSITIVE_INFINITY): number {
+  return clamp(isSettingValue(value, rule) ? value : fallback, rule, Math.min(rule.max, max));
 }
 
 /**
  * SPEC §8: a value that is not a positive integer falls back to the default, then is clamped.
- * `searchDefaultLimit` is clamped to the resolved `maxSearchLimit`.
+ * SPEC §10 "Ceilings": the upper bound is `min(rule maximum, ceiling)`, for a session's value and
+ * for a deployment default alike. `searchDefaultLimit` is also clamped to the resolved `maxSearchLimit`.
  */
-export function resolveLimits(input: LimitsInput | undefined, defaults: Limits): Limits {
+export function resolveLimits(input: LimitsInput | undefined, defaults: Limits, ceilings: Partial<Limits> = {}): Limits {
   const source = input ?? {};
-  const maxSearchLimit = resolveOne(source.maxSearchLimit, defaults.maxSearchLimit, LIMIT_RULES.maxSearchLimit);
+  const one = (name: keyof Limits, max = Number.POSITIVE_INFINITY): number =>
+    resolveOne(source[name], defaults[name], LIMIT_RULES[name], Math.min(ceilings[name] ?? Number.POSITIVE_INFINITY, max));
+  const maxSearchLimit = one('maxSearchLimit');
   return {
-    timeoutMs: resolveOne(source.timeoutMs, defaults.timeoutMs, LIMIT_RULES.timeoutMs),
-    memoryLimitBytes: resolveOne(source.memoryLimitBytes, defaults.memoryLimitBytes, LIMIT_RULES.memoryLimitBytes),
-    maxOutputBytes: resolveOne(source.maxOutputBytes, defaults.maxOutputBytes, LIMIT_RULES.maxOutputBytes),
-    maxSnapshotBytes: resolveOne(source.maxSnapshotBytes, defaults.maxSnapshotBytes, LIMIT_RULES.maxSnapshotBytes),
-    maxPendingToolCalls: resolveOne(source.maxPendingToolCalls, defaults.maxPendingToolCalls, LIMIT_RULES.maxPendingToolCalls),
-    snapshotTtlSeconds: resolveOne(source.snapshotTtlSeconds, defaults.snapshotTtlSeconds, LIMIT_RULES.snapshotTtlSeconds),
-    searchDefaultLimit: resolveOne(source.searchDefaultLimit, defaults.searchDefaultLimit, LIMIT_RULES.searchDefaultLimit, maxSearchLimit),
+    timeoutMs: one('timeoutMs'),
+    memoryLimitBytes: one('memoryLimitBytes'),
+    maxOutputBytes: one('maxOutputBytes'),
+    maxSnapshotBytes: one('maxSnapshotBytes'),
+    maxPendingToolCalls: one('maxPendingToolCalls'),
+    snapshotTtlSeconds: one('snapshotTtlSeconds'),
+    searchDefaultLimit: one('searchDefaultLimit', maxSearchLimit),
     maxSearchLimit,
-    resultsTtlSeconds: resolveOne(source.resultsTtlSeconds, defaults.resultsTtlSeconds, LIMIT_RULES.resultsTtlSeconds),
+    resultsTtlSeconds: one('resultsTtlSeconds'),
   };
 }
 
@@ -35,11 +39,16 @@ export function limitOverrides(input: LimitsInput | undefined): Partial<Limits> 
   return out;
 }
 
-export function resolveShellConfig(input: ShellConfigInput | undefined, defaults: ShellConfig): ShellConfig {
+/**
+ * Shell settings of a session. `maxTimeoutSeconds` (SPEC §10, `CODEMODE_SHELL_MAX_TIMEOUT_SECONDS`)
+ * caps `timeoutSeconds`; `0` stays `0`, which already means "the cap".
+ */
+export function resolveShellConfig(input: ShellConfigInput | undefined, defaults: ShellConfig, maxTimeoutSeconds?: number): ShellConfig {
   const out = {} as ShellConfig;
   for (const name of Object.keys(SHELL_RULES) as (keyof ShellConfig)[]) {
     out[name] = resolveOne(input?.[name], defaults[name], SHELL_RULES[name]);
   }
+  if (maxTimeoutSeconds !== undefined && out.timeoutSeconds > maxTimeoutSeconds) out.timeoutSeconds = maxTimeoutSeconds;
   return out;
 }
 
@@ -50,4 +59,27 @@ export function shellOverrides(input: ShellConfigInput | undefined): Partial<She
     if (isSettingValue(value, SHELL_RULES[name])) out[name] = clamp(value, SHELL_RULES[name]);
   }
   return out;
+}
+
+/** What the effective settings are computed from: a slice of `AppConfig`. */
+export interface EffectiveSettingsSource {
+  readonly limitDefaults: Limits;
+  readonly shellDefaults: ShellConfig;
+  readonly tenancySettings: TenancySettings;
+  readonly shellSandbox: { readonly maxTimeoutSeconds: number };
+}
+
+/**
+ * The one answer to "which limits does this tenant's session run with": its stored overrides over
+ * the deployment defaults, each clamped to `min(rule maximum, the tenant's ceiling)` (SPEC §10).
+ * `GET`/`PUT /sessions/{sid}`, `exec` and `wait` all use it, so the answer and the run agree.
+ * Overrides are stored unclamped by ceilings, so a changed ceiling applies to existing sessions.
+ */
+export function effectiveLimits(config: EffectiveSettingsSource, tenant: string, stored: LimitsInput | undefined): Limits {
+  return resolveLimits(stored, config.limitDefaults, ceilingsFor(config.tenancySettings, tenant));
+}
+
+/** A session's shell settings, `timeoutSeconds` capped by `CODEMODE_SHELL_MAX_TIMEOUT_SECONDS` (SPEC §10). */
+export function effectiveShellConfig(config: EffectiveSettingsSource, stored: ShellConfigInput | undefined): ShellConfig {
+  return resolveShellConfig(stored, config.shellDefaults, config.shellSandbox.maxTimeoutSeconds);
 }

@@ -7,6 +7,7 @@ export const API_ERROR_CODES = [
   'conflict',
   'runtime_unavailable',
   'internal_error',
+  'tenant_limit',
 ] as const;
 export const ApiErrorCodeSchema = z.enum(API_ERROR_CODES);
 export type ApiErrorCode = z.infer<typeof ApiErrorCodeSchema>;

@@ -33,3 +33,5 @@ export { rebuildStore, storeBytes } from './projections/rebuild-store';
 export { rebuildClientToolNames } from './projections/rebuild-client-tools';
 export { TenancyRecord, TENANCY_RECORD_TTL_SECONDS, type TenancyMode } from './tenancy-record';
 export { TenantUids, type UidRange } from './tenant-uids';
+export { TenantQuotaLedger, type LeasedQuota, type ParkedAdmission } from './tenant-quotas';
+export { SlotLeases, SLOT_LEASE_MS, type HeldSlot } from './slot-leases';

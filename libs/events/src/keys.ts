@@ -109,6 +109,16 @@ export class KeySpace {
     return `${this.prefix}:tenant-uids:next`;
   }
 
+  /**
+   * One tenant's quota bookkeeping (SPEC §10): `inflight`, `streams`, `shell` (leased slots),
+   * `parked` and `parked-bytes`, `rate` (token bucket). The tenant is the hash tag, so the parked
+   * pair shares a slot.
+   */
+  tenantQuota(tenant: string, kind: 'inflight' | 'streams' | 'shell' | 'parked' | 'parked-bytes' | 'rate'): string {
+    if (!TENANT_PATTERN.test(tenant)) throw new InvalidKeyError('tenant', tenant);
+    return `${this.prefix}:quota:{${tenant}}:${kind}`;
+  }
+
   /** Pattern matching every key of one session (tests and tooling only; never on a hot path). */
   sessionPattern(ref: SessionRef): string {
     return `${this.sessionBase(ref)}:*`;

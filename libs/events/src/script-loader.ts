@@ -21,6 +21,10 @@ export const SCRIPT_NAMES = [
   'release-run',
   'commit-store',
   'register-tools',
+  'take-lease-slot',
+  'renew-lease-slots',
+  'admit-parked-run',
+  'take-request-token',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
@@ -32,7 +36,7 @@ interface LoadedScript {
 const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
 const DEFINE = /^--- @define ([A-Z][A-Z0-9_]*)\s*$/gm;
 
-/** What the append path (lua/includes/append.lua) is built with: retention and the run history cap. */
+/** What the append path (lua/includes/append.lua) is built with: retention, the run history cap, session expiry. */
 export interface EventsScriptSettings extends HistorySettings {
   /**
    * A run that wrote no event for this long no longer holds back trimming of the log (a run whose
@@ -40,12 +44,19 @@ export interface EventsScriptSettings extends HistorySettings {
    * @default the largest snapshotTtlSeconds (SPEC §8) + 3600
    */
   readonly liveRunMaxIdleSeconds: number;
+  /**
+   * A session's long-lived keys (log, projections, store, tools, idempotency keys) expire this long
+   * after its last write (SPEC §10); a write of a live run keeps them at least liveRunMaxIdleSeconds.
+   * @default 2592000 (CODEMODE_SESSION_TTL_SECONDS)
+   */
+  readonly sessionTtlSeconds: number;
 }
 
 /** Defaults of the settings: SPEC §6 and §8. */
 export const DEFAULT_EVENTS_SCRIPT_SETTINGS: Readonly<EventsScriptSettings> = Object.freeze({
   ...SPEC_DEFAULT_HISTORY,
   liveRunMaxIdleSeconds: LIMIT_RULES.snapshotTtlSeconds.max + 3600,
+  sessionTtlSeconds: 2_592_000,
 });
 
 /** The `--- @define` values append.lua reads; every value a positive safe integer. */
@@ -59,6 +70,7 @@ function eventsDefines(settings: Partial<EventsScriptSettings>): Record<string, 
     RUN_HISTORY_MAX_EVENTS: s.runHistoryMaxEvents,
     RUN_HISTORY_MAX_BYTES: s.runHistoryMaxBytes,
     LIVE_RUN_MAX_IDLE_MS: s.liveRunMaxIdleSeconds * 1000,
+    SESSION_TTL_MS: s.sessionTtlSeconds * 1000,
   };
 }
 
@@ -68,7 +80,7 @@ function eventsDefines(settings: Partial<EventsScriptSettings>): Record<string, 
  * EVALSHA, falling back to EVAL when the server does not know the script yet (restart, failover,
  * SCRIPT FLUSH). The SHA is of the expanded text, so a changed script is a new script.
  * `--- @define NAME` lines become `local NAME = <value>` from the loader's defines: this is how
- * deployment settings (retention, the run history cap) reach the append path without an ARGV slot
+ * deployment settings (retention, the run history cap, session expiry) reach the append path without an ARGV slot
  * in every script; a script built with other settings is another script (another SHA).
  * A script raising a known error reply (see `raisedScriptError`) rejects with its typed error.
  *

@@ -1,20 +1,42 @@
 import type { Redis } from 'ioredis';
 import type { KeySpace } from './keys';
-import { guard } from './redis';
+import { execMulti, guard } from './redis';
+
+/** SPEC §10 default of CODEMODE_SESSION_TTL_SECONDS: how long a shell home outlives its last claim. */
+const DEFAULT_SHELL_HOME_TTL_SECONDS = 2_592_000;
+
+export interface WorkerPresenceOptions {
+  /**
+   * A scope's shell home expires this long after the last request its worker served for it, like
+   * the session it belongs to. @default 2592000 (CODEMODE_SESSION_TTL_SECONDS)
+   */
+  readonly shellHomeTtlSeconds?: number;
+}
 
 /**
  * Who is alive, and which worker serves each shell scope. A worker marks itself alive with a key
  * that expires unless renewed; routing reads it before sending work to a worker's own queue.
+ *
+ * Every worker that may have a queue of its own is in the worker registry (`<p>:worker-queues`,
+ * zset of workerId → ms it was last alive or last sent a job): each beat rescores it, and the API
+ * rescores it after routing a job there. A member whose score is older than the removal grace
+ * and whose lease is gone names a queue nobody will consume: any worker may remove it.
  */
 export class WorkerPresence {
+  private readonly shellHomeTtlSeconds: number;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: KeySpace,
-  ) {}
+    options: WorkerPresenceOptions = {},
+  ) {
+    this.shellHomeTtlSeconds = options.shellHomeTtlSeconds ?? DEFAULT_SHELL_HOME_TTL_SECONDS;
+  }
 
   /** Renews this worker's presence for `ttlMs`. Call from the main thread every few seconds. */
   async beat(workerId: string, ttlMs: number): Promise<void> {
-    await guard(() => this.redis.set(this.aliveKey(workerId), '1', 'PX', ttlMs));
+    const multi = this.redis.multi().set(this.aliveKey(workerId), '1', 'PX', ttlMs).zadd(this.registryKey(), Date.now(), workerId);
+    await execMulti(multi);
   }
 
   /**
@@ -22,7 +44,9 @@ export class WorkerPresence {
    * silent longer than `ttlMs`: its runs may have been taken over, so it must not act on them).
    */
   async renew(workerId: string, ttlMs: number): Promise<boolean> {
-    return (await guard(() => this.redis.set(this.aliveKey(workerId), '1', 'PX', ttlMs, 'XX'))) === 'OK';
+    const multi = this.redis.multi().set(this.aliveKey(workerId), '1', 'PX', ttlMs, 'XX').zadd(this.registryKey(), Date.now(), workerId);
+    const [renewed] = await execMulti(multi);
+    return renewed === 'OK';
   }
 
   async leave(workerId: string): Promise<void> {
@@ -39,8 +63,9 @@ export class WorkerPresence {
     return home !== null && (await this.isAlive(home)) ? home : null;
   }
 
+  /** Makes `workerId` the scope's home, for shellHomeTtlSeconds from now (every request renews it). */
   async claimShellHome(tenant: string, scopeKey: string, workerId: string): Promise<void> {
-    await guard(() => this.redis.set(this.homeKey(tenant, scopeKey), workerId));
+    await guard(() => this.redis.set(this.homeKey(tenant, scopeKey), workerId, 'EX', this.shellHomeTtlSeconds));
   }
 
   /** Remembers a shell process session id, so `wait` can tell a confused caller to use `process`. */
@@ -50,6 +75,34 @@ export class WorkerPresence {
 
   async isShellSession(tenant: string, id: string): Promise<boolean> {
     return (await guard(() => this.redis.exists(this.shellIdKey(tenant, id)))) === 1;
+  }
+
+  /**
+   * A job was just routed to `workerId`'s queue: the queue exists (again), so it stays in the
+   * registry until someone removes it. Call after the job is added (see `forget`).
+   */
+  async queued(workerId: string): Promise<void> {
+    await guard(() => this.redis.zadd(this.registryKey(), Date.now(), workerId));
+  }
+
+  /** Registers queues found some other way (left by workers older than the registry), as long gone. */
+  async adopt(workerIds: readonly string[]): Promise<void> {
+    if (workerIds.length === 0) return;
+    await guard(() => this.redis.zadd(this.registryKey(), 'NX', ...workerIds.flatMap((id) => [0, id])));
+  }
+
+  /** Up to `limit` registered workers last seen before `beforeMs`, oldest first. */
+  async silentSince(beforeMs: number, limit: number): Promise<string[]> {
+    return guard(() => this.redis.zrangebyscore(this.registryKey(), 0, beforeMs, 'LIMIT', 0, limit));
+  }
+
+  /**
+   * Drops a worker from the registry. Call before removing its queue: a job routed there
+   * meanwhile is either removed with the queue or registers the queue again (`queued` runs after
+   * the add), so no queue is left unregistered.
+   */
+  async forget(workerId: string): Promise<void> {
+    await guard(() => this.redis.zrem(this.registryKey(), workerId));
   }
 
   private shellIdKey(tenant: string, id: string): string {
@@ -62,5 +115,9 @@ export class WorkerPresence {
 
   private homeKey(tenant: string, scopeKey: string): string {
     return `${this.keys.prefix}:shellhome:${tenant}:${scopeKey}`;
+  }
+
+  private registryKey(): string {
+    return `${this.keys.prefix}:worker-queues`;
   }
 }

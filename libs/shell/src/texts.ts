@@ -22,6 +22,7 @@ export const texts = {
   spawnFailed: (reason: string) => `Failed to start the command: ${reason}`,
   shuttingDown: 'The shell worker is shutting down; run the command again.',
   sandboxUnavailable: (reason: string) => `shell sandbox unavailable: ${reason}`,
+  shellQuota: 'shell process quota reached for this tenant; kill or wait for a running session first.',
   workspaceOverLimit: (maxBytes: number) => `workspace over its size limit (${maxBytes} bytes); remove files first.`,
 
   invalidAction: `Invalid process action. Expected one of: ${PROCESS_ACTIONS.join(', ')}`,

@@ -6,6 +6,7 @@ import { EventsError, isStoreUnavailable } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { emptyTelemetry, failedInputResult } from '@codemode/sandbox';
 import { InvalidInputException, StoreUnavailableException } from './api-errors';
+import { isCodeModeCall } from './raw-body.middleware';
 import type { ApiRequest } from './request-context';
 import { LOGGER } from './tokens';
 
@@ -60,10 +61,6 @@ function toBody(status: number, response: string | object): ApiErrorBody {
   if (typeof record.error === 'string' && typeof record.code === 'string') return record as ApiErrorBody;
   const message = Array.isArray(record.message) ? record.message.join('; ') : record.message;
   return { error: typeof message === 'string' ? message : `HTTP ${status}`, code };
-}
-
-function isCodeModeCall(req: ApiRequest): boolean {
-  return req.method === 'POST' && /^\/v1\/sessions\/[^/]+\/(exec|wait)(\?|$)/.test(req.originalUrl ?? req.url ?? '');
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {

@@ -1,5 +1,7 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
 import type { ApiErrorBody } from '@codemode/contracts';
+import { bodyTooLargeError } from './request-context';
 
 /** HTTP 400 naming the field that is wrong. */
 export class InvalidInputException extends HttpException {
@@ -28,6 +30,24 @@ export class UnauthorizedApiException extends HttpException {
       HttpStatus.UNAUTHORIZED,
     );
   }
+}
+
+/** HTTP 413: a body over its route's cap (SPEC §10 "API"), refused without being read whole. */
+export class PayloadTooLargeApiException extends HttpException {
+  constructor(limitBytes: number) {
+    super({ error: bodyTooLargeError(limitBytes), code: 'invalid_input' } satisfies ApiErrorBody, HttpStatus.PAYLOAD_TOO_LARGE);
+  }
+}
+
+/**
+ * Answers `exception` the way the exception filter would, for middleware that refuses a request
+ * before Nest routes it. `close` ends the connection after the answer instead of reading on.
+ */
+export function sendApiError(res: ServerResponse, exception: HttpException, opts: { close: boolean }): void {
+  res.statusCode = exception.getStatus();
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  if (opts.close) res.setHeader('connection', 'close');
+  res.end(JSON.stringify(exception.getResponse()));
 }
 
 /** Redis is unreachable: the client should retry; nothing was written. */

@@ -1,32 +1,52 @@
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import { DEFAULT_TENANT, type AppConfig } from '@codemode/config';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { DEFAULT_TENANT } from '@codemode/config';
 import { UnauthorizedApiException } from './api-errors';
 import type { ApiRequest } from './request-context';
-import { APP_CONFIG } from './tokens';
 
-const V1_PATH = /^\/v1(\/|\?|$)/i;
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+/** Route templates (`/v1/sessions/:sid/exec`) that need a tenant. */
+const V1_TEMPLATE = /^\/v1(\/|$)/i;
+
+const digest = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
 /**
- * Resolves the tenant of every `/v1` request from its bearer key. Operational routes at the root
- * stay open. With no keys configured there is one tenant, `default`.
+ * Which tenant a request is: the one owner of that answer. Keys are compared as SHA-256 digests
+ * with `timingSafeEqual`, against every configured key whatever matched, so the time taken says
+ * nothing about how much of a key was right. With no keys configured there is one tenant, `default`.
+ */
+export class ApiKeyRing {
+  private readonly keys: readonly { digest: Buffer; tenant: string }[] | null;
+
+  constructor(keys: ReadonlyMap<string, string> | null) {
+    this.keys = keys && [...keys].map(([key, tenant]) => ({ digest: digest(key), tenant }));
+  }
+
+  /** The tenant an `Authorization` header names; undefined for a missing or unknown key. */
+  tenantOf(authorization: string | undefined): string | undefined {
+    if (this.keys === null) return DEFAULT_TENANT;
+    const match = BEARER.exec(authorization ?? '');
+    const presented = digest(match?.[1] ?? '');
+    let tenant: string | undefined;
+    for (const key of this.keys) {
+      if (timingSafeEqual(presented, key.digest)) tenant = key.tenant;
+    }
+    return match ? tenant : undefined;
+  }
+}
+
+/**
+ * Second line behind the `authenticate` middleware (which resolves the tenant before any body is
+ * read): a handler under `/v1` never runs without a tenant, decided on the route template the
+ * router actually matched rather than on the request's URL.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
-
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<ApiRequest>();
-    // Express matches routes case-insensitively, so `/V1/...` reaches the same handlers.
-    if (!V1_PATH.test(req.url ?? '')) return true;
-    if (this.config.apiKeys === null) {
-      req.tenant = DEFAULT_TENANT;
-      return true;
-    }
-    const header = req.headers.authorization ?? '';
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const tenant = match ? this.config.apiKeys.get(match[1]) : undefined;
-    if (tenant === undefined) throw new UnauthorizedApiException();
-    req.tenant = tenant;
-    return true;
+    if (req.tenant !== undefined) return true;
+    const template = req.route?.path;
+    if (typeof template === 'string' && !V1_TEMPLATE.test(template)) return true;
+    throw new UnauthorizedApiException();
   }
 }

@@ -2,6 +2,9 @@ import { Queue } from 'bullmq';
 import { JOB_NAMES, QUEUES, type CellJob, type ReplayJob } from '@codemode/contracts';
 import { readQueueStats, type QueueStats } from './queue-stats';
 
+/** BullMQ's lowest priority. */
+const MAX_PRIORITY = 2_097_152;
+
 /**
  * Producer side of the shared `cells` queue: new cells, and replays of parked replay-safe runs
  * whose owner is gone (any worker may rebuild them; resumes of held runs go to their owner).
@@ -9,10 +12,16 @@ import { readQueueStats, type QueueStats } from './queue-stats';
 export class CellQueue {
   constructor(private readonly queue: Queue) {}
 
-  async add(job: CellJob): Promise<void> {
+  /**
+   * `rank`: how many calls the cell's tenant has in flight, this one included. BullMQ serves lower
+   * priorities first, so a tenant with one call in flight goes ahead of one flooding the queue
+   * (SPEC §10 fairness); within a rank, first come first served.
+   */
+  async add(job: CellJob, rank = 1): Promise<void> {
     // The job id is the run id: a run is enqueued at most once, and can be removed by id.
     await this.queue.add(JOB_NAMES.runCell, job, {
       jobId: job.runId,
+      priority: Math.min(Math.max(1, rank), MAX_PRIORITY),
       removeOnComplete: true,
       removeOnFail: true,
       attempts: 1,

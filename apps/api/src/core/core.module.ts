@@ -56,8 +56,8 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
       provide: KeySpace,
       inject: [APP_CONFIG],
       useFactory: (c: AppConfig) => {
-        // Retention and the per-run history cap (SPEC §6) are arguments of the append scripts.
-        ScriptLoader.configureDefault(c.history);
+        // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
+        ScriptLoader.configureDefault({ ...c.history, sessionTtlSeconds: c.tenancySettings.sessionTtlSeconds });
         return new KeySpace(c.keyPrefix);
       },
     },
@@ -92,11 +92,11 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
     TenancyAnnouncement,
     {
       provide: WorkerQueues,
-      inject: [QUEUE_CONNECTION, APP_CONFIG],
-      useFactory: (r: Redis, c: AppConfig) => new WorkerQueues(r, `{${c.keyPrefix}}`),
+      inject: [QUEUE_CONNECTION, APP_CONFIG, WorkerPresence],
+      useFactory: (r: Redis, c: AppConfig, p: WorkerPresence) => new WorkerQueues(r, `{${c.keyPrefix}}`, p),
     },
   ],
-  exports: [REDIS, KeySpace, EventLog, RunLedger, SessionLedger, RunReplies, CellQueue, ShellQueue, WorkerQueues, WorkerPresence, ClientToolsLedger, DeploymentCatalog, SessionStore],
+  exports: [REDIS, KeySpace, EventLog, RunLedger, SessionLedger, RunReplies, CellQueue, ShellQueue, WorkerQueues, WorkerPresence, ClientToolsLedger, DeploymentCatalog, SessionStore, TenancyAnnouncement],
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(

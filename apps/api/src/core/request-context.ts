@@ -4,7 +4,8 @@ import type { IncomingMessage } from 'node:http';
 export type ParsedBody =
   | { kind: 'json'; value: unknown }
   | { kind: 'empty' }
-  | { kind: 'too_large' }
+  /** Refused past `limitBytes` (declared or counted) without being buffered whole. */
+  | { kind: 'too_large'; limitBytes: number }
   | { kind: 'invalid_json' };
 
 /** The request as our middleware and guard leave it. */
@@ -17,6 +18,43 @@ export interface ApiRequest extends IncomingMessage {
   originalUrl?: string;
 }
 
-export const MAX_BODY_BYTES = 16 * 1024 * 1024;
-export const BODY_TOO_LARGE_ERROR = 'request body exceeds 16 MiB.';
+export const MIB = 1024 * 1024;
 export const BODY_NOT_JSON_ERROR = 'request body must be a JSON object.';
+
+/** SPEC §2 and §10 "API": `request body exceeds <N> MiB.` */
+export function bodyTooLargeError(limitBytes: number): string {
+  return `request body exceeds ${limitBytes / MIB} MiB.`;
+}
+
+/** `http://host[:port]` (or https) with an authority that `url.parse` and we read the same way. */
+const ABSOLUTE_FORM = /^https?:\/\/[A-Za-z0-9.:[\]-]*(?=[/?#]|$)/i;
+
+/**
+ * The path Express's router matches for a request target (origin-form or absolute-form), percent
+ * escapes kept as the router keeps them; null for any other form, and for backslashes, which
+ * `url.parse` may rewrite into slashes: callers treat null as "could be any route".
+ */
+export function routePath(target: string): string | null {
+  const absolute = ABSOLUTE_FORM.exec(target);
+  const rest = absolute ? target.slice(absolute[0].length) : target;
+  const path = rest.split(/[?#]/, 1)[0] || (absolute ? '/' : '');
+  if (!path.startsWith('/') || path.includes('\\')) return null;
+  return path;
+}
+
+/** The body length a request declares: 0 with no body, null when chunked (counted as it streams). */
+export function declaredBodyBytes(req: IncomingMessage): number | null {
+  if (req.headers['transfer-encoding'] !== undefined) return null;
+  const length = req.headers['content-length'];
+  if (length === undefined) return 0;
+  return /^\d+$/.test(length) ? Number(length) : null;
+}
+
+/**
+ * `Expect: 100-continue`: the client sends its body only once told to (main.ts routes these
+ * requests through the middleware, which refuses or says continue). A request refused without the
+ * 100 must close its connection: the client may or may not send the body after all.
+ */
+export function expectsContinue(req: IncomingMessage): boolean {
+  return /^\s*100-continue\s*$/i.test(req.headers.expect ?? '');
+}

@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { WorkerPresence } from '@codemode/events';
 import { JOB_NAMES, workerQueueName, type AbortJob, type ResumeJob, type ShellJob, type ToolResultsJob } from '@codemode/contracts';
 
 /** Most workers an API instance keeps a queue handle for; older handles are closed and reopened on demand. */
@@ -8,6 +9,13 @@ const MAX_HANDLES = 256;
 /**
  * Producer side of every worker's own queue (sticky routing): a `wait` or abort goes to the
  * worker that holds the run in memory.
+ *
+ * A queue whose worker is gone is removed by the other workers (apps/worker lifecycle,
+ * WorkerQueueJanitor) a grace after the worker's last beat; a job routed to it meanwhile or later
+ * re-registers the queue (`presence.queued`, after the add), so it is removed in turn. Such a job
+ * is never taken, whether or not its queue still exists: its caller is answered by its own
+ * deadline, as for any dead worker (wait: start overdue; abort: ended from the API; tool results:
+ * 409; shell: "No worker answered").
  */
 export class WorkerQueues {
   private readonly queues = new Map<string, Queue>();
@@ -15,11 +23,13 @@ export class WorkerQueues {
   constructor(
     private readonly connection: Redis,
     private readonly prefix: string,
+    private readonly presence: WorkerPresence,
   ) {}
 
   async resume(workerId: string, job: ResumeJob): Promise<string> {
     const jobId = `resume-${job.token}`;
     await this.queue(workerId).add(JOB_NAMES.resumeRun, job, { jobId, removeOnComplete: true, removeOnFail: true, attempts: 1 });
+    await this.registered(workerId);
     return jobId;
   }
 
@@ -30,14 +40,17 @@ export class WorkerQueues {
 
   async abort(workerId: string, job: AbortJob): Promise<void> {
     await this.queue(workerId).add(JOB_NAMES.abortRun, job, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
+    await this.registered(workerId);
   }
 
   async shell(workerId: string, job: ShellJob): Promise<void> {
     await this.queue(workerId).add(JOB_NAMES.shell, job, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
+    await this.registered(workerId);
   }
 
   async toolResults(workerId: string, job: ToolResultsJob): Promise<void> {
     await this.queue(workerId).add(JOB_NAMES.toolResults, job, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
+    await this.registered(workerId);
   }
 
   /** Takes back a job the worker has not started; false when it is already active or gone. */
@@ -49,6 +62,11 @@ export class WorkerQueues {
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close().catch(() => undefined)));
     this.queues.clear();
+  }
+
+  /** Keeps the queue in the worker registry, so it is removed once its worker is gone. Best effort: the job is queued. */
+  private async registered(workerId: string): Promise<void> {
+    await this.presence.queued(workerId).catch(() => undefined);
   }
 
   private queue(workerId: string): Queue {

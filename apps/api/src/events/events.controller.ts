@@ -5,6 +5,9 @@ import { EventLog } from '@codemode/events';
 import { InvalidInputException, NotFoundApiException } from '../core/api-errors';
 import { Session } from '../core/request-params';
 import type { ApiRequest } from '../core/request-context';
+import { TenantLimitException } from '../quotas/tenant-limit.exception';
+import { TenantLimits } from '../quotas/tenant-limits.service';
+import { retryAfter } from '../quotas/tenant-rate.guard';
 
 const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 /** Stream id parts are unsigned 64-bit; the largest one has no id after it. */
@@ -13,7 +16,10 @@ const HEARTBEAT_MS = 15_000;
 
 @Controller('v1/sessions/:sid/events')
 export class EventsController {
-  constructor(private readonly log: EventLog) {}
+  constructor(
+    private readonly log: EventLog,
+    private readonly limits: TenantLimits,
+  ) {}
 
   /** A page of the session's events, or with `Accept: text/event-stream` a live stream (SSE). */
   @Get()
@@ -39,6 +45,14 @@ export class EventsController {
   }
 
   private async stream(ref: SessionRef, after: string | undefined, req: ApiRequest, res: ServerResponse): Promise<void> {
+    // SPEC §10: each open stream holds one of its tenant's stream slots (and a Redis connection).
+    let slot;
+    try {
+      slot = await this.limits.stream(ref.tenant);
+    } catch (error) {
+      if (error instanceof TenantLimitException) retryAfter(res, error);
+      throw error;
+    }
     const controller = new AbortController();
     res.on('close', () => controller.abort());
     res.writeHead(200, {
@@ -57,6 +71,7 @@ export class EventsController {
     } finally {
       clearInterval(heartbeat);
       res.end();
+      await slot.release().catch(() => undefined);
     }
   }
 }

@@ -1,11 +1,15 @@
 import { Controller, Get, HttpCode, Inject, ServiceUnavailableException } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import { TenancyAnnouncement } from '../core/tenancy-announcement.service';
 import { REDIS } from '../core/tokens';
 
-/** Liveness says the process answers; readiness says it can do work (Redis answers). */
+/** Liveness says the process answers; readiness says it can do work (Redis answers, tenancy mode recorded). */
 @Controller('health')
 export class HealthController {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly tenancy: TenancyAnnouncement,
+  ) {}
 
   @Get('live')
   @HttpCode(200)
@@ -19,6 +23,9 @@ export class HealthController {
       await this.redis.ping();
     } catch {
       throw new ServiceUnavailableException({ error: 'Redis does not answer; not ready.', code: 'runtime_unavailable' });
+    }
+    if (!this.tenancy.recorded) {
+      throw new ServiceUnavailableException({ error: 'tenancy mode not recorded in Redis yet; not ready.', code: 'runtime_unavailable' });
     }
     return { status: 'ok', redis: 'ok' };
   }

@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { INVALID_SESSION_ID_MESSAGE, RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type SessionRef, type ValidExecInput } from '@codemode/contracts';
-import { resolveLimits, resolveShellConfig, type AppConfig } from '@codemode/config';
+import { effectiveLimits, effectiveShellConfig, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkExecInput, emptyTelemetry, failedInputResult, hostFailureResult } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
-import { BODY_NOT_JSON_ERROR, BODY_TOO_LARGE_ERROR, type ParsedBody } from '../core/request-context';
+import { BODY_NOT_JSON_ERROR, bodyTooLargeError, type ParsedBody } from '../core/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import {IDEMPOTENT_PENDING_ERROR, NO_ANSWER_ERROR, NOT_STARTED_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
 import { ReplyDeadline } from './reply-deadline';
@@ -35,13 +35,14 @@ export class ExecService {
     private readonly presence: WorkerPresence,
   ) {}
 
-  async exec(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey: string | undefined): Promise<CodeModeResult> {
+  /** `rank`: the tenant's calls in flight, this one included (queue fairness, see CellQueue.add). */
+  async exec(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey: string | undefined, rank = 1): Promise<CodeModeResult> {
     if (!SESSION_ID_PATTERN.test(sessionId)) {
       return failedInputResult(INVALID_SESSION_ID_MESSAGE, emptyTelemetry(), false);
     }
     const ref: SessionRef = { tenant, sessionId };
     if (body.kind !== 'json') {
-      const error = body.kind === 'too_large' ? BODY_TOO_LARGE_ERROR : BODY_NOT_JSON_ERROR;
+      const error = body.kind === 'too_large' ? bodyTooLargeError(body.limitBytes) : BODY_NOT_JSON_ERROR;
       return this.reject(ref, { body: body.kind }, failedInputResult(error, emptyTelemetry(), false));
     }
     const replaySafe = isRecord(body.value) && body.value.restartSafe === true;
@@ -54,7 +55,7 @@ export class ExecService {
       return this.reject(ref, summarize(body.value), failedInputResult(check.error, emptyTelemetry(), replaySafe));
     }
     try {
-      return await this.run(ref, check.input, idempotencyKey);
+      return await this.run(ref, check.input, idempotencyKey, rank);
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
       this.logger.warn({ tenant, sessionId, err: error }, 'exec refused: Redis unavailable');
@@ -62,9 +63,9 @@ export class ExecService {
     }
   }
 
-  private async run(ref: SessionRef, input: ValidExecInput, idempotencyKey: string | undefined): Promise<CodeModeResult> {
+  private async run(ref: SessionRef, input: ValidExecInput, idempotencyKey: string | undefined, rank: number): Promise<CodeModeResult> {
     const stored = await this.sessions.get(ref);
-    const limits = resolveLimits(stored?.codeMode, this.config.limitDefaults);
+    const limits = effectiveLimits(this.config, ref.tenant, stored?.codeMode);
     const runId = `cm_${randomUUID()}`;
     const requested = await this.runs.request(
       ref,
@@ -107,10 +108,10 @@ export class ExecService {
         tenant: ref.tenant,
         sessionId: ref.sessionId,
         runId,
-        spec: { ...input, limits, shell: resolveShellConfig(stored?.shell, this.config.shellDefaults), agentId: stored?.agentId ?? null },
+        spec: { ...input, limits, shell: effectiveShellConfig(this.config, stored?.shell), agentId: stored?.agentId ?? null },
         replyTo: this.replies.channel,
         requestedAt: Date.now(),
-      });
+      }, rank);
     } catch (error) {
       deadline.reject(error);
       // The run is recorded but was not queued: close it so it cannot dangle as `requested`,

@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { INVALID_SESSION_ID_MESSAGE, RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type RunView, type SessionRef } from '@codemode/contracts';
-import { resolveLimits, type AppConfig } from '@codemode/config';
+import { effectiveLimits, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
 import { WorkerQueues } from '../core/worker-queues';
-import { BODY_NOT_JSON_ERROR, BODY_TOO_LARGE_ERROR, type ParsedBody } from '../core/request-context';
+import { BODY_NOT_JSON_ERROR, bodyTooLargeError, type ParsedBody } from '../core/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import {NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
 import { ReplyDeadline } from './reply-deadline';
@@ -46,7 +46,7 @@ export class WaitService {
     }
     const ref: SessionRef = { tenant, sessionId };
     if (body.kind !== 'json') {
-      const error = body.kind === 'too_large' ? BODY_TOO_LARGE_ERROR : BODY_NOT_JSON_ERROR;
+      const error = body.kind === 'too_large' ? bodyTooLargeError(body.limitBytes) : BODY_NOT_JSON_ERROR;
       return this.refuse(ref, { body: body.kind }, error, false);
     }
     const check = checkWaitInput(body.value);
@@ -73,7 +73,7 @@ export class WaitService {
       return this.resume(ref, runId);
     }
     if (!reservation.reserved && reservation.status === 'running' && reservation.owner && !(await this.presence.isAlive(reservation.owner))) {
-      return this.recoverRunning(ref, runId, reservation.restartSafe, resolveLimits(session?.codeMode, this.config.limitDefaults));
+      return this.recoverRunning(ref, runId, reservation.restartSafe, effectiveLimits(this.config, ref.tenant, session?.codeMode));
     }
     if (!reservation.reserved) {
       if (reservation.status === null) return this.refuseUnknown(ref, runId);
@@ -85,7 +85,7 @@ export class WaitService {
       await this.runs.endOrphaned(ref, runId, { type: 'run.expired', epoch: reservation.epoch, reason: RUN_END_REASONS.expired });
       return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), reservation.restartSafe);
     }
-    const limits = resolveLimits(session?.codeMode, this.config.limitDefaults);
+    const limits = effectiveLimits(this.config, ref.tenant, session?.codeMode);
     const owner = reservation.owner;
     const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner });
     // SPEC §6: a run whose owner is gone (lease lapsed, or released at shutdown) is rebuilt by

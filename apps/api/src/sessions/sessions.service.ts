@@ -7,10 +7,10 @@ import {
   type TranscriptEntry,
 } from '@codemode/contracts';
 import {
+  effectiveLimits,
+  effectiveShellConfig,
   LIMIT_RULES,
   limitOverrides,
-  resolveLimits,
-  resolveShellConfig,
   SHELL_RULES,
   shellOverrides,
   type AppConfig,
@@ -58,12 +58,13 @@ export class SessionsService {
     return { entries };
   }
 
+  /** The effective values (ceilings and shell caps applied): what `exec` and shell calls run with. */
   private toConfig(ref: SessionRef, stored: Pick<StoredSession, 'agentId' | 'codeMode' | 'shell'>): SessionConfig {
     return {
       sessionId: ref.sessionId,
       agentId: stored.agentId,
-      codeMode: resolveLimits(stored.codeMode, this.config.limitDefaults),
-      shell: resolveShellConfig(stored.shell, this.config.shellDefaults),
+      codeMode: effectiveLimits(this.config, ref.tenant, stored.codeMode),
+      shell: effectiveShellConfig(this.config, stored.shell),
     };
   }
 }

@@ -5,9 +5,10 @@ import {
   ShellExecInputSchema,
   type ShellAnswer,
   type SessionRef,
+  type ShellConfig,
   type ShellJob,
 } from '@codemode/contracts';
-import { resolveShellConfig, type AppConfig } from '@codemode/config';
+import { effectiveShellConfig, type AppConfig } from '@codemode/config';
 import { RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { InvalidInputException } from '../core/api-errors';
@@ -38,31 +39,35 @@ export class ShellService {
 
   exec(ref: SessionRef, body: Record<string, unknown>): Promise<ShellAnswer> {
     const input = checkTypes(ShellExecInputSchema.partial(), body);
-    const waitMs = input.awaitResults === true ? (positive(input.timeoutSeconds) ?? 1800) * 1000 : 120_000;
+    const cap = this.config.shellSandbox.maxTimeoutSeconds;
+    // awaitResults waits for the command itself: as long as the timeout the worker applies.
+    const waitMs = (config: ShellConfig): number =>
+      input.awaitResults === true ? commandTimeoutSeconds(input.timeoutSeconds, config.timeoutSeconds, cap) * 1000 : 120_000;
     return this.send(ref, 'exec', { ...input, command: input.command ?? '' }, waitMs);
   }
 
   process(ref: SessionRef, body: Record<string, unknown>): Promise<ShellAnswer> {
     const input = checkTypes(ProcessInputSchema.partial(), body);
-    return this.send(ref, 'process', { ...input, action: input.action ?? '' }, MAX_POLL_WAIT_MS);
+    return this.send(ref, 'process', { ...input, action: input.action ?? '' }, () => MAX_POLL_WAIT_MS);
   }
 
-  private async send(ref: SessionRef, kind: ShellJob['kind'], input: Record<string, unknown>, waitMs: number): Promise<ShellAnswer> {
+  private async send(ref: SessionRef, kind: ShellJob['kind'], input: Record<string, unknown>, waitMsFor: (config: ShellConfig) => number): Promise<ShellAnswer> {
     // A shell request is a write: it creates the session with defaults (SPEC §1).
     const session = (await this.sessions.get(ref)) ?? (await this.sessions.configure(ref, {}));
     const scopeKey = session.agentId ? `agent:${session.agentId}` : `session:${ref.sessionId}`;
+    const config = effectiveShellConfig(this.config, session.shell);
     const job: ShellJob = {
       tenant: ref.tenant,
       sessionId: ref.sessionId,
       scopeKey,
       kind,
       input,
-      config: resolveShellConfig(session.shell, this.config.shellDefaults),
+      config,
       requestId: randomUUID(),
       replyTo: this.replies.channel,
     };
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), waitMs + REPLY_GRACE_MS);
+    const timer = setTimeout(() => controller.abort(), waitMsFor(config) + REPLY_GRACE_MS);
     try {
       const answer = this.replies.waitForAnswer(job.requestId, controller.signal);
       const home = await this.presence.shellHome(ref.tenant, scopeKey);
@@ -88,6 +93,8 @@ function checkTypes<T>(schema: { safeParse(v: unknown): { success: true; data: T
   throw new InvalidInputException(`${field}: ${issue.message}`, { field });
 }
 
-function positive(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+/** The timeout the worker gives a command (SPEC §7, §10): `0` or over the cap means the cap. */
+function commandTimeoutSeconds(requested: unknown, sessionDefault: number, cap: number): number {
+  const chosen = typeof requested === 'number' && Number.isFinite(requested) && requested >= 0 ? requested : sessionDefault;
+  return chosen === 0 || chosen > cap ? cap : chosen;
 }

@@ -43,12 +43,12 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
       provide: KeySpace,
       inject: [APP_CONFIG],
       useFactory: (c: AppConfig) => {
-        // Retention and the per-run history cap (SPEC §6) are arguments of the append scripts.
-        ScriptLoader.configureDefault(c.history);
+        // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
+        ScriptLoader.configureDefault({ ...c.history, sessionTtlSeconds: c.tenancySettings.sessionTtlSeconds });
         return new KeySpace(c.keyPrefix);
       },
     },
-    { provide: WorkerMetrics, inject: [APP_CONFIG], useFactory: (c: AppConfig) => createWorkerMetrics(c.version) },
+    { provide: WorkerMetrics, inject: [APP_CONFIG], useFactory: (c: AppConfig) => createWorkerMetrics(c.version, { tenantLabel: c.tenancySettings.metricsTenantLabel }) },
     // Every ledger write of the worker is timed and checked for a stale epoch (codemode_event_append_*).
     {
       provide: RunLedger,
@@ -60,7 +60,11 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
       inject: [REDIS, KeySpace, WorkerMetrics, LOGGER],
       useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics, l: Logger) => new MeteredEventLog(r, k, { metrics: m, logger: l }),
     },
-    { provide: WorkerPresence, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerPresence(r, k) },
+    {
+      provide: WorkerPresence,
+      inject: [REDIS, KeySpace, APP_CONFIG],
+      useFactory: (r: Redis, k: KeySpace, c: AppConfig) => new WorkerPresence(r, k, { shellHomeTtlSeconds: c.tenancySettings.sessionTtlSeconds }),
+    },
     { provide: ParkedRunIndex, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ParkedRunIndex(r, k) },
     { provide: TenancyRecord, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new TenancyRecord(r, k) },
     {

@@ -5,7 +5,8 @@ import { RunsModule } from '../runs/runs.module';
 import { ShellModule } from '../shell/shell.module';
 import { ParkedRunSweeper } from './parked-run-sweeper.service';
 import { PresenceHeartbeat } from './presence-heartbeat.service';
+import { WorkerQueueJanitor } from './worker-queue-janitor.service';
 import { WorkerShutdown } from './worker-shutdown.service';
 
-@Module({ imports: [CellsModule, ResumesModule, RunsModule, ShellModule], providers: [WorkerShutdown, PresenceHeartbeat, ParkedRunSweeper] })
+@Module({ imports: [CellsModule, ResumesModule, RunsModule, ShellModule], providers: [WorkerShutdown, PresenceHeartbeat, ParkedRunSweeper, WorkerQueueJanitor] })
 export class LifecycleModule {}

@@ -18,7 +18,9 @@ export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationS
   private held = false;
   /** The lease lapsed and the parked runs have not been checked since (retried each beat). */
   private reconcilePending = false;
-  private beating = false;
+  /** The beat in flight, if any (`stop` waits for it, so no beat renews the lease after it). */
+  private beating: Promise<void> | undefined;
+  private stopped = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -30,12 +32,11 @@ export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationS
 
   onApplicationBootstrap(): void {
     const beat = (): void => {
-      if (this.beating) return;
-      this.beating = true;
-      this.beat()
+      if (this.beating || this.stopped) return;
+      this.beating = this.beat()
         .catch((error: unknown) => this.logger.warn({ err: error }, 'could not renew the worker lease'))
         .finally(() => {
-          this.beating = false;
+          this.beating = undefined;
         });
     };
     beat();
@@ -44,7 +45,14 @@ export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationS
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  /** Stops beating and gives the lease up: nothing is routed to this worker any more. Idempotent. */
+  async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
+    await this.beating;
     await this.presence.leave(this.config.workerId).catch(() => undefined);
   }
 

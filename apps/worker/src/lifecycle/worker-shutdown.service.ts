@@ -1,15 +1,20 @@
-import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
+import type { Logger } from '@codemode/telemetry';
+import { LOGGER } from '../core/tokens';
 import { CellsProcessor } from '../cells/cells.processor';
 import { ResumesProcessor } from '../resumes/resumes.processor';
 import { RunOutcomes } from '../runs/run-outcomes.service';
 import { ShellProcessor } from '../shell/shell.processor';
+import { PresenceHeartbeat } from './presence-heartbeat.service';
+import { WorkerQueueJanitor } from './worker-queue-janitor.service';
 
 export const SHUTDOWN_LOST_REASON = 'the worker holding the parked cell shut down';
 
 /**
  * SIGTERM, in order: take no new cells or resumes and let running ones finish within their
  * budget; then hand the replay-safe runs still parked here over (the next wait replays them on
- * another worker) and end the others as `run.lost` (their VMs die with this process).
+ * another worker) and end the others as `run.lost` (their VMs die with this process); then give
+ * the lease up (nothing is routed here any more) and remove this worker's own queue (SPEC §10).
  * Shell process groups, Redis and the sandbox pool close afterwards (onApplicationShutdown).
  */
 @Injectable()
@@ -19,10 +24,17 @@ export class WorkerShutdown implements BeforeApplicationShutdown {
     private readonly resumes: ResumesProcessor,
     private readonly outcomes: RunOutcomes,
     private readonly shell: ShellProcessor,
+    private readonly heartbeat: PresenceHeartbeat,
+    private readonly janitor: WorkerQueueJanitor,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.all([this.cells.close(), this.resumes.close(), this.shell.close()]);
     await this.outcomes.giveUpAllParked(SHUTDOWN_LOST_REASON);
+    await this.heartbeat.stop();
+    // Jobs routed here since the consumers closed go with it; their callers' deadlines answer them.
+    // If this fails, the other workers remove the queue after the grace.
+    await this.janitor.removeOwnQueue().catch((error: unknown) => this.logger.warn({ err: error }, 'could not remove this worker’s queue; another worker will'));
   }
 }

@@ -14,6 +14,8 @@ export interface ParkedRun {
   expiresAt: number;
   /** The run's tool host: its catalog, buffered store writes and counters live across waits. */
   host: RunToolHost;
+  /** It holds a place in its tenant's parked-run quota (SPEC §10), given back when the run ends. */
+  holdsParkedQuota?: boolean;
 }
 
 /**

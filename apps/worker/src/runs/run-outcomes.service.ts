@@ -6,6 +6,7 @@ import { buildCellResult, buildWaitingResult, SandboxPool, type CellOutcome, typ
 import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { WorkerTenantLimits } from '../quotas/worker-tenant-limits.service';
 import { ParkedRunRegistry, type ParkedRun } from './parked-run-registry';
 import type { RunToolHost } from '../tools/run-tool-host';
 
@@ -19,6 +20,8 @@ export interface RunContext {
   awaitResults: boolean;
   priorOutputBytes: number;
   host: RunToolHost;
+  /** It parked before and holds a place in its tenant's parked-run quota, given back when it ends. */
+  holdsParkedQuota?: boolean;
 }
 
 /** What a run that reached its history cap ends with, whatever its cell did (SPEC §6). */
@@ -28,6 +31,19 @@ function historyLimitOutcome(outcome: CellOutcome): TerminalCellOutcome {
     code: 'internal_error',
     phase: 'host',
     error: RUN_HISTORY_LIMIT_MESSAGE,
+    output: outcome.output,
+    consoleTruncated: outcome.consoleTruncated,
+    bridgeDispatchStarted: outcome.bridgeDispatchStarted,
+  };
+}
+
+/** A cell that would have parked past its tenant's quota: it fails, and the run ends (SPEC §10). */
+function parkedQuotaOutcome(outcome: CellOutcome, error: string): TerminalCellOutcome {
+  return {
+    status: 'failed',
+    code: 'runtime_unavailable',
+    phase: 'host',
+    error,
     output: outcome.output,
     consoleTruncated: outcome.consoleTruncated,
     bridgeDispatchStarted: outcome.bridgeDispatchStarted,
@@ -57,6 +73,7 @@ export class RunOutcomes implements OnModuleDestroy {
     private readonly results: ResultsStore,
     private readonly metrics: WorkerMetrics,
     private readonly parkedIndex: ParkedRunIndex,
+    private readonly limits: WorkerTenantLimits,
   ) {
     this.parked = new ParkedRunRegistry((run) => void this.expire(run));
     this.pool.onRunsLost((runIds, reason) => {
@@ -93,8 +110,10 @@ export class RunOutcomes implements OnModuleDestroy {
    * away): a VM parked for it must not stay in memory and hold a parked slot.
    */
   private dropParked(runId: string): void {
-    if (!this.parked.take(runId)) return;
+    const run = this.parked.take(runId);
+    if (!run) return;
     this.pool.discard(runId);
+    this.limits.releaseParked(run.ref, runId);
   }
 
   /**
@@ -125,6 +144,14 @@ export class RunOutcomes implements OnModuleDestroy {
 
   private async write(ctx: RunContext, outcome: CellOutcome, replyTo: string): Promise<CodeModeResult> {
     if (outcome.status === 'waiting') {
+      const expiresAt = Date.now() + ctx.limits.snapshotTtlSeconds * 1000;
+      // SPEC §10: past its tenant's parked-run quota (runs or bytes) the cell fails instead of parking.
+      const admission = await this.limits.admitParked(ctx.ref, ctx.runId, expiresAt, outcome.snapshotBytes);
+      if (!admission.admitted) {
+        this.pool.discard(ctx.runId);
+        const error = this.limits.parkedRefusal(ctx.ref.tenant, admission);
+        return this.write({ ...ctx, holdsParkedQuota: false }, parkedQuotaOutcome(outcome, error), replyTo);
+      }
       const { result, outputBytes } = buildWaitingResult({
         runId: ctx.runId,
         reason: outcome.reason,
@@ -135,8 +162,7 @@ export class RunOutcomes implements OnModuleDestroy {
         telemetry: ctx.host.telemetry(),
         priorOutputBytes: ctx.priorOutputBytes,
       });
-      const expiresAt = Date.now() + ctx.limits.snapshotTtlSeconds * 1000;
-      this.parked.park({ ...ctx, priorOutputBytes: ctx.priorOutputBytes + outputBytes, expiresAt });
+      this.parked.park({ ...ctx, holdsParkedQuota: true, priorOutputBytes: ctx.priorOutputBytes + outputBytes, expiresAt });
       await this.runs.append(ctx.ref, {
         type: 'run.parked',
         runId: ctx.runId,
@@ -173,6 +199,7 @@ export class RunOutcomes implements OnModuleDestroy {
       result,
       replyTo,
     });
+    if (ctx.holdsParkedQuota) this.limits.releaseParked(ctx.ref, ctx.runId);
     return result;
   }
 
@@ -251,12 +278,14 @@ export class RunOutcomes implements OnModuleDestroy {
 
   private async expire(run: ParkedRun): Promise<void> {
     this.pool.discard(run.runId);
+    this.limits.releaseParked(run.ref, run.runId);
     await this.endParked(run.ref, run.runId, run.epoch, 'run.expired', RUN_END_REASONS.expired);
   }
 
   private async lose(runId: string, reason: string): Promise<void> {
     const run = this.parked.take(runId);
     if (!run) return;
+    this.limits.releaseParked(run.ref, runId);
     await this.endParked(run.ref, runId, run.epoch, 'run.lost', reason);
   }
 

@@ -3,11 +3,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { join, relative, sep } from 'node:path';
 import type { ProcessInput, SessionRef, ShellAnswer, ShellConfig, ShellExecInput, ShellJob } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { EventLog, publishAnswer, WorkerPresence } from '@codemode/events';
-import { ProcessRegistry, rebuildSessions, type ShellEvent } from '@codemode/shell';
+import { EventLog, publishAnswer, WorkerPresence, type HeldSlot } from '@codemode/events';
+import { ProcessRegistry, rebuildSessions, SHELL_TEXTS, type ShellEvent } from '@codemode/shell';
 import type { Logger } from '@codemode/telemetry';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
+import { WorkerTenantLimits } from '../quotas/worker-tenant-limits.service';
 import { ShellConfinement } from './shell-confinement.service';
 
 /** How long `wait` recognizes a shell session id passed to it by mistake. */
@@ -32,6 +33,10 @@ export class ShellHost implements OnApplicationShutdown {
   /** The session a shell call runs for, carried into the child's stream callbacks. */
   private readonly caller = new AsyncLocalStorage<SessionRef>();
   private readonly refByShellId = new Map<string, SessionRef>();
+  /** Quota slots of running shell sessions, given back when each exits (SPEC §10). */
+  private readonly slotByShellId = new Map<string, HeldSlot>();
+  /** Sessions that exited before their exec answered (a background `true`): their slot is given back at once. */
+  private readonly exitedEarly = new Set<string>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -40,6 +45,7 @@ export class ShellHost implements OnApplicationShutdown {
     private readonly log: EventLog,
     private readonly presence: WorkerPresence,
     private readonly confinement: ShellConfinement,
+    private readonly limits: WorkerTenantLimits,
   ) {
     this.registry = new ProcessRegistry({
       defaults: config.shellDefaults,
@@ -73,9 +79,29 @@ export class ShellHost implements OnApplicationShutdown {
     await this.presence.claimShellHome(caller.ref.tenant, caller.scopeKey, this.config.workerId);
     const workspaceRoot = this.workspaceOf(caller.ref);
     const confinement = await this.confinement.forTenant(caller.ref.tenant);
-    return this.caller.run(caller.ref, () =>
-      this.registry.exec(this.scope(caller), input, config, { workspaceRoot, insideCell: caller.insideCell, confinement }),
-    );
+    const slot = await this.limits.shellSession(caller.ref.tenant);
+    if (!slot) return { text: SHELL_TEXTS.shellQuota, details: { status: 'failed' } };
+    let answer: ShellAnswer;
+    try {
+      answer = await this.caller.run(caller.ref, () =>
+        this.registry.exec(this.scope(caller), input, config, { workspaceRoot, insideCell: caller.insideCell, confinement }),
+      );
+    } catch (error) {
+      await slot.release();
+      throw error;
+    }
+    this.holdWhileRunning(answer, slot);
+    return answer;
+  }
+
+  /** A session still running keeps its slot until it exits; any other answer gives it back now. */
+  private holdWhileRunning(answer: ShellAnswer, slot: HeldSlot): void {
+    const id = answer.details.status === 'running' ? answer.details.sessionId : undefined;
+    if (id === undefined || this.exitedEarly.delete(id)) {
+      void slot.release().catch(() => undefined);
+      return;
+    }
+    this.slotByShellId.set(id, slot);
   }
 
   async process(caller: ShellCaller, input: ProcessInput, config: ShellConfig): Promise<ShellAnswer> {
@@ -138,7 +164,16 @@ export class ShellHost implements OnApplicationShutdown {
       this.refByShellId.set(id, ref);
       this.presence.rememberShellSession(ref.tenant, id, SHELL_ID_MEMORY_SECONDS).catch(() => undefined);
     }
-    if (event.type === 'shell.exited') this.refByShellId.delete(id);
+    if (event.type === 'shell.exited') {
+      this.refByShellId.delete(id);
+      const slot = this.slotByShellId.get(id);
+      if (slot) {
+        this.slotByShellId.delete(id);
+        void slot.release().catch(() => undefined);
+      } else if (event.data.backgrounded) {
+        this.exitedEarly.add(id);
+      }
+    }
     this.log.append(ref, { type: event.type, data: event.data }).catch((error: unknown) => {
       this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, shellSessionId: id, err: error }, 'could not record a shell event');
     });

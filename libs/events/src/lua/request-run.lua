@@ -10,7 +10,7 @@
       ARGV[1] runId
       ARGV[2] data head: RunRequestedData JSON without title and code
       ARGV[3] idempotency key ('' for none)
-      ARGV[4] idempotency TTL in seconds
+      ARGV[4] idempotency TTL in seconds (at most: never longer than the session's TTL)
       ARGV[5] n (2), then raws (title, JSON string) (code, JSON string), then facts
               restartSafe ('true'|'false'), awaitResults ('true'|'false')
               (the run hash keeps title as JSON text, exact for any string)
@@ -35,5 +35,7 @@ if redis.call('EXISTS', KEYS[3]) == 1 then return { -4, runId } end
 
 local raws, facts = read_raws_and_facts(5)
 local id = append_event(KEYS, { type = 'run.requested', runId = runId, epoch = 0, head = ARGV[2], raws = raws, facts = facts })
-if idemKey ~= '' then redis.call('SET', KEYS[6], runId, 'EX', tonumber(ARGV[4])) end
+if idemKey ~= '' then
+  redis.call('SET', KEYS[6], runId, 'PX', int(math.min(tonumber(ARGV[4]) * 1000, session_ttl_ms)))
+end
 return { 1, id }

@@ -2,7 +2,7 @@ import { Gauge, Histogram } from 'prom-client';
 import { HTTP_BUCKETS } from './buckets';
 import { API_QUEUE_LABELS, QUEUE_JOB_STATES, type ApiQueueLabel, type QueueJobState } from './label-values';
 import { METRIC } from './metric-names';
-import { ProcessMetrics } from './process-metrics';
+import { ProcessMetrics, type ProcessMetricsOptions } from './process-metrics';
 
 /** `route` of a request no route matched (a raw path would put ids in labels). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -31,8 +31,8 @@ export class ApiMetrics extends ProcessMetrics {
     registers: [this.registry],
   });
 
-  constructor(version: string) {
-    super(version);
+  constructor(version: string, options: ProcessMetricsOptions = {}) {
+    super(version, options);
     for (const queue of API_QUEUE_LABELS) {
       this.queueOldestWaitingAge.set({ queue }, 0);
       for (const state of QUEUE_JOB_STATES) this.queueJobs.set({ queue, state }, 0);
@@ -46,6 +46,6 @@ export class ApiMetrics extends ProcessMetrics {
   }
 }
 
-export function createApiMetrics(version: string): ApiMetrics {
-  return new ApiMetrics(version);
+export function createApiMetrics(version: string, options: ProcessMetricsOptions = {}): ApiMetrics {
+  return new ApiMetrics(version, options);
 }

@@ -23,6 +23,7 @@ export const METRIC = {
   shellSessions: 'codemode_shell_sessions',
   eventAppendDuration: 'codemode_event_append_duration_seconds',
   sandboxThreads: 'codemode_sandbox_threads',
+  tenantLimitedTotal: 'codemode_tenant_limited_total',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
@@ -33,6 +34,7 @@ export const API_METRIC_NAMES: readonly MetricName[] = [
   METRIC.httpRequestDuration,
   METRIC.queueJobs,
   METRIC.queueOldestWaitingAge,
+  METRIC.tenantLimitedTotal,
 ];
 
 /** Metrics served by each worker's `GET /metrics` (besides the Node default metrics). */
@@ -53,4 +55,5 @@ export const WORKER_METRIC_NAMES: readonly MetricName[] = [
   METRIC.shellSessions,
   METRIC.eventAppendDuration,
   METRIC.sandboxThreads,
+  METRIC.tenantLimitedTotal,
 ];

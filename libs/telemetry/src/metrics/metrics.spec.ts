@@ -33,7 +33,21 @@ describe('createApiMetrics', () => {
     expect(names).toContain('process_cpu_seconds_total');
     expect(names).toContain('nodejs_eventloop_lag_seconds');
     expect(text).toContain('codemode_build_info{version="1.2.3"} 1');
-    for (const name of WORKER_METRIC_NAMES.filter((n) => n !== METRIC.buildInfo)) expect(names).not.toContain(name);
+    // Both processes refuse at tenant quotas (SPEC §10); the rest is each one's own.
+    const shared = new Set<string>([METRIC.buildInfo, METRIC.tenantLimitedTotal]);
+    for (const name of WORKER_METRIC_NAMES.filter((n) => !shared.has(n))) expect(names).not.toContain(name);
+  });
+
+  it('counts tenant quota refusals by limit, with a tenant label only when asked', async () => {
+    const plain = createApiMetrics('1');
+    plain.tenantLimitedOnce('inflight', 'alpha');
+    const plainText = await plain.scrape();
+    expect(plainText).toContain('codemode_tenant_limited_total{limit="inflight"} 1');
+    expect(plainText).toContain('codemode_tenant_limited_total{limit="rate"} 0');
+    expect(plainText).not.toContain('tenant="alpha"');
+    const labelled = createApiMetrics('1', { tenantLabel: true });
+    labelled.tenantLimitedOnce('rate', 'alpha');
+    expect(await labelled.scrape()).toContain('codemode_tenant_limited_total{limit="rate",tenant="alpha"} 1');
   });
 
   it('sets queue gauges per queue and state, and ages the oldest waiting job in seconds', async () => {

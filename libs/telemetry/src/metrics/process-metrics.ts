@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { METRIC } from './metric-names';
 
 /** `Content-Type` of a Prometheus text exposition. */
@@ -6,6 +6,15 @@ export const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
 /** Refreshes scrape-time gauges (queue depths, pool state) just before they are read. */
 export type ScrapeCollector = () => void | Promise<void>;
+
+/** The per-tenant quotas of SPEC §10, as `codemode_tenant_limited_total{limit}` names them. */
+export const TENANT_LIMITS = ['inflight', 'streams', 'rate', 'shell_processes', 'parked_runs', 'parked_bytes'] as const;
+export type TenantLimit = (typeof TENANT_LIMITS)[number];
+
+export interface ProcessMetricsOptions {
+  /** `CODEMODE_METRICS_TENANT_LABEL=1`: add a `tenant` label to quota refusals (one series per tenant). */
+  tenantLabel?: boolean;
+}
 
 /** A slow collector (Redis not answering) must not hold the scrape past Prometheus' own timeout. */
 const COLLECT_TIMEOUT_MS = 2_000;
@@ -17,8 +26,10 @@ const COLLECT_TIMEOUT_MS = 2_000;
 export abstract class ProcessMetrics {
   readonly registry = new Registry();
   private readonly collectors: ScrapeCollector[] = [];
+  private readonly tenantLimited: Counter<string>;
+  private readonly tenantLabel: boolean;
 
-  protected constructor(version: string) {
+  protected constructor(version: string, options: ProcessMetricsOptions = {}) {
     collectDefaultMetrics({ register: this.registry });
     const buildInfo = new Gauge({
       name: METRIC.buildInfo,
@@ -27,6 +38,19 @@ export abstract class ProcessMetrics {
       registers: [this.registry],
     });
     buildInfo.set({ version }, 1);
+    this.tenantLabel = options.tenantLabel === true;
+    this.tenantLimited = new Counter({
+      name: METRIC.tenantLimitedTotal,
+      help: 'Requests, cells and commands refused because their tenant was at a quota, by quota.',
+      labelNames: this.tenantLabel ? ['limit', 'tenant'] : ['limit'],
+      registers: [this.registry],
+    });
+    if (!this.tenantLabel) for (const limit of TENANT_LIMITS) this.tenantLimited.inc({ limit }, 0);
+  }
+
+  /** Counts one refusal at a tenant quota. */
+  tenantLimitedOnce(limit: TenantLimit, tenant: string): void {
+    this.tenantLimited.inc(this.tenantLabel ? { limit, tenant } : { limit });
   }
 
   /** Runs before every scrape. A collector that fails or times out leaves its gauges as they were. */

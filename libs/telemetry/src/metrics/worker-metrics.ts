@@ -17,7 +17,7 @@ import {
   type WorkerQueueLabel,
 } from './label-values';
 import { METRIC } from './metric-names';
-import { ProcessMetrics } from './process-metrics';
+import { ProcessMetrics, type ProcessMetricsOptions } from './process-metrics';
 
 /** What the worker reads from its sandbox pool and shell registry when scraped. */
 export interface WorkerGaugeReadings {
@@ -132,8 +132,8 @@ export class WorkerMetrics extends ProcessMetrics {
     registers: [this.registry],
   });
 
-  constructor(version: string) {
-    super(version);
+  constructor(version: string, options: ProcessMetricsOptions = {}) {
+    super(version, options);
     for (const outcome of RUN_OUTCOMES) {
       this.runsTotal.inc({ outcome }, 0);
       this.runDuration.zero({ outcome });
@@ -184,8 +184,8 @@ export class WorkerMetrics extends ProcessMetrics {
   }
 }
 
-export function createWorkerMetrics(version: string): WorkerMetrics {
-  return new WorkerMetrics(version);
+export function createWorkerMetrics(version: string, options: ProcessMetricsOptions = {}): WorkerMetrics {
+  return new WorkerMetrics(version, options);
 }
 
 function seconds(ms: number): number {

@@ -53,6 +53,19 @@
   events go, so a rebuild from a trimmed log sees the recent part only. Every key touched,
   including other runs' hashes read while trimming, lives in the session's hash-tag slot.
 
+  Session expiry (SPEC §10). Every append refreshes the TTL of all the session's long-lived keys
+  (stream, session hash, transcript, runs index, store hash, client tools; one PEXPIRE each; keys
+  not created yet are skipped by Redis) to SESSION_TTL_MS, and the run hash of a live run with
+  them: the session expires SESSION_TTL_MS after its last write. A TTL is never shortened (the
+  session hash's PTTL is the floor), and an event of a live run (not terminal) raises it to at
+  least LIVE_RUN_MAX_IDLE_MS: a live run writes again within that (else it is dead, see
+  Retention), so a session and its run hashes always outlive their live runs, parked ones
+  included. A terminal event gives the run hash min(RETENTION_MS, the session's TTL). The store
+  and tools keys are named from K[2] (`<base>:session` → `<base>:store`, `<base>:tools`), in the
+  session's slot. Writes that bypass append_event touch only keys that already have a TTL
+  (claim-resume and release-resume: the run hash) or set their own (request-run: the
+  idempotency key lives min(its 24 h, the session's TTL), read from `session_ttl_ms`).
+
   The settings are compiled in: the loader (script-loader.ts) turns each `--- @define NAME` line
   below into `local NAME = <value>` from the deployment's configuration.
 ]]
@@ -60,6 +73,7 @@
 --- @define RUN_HISTORY_MAX_EVENTS
 --- @define RUN_HISTORY_MAX_BYTES
 --- @define LIVE_RUN_MAX_IDLE_MS
+--- @define SESSION_TTL_MS
 --- @include "now-iso"
 
 local TERMINAL = {
@@ -71,6 +85,9 @@ local ENDED = { completed = true, failed = true, expired = true, lost = true }
 local TRIM_BATCH = 100
 local TRANSCRIPT_POP_MAX = 1000
 local TRIM_EVERY_MS = math.min(60000, RETENTION_MS)
+
+-- The session's TTL in ms after the last append_event (request-run caps its idempotency key by it).
+local session_ttl_ms = SESSION_TTL_MS
 
 -- The run whose write check_run_write let through: append_event holds it to the history cap.
 local capped_run = nil
@@ -265,6 +282,26 @@ local function xadd(K, ev, at, data)
   return id
 end
 
+-- Session expiry (see the header): refreshes the TTL of the session's long-lived keys and of the
+-- run hash; returns the session's TTL in ms.
+local function expire_session(K, ev)
+  local ttl = SESSION_TTL_MS
+  local live = ev.runId ~= '' and not TERMINAL[ev.type]
+  if live and LIVE_RUN_MAX_IDLE_MS > ttl then ttl = LIVE_RUN_MAX_IDLE_MS end
+  local left = redis.call('PTTL', K[2])
+  if left > ttl then ttl = left end
+  local base = string.sub(K[2], 1, -#':session' - 1)
+  for _, key in ipairs({ K[1], K[2], K[4], K[5], base .. ':store', base .. ':tools' }) do
+    redis.call('PEXPIRE', key, int(ttl))
+  end
+  if live then
+    redis.call('PEXPIRE', K[3], int(ttl))
+  elseif ev.runId ~= '' then
+    redis.call('PEXPIRE', K[3], int(math.min(RETENTION_MS, ttl)))
+  end
+  return ttl
+end
+
 -- Appends the event and updates every projection; returns the stream id. Raises
 -- RUN_HISTORY_LIMIT, before writing anything, when the run's history cap refuses the event.
 local function append_event(K, ev)
@@ -277,9 +314,9 @@ local function append_event(K, ev)
   if ev.runId ~= '' then
     project_run(K, ev, at, id)
     count_history(K, #data, ms)
-    if TERMINAL[ev.type] then redis.call('PEXPIRE', K[3], int(RETENTION_MS)) end
   end
   maybe_trim(K, ev, ms)
+  session_ttl_ms = expire_session(K, ev)
   return id
 end
 

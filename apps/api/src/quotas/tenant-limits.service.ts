@@ -1,0 +1,120 @@
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { apiTenancy, quotasFor, type AppConfig, type TenantQuotas } from '@codemode/config';
+import { isStoreUnavailable, SlotLeases, TenantQuotaLedger, type HeldSlot } from '@codemode/events';
+import { ApiMetrics, type Logger } from '@codemode/telemetry';
+import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { TenantLimitException } from './tenant-limit.exception';
+
+/** A slot nobody counts: for unlimited quotas, and while Redis is away. */
+const UNHELD: HeldSlot = { count: 1, release: () => Promise.resolve() };
+
+/** Redis away: the request goes on and meets the outage where it would anyway. */
+function failOpen(error: unknown): null {
+  if (isStoreUnavailable(error)) return null;
+  throw error;
+}
+
+/** A call refused at the in-flight or stream quota is asked to come back after this long. */
+const SLOT_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * The API's side of SPEC §10 quotas, fleet-wide through Redis: in-flight `exec`/`wait` calls,
+ * open event streams and the request rate of each tenant. Refusals are HTTP 429 with
+ * `details.limit` and `Retry-After`, counted in `codemode_tenant_limited_total`.
+ */
+@Injectable()
+export class TenantLimits implements OnApplicationShutdown {
+  private readonly leases: SlotLeases;
+  /**
+   * Per tenant, until when its request bucket is known empty (from Redis' own answer): requests
+   * before then are refused here without a Redis call, so a client that ignores `Retry-After`
+   * costs the API as little as possible. Only ever refuses what Redis would refuse too.
+   */
+  private readonly emptyUntil = new Map<string, number>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly ledger: TenantQuotaLedger,
+    private readonly metrics: ApiMetrics,
+  ) {
+    this.leases = new SlotLeases(ledger, (error) => this.logger.warn({ err: error }, 'could not renew quota leases; retrying'));
+  }
+
+  onApplicationShutdown(): void {
+    this.leases.close();
+  }
+
+  quotas(tenant: string): TenantQuotas {
+    return quotasFor(this.config.tenancySettings, tenant, apiTenancy(this.config));
+  }
+
+  /**
+   * Runs an `exec` or `wait` inside one of the tenant's in-flight slots. `rank` is how many calls
+   * of the tenant are in flight with it: the cell queue serves tenants with fewer first.
+   * @throws TenantLimitException before anything is recorded when the tenant is at its quota.
+   */
+  async inflight<T>(tenant: string, call: (rank: number) => Promise<T>): Promise<T> {
+    const max = this.quotas(tenant).maxInflight;
+    const slot = await this.take(tenant, 'inflight', max);
+    if (!slot) {
+      throw this.refuse(tenant, 'inflight', `tenant in-flight exec/wait quota reached (${max} at once); retry once a call has finished.`, SLOT_RETRY_AFTER_SECONDS);
+    }
+    try {
+      return await call(slot.count);
+    } finally {
+      await slot.release().catch(() => undefined);
+    }
+  }
+
+  /** Holds a stream slot until the returned release is called. */
+  async stream(tenant: string): Promise<HeldSlot> {
+    const max = this.quotas(tenant).maxStreams;
+    const slot = await this.take(tenant, 'streams', max);
+    if (!slot) throw this.refuse(tenant, 'streams', `tenant event stream quota reached (${max} open at once); close a stream first.`, SLOT_RETRY_AFTER_SECONDS);
+    return slot;
+  }
+
+  /** One `/v1` request against the tenant's rate. */
+  async request(tenant: string): Promise<void> {
+    const { rate, burst } = this.quotas(tenant);
+    if (!Number.isFinite(rate)) return;
+    const known = this.emptyUntil.get(tenant);
+    if (known !== undefined) {
+      const left = known - Date.now();
+      if (left > 0) throw this.refuse(tenant, 'rate', rateError(rate, burst), Math.max(1, Math.ceil(left / 1000)));
+      this.emptyUntil.delete(tenant);
+    }
+    const token = await this.ledger.takeRequestToken(tenant, rate, Number.isFinite(burst) ? burst : rate).catch(failOpen);
+    if (!token) return;
+    const { taken, retryAfterMs } = token;
+    if (taken) return;
+    this.emptyUntil.set(tenant, Date.now() + retryAfterMs);
+    throw this.refuse(tenant, 'rate', rateError(rate, burst), Math.max(1, Math.ceil(retryAfterMs / 1000)));
+  }
+
+  /**
+   * An unlimited quota (single mode) holds nothing: a slot that cannot be refused needs no count.
+   * Without Redis the call goes on unheld: it then answers the store outage itself, as SPEC §2 says
+   * (`runtime_unavailable`, or 503), rather than a quota error that would be untrue.
+   */
+  private async take(tenant: string, quota: 'inflight' | 'streams', max: number): Promise<HeldSlot | null> {
+    if (!Number.isFinite(max)) return UNHELD;
+    try {
+      return await this.leases.take(tenant, quota, max);
+    } catch (error) {
+      if (isStoreUnavailable(error)) return UNHELD;
+      throw error;
+    }
+  }
+
+  private refuse(tenant: string, limit: 'inflight' | 'streams' | 'rate', error: string, retryAfterSeconds: number): TenantLimitException {
+    this.metrics.tenantLimitedOnce(limit, tenant);
+    this.logger.debug({ tenant, limit }, 'request refused at a tenant quota');
+    return new TenantLimitException(limit, error, retryAfterSeconds);
+  }
+}
+
+function rateError(rate: number, burst: number): string {
+  return `tenant request rate exceeded (${rate}/s, bursts of ${burst}); slow down and retry after the Retry-After seconds.`;
+}

@@ -1,0 +1,16 @@
+import { Global, Module } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { KeySpace, TenantQuotaLedger } from '@codemode/events';
+import { REDIS } from '../core/tokens';
+import { WorkerTenantLimits } from './worker-tenant-limits.service';
+
+/** Per-tenant quotas the worker enforces (SPEC §10): shell sessions and parked runs. */
+@Global()
+@Module({
+  providers: [
+    { provide: TenantQuotaLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new TenantQuotaLedger(r, k) },
+    WorkerTenantLimits,
+  ],
+  exports: [WorkerTenantLimits],
+})
+export class QuotasModule {}

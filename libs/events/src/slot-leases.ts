@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import type { LeasedQuota, TenantQuotaLedger } from './tenant-quotas';
+
+/** How long a slot stays held without renewal: a crashed holder's slots free within this. */
+export const SLOT_LEASE_MS = 30_000;
+/** Held slots are renewed this often, well inside their lease. */
+const RENEW_EVERY_MS = SLOT_LEASE_MS / 3;
+
+/** A slot this process holds; `release` is idempotent. */
+export interface HeldSlot {
+  /** The tenant's holders of this quota, this one included, when it was taken. */
+  readonly count: number;
+  release(): Promise<void>;
+}
+
+/**
+ * The slots of per-tenant quotas held by this process (an API's in-flight calls and streams, a
+ * worker's running shell sessions), renewed together on one timer so a long call or stream keeps
+ * its slot, and let go of by dying: a process that stops renewing frees its slots within a lease.
+ */
+export class SlotLeases {
+  private readonly held = new Map<string, { tenant: string; quota: LeasedQuota; holders: Set<string> }>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly ledger: TenantQuotaLedger, private readonly onRenewError: (error: unknown) => void = () => undefined) {
+    this.timer = setInterval(() => void this.renewAll(), RENEW_EVERY_MS);
+    this.timer.unref();
+  }
+
+  /** Takes a slot of `quota` for `tenant`, or answers null when the tenant holds `max` already. */
+  async take(tenant: string, quota: LeasedQuota, max: number): Promise<HeldSlot | null> {
+    const holder = randomUUID();
+    const { taken, count } = await this.ledger.takeSlot(tenant, quota, holder, max, SLOT_LEASE_MS);
+    if (!taken) return null;
+    const group = this.group(tenant, quota);
+    group.holders.add(holder);
+    let released = false;
+    return {
+      count,
+      release: async () => {
+        if (released) return;
+        released = true;
+        group.holders.delete(holder);
+        await this.ledger.releaseSlot(tenant, quota, holder);
+      },
+    };
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  private group(tenant: string, quota: LeasedQuota) {
+    const key = `${quota}\u0000${tenant}`;
+    let group = this.held.get(key);
+    if (!group) {
+      group = { tenant, quota, holders: new Set() };
+      this.held.set(key, group);
+    }
+    return group;
+  }
+
+  private async renewAll(): Promise<void> {
+    for (const [key, group] of this.held) {
+      if (group.holders.size === 0) {
+        this.held.delete(key);
+        continue;
+      }
+      await this.ledger.renewSlots(group.tenant, group.quota, [...group.holders], SLOT_LEASE_MS).catch(this.onRenewError);
+    }
+  }
+}

@@ -1,0 +1,86 @@
+import type { Redis } from 'ioredis';
+import type { KeySpace } from './keys';
+import { guard } from './redis';
+import { ScriptLoader } from './script-loader';
+
+/** Quotas held as leased slots: a holder keeps its slot by renewing its lease. */
+export type LeasedQuota = 'inflight' | 'streams' | 'shell';
+
+export type ParkedAdmission = { admitted: true; runs: number } | { admitted: false; limit: 'runs'; runs: number } | { admitted: false; limit: 'bytes'; bytes: number };
+
+/**
+ * Per-tenant quota counts shared by every API replica and worker (SPEC §10). Nothing here is a
+ * bare counter that a crash could leave high: slots are leases that lapse unless their holder
+ * renews them, parked runs stop counting at their expiry, and the request bucket refills.
+ */
+export class TenantQuotaLedger {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: KeySpace,
+    private readonly scripts: ScriptLoader = ScriptLoader.default(),
+  ) {}
+
+  /** Takes a slot for `holder` (or renews its lease); `count` is the tenant's holders after it. */
+  async takeSlot(tenant: string, quota: LeasedQuota, holder: string, max: number, leaseMs: number): Promise<{ taken: boolean; count: number }> {
+    const [taken, count] = (await guard(() =>
+      this.scripts.run(this.redis, 'take-lease-slot', [this.keys.tenantQuota(tenant, quota)], [holder, leaseMs, finite(max)]),
+    )) as [number, number];
+    return { taken: taken === 1, count };
+  }
+
+  /** Renews the leases of holders that still hold their slot; answers how many did. */
+  async renewSlots(tenant: string, quota: LeasedQuota, holders: readonly string[], leaseMs: number): Promise<number> {
+    if (holders.length === 0) return 0;
+    return (await guard(() =>
+      this.scripts.run(this.redis, 'renew-lease-slots', [this.keys.tenantQuota(tenant, quota)], [leaseMs, ...holders]),
+    )) as number;
+  }
+
+  async releaseSlot(tenant: string, quota: LeasedQuota, holder: string): Promise<void> {
+    await guard(() => this.redis.zrem(this.keys.tenantQuota(tenant, quota), holder));
+  }
+
+  /** Holders of a quota now (lapsed leases excluded). */
+  async slotsHeld(tenant: string, quota: LeasedQuota): Promise<number> {
+    return guard(() => this.redis.zcount(this.keys.tenantQuota(tenant, quota), `(${Date.now()}`, '+inf'));
+  }
+
+  /** Counts a parking run against its tenant's parked runs and bytes; `now` is the clock `expiresAt` was read on. */
+  async admitParked(
+    tenant: string,
+    runId: string,
+    parked: { expiresAt: number; bytes: number; now: number },
+    max: { runs: number; bytes: number },
+  ): Promise<ParkedAdmission> {
+    const [code, value] = (await guard(() =>
+      this.scripts.run(
+        this.redis,
+        'admit-parked-run',
+        [this.keys.tenantQuota(tenant, 'parked'), this.keys.tenantQuota(tenant, 'parked-bytes')],
+        [runId, parked.expiresAt, parked.bytes, finite(max.runs), finite(max.bytes), parked.now],
+      ),
+    )) as [number, number];
+    if (code === 1) return { admitted: true, runs: value };
+    return code === 0 ? { admitted: false, limit: 'runs', runs: value } : { admitted: false, limit: 'bytes', bytes: value };
+  }
+
+  /** The run is no longer parked (resumed to its end, aborted, lost, expired). */
+  async releaseParked(tenant: string, runId: string): Promise<void> {
+    await guard(() =>
+      this.redis.multi().zrem(this.keys.tenantQuota(tenant, 'parked'), runId).hdel(this.keys.tenantQuota(tenant, 'parked-bytes'), runId).exec(),
+    );
+  }
+
+  /** One request against the tenant's rate; `retryAfterMs` is when a token is back. */
+  async takeRequestToken(tenant: string, rate: number, burst: number): Promise<{ taken: boolean; retryAfterMs: number }> {
+    const [taken, retryAfterMs] = (await guard(() =>
+      this.scripts.run(this.redis, 'take-request-token', [this.keys.tenantQuota(tenant, 'rate')], [rate, burst]),
+    )) as [number, number];
+    return { taken: taken === 1, retryAfterMs };
+  }
+}
+
+/** An unlimited quota still goes through the script (the count is useful), as a very large number. */
+function finite(value: number): number {
+  return Number.isFinite(value) ? value : Number.MAX_SAFE_INTEGER;
+}

@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CodeModeClient } from '@codemode/client';
+import { TestStack } from '../utils/test-stack';
+
+/**
+ * SPEC §10 "Quotas per tenant", fleet-wide in Redis: each quota is driven past its limit by one
+ * tenant, the exact answer is checked, nothing was recorded for the refused call, the place comes
+ * back once freed, and a second tenant (beta, on the SPEC defaults) is never affected.
+ */
+const run = randomBytes(4).toString('hex');
+const keys = { alpha: `qa-${run}`, beta: `qb-${run}`, gamma: `qg-${run}`, delta: `qd-${run}` };
+const tenantsFile = {
+  alpha: { quotas: { maxInflight: 2, maxParkedRuns: 2, maxShellProcesses: 2, maxStreams: 1 } },
+  gamma: { quotas: { rate: 2, burst: 3 } },
+  delta: { quotas: { maxParkedBytes: 1024 } },
+};
+
+let stack: TestStack;
+let dir: string;
+let alpha: CodeModeClient;
+let beta: CodeModeClient;
+const sleepCell = (ms: number) => ({ title: 'sleep', code: `await new Promise((r) => setTimeout(r, ${ms})); return 'slept'` });
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'quotas-'));
+  const file = join(dir, 'tenants.json');
+  writeFileSync(file, JSON.stringify(tenantsFile));
+  stack = await TestStack.start({
+    apiKeys: Object.entries(keys).map(([tenant, key]) => `${key}:${tenant}`).join(','),
+    env: { CODEMODE_TENANTS_FILE: file, CODEMODE_SHELL_SANDBOX: 'bwrap' },
+  });
+  alpha = stack.client(keys.alpha);
+  beta = stack.client(keys.beta);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function betaUnaffected(): Promise<void> {
+  expect(await beta.exec('b', { title: 'add', code: 'return 1+1' })).toMatchObject({ status: 'completed', value: 2 });
+}
+
+test('in-flight exec/wait past the quota: 429 tenant_limit inflight with Retry-After; nothing recorded; the Idempotency-Key is not consumed', async () => {
+  const first = [alpha.exec('inf', sleepCell(1500)), alpha.exec('inf', sleepCell(1500))];
+  await new Promise((r) => setTimeout(r, 300));
+  const refused = await alpha.raw('POST', '/v1/sessions/inf/exec', {
+    body: JSON.stringify({ title: 'third', code: 'return 3' }),
+    headers: { 'content-type': 'application/json', 'idempotency-key': `k-${run}` },
+  });
+  expect(refused.status).toBe(429);
+  expect(refused.body).toEqual({ error: expect.stringContaining('in-flight'), code: 'tenant_limit', details: { limit: 'inflight' } });
+  expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  await betaUnaffected();
+  expect((await Promise.all(first)).map((r) => r.status)).toEqual(['completed', 'completed']);
+  const titles = (await alpha.transcript('inf')).map((e) => JSON.stringify(e));
+  expect(titles.some((t) => t.includes('third'))).toBe(false);
+  // The key was not consumed: the same key now runs the cell.
+  expect(await alpha.exec('inf', { title: 'third', code: 'return 3' }, { idempotencyKey: `k-${run}` })).toMatchObject({ status: 'completed', value: 3 });
+});
+
+test('parked runs past the quota: the cell fails runtime_unavailable with the SPEC message; a wait gives the place back', async () => {
+  const parked = [];
+  for (let i = 0; i < 2; i += 1) {
+    const r = await alpha.exec('park', { title: `p${i}`, code: 'await yield_control(); return "resumed"' });
+    expect(r.status).toBe('waiting');
+    parked.push(r);
+  }
+  const third = await alpha.exec('park', { title: 'p2', code: 'await yield_control(); return "resumed"' });
+  expect(third).toMatchObject({
+    status: 'failed',
+    code: 'runtime_unavailable',
+    error: 'code mode parked-run quota reached for this tenant; wait on or abort a parked run first.',
+  });
+  expect(await beta.exec('b-park', { title: 'bp', code: 'await yield_control(); return 1' })).toMatchObject({ status: 'waiting' });
+  const first = parked[0];
+  if (first.status !== 'waiting') throw new Error('not parked');
+  expect(await alpha.wait('park', first.runId)).toMatchObject({ status: 'completed', value: 'resumed' });
+  expect(await alpha.exec('park', { title: 'p3', code: 'await yield_control(); return 1' })).toMatchObject({ status: 'waiting' });
+});
+
+test('parked bytes past the quota: the cell fails naming bytes', async () => {
+  const delta = stack.client(keys.delta);
+  expect(await delta.exec('d', { title: 'park', code: 'await yield_control(); return 1' })).toMatchObject({
+    status: 'failed',
+    code: 'runtime_unavailable',
+    error: 'code mode parked-run bytes quota reached for this tenant (1024 bytes of parked runs); wait on or abort a parked run first.',
+  });
+  await betaUnaffected();
+});
+
+test('running shell sessions past the quota: the call fails with the SPEC text; a kill gives the place back', async () => {
+  const ids: string[] = [];
+  for (let i = 0; i < 2; i += 1) {
+    const started = await alpha.shellExec('sh', { command: `sleep 30 # ${i}`, background: true });
+    expect(started.details).toMatchObject({ status: 'running' });
+    ids.push(String((started.details as { sessionId: string }).sessionId));
+  }
+  expect(await alpha.shellExec('sh', { command: 'echo third' })).toEqual({
+    text: 'shell process quota reached for this tenant; kill or wait for a running session first.',
+    details: { status: 'failed' },
+  });
+  expect((await beta.shellExec('bsh', { command: 'echo ok' })).text).toBe('ok');
+  await alpha.process('sh', { action: 'kill', sessionId: ids[0] });
+  const deadline = Date.now() + 5000;
+  let answer = await alpha.shellExec('sh', { command: 'echo again' });
+  while (answer.details.status === 'failed' && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    answer = await alpha.shellExec('sh', { command: 'echo again' });
+  }
+  expect(answer.text).toBe('again');
+  await alpha.process('sh', { action: 'kill', sessionId: ids[1] });
+});
+
+test('event streams past the quota: 429 tenant_limit streams; closing one gives the place back', async () => {
+  await alpha.putSession('st', {});
+  const open = () =>
+    new Promise<{ status: number; body: string; close: () => void }>((resolve, reject) => {
+      const req = request(`${stack.baseUrl}/v1/sessions/st/events`, { headers: { authorization: `Bearer ${keys.alpha}`, accept: 'text/event-stream' } }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => {
+          body += chunk.toString();
+          if (res.statusCode !== 200 || body.length > 0) resolve({ status: res.statusCode ?? 0, body, close: () => req.destroy() });
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, close: () => undefined }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  const first = await open();
+  expect(first.status).toBe(200);
+  const second = await open();
+  expect(second.status).toBe(429);
+  expect(JSON.parse(second.body)).toEqual({ error: expect.stringContaining('stream'), code: 'tenant_limit', details: { limit: 'streams' } });
+  const betaStream = await new Promise<number>((resolve) => {
+    void beta.putSession('bst', {}).then(() => {
+      const req = request(`${stack.baseUrl}/v1/sessions/bst/events`, { headers: { authorization: `Bearer ${keys.beta}`, accept: 'text/event-stream' } }, (res) => {
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      req.end();
+    });
+  });
+  expect(betaStream).toBe(200);
+  first.close();
+  const deadline = Date.now() + 5000;
+  let third = await open();
+  while (third.status !== 200 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    third = await open();
+  }
+  expect(third.status).toBe(200);
+  third.close();
+});
+
+test('request rate past the bucket: 429 tenant_limit rate with Retry-After; other tenants keep their own bucket', async () => {
+  const gamma = stack.client(keys.gamma);
+  const answers = [];
+  for (let i = 0; i < 5; i += 1) answers.push(await gamma.raw('GET', '/v1/sessions/g/tools'));
+  const refused = answers.find((a) => a.status === 429);
+  expect(refused?.body).toEqual({ error: expect.stringContaining('rate'), code: 'tenant_limit', details: { limit: 'rate' } });
+  expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  expect(answers.filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(3);
+  await betaUnaffected();
+});
+
+test('refusals are counted in codemode_tenant_limited_total{limit}, without a tenant label', async () => {
+  const apiMetrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+  expect(apiMetrics).toMatch(/codemode_tenant_limited_total\{limit="inflight"\} [1-9]/);
+  expect(apiMetrics).toMatch(/codemode_tenant_limited_total\{limit="rate"\} [1-9]/);
+  expect(apiMetrics).toMatch(/codemode_tenant_limited_total\{limit="streams"\} [1-9]/);
+  expect(apiMetrics).not.toMatch(/codemode_tenant_limited_total\{[^}]*tenant=/);
+  const workerMetrics = await (await fetch(`${stack.workerUrl(stack.workers[0])}/metrics`)).text();
+  expect(workerMetrics).toMatch(/codemode_tenant_limited_total\{limit="parked_runs"\} [1-9]/);
+  expect(workerMetrics).toMatch(/codemode_tenant_limited_total\{limit="parked_bytes"\} [1-9]/);
+  expect(workerMetrics).toMatch(/codemode_tenant_limited_total\{limit="shell_processes"\} [1-9]/);
+});
