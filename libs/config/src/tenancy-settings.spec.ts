@@ -34,5 +34,9 @@ describe('tenancy settings (SPEC §10)', () => {
     expect(settings.webhookAllow).toEqual(['10.0.0.0/8', 'hooks.internal']);
     expect(settings.sessionTtlSeconds).toBe(3600);
     expect(readTenancySettings({}).sessionTtlSeconds).toBe(2_592_000);
+    expect(readTenancySettings({ CODEMODE_WEBHOOK_ALLOW: '::1,fd00::/8,[::1],127.0.0.1/32,hooks.example.' }).webhookAllow).toHaveLength(5);
+    for (const bad of ['10.0.0.0/33', 'http://x', 'a b', 'host/8', '1.2.3.4/8/1']) {
+      expect(() => readTenancySettings({ CODEMODE_WEBHOOK_ALLOW: bad })).toThrow(/^CODEMODE_WEBHOOK_ALLOW has an entry that is not a host name, IP or CIDR/);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import type { Limits } from '@codemode/contracts';
 import { ConfigError } from './errors';
 import { readRule } from './history-settings';
@@ -141,10 +142,26 @@ export function readTenancySettings(env: Env, readFile: (path: string) => string
     explicitQuotas: explicit,
     ceilings: readCeilings(env),
     tenants,
-    webhookAllow: (env.CODEMODE_WEBHOOK_ALLOW ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''),
+    webhookAllow: readWebhookAllow(env.CODEMODE_WEBHOOK_ALLOW),
     sessionTtlSeconds: readRule(env, SESSION_TTL_RULE),
     metricsTenantLabel: metricsLabel === '1',
   };
+}
+
+const HOST_NAME = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62}))*\.?$/;
+
+/** `CODEMODE_WEBHOOK_ALLOW`: each entry a host name, an IP or a CIDR; anything else stops the boot. */
+function readWebhookAllow(raw: string | undefined): string[] {
+  const entries = (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address.replace(/^\[|\]$/g, ''));
+    const cidrOk = bits === undefined || (family !== 0 && /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+    if (extra !== undefined || !cidrOk || (family === 0 && (bits !== undefined || !HOST_NAME.test(address)))) {
+      throw new ConfigError('CODEMODE_WEBHOOK_ALLOW', `has an entry that is not a host name, IP or CIDR: "${entry}".`);
+    }
+  }
+  return entries;
 }
 
 /**

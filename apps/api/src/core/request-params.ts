@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import { INVALID_SESSION_ID_MESSAGE, SESSION_ID_PATTERN, type SessionRef } from '@codemode/contracts';
-import { InvalidInputException, UnauthorizedApiException } from './api-errors';
+import { InvalidInputException, PayloadTooLargeApiException, UnauthorizedApiException } from './api-errors';
 import type { ApiRequest, ParsedBody } from './request-context';
 
 /** The body as the raw-body middleware parsed it. */
@@ -29,7 +29,8 @@ function tenantOf(req: ApiRequest): string {
 
 /** A JSON object body for REST routes: anything else is a 400. */
 export function requireObjectBody(body: ParsedBody): Record<string, unknown> {
-  if (body.kind === 'too_large') throw new InvalidInputException('request body exceeds 16 MiB.');
+  // The body middleware answers 413 itself; this only keeps a too-large body from reading as "not an object".
+  if (body.kind === 'too_large') throw new PayloadTooLargeApiException(body.limitBytes);
   if (body.kind === 'json' && typeof body.value === 'object' && body.value !== null && !Array.isArray(body.value)) {
     return body.value as Record<string, unknown>;
   }

@@ -4,7 +4,7 @@ import { APP_CONFIG } from '../core/tokens';
 import { renderDocsPage } from './docs-page';
 import { buildOpenApiDocument } from './openapi-document';
 
-/** `GET /openapi.json` and `GET /docs` at the root; the auth guard only checks `/v1`. */
+/** `GET /openapi.json` and `GET /docs` at the root, open like the other operational routes (authentication guards `/v1`). */
 @Controller()
 export class DocsController {
   /** Rendered once at start-up: the document depends only on the contracts and the version. */

@@ -30,6 +30,8 @@ export const ERROR_RESPONSES = {
   401: 'Unauthorized',
   404: 'NotFound',
   409: 'Conflict',
+  413: 'PayloadTooLarge',
+  429: 'TenantLimit',
   503: 'Unavailable',
 } as const;
 export type ErrorStatus = keyof typeof ERROR_RESPONSES;
@@ -39,6 +41,8 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   401: 'Missing or unknown bearer key (only when `CODEMODE_API_KEYS` is set).',
   404: 'Unknown session or run (reads never create a session).',
   409: 'The run is in a state that refuses this (already ended, executing, being resumed).',
+  413: 'The body is over its route\'s cap (1 MiB; 16 MiB for exec, tools and tool-results); refused without being read whole.',
+  429: 'The tenant is at a quota (SPEC §10): `details.limit` is `rate`, `inflight` (exec/wait) or `streams` (SSE). Retry after `Retry-After` seconds; nothing was recorded.',
   503: 'Redis is unreachable; nothing was written. Retry after `Retry-After` seconds.',
 };
 
@@ -57,9 +61,13 @@ export function body(name: SchemaName): { required: boolean; content: Record<str
   return { required: true, content: json(name) };
 }
 
-/** References to the shared error responses for the given statuses. */
+/**
+ * References to the shared error responses for the given statuses. Every `/v1` operation counts
+ * against its tenant's request rate, so 429 is always among them.
+ */
 export function errors(...statuses: ErrorStatus[]): Record<string, { $ref: string }> {
-  return Object.fromEntries(statuses.map((s) => [String(s), { $ref: `#/components/responses/${ERROR_RESPONSES[s]}` }]));
+  const all = statuses.includes(429) ? statuses : [...statuses, 429 as const];
+  return Object.fromEntries(all.map((s) => [String(s), { $ref: `#/components/responses/${ERROR_RESPONSES[s]}` }]));
 }
 
 /** `components.responses`: one per error status, all with the `ApiErrorBody` shape. */
@@ -69,7 +77,7 @@ export function errorResponses(): Record<string, ResponseObject> {
     const code = Number(status) as ErrorStatus;
     out[name] = {
       description: ERROR_DESCRIPTIONS[code],
-      ...(code === 503 ? { headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } } : {}),
+      ...(code === 503 || code === 429 ? { headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } } : {}),
       content: json('ApiErrorBody', [ERROR_EXAMPLE_BY_STATUS[code]]),
     };
   }

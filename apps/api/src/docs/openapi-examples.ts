@@ -185,6 +185,11 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
     unauthorized: { summary: '401', value: error({ error: 'missing or unknown API key; send Authorization: Bearer <key>.', code: 'unauthorized' }) },
     notFound: { summary: '404', value: error({ error: 'session s1 not found.', code: 'not_found' }) },
     conflict: { summary: '409', value: error({ error: 'run has already ended.', code: 'conflict', details: { status: 'completed' } }) },
+    payloadTooLarge: { summary: '413', value: error({ error: 'request body exceeds 1 MiB.', code: 'invalid_input' }) },
+    tenantLimit: {
+      summary: '429',
+      value: error({ error: 'tenant in-flight exec/wait quota reached (32 at once); retry once a call has finished.', code: 'tenant_limit', details: { limit: 'inflight' } }),
+    },
     unavailable: { summary: '503', value: error({ error: 'the session store is unavailable; retry in a few seconds.', code: 'runtime_unavailable' }) },
   },
   HealthLive: { ok: { summary: 'Process answers', value: { status: 'ok' } } },
@@ -197,6 +202,8 @@ export const ERROR_EXAMPLE_BY_STATUS: Record<number, string> = {
   401: 'unauthorized',
   404: 'notFound',
   409: 'conflict',
+  413: 'payloadTooLarge',
+  429: 'tenantLimit',
   503: 'unavailable',
 };
 

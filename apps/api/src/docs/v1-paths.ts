@@ -18,7 +18,7 @@ export function v1Paths(): Record<string, PathItem> {
         summary: 'Create or configure a session',
         description: 'Merges `{agentId?, codeMode?, shell?}` into the stored configuration (omitted fields keep their values). Limits are clamped (SPEC §8).',
         requestBody: body('SessionPutInput'),
-        responses: { '200': ok('The session configuration with clamped values.', 'SessionConfig'), ...errors(400, 401, 503) },
+        responses: { '200': ok('The session configuration with clamped values.', 'SessionConfig'), ...errors(400, 401, 413, 503) },
       },
       get: {
         operationId: 'getSession',
@@ -76,7 +76,7 @@ export function v1Paths(): Record<string, PathItem> {
         summary: 'Answer pending client tool calls',
         description: 'Answers some of the `pendingToolCalls` of the run\'s last `waiting` result; a later `wait` sees them.',
         requestBody: body('ToolResultsInput'),
-        responses: { '202': ok('Recorded by the worker holding the run.', 'ToolResultsAccepted'), ...errors(400, 401, 404, 409, 503) },
+        responses: { '202': ok('Recorded by the worker holding the run.', 'ToolResultsAccepted'), ...errors(400, 401, 413, 404, 409, 503) },
       },
     },
     [`${SESSION}/tools`]: {
@@ -87,7 +87,7 @@ export function v1Paths(): Record<string, PathItem> {
         summary: 'Replace the session\'s client tools',
         description: 'Tools with an `endpoint` are called by the worker; without one their calls come back as `pendingToolCalls`. Names are unique.',
         requestBody: body('ClientToolsPut'),
-        responses: { '200': ok('The session\'s catalog metadata.', 'ToolsView'), ...errors(400, 401, 503) },
+        responses: { '200': ok('The session\'s catalog metadata.', 'ToolsView'), ...errors(400, 401, 413, 503) },
       },
       get: {
         operationId: 'getTools',
@@ -144,7 +144,7 @@ export function v1Paths(): Record<string, PathItem> {
         summary: 'Run a shell command',
         description: 'Backgrounded after `yieldMs`. Tool-level errors are HTTP 200 with `details.status:"failed"` and the error in `text` (SPEC §7).',
         requestBody: body('ShellExecInput'),
-        responses: { '200': ok('`{text, details}`.', 'ShellAnswer', ['finished', 'running', 'failed']), ...errors(400, 401, 503) },
+        responses: { '200': ok('`{text, details}`.', 'ShellAnswer', ['finished', 'running', 'failed']), ...errors(400, 401, 413, 503) },
       },
     },
     [`${SESSION}/process`]: {
@@ -155,7 +155,7 @@ export function v1Paths(): Record<string, PathItem> {
         summary: 'Act on a shell process session',
         description: '`action`: list, poll, log, write, send-keys, submit, paste, kill, clear, remove. Tool-level errors are HTTP 200 (SPEC §7).',
         requestBody: body('ProcessInput'),
-        responses: { '200': ok('`{text, details}`.', 'ShellAnswer', ['polled', 'failed']), ...errors(400, 401, 503) },
+        responses: { '200': ok('`{text, details}`.', 'ShellAnswer', ['polled', 'failed']), ...errors(400, 401, 413, 503) },
       },
     },
   };
