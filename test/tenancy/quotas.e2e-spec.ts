@@ -180,3 +180,47 @@ test('refusals are counted in codemode_tenant_limited_total{limit}, without a te
   expect(workerMetrics).toMatch(/codemode_tenant_limited_total\{limit="parked_bytes"\} [1-9]/);
   expect(workerMetrics).toMatch(/codemode_tenant_limited_total\{limit="shell_processes"\} [1-9]/);
 });
+
+describe('a crashed process does not leave its tenants’ counts stuck', () => {
+  let crashStack: TestStack;
+  beforeAll(async () => {
+    crashStack = await TestStack.start({
+      apiKeys: `cq-${run}:alpha`,
+      env: { CODEMODE_TENANT_MAX_INFLIGHT: '1', CODEMODE_TENANT_MAX_SHELL_PROCESSES: '1', CODEMODE_QUOTA_LEASE_MS: '2000' },
+    });
+  });
+  afterAll(async () => {
+    await crashStack?.stop();
+  });
+
+  test('an API killed with a call in flight: its slot lapses with its lease and the next call runs', async () => {
+    const client = crashStack.client(`cq-${run}`);
+    const inFlight = client.exec('c', sleepCell(5000)).catch(() => null);
+    await new Promise((r) => setTimeout(r, 300));
+    await crashStack.restartApi({ signal: 'SIGKILL' });
+    await inFlight;
+    const deadline = Date.now() + 10_000;
+    let answer = await client.raw('POST', '/v1/sessions/c/exec', { body: JSON.stringify({ title: 'after', code: 'return 7' }), headers: { 'content-type': 'application/json' } });
+    while (answer.status === 429 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      answer = await client.raw('POST', '/v1/sessions/c/exec', { body: JSON.stringify({ title: 'after', code: 'return 7' }), headers: { 'content-type': 'application/json' } });
+    }
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ status: 'completed', value: 7 });
+  });
+
+  test('a worker killed with a shell session running: its slot lapses and another worker starts the next command', async () => {
+    const client = crashStack.client(`cq-${run}`);
+    expect((await client.shellExec('w', { command: 'sleep 60', background: true })).details).toMatchObject({ status: 'running' });
+    const doomed = crashStack.workers[0];
+    await crashStack.addWorker();
+    await doomed.kill();
+    const deadline = Date.now() + 15_000;
+    let answer = await client.shellExec('w2', { command: 'echo free' });
+    while (answer.text !== 'free' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      answer = await client.shellExec('w2', { command: 'echo free' });
+    }
+    expect(answer.text).toBe('free');
+  });
+});

@@ -52,10 +52,13 @@ export interface TenancySettings {
   readonly sessionTtlSeconds: number;
   /** `CODEMODE_METRICS_TENANT_LABEL=1`: tenant label on quota metrics (off: unbounded label sets). */
   readonly metricsTenantLabel: boolean;
+  /** `CODEMODE_QUOTA_LEASE_MS`: a crashed process's quota slots (in-flight calls, streams, shell sessions) free within this. */
+  readonly quotaLeaseMs: number;
 }
 
 type Env = Record<string, string | undefined>;
 
+const QUOTA_LEASE_RULE: LimitRule = { defaultValue: 30_000, min: 1000, max: 600_000, env: 'CODEMODE_QUOTA_LEASE_MS' };
 const SESSION_TTL_RULE: LimitRule = { defaultValue: 2_592_000, min: 60, max: 31_536_000, env: 'CODEMODE_SESSION_TTL_SECONDS' };
 
 /** `CODEMODE_CEILING_MEMORY_LIMIT_BYTES` for `memoryLimitBytes`, and so on: the limit's env name after `CODEMODE_`. */
@@ -145,6 +148,7 @@ export function readTenancySettings(env: Env, readFile: (path: string) => string
     webhookAllow: readWebhookAllow(env.CODEMODE_WEBHOOK_ALLOW),
     sessionTtlSeconds: readRule(env, SESSION_TTL_RULE),
     metricsTenantLabel: metricsLabel === '1',
+    quotaLeaseMs: readRule(env, QUOTA_LEASE_RULE),
   };
 }
 

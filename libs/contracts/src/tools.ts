@@ -33,7 +33,7 @@ const JsonSchemaObjectSchema = z
     message: `schema exceeds ${MAX_CLIENT_TOOL_SCHEMA_BYTES} bytes of serialized JSON`,
   });
 
-/** http or https only; loopback hosts are allowed (SPEC §5). */
+/** http or https only; which addresses it may reach is decided at registration and at connect time (SPEC §10 "Webhooks and MCP"). */
 const EndpointSchema = z
   .string()
   .max(MAX_CLIENT_TOOL_ENDPOINT_CHARS)
@@ -55,7 +55,7 @@ const EndpointSchema = z
  * - `description`: at most 8192 characters.
  * - `inputSchema`: a JSON schema object, default `{type:"object"}`; `outputSchema` optional;
  *   each at most 64 KiB of serialized JSON.
- * - `endpoint`: an http or https URL (loopback allowed), at most 2048 characters; without one,
+ * - `endpoint`: an http or https URL (its address is checked against SPEC §10: loopback only in single mode), at most 2048 characters; without one,
  *   calls come back to the client as `pendingToolCalls`.
  * - `replaySafe`: default false. `timeoutMs`: integer 100–300000.
  */

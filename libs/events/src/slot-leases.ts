@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { LeasedQuota, TenantQuotaLedger } from './tenant-quotas';
 
-/** How long a slot stays held without renewal: a crashed holder's slots free within this. */
+/** How long a slot stays held without renewal by default: a crashed holder's slots free within this. */
 export const SLOT_LEASE_MS = 30_000;
-/** Held slots are renewed this often, well inside their lease. */
-const RENEW_EVERY_MS = SLOT_LEASE_MS / 3;
 
 /** A slot this process holds; `release` is idempotent. */
 export interface HeldSlot {
@@ -22,15 +20,20 @@ export class SlotLeases {
   private readonly held = new Map<string, { tenant: string; quota: LeasedQuota; holders: Set<string> }>();
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly ledger: TenantQuotaLedger, private readonly onRenewError: (error: unknown) => void = () => undefined) {
-    this.timer = setInterval(() => void this.renewAll(), RENEW_EVERY_MS);
+  /** Held slots are renewed every third of `leaseMs`, well inside their lease. */
+  constructor(
+    private readonly ledger: TenantQuotaLedger,
+    private readonly onRenewError: (error: unknown) => void = () => undefined,
+    private readonly leaseMs = SLOT_LEASE_MS,
+  ) {
+    this.timer = setInterval(() => void this.renewAll(), Math.floor(leaseMs / 3));
     this.timer.unref();
   }
 
   /** Takes a slot of `quota` for `tenant`, or answers null when the tenant holds `max` already. */
   async take(tenant: string, quota: LeasedQuota, max: number): Promise<HeldSlot | null> {
     const holder = randomUUID();
-    const { taken, count } = await this.ledger.takeSlot(tenant, quota, holder, max, SLOT_LEASE_MS);
+    const { taken, count } = await this.ledger.takeSlot(tenant, quota, holder, max, this.leaseMs);
     if (!taken) return null;
     const group = this.group(tenant, quota);
     group.holders.add(holder);
@@ -66,7 +69,7 @@ export class SlotLeases {
         this.held.delete(key);
         continue;
       }
-      await this.ledger.renewSlots(group.tenant, group.quota, [...group.holders], SLOT_LEASE_MS).catch(this.onRenewError);
+      await this.ledger.renewSlots(group.tenant, group.quota, [...group.holders], this.leaseMs).catch(this.onRenewError);
     }
   }
 }

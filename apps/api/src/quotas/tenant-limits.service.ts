@@ -38,7 +38,11 @@ export class TenantLimits implements OnApplicationShutdown {
     private readonly ledger: TenantQuotaLedger,
     private readonly metrics: ApiMetrics,
   ) {
-    this.leases = new SlotLeases(ledger, (error) => this.logger.warn({ err: error }, 'could not renew quota leases; retrying'));
+    this.leases = new SlotLeases(
+      ledger,
+      (error) => this.logger.warn({ err: error }, 'could not renew quota leases; retrying'),
+      config.tenancySettings.quotaLeaseMs,
+    );
   }
 
   onApplicationShutdown(): void {

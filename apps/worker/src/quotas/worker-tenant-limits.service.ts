@@ -26,7 +26,11 @@ export class WorkerTenantLimits implements OnApplicationShutdown {
     private readonly tenancy: WorkerTenancy,
     private readonly metrics: WorkerMetrics,
   ) {
-    this.leases = new SlotLeases(ledger, (error) => this.logger.warn({ err: error }, 'could not renew quota leases; retrying'));
+    this.leases = new SlotLeases(
+      ledger,
+      (error) => this.logger.warn({ err: error }, 'could not renew quota leases; retrying'),
+      config.tenancySettings.quotaLeaseMs,
+    );
   }
 
   onApplicationShutdown(): void {
