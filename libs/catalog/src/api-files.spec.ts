@@ -90,7 +90,9 @@ describe('metadata', () => {
       properties: { subject: { type: 'string' } },
       required: ['subject'],
     });
+    expect(ticket && describeEntry(ticket).$api).toContain('declare function fake_create_ticket(input: Fake_create_ticketInput): Promise<Fake_create_ticketOutput>;');
     const issue = findByToolName(entries, 'create_issue');
+    expect(issue && describeEntry(issue).$api).toMatch(/^declare namespace MCP\.github \{\n[\s\S]*function createIssue\(/u);
     expect(issue && catalogMetadata(issue)).toMatchObject({
       callableName: 'MCP.github.createIssue',
       apiPath: 'mcp/github.d.ts',

@@ -1,9 +1,11 @@
 import type { CatalogEntry } from './catalog-entry';
 import { ApiFileNotFoundError, ApiPathTraversalError, ApiPathTypeError } from './errors';
-import { isRecord, schemaProperties } from './json-schema';
+import { mcpIndexDeclarations, mcpServerDeclarations, mcpToolApiHeader, type McpServerInfo } from './mcp-declarations';
 import { mcpServers } from './mcp-prompt';
 import { RESULTS_API_CONTENT, RESULTS_API_DESCRIPTION, RESULTS_API_PATH } from './results-api';
 import { docComment, inputIsOptional, schemaToTs } from './schema-to-ts';
+
+export type { McpServerInfo } from './mcp-declarations';
 
 /** One generated declaration file (SPEC §4 `API.read`). */
 export interface ApiFile {
@@ -17,12 +19,6 @@ export interface ApiListing {
   readonly files: Array<{ path: string; description: string; bytes: number }>;
 }
 
-/** Extra facts about configured MCP servers, keyed by configured server name. */
-export interface McpServerInfo {
-  readonly name: string;
-  readonly description?: string;
-}
-
 function file(path: string, description: string, content: string): ApiFile {
   return { path, description, content, bytes: Buffer.byteLength(content, 'utf8') };
 }
@@ -31,7 +27,8 @@ function typeName(callableName: string, suffix: string): string {
   return `${callableName.charAt(0).toUpperCase()}${callableName.slice(1)}${suffix}`;
 }
 
-function toolFile(entry: CatalogEntry): ApiFile {
+/** Content of `tools/<callableName>.d.ts`: the input and output types and the declared global. */
+function toolDeclarations(entry: CatalogEntry): string {
   const input = typeName(entry.callableName, 'Input');
   const output = typeName(entry.callableName, 'Output');
   const optional = inputIsOptional(entry.inputSchema) ? '?' : '';
@@ -39,7 +36,7 @@ function toolFile(entry: CatalogEntry): ApiFile {
     entry.description,
     `Tool ${JSON.stringify(entry.toolName)} (${entry.source}${entry.replaySafe ? ', replay-safe' : ''}).`,
   ].join('\n');
-  const content = [
+  return [
     `type ${input} = ${entry.inputSchema ? schemaToTs(entry.inputSchema) : 'Record<string, unknown>'};`,
     `type ${output} = ${entry.outputSchema ? schemaToTs(entry.outputSchema) : 'unknown'};`,
     '',
@@ -47,76 +44,14 @@ function toolFile(entry: CatalogEntry): ApiFile {
     `declare function ${entry.callableName}(input${optional}: ${input}): Promise<${output}>;`,
     '',
   ].join('\n');
-  return file(entry.apiPath, `Declaration of the ${entry.callableName} tool global.`, content);
 }
 
-/** MCP inputs get top-level schema defaults filled in, so defaulted fields are optional to callers. */
-function mcpInputSchema(schema: unknown): unknown {
-  if (!isRecord(schema) || !Array.isArray(schema.required)) {
-    return schema;
-  }
-  const properties = schemaProperties(schema);
-  const required = schema.required.filter((key) => {
-    const property = typeof key === 'string' ? properties[key] : undefined;
-    return !(isRecord(property) && Object.hasOwn(property, 'default'));
-  });
-  return { ...schema, required };
-}
-
-function defaultsDoc(schema: unknown): string[] {
-  return Object.entries(schemaProperties(schema)).flatMap(([name, property]) =>
-    isRecord(property) && Object.hasOwn(property, 'default')
-      ? [`@param input.${name} defaults to ${JSON.stringify(property.default) ?? 'undefined'}.`]
-      : [],
-  );
-}
-
-const MCP_RESULT_TYPE = [
-  '/** What an MCP tool call resolves to: the server\'s CallToolResult. */',
-  'type McpToolResult = {',
-  '  content: unknown[];',
-  '  structuredContent?: unknown;',
-  '  isError?: boolean;',
-  '};',
-].join('\n');
-
-function mcpServerFile(identifier: string, serverName: string, tools: readonly CatalogEntry[], info?: McpServerInfo): ApiFile {
-  const lines = [MCP_RESULT_TYPE, '', ...docComment(info?.description ?? `MCP server ${serverName}.`), `declare namespace MCP.${identifier} {`];
-  const sorted = [...tools].sort((left, right) => (left.callableName < right.callableName ? -1 : 1));
-  for (const entry of sorted) {
-    const binding = entry.mcpBinding;
-    if (!binding) {
-      continue;
-    }
-    const schema = mcpInputSchema(entry.inputSchema);
-    const optional = inputIsOptional(schema) ? '?' : '';
-    const notes = [entry.description, `MCP tool ${JSON.stringify(binding.toolName)}.`, ...defaultsDoc(entry.inputSchema)].join('\n');
-    lines.push(
-      '',
-      ...docComment(notes, '  '),
-      `  function ${binding.toolIdentifier}(input${optional}: ${entry.inputSchema ? schemaToTs(schema, '  ') : 'Record<string, unknown>'}): Promise<McpToolResult>;`,
-    );
-  }
-  lines.push('}', '');
-  return file(`mcp/${identifier}.d.ts`, `MCP server declaration for ${serverName}.`, lines.join('\n'));
-}
-
-function mcpIndexFile(servers: ReturnType<typeof mcpServers>): ApiFile {
-  const content = [
-    ...servers.map((server) => `/// <reference path="./${server.identifier}.d.ts" />`),
-    '',
-    '/**',
-    ' * MCP server tools grouped by server. Call MCP.<server>.<tool>({ ...input }) with one object',
-    ' * argument; top-level schema defaults are applied and missing required fields reject.',
-    ' * Servers:',
-    ...servers.map((server) => ` * - ${server.identifier}: ${server.serverName.replace(/\*\//gu, '* /')} (${server.toolCount} tools)`),
-    ' */',
-    'declare namespace MCP {}',
-    '/** Namespace name → namespace object; today only MCP. */',
-    'declare const namespaces: { readonly MCP: typeof MCP };',
-    '',
-  ].join('\n');
-  return file('mcp/index.d.ts', 'Root MCP namespace declaration and server list.', content);
+/**
+ * The `$api` header a handle's `describe()` carries (SPEC §4): the tool's TypeScript declaration
+ * as its `apiPath` file states it (for an MCP tool, its own function inside `MCP.<server>`).
+ */
+export function apiHeader(entry: CatalogEntry): string {
+  return entry.mcpBinding ? mcpToolApiHeader(entry) : toolDeclarations(entry).trimEnd();
 }
 
 /**
@@ -128,14 +63,15 @@ export function apiFiles(entries: readonly CatalogEntry[], serverInfo: readonly 
   const globals = entries
     .filter((entry) => entry.source !== 'mcp')
     .sort((left, right) => (left.callableName < right.callableName ? -1 : 1));
-  files.push(...globals.map(toolFile));
+  files.push(...globals.map((entry) => file(entry.apiPath, `Declaration of the ${entry.callableName} tool global.`, toolDeclarations(entry))));
   const servers = mcpServers(entries);
   if (servers.length > 0) {
-    files.push(mcpIndexFile(servers));
+    files.push(file('mcp/index.d.ts', 'Root MCP namespace declaration and server list.', mcpIndexDeclarations(servers)));
     for (const server of servers) {
       const tools = entries.filter((entry) => entry.mcpBinding?.serverIdentifier === server.identifier);
       const info = serverInfo.find((candidate) => candidate.name === server.serverName);
-      files.push(mcpServerFile(server.identifier, server.serverName, tools, info));
+      const content = mcpServerDeclarations(server.identifier, server.serverName, tools, info);
+      files.push(file(`mcp/${server.identifier}.d.ts`, `MCP server declaration for ${server.serverName}.`, content));
     }
   }
   return files;

@@ -9,11 +9,14 @@ export class McpArgumentShapeError extends Error {
   }
 }
 
-/** Thrown when required MCP fields are absent after schema defaults were applied. */
+/**
+ * Thrown when required MCP fields are absent after schema defaults were applied. The message names
+ * the first missing field only (SPEC §5), even when several are missing; `missing` lists them all.
+ */
 export class McpMissingArgumentError extends Error {
   readonly code = 'invalid_mcp_arguments';
   constructor(readonly missing: readonly string[]) {
-    super(`Missing required MCP namespace argument${missing.length === 1 ? '' : 's'}: ${missing.join(', ')}`);
+    super(`Missing required MCP namespace argument: ${missing[0]}`);
     this.name = 'Error';
   }
 }

@@ -5,18 +5,37 @@ import { buildQuickIndex } from './quick-index';
 export interface ExecDescriptionOptions {
   /** The session's `maxOutputBytes`, quoted in the description (default 65536). */
   readonly maxOutputBytes?: number;
+  /** The session's `timeoutMs`, the budget of each exec and wait call (SPEC §8 default 10000). */
+  readonly timeoutMs?: number;
+}
+
+/** SPEC §5: the sentence that states the session's budget. */
+export function execBudgetSentence(timeoutMs: number): string {
+  return `Each exec or wait call has a ${timeoutMs} ms wall-clock budget.`;
+}
+
+/** SPEC §5: said while the core shell tool is callable as `exec` (no client tool shadows it). */
+export const SHELL_FOR_HEAVY_WORK_SENTENCE = 'Use the shell tool exec for heavier computation.';
+
+/** The core shell tool keeps the callable name `exec`; a client tool named `exec` would take it. */
+function shellCallableAsExec(entries: readonly CatalogEntry[]): boolean {
+  return entries.some((entry) => entry.source === 'openclaw' && entry.toolName === 'exec' && entry.callableName === 'exec');
 }
 
 /**
- * The model-visible `exec` description (SPEC §5). Structured as OpenClaw's: what exec does and
- * how to compose tool calls, the guest API in brief, MCP guidance when MCP tools exist, then the
- * bounded quick index of tool globals.
+ * The model-visible `exec` description (SPEC §5). Structured as OpenClaw's: what exec does, its
+ * wall-clock budget (and, while the shell tool is `exec`, where heavier work goes), how to compose
+ * tool calls, the guest API in brief, MCP guidance when MCP tools exist, then the bounded quick
+ * index of tool globals.
  */
 export function buildExecDescription(entries: readonly CatalogEntry[], options: ExecDescriptionOptions = {}): string {
   const maxOutputBytes = options.maxOutputBytes ?? 65536;
+  const timeoutMs = options.timeoutMs ?? 10000;
   const hasMcp = entries.some((entry) => entry.source === 'mcp');
   const lead = [
     'Run JavaScript in Code Mode. The code runs as the body of an async function in a fresh sandbox, so variables never carry over to the next cell.',
+    execBudgetSentence(timeoutMs),
+    ...(shellCallableAsExec(entries) ? [SHELL_FOR_HEAVY_WORK_SENTENCE] : []),
     "Each enabled tool is an async global function listed in the quick index below: pass one input object, await the tool's JSON result.",
     'Await calls that depend on each other in order and run independent ones together with Promise.all.',
     'When a tool declares its output, use those fields for follow-up calls in the same program instead of spending an extra `exec` to look at them.',

@@ -24,7 +24,7 @@ export { tokenize } from './tokenize';
 export { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, resolveSearchLimit, searchCatalog, type SearchOptions } from './search';
 export { catalogMetadata, describe, handleMetadata, type HandleMetadata, type ToolDescription } from './metadata';
 export { compactInputHint, compactOutputHint } from './schema-hints';
-export { schemaToTs } from './schema-to-ts';
+export { escapeDocText, schemaToTs } from './schema-to-ts';
 export {
   buildQuickIndex,
   MAX_QUICK_INDEX_CHARS,
@@ -32,7 +32,7 @@ export {
   QUICK_INDEX_HEADING,
   quickIndexOmittedFooter,
 } from './quick-index';
-export { buildExecDescription, type ExecDescriptionOptions } from './exec-description';
-export { apiFiles, apiList, apiRead, normalizeApiPath, type ApiFile, type ApiListing, type McpServerInfo } from './api-files';
+export { buildExecDescription, execBudgetSentence, SHELL_FOR_HEAVY_WORK_SENTENCE, type ExecDescriptionOptions } from './exec-description';
+export { apiFiles, apiHeader, apiList, apiRead, normalizeApiPath, type ApiFile, type ApiListing, type McpServerInfo } from './api-files';
 export { RESULTS_API_PATH } from './results-api';
 export { catalogTelemetry, type CatalogTelemetry } from './telemetry';

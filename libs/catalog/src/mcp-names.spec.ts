@@ -62,7 +62,9 @@ describe('mapMcpArguments', () => {
   it('names missing required fields', () => {
     expect(() => mapMcpArguments(schema, [{ repo: 'a/b' }])).toThrow('Missing required MCP namespace argument: title');
     expect(() => mapMcpArguments(schema, [])).toThrow(new McpMissingArgumentError(['repo', 'title']).message);
-    expect(new McpMissingArgumentError(['repo', 'title']).message).toBe('Missing required MCP namespace arguments: repo, title');
+    // SPEC §5: the first missing field only, even when several are missing.
+    expect(new McpMissingArgumentError(['repo', 'title']).message).toBe('Missing required MCP namespace argument: repo');
+    expect(() => mapMcpArguments({ type: 'object', required: ['a', 'b'] }, [{}])).toThrow(/^Missing required MCP namespace argument: a$/u);
   });
 
   it('fills undefined fields but keeps provided ones and never touches prototypes', () => {

@@ -1,4 +1,5 @@
 import type { ToolCatalogMetadata } from '@codemode/contracts';
+import { apiHeader } from './api-files';
 import type { CatalogEntry } from './catalog-entry';
 import type { JsonSchema } from './json-schema';
 import { compactInputHint, compactOutputHint } from './schema-hints';
@@ -6,8 +7,12 @@ import { compactInputHint, compactOutputHint } from './schema-hints';
 /** What a guest handle carries, and what a handle returned in a value serializes to (SPEC §4). */
 export type HandleMetadata = Omit<ToolCatalogMetadata, 'replaySafe'>;
 
-/** `handle.describe()`: the handle metadata plus the full schemas, as OpenClaw describes entries. */
+/**
+ * `handle.describe()` (SPEC §4), for every handle, MCP ones included: the handle metadata, its
+ * `$api` header (the tool's TypeScript declaration) and its full input and output schemas.
+ */
 export interface ToolDescription extends HandleMetadata {
+  readonly $api: string;
   readonly parameters: JsonSchema;
   readonly outputSchema?: JsonSchema;
 }
@@ -41,6 +46,7 @@ export function handleMetadata(entry: CatalogEntry): HandleMetadata {
 export function describe(entry: CatalogEntry): ToolDescription {
   return {
     ...handleMetadata(entry),
+    $api: apiHeader(entry),
     parameters: entry.inputSchema ?? {},
     ...(entry.outputSchema ? { outputSchema: entry.outputSchema } : {}),
   };

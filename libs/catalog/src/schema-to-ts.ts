@@ -19,21 +19,35 @@ interface RenderState {
   nodes: number;
 }
 
-/** JSDoc lines for a description; `*\/` is broken so a description cannot end the comment. */
+/**
+ * Makes text safe inside a JSDoc comment (SPEC §5): a star followed by a slash gets a backslash
+ * between them, so a description cannot end the comment; nothing else changes (a glob such as
+ * `**` + `/*.ext` keeps its characters and order, gaining only that backslash).
+ */
+export function escapeDocText(text: string): string {
+  return text.replace(/\*\//gu, '*\\/');
+}
+
+/**
+ * JSDoc lines for a description: its lines as written (trailing spaces and blank lines around it
+ * dropped; indentation and blank lines inside kept), escaped by `escapeDocText`, bounded in lines
+ * and characters.
+ */
 export function docComment(text: string | undefined, indent = ''): string[] {
-  const lines = (text ?? '')
+  const all = (text ?? '')
     .slice(0, MAX_DOC_CHARS)
     .split(/\r?\n/u)
-    .map((line) => line.trim().replace(/\*\//gu, '* /'))
-    .filter(Boolean)
-    .slice(0, MAX_DOC_LINES);
+    .map((line) => escapeDocText(line.trimEnd()));
+  const first = all.findIndex((line) => line !== '');
+  const last = all.findLastIndex((line) => line !== '');
+  const lines = first === -1 ? [] : all.slice(first, last + 1).slice(0, MAX_DOC_LINES);
   if (lines.length === 0) {
     return [];
   }
   if (lines.length === 1) {
     return [`${indent}/** ${lines[0]} */`];
   }
-  return [`${indent}/**`, ...lines.map((line) => `${indent} * ${line}`), `${indent} */`];
+  return [`${indent}/**`, ...lines.map((line) => (line === '' ? `${indent} *` : `${indent} * ${line}`)), `${indent} */`];
 }
 
 function literalText(value: unknown): string | undefined {

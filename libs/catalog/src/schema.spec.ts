@@ -37,7 +37,7 @@ describe('schemaToTs', () => {
       '{\n  a: string;\n} & {\n  b?: number;\n}',
     );
     expect(schemaToTs({ type: 'object', properties: { a: { type: 'string', description: 'ends */ here' } }, additionalProperties: true })).toBe(
-      '{\n  /** ends * / here */\n  a?: string;\n  [key: string]: unknown;\n}',
+      '{\n  /** ends *\\/ here */\n  a?: string;\n  [key: string]: unknown;\n}',
     );
     expect(schemaToTs({ type: ['string', 'null'] })).toBe('string | null');
     expect(schemaToTs({ $ref: '#/defs/x' })).toBe('unknown');

@@ -28,6 +28,15 @@ export const ShellExecInputSchema = z.object({
 });
 export type ShellExecInput = z.infer<typeof ShellExecInputSchema>;
 
+const POLL_TIMEOUT_ERROR = 'must be a number of milliseconds or an integer string';
+/**
+ * `process poll`'s `timeout`: milliseconds as a number or an integer string (`"3000"`), as
+ * models often write it. Anything else is a field of the wrong type.
+ */
+export const PollTimeoutSchema = z.union([z.number(), z.string().regex(/^\s*[+-]?\d+\s*$/, { error: POLL_TIMEOUT_ERROR })], {
+  error: POLL_TIMEOUT_ERROR,
+});
+
 /**
  * Body of `process`. `action` is a plain string on purpose: an unknown action is a tool-level
  * outcome (`Invalid process action. …`, answered 200), not a malformed body (400).
@@ -44,7 +53,7 @@ export const ProcessInputSchema = z.object({
   bracketed: z.boolean().optional(),
   offset: z.number().optional(),
   limit: z.number().optional(),
-  timeout: z.number().optional(),
+  timeout: PollTimeoutSchema.optional(),
 });
 export type ProcessInput = z.infer<typeof ProcessInputSchema>;
 
@@ -116,6 +125,8 @@ export const ProcessRunningDetailsSchema = ShellInputStateSchema.partial().exten
   totalLines: z.number().int().optional(),
   totalChars: z.number().int().optional(),
   truncated: z.boolean().optional(),
+  /** On a `poll` that brought no new output: when to poll again (5000, 10000, 30000, then 60000). */
+  retryInMs: z.number().int().optional(),
 });
 
 /** `poll`/`log` of a finished (or lost) session. */
@@ -189,6 +200,8 @@ export const ShellExitedDataSchema = z.object({
   durationMs: z.number(),
   backgrounded: z.boolean(),
   droppedChars: z.number().int(),
+  /** The timeout the session ran with, named by the timed-out guidance (absent in older logs). */
+  timeoutSeconds: z.number().optional(),
 });
 export type ShellExitedData = z.infer<typeof ShellExitedDataSchema>;
 

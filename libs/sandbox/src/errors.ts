@@ -4,7 +4,17 @@ import type { CodeModeErrorCode } from '@codemode/contracts';
 export const TIMEOUT_MESSAGE = 'code mode timeout exceeded';
 export const MODULE_ACCESS_MESSAGE = 'code mode module access is disabled.';
 export const PENDING_WITHOUT_HOST_WORK_MESSAGE = 'code mode promise is pending without host work';
-export const TOO_MANY_PENDING_MESSAGE = 'too many pending code mode tool calls';
+/** SPEC §3: requests that may wait for an in-flight slot, per run. */
+export const MAX_QUEUED_BRIDGE_REQUESTS = 128;
+/** SPEC §3: a request past the bridge queue fails the cell (`invalid_input`, phase `guest`). */
+export function bridgeQueueLimitMessage(maxPendingToolCalls: number): string {
+  return (
+    `code mode bridge queue limit exceeded (${MAX_QUEUED_BRIDGE_REQUESTS} ordinary requests queued; ${maxPendingToolCalls} in-flight slots). ` +
+    'Await smaller batches before creating more tool calls or timers.'
+  );
+}
+/** SPEC §3: how unbounded recursion fails a cell (QuickJS itself says `InternalError: stack overflow`). */
+export const STACK_OVERFLOW_TEXT = 'RangeError: Maximum call stack size exceeded';
 export const NOT_STARTED_MESSAGE = 'no worker started the cell within its budget; it was not run.';
 export const SET_TIMEOUT_DELAY_MESSAGE = 'setTimeout delay must be a non-negative finite number.';
 export const TOO_MANY_SUSPENDED_MESSAGE = 'too many suspended code mode runs.';

@@ -88,3 +88,17 @@ export class WorkspaceOverLimitError extends ShellToolError {
     this.name = 'WorkspaceOverLimitError';
   }
 }
+
+/**
+ * Thrown when a `process` call from a cell has a field of the wrong type (a `timeout` that is
+ * neither a number nor an integer string). Over REST the API refuses such a body with 400; in a
+ * cell the call rejects with this message, as the workspace tools' input errors do, so it is not
+ * turned into an answer. `name` stays `Error`: the guest sees it.
+ */
+export class ProcessInputError extends Error {
+  readonly code = 'invalid_input';
+  constructor(readonly tool: string, readonly field: string, detail: string) {
+    super(texts.invalidInput(tool, field, detail));
+    this.name = 'Error';
+  }
+}

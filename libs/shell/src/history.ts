@@ -25,6 +25,7 @@ class RecordedSession implements SessionView {
   exitCode: number | null | undefined;
   exitSignal: string | null = null;
   timedOut = false;
+  timeoutSeconds: number | undefined;
   lastOutputAt: number;
   readonly stdinWritable = false;
   readonly buffer: OutputBuffer;
@@ -84,6 +85,8 @@ export function rebuildSessions(events: Iterable<RecordedShellEvent>, opts: Rebu
       Object.assign(session, {
         status: d.data.status, exitCode: d.data.exitCode, exitSignal: d.data.exitSignal, timedOut: d.data.timedOut,
         endedAt: d.data.endedAt, backgrounded: d.data.backgrounded, lastOutputAt: d.data.endedAt,
+        // Logs written before `timeoutSeconds` was recorded: the timer fired after that many whole seconds.
+        timeoutSeconds: d.data.timeoutSeconds ?? Math.floor(d.data.durationMs / 1000),
       });
       if (d.data.droppedChars > 0) session.buffer.truncated = true;
     } else if (event.type === 'shell.removed') {

@@ -117,7 +117,10 @@ export class ProcessRegistry {
     }
   }
 
-  /** The `process` tool (SPEC §7). Every outcome, errors included, is an answer. */
+  /**
+   * The `process` tool (SPEC §7). Every outcome, errors included, is an answer.
+   * @throws ProcessInputError for a `timeout` that is neither a number nor an integer string.
+   */
   async process(scope: ShellScope, input: ProcessInput, config: ShellConfig = this.opts.defaults, ctx: ProcessContext = {}): Promise<ShellAnswer> {
     return runProcessAction({
       scope,

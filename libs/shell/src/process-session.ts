@@ -42,6 +42,8 @@ export class ProcessSession implements SessionView {
   endedAt: number | undefined;
   lastOutputAt: number;
   cursorKeyMode: CursorKeyMode = 'normal';
+  /** Polls in a row that brought no new output; sets the next poll's `retryInMs`. */
+  quietPolls = 0;
   /** Resolves once the process has exited and the session is final. */
   readonly done: Promise<void>;
   private proc!: SpawnedProcess;
@@ -96,6 +98,7 @@ export class ProcessSession implements SessionView {
   get cwd(): string { return this.init.cwd; }
   get pty(): boolean { return this.init.pty; }
   get pid(): number { return this.proc.pid; }
+  get timeoutSeconds(): number { return this.init.timeoutSeconds; }
   get exited(): boolean { return this.status !== 'running'; }
   get aggregated(): string { return this.buffer.aggregated; }
   get tail(): string { return this.buffer.tail; }
@@ -175,7 +178,7 @@ export class ProcessSession implements SessionView {
         sessionId: this.id, scope: this.scope, status: this.status, exitCode: exit.code, exitSignal: exit.signal,
         timedOut: this.timedOut, startedAt: this.startedAt, endedAt: this.endedAt,
         durationMs: this.endedAt - this.startedAt, backgrounded: this.backgrounded && !this.removed,
-        droppedChars: this.recorder.dropped,
+        droppedChars: this.recorder.dropped, timeoutSeconds: this.timeoutSeconds,
       },
     });
     this.wake();

@@ -17,6 +17,8 @@ export interface SessionView {
   readonly exitCode?: number | null;
   readonly exitSignal?: string | null;
   readonly timedOut: boolean;
+  /** The timeout the command ran with, named by the timed-out guidance; unknown for old records. */
+  readonly timeoutSeconds?: number;
   readonly aggregated: string;
   readonly tail: string;
   readonly truncated: boolean;

@@ -12,7 +12,7 @@ export const texts = {
   commandNotFound: 'Command not found',
   notExecutable: 'Command not executable (permission denied)',
   timedOut: (seconds: number) =>
-    `Command timed out after ${seconds} seconds. If this command is expected to take longer, re-run with a higher timeout (e.g., exec timeoutSeconds=300).`,
+    `Command timed out after ${seconds} seconds. If this command is expected to take longer, re-run with a higher timeout (e.g., exec timeout=300).`,
   abortedBySignal: (signal: string) => `Command aborted by signal ${signal}`,
   emptyCommand: 'Provide a command to start.',
   cannotDetach: 'A command run with awaitResults:true cannot be detached: drop background:true or awaitResults.',
@@ -33,10 +33,13 @@ export const texts = {
   stdinNotWritable: (id: string) => `Session ${id} stdin is not writable.`,
   noFinishedSession: (id: string) => `No finished session found for ${id}`,
 
+  invalidInput: (tool: string, field: string, detail: string) => `Invalid ${tool} input: ${field}: ${detail}`,
+
   noSessions: 'No running or recent sessions.',
   noNewOutput: '(no new output)',
   stillRunningPoll: 'Process still running.',
   exitedWith: (label: string) => `Process exited with ${label}.`,
+  exitedWithTimeout: 'Process exited with timeout.',
   lostPoll: 'Process lost: the worker running it stopped. Its recorded output stays readable with log.',
   noOutputYet: '(no output yet)',
   noOutputRecorded: '(no output recorded)',

@@ -153,7 +153,10 @@ export class McpConfigError extends Error {
   }
 }
 
-/** Thrown when a call names an MCP server that is not configured or did not connect. */
+/**
+ * Thrown when a call names an MCP server that is not connected right now (configured but down or
+ * reconnecting, or not configured at all); the call was not sent (SPEC §5).
+ */
 export class McpServerUnavailableError extends ToolError {
   readonly code = 'mcp_server_unavailable';
   constructor(readonly serverName: string) {
@@ -168,5 +171,20 @@ export class McpCallError extends ToolError {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/**
+ * Thrown when an MCP tool answered with `isError: true` (SPEC §5): the call reached the server and
+ * failed there. The message carries the result's text content.
+ */
+export class McpToolFailedError extends ToolError {
+  readonly code = 'mcp_tool_error';
+  constructor(
+    readonly serverName: string,
+    readonly toolName: string,
+    detail: string,
+  ) {
+    super(`MCP tool ${serverName}.${toolName} failed: ${detail}`);
   }
 }

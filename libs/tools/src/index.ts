@@ -78,11 +78,21 @@ export { mcpServerVisibleTo, scopeMcpToTenant, withTenants, type McpServerScope 
 export {
   DEFAULT_MCP_CALL_TIMEOUT_MS,
   DEFAULT_MCP_CONNECT_TIMEOUT_MS,
+  DEFAULT_MCP_HEALTH_CHECK_INTERVAL_MS,
   McpServers,
   type McpCallOptions,
   type McpCallResult,
   type McpServersOptions,
+  type McpServerStatus,
 } from './mcp/mcp-servers';
+export {
+  DEFAULT_MCP_RECONNECT_INITIAL_DELAY_MS,
+  DEFAULT_MCP_RECONNECT_MAX_DELAY_MS,
+  MCP_SERVER_STATES,
+  reconnectDelayMs,
+  type McpReconnectOptions,
+  type McpServerState,
+} from './mcp/mcp-reconnect';
 
 export { contentText, DEFAULT_TOOL_ERROR_MESSAGE, isMcpErrorResult, toolErrorMessage } from './tool-error-message';
 export { SessionToolCatalog } from './session-tool-catalog';

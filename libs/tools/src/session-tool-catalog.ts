@@ -79,9 +79,12 @@ export class SessionToolCatalog {
     return this.files;
   }
 
-  /** `GET /v1/sessions/{sid}/tools`: catalog metadata and the model-visible exec description. */
-  view(): { catalog: ReturnType<typeof catalogMetadata>[]; execDescription: string } {
-    return { catalog: this.entries.map(catalogMetadata), execDescription: buildExecDescription(this.entries) };
+  /**
+   * `GET /v1/sessions/{sid}/tools`: catalog metadata and the model-visible exec description,
+   * which states the session's own wall-clock budget and output cap.
+   */
+  view(limits: { timeoutMs: number; maxOutputBytes: number }): { catalog: ReturnType<typeof catalogMetadata>[]; execDescription: string } {
+    return { catalog: this.entries.map(catalogMetadata), execDescription: buildExecDescription(this.entries, limits) };
   }
 
   telemetry(counts: { searchCount: number; describeCount: number; callCount: number }): Telemetry {

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientToolsPutSchema, type ClientTool, type SessionRef, type ToolsView } from '@codemode/contracts';
 import type { ToolDefinition } from '@codemode/catalog';
-import { apiTenancy, type AppConfig } from '@codemode/config';
-import { ClientToolsLedger, DeploymentCatalog } from '@codemode/events';
+import { apiTenancy, effectiveLimits, type AppConfig } from '@codemode/config';
+import { ClientToolsLedger, DeploymentCatalog, SessionLedger } from '@codemode/events';
 import { findRefusedEndpoint, refusalReason, SessionToolCatalog, WebhookAddressPolicy, WebhookAllowList, type McpServerScope } from '@codemode/tools';
 import { InvalidInputException } from '../core/api-errors';
 import { APP_CONFIG } from '../core/tokens';
@@ -15,6 +15,7 @@ export class ToolsService {
   constructor(
     private readonly clientTools: ClientToolsLedger,
     private readonly deployment: DeploymentCatalog,
+    private readonly sessions: SessionLedger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.webhookAllow = new WebhookAllowList(config.tenancySettings.webhookAllow);
@@ -34,8 +35,9 @@ export class ToolsService {
   }
 
   async view(ref: SessionRef): Promise<ToolsView> {
-    const [clientTools, mcp] = await Promise.all([this.clientTools.get(ref), this.deployment.readMcp()]);
-    return new SessionToolCatalog(mcp.tools as ToolDefinition[], clientTools, mcp.servers as McpServerScope[], ref.tenant).view();
+    const [clientTools, mcp, session] = await Promise.all([this.clientTools.get(ref), this.deployment.readMcp(), this.sessions.get(ref)]);
+    const limits = effectiveLimits(this.config, ref.tenant, session?.codeMode);
+    return new SessionToolCatalog(mcp.tools as ToolDefinition[], clientTools, mcp.servers as McpServerScope[], ref.tenant).view(limits);
   }
 
   /** SPEC §10 "Webhooks and MCP": the registration-time address check. */

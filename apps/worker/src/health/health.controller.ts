@@ -5,8 +5,13 @@ import { CellsProcessor } from '../cells/cells.processor';
 import { REDIS } from '../core/tokens';
 import { ResumesProcessor } from '../resumes/resumes.processor';
 import { ShellConfinement } from '../shell/shell-confinement.service';
+import { ToolHosts } from '../tools/tool-hosts.service';
 
-/** The worker's own health, on WORKER_METRICS_PORT. Ready = Redis answers, sandbox warm, consuming, shell confinement works where required. */
+/**
+ * The worker's own health, on WORKER_METRICS_PORT. Ready = Redis answers, sandbox warm, consuming,
+ * shell confinement works where required. MCP servers do not decide readiness (a lost server is
+ * retried while cells that do not use it run on); the ready body reports each one's state.
+ */
 @Controller('health')
 export class HealthController {
   constructor(
@@ -15,6 +20,7 @@ export class HealthController {
     private readonly cells: CellsProcessor,
     private readonly resumes: ResumesProcessor,
     private readonly confinement: ShellConfinement,
+    private readonly tools: ToolHosts,
   ) {}
 
   @Get('live')
@@ -23,7 +29,7 @@ export class HealthController {
   }
 
   @Get('ready')
-  async ready(): Promise<{ status: 'ok'; sandbox: ReturnType<SandboxPool['stats']> }> {
+  async ready(): Promise<{ status: 'ok'; sandbox: ReturnType<SandboxPool['stats']>; mcp: ReturnType<ToolHosts['mcpStatuses']> }> {
     const redisOk = await this.redis.ping().then(
       () => true,
       () => false,
@@ -37,6 +43,6 @@ export class HealthController {
     // SPEC §10: a worker that must confine shell commands and cannot is not ready.
     const unready = this.confinement.unreadyReason();
     if (unready) throw new ServiceUnavailableException({ error: unready, code: 'runtime_unavailable' });
-    return { status: 'ok', sandbox: this.pool.stats() };
+    return { status: 'ok', sandbox: this.pool.stats(), mcp: this.tools.mcpStatuses() };
   }
 }

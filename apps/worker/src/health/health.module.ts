@@ -2,7 +2,8 @@ import { Module } from '@nestjs/common';
 import { CellsModule } from '../cells/cells.module';
 import { ResumesModule } from '../resumes/resumes.module';
 import { ShellModule } from '../shell/shell.module';
+import { ToolsModule } from '../tools/tools.module';
 import { HealthController } from './health.controller';
 
-@Module({ imports: [CellsModule, ResumesModule, ShellModule], controllers: [HealthController] })
+@Module({ imports: [CellsModule, ResumesModule, ShellModule, ToolsModule], controllers: [HealthController] })
 export class HealthModule {}

@@ -1,5 +1,5 @@
 import type { Limits, SessionRef, ShellConfig } from '@codemode/contracts';
-import { apiList, apiRead, describe, handleMetadata, mapMcpArguments, searchCatalog, type CatalogEntry } from '@codemode/catalog';
+import { apiList, apiRead, describe, findByCallableName, handleMetadata, mapMcpArguments, searchCatalog, type CatalogEntry } from '@codemode/catalog';
 import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, type EventLog } from '@codemode/events';
 import type { BridgeCall, BridgeHost } from '@codemode/sandbox';
 import { ResultUnavailableError, StoreBuffer, type ResultsStore, type SessionStore } from '@codemode/store';
@@ -116,7 +116,7 @@ export class RunToolHost implements BridgeHost {
         }).map(handleMetadata);
       case 'describe':
         this.counts.describeCount += 1;
-        return describe(this.requireTool(args.tool));
+        return describe(this.requireHandle(args.tool));
       case 'api':
         return args.op === 'read' ? apiRead(this.catalog.apiFiles(), args.path) : apiList(this.catalog.apiFiles(), args.prefix);
       case 'resultSave':
@@ -264,6 +264,13 @@ export class RunToolHost implements BridgeHost {
       this.deps.stopRun(this.run.runId);
       throw new ToolCallError(RUN_HISTORY_LIMIT_MESSAGE);
     }
+  }
+
+  /** Any handle's entry, MCP tools included (`describe()` on `MCP.<server>.<tool>`). */
+  private requireHandle(name: unknown): CatalogEntry {
+    const entry = typeof name === 'string' ? findByCallableName(this.catalog.entries, name) : undefined;
+    if (!entry) throw new ToolCallError(`unknown tool ${String(name)}; use catalog.search(query) to find tools.`);
+    return entry;
   }
 
   private requireTool(name: unknown): CatalogEntry {

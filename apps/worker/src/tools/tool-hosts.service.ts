@@ -13,6 +13,8 @@ import {
   withTenants,
   type McpServerConfig,
   type McpServerScope,
+  type McpServerState,
+  type McpServerStatus,
 } from '@codemode/tools';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
@@ -25,6 +27,11 @@ import { RunToolHost } from './run-tool-host';
 export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
   private mcp: McpServers | null = null;
   private mcpConfigs: McpServerConfig[] = [];
+  private mcpStarted = false;
+  private readonly mcpStates = new Map<string, McpServerState>();
+  /** Republishing is serialized so an older snapshot never lands after a newer one. */
+  private publishing: Promise<void> = Promise.resolve();
+  private published: string | undefined;
   private readonly webhookAllow: WebhookAllowList;
 
   constructor(
@@ -43,17 +50,32 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
     this.webhookAllow = new WebhookAllowList(config.tenancySettings.webhookAllow);
   }
 
-  /** Connects the deployment's MCP servers before the worker takes cells; a broken one is skipped. */
+  /**
+   * Connects the deployment's MCP servers before the worker takes cells. A server that fails is
+   * retried with backoff; every change of tools is republished for the API's `GET /tools`.
+   */
   async onModuleInit(): Promise<void> {
     const configs = parseMcpServersConfig(this.config.mcpServersJson ?? undefined);
     if (configs.length === 0) return;
     this.mcpConfigs = configs;
     this.mcp = new McpServers(configs, {
-      onError: (server, error) => this.logger.warn({ server, err: error }, 'MCP server unavailable; its tools are left out'),
+      onError: (server, error) => this.logger.warn({ server, err: error }, 'MCP server not connected; retrying (its tools stay listed, calls fail meanwhile)'),
+      onChange: (server, state) => this.mcpChanged(server, state),
     });
     await this.mcp.start();
-    await this.deployment.publishMcp({ tools: this.mcp.listTools(), servers: this.mcpServers() });
-    this.logger.info({ servers: this.mcp.connectedServers() }, 'MCP servers connected');
+    this.mcpStarted = true;
+    await this.publishMcp();
+    this.logger.info({ servers: this.mcp.statuses() }, 'MCP servers started');
+  }
+
+  /** Each configured MCP server and its state (worker `/health/ready`). */
+  mcpStatuses(): McpServerStatus[] {
+    return this.mcp?.statuses() ?? [];
+  }
+
+  /** Servers per state (`codemode_mcp_servers{state}`). */
+  mcpStateCounts(): Record<McpServerState, number> | undefined {
+    return this.mcp?.stateCounts();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -85,8 +107,27 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
     );
   }
 
-  /** The connected MCP servers with the tenants each serves. */
+  /** The MCP servers whose tools are listed, with the tenants each serves. */
   private mcpServers(): McpServerScope[] {
     return withTenants(this.mcp?.serverInfo() ?? [], this.mcpConfigs);
+  }
+
+  private mcpChanged(server: string, state: McpServerState): void {
+    if (this.mcpStates.get(server) !== state) {
+      this.mcpStates.set(server, state);
+      this.logger.info({ server, state }, `MCP server ${state}`);
+    }
+    if (!this.mcpStarted) return;
+    this.publishing = this.publishing.then(() => this.publishMcp()).catch((error: unknown) => this.logger.warn({ err: error }, 'MCP catalog not republished'));
+  }
+
+  /** Publishes the MCP catalog for the API when it differs from what this worker last published. */
+  private async publishMcp(): Promise<void> {
+    if (!this.mcp) return;
+    const snapshot = { tools: this.mcp.listTools(), servers: this.mcpServers() };
+    const text = JSON.stringify(snapshot);
+    if (text === this.published) return;
+    await this.deployment.publishMcp(snapshot);
+    this.published = text;
   }
 }

@@ -8,11 +8,14 @@ import {
   RESTART_SAFE_SURFACE_MESSAGE,
   SandboxEngineError,
   SNAPSHOT_LIMIT_MESSAGE,
+  STACK_OVERFLOW_TEXT,
   TIMEOUT_MESSAGE,
-  TOO_MANY_PENDING_MESSAGE,
+  bridgeQueueLimitMessage,
+  MAX_QUEUED_BRIDGE_REQUESTS,
 } from '../errors';
 import { OUT_CONSOLE, OUT_JSON, OUT_TEXT } from '../guest/prelude';
 import { ConsoleBudget } from '../result';
+import { methodOf, sameCall, sameIds, sleepDelay, toolOf } from './bridge-args';
 import { BridgeLedger } from './bridge-ledger';
 import type { CellVm, VmHostSink } from './cell-vm';
 import { classifyCompileError, classifyGuestError, type Failure, type GuestErrorRecord } from './guest-error';
@@ -89,6 +92,10 @@ export class CellRun implements VmHostSink {
   private divergence: string | undefined;
   private recordedClock: readonly number[] = [];
   private clockReads = 0;
+  /** When each dispatched timer is due (epoch ms), for the journal of the leg that parks with it open. */
+  private readonly timerDue = new Map<string, number>();
+  /** After a replay: open timers to re-arm for what is left until their recorded due time. */
+  private readonly rearm = new Map<string, number>();
 
   constructor(
     private readonly vm: CellVm,
@@ -101,9 +108,14 @@ export class CellRun implements VmHostSink {
     this.replaySafeTools = new Set(globals.filter((tool) => tool.replaySafe).map((tool) => tool.metadata.callableName));
   }
 
-  /** Queues a host settlement; it is applied between pumps, in arrival order. */
+  /**
+   * Queues a host settlement; it is applied between pumps, in arrival order. Its in-flight slot is
+   * free from now: the next queued request starts, whether the run is in a leg or parked.
+   */
   settleLater(settlement: Settlement): void {
+    this.ledger.answer(settlement.id);
     this.queue.push(settlement);
+    this.flush();
     this.wake?.('recheck');
   }
 
@@ -161,7 +173,7 @@ export class CellRun implements VmHostSink {
         this.renew(timeoutMs);
       }
       this.port.busy(true);
-      if (next === 'recheck' || !this.ledger.close(next.id)) continue;
+      if (next === 'recheck' || !this.closeCall(next.id)) continue;
       const thrown = this.apply(next.id, next.ok, next.payload);
       if (thrown) return this.afterThrow(thrown);
     }
@@ -193,21 +205,25 @@ export class CellRun implements VmHostSink {
 
   /**
    * Calls still open when the run last parked were running on the worker that is gone: those the
-   * log saw settle are answered from it, the others are made again (replay-safe surfaces only).
+   * log saw settle are answered from it, the others are made again (replay-safe surfaces only),
+   * through the bridge queue in request order. A timer keeps its due time: it fires when it would
+   * have on the worker that is gone.
    */
   private pickUpOpenCalls(plan: ReplayPlan): void {
-    for (const [id, method, argsJson] of this.ledger.openCalls()) {
+    const dueTimes = new Map(plan.legs.flatMap((leg) => leg.timers ?? []));
+    for (const [id, method] of this.ledger.openCalls()) {
       if (method === 'yield') continue;
       const recorded = plan.tail[id];
       if (recorded) {
+        this.ledger.answer(id);
+        this.dispatched = true;
         this.queue.push({ id, ok: recorded.ok, payload: recorded.payload });
         continue;
       }
-      this.dispatched = true;
-      // A timer keeps its due time: it fires when it would have on the worker that is gone.
-      const due = method === 'sleep' ? plan.legs.flatMap((leg) => leg.timers ?? []).find(([timer]) => timer === id)?.[1] : undefined;
-      this.port.dispatch(id, method, due === undefined ? argsJson : JSON.stringify([Math.max(0, due - Date.now())]));
+      const due = method === 'sleep' ? dueTimes.get(id) : undefined;
+      if (due !== undefined) this.rearm.set(id, due);
     }
+    this.flush();
   }
 
   /**
@@ -358,7 +374,17 @@ export class CellRun implements VmHostSink {
       return this.fail({ code: 'snapshot_limit_exceeded', phase: 'guest', error: SNAPSHOT_LIMIT_MESSAGE });
     }
     const pending = this.ledger.pending(new Set(this.queue.map((settlement) => settlement.id)));
-    if (this.journal) this.journal.open = this.ledger.openCalls().map(([id]) => id);
+    if (this.journal) {
+      const open = this.ledger.openCalls().map(([id]) => id);
+      this.journal.open = open;
+      // Timers started while the run was parked (as slots freed) are due as well.
+      const timers = (this.journal.timers ??= []);
+      const listed = new Set(timers.map(([id]) => id));
+      for (const id of open) {
+        const due = this.timerDue.get(id);
+        if (due !== undefined && !listed.has(id)) timers.push([id, due]);
+      }
+    }
     return { status: 'waiting', reason, pending, snapshotBytes, ...this.common() };
   }
 
@@ -399,11 +425,17 @@ export class CellRun implements VmHostSink {
   request(method: string, argsJson: string): string {
     if (!METHODS.has(method)) throw new BridgeProtocolError(`unknown code mode bridge method ${method}`);
     if (this.cell.restartSafe) this.checkReplaySafe(method, argsJson);
-    if (!this.admission && this.ledger.size >= this.cell.limits.maxPendingToolCalls) {
-      this.admission = TOO_MANY_PENDING_MESSAGE;
+    const bridgeMethod = method as BridgeMethod;
+    // SPEC §3: past the in-flight slots requests wait, up to MAX_QUEUED_BRIDGE_REQUESTS; one more
+    // fails the cell (sticky: catching the error does not help). A replay re-makes calls the live
+    // run admitted, so it is not checked again.
+    const maxInFlight = this.cell.limits.maxPendingToolCalls;
+    if (!this.admission && !this.replaying && method !== 'yield' && this.ledger.inFlight >= maxInFlight && this.ledger.queuedCount >= MAX_QUEUED_BRIDGE_REQUESTS) {
+      this.admission = bridgeQueueLimitMessage(maxInFlight);
     }
     if (this.admission) throw new BridgeProtocolError(this.admission);
-    const id = this.ledger.add(method as BridgeMethod, argsJson);
+    // Every request but a yield enters the queue; `flush` starts it at once when a slot is free.
+    const id = this.ledger.add(bridgeMethod, argsJson, method !== 'yield');
     if (this.replaying) {
       const recorded = this.replaying.calls[this.replaying.made];
       if (!recorded) return this.divergeInCall(`the replay called ${id} beyond the calls recorded for its leg`);
@@ -412,11 +444,11 @@ export class CellRun implements VmHostSink {
       return id;
     }
     this.journal?.calls.push([id, argsJson]);
-    if (method === 'sleep') this.journal?.timers?.push([id, Date.now() + sleepDelay(argsJson)]);
     const recorded = this.cell.replay?.tail[id];
     if (recorded && method === 'callValue') {
       // Made before the worker died and settled in the log: its recorded outcome, not a second call.
       if (!sameCall(argsJson, recorded.tool, recorded.inputJson)) return this.divergeInCall(`${id} calls a tool or input other than the log records (${recorded.tool})`);
+      this.ledger.answer(id);
       this.dispatched = true;
       this.queue.push({ id, ok: recorded.ok, payload: recorded.payload });
       return id;
@@ -426,13 +458,47 @@ export class CellRun implements VmHostSink {
       if (this.awaitResults) this.queue.push({ id, ok: true, payload: 'null' });
       return id;
     }
-    this.dispatched = true;
-    this.port.dispatch(id, method as BridgeMethod, argsJson);
+    this.flush();
     return id;
   }
 
   cancel(id: string): void {
-    if (this.ledger.close(id)) this.port.cancel(id);
+    const queued = this.ledger.isQueued(id);
+    if (!this.closeCall(id)) return;
+    if (!queued) this.port.cancel(id);
+    this.flush();
+  }
+
+  /** Starts queued requests, oldest first, while in-flight slots are free (never during a replay or once the run failed). */
+  private flush(): void {
+    if (this.replaying || this.admission || this.refusal || this.divergence || this.aborted) return;
+    const maxInFlight = this.cell.limits.maxPendingToolCalls;
+    while (this.ledger.inFlight < maxInFlight) {
+      const next = this.ledger.takeQueued();
+      if (!next) return;
+      this.send(...next);
+    }
+  }
+
+  private send(id: string, method: BridgeMethod, argsJson: string): void {
+    this.dispatched = true;
+    if (method !== 'sleep') {
+      this.port.dispatch(id, method, argsJson);
+      return;
+    }
+    // A timer's delay runs from its start (a queued timer waited for its slot first).
+    const rearmAt = this.rearm.get(id);
+    this.rearm.delete(id);
+    const due = rearmAt ?? Date.now() + sleepDelay(argsJson);
+    this.timerDue.set(id, due);
+    this.journal?.timers?.push([id, due]);
+    this.port.dispatch(id, method, rearmAt === undefined ? argsJson : JSON.stringify([Math.max(0, rearmAt - Date.now())]));
+  }
+
+  /** Removes a settled or cancelled request; false when it was not open. */
+  private closeCall(id: string): boolean {
+    this.timerDue.delete(id);
+    return this.ledger.close(id);
   }
 
   /**
@@ -494,46 +560,7 @@ export class CellRun implements VmHostSink {
 
   private engineFailureText(error: SandboxEngineError): string {
     if (this.vm.memoryFull) return 'InternalError: out of memory';
-    if (/Maximum call stack size exceeded/.test(error.message)) return 'InternalError: stack overflow';
+    if (/Maximum call stack size exceeded/.test(error.message)) return STACK_OVERFLOW_TEXT;
     return `InternalError: sandbox engine failure (${error.message})`;
-  }
-}
-
-/** The delay of a `sleep` request (`[ms]`), as the host reads it. */
-function sleepDelay(argsJson: string): number {
-  try {
-    const args = JSON.parse(argsJson) as unknown;
-    return Array.isArray(args) && typeof args[0] === 'number' && Number.isFinite(args[0]) ? Math.max(0, args[0]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function sameIds(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((id) => b.includes(id));
-}
-
-/** The method of a bridge id `bridge:<method>:<n>`. */
-function methodOf(id: string): string {
-  return id.slice(id.indexOf(':') + 1, id.lastIndexOf(':'));
-}
-
-/** A `callValue` request's args name the recorded tool with the recorded input (compact JSON). */
-function sameCall(argsJson: string, tool: string, inputJson: string): boolean {
-  try {
-    const args = JSON.parse(argsJson) as { tool?: unknown; input?: unknown } | null;
-    return args?.tool === tool && JSON.stringify(args.input ?? {}) === inputJson;
-  } catch {
-    return false;
-  }
-}
-
-/** The `tool` of a `callValue` request's args (`{tool, input}`), if readable. */
-function toolOf(argsJson: string): string | undefined {
-  try {
-    const args = JSON.parse(argsJson) as { tool?: unknown } | null;
-    return args !== null && typeof args === 'object' && typeof args.tool === 'string' ? args.tool : undefined;
-  } catch {
-    return undefined;
   }
 }

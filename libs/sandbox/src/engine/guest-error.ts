@@ -1,5 +1,5 @@
 import type { CodeModeErrorCode, FailurePhase } from '@codemode/contracts';
-import { MODULE_ACCESS_MESSAGE } from '../errors';
+import { MODULE_ACCESS_MESSAGE, STACK_OVERFLOW_TEXT } from '../errors';
 import { CELL_FILE, CELL_PREFIX, PRELUDE_FILE } from '../guest/prelude';
 
 /** A thrown guest value as the prelude's `describe` reported it (one JSON string). */
@@ -9,6 +9,8 @@ export interface GuestErrorRecord {
   stack?: string;
   /** Set instead of name/message when the thrown value was not an Error. */
   text?: string;
+  /** The host rejected it: a `store`/`load` request's error (SPEC §4: phase `bridge`). */
+  bridge?: boolean;
 }
 
 export interface Failure {
@@ -25,7 +27,9 @@ export function parseGuestErrorRecord(json: string): GuestErrorRecord {
   try {
     const parsed = JSON.parse(json) as Record<string, unknown>;
     const pick = (key: string) => (typeof parsed[key] === 'string' ? parsed[key] : undefined);
-    return { name: pick('name'), message: pick('message'), stack: pick('stack'), text: pick('text') };
+    const record: GuestErrorRecord = { name: pick('name'), message: pick('message'), stack: pick('stack'), text: pick('text') };
+    if (parsed.bridge === true) record.bridge = true;
+    return record;
   } catch {
     return { text: '[unreadable error]' };
   }
@@ -34,7 +38,7 @@ export function parseGuestErrorRecord(json: string): GuestErrorRecord {
 /** `Name: message` plus the guest frames (prelude frames dropped, line-1 columns made the user's). */
 export function formatGuestError(record: GuestErrorRecord): string {
   if (record.name === undefined) return record.text ?? '[unreadable error]';
-  const header = record.message ? `${record.name}: ${record.message}` : record.name;
+  const header = isStackOverflow(record) ? STACK_OVERFLOW_TEXT : record.message ? `${record.name}: ${record.message}` : record.name;
   const frames = (record.stack ?? '')
     .split('\n')
     .filter((line) => line.trim() !== '' && !line.includes(PRELUDE_FILE))
@@ -44,12 +48,20 @@ export function formatGuestError(record: GuestErrorRecord): string {
   return shown.length > 0 ? `${header}\n${shown.join('\n')}` : header;
 }
 
-/** SPEC §3: module globals are `invalid_input`; everything else the guest threw is `internal_error`. */
+/** QuickJS's own overflow of its stack limit (unbounded recursion; parser overflows are SyntaxErrors). */
+function isStackOverflow(record: GuestErrorRecord): boolean {
+  return record.name === 'InternalError' && record.message === 'stack overflow';
+}
+
+/**
+ * SPEC §3: module globals are `invalid_input`; everything else the guest threw is
+ * `internal_error`, in phase `bridge` when the host rejected it (an uncaught store error, §4).
+ */
 export function classifyGuestError(record: GuestErrorRecord): Failure {
   if (record.name === 'ReferenceError' && MODULE_GLOBALS.test(record.message ?? '')) {
     return { code: 'invalid_input', phase: 'guest', error: MODULE_ACCESS_MESSAGE };
   }
-  return { code: 'internal_error', phase: 'guest', error: formatGuestError(record) };
+  return { code: 'internal_error', phase: record.bridge ? 'bridge' : 'guest', error: formatGuestError(record) };
 }
 
 /** A syntax error found when QuickJS compiled the cell (the source checker normally catches it first). */

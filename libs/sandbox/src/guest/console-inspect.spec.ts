@@ -23,14 +23,15 @@ describe('CONSOLE_INSPECT_SOURCE', () => {
     ['error', `"error", ["x"]`, '[error] x'],
     ['debug', `"debug", ["x"]`, '[debug] x'],
     ['nested JSON-like', `"log", [{a: 1, b: [1, "x", {c: null}], s: "q\\""}]`, '{"a":1,"b":[1,"x",{"c":null}],"s":"q\\""}'],
-    ['symbols and holes', `"log", [Symbol("s"), [1, , 3], {[Symbol("k")]: 1}]`, 'Symbol(s) [1,<empty>,3] {[Symbol(k)]:1}'],
-    ['functions', `"log", [function foo() {}, () => 1, {f() {}}]`, '[Function: foo] [Function (anonymous)] {"f":[Function: f]}'],
-    ['errors', `"log", [new TypeError("bad"), {e: new RangeError("in")}]`, 'TypeError: bad {"e":[RangeError: in]}'],
-    ['dates and regexps', `"log", [new Date(0), /a+b/gi]`, '1970-01-01T00:00:00.000Z /a+b/gi'],
-    ['maps and sets', `"log", [new Map([["k", {v: 1}]]), new Set([1, "2"])]`, 'Map(1) {"k" => {"v":1}} Set(2) {1,"2"}'],
-    ['promises', `"log", [Promise.resolve(1), (async () => {})(), {p: new Promise(() => {})}]`, '[Promise] [Promise] {"p":[Promise]}'],
-    ['classes and null prototypes', `"log", [new (class Foo { constructor() { this.a = 1; } })(), Object.create(null)]`, 'Foo {"a":1} [Object: null prototype] {}'],
-    ['binary', `"log", [new Uint8Array([1, 2]), new ArrayBuffer(4), new WeakMap()]`, 'Uint8Array(2) [1,2] ArrayBuffer { byteLength: 4 } WeakMap { <items unknown> }'],
+    ['symbols, holes and undefined', `"log", [Symbol("s"), [1, , 3, undefined], {[Symbol("k")]: 1, u: undefined, s: Symbol("t"), b: 2n}]`, 'Symbol(s) [1,null,3,"undefined"] {"u":"undefined","s":"Symbol(t)","b":"2n"}'],
+    ['numbers as JSON inside objects', `"log", [NaN, -0, [NaN, -0, Infinity, 1e21]]`, 'NaN -0 [null,0,null,1e+21]'],
+    ['functions', `"log", [function foo() {}, () => 1, {f() {}}]`, '[Function] [Function] {"f":"[Function]"}'],
+    ['errors', `"log", [new TypeError("bad"), {e: new RangeError("in")}]`, 'TypeError: bad {"e":"RangeError: in"}'],
+    ['dates and regexps', `"log", [new Date(0), {d: new Date(NaN)}, /a+b/gi]`, '"1970-01-01T00:00:00.000Z" {"d":null} {}'],
+    ['maps and sets as JSON does', `"log", [new Map([["k", {v: 1}]]), new Set([1, "2"])]`, '{} {}'],
+    ['promises', `"log", [Promise.resolve(1), (async () => {})(), {p: new Promise(() => {})}]`, '[Unawaited Promise: use await or Promise.all(...) before emitting or returning values.] [Unawaited Promise: use await or Promise.all(...) before emitting or returning values.] {"p":"[Unawaited Promise: use await or Promise.all(...) before emitting or returning values.]"}'],
+    ['classes and null prototypes', `"log", [new (class Foo { constructor() { this.a = 1; } })(), Object.assign(Object.create(null), {b: 2})]`, '{"a":1} {"b":2}'],
+    ['binary', `"log", [new Uint8Array([1, 2]), new ArrayBuffer(4), new WeakMap()]`, '{"0":1,"1":2} {} {}'],
   ])('formats %s', (_name, call, expected) => {
     expect(realm().run(call)).toBe(expected);
   });
@@ -46,7 +47,7 @@ describe('CONSOLE_INSPECT_SOURCE', () => {
       nested: { get deep() { calls++; return 2; } },
     }]`);
     expect(out).toBe(
-      '{"g":[Getter],"s":[Setter],"gs":[Getter/Setter],"toJSON":[Function: toJSON],"toString":[Function: toString],"nested":{"deep":[Getter]}}',
+      '{"g":"[Accessor]","s":"[Accessor]","gs":"[Accessor]","toJSON":"[Function]","toString":"[Function]","nested":{"deep":"[Accessor]"}}',
     );
     expect(vm.runInContext('calls', context)).toBe(0);
   });
@@ -57,17 +58,20 @@ describe('CONSOLE_INSPECT_SOURCE', () => {
       { get [Symbol.toStringTag]() { calls++; return "X"; } },
       Object.defineProperty(new Error("m"), "name", { get() { calls++; return "Evil"; } }),
     ]`);
-    expect(out).toBe('{[Symbol(Symbol.toStringTag)]:[Getter]} Error: m');
+    expect(out).toBe('{} Error: m');
     expect(vm.runInContext('calls', context)).toBe(0);
   });
 
   it('marks cycles without losing sibling repeats', () => {
     const out = realm().run(`"log", [(() => { const shared = {v: 1}; const o = {a: shared, b: shared}; o.self = o; o.list = [o]; return o; })()]`);
-    expect(out).toBe('{"a":{"v":1},"b":{"v":1},"self":[Circular],"list":[[Circular]]}');
+    expect(out).toBe('{"a":{"v":1},"b":{"v":1},"self":"[Circular]","list":["[Circular]"]}');
+    expect(realm().run(`"log", [(() => { const o = {}; o.self = o; return o; })()]`)).toBe('{"self":"[Circular]"}');
   });
 
   it('caps depth at 4 levels', () => {
-    expect(realm().run(`"log", [{a: {b: {c: {d: {e: 1}}}}}, [[[[[1]]]]]]`)).toBe('{"a":{"b":{"c":{"d":[Object]}}}} [[[[[Array]]]]]');
+    expect(realm().run(`"log", [{a: {b: {c: {d: {e: 1}}}}}, [[[[[1]]]]], {a: {b: {c: {d: 1}}}}]`)).toBe(
+      '{"a":{"b":{"c":{"d":"[truncated]"}}}} [[[["[truncated]"]]]] {"a":{"b":{"c":{"d":1}}}}',
+    );
   });
 
   it('caps properties at 50 and array items at 50', () => {
@@ -117,7 +121,7 @@ describe('CONSOLE_INSPECT_SOURCE', () => {
     expect(run(`"error", ["before", new Proxy({}, { ownKeys() { throw Error("bad proxy"); } }), "after"]`)).toBe(
       '[error] before [Unserializable] after',
     );
-    expect(run(`"log", [{ok: 1, bad: new Proxy({}, { getPrototypeOf() { throw 1; } })}]`)).toBe('{"ok":1,"bad":[Unserializable]}');
+    expect(run(`"log", [{ok: 1, bad: new Proxy({}, { getPrototypeOf() { throw 1; } })}]`)).toBe('{"ok":1,"bad":"[Unserializable]"}');
     expect(run(`"log", [(() => { const p = Proxy.revocable({}, {}); p.revoke(); return p.proxy; })()]`)).toBe('[Unserializable]');
   });
 
@@ -136,6 +140,6 @@ describe('CONSOLE_INSPECT_SOURCE', () => {
       Object.defineProperty(Object.prototype, "text", { set(v) { throw new Error("proto set"); } });
       Object.defineProperty(Object.prototype, "get", { get() { throw new Error("proto get"); } });
     `);
-    expect(run(`"info", [{a: [1, "s"], m: new Map([[1, 2]])}, 5]`)).toBe('[info] {"a":[1,"s"],"m":Map(1) {1 => 2}} 5');
+    expect(run(`"info", [{a: [1, "s"], m: new Map([[1, 2]])}, 5]`)).toBe('[info] {"a":[1,"s"],"m":{}} 5');
   });
 });

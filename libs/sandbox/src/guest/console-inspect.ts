@@ -1,5 +1,6 @@
 /**
- * Guest-side console formatting (SPEC §3 Output, §4 `console`).
+ * Guest-side console formatting (SPEC §3 Output, §4 `console`), in OpenClaw's
+ * JSON-with-placeholders form.
  *
  * `CONSOLE_INSPECT_SOURCE` is an ES2020 *expression*. Evaluated inside QuickJS before user code,
  * it captures every intrinsic it needs and yields `format(method, args) => string`.
@@ -17,11 +18,17 @@
  * - output is written into one bounded accumulator, so work stops once the 4096-unit message cap
  *   is reached no matter how wide or deep the arguments are.
  *
- * Shape: top-level strings print raw; everything else prints JSON-like (plain JSON data prints
- * exactly as `JSON.stringify` would), with bare placeholders for what JSON cannot say:
- * `[Circular]`, `[Getter]`, `[Setter]`, `[Getter/Setter]`, `[Promise]`, `[Function: name]`,
- * `[Object]`/`[Array]` past the depth cap, `[Unserializable]` for failures. Non-log methods are
- * prefixed `[info] `, `[warn] `, `[error] `, `[debug] `; `%s` is left literal.
+ * Shape: arguments are joined by spaces; a top-level string prints raw, a number, boolean, null,
+ * undefined, BigInt (`2n`) or symbol as its text, a function as `[Function]`, a promise as the
+ * `[Unawaited Promise: …]` hint, an Error as `Name: message`. An object or array prints as
+ * compact JSON (own enumerable string keys, as `JSON.stringify` would, but `toJSON` never runs;
+ * a Date is its ISO string) in which what JSON cannot show is a string placeholder: a cycle
+ * `"[Circular]"`, an accessor `"[Accessor]"`, a function `"[Function]"`, a promise the hint, an
+ * Error `"Name: message"`, nesting past 4 levels `"[truncated]"`, `undefined`, BigInt and symbols
+ * their text, a value that failed `"[Unserializable]"`. The size caps keep their markers
+ * (`…` on a clipped string, `,... N more items`, `,... N more properties`,
+ * ` ... N more arguments`). Non-log methods are prefixed `[info] `, `[warn] `, `[error] `,
+ * `[debug] `; `%s` is left literal.
  */
 
 /** Limits of one console call (SPEC §3 Output). Exported so tests and docs use one source. */
@@ -32,6 +39,9 @@ export const CONSOLE_INSPECT_LIMITS = {
   maxStringUnits: 512,
   maxMessageUnits: 4096,
 } as const;
+
+/** SPEC §3: what a logged (or emitted) promise prints, telling the model to await it. */
+export const UNAWAITED_PROMISE_TEXT = '[Unawaited Promise: use await or Promise.all(...) before emitting or returning values.]';
 
 const L = CONSOLE_INSPECT_LIMITS;
 
@@ -45,6 +55,7 @@ export const CONSOLE_INSPECT_SOURCE: string = `(function () {
   var ownKeys = Reflect.ownKeys;
   var objectIs = O.is;
   var isArray = Array.isArray;
+  var isFiniteNumber = Number.isFinite;
   var toStr = String;
   var jsonStringify = JSON.stringify;
   var hasOwn = bindCall(O.prototype.hasOwnProperty);
@@ -53,31 +64,11 @@ export const CONSOLE_INSPECT_SOURCE: string = `(function () {
   function getter(proto, name) { return bindCall(getOwnDescriptor(proto, name).get); }
   var dateGetTime = bindCall(Date.prototype.getTime);
   var dateToISOString = bindCall(Date.prototype.toISOString);
-  var regexpSource = getter(RegExp.prototype, "source");
-  var regexpFlagGetters = [];
-  var regexpFlagNames = [["hasIndices", "d"], ["global", "g"], ["ignoreCase", "i"], ["multiline", "m"],
-    ["dotAll", "s"], ["unicode", "u"], ["sticky", "y"]];
-  for (var f = 0; f < regexpFlagNames.length; f++) {
-    var flagDescriptor = getOwnDescriptor(RegExp.prototype, regexpFlagNames[f][0]);
-    if (flagDescriptor && flagDescriptor.get) {
-      regexpFlagGetters[regexpFlagGetters.length] = [bindCall(flagDescriptor.get), regexpFlagNames[f][1]];
-    }
-  }
-  var mapSize = getter(Map.prototype, "size");
-  var mapEntries = bindCall(Map.prototype.entries);
-  var mapIteratorNext = bindCall(getPrototypeOf(new Map().entries()).next);
-  var setSize = getter(Set.prototype, "size");
-  var setValues = bindCall(Set.prototype.values);
-  var setIteratorNext = bindCall(getPrototypeOf(new Set().values()).next);
-  var weakMapHas = bindCall(WeakMap.prototype.has);
-  var weakSetHas = bindCall(WeakSet.prototype.has);
-  var arrayBufferByteLength = getter(ArrayBuffer.prototype, "byteLength");
   var typedArrayProto = getPrototypeOf(Uint8Array.prototype);
   var typedArrayTag = getter(typedArrayProto, Symbol.toStringTag);
   var typedArrayLength = getter(typedArrayProto, "length");
   var PromisePrototype = Promise.prototype;
   var ErrorPrototype = Error.prototype;
-  var ObjectPrototype = O.prototype;
 
   var MAX_VALUES = ${L.maxValues};
   var MAX_PROPERTIES = ${L.maxProperties};
@@ -85,6 +76,7 @@ export const CONSOLE_INSPECT_SOURCE: string = `(function () {
   var MAX_STRING = ${L.maxStringUnits};
   var MAX_MESSAGE = ${L.maxMessageUnits};
   var UNSERIALIZABLE = "[Unserializable]";
+  var PROMISE = ${JSON.stringify(UNAWAITED_PROMISE_TEXT)};
   var PREFIXES = { info: "[info] ", warn: "[warn] ", error: "[error] ", debug: "[debug] " };
 
   function isHighSurrogate(code) { return code >= 0xd800 && code <= 0xdbff; }
@@ -97,13 +89,12 @@ export const CONSOLE_INSPECT_SOURCE: string = `(function () {
     return stringSlice(text, 0, end) + "\\u2026";
   }
 
-  /* Own data value or undefined; reports accessors without calling them. */
+  /* Own data value or an accessor mark; never calls a getter. */
   function readOwn(target, key) {
     var descriptor = getOwnDescriptor(target, key);
     if (!descriptor) return { found: false };
     if (hasOwn(descriptor, "value")) return { found: true, value: descriptor.value, enumerable: descriptor.enumerable };
-    var placeholder = descriptor.get ? (descriptor.set ? "[Getter/Setter]" : "[Getter]") : "[Setter]";
-    return { found: true, accessor: placeholder, enumerable: descriptor.enumerable };
+    return { found: true, accessor: true, enumerable: descriptor.enumerable };
   }
 
   /* Data value found along the prototype chain (bounded), never calling a getter. */
@@ -118,6 +109,7 @@ export const CONSOLE_INSPECT_SOURCE: string = `(function () {
   }
 
   function inheritsFrom(target, proto) {
+    if (target === proto) return true;
     var current = getPrototypeOf(target);
     for (var hops = 0; current !== null && hops < 32; hops++) {
       if (current === proto) return true;
@@ -130,30 +122,12 @@ export const CONSOLE_INSPECT_SOURCE: string = `(function () {
     try { check(value); return true; } catch (e) { return false; }
   }
 
-  function functionName(fn) {
-    var name = readOwn(fn, "name");
-    return name.found && !name.accessor && typeof name.value === "string" ? name.value : "";
-  }
-
-  function constructorName(target) {
-    var proto = getPrototypeOf(target);
-    if (proto === null) return null;
-    if (proto === ObjectPrototype) return "";
-    var ctor = readOwn(proto, "constructor");
-    if (!ctor.found || ctor.accessor || typeof ctor.value !== "function") return "";
-    return functionName(ctor.value);
-  }
-
-  function primitive(value, top) {
-    switch (typeof value) {
-      case "string": return top ? clip(value, MAX_STRING) : jsonStringify(clip(value, MAX_STRING));
-      case "number": return objectIs(value, -0) ? "-0" : toStr(value);
-      case "bigint": return toStr(value) + "n";
-      case "symbol": return toStr(value);
-      case "boolean": return value ? "true" : "false";
-      case "undefined": return "undefined";
-      default: return null;
-    }
+  function errorText(target) {
+    var name = readInherited(target, "name");
+    var message = readInherited(target, "message");
+    name = typeof name === "string" ? name : "Error";
+    message = typeof message === "string" ? message : "";
+    return clip(message ? name + ": " + message : name, MAX_STRING);
   }
 
   /* Object literals define their properties, so no inherited setter can intercept them. */
@@ -164,26 +138,56 @@ export const CONSOLE_INSPECT_SOURCE: string = `(function () {
     if (out.text.length > MAX_MESSAGE) out.full = true;
   }
 
-  function propertyKey(key) {
-    return typeof key === "symbol" ? "[" + toStr(key) + "]" : jsonStringify(key);
+  /* The text of a value that is not an object: top level bare, nested as JSON (placeholders quoted). */
+  function primitive(value, top) {
+    switch (typeof value) {
+      case "string": return top ? clip(value, MAX_STRING) : jsonStringify(clip(value, MAX_STRING));
+      case "number":
+        if (top) return objectIs(value, -0) ? "-0" : toStr(value);
+        return isFiniteNumber(value) ? (objectIs(value, -0) ? "0" : toStr(value)) : "null";
+      case "boolean": return value ? "true" : "false";
+      case "bigint": return placeholder(clip(toStr(value), MAX_STRING) + "n", top);
+      case "symbol": return placeholder(clip(toStr(value), MAX_STRING), top);
+      case "undefined": return placeholder("undefined", top);
+      case "function": return placeholder("[Function]", top);
+      default: return null;
+    }
   }
 
+  function placeholder(text, top) { return top ? text : jsonStringify(text); }
+
   function writeEntry(out, entry, depth, ancestors) {
-    if (entry.accessor) write(out, entry.accessor);
+    if (entry.accessor) write(out, '"[Accessor]"');
     else inspect(out, entry.value, depth, ancestors, false);
   }
 
-  function writeArrayLike(out, target, length, depth, ancestors) {
+  function writeArray(out, target, depth, ancestors) {
+    var lengthEntry = readOwn(target, "length");
+    var length = lengthEntry.found && !lengthEntry.accessor ? lengthEntry.value : 0;
     write(out, "[");
     var shown = length < MAX_PROPERTIES ? length : MAX_PROPERTIES;
     for (var i = 0; i < shown && !out.full; i++) {
       if (i > 0) write(out, ",");
       var entry = readOwn(target, toStr(i));
-      if (!entry.found) write(out, "<empty>");
+      if (!entry.found) write(out, "null");
       else writeEntry(out, entry, depth, ancestors);
     }
     if (length > shown) write(out, ",... " + (length - shown) + " more items");
     write(out, "]");
+  }
+
+  /* A typed array as JSON.stringify shows it ({"0":…}), without listing every index key. */
+  function writeTypedArray(out, target) {
+    var length = typedArrayLength(target);
+    var shown = length < MAX_PROPERTIES ? length : MAX_PROPERTIES;
+    write(out, "{");
+    for (var i = 0; i < shown && !out.full; i++) {
+      if (i > 0) write(out, ",");
+      write(out, jsonStringify(toStr(i)) + ":");
+      inspect(out, target[i], MAX_DEPTH, null, false);
+    }
+    if (length > shown) write(out, ",... " + (length - shown) + " more properties");
+    write(out, "}");
   }
 
   function writeObject(out, target, depth, ancestors) {
@@ -191,6 +195,7 @@ export const CONSOLE_INSPECT_SOURCE: string = `(function () {
     write(out, "{");
     var shown = 0;
     for (var i = 0; i < keys.length && !out.full; i++) {
+      if (typeof keys[i] !== "string") continue;
       var entry = readOwn(target, keys[i]);
       if (!entry.found || !entry.enumerable) continue;
       if (shown === MAX_PROPERTIES) {
@@ -198,65 +203,11 @@ export const CONSOLE_INSPECT_SOURCE: string = `(function () {
         break;
       }
       if (shown > 0) write(out, ",");
-      write(out, propertyKey(keys[i]) + ":");
+      write(out, jsonStringify(clip(keys[i], MAX_STRING)) + ":");
       writeEntry(out, entry, depth, ancestors);
       shown++;
     }
     write(out, "}");
-  }
-
-  function writeCollection(out, label, size, iterator, next, pairs, depth, ancestors) {
-    write(out, label + "(" + size + ") {");
-    for (var i = 0; i < MAX_PROPERTIES && !out.full; i++) {
-      var step = next(iterator);
-      if (step.done) break;
-      if (i > 0) write(out, ",");
-      if (pairs) {
-        inspect(out, step.value[0], depth, ancestors, false);
-        write(out, " => ");
-        inspect(out, step.value[1], depth, ancestors, false);
-      } else {
-        inspect(out, step.value, depth, ancestors, false);
-      }
-    }
-    if (size > MAX_PROPERTIES) write(out, ",... " + (size - MAX_PROPERTIES) + " more items");
-    write(out, "}");
-  }
-
-  function errorText(target) {
-    var name = readInherited(target, "name");
-    var message = readInherited(target, "message");
-    name = typeof name === "string" ? name : "Error";
-    message = typeof message === "string" ? message : "";
-    return clip(message ? name + ": " + message : name, MAX_STRING);
-  }
-
-  /* Objects whose form does not depend on depth; null when target is none of them. */
-  function special(target, top) {
-    if (typeof target === "function") {
-      var name = functionName(target);
-      return name ? "[Function: " + clip(name, MAX_STRING) + "]" : "[Function (anonymous)]";
-    }
-    if (brand(dateGetTime, target)) {
-      var time = dateGetTime(target);
-      return time === time ? dateToISOString(target) : "Invalid Date";
-    }
-    if (brand(regexpSource, target)) {
-      var flags = "";
-      for (var i = 0; i < regexpFlagGetters.length; i++) {
-        if (regexpFlagGetters[i][0](target)) flags += regexpFlagGetters[i][1];
-      }
-      return clip("/" + regexpSource(target) + "/" + flags, MAX_STRING);
-    }
-    if (brand(function (v) { weakMapHas(v, ObjectPrototype); }, target)) return "WeakMap { <items unknown> }";
-    if (brand(function (v) { weakSetHas(v, ObjectPrototype); }, target)) return "WeakSet { <items unknown> }";
-    if (brand(arrayBufferByteLength, target)) return "ArrayBuffer { byteLength: " + arrayBufferByteLength(target) + " }";
-    if (target === PromisePrototype || inheritsFrom(target, PromisePrototype)) return "[Promise]";
-    if (inheritsFrom(target, ErrorPrototype)) {
-      var text = errorText(target);
-      return top ? text : "[" + text + "]";
-    }
-    return null;
   }
 
   function inspect(out, value, depth, ancestors, top) {
@@ -266,35 +217,25 @@ export const CONSOLE_INSPECT_SOURCE: string = `(function () {
       var simple = primitive(value, top);
       if (simple !== null) { write(out, simple); return; }
       for (var link = ancestors; link !== null; link = link.parent) {
-        if (link.value === value) { write(out, "[Circular]"); return; }
+        if (link.value === value) { write(out, '"[Circular]"'); return; }
       }
-      var form = special(value, top);
-      if (form !== null) { write(out, form); return; }
-      var tag = typedArrayTag(value);
-      var array = tag === undefined && isArray(value);
-      if (depth >= MAX_DEPTH) { write(out, array || tag !== undefined ? "[Array]" : "[Object]"); return; }
+      if (inheritsFrom(value, PromisePrototype)) { write(out, placeholder(PROMISE, top)); return; }
+      if (inheritsFrom(value, ErrorPrototype)) { write(out, placeholder(errorText(value), top)); return; }
+      if (brand(dateGetTime, value)) {
+        var time = dateGetTime(value);
+        write(out, time === time ? jsonStringify(dateToISOString(value)) : "null");
+        return;
+      }
+      if (depth >= MAX_DEPTH) { write(out, '"[truncated]"'); return; }
       var chain = { value: value, parent: ancestors };
-      if (tag !== undefined) {
-        write(out, tag + "(" + typedArrayLength(value) + ") ");
-        writeArrayLike(out, value, typedArrayLength(value), depth + 1, chain);
-      } else if (array) {
-        var length = readOwn(value, "length");
-        writeArrayLike(out, value, length.found && !length.accessor ? length.value : 0, depth + 1, chain);
-      } else if (brand(mapSize, value)) {
-        writeCollection(out, "Map", mapSize(value), mapEntries(value), mapIteratorNext, true, depth + 1, chain);
-      } else if (brand(setSize, value)) {
-        writeCollection(out, "Set", setSize(value), setValues(value), setIteratorNext, false, depth + 1, chain);
-      } else {
-        var ctor = constructorName(value);
-        if (ctor === null) write(out, "[Object: null prototype] ");
-        else if (ctor) write(out, clip(ctor, MAX_STRING) + " ");
-        writeObject(out, value, depth + 1, chain);
-      }
+      if (typedArrayTag(value) !== undefined) writeTypedArray(out, value);
+      else if (isArray(value)) writeArray(out, value, depth + 1, chain);
+      else writeObject(out, value, depth + 1, chain);
     } catch (error) {
       /* Roll back whatever this value half-wrote, then say it failed. */
       out.text = stringSlice(out.text, 0, mark);
       out.full = false;
-      write(out, UNSERIALIZABLE);
+      write(out, placeholder(UNSERIALIZABLE, top));
     }
   }
 

@@ -1,4 +1,5 @@
 import { SET_TIMEOUT_DELAY_MESSAGE } from '../errors';
+import { UNAWAITED_PROMISE_TEXT } from './console-inspect';
 import { TOOL_API_SOURCE } from './tool-api';
 
 /** Script name of the prelude; its frames are dropped from guest error stacks. */
@@ -13,9 +14,6 @@ export const CELL_SUFFIX = '\n})';
 export const OUT_TEXT = 0;
 export const OUT_JSON = 1;
 export const OUT_CONSOLE = 2;
-
-const PROMISE_MARKER =
-  '[Unawaited Promise: use await or Promise.all(...) before emitting or returning values.]';
 
 /**
  * Guest prelude: an expression evaluating to `install(out, request, cancel, inspect)`. The host
@@ -48,6 +46,9 @@ export const PRELUDE_SOURCE = String.raw`(function () {
   const MapHas = uncurry(Map.prototype.has);
   const GuestWeakMap = WeakMap;
   const WeakMapGet = uncurry(WeakMap.prototype.get);
+  const GuestWeakSet = WeakSet;
+  const WeakSetAdd = uncurry(WeakSet.prototype.add);
+  const WeakSetHas = uncurry(WeakSet.prototype.has);
   const GuestPromise = Promise;
   const PromiseThen = Promise.prototype.then;
   const GuestError = Error;
@@ -61,6 +62,9 @@ export const PRELUDE_SOURCE = String.raw`(function () {
     let nextTimerId = 0;
     // Tool handle → its frozen metadata: what a handle serializes to (JSON drops functions).
     const handles = new GuestWeakMap();
+    // Errors the host answered a store/load request with: uncaught, they fail the cell in phase
+    // bridge (SPEC §4), whoever rethrows them.
+    const storeErrors = new GuestWeakSet();
 
     function prop(value, enumerable) {
       return { __proto__: null, value, enumerable, configurable: true, writable: true };
@@ -73,7 +77,7 @@ export const PRELUDE_SOURCE = String.raw`(function () {
         const meta = WeakMapGet(handles, value);
         return meta === undefined ? value : meta;
       }
-      if (value instanceof GuestPromise) return ${JSON.stringify(PROMISE_MARKER)};
+      if (value instanceof GuestPromise) return ${JSON.stringify(UNAWAITED_PROMISE_TEXT)};
       if (value === null || typeof value !== 'object') return value;
       if (MapHas(seen, value)) return MapGet(seen, value);
       const isError = value instanceof GuestError;
@@ -131,7 +135,9 @@ export const PRELUDE_SOURCE = String.raw`(function () {
           try { name = S(thrown.name); } catch {}
           try { message = S(thrown.message); } catch {}
           try { const s = thrown.stack; if (typeof s === 'string') stack = s; } catch {}
-          return JSONStringify({ __proto__: null, name, message, stack });
+          const record = { __proto__: null, name, message, stack };
+          if (WeakSetHas(storeErrors, thrown)) record.bridge = true;
+          return JSONStringify(record);
         }
         return JSONStringify({ __proto__: null, text: S(thrown) });
       } catch {
@@ -183,6 +189,7 @@ export const PRELUDE_SOURCE = String.raw`(function () {
             }
           } else {
             error = toError(payload);
+            if (method === 'store' || method === 'load') WeakSetAdd(storeErrors, error);
           }
           rejected[rejected.length] = { promise, error };
           reject(error);

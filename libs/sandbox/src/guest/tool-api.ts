@@ -89,6 +89,8 @@ export const TOOL_API_SOURCE = String.raw`function installToolApi(kit) {
     }
     const describeArgs = '{"tool":' + str(meta.callableName) + '}';
     defineFixed(handle, 'describe', function describe() { return call('describe', describeArgs); }, false);
+    // JSON.stringify(handle) in the cell gives the metadata too (SPEC §4), not undefined.
+    defineFixed(handle, 'toJSON', function toJSON() { return meta; }, false);
     WeakMapSet(handles, handle, meta);
     return freeze(handle);
   }
@@ -103,8 +105,9 @@ export const TOOL_API_SOURCE = String.raw`function installToolApi(kit) {
   }
 
   // MCP.<server>.<tool>(...args): the raw argument list; the host checks it and applies defaults.
-  function namespaceInvoker(serverName, toolName) {
-    const prefix = '{"server":' + str(serverName) + ',"tool":' + str(toolName) + ',"args":[';
+  // callableName (MCP.<server>.<tool> as the guest calls it) names the call in pendingToolCalls.
+  function namespaceInvoker(serverName, toolName, callableName) {
+    const prefix = '{"server":' + str(serverName) + ',"tool":' + str(toolName) + ',"callableName":' + str(callableName) + ',"args":[';
     return (args) => {
       let text = prefix;
       for (let i = 0; i < args.length; i++) text += (i > 0 ? ',' : '') + safeJson(args[i]);
@@ -169,16 +172,20 @@ export const TOOL_API_SOURCE = String.raw`function installToolApi(kit) {
     delete(id) { return call('resultDelete', '{"id":' + safeJson(id) + '}'); },
   });
 
+  // SPEC §4: only a string is a key. Anything else (an object with toJSON, a number, a symbol) is
+  // sent as null, never converted, and the host refuses it with its TypeError.
+  function keyJson(key) { return typeof key === 'string' ? JSONStringify(key) : 'null'; }
+
   function store(key, value) {
-    const keyJson = safeJson(key);
-    if (value === undefined) return call('store', '{"key":' + keyJson + ',"delete":true}', () => undefined);
+    const keyText = keyJson(key);
+    if (value === undefined) return call('store', '{"key":' + keyText + ',"delete":true}', () => undefined);
     let json;
     try { json = valueJson(value); } catch (error) { return fail(error); }
-    return call('store', '{"key":' + keyJson + ',"value":' + json + '}', () => undefined);
+    return call('store', '{"key":' + keyText + ',"value":' + json + '}', () => undefined);
   }
 
   function load(key) {
-    return call('load', '{"key":' + safeJson(key) + '}', (answer) => (answer !== null && typeof answer === 'object' && answer.found === true ? answer.value : undefined));
+    return call('load', '{"key":' + keyJson(key) + '}', (answer) => (answer !== null && typeof answer === 'object' && answer.found === true ? answer.value : undefined));
   }
 
   function defineNamespaces(mcp) {
@@ -219,7 +226,7 @@ export const TOOL_API_SOURCE = String.raw`function installToolApi(kit) {
         const tool = tools[j];
         if (tool === null || typeof tool !== 'object') continue;
         const meta = readMeta(tool.metadata);
-        const handle = makeHandle(meta, namespaceInvoker(S(server.serverName), S(meta.toolName)));
+        const handle = makeHandle(meta, namespaceInvoker(S(server.serverName), S(meta.toolName), meta.callableName));
         MapSet(byName, meta.callableName, handle);
         defineFixed(scope, S(tool.toolIdentifier), handle, true);
       }

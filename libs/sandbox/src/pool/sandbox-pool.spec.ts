@@ -1,3 +1,4 @@
+import { bridgeQueueLimitMessage } from '../errors';
 import { SandboxPool } from './sandbox-pool';
 import { cell, failure, valueOf } from './test-support';
 
@@ -96,9 +97,11 @@ describe('SandboxPool: cell semantics', () => {
     });
   });
 
-  it('refuses more bridge calls than maxPendingToolCalls', async () => {
-    const outcome = failure(await pool.run(cell('for (let i = 0; i < 3; i++) setTimeout(() => {}, 5)', { maxPendingToolCalls: 2 })));
-    expect(outcome).toEqual({ code: 'invalid_input', phase: 'guest', error: 'too many pending code mode tool calls' });
+  it('queues timers beyond maxPendingToolCalls and fails only past 128 queued', async () => {
+    const queued = 'const fired = []; for (let i = 0; i < 10; i++) setTimeout(() => fired.push(i), 5); await new Promise((r) => setTimeout(r, 20)); return fired';
+    expect(valueOf(await pool.run(cell(queued, { maxPendingToolCalls: 2 })))).toBe('[0,1,2,3,4,5,6,7,8,9]');
+    const outcome = failure(await pool.run(cell('for (let i = 0; i < 131; i++) setTimeout(() => {}, 5)', { maxPendingToolCalls: 2 })));
+    expect(outcome).toEqual({ code: 'invalid_input', phase: 'guest', error: bridgeQueueLimitMessage(2) });
   });
 
   it('fails a value that is not JSON-serializable', async () => {

@@ -34,6 +34,22 @@ describe('buildWaitingResult', () => {
     });
   });
 
+  it('names a pending MCP call MCP.<server>.<callable> with its object argument as input', () => {
+    const { result } = buildWaitingResult({
+      ...base,
+      reason: 'pending_tools',
+      output: [],
+      pending: [
+        { id: 'bridge:namespace:1', method: 'namespace', args: { server: 'a', tool: 'long-op', callableName: 'MCP.a.longOp', args: [{ duration: 5 }] } },
+        { id: 'bridge:namespace:2', method: 'namespace', args: { server: 'b', tool: 'long-op', callableName: 'MCP.b.longOp', args: [] } },
+      ],
+    });
+    expect(result.pendingToolCalls).toEqual([
+      { id: 'bridge:namespace:1', method: 'namespace', tool: 'MCP.a.longOp', input: { duration: 5 } },
+      { id: 'bridge:namespace:2', method: 'namespace', tool: 'MCP.b.longOp', input: {} },
+    ]);
+  });
+
   it('cuts output to what is left of the run budget after earlier calls', () => {
     const output = Array.from({ length: 20 }, (_, i) => ({ type: 'text' as const, text: `line ${i} ${'x'.repeat(40)}` }));
     const { result, outputBytes } = buildWaitingResult({ ...base, limits: { maxOutputBytes: 1200 }, priorOutputBytes: 700, reason: 'yield', output, pending: [] });

@@ -43,9 +43,20 @@ export function inputWaitHint(ctx: ActionContext, state: InputState | undefined)
   return state?.waitingForInput ? `\n\n${texts.inputWaitHint(formatDuration(state.idleMs), ctx.tool)}` : '';
 }
 
-/** `code N` or `signal S`, as `Process exited with …` reads it. */
-export function exitLabel(view: SessionView): string {
-  return view.exitSignal ? `signal ${view.exitSignal}` : `code ${view.exitCode ?? 0}`;
+/**
+ * How `poll` reports a finished session: `Process exited with code N.` (or `signal S`), or, for
+ * one its timeout ended, `Process exited with timeout.` and the timed-out guidance. A timeout is
+ * what the session recorded, never guessed from the exit: a confined command killed by a signal
+ * may report `128+N` as its code.
+ */
+export function exitedText(view: SessionView): string {
+  if (view.timedOut) return `${texts.exitedWithTimeout}\n\n${timedOutGuidance(view)}`;
+  return texts.exitedWith(view.exitSignal ? `signal ${view.exitSignal}` : `code ${view.exitCode ?? 0}`);
+}
+
+/** `Command timed out after <N> seconds. …` for a session its timeout ended. */
+export function timedOutGuidance(view: SessionView): string {
+  return texts.timedOut(view.timeoutSeconds ?? 0);
 }
 
 /** Exit fields of a finished (or lost) session, as `poll`, `log` and `list` report them. */

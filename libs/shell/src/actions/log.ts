@@ -1,7 +1,10 @@
 import type { ShellAnswer } from '@codemode/contracts';
 import { sessionName, sliceLines } from '../format';
 import { texts } from '../texts';
-import { failed, finishedDetails, finishedView, inputState, inputWaitHint, liveRunning, retentionNote, type ActionContext } from './action-context';
+import {
+  failed, finishedDetails, finishedView, inputState, inputWaitHint, liveRunning, retentionNote, timedOutGuidance,
+  type ActionContext,
+} from './action-context';
 
 /** Lines shown by a `log` without `offset` or `limit`. */
 export const DEFAULT_LOG_TAIL_LINES = 200;
@@ -26,5 +29,9 @@ export function logAction(ctx: ActionContext, id: string): ShellAnswer {
       details: { status: 'running', sessionId: id, name: sessionName(running.command), ...state, ...paging },
     };
   }
-  return { text: `${retentionNote(view)}${body}${note}`, details: { ...finishedDetails(view), ...paging } };
+  // A session its timeout ended says so, after its output or instead of `(no output recorded)`.
+  const text = !view.timedOut
+    ? `${body}${note}`
+    : window.slice ? `${window.slice}${note}\n\n${timedOutGuidance(view)}` : timedOutGuidance(view);
+  return { text: `${retentionNote(view)}${text}`, details: { ...finishedDetails(view), ...paging } };
 }

@@ -9,21 +9,30 @@ import path from 'node:path';
  */
 export class WorkspaceUsage {
   private readonly bytes = new Map<string, number>();
+  /** Measurements under way: the next call waits for the one its previous command started. */
+  private readonly measuring = new Map<string, Promise<number>>();
 
   constructor(readonly maxBytes: number) {}
 
   /** Bytes over the limit decide a refusal; a workspace never measured on this worker is measured now. */
   async isOver(workspace: string): Promise<boolean> {
+    await this.measuring.get(workspace);
     const known = this.bytes.get(workspace);
     if (known !== undefined && known <= this.maxBytes) return false;
     return (await this.measure(workspace)) > this.maxBytes;
   }
 
   /** Measures again (after a command exits); errors leave the last figure. */
-  async measure(workspace: string): Promise<number> {
-    const total = await diskUse(workspace).catch(() => this.bytes.get(workspace) ?? 0);
-    this.bytes.set(workspace, total);
-    return total;
+  measure(workspace: string): Promise<number> {
+    const running = diskUse(workspace)
+      .catch(() => this.bytes.get(workspace) ?? 0)
+      .then((total) => {
+        this.bytes.set(workspace, total);
+        if (this.measuring.get(workspace) === running) this.measuring.delete(workspace);
+        return total;
+      });
+    this.measuring.set(workspace, running);
+    return running;
   }
 
   forget(workspace: string): void {

@@ -24,6 +24,7 @@ export const METRIC = {
   eventAppendDuration: 'codemode_event_append_duration_seconds',
   sandboxThreads: 'codemode_sandbox_threads',
   tenantLimitedTotal: 'codemode_tenant_limited_total',
+  mcpServers: 'codemode_mcp_servers',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
@@ -56,4 +57,5 @@ export const WORKER_METRIC_NAMES: readonly MetricName[] = [
   METRIC.eventAppendDuration,
   METRIC.sandboxThreads,
   METRIC.tenantLimitedTotal,
+  METRIC.mcpServers,
 ];

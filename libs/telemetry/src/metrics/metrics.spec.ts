@@ -112,6 +112,17 @@ describe('createWorkerMetrics', () => {
     expect(text).toContain('codemode_shell_sessions{state="finished"} 4');
   });
 
+  it('counts MCP servers by state, every state present at zero before any server reports', async () => {
+    const metrics = createWorkerMetrics('1');
+    const before = await metrics.scrape();
+    for (const state of ['connected', 'connecting', 'down']) expect(before).toContain(`codemode_mcp_servers{state="${state}"} 0`);
+    metrics.setMcpServers({ connected: 2, down: 1 });
+    const text = await metrics.scrape();
+    expect(text).toContain('codemode_mcp_servers{state="connected"} 2');
+    expect(text).toContain('codemode_mcp_servers{state="connecting"} 0');
+    expect(text).toContain('codemode_mcp_servers{state="down"} 1');
+  });
+
   it('keeps every label value inside its closed set', async () => {
     const metrics = createWorkerMetrics('1');
     metrics.runAnswered({ status: 'failed', code: 'cm_0123456789abcdef' }, 0, 1);

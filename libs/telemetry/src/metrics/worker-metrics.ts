@@ -19,6 +19,10 @@ import {
 import { METRIC } from './metric-names';
 import { ProcessMetrics, type ProcessMetricsOptions } from './process-metrics';
 
+/** States of `codemode_mcp_servers` (SPEC §5), as the tools library names them. */
+const MCP_SERVER_STATE_LABELS = ['connected', 'connecting', 'down'] as const;
+type McpServerStateLabel = (typeof MCP_SERVER_STATE_LABELS)[number];
+
 /** What the worker reads from its sandbox pool and shell registry when scraped. */
 export interface WorkerGaugeReadings {
   sandbox: { busy: number; idle: number; starting: number; parked: number };
@@ -132,6 +136,13 @@ export class WorkerMetrics extends ProcessMetrics {
     registers: [this.registry],
   });
 
+  readonly mcpServers = new Gauge<'state'>({
+    name: METRIC.mcpServers,
+    help: 'Configured MCP servers of this worker by state (connected, connecting, down), read when scraped.',
+    labelNames: ['state'],
+    registers: [this.registry],
+  });
+
   constructor(version: string, options: ProcessMetricsOptions = {}) {
     super(version, options);
     for (const outcome of RUN_OUTCOMES) {
@@ -146,6 +157,12 @@ export class WorkerMetrics extends ProcessMetrics {
     for (const path of RESUME_PATHS) this.resumesTotal.inc({ path }, 0);
     for (const outcome of RECOVERY_OUTCOMES) this.recoveriesTotal.inc({ outcome }, 0);
     this.setGauges({ sandbox: { busy: 0, idle: 0, starting: 0, parked: 0 }, maxParked: 0, shell: { running: 0, finished: 0 } });
+    this.setMcpServers({});
+  }
+
+  /** MCP servers per state; a state left out counts zero (a worker without MCP servers shows zeros). */
+  setMcpServers(counts: Partial<Record<McpServerStateLabel, number>>): void {
+    for (const state of MCP_SERVER_STATE_LABELS) this.mcpServers.set({ state }, counts[state] ?? 0);
   }
 
   /** A run leg's answer was recorded. */

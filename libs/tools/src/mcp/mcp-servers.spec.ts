@@ -20,14 +20,23 @@ describe('McpServers (stdio fixture)', () => {
       { name: 'tracker', command: process.execPath, args: [FIXTURE], env: { FIXTURE_GREETING: 'hello from env' } },
       { name: 'broken', command: path.join(__dirname, 'no-such-binary') },
     ];
-    servers = new McpServers(configs, { onError: (name, error) => errors.push([name, error.message]), connectTimeoutMs: 20_000 });
+    servers = new McpServers(configs, {
+      onError: (name, error) => errors.push([name, error.message]),
+      connectTimeoutMs: 20_000,
+      reconnect: { initialDelayMs: 2_000 },
+    });
     await servers.start();
   }, 30_000);
   afterAll(() => servers.close());
 
-  it('connects what it can and reports the rest', () => {
+  it('connects what it can and reports the rest (retried in the background)', () => {
     expect(servers.connectedServers()).toEqual(['tracker']);
-    expect(errors.map(([name]) => name)).toEqual(['broken']);
+    expect(new Set(errors.map(([name]) => name))).toEqual(new Set(['broken']));
+    expect(servers.statuses()).toEqual([
+      { name: 'tracker', state: 'connected' },
+      { name: 'broken', state: expect.stringMatching(/^(down|connecting)$/u) as unknown },
+    ]);
+    expect(servers.stateCounts().connected).toBe(1);
   });
 
   it('lists tools as catalog definitions', () => {
@@ -57,10 +66,13 @@ describe('McpServers (stdio fixture)', () => {
     await expect(servers.callTool('tracker', 'echo_env', { name: 'FIXTURE_GREETING' })).resolves.toMatchObject({ content: [{ text: 'hello from env' }] });
   });
 
-  it('passes isError results through; toolErrorMessage joins their text', async () => {
-    const result = await servers.callTool('tracker', 'fail', { reason: 'disk full' });
-    expect(result.isError).toBe(true);
-    expect(toolErrorMessage(result)).toBe('fixture failure\ndisk full');
+  it('rejects isError results with the SPEC message carrying their text', async () => {
+    await expect(servers.callTool('tracker', 'fail', { reason: 'disk full' })).rejects.toMatchObject({
+      name: 'Error',
+      code: 'mcp_tool_error',
+      message: 'MCP tool tracker.fail failed: fixture failure\ndisk full',
+    });
+    expect(toolErrorMessage({ isError: true, content: [{ type: 'text', text: 'x' }] })).toBe('x');
   });
 
   it('times out and aborts calls with clear errors', async () => {

@@ -1,26 +1,33 @@
 import { mcpToolDefinition, type McpServerInfo, type ToolDefinition } from '@codemode/catalog';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { McpCallError, McpServerUnavailableError } from '../errors';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpCallError, McpServerUnavailableError, McpToolFailedError } from '../errors';
+import { DEFAULT_TOOL_ERROR_MESSAGE, contentText, toolErrorMessage } from '../tool-error-message';
 import type { McpServerConfig } from './mcp-config';
+import { asError, McpServerConnection, type McpConnectionEvents } from './mcp-connection';
+import { MCP_SERVER_STATES, type McpReconnectOptions, type McpServerState } from './mcp-reconnect';
 
 /** Default bound of connecting (spawn + initialize + tools/list) to one server. */
 export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 30_000;
 /** Default bound of one tool call when the caller gives none. */
 export const DEFAULT_MCP_CALL_TIMEOUT_MS = 60_000;
+/** Default time between pings of a connected server (how soon a silent loss is noticed). */
+export const DEFAULT_MCP_HEALTH_CHECK_INTERVAL_MS = 10_000;
 
 export interface McpServersOptions {
-  /** Told about every server that fails to connect or drops later; that server is skipped. */
+  /** Told about every failed connect attempt and every lost connection; the server is retried. */
   readonly onError?: (serverName: string, error: Error) => void;
+  /** Told when a server's state, tool list or instructions changed (e.g. to republish the catalog). */
+  readonly onChange?: (serverName: string, state: McpServerState) => void;
   /** How this client introduces itself to servers. */
   readonly clientInfo?: { readonly name: string; readonly version: string };
   /** @default 30000 */
   readonly connectTimeoutMs?: number;
   /** Where stdio servers' stderr goes. @default 'inherit' */
   readonly stderr?: 'inherit' | 'ignore' | 'pipe';
+  /** Backoff between reconnect attempts. @default first retry after 500 ms, at most 10 s apart */
+  readonly reconnect?: McpReconnectOptions;
+  /** Time between pings of a connected server; 0 turns it off. @default 10000 */
+  readonly healthCheckIntervalMs?: number;
 }
 
 export interface McpCallOptions {
@@ -29,55 +36,72 @@ export interface McpCallOptions {
   readonly timeoutMs?: number;
 }
 
-/** A tool call's result as the server returned it. */
+/** A successful tool call's result as the server returned it. */
 export interface McpCallResult {
   readonly content: CallToolResult['content'];
   readonly structuredContent?: Record<string, unknown>;
   readonly isError?: boolean;
 }
 
-interface ConnectedServer {
-  readonly config: McpServerConfig;
-  readonly client: Client;
-  tools: Tool[];
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
+/** One server's name and state, in configuration order. */
+export interface McpServerStatus {
+  readonly name: string;
+  readonly state: McpServerState;
 }
 
 /**
- * The deployment's MCP servers, connected by one worker. Each server is a stdio command or a
- * streamable-HTTP URL; one that cannot connect is reported through `onError` and left out, so a
- * broken server never stops the worker. Tool lists are fetched at connect time and refreshed when a
- * server announces a change, so `listTools()` is synchronous for catalog building.
+ * The deployment's MCP servers, connected by one worker (SPEC §5). Each server is a stdio command
+ * or a streamable-HTTP URL; one that cannot connect, or that is lost later, is reported through
+ * `onError` and retried with backoff, so a broken server never stops the worker. A server's tools
+ * stay listed from its first successful connect on, also while it is down, so `listTools()` (sync,
+ * for catalog building) does not change when a server drops; calls to it fail meanwhile.
  */
 export class McpServers {
-  private readonly connected = new Map<string, ConnectedServer>();
-  private closing = false;
+  private readonly connections: McpServerConnection[];
 
-  constructor(
-    private readonly configs: readonly McpServerConfig[],
-    private readonly options: McpServersOptions = {},
-  ) {}
+  constructor(configs: readonly McpServerConfig[], options: McpServersOptions = {}) {
+    const settings = {
+      clientInfo: options.clientInfo ?? { name: 'codemode', version: '1.0.0' },
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS,
+      stderr: options.stderr ?? 'inherit',
+      reconnect: options.reconnect ?? {},
+      healthCheckIntervalMs: options.healthCheckIntervalMs ?? DEFAULT_MCP_HEALTH_CHECK_INTERVAL_MS,
+    } as const;
+    const events: McpConnectionEvents = {
+      changed: (connection) => options.onChange?.(connection.name, connection.state),
+      error: (connection, error) => options.onError?.(connection.name, error),
+    };
+    this.connections = configs.map((config) => new McpServerConnection(config, settings, events));
+  }
 
-  /** Connects every configured server not yet connected, in parallel. Never rejects. */
+  /** Makes the first connect attempt of every server, in parallel. Never rejects. */
   async start(): Promise<void> {
-    this.closing = false;
-    await Promise.all(this.configs.filter((config) => !this.connected.has(config.name)).map((config) => this.connect(config)));
+    await Promise.all(this.connections.map((connection) => connection.connect()));
   }
 
-  /** Names of the servers currently connected, in configuration order. */
+  /** Names of the servers connected right now, in configuration order. */
   connectedServers(): string[] {
-    return this.configs.map((config) => config.name).filter((name) => this.connected.has(name));
+    return this.connections.filter((connection) => connection.state === 'connected').map((connection) => connection.name);
   }
 
-  /** Catalog definitions of every tool of every connected server, in configuration order. */
+  /** Every configured server with its state, in configuration order. */
+  statuses(): McpServerStatus[] {
+    return this.connections.map(({ name, state }) => ({ name, state }));
+  }
+
+  /** How many servers are in each state (`codemode_mcp_servers{state}`). */
+  stateCounts(): Record<McpServerState, number> {
+    const counts = Object.fromEntries(MCP_SERVER_STATES.map((state) => [state, 0])) as Record<McpServerState, number>;
+    for (const connection of this.connections) counts[connection.state] += 1;
+    return counts;
+  }
+
+  /** Catalog definitions of every tool of every server that has listed its tools, connected or not. */
   listTools(): ToolDefinition[] {
-    return this.connectedServers().flatMap((serverName) =>
-      (this.connected.get(serverName)?.tools ?? []).map((tool) =>
+    return this.connections.flatMap((connection) =>
+      (connection.tools ?? []).map((tool) =>
         mcpToolDefinition({
-          serverName,
+          serverName: connection.name,
           toolName: tool.name,
           ...(tool.description !== undefined ? { description: tool.description } : {}),
           inputSchema: tool.inputSchema,
@@ -87,117 +111,57 @@ export class McpServers {
     );
   }
 
-  /** Name and instructions of each connected server, for the guest's `mcp/<server>.d.ts`. */
+  /** Name and instructions of each server whose tools are listed, for the guest's `mcp/<server>.d.ts`. */
   serverInfo(): McpServerInfo[] {
-    return this.connectedServers().map((name) => {
-      const description = this.connected.get(name)?.client.getInstructions();
-      return description ? { name, description } : { name };
-    });
+    return this.connections
+      .filter((connection) => connection.tools !== undefined)
+      .map(({ name, instructions }) => (instructions ? { name, description: instructions } : { name }));
   }
 
   /**
-   * Calls a tool and returns its result exactly as the server answered, `isError` results
-   * included (see `toolErrorMessage`).
-   * @throws McpServerUnavailableError when the server is not connected; McpCallError when the
-   * call itself fails (timeout, abort, protocol or transport error).
+   * Calls a tool. A result the server marked `isError: true` rejects (SPEC §5).
+   * @throws McpServerUnavailableError when the server is not connected (the call is not sent);
+   * McpToolFailedError for an `isError` result; McpCallError when the call itself fails (timeout,
+   * abort, lost connection, protocol or transport error), after which the server is checked.
    */
   async callTool(serverName: string, toolName: string, args: Record<string, unknown>, options: McpCallOptions = {}): Promise<McpCallResult> {
-    const server = this.connected.get(serverName);
-    if (!server) {
-      throw new McpServerUnavailableError(serverName);
-    }
-    const timeoutMs = options.timeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
+    const connection = this.connections.find((candidate) => candidate.name === serverName);
     const label = `MCP tool ${serverName}.${toolName}`;
+    if (!connection) throw new McpServerUnavailableError(serverName);
+    const client = connection.client();
+    const timeoutMs = options.timeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
     if (options.signal?.aborted) {
       throw new McpCallError('aborted', `${label} was aborted`);
     }
+    let result: CallToolResult;
     try {
-      const result = (await server.client.callTool({ name: toolName, arguments: args }, undefined, {
+      result = (await client.callTool({ name: toolName, arguments: args }, undefined, {
         timeout: timeoutMs,
         ...(options.signal ? { signal: options.signal } : {}),
       })) as CallToolResult;
-      return {
-        content: result.content,
-        ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
-        ...(result.isError !== undefined ? { isError: result.isError } : {}),
-      };
     } catch (error) {
       if (options.signal?.aborted) {
         throw new McpCallError('aborted', `${label} was aborted`);
       }
+      // The connection may be gone (a dead process, an HTTP session the server forgot): find out now.
+      void connection.check();
       if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
         throw new McpCallError('timeout', `${label} timed out after ${timeoutMs} ms`);
       }
       throw new McpCallError('mcp_call_failed', `${label} failed: ${asError(error).message}`);
     }
+    if (result.isError === true) {
+      throw new McpToolFailedError(serverName, toolName, contentText(result.content) || toolErrorMessage(result, DEFAULT_TOOL_ERROR_MESSAGE));
+    }
+    return {
+      content: result.content,
+      ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
+      ...(result.isError !== undefined ? { isError: result.isError } : {}),
+    };
   }
 
-  /** Disconnects every server (stdio servers are terminated). */
+  /** Disconnects every server (stdio servers are terminated) and stops reconnecting. */
   async close(): Promise<void> {
-    this.closing = true;
-    const servers = [...this.connected.values()];
-    this.connected.clear();
-    await Promise.all(servers.map((server) => server.client.close().catch(() => undefined)));
-  }
-
-  private transportFor(config: McpServerConfig): Transport {
-    if (config.url !== undefined) {
-      return new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : undefined);
-    }
-    return new StdioClientTransport({
-      command: config.command ?? '',
-      args: config.args ?? [],
-      // The SDK replaces the environment when one is given; keep its safe defaults (PATH, HOME…).
-      env: { ...getDefaultEnvironment(), ...config.env },
-      ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
-      stderr: this.options.stderr ?? 'inherit',
-    });
-  }
-
-  private async connect(config: McpServerConfig): Promise<void> {
-    const server: ConnectedServer = {
-      config,
-      tools: [],
-      client: new Client(this.options.clientInfo ?? { name: 'codemode', version: '1.0.0' }, {
-        listChanged: {
-          tools: {
-            onChanged: (error, tools) => {
-              if (error) {
-                this.options.onError?.(config.name, error);
-              } else if (tools) {
-                server.tools = tools;
-              }
-            },
-          },
-        },
-      }),
-    };
-    const timeout = this.options.connectTimeoutMs ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS;
-    try {
-      await server.client.connect(this.transportFor(config), { timeout });
-      server.tools = await this.listAllTools(server.client, timeout);
-    } catch (error) {
-      await server.client.close().catch(() => undefined);
-      this.options.onError?.(config.name, asError(error));
-      return;
-    }
-    server.client.onclose = () => {
-      if (this.connected.get(config.name) === server && !this.closing) {
-        this.connected.delete(config.name);
-        this.options.onError?.(config.name, new Error(`MCP server ${config.name} disconnected`));
-      }
-    };
-    this.connected.set(config.name, server);
-  }
-
-  private async listAllTools(client: Client, timeout: number): Promise<Tool[]> {
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return tools;
+    await Promise.all(this.connections.map((connection) => connection.close()));
   }
 }

@@ -38,7 +38,7 @@ describe('MCP tenant scoping (SPEC §10)', () => {
     const client: ClientTool[] = [];
     const beta = new SessionToolCatalog(TOOLS, client, SERVERS, 'beta');
     const alpha = new SessionToolCatalog(TOOLS, client, SERVERS, 'alpha');
-    const betaText = JSON.stringify([beta.entries, beta.guestCatalog(), beta.view(), beta.apiFiles()]);
+    const betaText = JSON.stringify([beta.entries, beta.guestCatalog(), beta.view({ timeoutMs: 10_000, maxOutputBytes: 65_536 }), beta.apiFiles()]);
     expect(betaText).not.toMatch(/crm|find_customer|findCustomer|Alpha CRM/iu);
     expect(beta.mcpTool('crm', 'find_customer')).toBeUndefined();
     expect(beta.guestCatalog().mcp.map((server) => server.serverName)).toEqual(['tracker']);
