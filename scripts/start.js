@@ -11,6 +11,10 @@ const path = require('node:path');
 const root = path.resolve(__dirname, '..');
 const role = process.argv[2];
 const entries = { api: 'dist/apps/api/src/main.js', worker: 'dist/apps/worker/src/main.js' };
+/** Children in process groups of their own, so a terminal's Ctrl-C reaches them only through us. */
+const OWN_GROUP = process.platform !== 'win32';
+/** One Ctrl-C can reach us twice (the terminal's signal to the group, npm's forwarded copy). */
+const SAME_SIGNAL_MS = 1000;
 
 function say(msg, fields = {}) {
   process.stdout.write(`${JSON.stringify({ level: 'info', time: new Date().toISOString(), service: 'codemode-launcher', msg, ...fields })}\n`);
@@ -76,6 +80,7 @@ async function ensureRedis(started) {
   say('no Redis answered; starting a private redis-server under ./.data/redis', { port: address.port });
   const redis = spawn('redis-server', ['--port', String(address.port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', ''], {
     stdio: ['ignore', 'ignore', 'inherit'],
+    detached: OWN_GROUP, // Ctrl-C must not stop it before the apps have drained (see main)
   });
   started.push(redis);
   for (let i = 0; i < 50; i += 1) {
@@ -93,30 +98,52 @@ async function main() {
   }
   if (role !== undefined) fail(`unknown role "${role}"; use api, worker, or nothing for both.`);
   const redis = [];
-  await ensureRedis(redis);
   const apps = [];
-  let stopping = false;
-  // The apps drain first (running cells finish); a private Redis goes last.
+  let stoppedAt = 0;
+  const running = () => apps.filter((app) => app.exitCode === null && app.signalCode === null);
+  // Each app gets exactly one signal from here and drains (running cells finish); a private Redis
+  // goes last. A terminal's Ctrl-C signals its whole foreground process group: were the apps in
+  // it, they would get it from the terminal and again from here, and an app exits at once on a
+  // second signal. So they run in process groups of their own and we forward the signal once; a
+  // repeat (another Ctrl-C, a second SIGTERM) is passed on, and the apps then exit at once.
   const stop = (signal) => {
-    if (stopping) return;
-    stopping = true;
-    for (const app of apps) if (app.exitCode === null) app.kill(signal);
-    Promise.all(apps.map((app) => (app.exitCode === null ? new Promise((r) => app.on('exit', r)) : null))).then(() => {
+    if (stoppedAt !== 0) {
+      if (Date.now() - stoppedAt >= SAME_SIGNAL_MS) for (const app of running()) app.kill(signal);
+      return;
+    }
+    stoppedAt = Date.now();
+    const left = running();
+    for (const app of left) app.kill(signal);
+    Promise.all(left.map((app) => new Promise((r) => app.once('exit', r)))).then(() => {
       for (const server of redis) server.kill('SIGTERM');
     });
   };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  // Closing the terminal: the apps, in their own groups, do not get its SIGHUP; drain them.
+  process.on('SIGHUP', () => stop('SIGTERM'));
+  await ensureRedis(redis);
+  if (stoppedAt !== 0) {
+    for (const server of redis) server.kill('SIGTERM');
+    return;
+  }
   for (const name of ['worker', 'api']) {
-    const child = spawn(process.execPath, [path.join(root, entries[name])], { stdio: 'inherit', env: process.env });
+    const child = spawn(process.execPath, [path.join(root, entries[name])], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: process.env,
+      detached: OWN_GROUP,
+    });
     child.on('exit', (code, signal) => {
-      if (stopping) return;
+      if (stoppedAt !== 0) {
+        if (code !== 0) process.exitCode = code || 1;
+        return;
+      }
       say(`${name} exited; stopping the others`, { code, signal });
       process.exitCode = code || 1;
       stop('SIGTERM');
     });
     apps.push(child);
   }
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 main().catch((error) => fail(String(error && error.stack ? error.stack : error)));

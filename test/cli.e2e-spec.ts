@@ -2,13 +2,16 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TestStack } from './utils/test-stack';
+import { CodeModeClient } from '@codemode/client';
+import { freePort } from './utils/free-port';
+import { deleteKeys, REDIS_URL, TestStack } from './utils/test-stack';
 
 jest.setTimeout(90_000);
 
 const ROOT = join(__dirname, '..');
 const MAIN = join(ROOT, 'dist/libs/client/src/cli/main.js');
 const LAUNCHER = join(ROOT, 'scripts/codemode.js');
+const START = join(ROOT, 'scripts/start.js');
 
 interface CliRun {
   code: number | null;
@@ -165,5 +168,50 @@ describe('codemode CLI', () => {
     const got = await cli(['tools', 'get', 'cli-tools', '--json', ...url]);
     expect(got).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(got.stdout).catalog).toEqual(expect.arrayContaining([expect.objectContaining({ toolName: 'lookup_order', source: 'client' })]));
+  });
+});
+
+describe('npm start on Ctrl-C', () => {
+  it('gives each app one signal: a running cell completes and both apps drain and exit cleanly', async () => {
+    const prefix = `tctrlc${Date.now().toString(36)}`;
+    const port = await freePort();
+    const env = { ...process.env, PORT: String(port), WORKER_METRICS_PORT: String(await freePort()), CODEMODE_KEY_PREFIX: prefix, REDIS_URL, LOG_LEVEL: 'info' };
+    // A process group of its own, as a terminal runs a foreground command; Ctrl-C signals the whole group.
+    const launcher = spawn(process.execPath, [START], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let logs = '';
+    launcher.stdout.on('data', (chunk: Buffer) => (logs += chunk.toString()));
+    launcher.stderr.on('data', (chunk: Buffer) => (logs += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => launcher.on('exit', (code) => resolve(code)));
+    try {
+      const client = new CodeModeClient({ baseUrl: `http://127.0.0.1:${port}` });
+      let ready: unknown;
+      for (let i = 0; i < 200 && (ready as { status?: string } | undefined)?.status !== 'completed'; i += 1) {
+        ready = await client.exec('ctrl-c', { title: 'up', code: 'return 1' }).catch(() => undefined);
+        if ((ready as { status?: string } | undefined)?.status !== 'completed') await new Promise((r) => setTimeout(r, 100));
+      }
+      const running = client.exec('ctrl-c', { title: 'slow', code: 'await new Promise(r => setTimeout(r, 1500)); return "drained";' });
+      await new Promise((r) => setTimeout(r, 400));
+      process.kill(-launcher.pid!, 'SIGINT');
+      expect(await running).toMatchObject({ status: 'completed', value: 'drained' });
+      expect(await exited).toBe(0);
+      const said = (msg: string): string[] =>
+        logs
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { service?: string; msg?: string })
+          .filter((line) => line.msg === msg)
+          .map((line) => line.service ?? '')
+          .sort();
+      expect(said('shutting down: draining work')).toEqual(['codemode-api', 'codemode-worker']);
+      expect(said('second signal during shutdown; exiting now')).toEqual([]);
+      expect(said('shut down cleanly')).toEqual(['codemode-api', 'codemode-worker']);
+    } finally {
+      // The apps run in their own process groups: a repeated signal reaches them through the launcher.
+      for (let i = 0; i < 3 && launcher.exitCode === null; i += 1) {
+        launcher.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 1100))]);
+      }
+      await deleteKeys(prefix);
+    }
   });
 });

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { loadConfig } from '@codemode/config';
 import { API_METRIC_NAMES, WORKER_METRIC_NAMES } from '@codemode/telemetry';
 import { baseMetricName, metricNamesIn } from './utils/promql-metrics';
 
@@ -184,6 +185,17 @@ describe('deploy/ manifests', () => {
     expect(service('worker').spec.replicas).toBeUndefined();
   });
 
+  it('target the cells one worker runs at once (CODEMODE_CELL_CONCURRENCY) in the KEDA trigger', () => {
+    const container = service('worker').spec.template.spec.containers[0];
+    const env: Record<string, string> = { ...named('ConfigMap', 'codemode-config')!.data };
+    for (const e of (container.env ?? []) as Obj[]) if (typeof e.value === 'string') env[e.name] = e.value;
+    // Unset, the default would follow the cores of whatever node runs the pod.
+    expect(env.CODEMODE_CELL_CONCURRENCY ?? env.CODEMODE_SANDBOX_THREADS).toBeDefined();
+    const { cellConcurrency } = loadConfig(env);
+    const [scaled] = byKind('ScaledObject');
+    for (const trigger of scaled.spec.triggers) expect(Number(trigger.metadata.threshold)).toBe(cellConcurrency);
+  });
+
   it('run Redis (StatefulSet here, docker-compose locally) with appendonly and noeviction', () => {
     const redisConf = named('ConfigMap', 'codemode-redis')!.data['redis.conf'] as string;
     expect(redisConf).toMatch(/^appendonly yes$/m);
@@ -322,6 +334,32 @@ describe('deploy/ secrets and network (SPEC §10 "Deployment")', () => {
     for (const name of ['api', 'worker'] as const) {
       expect(service(name).spec.template.spec.containers[0].command.slice(0, 2)).toEqual(['/usr/bin/tini', '--']);
     }
+    // package.json names Node 24 and still allows the 20.19+ that development machines run.
+    const { engines } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Obj;
+    expect(engines.node).toMatch(/(^|\|\|)\s*(\^|>=)24\b/);
+    expect(engines.node).toMatch(/(^|\|\|)\s*\^20\.19(\.0)?\s*(\|\||$)/);
+  });
+
+  it('give the image user a writable CODEMODE_WORKSPACE_ROOT, which compose and the worker pod keep', () => {
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    const image = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    const root = /^ENV CODEMODE_WORKSPACE_ROOT=(\/\S+)$/m.exec(image)?.[1];
+    const user = /^USER (\S+)$/m.exec(image)?.[1];
+    expect({ root, user }).toEqual({ root: expect.any(String), user: expect.any(String) });
+    // Created in the image and owned by its user (the default, ./.data/workspaces, is under the root-owned /app).
+    const created = image.split('\n').find((line) => line.includes(`mkdir -p ${root}`));
+    expect(created).toContain(`chown ${user}:${user} ${root}`);
+    for (const [name, svc] of Object.entries(compose().services as Record<string, Obj>)) {
+      if (svc.build === undefined) continue;
+      // Same path, and no bind mount over it (it would bring the host folder's owner); Docker fills
+      // a named or anonymous volume from the image, ownership included.
+      const binds = ((svc.volumes ?? []) as Array<string | Obj>).filter((v) =>
+        typeof v === 'string' ? /^[.~/][^:]*:/.test(v) && v.split(':')[1] === root : v.type === 'bind' && v.target === root,
+      );
+      expect({ name, root: svc.environment?.CODEMODE_WORKSPACE_ROOT ?? root, binds }).toEqual({ name, root, binds: [] });
+    }
+    expect(named('ConfigMap', 'codemode-config')!.data.CODEMODE_WORKSPACE_ROOT).toBe(root);
+    expect(service('worker').spec.template.spec.containers[0].volumeMounts).toContainEqual({ name: 'workspaces', mountPath: root });
   });
 });
 
