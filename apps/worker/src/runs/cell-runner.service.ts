@@ -103,7 +103,7 @@ export class CellRunner {
         seed: cell.seed,
         replay: cell.replay,
       };
-      const first = await this.pool.run(request, host);
+      const first = await this.pool.run(request, host, cell.ref.tenant);
       return spec.awaitResults ? await keepResuming(this.pool, runId, spec.limits, first, host) : first;
     } catch (error) {
       cell.log.error({ err: error }, 'sandbox failed to run the cell');

@@ -40,6 +40,8 @@ interface LiveRun {
   /** Set while a run/resume call waits for this run; unset while parked. */
   leg?: Leg;
   discarded: boolean;
+  /** Its leg was posted and the thread has not begun it yet (no message from it since). */
+  starting?: boolean;
 }
 
 /**
@@ -57,6 +59,7 @@ export class PoolThread {
   /** [0]: slot of the run whose guest code the thread is executing; [1]: slot of a run to abort. */
   private readonly busyFlag = new Int32Array(new SharedArrayBuffer(8));
   private nextSlot = 0;
+  private legsNotBegun = 0;
   private readonly worker: Worker;
   private readyReject: ((error: Error) => void) | undefined;
 
@@ -88,6 +91,14 @@ export class PoolThread {
   /** Live runs held here (running or parked): placement spreads them, since a terminate loses them all. */
   get liveRuns(): number {
     return this.runs.size;
+  }
+
+  /**
+   * Legs posted that the thread has not begun yet. The pool gives a thread a new cell only when this
+   * is 0, so cells wait in the pool's fair queue rather than in a thread's FIFO message queue.
+   */
+  get legsWaitingToBegin(): number {
+    return this.legsNotBegun;
   }
 
   /** Runs with a run/resume call in progress. */
@@ -154,8 +165,18 @@ export class PoolThread {
   private startLeg(run: LiveRun, message: ToThread): Promise<CellOutcome> {
     return new Promise((resolve) => {
       run.leg = { resolve };
+      run.starting = true;
+      this.legsNotBegun += 1;
       this.post(message);
     });
+  }
+
+  /** The thread has begun the run's leg (it said something about it): the pool may send the next cell. */
+  private begun(run: LiveRun): void {
+    if (!run.starting) return;
+    run.starting = false;
+    this.legsNotBegun -= 1;
+    if (this.state === 'ready') this.events.ready(this);
   }
 
   private onMessage(message: Exclude<FromThread, { type: 'ready' }>): void {
@@ -166,6 +187,7 @@ export class PoolThread {
     }
     const run = this.runs.get(message.runId);
     if (!run) return;
+    this.begun(run);
     if (message.type === 'bridge') run.bridge.dispatch(message.id, message.method, message.argsJson);
     else if (message.type === 'cancel') run.bridge.cancel(message.id);
     else if (message.type === 'watch') this.watch(run, message.timeoutMs);
@@ -248,6 +270,10 @@ export class PoolThread {
   private clearLeg(run: LiveRun): void {
     clearTimeout(run.leg?.watchdog);
     run.leg = undefined;
+    if (run.starting) {
+      run.starting = false;
+      this.legsNotBegun -= 1;
+    }
   }
 
   private post(message: ToThread): void {

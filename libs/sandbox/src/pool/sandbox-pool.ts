@@ -9,6 +9,7 @@ import {
   UnknownBridgeCallError,
 } from '../errors';
 import { threadScriptPath } from '../thread/thread-script';
+import { FairQueue } from './fair-queue';
 import { type PoolLogger, PoolThread } from './pool-thread';
 
 export interface SandboxPoolOptions {
@@ -53,7 +54,8 @@ export const DEFAULT_MAX_PARKED = 64;
  */
 export class SandboxPool {
   private readonly threads = new Set<PoolThread>();
-  private readonly queue: Queued[] = [];
+  /** Cells waiting for a thread, handed out round-robin across tenants (SPEC §10 fairness). */
+  private readonly queue = new FairQueue<Queued>();
   /** Parked runs and the thread holding each VM. */
   private readonly parked = new Map<string, PoolThread>();
   /** Runs being resumed (they keep their parked slot), with their thread. */
@@ -92,11 +94,11 @@ export class SandboxPool {
    * Runs a cell. It may end `waiting`: its VM is then parked until `resume` or `discard`. A cell no
    * thread starts within its budget is not run.
    */
-  run(request: CellRunRequest, host?: BridgeHost): Promise<CellOutcome> {
+  run(request: CellRunRequest, host?: BridgeHost, tenant = ''): Promise<CellOutcome> {
     if (this.closed) return Promise.reject(new SandboxPoolClosedError());
     const queuedOutcome = new Promise<CellOutcome>((resolve) => {
       const queued: Queued = { request, host, resolve, timer: setTimeout(() => this.expire(queued), request.limits.timeoutMs) };
-      this.queue.push(queued);
+      this.queue.push(tenant, queued);
       this.dispatch();
     });
     return queuedOutcome;
@@ -177,7 +179,7 @@ export class SandboxPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const queued of this.queue.splice(0)) {
+    for (const queued of this.queue.drain()) {
       clearTimeout(queued.timer);
       queued.resolve(notStarted('code mode sandbox pool closed'));
     }
@@ -244,7 +246,7 @@ export class SandboxPool {
   }
 
   private dispatch(): void {
-    while (this.queue.length > 0) {
+    while (this.queue.size > 0) {
       const thread = this.pickThread();
       if (!thread) return;
       const queued = this.queue.shift()!;
@@ -265,12 +267,16 @@ export class SandboxPool {
     }
   }
 
-  /** The ready thread with the fewest running legs, then the fewest live runs, then a prepared VM. */
+  /**
+   * A ready thread that has begun every leg it was given (so a new cell starts as soon as the guest
+   * code on it yields, and waits for nothing queued behind it), with the fewest running legs, then
+   * the fewest live runs, then a prepared VM.
+   */
   private pickThread(): PoolThread | undefined {
     let best: PoolThread | undefined;
     let bestKey = Infinity;
     for (const thread of this.threads) {
-      if (thread.state !== 'ready') continue;
+      if (thread.state !== 'ready' || thread.legsWaitingToBegin > 0) continue;
       const key = thread.activeLegs * 1e6 + thread.liveRuns * 2 + (thread.warm ? 0 : 1);
       if (key < bestKey) {
         best = thread;
@@ -281,9 +287,7 @@ export class SandboxPool {
   }
 
   private expire(queued: Queued): void {
-    const index = this.queue.indexOf(queued);
-    if (index < 0) return;
-    this.queue.splice(index, 1);
+    if (!this.queue.remove(queued)) return;
     queued.resolve(notStarted(NOT_STARTED_MESSAGE));
   }
 }
