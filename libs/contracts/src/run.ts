@@ -5,6 +5,10 @@ export const RUN_STATUSES = ['requested', 'running', 'waiting', 'completed', 'fa
 export const RunStatusSchema = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
+/** The statuses a run never leaves: it has its one terminal event. */
+export const ENDED_RUN_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>(['completed', 'failed', 'expired', 'lost']);
+export const isEndedStatus = (status: RunStatus): boolean => ENDED_RUN_STATUSES.has(status);
+
 /** `GET /v1/sessions/{sid}/runs/{runId}`: the run projection. */
 export const RunViewSchema = z.object({
   runId: z.string(),

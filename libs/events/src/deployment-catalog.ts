@@ -33,6 +33,6 @@ export class DeploymentCatalog {
   }
 
   private key(): string {
-    return `${this.keys.prefix}:deployment:mcp`;
+    return this.keys.deploymentMcp();
   }
 }

@@ -3,7 +3,7 @@ export { KeySpace, type SessionScriptKeys } from './keys';
 export { EventLog, MAX_PAGE, type AppendInput } from './event-log';
 export { SessionLedger, type SessionPatch } from './session-ledger';
 export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type RunRequestedData } from './run-ledger';
-export { RunReplies, publishAnswer, publishStarted } from './run-replies';
+export { RunReplies, publishAnswer, publishStarted, resultReply } from './run-replies';
 export { WorkerPresence } from './worker-presence';
 export { DeploymentCatalog } from './deployment-catalog';
 export {

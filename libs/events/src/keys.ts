@@ -94,6 +94,41 @@ export class KeySpace {
     return [this.events(ref), this.session(ref), this.run(ref, runId), this.transcript(ref), this.runs(ref)];
   }
 
+  /** `{<prefix>}`: the prefix of every BullMQ queue of the deployment (one Cluster slot per deployment). */
+  get queuePrefix(): string {
+    return `{${this.prefix}}`;
+  }
+
+  /** A worker's presence (its lease): present while the worker is alive. */
+  workerAlive(workerId: string): string {
+    return `${this.prefix}:alive:${workerId}`;
+  }
+
+  /** Sorted set of worker id → when its own queue was last seen in use (queue janitor). */
+  workerQueues(): string {
+    return `${this.prefix}:worker-queues`;
+  }
+
+  /** The worker serving a shell scope (its "home"). */
+  shellHome(tenant: string, scopeKey: string): string {
+    return `${this.prefix}:shellhome:${tenant}:${scopeKey}`;
+  }
+
+  /** A shell process session id seen recently, so `wait` can tell a caller to use `process`. */
+  shellSessionId(tenant: string, id: string): string {
+    return `${this.prefix}:shellid:${tenant}:${id}`;
+  }
+
+  /** The deployment's MCP catalog snapshot, written by workers, read by the API. */
+  deploymentMcp(): string {
+    return `${this.prefix}:deployment:mcp`;
+  }
+
+  /** Every parked run by expiry time, across sessions (ParkedRunIndex). */
+  parkedIndex(): string {
+    return `${this.prefix}:parked`;
+  }
+
   /** The deployment's tenancy mode (`multi` | `single`) as the API recorded it (SPEC §10 "Mode"). */
   tenancy(): string {
     return `${this.prefix}:tenancy`;

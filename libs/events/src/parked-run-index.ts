@@ -47,7 +47,7 @@ export class ParkedRunIndex {
   }
 
   private key(): string {
-    return `${this.keys.prefix}:parked`;
+    return this.keys.parkedIndex();
   }
 }
 

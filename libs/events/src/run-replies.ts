@@ -108,7 +108,14 @@ export class RunReplies {
   }
 }
 
-/** Worker side: pushes a request's answer to the API instance waiting on `channel`. */
+/**
+ * Worker side: the `result` reply a run's terminal (or parked) event carries, published by the same
+ * script that appends the event, so an answer never reports what the log does not hold.
+ */
+export function resultReply(channel: string, runId: string, result: CodeModeResult): { channel: string; message: string } {
+  return { channel, message: JSON.stringify({ kind: 'result', runId, result }) };
+}
+
 /**
  * Tells the waiting API instance that a worker (again) starts the run's leg now, so its answer
  * deadline counts from here: a run rebuilt by replay sends it once the rebuild is done.
@@ -117,6 +124,7 @@ export async function publishStarted(redis: Redis, channel: string, runId: strin
   await redis.publish(channel, JSON.stringify({ kind: 'started', runId, workerId }));
 }
 
+/** Worker side: pushes a request's answer to the API instance waiting on `channel`. */
 export async function publishAnswer(redis: Redis, channel: string, requestId: string, answer: unknown): Promise<void> {
   await redis.publish(channel, JSON.stringify({ kind: 'answer', runId: requestId, answer }));
 }

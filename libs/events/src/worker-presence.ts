@@ -106,18 +106,18 @@ export class WorkerPresence {
   }
 
   private shellIdKey(tenant: string, id: string): string {
-    return `${this.keys.prefix}:shellid:${tenant}:${id}`;
+    return this.keys.shellSessionId(tenant, id);
   }
 
   private aliveKey(workerId: string): string {
-    return `${this.keys.prefix}:alive:${workerId}`;
+    return this.keys.workerAlive(workerId);
   }
 
   private homeKey(tenant: string, scopeKey: string): string {
-    return `${this.keys.prefix}:shellhome:${tenant}:${scopeKey}`;
+    return this.keys.shellHome(tenant, scopeKey);
   }
 
   private registryKey(): string {
-    return `${this.keys.prefix}:worker-queues`;
+    return this.keys.workerQueues();
   }
 }

@@ -76,13 +76,13 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
     },
     {
       provide: CellQueue,
-      inject: [QUEUE_CONNECTION, APP_CONFIG],
-      useFactory: (r: Redis, c: AppConfig) => new CellQueue(new Queue(QUEUES.cells, { connection: r, prefix: `{${c.keyPrefix}}` })),
+      inject: [QUEUE_CONNECTION, KeySpace],
+      useFactory: (r: Redis, k: KeySpace) => new CellQueue(new Queue(QUEUES.cells, { connection: r, prefix: k.queuePrefix })),
     },
     {
       provide: ShellQueue,
-      inject: [QUEUE_CONNECTION, APP_CONFIG],
-      useFactory: (r: Redis, c: AppConfig) => new ShellQueue(new Queue(QUEUES.shell, { connection: r, prefix: `{${c.keyPrefix}}` })),
+      inject: [QUEUE_CONNECTION, KeySpace],
+      useFactory: (r: Redis, k: KeySpace) => new ShellQueue(new Queue(QUEUES.shell, { connection: r, prefix: k.queuePrefix })),
     },
     { provide: WorkerPresence, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerPresence(r, k) },
     { provide: ClientToolsLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ClientToolsLedger(r, k) },
@@ -92,8 +92,8 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
     TenancyAnnouncement,
     {
       provide: WorkerQueues,
-      inject: [QUEUE_CONNECTION, APP_CONFIG, WorkerPresence],
-      useFactory: (r: Redis, c: AppConfig, p: WorkerPresence) => new WorkerQueues(r, `{${c.keyPrefix}}`, p),
+      inject: [QUEUE_CONNECTION, KeySpace, WorkerPresence],
+      useFactory: (r: Redis, k: KeySpace, p: WorkerPresence) => new WorkerQueues(r, k.queuePrefix, p),
     },
   ],
   exports: [REDIS, KeySpace, EventLog, RunLedger, SessionLedger, RunReplies, CellQueue, ShellQueue, WorkerQueues, WorkerPresence, ClientToolsLedger, DeploymentCatalog, SessionStore, TenancyAnnouncement],

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { CodeModeResult, SessionRef } from '@codemode/contracts';
+import { isEndedStatus, type CodeModeResult, type SessionRef } from '@codemode/contracts';
 import { RunAlreadyEndedError, RunLedger, RunReplies } from '@codemode/events';
 import { emptyTelemetry } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
@@ -11,7 +11,6 @@ import { LOGGER } from '../core/tokens';
 export const ABORTED_ERROR = 'code mode execution aborted';
 /** How long the owner gets to discard the parked cell before the API ends the run itself. */
 const OWNER_ABORT_MS = 3000;
-const ENDED = new Set(['completed', 'failed', 'expired', 'lost']);
 
 /** `DELETE /v1/sessions/{sid}/runs/{runId}` (SPEC §3): aborted, pending calls cancelled, nothing committed. */
 @Injectable()
@@ -35,7 +34,7 @@ export class AbortService {
     const until = Date.now() + ABORT_EXECUTING_MS;
     while (Date.now() < until) {
       const now = await this.runs.get(ref, runId);
-      if (now && ENDED.has(now.status) && now.lastResult) {
+      if (now && isEndedStatus(now.status) && now.lastResult) {
         if (now.lastResult.status === 'failed' && now.lastResult.code === 'aborted') return now.lastResult;
         throw alreadyEnded(now.status, now.lastResult);
       }
@@ -49,7 +48,7 @@ export class AbortService {
     const run = await this.runs.get(ref, runId);
     if (!run) throw new NotFoundApiException(`run ${runId} not found in session ${ref.sessionId}.`);
     const result = abortedResult(run.restartSafe);
-    if (ENDED.has(run.status)) throw alreadyEnded(run.status, run.lastResult);
+    if (isEndedStatus(run.status)) throw alreadyEnded(run.status, run.lastResult);
     if (run.status === 'requested') {
       const outcome = await this.runs.abandonUnstarted(ref, runId, result);
       if (outcome.abandoned) return result;

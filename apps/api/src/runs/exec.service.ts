@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { INVALID_SESSION_ID_MESSAGE, RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type SessionRef, type ValidExecInput } from '@codemode/contracts';
+import { INVALID_SESSION_ID_MESSAGE, RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type SessionRef, type ValidExecInput, isEndedStatus } from '@codemode/contracts';
 import { effectiveLimits, effectiveShellConfig, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkExecInput, emptyTelemetry, failedInputResult, hostFailureResult } from '@codemode/sandbox';
@@ -11,7 +11,6 @@ import { APP_CONFIG, LOGGER } from '../core/tokens';
 import {IDEMPOTENT_PENDING_ERROR, NO_ANSWER_ERROR, NOT_STARTED_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
 import { ReplyDeadline } from './reply-deadline';
 
-const TERMINAL = new Set(['completed', 'failed', 'expired', 'lost']);
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,256}$/;
 const IDEMPOTENT_POLL_MS = 25;
 /** How long the API keeps trying to close a run it could not queue while Redis is away. */
@@ -92,7 +91,7 @@ export class ExecService {
         const run = await this.runs.get(ref, runId);
         // The pushed answer can be missed (pub/sub reconnecting): the run's own answer wins,
         // including `waiting` — it carries the runId the caller needs to wait on.
-        if (run?.lastResult && (TERMINAL.has(run.status) || run.status === 'waiting')) return run.lastResult;
+        if (run?.lastResult && (isEndedStatus(run.status) || run.status === 'waiting')) return run.lastResult;
         log.error('the worker running the cell did not answer within its budget');
         if (run?.owner && run.status === 'running' && !run.restartSafe && !(await this.presence.isAlive(run.owner))) {
           // Its worker is gone: end the run so it has its one terminal event. A replay-safe run is
@@ -137,7 +136,7 @@ export class ExecService {
     for (;;) {
       const run = await this.runs.get(ref, runId);
       // The first answer is the run's last one once it ended or parked.
-      if (run?.lastResult && (TERMINAL.has(run.status) || run.status === 'waiting')) return run.lastResult;
+      if (run?.lastResult && (isEndedStatus(run.status) || run.status === 'waiting')) return run.lastResult;
       if (Date.now() >= until) return hostFailureResult(IDEMPOTENT_PENDING_ERROR, 'runtime_unavailable', replaySafe);
       await new Promise((resolve) => setTimeout(resolve, IDEMPOTENT_POLL_MS));
     }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { ToolResultsInputSchema, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
+import { ToolResultsInputSchema, type RunView, type SessionRef, type ToolResult, isEndedStatus } from '@codemode/contracts';
 import { EventLog, NotAwaitingPlatformError, recordPlatformAnswers, RunAlreadyEndedError, RunLedger, RunReplies, StaleEpochError } from '@codemode/events';
 import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
 import { WorkerQueues } from '../core/worker-queues';
@@ -30,7 +30,7 @@ export class ToolResultsService {
     }
     const run = await this.runs.get(ref, runId);
     if (!run) throw new NotFoundApiException(`run ${runId} not found in session ${ref.sessionId}.`);
-    if (['completed', 'failed', 'expired', 'lost'].includes(run.status)) {
+    if (isEndedStatus(run.status)) {
       throw new ConflictApiException('run has already ended.', { status: run.status });
     }
     const pending = new Set(run.lastResult?.status === 'waiting' ? (run.lastResult.pendingToolCalls ?? []).map((c) => c.id) : []);

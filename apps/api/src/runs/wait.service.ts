@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { INVALID_SESSION_ID_MESSAGE, RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type RunView, type SessionRef } from '@codemode/contracts';
+import { INVALID_SESSION_ID_MESSAGE, RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type RunView, type SessionRef, isEndedStatus } from '@codemode/contracts';
 import { effectiveLimits, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult } from '@codemode/sandbox';
@@ -15,7 +15,6 @@ import { ReplyDeadline } from './reply-deadline';
 export const RUN_UNAVAILABLE_ERROR = 'code mode run is unavailable or expired.';
 export const RUN_OTHER_SESSION_ERROR = 'code mode run belongs to a different session.';
 export const RUN_BEING_RESUMED_ERROR = 'code mode run is already being resumed.';
-const ENDED = new Set(['completed', 'failed', 'expired', 'lost']);
 /** A reservation lapses after this if its API instance vanished (longer than any wait). */
 const RESERVATION_TTL_MS = 130_000;
 /** A reservation this old with no resume job anywhere was left by a wait that died (see `abandoned`). */
@@ -77,7 +76,7 @@ export class WaitService {
     }
     if (!reservation.reserved) {
       if (reservation.status === null) return this.refuseUnknown(ref, runId);
-      const error = ENDED.has(reservation.status) ? RUN_UNAVAILABLE_ERROR : RUN_BEING_RESUMED_ERROR;
+      const error = isEndedStatus(reservation.status) ? RUN_UNAVAILABLE_ERROR : RUN_BEING_RESUMED_ERROR;
       return this.refuse(ref, input, error, reservation.restartSafe);
     }
     if (reservation.expiresAt !== null && Date.parse(reservation.expiresAt) <= Date.now()) {
@@ -228,7 +227,7 @@ export class WaitService {
 function runAnswer(run: RunView | null, replaySafe: boolean): CodeModeResult | undefined {
   if (!run?.lastResult) return undefined;
   if (run.status === 'waiting') return run.lastResult;
-  if (!ENDED.has(run.status)) return undefined;
+  if (!isEndedStatus(run.status)) return undefined;
   return run.lastResult.status === 'waiting' ? failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), replaySafe) : run.lastResult;
 }
 

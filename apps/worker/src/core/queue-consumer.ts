@@ -1,6 +1,6 @@
 import { Worker, type Job } from 'bullmq';
 import type { AppConfig } from '@codemode/config';
-import { createRedis } from '@codemode/events';
+import { createRedis, KeySpace } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 
 /** How one of the worker's queue consumers runs. */
@@ -27,7 +27,7 @@ export class QueueConsumer {
         blocking: true,
         onError: (error) => logger.warn({ err: error.message, consumer: options.role }, 'Redis connection error; retrying'),
       }),
-      prefix: `{${config.keyPrefix}}`,
+      prefix: new KeySpace(config.keyPrefix).queuePrefix,
       concurrency: options.concurrency,
       maxStalledCount: options.maxStalledCount,
       // A job's lock is the worker's lease (SPEC §6): renewed from this main thread every half of

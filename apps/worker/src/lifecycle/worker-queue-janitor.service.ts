@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
 import { workerQueueName } from '@codemode/contracts';
-import { DeploymentCatalog, WorkerPresence } from '@codemode/events';
+import { DeploymentCatalog, KeySpace, WorkerPresence } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 
@@ -32,6 +32,7 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
     @Inject(REDIS) private readonly redis: Redis,
     private readonly presence: WorkerPresence,
     private readonly catalog: DeploymentCatalog,
+    private readonly keys: KeySpace,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -104,6 +105,6 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
   }
 
   private queuePrefix(): string {
-    return `{${this.config.keyPrefix}}`;
+    return this.keys.queuePrefix;
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CellJob, CellSpec, CodeModeResult, ReplayJob, ReplayPlan, ResumeJob, RunView, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { EventLog, retryWhileStoreUnavailable, RunAlreadyEndedError, RunLedger, WorkerPresence } from '@codemode/events';
+import { EventLog, retryWhileStoreUnavailable, RunAlreadyEndedError, RunLedger, WorkerPresence, resultReply } from '@codemode/events';
 import { buildReplayPlan, emptyTelemetry, failedInputResult, hostFailureResult, REPLAY_DIVERGED_PREFIX, ReplayRecordMissingError, RUN_UNAVAILABLE_MESSAGE, SandboxPool } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
@@ -88,7 +88,7 @@ export class ReplayRunner {
     }
     if (run && run.status === 'waiting') {
       const result = failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
-      const publish = { channel: job.replyTo, message: JSON.stringify({ kind: 'result', runId: job.runId, result }) };
+      const publish = resultReply(job.replyTo, job.runId, result);
       await this.runs.endOrphaned(ref, job.runId, { type: 'run.lost', epoch: run.epoch, reason: NOT_HELD_REASON, publish });
     }
   }
@@ -187,7 +187,7 @@ export class ReplayRunner {
 
   /** Ends a run this worker holds at `epoch`, retrying while Redis is away; answers `replyTo`. */
   private async finishTaken(ref: SessionRef, runId: string, epoch: number, replyTo: string, type: 'run.failed' | 'run.lost', result: CodeModeResult): Promise<void> {
-    const publish = { channel: replyTo, message: JSON.stringify({ kind: 'result', runId, result }) };
+    const publish = resultReply(replyTo, runId, result);
     await retryWhileStoreUnavailable(
       async () => {
         try {

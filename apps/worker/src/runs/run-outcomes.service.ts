@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { RUN_END_REASONS, type CodeModeResult, type Limits, type SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { ParkedRunIndex, retryWhileStoreUnavailable, RUN_HISTORY_LIMIT_MESSAGE, RunAlreadyEndedError, RunHistoryLimitError, RunLedger } from '@codemode/events';
+import { ParkedRunIndex, resultReply, retryWhileStoreUnavailable, RUN_HISTORY_LIMIT_MESSAGE, RunAlreadyEndedError, RunHistoryLimitError, RunLedger } from '@codemode/events';
 import { buildCellResult, buildWaitingResult, SandboxPool, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
 import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
@@ -173,7 +173,7 @@ export class RunOutcomes implements OnModuleDestroy {
           snapshotBytes: outcome.snapshotBytes,
           ...(outcome.journal ? { journal: outcome.journal } : {}),
         },
-        publish: { channel: replyTo, message: JSON.stringify({ kind: 'result', runId: ctx.runId, result }) },
+        publish: resultReply(replyTo, ctx.runId, result),
       });
       // Best effort: lets any worker expire the run if its holder goes away (ParkedRunSweeper).
       await this.parkedIndex.add(ctx.ref, ctx.runId, expiresAt).catch((error: unknown) =>
