@@ -7,6 +7,14 @@ import { z } from 'zod';
  */
 export const WORKSPACE_MOUNT = '/workspace';
 
+/**
+ * The scope shell process sessions live in (SPEC §7): the session's `agentId` when it has one, so
+ * every session of one agent sees the same processes, else the session itself.
+ */
+export function shellScopeKey(sessionId: string, agentId: string | null | undefined): string {
+  return agentId ? `agent:${agentId}` : `session:${sessionId}`;
+}
+
 export const ShellStatusSchema = z.enum(['running', 'completed', 'failed', 'lost']);
 export type ShellStatus = z.infer<typeof ShellStatusSchema>;
 

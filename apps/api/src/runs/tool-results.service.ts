@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { ToolResultsInputSchema, type RunView, type SessionRef, type ToolResult, isEndedStatus } from '@codemode/contracts';
+import { isEndedStatus, ToolResultsInputSchema, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
 import { EventLog, NotAwaitingPlatformError, recordPlatformAnswers, RunAlreadyEndedError, RunLedger, RunReplies, StaleEpochError } from '@codemode/events';
 import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
 import { WorkerQueues } from '../core/worker-queues';

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import {
   ProcessInputSchema,
   ShellExecInputSchema,
+  shellScopeKey,
   type ShellAnswer,
   type SessionRef,
   type ShellConfig,
@@ -54,7 +55,7 @@ export class ShellService {
   private async send(ref: SessionRef, kind: ShellJob['kind'], input: Record<string, unknown>, waitMsFor: (config: ShellConfig) => number): Promise<ShellAnswer> {
     // A shell request is a write: it creates the session with defaults (SPEC §1).
     const session = (await this.sessions.get(ref)) ?? (await this.sessions.configure(ref, {}));
-    const scopeKey = session.agentId ? `agent:${session.agentId}` : `session:${ref.sessionId}`;
+    const scopeKey = shellScopeKey(ref.sessionId, session.agentId);
     const config = effectiveShellConfig(this.config, session.shell);
     const job: ShellJob = {
       tenant: ref.tenant,

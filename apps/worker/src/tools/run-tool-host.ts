@@ -1,4 +1,4 @@
-import type { Limits, SessionRef, ShellConfig } from '@codemode/contracts';
+import { shellScopeKey, type Limits, type SessionRef, type ShellConfig } from '@codemode/contracts';
 import { apiList, apiRead, describe, findByCallableName, handleMetadata, mapMcpArguments, searchCatalog, type CatalogEntry } from '@codemode/catalog';
 import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, type EventLog } from '@codemode/events';
 import type { BridgeCall, BridgeHost } from '@codemode/sandbox';
@@ -158,7 +158,7 @@ export class RunToolHost implements BridgeHost {
     }
     const caller = {
       ref: this.run.ref,
-      scopeKey: this.run.agentId ? `agent:${this.run.agentId}` : `session:${this.run.ref.sessionId}`,
+      scopeKey: shellScopeKey(this.run.ref.sessionId, this.run.agentId),
       insideCell: {
         remainingBudgetMs: Math.max(0, this.legDeadline - Date.now()),
         processCallable: this.catalog.coreCallable('process'),
