@@ -2,13 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { isEndedStatus, type CodeModeResult, type SessionRef } from '@codemode/contracts';
 import { RunAlreadyEndedError, RunLedger, RunReplies } from '@codemode/events';
-import { emptyTelemetry } from '@codemode/sandbox';
+import { ABORTED_MESSAGE, emptyTelemetry } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { ConflictApiException, NotFoundApiException } from '../core/api-errors';
 import { WorkerQueues } from '../core/worker-queues';
 import { LOGGER } from '../core/tokens';
 
-export const ABORTED_ERROR = 'code mode execution aborted';
 /** How long the owner gets to discard the parked cell before the API ends the run itself. */
 const OWNER_ABORT_MS = 3000;
 
@@ -100,7 +99,7 @@ function sleep(ms: number): Promise<void> {
 function abortedResult(replaySafe: boolean): CodeModeResult {
   return {
     status: 'failed',
-    error: ABORTED_ERROR,
+    error: ABORTED_MESSAGE,
     code: 'aborted',
     failurePhase: 'host',
     bridgeDispatchStarted: false,

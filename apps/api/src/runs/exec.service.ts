@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { isEndedStatus, INVALID_SESSION_ID_MESSAGE, RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type SessionRef, type ValidExecInput } from '@codemode/contracts';
 import { effectiveLimits, effectiveShellConfig, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
-import { checkExecInput, emptyTelemetry, failedInputResult, hostFailureResult } from '@codemode/sandbox';
+import { checkExecInput, emptyTelemetry, failedInputResult, hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
 import { BODY_NOT_JSON_ERROR, bodyTooLargeError, type ParsedBody } from '../core/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import {IDEMPOTENT_PENDING_ERROR, NO_ANSWER_ERROR, NOT_STARTED_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
+import { IDEMPOTENT_PENDING_ERROR, NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
 import { ReplyDeadline } from './reply-deadline';
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,256}$/;
@@ -80,7 +80,7 @@ export class ExecService {
     const answerBudgetMs = input.awaitResults ? limits.snapshotTtlSeconds * 1000 : limits.timeoutMs;
     const deadline = new ReplyDeadline(limits.timeoutMs, answerBudgetMs, this.config.replyGraceMs, {
       onStartOverdue: async () => {
-        const result = hostFailureResult(NOT_STARTED_ERROR, 'runtime_unavailable', input.restartSafe);
+        const result = hostFailureResult(NOT_STARTED_MESSAGE, 'runtime_unavailable', input.restartSafe);
         const outcome = await this.runs.abandonUnstarted(ref, runId, result);
         if (!outcome.abandoned) return null;
         log.warn('no worker started the cell within its budget');

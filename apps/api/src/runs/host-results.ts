@@ -1,6 +1,3 @@
-
-/** SPEC §3: the exact answer for a cell no worker started within its budget. */
-export const NOT_STARTED_ERROR = 'no worker started the cell within its budget; it was not run.';
 export const STORE_UNAVAILABLE_ERROR =
   'code mode store is unavailable (Redis did not answer); nothing was run or recorded. Retry in a few seconds.';
 export const NO_ANSWER_ERROR =

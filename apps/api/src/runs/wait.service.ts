@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { isEndedStatus, INVALID_SESSION_ID_MESSAGE, RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type RunView, type SessionRef } from '@codemode/contracts';
 import { effectiveLimits, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
-import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult } from '@codemode/sandbox';
+import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult, RUN_UNAVAILABLE_MESSAGE } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
 import { WorkerQueues } from '../core/worker-queues';
@@ -12,7 +12,6 @@ import { APP_CONFIG, LOGGER } from '../core/tokens';
 import {NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
 import { ReplyDeadline } from './reply-deadline';
 
-export const RUN_UNAVAILABLE_ERROR = 'code mode run is unavailable or expired.';
 export const RUN_OTHER_SESSION_ERROR = 'code mode run belongs to a different session.';
 export const RUN_BEING_RESUMED_ERROR = 'code mode run is already being resumed.';
 /** A reservation lapses after this if its API instance vanished (longer than any wait). */
@@ -76,13 +75,13 @@ export class WaitService {
     }
     if (!reservation.reserved) {
       if (reservation.status === null) return this.refuseUnknown(ref, runId);
-      const error = isEndedStatus(reservation.status) ? RUN_UNAVAILABLE_ERROR : RUN_BEING_RESUMED_ERROR;
+      const error = isEndedStatus(reservation.status) ? RUN_UNAVAILABLE_MESSAGE : RUN_BEING_RESUMED_ERROR;
       return this.refuse(ref, input, error, reservation.restartSafe);
     }
     if (reservation.expiresAt !== null && Date.parse(reservation.expiresAt) <= Date.now()) {
       // Past snapshotTtlSeconds but not ended yet (its holder is gone, or its timer is late).
       await this.runs.endOrphaned(ref, runId, { type: 'run.expired', epoch: reservation.epoch, reason: RUN_END_REASONS.expired });
-      return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), reservation.restartSafe);
+      return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), reservation.restartSafe);
     }
     const limits = effectiveLimits(this.config, ref.tenant, session?.codeMode);
     const owner = reservation.owner;
@@ -93,7 +92,7 @@ export class WaitService {
     if (ownerGone && !reservation.restartSafe) {
       await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: reservation.epoch, reason: RUN_END_REASONS.ownerLost });
       log.warn('owner of the parked run is gone and the run is not replay-safe; recorded as lost');
-      return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), false);
+      return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
     }
     let withdraw: () => Promise<unknown> = () => Promise.resolve();
     const deadline = new ReplyDeadline(limits.timeoutMs, limits.timeoutMs, this.config.replyGraceMs, {
@@ -103,7 +102,7 @@ export class WaitService {
         if (!ownerGone && !(await this.presence.isAlive(owner)) && !reservation.restartSafe) {
           await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: reservation.epoch, reason: RUN_END_REASONS.ownerLost });
           log.warn('owner of the parked run is gone; run recorded as lost');
-          return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), reservation.restartSafe);
+          return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), reservation.restartSafe);
         }
         // SPEC §3: nothing is lost; the next wait goes to the owner or, once its lease lapsed, to replay.
         log.warn('the wait was not taken within its budget; the run stays parked');
@@ -158,7 +157,7 @@ export class WaitService {
         await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: run.epoch, reason: RUN_END_REASONS.ownerLost });
         log.warn('the worker running this run died; recorded as lost');
       }
-      return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), false);
+      return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
     }
     log.warn('the worker running this replay-safe run died; rebuilding it by replay');
     const lastAnswer = async (): Promise<CodeModeResult> => {
@@ -203,7 +202,7 @@ export class WaitService {
     const input = { runId };
     const [home, isShell] = await Promise.all([this.runs.locate(ref.tenant, runId), this.presence.isShellSession(ref.tenant, runId)]);
     if (home !== null) return this.refuse(ref, input, RUN_OTHER_SESSION_ERROR, false);
-    const error = isShell ? `${RUN_UNAVAILABLE_ERROR} ${runId} is a shell process session: use process poll.` : RUN_UNAVAILABLE_ERROR;
+    const error = isShell ? `${RUN_UNAVAILABLE_MESSAGE} ${runId} is a shell process session: use process poll.` : RUN_UNAVAILABLE_MESSAGE;
     return this.refuse(ref, input, error, false);
   }
 
@@ -228,13 +227,13 @@ function runAnswer(run: RunView | null, replaySafe: boolean): CodeModeResult | u
   if (!run?.lastResult) return undefined;
   if (run.status === 'waiting') return run.lastResult;
   if (!isEndedStatus(run.status)) return undefined;
-  return run.lastResult.status === 'waiting' ? failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), replaySafe) : run.lastResult;
+  return run.lastResult.status === 'waiting' ? failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), replaySafe) : run.lastResult;
 }
 
 /** The run's last `waiting` answer again, without the output it already returned. */
 function waitingAgain(run: RunView | null, replaySafe: boolean): CodeModeResult {
   const last = run?.lastResult;
-  if (last?.status !== 'waiting') return failedInputResult(RUN_UNAVAILABLE_ERROR, emptyTelemetry(), replaySafe);
+  if (last?.status !== 'waiting') return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), replaySafe);
   const { output: _returned, ...rest } = last;
   return rest;
 }

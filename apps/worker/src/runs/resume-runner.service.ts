@@ -3,14 +3,13 @@ import { platformSettledData, platformToolOutcome, type AbortJob, type CodeModeR
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
 import { EventLog, publishAnswer, recordPlatformAnswers, RunAlreadyEndedError, RunLedger, StaleEpochError } from '@codemode/events';
-import { RUN_UNAVAILABLE_MESSAGE, SandboxPool, UnknownBridgeCallError, type CellOutcome } from '@codemode/sandbox';
+import { ABORTED_MESSAGE, RUN_UNAVAILABLE_MESSAGE, SandboxPool, UnknownBridgeCallError, type CellOutcome } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { hostFailureOutcome, keepResuming } from './run-loop';
 import { RunOutcomes } from './run-outcomes.service';
 import type { ParkedRun } from './parked-run-registry';
 
-export const ABORTED_ERROR = 'code mode execution aborted';
 
 /** Work routed to this worker for runs it holds: resume a parked run, abort one. */
 @Injectable()
@@ -146,7 +145,7 @@ export class ResumeRunner {
     }
     const result: CodeModeResult = {
       status: 'failed',
-      error: ABORTED_ERROR,
+      error: ABORTED_MESSAGE,
       code: 'aborted',
       failurePhase: 'host',
       bridgeDispatchStarted: false,
@@ -163,5 +162,5 @@ export class ResumeRunner {
 
 /** A resume whose run was aborted before its leg reached the sandbox. */
 function abortedOutcome(): CellOutcome {
-  return { status: 'failed', code: 'aborted', phase: 'host', error: ABORTED_ERROR, output: [], consoleTruncated: false, bridgeDispatchStarted: false };
+  return { status: 'failed', code: 'aborted', phase: 'host', error: ABORTED_MESSAGE, output: [], consoleTruncated: false, bridgeDispatchStarted: false };
 }

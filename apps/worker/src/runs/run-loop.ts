@@ -1,9 +1,7 @@
 import type { Limits } from '@codemode/contracts';
-import type { CellOutcome, SandboxPool } from '@codemode/sandbox';
+import { TIMEOUT_MESSAGE, type CellOutcome, type SandboxPool } from '@codemode/sandbox';
 import type { RunToolHost } from '../tools/run-tool-host';
 
-/** SPEC §3: an awaitResults call stays open, bounded by snapshotTtlSeconds. */
-export const AWAIT_RESULTS_TIMEOUT_ERROR = 'code mode timeout exceeded';
 
 /**
  * `awaitResults: true`: a cell that would park is resumed at once with a fresh budget, output
@@ -19,7 +17,7 @@ export async function keepResuming(pool: SandboxPool, runId: string, limits: Lim
       pool.discard(runId);
       return {
         status: 'failed',
-        error: AWAIT_RESULTS_TIMEOUT_ERROR,
+        error: TIMEOUT_MESSAGE,
         code: 'timeout',
         phase: 'guest',
         output,
