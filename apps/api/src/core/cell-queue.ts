@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { JOB_NAMES, QUEUES, type CellJob, type ReplayJob } from '@codemode/contracts';
+import { JOB_NAMES, type CellJob, type ReplayJob } from '@codemode/contracts';
 import { readQueueStats, type QueueStats } from './queue-stats';
 
 /** BullMQ's lowest priority. */
@@ -57,9 +57,5 @@ export class CellQueue {
 
   close(): Promise<void> {
     return this.queue.close();
-  }
-
-  static queueName(): string {
-    return QUEUES.cells;
   }
 }

@@ -9,8 +9,6 @@ export const MAX_CODE_BYTES = 1024 * 1024;
 export const MAX_TITLE_CHARS = 120;
 
 export const BODY_NOT_OBJECT_ERROR = 'request body must be a JSON object.';
-/** Checked by the HTTP layer before the body is parsed; kept here beside its siblings. */
-export const BODY_TOO_LARGE_ERROR = 'request body exceeds 16 MiB.';
 export const TITLE_REQUIRED_ERROR = 'title must be a non-empty string.';
 export const TITLE_TOO_LONG_ERROR = `title must be at most ${MAX_TITLE_CHARS} characters.`;
 export const CODE_COMMAND_MISMATCH_ERROR = 'code and command must match when both are provided.';
