@@ -12,11 +12,13 @@ import { measureHostCalls } from './host-calls';
 import { ConfinedSpawn, spawnTrue } from './shell-spawn';
 import { measureReplay } from './replay';
 import { fairnessTable, measureFairness } from './fairness';
+import { cellStartTable, measureCellStart } from './cell-start';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
 const IN_FLIGHT = 64;
 const REPLAY_SAMPLES = Number(process.env.BENCH_REPLAY_SAMPLES ?? 30);
+const CELL_START_SAMPLES = Number(process.env.BENCH_CELL_START_SAMPLES ?? 300);
 const ROOT = join(__dirname, '..', '..'); // dist/bench → repository root
 
 /**
@@ -108,6 +110,7 @@ async function main(): Promise<void> {
       toolSamples.push(((performance.now() - t) * 1000) / toolCalls);
     }
     const hostCalls = await measureHostCalls(1000);
+    const cellStart = cellStartTable(await measureCellStart(CELL_START_SAMPLES));
     const replayRows = await measureReplay(client, replayStack.client(), [1, 10, 100], REPLAY_SAMPLES);
     const fairness = fairnessTable(await measureFairness());
     const redisPid = await redisServerPid();
@@ -172,7 +175,7 @@ async function main(): Promise<void> {
           `| ${r.calls} | ${fmt(r.ownerWaitP50)} | ${fmt(r.replayWaitP50)} | ${fmt(r.replayWaitP99)} | ${fmt(r.replayWaitP50 - r.ownerWaitP50)} | ${fmt(r.replayWaitP50 / r.ownerWaitP50)}× |`,
       ),
     ].join('\n');
-    process.stdout.write(`${report}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${fairness}\n`);
+    process.stdout.write(`${report}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${fairness}\n`);
     const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
     const section = [
       '## Exec round trip vs a naive BullMQ echo',
@@ -181,6 +184,10 @@ async function main(): Promise<void> {
       `Run: ${new Date().toISOString()} on ${machine}; one api + one worker (2 sandbox threads) on the local Redis; echo worker concurrency ${IN_FLIGHT}.`,
       '',
       report,
+      '',
+      '## Cell start: from the prepared image vs from scratch vs bare QuickJS',
+      '',
+      cellStart,
       '',
       '## Park and resume vs plain exec',
       '',

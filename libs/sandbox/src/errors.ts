@@ -67,6 +67,15 @@ export class SandboxEngineError extends SandboxError {
   readonly code = 'internal_error' as const;
 }
 
+/**
+ * Thrown when a VM image cannot be captured (the VM holds state the image cannot re-wrap) or
+ * restored (another wasm binary, a memory cap below the image's size, host functions that do not
+ * line up): the caller builds its VM from scratch instead.
+ */
+export class VmImageError extends SandboxError {
+  readonly code = 'internal_error' as const;
+}
+
 /** Thrown when the guest broke the bridge protocol (unknown method, unknown request id). */
 export class BridgeProtocolError extends SandboxError {
   readonly code = 'internal_error' as const;

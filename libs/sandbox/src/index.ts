@@ -24,3 +24,4 @@ export * from './errors';
 export * from './result';
 export * from './source';
 export * from './replay/replay-plan';
+export { CellStartProbe } from './engine/cell-start-probe';

@@ -1,11 +1,12 @@
 import type { GuestCatalog } from '@codemode/contracts';
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, VmFunctionImplementation } from 'quickjs-emscripten-core';
 import { SandboxEngineError } from '../errors';
 import { CONSOLE_INSPECT_SOURCE } from '../guest/console-inspect';
 import { DETERMINISM_SOURCE } from '../guest/determinism';
 import { CELL_FILE, CELL_PREFIX, CELL_SUFFIX, PRELUDE_FILE, PRELUDE_SOURCE } from '../guest/prelude';
 import { TEXT_CODEC_SOURCE } from '../guest/text-codec';
 import { type GuestErrorRecord, parseGuestErrorRecord } from './guest-error';
+import { capture, restore, type VmImage } from './vm-image';
 import { memoryMaxBytes, MIN_MEMORY_BYTES, type WasmInstance, type WasmLoader } from './wasm-loader';
 
 /**
@@ -17,6 +18,14 @@ export const QUICKJS_MAX_STACK_BYTES = 512 * 1024;
 /** Page size of the snapshot measure (SPEC §3: non-zero 4 KiB pages). */
 export const SNAPSHOT_PAGE_BYTES = 4096;
 const ZERO_PAGE = Buffer.alloc(SNAPSHOT_PAGE_BYTES);
+
+/**
+ * A prepared VM (prelude, tool API, text codec, console installed; no run's data) as an image:
+ * every cell of a thread starts from a copy of it instead of compiling the guest sources again.
+ */
+export interface PreparedImage {
+  readonly vm: VmImage;
+}
 
 /** What the guest's host functions talk to while a run owns this VM. */
 export interface VmHostSink {
@@ -45,6 +54,8 @@ export class CellVm {
   private released = false;
   private sink: VmHostSink | undefined;
   private resultPromise: QuickJSHandle | undefined;
+  /** A cell was started here: its data is in this VM's memory, which may never become an image. */
+  private started = false;
   private readonly handles: QuickJSHandle[] = [];
   private settleFn!: QuickJSHandle;
   private serializeFn!: QuickJSHandle;
@@ -60,15 +71,38 @@ export class CellVm {
     readonly memoryLimitBytes: number,
   ) {}
 
+  /** A VM built from scratch: new instance, runtime, context, guest sources compiled and run. */
   static async create(loader: WasmLoader, memoryLimitBytes: number): Promise<CellVm> {
     const instance = await loader.instantiate(memoryMaxBytes(memoryLimitBytes));
     const runtime = instance.module.newRuntime();
-    runtime.setMaxStackSize(QUICKJS_MAX_STACK_BYTES);
-    if (memoryLimitBytes < MIN_MEMORY_BYTES) runtime.setMemoryLimit(memoryLimitBytes);
     const vm = new CellVm(loader, instance, runtime, runtime.newContext(), memoryLimitBytes);
-    runtime.setInterruptHandler(() => vm.shouldInterrupt());
+    vm.applyLimits();
     vm.installPrelude();
     return vm;
+  }
+
+  /**
+   * A VM that starts from a prepared image: its own new instance and Memory (cap from this run's
+   * `memoryLimitBytes`), filled from the image; the limits are this run's, set after the restore.
+   */
+  static async restore(loader: WasmLoader, image: PreparedImage, memoryLimitBytes: number): Promise<CellVm> {
+    // The host functions are registered during the restore, before the VM they talk to exists.
+    const owner: { vm?: CellVm } = {};
+    const parts = await restore(loader, image.vm, memoryMaxBytes(memoryLimitBytes), (ctx) => hostFunctions(ctx, () => owner.vm));
+    const vm = new CellVm(loader, parts.instance, parts.runtime, parts.context, memoryLimitBytes);
+    owner.vm = vm;
+    vm.applyLimits();
+    vm.adoptHandles(parts.handles);
+    return vm;
+  }
+
+  /**
+   * The image of a VM that was just created and never ran a cell; this VM must then be released,
+   * never run (its Math.random was probed).
+   */
+  captureImage(): PreparedImage {
+    if (this.started || this.released || this.broken) throw new SandboxEngineError('only a fresh prepared VM can be captured');
+    return { vm: capture({ instance: this.instance, runtime: this.runtime, context: this.ctx, handles: this.handles }, this.loader) };
   }
 
   /** The wasm memory maximum this VM was built for (the run's cap, before any debug floor). */
@@ -126,6 +160,7 @@ export class CellVm {
    * compiles the cell and calls it with `this === globalThis`; keeps its promise.
    */
   start(code: string, catalog?: GuestCatalog, seed?: number[]): Started {
+    this.started = true;
     return this.guard(() => {
       if (seed) this.installDeterminism(seed);
       if (catalog && (catalog.globals.length > 0 || catalog.mcp.length > 0)) {
@@ -247,30 +282,30 @@ export class CellVm {
     return undefined;
   }
 
+  /** This run's limits: QuickJS stack, memory limit below the 16 MiB floor, interrupt handler. */
+  private applyLimits(): void {
+    this.runtime.setMaxStackSize(QUICKJS_MAX_STACK_BYTES);
+    this.runtime.setMemoryLimit(this.memoryLimitBytes < MIN_MEMORY_BYTES ? this.memoryLimitBytes : -1);
+    this.runtime.setInterruptHandler(() => this.shouldInterrupt());
+  }
+
   private installPrelude(): void {
     const ctx = this.ctx;
     ctx.unwrapResult(ctx.evalCode(TEXT_CODEC_SOURCE, 'codemode:text-codec.js')).dispose();
     const inspect = ctx.unwrapResult(ctx.evalCode(CONSOLE_INSPECT_SOURCE, 'codemode:console.js'));
     const install = ctx.unwrapResult(ctx.evalCode(PRELUDE_SOURCE, PRELUDE_FILE));
-    const out = ctx.newFunction('out', (kind, text) => {
-      this.sink?.output(ctx.getNumber(kind), ctx.getString(text));
-    });
-    const request = ctx.newFunction('request', (method, args) => {
-      if (!this.sink) throw new SandboxEngineError('no run owns this sandbox');
-      return ctx.newString(this.sink.request(ctx.getString(method), ctx.getString(args)));
-    });
-    const cancel = ctx.newFunction('cancel', (id) => {
-      this.sink?.cancel(ctx.getString(id));
-    });
+    // Registered in this order; a restored VM registers them again in the same order (same HostRef ids).
+    const [out, request, cancel] = hostFunctions(ctx, () => this).map((fn, index) => ctx.newFunction(HOST_FUNCTION_NAMES[index], fn));
     const api = ctx.unwrapResult(ctx.callFunction(install, ctx.undefined, out, request, cancel, inspect));
     for (const handle of [inspect, install, out, request, cancel]) handle.dispose();
-    this.settleFn = ctx.getProp(api, 'settle');
-    this.serializeFn = ctx.getProp(api, 'serialize');
-    this.describeFn = ctx.getProp(api, 'describe');
-    this.unhandledFn = ctx.getProp(api, 'unhandled');
-    this.defineCatalogFn = ctx.getProp(api, 'defineCatalog');
-    this.handles.push(this.settleFn, this.serializeFn, this.describeFn, this.unhandledFn, this.defineCatalogFn);
+    this.adoptHandles(['settle', 'serialize', 'describe', 'unhandled', 'defineCatalog'].map((name) => ctx.getProp(api, name)));
     api.dispose();
+  }
+
+  /** The prelude's functions the host keeps (settle, serialize, describe, unhandled, defineCatalog). */
+  private adoptHandles(handles: QuickJSHandle[]): void {
+    [this.settleFn, this.serializeFn, this.describeFn, this.unhandledFn, this.defineCatalogFn] = handles;
+    this.handles.push(...handles);
   }
 
   private installDeterminism(seed: number[]): void {
@@ -317,6 +352,11 @@ export class CellVm {
     return json === undefined ? { text: '[unreadable error]' } : parseGuestErrorRecord(json);
   }
 
+  /** The run bound to this VM, for its host functions. */
+  get boundSink(): VmHostSink | undefined {
+    return this.sink;
+  }
+
   private guard<T>(operation: () => T): T {
     if (this.broken || this.released) throw new SandboxEngineError('this sandbox instance was discarded');
     try {
@@ -328,4 +368,26 @@ export class CellVm {
       throw new SandboxEngineError(message, { cause: error });
     }
   }
+}
+
+const HOST_FUNCTION_NAMES = ['out', 'request', 'cancel'] as const;
+
+/**
+ * The prelude's host functions (`out`, `request`, `cancel`), talking to whichever run `owner()`'s VM
+ * is bound to. Built for a new VM and again, in the same order, for each restore of its image.
+ */
+function hostFunctions(ctx: QuickJSContext, owner: () => CellVm | undefined): VmFunctionImplementation<QuickJSHandle>[] {
+  return [
+    (kind, text) => {
+      owner()?.boundSink?.output(ctx.getNumber(kind), ctx.getString(text));
+    },
+    (method, args) => {
+      const sink = owner()?.boundSink;
+      if (!sink) throw new SandboxEngineError('no run owns this sandbox');
+      return ctx.newString(sink.request(ctx.getString(method), ctx.getString(args)));
+    },
+    (id) => {
+      owner()?.boundSink?.cancel(ctx.getString(id));
+    },
+  ];
 }

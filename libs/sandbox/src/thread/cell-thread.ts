@@ -1,13 +1,15 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { CellRun, type LegOptions } from '../engine/cell-run';
-import { CellVm } from '../engine/cell-vm';
+import { CellVm, type PreparedImage } from '../engine/cell-vm';
 import type { CellOutcome, CellRunRequest } from '../engine/types';
 import { DEFAULT_MEMORY_BYTES, memoryMaxBytes, MIN_MEMORY_BYTES, WasmLoader } from '../engine/wasm-loader';
 import { SandboxStartError } from '../errors';
 import type { FromThread, ThreadData, ToThread } from './protocol';
 
 /**
- * Entry of a cell thread: compiles the wasm once, keeps the next VM ready (64 MiB maximum) and
+ * Entry of a cell thread: compiles the wasm once, builds the prepared VM image once (prelude, tool
+ * API, codec, console; no run's data), starts every VM from a copy of it, keeps the next VM ready
+ * (64 MiB maximum) and
  * holds every live run of this thread: legs that run or wait for the host, and parked VMs. Only
  * one VM executes at a time (this is one event loop); a run waiting for the host or parked does
  * not stop another from starting or resuming.
@@ -26,6 +28,8 @@ interface LiveRun {
 }
 
 let loader: WasmLoader;
+/** Every VM of this thread starts from it; undefined only when capturing it failed (then: from scratch). */
+let image: PreparedImage | undefined;
 let next: Promise<CellVm> | undefined;
 const runs = new Map<string, LiveRun>();
 
@@ -33,6 +37,7 @@ async function boot(): Promise<void> {
   const t0 = performance.now();
   loader = await WasmLoader.load(data.variant);
   const t1 = performance.now();
+  image = await captureImage();
   prepareNext();
   await next;
   post({ type: 'ready', compileMs: t1 - t0, instanceMs: performance.now() - t1 });
@@ -46,12 +51,29 @@ function takeVm(request: CellRunRequest): Promise<CellVm> {
     next = undefined;
     return prepared;
   }
-  return CellVm.create(loader, limit);
+  return newVm(limit);
+}
+
+function newVm(memoryLimitBytes: number): Promise<CellVm> {
+  return image ? CellVm.restore(loader, image, memoryLimitBytes) : CellVm.create(loader, memoryLimitBytes);
+}
+
+/** Builds one VM from scratch and keeps its image; the VM itself never runs a cell. */
+async function captureImage(): Promise<PreparedImage | undefined> {
+  const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
+  try {
+    return base.captureImage();
+  } catch (error) {
+    post({ type: 'log', level: 'error', msg: 'sandbox image capture failed; VMs are built from scratch', fields: { error: describe(error) } });
+    return undefined;
+  } finally {
+    base.release();
+  }
 }
 
 function prepareNext(): void {
   if (next) return;
-  const created = CellVm.create(loader, DEFAULT_MEMORY_BYTES);
+  const created = newVm(DEFAULT_MEMORY_BYTES);
   next = created;
   created.then(() => post({ type: 'warm' }), (error: unknown) => {
     if (next === created) next = undefined;
