@@ -12,6 +12,16 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/require-await': 'off',
+      // A lib is used through its index only: its insides may change without touching its users.
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@codemode/*/*'], message: 'Import a lib through its index (@codemode/<lib>), not its insides.' },
+            { group: ['**/libs/*/src/**', '../*/src/**', '../../*/src/**'], message: 'Import another lib through @codemode/<lib>, not by a relative path into it.' },
+          ],
+        },
+      ],
     },
   },
   {
