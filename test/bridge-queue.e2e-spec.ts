@@ -21,17 +21,18 @@ function maxConcurrent(events: { type: string; runId?: string }[], runId: string
   return max;
 }
 
-describe('the bridge queue beyond maxPendingToolCalls (SPEC §3)', () => {
-  let stack: TestStack;
-  let client: CodeModeClient;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-    client = stack.client();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+// One stack for the whole file: both parts use the default tenant on separate sessions.
+let stack: TestStack;
+let client: CodeModeClient;
+beforeAll(async () => {
+  stack = await TestStack.start();
+  client = stack.client();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
 
+describe('the bridge queue beyond maxPendingToolCalls (SPEC §3)', () => {
   it('completes Promise.all over 100 core tool calls with 4 in-flight slots, in one exec', async () => {
     const sid = 'bq-100';
     await client.putSession(sid, { codeMode: { maxPendingToolCalls: 4 } });
@@ -80,16 +81,6 @@ describe('the bridge queue beyond maxPendingToolCalls (SPEC §3)', () => {
 });
 
 describe('store keys and console rendering through the worker (SPEC §4)', () => {
-  let stack: TestStack;
-  let client: CodeModeClient;
-  beforeAll(async () => {
-    stack = await TestStack.start();
-    client = stack.client();
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
-
   it('refuses a key object with toJSON; an uncaught store error fails in phase bridge', async () => {
     const caught = await client.exec('keys', {
       title: 'caught',
