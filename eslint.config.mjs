@@ -18,7 +18,10 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['@codemode/*/*'], message: 'Import a lib through its index (@codemode/<lib>), not its insides.' },
-            { group: ['**/libs/*/src/**', '../*/src/**', '../../*/src/**'], message: 'Import another lib through @codemode/<lib>, not by a relative path into it.' },
+            {
+              group: ['**/libs/*/src/**', '../*/src/**', '../../*/src/**'],
+              message: 'Import another lib through @codemode/<lib>, not by a relative path into it.',
+            },
           ],
         },
       ],

@@ -59,7 +59,11 @@ async function sample(op: () => Promise<void>): Promise<{ p50: number; p99: numb
   return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
 }
 
-async function startFlood(baseUrl: string, code: string, manner: 'polite' | 'greedy'): Promise<{ stop(): Promise<{ done: number; refused: number }> }> {
+async function startFlood(
+  baseUrl: string,
+  code: string,
+  manner: 'polite' | 'greedy',
+): Promise<{ stop(): Promise<{ done: number; refused: number }> }> {
   const child = fork(join(__dirname, 'flood-client.js'), [baseUrl, 'bench-flood', code, String(FLOOD_LANES), manner], { stdio: 'ignore' });
   await new Promise<void>((resolve) => child.once('message', () => resolve()));
   return {
@@ -79,6 +83,9 @@ export function fairnessTable(rows: FairnessRow[]): string {
   return [
     `| victim tenant's \`return 1+1\` exec (${SAMPLES} sequential samples) | p50 (ms) | p99 (ms) | p50 ÷ idle p50 | flooding tenant: completed / refused 429 |`,
     '|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.scenario} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.p50 / idle)}× | ${r.flood ? `${r.flood.done} / ${r.flood.refused}` : '—'} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.scenario} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.p50 / idle)}× | ${r.flood ? `${r.flood.done} / ${r.flood.refused}` : '—'} |`,
+    ),
   ].join('\n');
 }

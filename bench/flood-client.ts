@@ -14,7 +14,10 @@ async function main(): Promise<void> {
   process.on('message', () => (stop = true));
   const lane = async (): Promise<void> => {
     while (!stop) {
-      const answer = await client.raw('POST', '/v1/sessions/f/exec', { body: JSON.stringify({ title: 'flood', code }), headers: { 'content-type': 'application/json' } });
+      const answer = await client.raw('POST', '/v1/sessions/f/exec', {
+        body: JSON.stringify({ title: 'flood', code }),
+        headers: { 'content-type': 'application/json' },
+      });
       if (answer.status !== 429) {
         counts.done += 1;
         continue;

@@ -5,7 +5,9 @@ import { SandboxPool, type CellOutcome } from '@codemode/sandbox';
 const LIMITS: Limits = { ...SPEC_DEFAULT_LIMITS, timeoutMs: 60_000 };
 
 const NOOP_CATALOG = {
-  globals: [{ metadata: { callableName: 'noop', toolName: 'noop', description: 'does nothing', source: 'openclaw' as const }, replaySafe: true }],
+  globals: [
+    { metadata: { callableName: 'noop', toolName: 'noop', description: 'does nothing', source: 'openclaw' as const }, replaySafe: true },
+  ],
   mcp: [],
 };
 
@@ -27,7 +29,10 @@ export async function measureHostCalls(calls: number, repeats = 5): Promise<Host
     const samples: number[] = [];
     for (let i = 0; i < repeats; i += 1) {
       const started = performance.now();
-      const outcome: CellOutcome = await pool.run({ runId: `bench-${code.length}-${i}`, code, limits: LIMITS, catalog: NOOP_CATALOG }, host);
+      const outcome: CellOutcome = await pool.run(
+        { runId: `bench-${code.length}-${i}`, code, limits: LIMITS, catalog: NOOP_CATALOG },
+        host,
+      );
       if (outcome.status !== 'completed') throw new Error(`bench cell failed: ${JSON.stringify(outcome)}`);
       samples.push(((performance.now() - started) * 1000) / calls);
     }

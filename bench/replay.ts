@@ -14,7 +14,12 @@ export interface ReplayRow {
  * once on a stack with CODEMODE_ALWAYS_REPLAY=1 (a worker replays it from the log first).
  * Samples alternate so machine load hits both alike.
  */
-export async function measureReplay(owner: CodeModeClient, replay: CodeModeClient, callCounts: number[], samples: number): Promise<ReplayRow[]> {
+export async function measureReplay(
+  owner: CodeModeClient,
+  replay: CodeModeClient,
+  callCounts: number[],
+  samples: number,
+): Promise<ReplayRow[]> {
   const rows: ReplayRow[] = [];
   for (const calls of callCounts) {
     const code = `for (let i = 0; i < ${calls}; i++) await ls({}); await yield_control(); return ${calls};`;
@@ -24,7 +29,12 @@ export async function measureReplay(owner: CodeModeClient, replay: CodeModeClien
       ownerSamples.push(await timedWait(owner, code, calls));
       replaySamples.push(await timedWait(replay, code, calls));
     }
-    rows.push({ calls, ownerWaitP50: percentile(ownerSamples, 50), replayWaitP50: percentile(replaySamples, 50), replayWaitP99: percentile(replaySamples, 99) });
+    rows.push({
+      calls,
+      ownerWaitP50: percentile(ownerSamples, 50),
+      replayWaitP50: percentile(replaySamples, 50),
+      replayWaitP99: percentile(replaySamples, 99),
+    });
   }
   return rows;
 }

@@ -87,7 +87,8 @@ async function main(): Promise<void> {
       const answer = await c.raw('POST', '/v1/sessions/bench-shell/shell/exec', { body: JSON.stringify({ command: 'true' }) });
       samples.push(performance.now() - t);
       const status = (answer.body as { details?: { status?: string } }).details?.status;
-      if (answer.status !== 200 || status !== 'completed') throw new Error(`shell/exec answered ${answer.status} ${JSON.stringify(answer.body)}`);
+      if (answer.status !== 200 || status !== 'completed')
+        throw new Error(`shell/exec answered ${answer.status} ${JSON.stringify(answer.body)}`);
     };
     const unconfinedClient = unconfinedStack.client();
     for (let i = 0; i < 100; i += 1) {
@@ -105,7 +106,10 @@ async function main(): Promise<void> {
     const toolSamples: number[] = [];
     for (let i = 0; i < 5; i += 1) {
       const t = performance.now();
-      const r = await client.exec('bench-tools', { title: 'ls loop', code: `for (let i = 0; i < ${toolCalls}; i++) await ls({}); return 1;` });
+      const r = await client.exec('bench-tools', {
+        title: 'ls loop',
+        code: `for (let i = 0; i < ${toolCalls}; i++) await ls({}); return 1;`,
+      });
       if (r.status !== 'completed') throw new Error(`tool loop failed: ${JSON.stringify(r)}`);
       toolSamples.push(((performance.now() - t) * 1000) / toolCalls);
     }
@@ -156,7 +160,7 @@ async function main(): Promise<void> {
       '|---|---|---|---|',
       shellRow('`POST /v1/sessions/{sid}/shell/exec` `{"command":"true"}`, confined (bubblewrap, the default)', shellSamples),
       shellRow('the same with `CODEMODE_SHELL_SANDBOX=none`', unconfinedShellSamples),
-      shellRow('bare `spawn(\'/bin/sh\', [\'-c\', \'true\'])` in-process', spawnSamples),
+      shellRow("bare `spawn('/bin/sh', ['-c', 'true'])` in-process", spawnSamples),
       shellRow('the same `true` in a bubblewrap sandbox built as the worker builds one, in-process', confinedSpawnSamples),
       `| confinement's cost over REST (p50, confined − none) | ${fmt(percentile(shellSamples, 50) - percentile(unconfinedShellSamples, 50))} | | |`,
     ].join('\n');

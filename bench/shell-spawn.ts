@@ -27,7 +27,13 @@ export class ConfinedSpawn {
   };
 
   run(): Promise<void> {
-    const invocation = bwrapInvocation(this.setup, { workspace: this.workspace, cwd: '/workspace', argv: ['/bin/sh', '-c', 'true'], env: { PATH: '/usr/bin:/bin' }, cpuSeconds: 10 });
+    const invocation = bwrapInvocation(this.setup, {
+      workspace: this.workspace,
+      cwd: '/workspace',
+      argv: ['/bin/sh', '-c', 'true'],
+      env: { PATH: '/usr/bin:/bin' },
+      cpuSeconds: 10,
+    });
     return new Promise((resolve, reject) => {
       const child = spawn(invocation.file, invocation.args, { env: invocation.env, stdio: 'ignore' });
       child.on('error', reject);

@@ -17,7 +17,9 @@ const OWN_GROUP = process.platform !== 'win32';
 const SAME_SIGNAL_MS = 1000;
 
 function say(msg, fields = {}) {
-  process.stdout.write(`${JSON.stringify({ level: 'info', time: new Date().toISOString(), service: 'codemode-launcher', msg, ...fields })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ level: 'info', time: new Date().toISOString(), service: 'codemode-launcher', msg, ...fields })}\n`,
+  );
 }
 
 function fail(msg) {
@@ -78,10 +80,14 @@ async function ensureRedis(started) {
   const dir = path.join(root, '.data', 'redis');
   fs.mkdirSync(dir, { recursive: true });
   say('no Redis answered; starting a private redis-server under ./.data/redis', { port: address.port });
-  const redis = spawn('redis-server', ['--port', String(address.port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', ''], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    detached: OWN_GROUP, // Ctrl-C must not stop it before the apps have drained (see main)
-  });
+  const redis = spawn(
+    'redis-server',
+    ['--port', String(address.port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', ''],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      detached: OWN_GROUP, // Ctrl-C must not stop it before the apps have drained (see main)
+    },
+  );
   started.push(redis);
   for (let i = 0; i < 50; i += 1) {
     if (await pingRedis(address)) return;

@@ -39,7 +39,8 @@ describe('the bridge queue beyond maxPendingToolCalls (SPEC §3)', () => {
     const workspace = join(stack.workspaceRoot, 'default', sid);
     mkdirSync(workspace, { recursive: true });
     writeFileSync(join(workspace, 'a.txt'), 'a');
-    const code = 'const items = Array.from({ length: 100 }, (_, i) => i); const r = await Promise.all(items.map(() => ls({}))); return r.filter((x) => x.entries.length > 0).length;';
+    const code =
+      'const items = Array.from({ length: 100 }, (_, i) => i); const r = await Promise.all(items.map(() => ls({}))); return r.filter((x) => x.entries.length > 0).length;';
     const result = await client.exec(sid, { title: '100 calls', code });
     expect(result).toMatchObject({ status: 'completed', value: 100 });
     expect(result.telemetry.callCount).toBe(100);
@@ -55,14 +56,19 @@ describe('the bridge queue beyond maxPendingToolCalls (SPEC §3)', () => {
     const code = 'await Promise.all(Array.from({ length: 200 }, () => ls({}))); return "never";';
     const result = await client.exec(sid, { title: '200 calls', code });
     expect(result).toMatchObject({ status: 'failed', code: 'invalid_input', failurePhase: 'guest', error: QUEUE_LIMIT_4 });
-    const timers = await client.exec(sid, { title: '200 timers', code: 'for (let i = 0; i < 200; i++) setTimeout(() => {}, 1); return 1;' });
+    const timers = await client.exec(sid, {
+      title: '200 timers',
+      code: 'for (let i = 0; i < 200; i++) setTimeout(() => {}, 1); return 1;',
+    });
     expect(timers).toMatchObject({ status: 'failed', code: 'invalid_input', error: QUEUE_LIMIT_4 });
   });
 
   it('lists queued platform calls in pendingToolCalls and starts them as the platform answers', async () => {
     const sid = 'bq-client';
     await client.putSession(sid, { codeMode: { maxPendingToolCalls: 2 } });
-    await client.raw('PUT', `/v1/sessions/${sid}/tools`, { body: JSON.stringify({ tools: [{ name: 'ask_human', description: 'Ask the operator' }] }) });
+    await client.raw('PUT', `/v1/sessions/${sid}/tools`, {
+      body: JSON.stringify({ tools: [{ name: 'ask_human', description: 'Ask the operator' }] }),
+    });
     const code = 'const r = await Promise.all([1, 2, 3, 4, 5].map((n) => ask_human({ n }))); return r;';
     let result: CodeModeResult = await client.exec(sid, { title: 'platform calls', code });
     const first = result as Extract<CodeModeResult, { status: 'waiting' }>;
@@ -73,7 +79,11 @@ describe('the bridge queue beyond maxPendingToolCalls (SPEC §3)', () => {
     for (let round = 0; round < 5 && result.status === 'waiting'; round += 1) {
       // The oldest unsettled calls hold the two slots; the others wait unsent behind them.
       const inFlight = (result.pendingToolCalls ?? []).slice(0, 2);
-      await client.toolResults(sid, first.runId, inFlight.map((call) => ({ id: call.id, ok: true, value: (call.input as { n: number }).n * 10 })));
+      await client.toolResults(
+        sid,
+        first.runId,
+        inFlight.map((call) => ({ id: call.id, ok: true, value: (call.input as { n: number }).n * 10 })),
+      );
       result = await client.wait(sid, first.runId);
     }
     expect(result).toMatchObject({ status: 'completed', value: [10, 20, 30, 40, 50] });
@@ -86,15 +96,23 @@ describe('store keys and console rendering through the worker (SPEC §4)', () =>
       title: 'caught',
       code: 'try { await store({ toJSON() { return "k"; } }, 1); } catch (e) { return e.name + ": " + e.message; }',
     });
-    expect(caught).toMatchObject({ status: 'completed', value: 'TypeError: Code Mode store key must be a non-empty string of at most 256 characters.' });
+    expect(caught).toMatchObject({
+      status: 'completed',
+      value: 'TypeError: Code Mode store key must be a non-empty string of at most 256 characters.',
+    });
     const uncaught = await client.exec('keys', { title: 'uncaught', code: 'await store(5, 1); return 1;' });
     expect(uncaught).toMatchObject({ status: 'failed', code: 'internal_error', failurePhase: 'bridge', bridgeDispatchStarted: true });
-    expect((uncaught as { error: string }).error.split('\n')[0]).toBe('TypeError: Code Mode store key must be a non-empty string of at most 256 characters.');
+    expect((uncaught as { error: string }).error.split('\n')[0]).toBe(
+      'TypeError: Code Mode store key must be a non-empty string of at most 256 characters.',
+    );
     expect((await client.raw('GET', '/v1/sessions/keys/store')).body).toEqual({ values: {} });
   });
 
   it('prints a cycle as "[Circular]" and tells the model to await a logged promise', async () => {
-    const result = await client.exec('console', { title: 'console', code: 'const o = {}; o.self = o; console.log(o); console.log(Promise.resolve(1)); return 1;' });
+    const result = await client.exec('console', {
+      title: 'console',
+      code: 'const o = {}; o.self = o; console.log(o); console.log(Promise.resolve(1)); return 1;',
+    });
     expect(result).toMatchObject({
       status: 'completed',
       output: [

@@ -107,7 +107,10 @@ describe('codemode CLI', () => {
   });
 
   it('ends a live tail cleanly on Ctrl-C', async () => {
-    const child = spawn(process.execPath, [MAIN, 'events', 'cli-e2e', '--follow', ...url], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN, 'events', 'cli-e2e', '--follow', ...url], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     await new Promise<void>((resolve) =>
@@ -167,7 +170,9 @@ describe('codemode CLI', () => {
     expect(put.stdout).toMatch(/lookup_order\s+client\s+Finds an order by id\./);
     const got = await cli(['tools', 'get', 'cli-tools', '--json', ...url]);
     expect(got).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(got.stdout).catalog).toEqual(expect.arrayContaining([expect.objectContaining({ toolName: 'lookup_order', source: 'client' })]));
+    expect(JSON.parse(got.stdout).catalog).toEqual(
+      expect.arrayContaining([expect.objectContaining({ toolName: 'lookup_order', source: 'client' })]),
+    );
   });
 });
 
@@ -175,7 +180,14 @@ describe('npm start on Ctrl-C', () => {
   it('gives each app one signal: a running cell completes and both apps drain and exit cleanly', async () => {
     const prefix = `tctrlc${Date.now().toString(36)}`;
     const port = await freePort();
-    const env = { ...process.env, PORT: String(port), WORKER_METRICS_PORT: String(await freePort()), CODEMODE_KEY_PREFIX: prefix, REDIS_URL, LOG_LEVEL: 'info' };
+    const env = {
+      ...process.env,
+      PORT: String(port),
+      WORKER_METRICS_PORT: String(await freePort()),
+      CODEMODE_KEY_PREFIX: prefix,
+      REDIS_URL,
+      LOG_LEVEL: 'info',
+    };
     // A process group of its own, as a terminal runs a foreground command; Ctrl-C signals the whole group.
     const launcher = spawn(process.execPath, [START], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let logs = '';

@@ -28,7 +28,10 @@ describe('deploy/ secrets and network (SPEC §10 "Deployment")', () => {
     const command = (redis.command as string[]).join(' ');
     expect(command).toMatch(/--user default off/);
     expect(command).toMatch(/--user codemode on ">\$REDIS_PASSWORD"/);
-    expect(redis.env).toContainEqual({ name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: 'codemode-redis-auth', key: 'password' } } });
+    expect(redis.env).toContainEqual({
+      name: 'REDIS_PASSWORD',
+      valueFrom: { secretKeyRef: { name: 'codemode-redis-auth', key: 'password' } },
+    });
     for (const probe of [redis.livenessProbe, redis.readinessProbe]) {
       expect(probe.exec.command.join(' ')).toMatch(/REDISCLI_AUTH="\$REDIS_PASSWORD" redis-cli .*--user codemode ping/);
     }
@@ -39,14 +42,21 @@ describe('deploy/ secrets and network (SPEC §10 "Deployment")', () => {
     for (const name of ['api', 'worker'] as const) {
       const env = service(name).spec.template.spec.containers[0].env as Obj[];
       const at = (n: string): number => env.findIndex((e) => e.name === n);
-      expect(env[at('REDIS_PASSWORD')]).toEqual({ name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: 'codemode-redis-auth', key: 'password' } } });
+      expect(env[at('REDIS_PASSWORD')]).toEqual({
+        name: 'REDIS_PASSWORD',
+        valueFrom: { secretKeyRef: { name: 'codemode-redis-auth', key: 'password' } },
+      });
       expect(env[at('REDIS_URL')]).toEqual({ name: 'REDIS_URL', value: 'redis://codemode:$(REDIS_PASSWORD)@codemode-redis:6379' });
       // Kubernetes expands $(VAR) only from variables declared before it.
       expect(at('REDIS_PASSWORD')).toBeLessThan(at('REDIS_URL'));
     }
     for (const map of byKind('ConfigMap')) {
       for (const [key, value] of Object.entries(map.data as Record<string, string>)) {
-        expect({ map: map.metadata.name, key, secret: /API_KEYS|SECRET|PASSWORD|REDIS_URL/.test(key) || /^\s*(requirepass|user )/m.test(value) }).toEqual({
+        expect({
+          map: map.metadata.name,
+          key,
+          secret: /API_KEYS|SECRET|PASSWORD|REDIS_URL/.test(key) || /^\s*(requirepass|user )/m.test(value),
+        }).toEqual({
           map: map.metadata.name,
           key,
           secret: false,
@@ -75,7 +85,9 @@ describe('deploy/ secrets and network (SPEC §10 "Deployment")', () => {
   });
 
   it('let only api and worker pods reach Redis, on its port', () => {
-    const policy = byKind('NetworkPolicy').find((p) => workloadsSelectedBy(p.spec.podSelector.matchLabels).includes(named('StatefulSet', 'codemode-redis')!))!;
+    const policy = byKind('NetworkPolicy').find((p) =>
+      workloadsSelectedBy(p.spec.podSelector.matchLabels).includes(named('StatefulSet', 'codemode-redis')!),
+    )!;
     expect(policy.spec.policyTypes).toContain('Ingress');
     expect(policy.spec.ingress).toHaveLength(1);
     const [rule] = policy.spec.ingress;
@@ -112,7 +124,8 @@ describe('deploy/ secrets and network (SPEC §10 "Deployment")', () => {
     expect(command).toMatch(/--user codemode on ">\$\$REDIS_PASSWORD"/);
     expect(redis.environment.REDIS_PASSWORD).toMatch(/^\$\{REDIS_PASSWORD:\?[^}]+\}$/);
     expect(redis.healthcheck.test.join(' ')).toMatch(/REDISCLI_AUTH="\$\$REDIS_PASSWORD" redis-cli .*--user codemode ping/);
-    for (const service of [api, worker]) expect(service.environment.REDIS_URL).toMatch(/^redis:\/\/codemode:\$\{REDIS_PASSWORD:\?[^}]+\}@redis:6379$/);
+    for (const service of [api, worker])
+      expect(service.environment.REDIS_URL).toMatch(/^redis:\/\/codemode:\$\{REDIS_PASSWORD:\?[^}]+\}@redis:6379$/);
     // `:?` makes compose refuse to start without it; `:-` would be a default key.
     expect(api.environment.CODEMODE_API_KEYS).toMatch(/^\$\{CODEMODE_API_KEYS:\?[^}]+\}$/);
     expect(api.ports).toEqual(['127.0.0.1:3000:3000']);

@@ -3,7 +3,21 @@ import { join } from 'node:path';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadConfig } from '@codemode/config';
 import { API_METRIC_NAMES, WORKER_METRIC_NAMES } from '@codemode/telemetry';
-import { byKind, compose, DEPLOY, filesUnder, manifests, matches, named, resources, ROOT, service, workloads, workloadsSelectedBy, type Obj } from './utils/deploy-manifests';
+import {
+  byKind,
+  compose,
+  DEPLOY,
+  filesUnder,
+  manifests,
+  matches,
+  named,
+  resources,
+  ROOT,
+  service,
+  workloads,
+  workloadsSelectedBy,
+  type Obj,
+} from './utils/deploy-manifests';
 import { baseMetricName, metricNamesIn } from './utils/promql-metrics';
 
 /*
@@ -46,16 +60,26 @@ describe('deploy/ manifests', () => {
     const kustomization = manifests.find((m) => m.doc.kind === 'Kustomization')!;
     const dir = join(ROOT, 'deploy', 'kubernetes');
     const listed = (kustomization.doc.resources as string[]).map((r) => join(dir, r)).sort();
-    const files = filesUnder(dir, /\.ya?ml$/).filter((f) => !/kustomization|\.example\./.test(f)).sort();
+    const files = filesUnder(dir, /\.ya?ml$/)
+      .filter((f) => !/kustomization|\.example\./.test(f))
+      .sort();
     expect(listed).toEqual(files);
   });
 
   it('give every workload selectors that match its pods, and images and resources to every container', () => {
-    expect(workloads().map((w) => w.metadata.name).sort()).toEqual(['codemode-api', 'codemode-redis', 'codemode-worker']);
+    expect(
+      workloads()
+        .map((w) => w.metadata.name)
+        .sort(),
+    ).toEqual(['codemode-api', 'codemode-redis', 'codemode-worker']);
     for (const w of workloads()) {
       expect(matches(w.spec.selector.matchLabels, w.spec.template.metadata.labels)).toBe(true);
       for (const c of w.spec.template.spec.containers) {
-        expect({ workload: w.metadata.name, container: c.name, image: typeof c.image }).toEqual({ workload: w.metadata.name, container: c.name, image: 'string' });
+        expect({ workload: w.metadata.name, container: c.name, image: typeof c.image }).toEqual({
+          workload: w.metadata.name,
+          container: c.name,
+          image: 'string',
+        });
         expect(c.resources.requests).toEqual({ cpu: expect.anything(), memory: expect.anything() });
         expect(c.resources.limits).toEqual({ cpu: expect.anything(), memory: expect.anything() });
         expect(c.livenessProbe).toBeDefined();
@@ -110,7 +134,11 @@ describe('deploy/ manifests', () => {
   it('point every Service at one workload and one of its ports', () => {
     for (const svc of byKind('Service')) {
       const [target, ...others] = workloadsSelectedBy(svc.spec.selector);
-      expect({ service: svc.metadata.name, others: others.length, found: target !== undefined }).toEqual({ service: svc.metadata.name, others: 0, found: true });
+      expect({ service: svc.metadata.name, others: others.length, found: target !== undefined }).toEqual({
+        service: svc.metadata.name,
+        others: 0,
+        found: true,
+      });
       for (const port of svc.spec.ports) expect(portExists(target, port.targetPort)).toBe(true);
     }
   });
@@ -170,11 +198,13 @@ function promqlExpressions(): Array<{ where: string; expr: string }> {
     for (const group of rule.spec.groups) for (const r of group.rules) out.push({ where: `rule ${r.alert ?? r.record}`, expr: r.expr });
   }
   for (const scaled of byKind('ScaledObject')) {
-    for (const trigger of scaled.spec.triggers) if (trigger.type === 'prometheus') out.push({ where: 'keda', expr: trigger.metadata.query });
+    for (const trigger of scaled.spec.triggers)
+      if (trigger.type === 'prometheus') out.push({ where: 'keda', expr: trigger.metadata.query });
   }
   for (const file of filesUnder(join(DEPLOY, 'grafana'), /\.json$/)) {
     const dashboard = JSON.parse(readFileSync(file, 'utf8')) as Obj;
-    for (const panel of dashboard.panels) for (const target of panel.targets ?? []) out.push({ where: `panel ${panel.title}`, expr: target.expr });
+    for (const panel of dashboard.panels)
+      for (const target of panel.targets ?? []) out.push({ where: `panel ${panel.title}`, expr: target.expr });
   }
   return out;
 }
@@ -244,7 +274,9 @@ describe('deploy/ alerts, scaler and dashboard', () => {
 describe('metricNamesIn', () => {
   it('finds metric names and skips functions, labels, ranges, grouping and variables', () => {
     expect(
-      metricNamesIn('histogram_quantile(0.99, sum by (le, queue) (rate(codemode_x_bucket{queue="cells",a=~"b|c"}[$__rate_interval]))) > 0.2'),
+      metricNamesIn(
+        'histogram_quantile(0.99, sum by (le, queue) (rate(codemode_x_bucket{queue="cells",a=~"b|c"}[$__rate_interval]))) > 0.2',
+      ),
     ).toEqual(['codemode_x_bucket']);
     expect(metricNamesIn('sum(a_total) / ignoring(pod) group_left b offset 5m and on (x) up == 0')).toEqual(['a_total', 'b', 'up']);
     expect(metricNamesIn('absent(codemode_nope{state="idle"})')).toEqual(['codemode_nope']);

@@ -57,7 +57,8 @@ describe('API docs', () => {
         const res = await client.raw(method.toUpperCase(), concrete(path), { body, headers: { 'content-type': 'application/json' } });
         const error = (res.body as { error?: unknown } | null)?.error;
         // The router's own 404 says "Cannot GET /path"; a 404 of the resource names it instead.
-        if (res.status === 404 && typeof error === 'string' && error.startsWith('Cannot ')) unrouted.push(`${method.toUpperCase()} ${path}`);
+        if (res.status === 404 && typeof error === 'string' && error.startsWith('Cannot '))
+          unrouted.push(`${method.toUpperCase()} ${path}`);
         expect(res.status).toBeLessThan(500);
       }
     }

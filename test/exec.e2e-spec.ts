@@ -30,7 +30,8 @@ describe('exec over REST (real api + worker)', () => {
   it('runs the body as sloppy async code with output in order', async () => {
     const result = await exec('s-out', {
       title: 'output',
-      command: 'x = 5; console.log("a", 1); text("b"); json({c: 2}); console.warn("w"); await new Promise(r => setTimeout(r, 20)); return this === globalThis && x;',
+      command:
+        'x = 5; console.log("a", 1); text("b"); json({c: 2}); console.warn("w"); await new Promise(r => setTimeout(r, 20)); return this === globalThis && x;',
     });
     expect(result.status).toBe('completed');
     if (result.status !== 'completed') return;
@@ -81,11 +82,17 @@ describe('exec over REST (real api + worker)', () => {
     [{ title: 'x' }, 'code or command must be a non-empty string.'],
     [{ title: 'x', code: '   ' }, 'code or command must be a non-empty string.'],
     [{ title: 'x', code: 'return 1', command: 'return 2' }, 'code and command must match when both are provided.'],
-    [{ title: 'x', code: 'return 1', language: 'typescript' }, 'Code Mode accepts JavaScript only. Remove language and typecheck; use API.read(...) for tool types.'],
+    [
+      { title: 'x', code: 'return 1', language: 'typescript' },
+      'Code Mode accepts JavaScript only. Remove language and typecheck; use API.read(...) for tool types.',
+    ],
     [{ title: 'x', code: 'return 1', restartSafe: 'yes' }, 'restartSafe must be a boolean.'],
     [{ title: 'x', code: 'const fs = require("fs"); return 1' }, 'code mode module access is disabled.'],
     [{ title: 'x', code: 'return import("fs")' }, 'code mode module access is disabled.'],
-    [{ title: 'x', code: 'ls -la /workspace/' }, 'code-mode exec runs JavaScript or TypeScript, not shell commands. Call an enabled async tool global from guest JavaScript; use catalog.search(query) when the bounded quick index omits it. Do not retry the same shell command as code.'],
+    [
+      { title: 'x', code: 'ls -la /workspace/' },
+      'code-mode exec runs JavaScript or TypeScript, not shell commands. Call an enabled async tool global from guest JavaScript; use catalog.search(query) when the bounded quick index omits it. Do not retry the same shell command as code.',
+    ],
     [{ title: 'x', code: 'x'.repeat(1024 * 1024 + 1) }, 'code exceeds 1 MiB.'],
   ])('refuses bad input %#, running nothing', async (body, error) => {
     const sid = `s-bad-${Math.random().toString(36).slice(2)}`;
@@ -155,7 +162,9 @@ describe('exec over REST (real api + worker)', () => {
     const parked = await exec('s-idem', { title: 'park', code: 'await yield_control(); return 1' }, { 'idempotency-key': 'k-park' });
     expect(parked.status).toBe('waiting');
     const started = Date.now();
-    expect(await exec('s-idem', { title: 'park', code: 'await yield_control(); return 1' }, { 'idempotency-key': 'k-park' })).toEqual(parked);
+    expect(await exec('s-idem', { title: 'park', code: 'await yield_control(); return 1' }, { 'idempotency-key': 'k-park' })).toEqual(
+      parked,
+    );
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
@@ -175,18 +184,29 @@ describe('exec over REST (real api + worker)', () => {
 
   it('answers 404 for reads of sessions and runs that were never created, 400 for bad fields', async () => {
     const client = stack.client();
-    for (const path of ['/v1/sessions/nope', '/v1/sessions/nope/events', '/v1/sessions/nope/transcript', '/v1/sessions/s1/runs/cm_00000000-0000-0000-0000-000000000000']) {
+    for (const path of [
+      '/v1/sessions/nope',
+      '/v1/sessions/nope/events',
+      '/v1/sessions/nope/transcript',
+      '/v1/sessions/s1/runs/cm_00000000-0000-0000-0000-000000000000',
+    ]) {
       const res = await client.raw('GET', path);
       expect([path, res.status, (res.body as { code: string }).code]).toEqual([path, 404, 'not_found']);
     }
     expect((await client.raw('GET', '/v1/sessions/s1/events?limit=0')).status).toBe(400);
-    expect((await client.raw('GET', '/v1/sessions/s1/events?limit=-3')).body).toMatchObject({ code: 'invalid_input', error: 'limit must be an integer from 1 to 1000.' });
+    expect((await client.raw('GET', '/v1/sessions/s1/events?limit=-3')).body).toMatchObject({
+      code: 'invalid_input',
+      error: 'limit must be an integer from 1 to 1000.',
+    });
     expect((await client.raw('GET', '/v1/sessions/s1/events?after=bogus')).status).toBe(400);
     expect((await client.raw('GET', '/v1/sessions/s1/events?after=99999999999999999999-0')).status).toBe(400);
     expect((await client.raw('GET', '/v1/sessions/s1/events?after=18446744073709551615-18446744073709551615')).status).toBe(400);
     expect((await client.raw('GET', '/v1/sessions/s1/events?limit=5000')).status).toBe(200);
     expect((await client.raw('PUT', '/v1/sessions/s1', { body: '[1]' })).body).toMatchObject({ code: 'invalid_input' });
-    expect((await client.raw('PUT', '/v1/sessions/s1', { body: '{"agentId": 5}' })).body).toMatchObject({ code: 'invalid_input', details: { field: 'agentId' } });
+    expect((await client.raw('PUT', '/v1/sessions/s1', { body: '{"agentId": 5}' })).body).toMatchObject({
+      code: 'invalid_input',
+      details: { field: 'agentId' },
+    });
     expect((await client.raw('GET', `/v1/sessions/${'x'.repeat(129)}`)).status).toBe(400);
   });
 

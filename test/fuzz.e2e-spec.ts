@@ -31,7 +31,27 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
     const rand = prng(SEED);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)];
     const randomString = (max: number): string => {
-      const alphabet = ['a', 'Z', '0', '.', ':', '-', '_', '/', '%', ' ', '\u00e9', '\u{1F600}', '"', '\\', '\n', '\u0000', '\ud800', '<', '{'];
+      const alphabet = [
+        'a',
+        'Z',
+        '0',
+        '.',
+        ':',
+        '-',
+        '_',
+        '/',
+        '%',
+        ' ',
+        '\u00e9',
+        '\u{1F600}',
+        '"',
+        '\\',
+        '\n',
+        '\u0000',
+        '\ud800',
+        '<',
+        '{',
+      ];
       let s = '';
       const n = Math.floor(rand() * max);
       for (let i = 0; i < n; i += 1) s += pick(alphabet);
@@ -39,15 +59,59 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
     };
     const randomJson = (depth: number): unknown => {
       switch (Math.floor(rand() * (depth > 3 ? 6 : 9))) {
-        case 0: return null;
-        case 1: return rand() < 0.5;
-        case 2: return pick([0, -1, 1.5, 1e308, -0, 2 ** 53 + 1, 100, 60000]);
-        case 3: return randomString(20);
-        case 4: return pick(['return 1', 'while(true){}', 'ls -la', 'require("fs")', 'return this', 'throw 1', '}{', 'return process.env', 'console.log(1)', 'await null; return [1]', 'true', 'list', 'poll']);
-        case 5: return undefined;
-        case 6: return Array.from({ length: Math.floor(rand() * 4) }, () => randomJson(depth + 1));
+        case 0:
+          return null;
+        case 1:
+          return rand() < 0.5;
+        case 2:
+          return pick([0, -1, 1.5, 1e308, -0, 2 ** 53 + 1, 100, 60000]);
+        case 3:
+          return randomString(20);
+        case 4:
+          return pick([
+            'return 1',
+            'while(true){}',
+            'ls -la',
+            'require("fs")',
+            'return this',
+            'throw 1',
+            '}{',
+            'return process.env',
+            'console.log(1)',
+            'await null; return [1]',
+            'true',
+            'list',
+            'poll',
+          ]);
+        case 5:
+          return undefined;
+        case 6:
+          return Array.from({ length: Math.floor(rand() * 4) }, () => randomJson(depth + 1));
         default: {
-          const keys = ['title', 'code', 'command', 'restartSafe', 'awaitResults', 'language', 'typecheck', 'runId', 'run_id', 'agentId', 'codeMode', 'shell', 'timeoutMs', 'tools', 'results', 'action', 'sessionId', 'background', 'yieldMs', '__proto__', 'constructor', randomString(6)];
+          const keys = [
+            'title',
+            'code',
+            'command',
+            'restartSafe',
+            'awaitResults',
+            'language',
+            'typecheck',
+            'runId',
+            'run_id',
+            'agentId',
+            'codeMode',
+            'shell',
+            'timeoutMs',
+            'tools',
+            'results',
+            'action',
+            'sessionId',
+            'background',
+            'yieldMs',
+            '__proto__',
+            'constructor',
+            randomString(6),
+          ];
           const obj: Record<string, unknown> = {};
           for (let i = Math.floor(rand() * 5); i > 0; i -= 1) obj[pick(keys)] = randomJson(depth + 1);
           return obj;
@@ -56,17 +120,39 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
     };
     const randomBody = (): string | undefined => {
       switch (Math.floor(rand() * 8)) {
-        case 0: return undefined;
-        case 1: return randomString(40);
-        case 2: return '{"title":"t","code":' + randomString(10);
-        case 3: return JSON.stringify({ title: randomString(130), code: pick(['return 1', 'ls', '']) });
-        case 4: return JSON.stringify({ title: 'fuzz', code: 'return ' + JSON.stringify(randomString(10)) });
-        default: return JSON.stringify(randomJson(0)) ?? 'null';
+        case 0:
+          return undefined;
+        case 1:
+          return randomString(40);
+        case 2:
+          return '{"title":"t","code":' + randomString(10);
+        case 3:
+          return JSON.stringify({ title: randomString(130), code: pick(['return 1', 'ls', '']) });
+        case 4:
+          return JSON.stringify({ title: 'fuzz', code: 'return ' + JSON.stringify(randomString(10)) });
+        default:
+          return JSON.stringify(randomJson(0)) ?? 'null';
       }
     };
-    const sids = ['s1', 'fuzz', 'a.b:c-d_e', 'x'.repeat(128), 'x'.repeat(129), '', '..', '%2e%2e', 'ä', 'a%2Fb', '%00', 'cm_x', '%E0%A4%A', ' '];
+    const sids = [
+      's1',
+      'fuzz',
+      'a.b:c-d_e',
+      'x'.repeat(128),
+      'x'.repeat(129),
+      '',
+      '..',
+      '%2e%2e',
+      'ä',
+      'a%2Fb',
+      '%00',
+      'cm_x',
+      '%E0%A4%A',
+      ' ',
+    ];
     // Lone surrogates cannot be percent-encoded as UTF-8: send the bytes of one instead (invalid UTF-8).
-    const encode = (value: string): string => encodeURIComponent(value.replace(/[\ud800-\udfff]/g, '')) + (/[\ud800-\udfff]/.test(value) ? '%ED%A0%80' : '');
+    const encode = (value: string): string =>
+      encodeURIComponent(value.replace(/[\ud800-\udfff]/g, '')) + (/[\ud800-\udfff]/.test(value) ? '%ED%A0%80' : '');
     const sid = (): string => (rand() < 0.6 ? pick(sids) : encode(randomString(12)));
     const runId = (): string => pick(['cm_00000000-0000-0000-0000-000000000000', 'x', '%ZZ', encode(randomString(8))]);
     const routes: Array<() => { method: string; path: string; runResult: boolean }> = [
@@ -74,7 +160,11 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
       () => ({ method: 'POST', path: `/v1/sessions/${sid()}/wait`, runResult: true }),
       () => ({ method: pick(['PUT', 'GET']), path: `/v1/sessions/${sid()}`, runResult: false }),
       () => ({ method: 'GET', path: `/v1/sessions/${sid()}/runs/${runId()}`, runResult: false }),
-      () => ({ method: 'GET', path: `/v1/sessions/${sid()}/events?${pick(['', 'limit=5', 'limit=-1', 'limit=abc', 'after=0-0', 'after=x', 'after=1-1&limit=1000', 'limit=1e3', 'after[]=1'])}`, runResult: false }),
+      () => ({
+        method: 'GET',
+        path: `/v1/sessions/${sid()}/events?${pick(['', 'limit=5', 'limit=-1', 'limit=abc', 'after=0-0', 'after=x', 'after=1-1&limit=1000', 'limit=1e3', 'after[]=1'])}`,
+        runResult: false,
+      }),
       () => ({ method: 'GET', path: `/v1/sessions/${sid()}/transcript`, runResult: false }),
       () => ({ method: pick(['GET', 'PUT']), path: `/v1/sessions/${sid()}/tools`, runResult: false }),
       () => ({ method: 'GET', path: `/v1/sessions/${sid()}/store`, runResult: false }),
@@ -82,7 +172,11 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
       () => ({ method: 'POST', path: `/v1/sessions/${sid()}/runs/${runId()}/tool-results`, runResult: false }),
       () => ({ method: 'POST', path: `/v1/sessions/${sid()}/process`, runResult: false }),
       () => ({ method: 'POST', path: `/v1/sessions/${sid()}/shell/exec`, runResult: false }),
-      () => ({ method: pick(['GET', 'DELETE', 'PATCH', 'POST']), path: pick(['/v1/sessions', '/v1', '/health/ready', '/nope', `/v1/sessions/${sid()}/nope`]), runResult: false }),
+      () => ({
+        method: pick(['GET', 'DELETE', 'PATCH', 'POST']),
+        path: pick(['/v1/sessions', '/v1', '/health/ready', '/nope', `/v1/sessions/${sid()}/nope`]),
+        runResult: false,
+      }),
     ];
     const headerSets: Array<Record<string, string>> = [
       { 'content-type': 'application/json' },
@@ -104,7 +198,12 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
       const route = pick(routes)();
       const body = route.method === 'GET' ? undefined : randomBody();
       const headers = pick(headerSets);
-      const res = await fetch(`${stack.baseUrl}${route.path}`, { method: route.method, headers, body, signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(`${stack.baseUrl}${route.path}`, {
+        method: route.method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(30_000),
+      });
       const text = await res.text();
       counts.total += 1;
       counts.byStatus[res.status] = (counts.byStatus[res.status] ?? 0) + 1;
@@ -117,7 +216,8 @@ describe(`fuzzing every route (seed ${SEED})`, () => {
         } catch {
           parsed = undefined;
         }
-        if (res.status !== 200 || !CodeModeResultSchema.safeParse(parsed).success) failures.push(`not a CodeModeResult ${res.status} ${where}: ${text.slice(0, 300)}`);
+        if (res.status !== 200 || !CodeModeResultSchema.safeParse(parsed).success)
+          failures.push(`not a CodeModeResult ${res.status} ${where}: ${text.slice(0, 300)}`);
         else counts.results += 1;
       }
     };

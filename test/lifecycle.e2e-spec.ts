@@ -62,7 +62,14 @@ describe('npm start (the README command)', () => {
     const prefix = `tstart${Date.now().toString(36)}`;
     const port = await freePort();
     const child = spawn(process.execPath, [join(__dirname, '..', 'scripts', 'start.js')], {
-      env: { ...process.env, PORT: String(port), WORKER_METRICS_PORT: String(await freePort()), CODEMODE_KEY_PREFIX: prefix, REDIS_URL, LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        WORKER_METRICS_PORT: String(await freePort()),
+        CODEMODE_KEY_PREFIX: prefix,
+        REDIS_URL,
+        LOG_LEVEL: 'warn',
+      },
       stdio: 'ignore',
     });
     try {
@@ -87,7 +94,14 @@ describe('npm run start:api / start:worker (one process each, as in production)'
   it('serve the README example together and stop on SIGTERM', async () => {
     const prefix = `tsplit${Date.now().toString(36)}`;
     const port = await freePort();
-    const env = { ...process.env, PORT: String(port), WORKER_METRICS_PORT: String(await freePort()), CODEMODE_KEY_PREFIX: prefix, REDIS_URL, LOG_LEVEL: 'warn' };
+    const env = {
+      ...process.env,
+      PORT: String(port),
+      WORKER_METRICS_PORT: String(await freePort()),
+      CODEMODE_KEY_PREFIX: prefix,
+      REDIS_URL,
+      LOG_LEVEL: 'warn',
+    };
     const script = join(__dirname, '..', 'scripts', 'start.js');
     const api = spawn(process.execPath, [script, 'api'], { env, stdio: 'ignore' });
     const worker = spawn(process.execPath, [script, 'worker'], { env, stdio: 'ignore' });

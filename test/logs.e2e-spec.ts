@@ -38,7 +38,10 @@ describe('logs', () => {
     await client.raw('PUT', '/v1/sessions/logs-1/tools', {
       body: JSON.stringify({ tools: [{ name: 'hook_tool', description: 'calls a webhook', endpoint: hookUrl }] }),
     });
-    expect(await client.exec('logs-1', { title: 't', code: 'return await hook_tool({ a: 1 })' })).toMatchObject({ status: 'completed', value: { ok: true } });
+    expect(await client.exec('logs-1', { title: 't', code: 'return await hook_tool({ a: 1 })' })).toMatchObject({
+      status: 'completed',
+      value: { ok: true },
+    });
     const shell = await client.raw('POST', '/v1/sessions/logs-1/shell/exec', {
       body: JSON.stringify({ command: 'echo "$LEAKY" | wc -c', env: { LEAKY: SHELL_ENV_VALUE } }),
     });
@@ -46,7 +49,10 @@ describe('logs', () => {
     await stack.client('wrong-key').raw('GET', '/v1/sessions/logs-1');
     await stack.stop();
 
-    const lines = stack.logs().split('\n').filter((line) => line.startsWith('{'));
+    const lines = stack
+      .logs()
+      .split('\n')
+      .filter((line) => line.startsWith('{'));
     expect(lines.length).toBeGreaterThan(10);
     for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
     const all = stack.logs();

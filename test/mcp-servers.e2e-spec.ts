@@ -17,7 +17,10 @@ type McpStatus = { name: string; state: string };
 
 /** `node index.js streamableHttp` on `port`; resolves once it listens. Its output is kept. */
 async function startHttpEverything(port: number): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH ?? '', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -118,12 +121,17 @@ describe('MCP against the real "everything" server (stdio and streamable HTTP)',
     });
     expect(value.sum.$api).toEqual(expect.stringContaining('function getSum(input: {'));
     expect(value.structured).toMatchObject({ callableName: 'MCP.everything.getStructuredContent', outputSchema: { type: 'object' } });
-    expect(value.declarations).toMatch(/function getStructuredContent\(input: \{[\s\S]*?\}\): Promise<McpStructuredToolResult<\{[\s\S]*?temperature: number;/u);
+    expect(value.declarations).toMatch(
+      /function getStructuredContent\(input: \{[\s\S]*?\}\): Promise<McpStructuredToolResult<\{[\s\S]*?temperature: number;/u,
+    );
   });
 
   it('rejects an isError result with the SPEC message, logged and counted as an error', async () => {
     const errorsBefore = (await metric('codemode_tool_calls_total{source="mcp",outcome="error"}')) ?? 0;
-    const result = await exec('mcp-iserror', `try { await MCP.everything.getSum({ a: 'one', b: 2 }); return 'resolved'; } catch (e) { return e.message; }`);
+    const result = await exec(
+      'mcp-iserror',
+      `try { await MCP.everything.getSum({ a: 'one', b: 2 }); return 'resolved'; } catch (e) { return e.message; }`,
+    );
     expect(valueOf(result)).toEqual(expect.stringMatching(/^MCP tool everything\.get-sum failed: .*Input validation error/u));
     const settled = (await client.events('mcp-iserror', { limit: 1000 })).events.filter((event) => event.type === 'tool.settled');
     expect(settled.map((event) => event.data.ok)).toEqual([false]);
@@ -145,7 +153,12 @@ describe('MCP against the real "everything" server (stdio and streamable HTTP)',
     expect(first).toMatchObject({ status: 'waiting', reason: 'pending_tools' });
     const waiting = first as Extract<CodeModeResult, { status: 'waiting' }>;
     expect(waiting.pendingToolCalls).toEqual([
-      { id: 'bridge:namespace:1', method: 'namespace', tool: 'MCP.everything.triggerLongRunningOperation', input: { duration: 20, steps: 1 } },
+      {
+        id: 'bridge:namespace:1',
+        method: 'namespace',
+        tool: 'MCP.everything.triggerLongRunningOperation',
+        input: { duration: 20, steps: 1 },
+      },
       { id: 'bridge:namespace:2', method: 'namespace', tool: 'MCP.remote.triggerLongRunningOperation', input: { duration: 20, steps: 1 } },
     ]);
     await client.abort('mcp-pending', waiting.runId);
@@ -154,12 +167,18 @@ describe('MCP against the real "everything" server (stdio and streamable HTTP)',
   it('fails a call in flight when the stdio server dies, restarts the process, and keeps the namespace meanwhile', async () => {
     const [pid] = childPids(stack.workers[0].pid, marker);
     expect(pid).toBeGreaterThan(0);
-    const inFlight = exec('mcp-kill', `try { await MCP.everything.triggerLongRunningOperation({ duration: 8, steps: 1 }); return 'done'; } catch (e) { return e.message; }`);
+    const inFlight = exec(
+      'mcp-kill',
+      `try { await MCP.everything.triggerLongRunningOperation({ duration: 8, steps: 1 }); return 'done'; } catch (e) { return e.message; }`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     process.kill(pid, 'SIGKILL');
     expect(valueOf(await inFlight)).toEqual(expect.stringMatching(/^MCP tool everything\.trigger-long-running-operation failed: /u));
     // A new cell sees the server's tools whatever its state (never `undefined`).
-    expect(valueOf(await exec('mcp-kill', 'return [typeof MCP.everything.echo, typeof MCP.everything.getSum.describe];'))).toEqual(['function', 'function']);
+    expect(valueOf(await exec('mcp-kill', 'return [typeof MCP.everything.echo, typeof MCP.everything.getSum.describe];'))).toEqual([
+      'function',
+      'function',
+    ]);
     const next = await until('a new stdio process', () => childPids(stack.workers[0].pid, marker).find((candidate) => candidate !== pid));
     expect(next).not.toBe(pid);
     await until('everything reconnected', async () => (await mcpStates()).everything === 'connected');
@@ -171,10 +190,14 @@ describe('MCP against the real "everything" server (stdio and streamable HTTP)',
     await stopProcess(http?.child);
     await until('remote down', async () => (await mcpStates()).remote !== 'connected');
     expect(await metric('codemode_mcp_servers{state="connected"}')).toBe(1);
-    const away = ((await metric('codemode_mcp_servers{state="down"}')) ?? 0) + ((await metric('codemode_mcp_servers{state="connecting"}')) ?? 0);
+    const away =
+      ((await metric('codemode_mcp_servers{state="down"}')) ?? 0) + ((await metric('codemode_mcp_servers{state="connecting"}')) ?? 0);
     expect(away).toBe(1);
 
-    const down = await exec('mcp-http', `try { await MCP.remote.echo({ message: 'x' }); } catch (e) { return [typeof MCP.remote.echo, e.message]; }`);
+    const down = await exec(
+      'mcp-http',
+      `try { await MCP.remote.echo({ message: 'x' }); } catch (e) { return [typeof MCP.remote.echo, e.message]; }`,
+    );
     expect(valueOf(down)).toEqual(['function', REMOTE_DOWN]);
     const view = await client.getTools('mcp-http');
     const names = view.catalog.map((tool) => tool.callableName);

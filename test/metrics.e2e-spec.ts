@@ -73,8 +73,7 @@ describe('GET /metrics on the api and on a worker', () => {
     for (const name of API_METRIC_NAMES) expect(names).toContain(name);
     expect(names).toContain('process_cpu_seconds_total');
     const all = samples(text);
-    const count = (route: string, status: string) =>
-      valueOf(all, `${METRIC.httpRequestDuration}_count`, { method: 'POST', route, status });
+    const count = (route: string, status: string) => valueOf(all, `${METRIC.httpRequestDuration}_count`, { method: 'POST', route, status });
     expect(count('/v1/sessions/:sid/exec', '200')).toBe(1);
     expect(count('/v1/sessions/:sid/wait', '200')).toBe(1);
     expect(count('/v1/sessions/:sid/shell/exec', '200')).toBe(1);

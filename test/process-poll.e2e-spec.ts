@@ -25,7 +25,10 @@ describe('process poll (SPEC §7)', () => {
   let stack: TestStack;
   let client: CodeModeClient;
   const post = async (sid: string, route: 'shell/exec' | 'process', body: unknown): Promise<Answer> => {
-    const res = await client.raw('POST', `/v1/sessions/${sid}/${route}`, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const res = await client.raw('POST', `/v1/sessions/${sid}/${route}`, {
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(200);
     return res.body as Answer;
   };
@@ -66,7 +69,9 @@ describe('process poll (SPEC §7)', () => {
 
     it('refuses a timeout of the wrong type with 400 naming the field', async () => {
       for (const timeout of ['soon', '2.5', true, { ms: 1 }]) {
-        const res = await client.raw('POST', '/v1/sessions/pp-rest-2/process', { body: JSON.stringify({ action: 'poll', sessionId: 'any', timeout }) });
+        const res = await client.raw('POST', '/v1/sessions/pp-rest-2/process', {
+          body: JSON.stringify({ action: 'poll', sessionId: 'any', timeout }),
+        });
         expect(res.status).toBe(400);
         expect(res.body).toMatchObject({ code: 'invalid_input', details: { field: 'timeout' } });
         expect((res.body as { error: string }).error).toBe('timeout: must be a number of milliseconds or an integer string');
@@ -103,7 +108,10 @@ describe('process poll (SPEC §7)', () => {
     it('polls and logs a session ended by its timeout as timed out, also after its worker is gone', async () => {
       const talker = await background('pp-rest-5', 'echo partial; sleep 30', { timeoutSeconds: 1 });
       const silent = await background('pp-rest-5', 'sleep 30', { timeoutSeconds: 1 });
-      for (const [id, output] of [[talker, 'partial'], [silent, '(no new output)']]) {
+      for (const [id, output] of [
+        [talker, 'partial'],
+        [silent, '(no new output)'],
+      ]) {
         const last = await untilExited('pp-rest-5', id);
         if (id === silent) expect(last.text).toBe(`${output}\n\n${EXITED_BY_TIMEOUT}`);
         expect(last.text.endsWith(`\n\n${EXITED_BY_TIMEOUT}`)).toBe(true);
@@ -156,7 +164,9 @@ describe('process poll (SPEC §7)', () => {
             return { started: started.text, first: first.text, firstRetry: first.details.retryInMs ?? null, hints, junk };`,
         }),
       );
-      expect(value.started).toMatch(new RegExp(`Use ${processTool} \\(list/poll/log/write/send-keys/submit/paste/kill/clear/remove\\) for follow-up\\.$`));
+      expect(value.started).toMatch(
+        new RegExp(`Use ${processTool} \\(list/poll/log/write/send-keys/submit/paste/kill/clear/remove\\) for follow-up\\.$`),
+      );
       expect(value.first).toBe('one\n\nProcess still running.');
       expect(value.firstRetry).toBeNull();
       expect(value.hints).toEqual([5000, 10000, 30000, 60000, 60000]);

@@ -86,10 +86,14 @@ describe.each([
   it('parks on a pending timer, which keeps its due time, and completes it through wait', async () => {
     const sid = 'timer';
     await client.putSession(sid, { codeMode: { timeoutMs: 300 } });
-    const first = expectWaiting(await client.exec(sid, { title: 't', code: 'await new Promise(r => setTimeout(r, 500)); return "slept"', restartSafe: true }));
+    const first = expectWaiting(
+      await client.exec(sid, { title: 't', code: 'await new Promise(r => setTimeout(r, 500)); return "slept"', restartSafe: true }),
+    );
     expect(first).toMatchObject({ reason: 'pending_tools', pendingToolCalls: [{ id: 'bridge:sleep:1', method: 'sleep' }] });
     // A timer is not the platform's to answer, whoever holds the run.
-    const refused = await client.raw('POST', `/v1/sessions/${sid}/runs/${first.runId}/tool-results`, { body: JSON.stringify({ results: [{ id: 'bridge:sleep:1', ok: true, value: 1 }] }) });
+    const refused = await client.raw('POST', `/v1/sessions/${sid}/runs/${first.runId}/tool-results`, {
+      body: JSON.stringify({ results: [{ id: 'bridge:sleep:1', ok: true, value: 1 }] }),
+    });
     expect(refused.status).toBe(409);
     await sleep(600);
     const started = Date.now();
@@ -98,15 +102,30 @@ describe.each([
   });
 
   it('refuses waits in SPEC order and leaves the run parked', async () => {
-    const first = expectWaiting(await client.exec('owner-r', { title: 'y', code: 'await yield_control(); return "mine";', restartSafe: true }));
-    expect(await client.wait('other-r', first.runId)).toMatchObject({ status: 'failed', code: 'invalid_input', error: 'code mode run belongs to a different session.' });
+    const first = expectWaiting(
+      await client.exec('owner-r', { title: 'y', code: 'await yield_control(); return "mine";', restartSafe: true }),
+    );
+    expect(await client.wait('other-r', first.runId)).toMatchObject({
+      status: 'failed',
+      code: 'invalid_input',
+      error: 'code mode run belongs to a different session.',
+    });
     expect((await client.getRun('owner-r', first.runId)).status).toBe('waiting');
     expect(await client.wait('owner-r', first.runId)).toMatchObject({ status: 'completed', value: 'mine' });
-    expect(await client.wait('owner-r', first.runId)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+    expect(await client.wait('owner-r', first.runId)).toMatchObject({
+      status: 'failed',
+      error: 'code mode run is unavailable or expired.',
+    });
   });
 
   it('lets exactly one of two concurrent waits resume the run', async () => {
-    const first = expectWaiting(await client.exec('race-r', { title: 'y', code: 'await yield_control(); await new Promise(r => setTimeout(r, 300)); return 1;', restartSafe: true }));
+    const first = expectWaiting(
+      await client.exec('race-r', {
+        title: 'y',
+        code: 'await yield_control(); await new Promise(r => setTimeout(r, 300)); return 1;',
+        restartSafe: true,
+      }),
+    );
     const answers = await Promise.all([client.wait('race-r', first.runId), client.wait('race-r', first.runId)]);
     const statuses = answers.map((a) => (a.status === 'failed' ? a.error : a.status)).sort();
     expect(statuses).toEqual(['code mode run is already being resumed.', 'completed']);
@@ -114,22 +133,35 @@ describe.each([
 
   it('aborts a parked run; the run ends aborted once', async () => {
     const first = expectWaiting(await client.exec('abort-r', { title: 'y', code: 'await yield_control(); return 1;', restartSafe: true }));
-    expect(await client.abort('abort-r', first.runId)).toMatchObject({ status: 'failed', code: 'aborted', error: 'code mode execution aborted', replaySafe: true });
+    expect(await client.abort('abort-r', first.runId)).toMatchObject({
+      status: 'failed',
+      code: 'aborted',
+      error: 'code mode execution aborted',
+      replaySafe: true,
+    });
     expect(await client.wait('abort-r', first.runId)).toMatchObject({ error: 'code mode run is unavailable or expired.' });
   });
 
   it('parks on a replay-safe platform tool; its answer from tool-results reaches the cell through wait', async () => {
     const sid = 'platform';
     await client.putTools(sid, [{ name: 'ask', description: 'answered by the platform', replaySafe: true }]);
-    const first = expectWaiting(await client.exec(sid, { title: 'ask', code: 'const a = await ask({ q: 1 }); return a.answer * 2;', restartSafe: true }));
+    const first = expectWaiting(
+      await client.exec(sid, { title: 'ask', code: 'const a = await ask({ q: 1 }); return a.answer * 2;', restartSafe: true }),
+    );
     expect(first).toMatchObject({ reason: 'pending_tools', pendingToolCalls: [{ id: 'bridge:callValue:1' }] });
-    expect(await client.toolResults(sid, first.runId, [{ id: 'bridge:callValue:1', ok: true, value: { answer: 21 } }])).toEqual({ accepted: 1 });
+    expect(await client.toolResults(sid, first.runId, [{ id: 'bridge:callValue:1', ok: true, value: { answer: 21 } }])).toEqual({
+      accepted: 1,
+    });
     expect(await client.wait(sid, first.runId)).toMatchObject({ status: 'completed', value: 42, replaySafe: true });
   });
 
   it('takes the same branch on Math.random after the wait as before it', async () => {
     const first = expectWaiting(
-      await client.exec('rand', { title: 'd', code: 'const r = Math.random(); text(r < 0.5 ? "low" : "high"); await yield_control(); return r;', restartSafe: true }),
+      await client.exec('rand', {
+        title: 'd',
+        code: 'const r = Math.random(); text(r < 0.5 ? "low" : "high"); await yield_control(); return r;',
+        restartSafe: true,
+      }),
     );
     const done = await client.wait('rand', first.runId);
     expect(done).toMatchObject({ status: 'completed' });
@@ -156,7 +188,9 @@ describe('replay-safe runs whose worker goes away', () => {
 
   it('SIGTERM hands parked replay-safe runs over: the next wait replays them at once; other parked runs are lost', async () => {
     const client = stack.client();
-    const safe = expectWaiting(await client.exec('handover', { title: 's', code: 'const r = Math.random(); await yield_control(); return r;', restartSafe: true }));
+    const safe = expectWaiting(
+      await client.exec('handover', { title: 's', code: 'const r = Math.random(); await yield_control(); return r;', restartSafe: true }),
+    );
     const victim = await ownerOf(client, 'handover', safe.runId);
     // A plain run parked on the same worker (retry until the queue hands one to it).
     let plain: string | undefined;
@@ -177,14 +211,29 @@ describe('replay-safe runs whose worker goes away', () => {
     expect(await client.wait('handover', plain!)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
     const events = (await client.events('handover', { limit: 1000 })).events;
     const safeTypes = events.filter((e) => e.runId === safe.runId).map((e) => e.type);
-    expect(safeTypes).toEqual(['run.requested', 'run.started', 'run.parked', 'run.released', 'run.recovered', 'run.resumed', 'run.completed']);
-    expect(events.filter((e) => e.runId === plain).map((e) => e.type).slice(-1)).toEqual(['run.lost']);
+    expect(safeTypes).toEqual([
+      'run.requested',
+      'run.started',
+      'run.parked',
+      'run.released',
+      'run.recovered',
+      'run.resumed',
+      'run.completed',
+    ]);
+    expect(
+      events
+        .filter((e) => e.runId === plain)
+        .map((e) => e.type)
+        .slice(-1),
+    ).toEqual(['run.lost']);
     await stack.addWorker();
   });
 
   it('a worker that stalls past its lease loses its parked run to replay and does not write it again', async () => {
     const client = stack.client();
-    const first = expectWaiting(await client.exec('stall', { title: 's', code: 'await yield_control(); await yield_control(); return "twice";', restartSafe: true }));
+    const first = expectWaiting(
+      await client.exec('stall', { title: 's', code: 'await yield_control(); await yield_control(); return "twice";', restartSafe: true }),
+    );
     const stalled = await ownerOf(client, 'stall', first.runId);
     process.kill(stalled.pid, 'SIGSTOP');
     try {
@@ -202,19 +251,37 @@ describe('replay-safe runs whose worker goes away', () => {
     await sleep(1000);
     expect(await client.wait('stall', first.runId)).toMatchObject({ status: 'completed', value: 'twice' });
     const types = (await client.events('stall', { limit: 1000 })).events.filter((e) => e.runId === first.runId).map((e) => e.type);
-    expect(types).toEqual(['run.requested', 'run.started', 'run.parked', 'run.recovered', 'run.resumed', 'run.parked', 'run.resumed', 'run.completed']);
+    expect(types).toEqual([
+      'run.requested',
+      'run.started',
+      'run.parked',
+      'run.recovered',
+      'run.resumed',
+      'run.parked',
+      'run.resumed',
+      'run.completed',
+    ]);
   });
 
   it('a worker killed during a wait: the next wait rebuilds a replay-safe run and finishes its leg; another run is lost', async () => {
     const client = stack.client();
     await client.putSession('midleg', { codeMode: { timeoutMs: 2000 } });
     const safe = expectWaiting(
-      await client.exec('midleg', { title: 's', code: 'const a = await ls({}); await yield_control(); await new Promise((r) => setTimeout(r, 1500)); return "done";', restartSafe: true }),
+      await client.exec('midleg', {
+        title: 's',
+        code: 'const a = await ls({}); await yield_control(); await new Promise((r) => setTimeout(r, 1500)); return "done";',
+        restartSafe: true,
+      }),
     );
     const victim = await ownerOf(client, 'midleg', safe.runId);
     let plain: string | undefined;
     for (let i = 0; i < 20 && !plain; i += 1) {
-      const parked = expectWaiting(await client.exec('midleg', { title: 'p', code: 'await yield_control(); await new Promise((r) => setTimeout(r, 1500)); return 1;' }));
+      const parked = expectWaiting(
+        await client.exec('midleg', {
+          title: 'p',
+          code: 'await yield_control(); await new Promise((r) => setTimeout(r, 1500)); return 1;',
+        }),
+      );
       if ((await ownerOf(client, 'midleg', parked.runId)) === victim) plain = parked.runId;
       else await client.abort('midleg', parked.runId);
     }
@@ -229,7 +296,8 @@ describe('replay-safe runs whose worker goes away', () => {
     expect(await client.wait('midleg', safe.runId)).toMatchObject({ status: 'completed', value: 'done', replaySafe: true });
     expect(await client.wait('midleg', plain!)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
     const events = (await client.events('midleg', { limit: 1000 })).events;
-    const terminal = (runId: string) => events.filter((e) => e.runId === runId && /^run\.(completed|failed|expired|lost)$/.test(e.type)).map((e) => e.type);
+    const terminal = (runId: string) =>
+      events.filter((e) => e.runId === runId && /^run\.(completed|failed|expired|lost)$/.test(e.type)).map((e) => e.type);
     expect(terminal(safe.runId)).toEqual(['run.completed']);
     expect(terminal(plain!)).toEqual(['run.lost']);
     // The ls call settled before the park was answered from the log, not made again.
@@ -262,7 +330,8 @@ describe('replay-safe runs whose worker goes away', () => {
       await sleep(200);
     }
     const events = (await client.events('ttl', { limit: 1000 })).events;
-    const terminal = (runId: string) => events.filter((e) => e.runId === runId && /^run\.(completed|failed|expired|lost)$/.test(e.type)).map((e) => e.type);
+    const terminal = (runId: string) =>
+      events.filter((e) => e.runId === runId && /^run\.(completed|failed|expired|lost)$/.test(e.type)).map((e) => e.type);
     expect(terminal(safe.runId)).toEqual(['run.expired']);
     expect(terminal(plain!)).toEqual(['run.expired']);
     await stack.addWorker();

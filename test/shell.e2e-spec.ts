@@ -23,7 +23,10 @@ describe('shell exec and process over REST', () => {
   let stack: TestStack;
   let client: CodeModeClient;
   const post = async (sid: string, route: 'shell/exec' | 'process', body: unknown): Promise<Answer> => {
-    const res = await client.raw('POST', `/v1/sessions/${sid}/${route}`, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const res = await client.raw('POST', `/v1/sessions/${sid}/${route}`, {
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(200);
     return res.body as Answer;
   };
@@ -70,8 +73,12 @@ describe('shell exec and process over REST', () => {
 
     const sleeper = await post('sh2', 'shell/exec', { command: 'sleep 30', background: true });
     const sid = String(sleeper.details.sessionId);
-    expect(await post('sh2', 'process', { action: 'poll', sessionId: sid })).toMatchObject({ text: expect.stringContaining('Process still running.') });
-    expect(await post('sh2', 'process', { action: 'kill', sessionId: sid })).toMatchObject({ text: `Termination requested for session ${sid}.` });
+    expect(await post('sh2', 'process', { action: 'poll', sessionId: sid })).toMatchObject({
+      text: expect.stringContaining('Process still running.'),
+    });
+    expect(await post('sh2', 'process', { action: 'kill', sessionId: sid })).toMatchObject({
+      text: `Termination requested for session ${sid}.`,
+    });
   });
 
   it('answers tool-level errors with 200 and wrong field types with 400', async () => {
@@ -79,13 +86,20 @@ describe('shell exec and process over REST', () => {
       text: 'Invalid process action. Expected one of: list, poll, log, write, send-keys, submit, paste, kill, clear, remove',
       details: { status: 'failed' },
     });
-    expect(await post('sh3', 'process', { action: 'poll' })).toMatchObject({ text: 'sessionId is required for this action.', details: { status: 'failed' } });
-    expect(await post('sh3', 'process', { action: 'poll', sessionId: 'nope-nope' })).toMatchObject({ text: 'No session found for nope-nope' });
+    expect(await post('sh3', 'process', { action: 'poll' })).toMatchObject({
+      text: 'sessionId is required for this action.',
+      details: { status: 'failed' },
+    });
+    expect(await post('sh3', 'process', { action: 'poll', sessionId: 'nope-nope' })).toMatchObject({
+      text: 'No session found for nope-nope',
+    });
     const bad = await client.raw('POST', '/v1/sessions/sh3/shell/exec', { body: JSON.stringify({ command: 5 }) });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: 'invalid_input', details: { field: 'command' } });
     expect((await client.raw('POST', '/v1/sessions/sh3/process', { body: '[]' })).status).toBe(400);
-    expect((await post('sh3', 'shell/exec', { command: 'sleep 1', background: true, awaitResults: true })).text).toContain('cannot be detached');
+    expect((await post('sh3', 'shell/exec', { command: 'sleep 1', background: true, awaitResults: true })).text).toContain(
+      'cannot be detached',
+    );
   });
 
   it('forgets removed sessions, and answers commands it cannot spawn at once', async () => {

@@ -36,12 +36,20 @@ describe('suspension and wait (one worker)', () => {
   it('parks on yield_control and resumes through wait, with incremental output', async () => {
     const sid = 'yield';
     const first = expectWaiting(
-      await client.exec(sid, { title: 'y', code: 'console.log("a"); const r = await yield_control("check in"); console.log("b", r); return 5;' }),
+      await client.exec(sid, {
+        title: 'y',
+        code: 'console.log("a"); const r = await yield_control("check in"); console.log("b", r); return 5;',
+      }),
     );
     expect(first).toMatchObject({ reason: 'yield', output: [{ type: 'text', text: 'a' }], replaySafe: false });
     expect(first.runId).toMatch(/^cm_/);
     const parked = await client.getRun(sid, first.runId);
-    expect(parked).toMatchObject({ status: 'waiting', owner: expect.any(String), parkedAt: expect.any(String), expiresAt: expect.any(String) });
+    expect(parked).toMatchObject({
+      status: 'waiting',
+      owner: expect.any(String),
+      parkedAt: expect.any(String),
+      expiresAt: expect.any(String),
+    });
 
     const second = await client.wait(sid, first.runId);
     expect(second).toEqual(expect.objectContaining({ status: 'completed', value: 5, output: [{ type: 'text', text: 'b undefined' }] }));
@@ -54,7 +62,11 @@ describe('suspension and wait (one worker)', () => {
       ['input', 'wait'],
       ['result', 'wait'],
     ]);
-    expect(await client.wait(sid, first.runId)).toMatchObject({ status: 'failed', code: 'invalid_input', error: 'code mode run is unavailable or expired.' });
+    expect(await client.wait(sid, first.runId)).toMatchObject({
+      status: 'failed',
+      code: 'invalid_input',
+      error: 'code mode run is unavailable or expired.',
+    });
   });
 
   it('parks with pending_tools when the budget runs out while a timer is pending, and the timer keeps running', async () => {
@@ -70,21 +82,33 @@ describe('suspension and wait (one worker)', () => {
   });
 
   it('drains many sequential awaited timers in one exec', async () => {
-    const result = await client.exec('drain', { title: 't', code: 'let n = 0; for (let i = 0; i < 50; i++) { await new Promise(r => setTimeout(r, 1)); n++; } return n;' });
+    const result = await client.exec('drain', {
+      title: 't',
+      code: 'let n = 0; for (let i = 0; i < 50; i++) { await new Promise(r => setTimeout(r, 1)); n++; } return n;',
+    });
     expect(result).toMatchObject({ status: 'completed', value: 50 });
   });
 
   it('refuses waits in SPEC order and leaves the run parked', async () => {
     const first = expectWaiting(await client.exec('owner-s', { title: 'y', code: 'await yield_control(); return "mine";' }));
-    expect(await client.wait('other-s', first.runId)).toMatchObject({ status: 'failed', code: 'invalid_input', failurePhase: 'input', error: 'code mode run belongs to a different session.' });
-    expect(await client.wait('owner-s', 'cm_00000000-0000-0000-0000-000000000000')).toMatchObject({ error: 'code mode run is unavailable or expired.' });
+    expect(await client.wait('other-s', first.runId)).toMatchObject({
+      status: 'failed',
+      code: 'invalid_input',
+      failurePhase: 'input',
+      error: 'code mode run belongs to a different session.',
+    });
+    expect(await client.wait('owner-s', 'cm_00000000-0000-0000-0000-000000000000')).toMatchObject({
+      error: 'code mode run is unavailable or expired.',
+    });
     expect(await client.wait('owner-s', '')).toMatchObject({ error: 'runId must be a non-empty string.' });
     expect((await client.getRun('owner-s', first.runId)).status).toBe('waiting');
     expect(await client.wait('owner-s', first.runId)).toMatchObject({ status: 'completed', value: 'mine' });
   });
 
   it('lets exactly one of two concurrent waits resume the run', async () => {
-    const first = expectWaiting(await client.exec('race', { title: 'y', code: 'await yield_control(); await new Promise(r => setTimeout(r, 300)); return 1;' }));
+    const first = expectWaiting(
+      await client.exec('race', { title: 'y', code: 'await yield_control(); await new Promise(r => setTimeout(r, 300)); return 1;' }),
+    );
     const answers = await Promise.all([client.wait('race', first.runId), client.wait('race', first.runId)]);
     const statuses = answers.map((a) => (a.status === 'failed' ? a.error : a.status)).sort();
     expect(statuses).toEqual(['code mode run is already being resumed.', 'completed']);
@@ -110,7 +134,9 @@ describe('suspension and wait (one worker)', () => {
     expect(res.body).toMatchObject({ status: 'failed', code: 'aborted', error: 'code mode execution aborted' });
     expect((await client.raw('DELETE', `/v1/sessions/${sid}/runs/${first.runId}`)).status).toBe(409);
     expect(await client.wait(sid, first.runId)).toMatchObject({ error: 'code mode run is unavailable or expired.' });
-    const terminal = (await client.events(sid)).events.filter((e) => e.runId === first.runId && /^run\.(completed|failed|expired|lost)$/.test(e.type));
+    const terminal = (await client.events(sid)).events.filter(
+      (e) => e.runId === first.runId && /^run\.(completed|failed|expired|lost)$/.test(e.type),
+    );
     expect(terminal.map((e) => e.type)).toEqual(['run.failed']);
   });
 

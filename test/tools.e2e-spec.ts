@@ -21,17 +21,20 @@ function startWebhooks(): Promise<{ server: Server; url: string; calls: string[]
         res.writeHead(status, { 'content-type': type });
         res.end(text);
       };
-      if (req.url === '/weather') return reply(200, JSON.stringify({ city: (JSON.parse(body) as { input: { city: string } }).input.city, tempC: 21 }));
+      if (req.url === '/weather')
+        return reply(200, JSON.stringify({ city: (JSON.parse(body) as { input: { city: string } }).input.city, tempC: 21 }));
       if (req.url === '/broken') return reply(500, JSON.stringify({ error: 'database is down' }));
       if (req.url === '/garbage') return reply(200, 'not json', 'text/plain');
       if (req.url === '/slow') return void setTimeout(() => reply(200, '{}'), 3000);
       reply(404, 'no such tool', 'text/plain');
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const address = server.address();
-    resolve({ server, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, calls });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      resolve({ server, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, calls });
+    }),
+  );
 }
 
 describe('tools in cells (core, webhook, platform, MCP) and the stores', () => {
@@ -48,7 +51,12 @@ describe('tools in cells (core, webhook, platform, MCP) and the stores', () => {
     await client.raw('PUT', '/v1/sessions/tools-1/tools', {
       body: JSON.stringify({
         tools: [
-          { name: 'get_weather', description: 'Current weather for a city', inputSchema: { type: 'object', properties: { city: { type: 'string' } } }, endpoint: `${hooks.url}/weather` },
+          {
+            name: 'get_weather',
+            description: 'Current weather for a city',
+            inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
+            endpoint: `${hooks.url}/weather`,
+          },
           { name: 'broken_tool', description: 'Always fails', endpoint: `${hooks.url}/broken` },
           { name: 'garbage_tool', description: 'Answers garbage', endpoint: `${hooks.url}/garbage` },
           { name: 'slow_tool', description: 'Too slow', endpoint: `${hooks.url}/slow`, timeoutMs: 300 },
@@ -76,7 +84,9 @@ describe('tools in cells (core, webhook, platform, MCP) and the stores', () => {
   });
 
   it('refuses bad tool registrations with 400 naming the field', async () => {
-    const res = await client.raw('PUT', '/v1/sessions/tools-1b/tools', { body: JSON.stringify({ tools: [{ name: 'x', description: 'd', endpoint: 'ftp://nope' }] }) });
+    const res = await client.raw('PUT', '/v1/sessions/tools-1b/tools', {
+      body: JSON.stringify({ tools: [{ name: 'x', description: 'd', endpoint: 'ftp://nope' }] }),
+    });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'invalid_input', details: { field: 'tools.0.endpoint' } });
   });
@@ -94,7 +104,9 @@ describe('tools in cells (core, webhook, platform, MCP) and the stores', () => {
     const first = await client.exec('tools-1', { title: 'all tools', code });
     expect(first).toMatchObject({ status: 'waiting', reason: 'pending_tools' });
     const waiting = first as Extract<CodeModeResult, { status: 'waiting' }>;
-    expect(waiting.pendingToolCalls).toEqual([{ id: 'bridge:callValue:3', method: 'callValue', tool: 'ask_human', input: { question: 'ok?' } }]);
+    expect(waiting.pendingToolCalls).toEqual([
+      { id: 'bridge:callValue:3', method: 'callValue', tool: 'ask_human', input: { question: 'ok?' } },
+    ]);
     const ack = await client.raw('POST', `/v1/sessions/tools-1/runs/${waiting.runId}/tool-results`, {
       body: JSON.stringify({ results: [{ id: 'bridge:callValue:3', ok: true, value: 'yes' }] }),
     });
@@ -102,7 +114,12 @@ describe('tools in cells (core, webhook, platform, MCP) and the stores', () => {
     const done = await client.wait('tools-1', waiting.runId);
     expect(done).toMatchObject({
       status: 'completed',
-      value: { w: { city: 'Oslo', tempC: 21 }, lines: ['alpha', 'beta'], issue: expect.objectContaining({ title: 'Bug', priority: 'normal' }), answer: 'yes' },
+      value: {
+        w: { city: 'Oslo', tempC: 21 },
+        lines: ['alpha', 'beta'],
+        issue: expect.objectContaining({ title: 'Bug', priority: 'normal' }),
+        answer: 'yes',
+      },
     });
     expect(done.telemetry.callCount).toBe(4);
     const calls = (await client.events('tools-1', { limit: 1000 })).events
@@ -139,19 +156,35 @@ describe('tools in cells (core, webhook, platform, MCP) and the stores', () => {
   });
 
   it('searches the catalog and serializes handles to metadata', async () => {
-    const result = await client.exec('tools-1', { title: 'search', code: "const hits = await catalog.search('weather city'); return hits[0];" });
-    expect(result).toMatchObject({ status: 'completed', value: { callableName: 'get_weather', toolName: 'get_weather', source: 'client' } });
+    const result = await client.exec('tools-1', {
+      title: 'search',
+      code: "const hits = await catalog.search('weather city'); return hits[0];",
+    });
+    expect(result).toMatchObject({
+      status: 'completed',
+      value: { callableName: 'get_weather', toolName: 'get_weather', source: 'client' },
+    });
   });
 
   it('commits store writes only when the cell completes, and serves them over REST', async () => {
-    expect(await client.exec('tools-1', { title: 's', code: "await store('a', {n: 1}); await store('b', null); return await load('a');" })).toMatchObject({ value: { n: 1 } });
-    expect(await client.exec('tools-1', { title: 's', code: "await store('c', 3); throw new Error('boom');" })).toMatchObject({ status: 'failed' });
+    expect(
+      await client.exec('tools-1', { title: 's', code: "await store('a', {n: 1}); await store('b', null); return await load('a');" }),
+    ).toMatchObject({ value: { n: 1 } });
+    expect(await client.exec('tools-1', { title: 's', code: "await store('c', 3); throw new Error('boom');" })).toMatchObject({
+      status: 'failed',
+    });
     const res = await client.raw('GET', '/v1/sessions/tools-1/store');
     expect(res.body).toEqual({ values: { a: { n: 1 }, b: null } });
-    const bad = await client.exec('tools-1', { title: 's', code: "try { await store('', 1) } catch (e) { return [e instanceof TypeError, e.message] }" });
+    const bad = await client.exec('tools-1', {
+      title: 's',
+      code: "try { await store('', 1) } catch (e) { return [e instanceof TypeError, e.message] }",
+    });
     expect(bad).toMatchObject({ value: [true, 'Code Mode store key must be a non-empty string of at most 256 characters.'] });
     expect((await client.raw('GET', '/v1/sessions/never-made/store')).status).toBe(404);
-    const concurrent = await client.exec('tools-2', { title: 's', code: "await Promise.all([store('x1', 1), store('x2', 2), store('x3', 3)]); return await load('x2');" });
+    const concurrent = await client.exec('tools-2', {
+      title: 's',
+      code: "await Promise.all([store('x1', 1), store('x2', 2), store('x3', 3)]); return await load('x2');",
+    });
     expect(concurrent).toMatchObject({ status: 'completed', value: 2 });
     expect((await client.raw('GET', '/v1/sessions/tools-2/store')).body).toEqual({ values: { x1: 1, x2: 2, x3: 3 } });
   });
@@ -159,27 +192,46 @@ describe('tools in cells (core, webhook, platform, MCP) and the stores', () => {
   it('saves oversized final arrays as results references readable by a later cell', async () => {
     await client.putSession('big', { codeMode: { maxOutputBytes: 2048 } });
     const first = await client.exec('big', { title: 'big', code: 'return Array.from({length: 500}, (_, i) => ({ i }));' });
-    expect(first).toMatchObject({ status: 'completed', value: { truncated: true, reference: { id: expect.stringMatching(/^result_/), count: 500 } } });
+    expect(first).toMatchObject({
+      status: 'completed',
+      value: { truncated: true, reference: { id: expect.stringMatching(/^result_/), count: 500 } },
+    });
     const id = (first as { value: { reference: { id: string } } }).value.reference.id;
-    const second = await client.exec('big', { title: 'load', code: `const v = await results.load(${JSON.stringify(id)}); return v.length;` });
+    const second = await client.exec('big', {
+      title: 'load',
+      code: `const v = await results.load(${JSON.stringify(id)}); return v.length;`,
+    });
     expect(second).toMatchObject({ status: 'completed', value: 500 });
   });
 
   it('refuses non-replay-safe tools in restartSafe cells, even inside try/catch', async () => {
-    const result = await client.exec('tools-1', { title: 'rs', code: 'try { await get_weather({ city: "x" }) } catch (e) {} return 1;', restartSafe: true });
+    const result = await client.exec('tools-1', {
+      title: 'rs',
+      code: 'try { await get_weather({ city: "x" }) } catch (e) {} return 1;',
+      restartSafe: true,
+    });
     expect(result).toMatchObject({
       status: 'failed',
       code: 'invalid_input',
       replaySafe: true,
       error: 'restart-safe code mode cannot call tool surfaces that are not proven replay-safe; use audited read, grep, or find tools.',
     });
-    const mcp = await client.exec('tools-1', { title: 'rs', code: 'await MCP.tracker.createIssue({ title: "x" }); return 1;', restartSafe: true });
+    const mcp = await client.exec('tools-1', {
+      title: 'rs',
+      code: 'await MCP.tracker.createIssue({ title: "x" }); return 1;',
+      restartSafe: true,
+    });
     expect(mcp).toMatchObject({ status: 'failed', error: 'restart-safe code mode cannot call namespace tools.' });
-    expect(await client.exec('tools-1', { title: 'rs', code: 'const r = await ls({}); return Array.isArray(r.entries);', restartSafe: true })).toMatchObject({ status: 'completed', value: true });
+    expect(
+      await client.exec('tools-1', { title: 'rs', code: 'const r = await ls({}); return Array.isArray(r.entries);', restartSafe: true }),
+    ).toMatchObject({ status: 'completed', value: true });
   });
 
   it('runs the shell tool from inside a cell', async () => {
-    const result = await client.exec('tools-1', { title: 'sh', code: "const r = await exec({ command: 'echo from-cell' }); return r.details.aggregated;" });
+    const result = await client.exec('tools-1', {
+      title: 'sh',
+      code: "const r = await exec({ command: 'echo from-cell' }); return r.details.aggregated;",
+    });
     expect(result).toMatchObject({ status: 'completed', value: 'from-cell' });
   });
 });

@@ -34,7 +34,8 @@ const SETTLE_MS = 30_000;
 
 const sid = (i: number): string => `ar-${i % SESSIONS}`;
 /** Parks, then after the wait sleeps a little (so the API dies mid-resume) and returns its index. */
-const cellCode = (i: number): string => `await yield_control("park ${i}"); await new Promise(r => setTimeout(r, ${300 + (i % 5) * 100})); return ${i};`;
+const cellCode = (i: number): string =>
+  `await yield_control("park ${i}"); await new Promise(r => setTimeout(r, ${300 + (i % 5) * 100})); return ${i};`;
 
 /** Debugging aid (CHAOS_DEBUG=1): the run hashes and the keys of every queued resume job. */
 async function redisState(prefix: string, runIds: string[]): Promise<string> {
@@ -68,9 +69,12 @@ describe('chaos: the API is killed (-9) while waits are open', () => {
   it('a new API on the same port finishes every run exactly once; no run is left stuck', async () => {
     // ---- park RUNS runs
     const runIds: string[] = [];
-    const parked = await Promise.all(Array.from({ length: RUNS }, (_, i) => post(client, execPath(sid(i)), { title: `park ${i}`, code: cellCode(i) })));
+    const parked = await Promise.all(
+      Array.from({ length: RUNS }, (_, i) => post(client, execPath(sid(i)), { title: `park ${i}`, code: cellCode(i) })),
+    );
     parked.forEach((ex, i) => {
-      if (ex.kind !== 'answer' || ex.result.status !== 'waiting' || ex.result.reason !== 'yield') throw new Error(`run ${i} did not park: ${show(ex)}`);
+      if (ex.kind !== 'answer' || ex.result.status !== 'waiting' || ex.result.reason !== 'yield')
+        throw new Error(`run ${i} did not park: ${show(ex)}`);
       runIds[i] = ex.result.runId;
     });
 
@@ -144,23 +148,33 @@ describe('chaos: the API is killed (-9) while waits are open', () => {
       const outcome = outcomes[i];
       if (terminals.length === 0) {
         const view = await client.getRun(sid(i), runIds[i]);
-        const answers = outcome.answers.map(show).join(' | ').replace(/( \| failed invalid_input code mode run is already being resumed\.)+/, ' | … (same)');
-        stuckRuns.push(`run ${i} ${runIds[i]}: ${outcome.answers.length} waits: ${answers}; run status ${view.status}; events ${types.join(', ')}`);
+        const answers = outcome.answers
+          .map(show)
+          .join(' | ')
+          .replace(/( \| failed invalid_input code mode run is already being resumed\.)+/, ' | … (same)');
+        stuckRuns.push(
+          `run ${i} ${runIds[i]}: ${outcome.answers.length} waits: ${answers}; run status ${view.status}; events ${types.join(', ')}`,
+        );
         continue;
       }
       const result = terminals[0].data.result as { status?: string; value?: unknown } | undefined;
       const ok = terminals.length === 1 && terminals[0].type === 'run.completed' && result?.status === 'completed' && result.value === i;
-      if (!ok) badTerminals.push(`run ${i} ${runIds[i]}: events ${types.join(', ')}; terminal ${JSON.stringify(terminals.map((e) => e.data))}`);
+      if (!ok)
+        badTerminals.push(`run ${i} ${runIds[i]}: events ${types.join(', ')}; terminal ${JSON.stringify(terminals.map((e) => e.data))}`);
       // "unavailable or expired" only for a run that had already ended.
-      if (outcome.final === 'ended' && terminals.length !== 1) badTerminals.push(`run ${i}: answered unavailable but has ${terminals.length} terminal events`);
-      if (outcome.final === 'stuck') badTerminals.push(`run ${i}: ended, but its waits never said so: ${outcome.answers.map(show).join(' | ')}`);
+      if (outcome.final === 'ended' && terminals.length !== 1)
+        badTerminals.push(`run ${i}: answered unavailable but has ${terminals.length} terminal events`);
+      if (outcome.final === 'stuck')
+        badTerminals.push(`run ${i}: ended, but its waits never said so: ${outcome.answers.map(show).join(' | ')}`);
     }
     expect(badTerminals).toEqual([]);
     if (stuckRuns.length > 0 && process.env.CHAOS_DEBUG) console.log(await redisState(stack.prefix, runIds));
     expect(stuckRuns).toEqual([]);
 
     // ---- new execs work on the new API
-    const fresh = await Promise.all(Array.from({ length: NEW_EXECS }, (_, k) => post(client, execPath(`ar-new-${k}`), { title: `new ${k}`, code: `return ${k} * 2;` })));
+    const fresh = await Promise.all(
+      Array.from({ length: NEW_EXECS }, (_, k) => post(client, execPath(`ar-new-${k}`), { title: `new ${k}`, code: `return ${k} * 2;` })),
+    );
     expect(fresh.map(show)).toEqual(Array.from({ length: NEW_EXECS }, (_, k) => `completed ${k * 2}`));
 
     const count = (final: Outcome['final']): number => outcomes.filter((o) => o.final === final).length;

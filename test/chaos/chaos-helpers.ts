@@ -25,7 +25,8 @@ export async function post(client: CodeModeClient, path: string, body: unknown, 
     const res = await client.raw('POST', path, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal });
     if (res.status !== 200) return { kind: 'http_error', status: res.status, text: res.text.slice(0, 500), at: Date.now() };
     const parsed = CodeModeResultSchema.safeParse(res.body);
-    if (!parsed.success) return { kind: 'http_error', status: res.status, text: `not a CodeModeResult: ${res.text.slice(0, 500)}`, at: Date.now() };
+    if (!parsed.success)
+      return { kind: 'http_error', status: res.status, text: `not a CodeModeResult: ${res.text.slice(0, 500)}`, at: Date.now() };
     return { kind: 'answer', result: parsed.data, at: Date.now() };
   } catch (error) {
     return { kind: 'no_answer', error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), at: Date.now() };

@@ -147,7 +147,9 @@ describe('chaos: Redis restarts while cells run and park (appendonly keeps what 
 
     // ---- new execs complete on the same api and worker processes
     const fresh = await Promise.all(
-      Array.from({ length: NEW_EXECS }, (_, k) => post(client, execPath(`rr-new-${k}`), { title: `after ${k}`, code: cellCode(1 + 3 * k) })),
+      Array.from({ length: NEW_EXECS }, (_, k) =>
+        post(client, execPath(`rr-new-${k}`), { title: `after ${k}`, code: cellCode(1 + 3 * k) }),
+      ),
     );
     expect(fresh.map(show)).toEqual(Array.from({ length: NEW_EXECS }, (_, k) => `completed ${1 + 3 * k}`));
 
@@ -173,7 +175,9 @@ describe('chaos: Redis restarts while cells run and park (appendonly keeps what 
         const view = views.get(runId);
         const types = events.filter((e) => e.runId === runId).map((e) => e.type);
         const answers = calls.filter((c) => sid(c.i) === session).map((c) => `${c.call}: ${show(c.exchange)}`);
-        noTerminal.push(`${session} ${runId}: status ${view?.status} owner ${view?.owner}; events ${types.join(', ')}; answers ${answers.join(' | ')}`);
+        noTerminal.push(
+          `${session} ${runId}: status ${view?.status} owner ${view?.owner}; events ${types.join(', ')}; answers ${answers.join(' | ')}`,
+        );
       }
     }
 
@@ -197,7 +201,8 @@ describe('chaos: Redis restarts while cells run and park (appendonly keeps what 
         // Redis unreachable (SPEC §2), or the cell not started within its budget (SPEC §3), or the
         // API missed the worker's pushed answer during the outage ("did not answer", same code).
         if (r.error === NO_ANSWER_ERROR) noAnswerFailures += 1;
-        else if (!STORE_UNAVAILABLE_PATTERN.test(r.error) && !(c.call === 'exec' && r.error === NOT_STARTED_ERROR)) unexpected.push(`${where}: ${show(ex)}`);
+        else if (!STORE_UNAVAILABLE_PATTERN.test(r.error) && !(c.call === 'exec' && r.error === NOT_STARTED_ERROR))
+          unexpected.push(`${where}: ${show(ex)}`);
       } else {
         unexpected.push(`${where}: ${show(ex)}`);
       }
@@ -212,16 +217,29 @@ describe('chaos: Redis restarts while cells run and park (appendonly keeps what 
 
     // Every parked run the batch was told about was completed by a wait.
     const unfinished = [...parkedRunIds]
-      .filter(([, runId]) => !(lastOf(runId)?.kind === 'answer' && (lastOf(runId) as { result: { status: string } }).result.status === 'completed'))
-      .map(([i, runId]) => `${i} ${runId}: ${calls.filter((c) => c.runId === runId).map((c) => show(c.exchange)).join(' | ')}`);
+      .filter(
+        ([, runId]) =>
+          !(lastOf(runId)?.kind === 'answer' && (lastOf(runId) as { result: { status: string } }).result.status === 'completed'),
+      )
+      .map(
+        ([i, runId]) =>
+          `${i} ${runId}: ${calls
+            .filter((c) => c.runId === runId)
+            .map((c) => show(c.exchange))
+            .join(' | ')}`,
+      );
     expect(unfinished).toEqual([]);
 
     // ---- acknowledged before the restart → still readable (appendonly): event and run projection
-    const acknowledged = calls.filter((c) => c.exchange.kind === 'answer' && c.exchange.result.status === 'completed' && c.exchange.at < restartBegan);
+    const acknowledged = calls.filter(
+      (c) => c.exchange.kind === 'answer' && c.exchange.result.status === 'completed' && c.exchange.at < restartBegan,
+    );
     expect(acknowledged.length).toBeGreaterThan(0);
     const lostAcks: string[] = [];
     for (const c of acknowledged) {
-      const completed = (sessions.get(sid(c.i)) ?? []).find((e) => e.type === 'run.completed' && (c.runId === undefined || e.runId === c.runId));
+      const completed = (sessions.get(sid(c.i)) ?? []).find(
+        (e) => e.type === 'run.completed' && (c.runId === undefined || e.runId === c.runId),
+      );
       const view = completed?.runId ? views.get(completed.runId) : undefined;
       const value = (completed?.data.result as { value?: unknown } | undefined)?.value;
       const viewValue = view?.lastResult?.status === 'completed' ? view.lastResult.value : undefined;

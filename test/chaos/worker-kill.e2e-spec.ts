@@ -76,7 +76,11 @@ describe('chaos: a worker killed with -9 while cells run and others are parked',
     // 40 parked runs: 30 replay-safe (one webhook call before parking), 10 not.
     const parkedSafe = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        client.exec(sid, { title: `ps${i}`, restartSafe: true, code: `const a = await count({ key: "ps${i}-a" }); await yield_control(); const b = await count({ key: "ps${i}-b" }); return [a.seen, b.seen];` }),
+        client.exec(sid, {
+          title: `ps${i}`,
+          restartSafe: true,
+          code: `const a = await count({ key: "ps${i}-a" }); await yield_control(); const b = await count({ key: "ps${i}-b" }); return [a.seen, b.seen];`,
+        }),
       ),
     );
     const parkedPlain = await Promise.all(
@@ -90,7 +94,11 @@ describe('chaos: a worker killed with -9 while cells run and others are parked',
     const running = [
       ...Array.from({ length: 60 }, (_, i) => ({
         kind: 'safe',
-        promise: client.exec(sid, { title: `rs${i}`, restartSafe: true, code: `const a = await count({ key: "rs${i}-a" }); await new Promise((r) => setTimeout(r, 3000)); const b = await count({ key: "rs${i}-b" }); return [a.seen, b.seen];` }),
+        promise: client.exec(sid, {
+          title: `rs${i}`,
+          restartSafe: true,
+          code: `const a = await count({ key: "rs${i}-a" }); await new Promise((r) => setTimeout(r, 3000)); const b = await count({ key: "rs${i}-b" }); return [a.seen, b.seen];`,
+        }),
       })),
       ...Array.from({ length: 30 }, (_, i) => ({
         kind: 'toolFree',
@@ -98,7 +106,10 @@ describe('chaos: a worker killed with -9 while cells run and others are parked',
       })),
       ...Array.from({ length: 30 }, (_, i) => ({
         kind: 'unsafe',
-        promise: client.exec(sid, { title: `ru${i}`, code: `const a = await count({ key: "ru${i}-a" }); await new Promise((r) => setTimeout(r, 3000)); return a.seen;` }),
+        promise: client.exec(sid, {
+          title: `ru${i}`,
+          code: `const a = await count({ key: "ru${i}-a" }); await new Promise((r) => setTimeout(r, 3000)); return a.seen;`,
+        }),
       })),
     ];
     // Kill once every running cell that calls a tool has made its first call (they then sleep 3 s).
@@ -122,7 +133,12 @@ describe('chaos: a worker killed with -9 while cells run and others are parked',
     const unsafeLost = unsafe.filter((r) => r.status === 'failed');
     // Lost by recovery once its job was re-delivered, or (when that came after the exec's budget
     // and grace) answered by the API first; either way the run is recorded lost (checked below).
-    for (const r of unsafeLost) expect(r).toMatchObject({ status: 'failed', code: 'runtime_unavailable', error: expect.stringMatching(/^(code mode run was lost with its worker|the worker running this cell did not answer)/) });
+    for (const r of unsafeLost)
+      expect(r).toMatchObject({
+        status: 'failed',
+        code: 'runtime_unavailable',
+        error: expect.stringMatching(/^(code mode run was lost with its worker|the worker running this cell did not answer)/),
+      });
     expect(unsafe.filter((r) => r.status === 'completed').length + unsafeLost.length).toBe(30);
 
     // Let the victim's lease lapse, then wait on every parked run.
@@ -156,11 +172,14 @@ describe('chaos: a worker killed with -9 while cells run and others are parked',
       entry.types.push(event.type);
       perCall.set(id, entry);
     }
-    const rerunAfterSettled = [...perCall].filter(([, c]) => c.types.lastIndexOf('tool.called') > c.types.indexOf('tool.settled') && c.types.includes('tool.settled'));
+    const rerunAfterSettled = [...perCall].filter(
+      ([, c]) => c.types.lastIndexOf('tool.called') > c.types.indexOf('tool.settled') && c.types.includes('tool.settled'),
+    );
     expect(rerunAfterSettled).toEqual([]);
     expect([...perCall].filter(([, c]) => c.types.filter((t) => t === 'tool.settled').length > 1)).toEqual([]);
     const calledTimes = new Map<string, number>();
-    for (const [, c] of perCall) if (c.key) calledTimes.set(c.key, (calledTimes.get(c.key) ?? 0) + c.types.filter((t) => t === 'tool.called').length);
+    for (const [, c] of perCall)
+      if (c.key) calledTimes.set(c.key, (calledTimes.get(c.key) ?? 0) + c.types.filter((t) => t === 'tool.called').length);
     const unrecorded = [...counter.calls].filter(([key, n]) => calledTimes.has(key) && n > calledTimes.get(key)!);
     expect(unrecorded).toEqual([]);
     const inFlightAgain = [...counter.calls].filter(([, n]) => n > 1).length;
@@ -177,7 +196,8 @@ describe('chaos: a worker killed with -9 while cells run and others are parked',
     // The survivor counts what recovery did (codemode_recoveries_total{outcome}).
     const survivor = stack.workers.find((w) => w.alive && w !== victim)!;
     const metrics = await (await fetch(`${stack.workerUrl(survivor)}/metrics`)).text();
-    const counted = (outcome: string) => Number(new RegExp(`^codemode_recoveries_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? NaN);
+    const counted = (outcome: string) =>
+      Number(new RegExp(`^codemode_recoveries_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? NaN);
     expect(counted('replayed')).toBeGreaterThan(0);
     expect(counted('diverged')).toBe(0);
     expect(counted('failed')).toBe(0);

@@ -104,8 +104,11 @@ function exchange(port: number, req: RawRequest): Promise<RawReply> {
       }
     });
     const write = (data: Buffer): Promise<boolean> =>
-      closed || socket.destroyed ? Promise.resolve(false) : Promise.race([new Promise<boolean>((done) => socket.write(data, (error) => done(!error))), whenClosed]);
-    const frame = (piece: Buffer): Buffer => (req.chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece);
+      closed || socket.destroyed
+        ? Promise.resolve(false)
+        : Promise.race([new Promise<boolean>((done) => socket.write(data, (error) => done(!error))), whenClosed]);
+    const frame = (piece: Buffer): Buffer =>
+      req.chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
     const writeBody = async (): Promise<void> => {
       if (!(await write(Buffer.from(`${head.join('\r\n')}\r\n\r\n`)))) return;
       if (req.expectContinue) {
@@ -202,9 +205,21 @@ describe('API hardening: authentication first, constant-time keys, body caps (SP
     it('answers `Expect: 100-continue` without a key 401 before asking for the body', async () => {
       const refused = await exchange(port, { method: 'POST', target: '/v1/sessions/s-continue/exec', body: CELL, expectContinue: true });
       expect(refused).toMatchObject({ status: 401, body: UNAUTHORIZED, continued: false, written: 0 });
-      const served = await exchange(port, { method: 'POST', target: '/v1/sessions/s-continue/exec', key: KEY, body: CELL, expectContinue: true });
+      const served = await exchange(port, {
+        method: 'POST',
+        target: '/v1/sessions/s-continue/exec',
+        key: KEY,
+        body: CELL,
+        expectContinue: true,
+      });
       expect(served).toMatchObject({ status: 200, body: { status: 'completed', value: 2 }, continued: true });
-      const tooLarge = await exchange(port, { method: 'PUT', target: '/v1/sessions/s-continue', key: KEY, body: Buffer.alloc(MIB + 1), expectContinue: true });
+      const tooLarge = await exchange(port, {
+        method: 'PUT',
+        target: '/v1/sessions/s-continue',
+        key: KEY,
+        body: Buffer.alloc(MIB + 1),
+        expectContinue: true,
+      });
       expect(tooLarge).toMatchObject({ status: 413, continued: false, written: 0 });
     });
 
@@ -213,7 +228,15 @@ describe('API hardening: authentication first, constant-time keys, body caps (SP
         const refused = await exchange(port, { method: 'GET', target });
         expect([target, refused.status, refused.body]).toEqual([target, 401, UNAUTHORIZED]);
       }
-      for (const target of ['/health/live', '/health/ready', '/metrics', '/openapi.json', '/docs', '/HEALTH/live', `http://127.0.0.1:${port}/health/live`]) {
+      for (const target of [
+        '/health/live',
+        '/health/ready',
+        '/metrics',
+        '/openapi.json',
+        '/docs',
+        '/HEALTH/live',
+        `http://127.0.0.1:${port}/health/live`,
+      ]) {
         expect([target, (await exchange(port, { method: 'GET', target })).status]).toEqual([target, 200]);
       }
       expect((await exchange(port, { method: 'GET', target: '/no/such/route' })).status).toBe(404);
@@ -231,13 +254,22 @@ describe('API hardening: authentication first, constant-time keys, body caps (SP
   });
 
   describe('body caps', () => {
-    const send = (method: string, target: string, body: Buffer, opts: { chunked?: boolean; answerAfter?: number } = {}): Promise<RawReply> =>
-      exchange(port, { method, target, key: KEY, body, ...opts });
+    const send = (
+      method: string,
+      target: string,
+      body: Buffer,
+      opts: { chunked?: boolean; answerAfter?: number } = {},
+    ): Promise<RawReply> => exchange(port, { method, target, key: KEY, body, ...opts });
 
     it('answers an exec body declared over 16 MiB with a failed result before reading it, then drains it', async () => {
       const body = Buffer.alloc(16 * MIB + 1, 0x78);
       const reply = await send('POST', '/v1/sessions/s-caps/exec', body, { answerAfter: 0 });
-      expect(reply).toMatchObject({ status: 200, body: failedInput('request body exceeds 16 MiB.'), writtenWhenAnswered: 0, written: body.length });
+      expect(reply).toMatchObject({
+        status: 200,
+        body: failedInput('request body exceeds 16 MiB.'),
+        writtenWhenAnswered: 0,
+        written: body.length,
+      });
     });
 
     it('answers a wait body declared over 1 MiB with a failed result before reading it', async () => {

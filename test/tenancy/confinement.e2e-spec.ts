@@ -107,7 +107,10 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
     stack = await TestStack.start({ apiKeys: apiKeysOf(canaries), env: tenancyEnv(canaries) });
     clients = { alpha: stack.client(canaries.keyAlpha), beta: stack.client(canaries.keyBeta) };
     // Beta's secret, written by beta's own shell; the value travels in the call's env, never in a command line.
-    const written = await clients.beta.shellExec('vault', { command: 'printf %s "$SECRET" > secret.txt', env: { SECRET: canaries.betaFile } });
+    const written = await clients.beta.shellExec('vault', {
+      command: 'printf %s "$SECRET" > secret.txt',
+      env: { SECRET: canaries.betaFile },
+    });
     expect(written.details).toMatchObject({ status: 'completed', exitCode: 0 });
   });
   beforeEach(() => {
@@ -123,8 +126,13 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
     const DOT_IDS = ['.', '..', '...', '%2E%2E', '%2e.', '%2E'];
 
     it.each(DOT_IDS)('exec and wait with session id %s answer 200 failed/invalid_input (failurePhase input)', async (id) => {
-      const exec = await rawRequest(stack.baseUrl, 'POST', `/v1/sessions/${id}/exec`, canaries.keyAlpha, { title: 't', code: 'return 1+1' });
-      const wait = await rawRequest(stack.baseUrl, 'POST', `/v1/sessions/${id}/wait`, canaries.keyAlpha, { runId: 'cm_00000000-0000-4000-8000-000000000000' });
+      const exec = await rawRequest(stack.baseUrl, 'POST', `/v1/sessions/${id}/exec`, canaries.keyAlpha, {
+        title: 't',
+        code: 'return 1+1',
+      });
+      const wait = await rawRequest(stack.baseUrl, 'POST', `/v1/sessions/${id}/wait`, canaries.keyAlpha, {
+        runId: 'cm_00000000-0000-4000-8000-000000000000',
+      });
       seen.push(exec.body, wait.body);
       expect(exec).toMatchObject({ status: 200, body: { status: 'failed', code: 'invalid_input', failurePhase: 'input' } });
       expect(wait).toMatchObject({ status: 200, body: { status: 'failed', code: 'invalid_input', failurePhase: 'input' } });
@@ -159,7 +167,6 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
       expect((await sh('alpha', 'a..b', { command: 'pwd' })).details).toMatchObject({ status: 'completed', aggregated: '/workspace' });
       await betaUnaffectedAndNothingLeaked();
     });
-
   });
 
   describe("Another tenant's files", () => {
@@ -183,7 +190,12 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
         ),
       );
       const expected: Record<string, unknown> = {};
-      for (const p of ['../beta/vault/secret.txt', '../../beta/vault/secret.txt', '../../../beta/vault/secret.txt', 'x/../../../beta/vault/secret.txt']) {
+      for (const p of [
+        '../beta/vault/secret.txt',
+        '../../beta/vault/secret.txt',
+        '../../../beta/vault/secret.txt',
+        'x/../../../beta/vault/secret.txt',
+      ]) {
         expected[`read ${p}`] = escapes(p);
       }
       for (const p of ['..', '../..', '../../beta', '../../beta/vault']) {
@@ -197,7 +209,11 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
 
     it("alpha cannot reach beta's secret.txt through its host path in a cell (the error only echoes what alpha wrote)", async () => {
       const hostPath = `${stack.workspaceRoot}/beta/vault/secret.txt`;
-      const result = await cell('alpha', 'spy', `${ATTEMPT} return await attempt(() => read({ path: ${JSON.stringify(hostPath)} }), (v) => v.content);`);
+      const result = await cell(
+        'alpha',
+        'spy',
+        `${ATTEMPT} return await attempt(() => read({ path: ${JSON.stringify(hostPath)} }), (v) => v.content);`,
+      );
       expect(completedValue(result)).toEqual(escapes(hostPath));
       expect(JSON.stringify(result)).not.toContain(canaries.betaFile);
       await betaProbe();
@@ -259,7 +275,9 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
       const dumps = [String.raw`tr '\0' '\n' < /proc/$PPID/environ`, 'cat /proc/1/environ', 'env', 'cat /proc/*/environ 2>/dev/null'];
       const answers = await Promise.all(dumps.map((command) => sh('alpha', 'env', { command })));
       expect(answers.map((a, i) => [dumps[i], serviceVariablesIn(JSON.stringify(a))])).toEqual(dumps.map((d) => [d, []]));
-      const inCell = completedValue<string>(await cell('alpha', 'env', "const r = await exec({ command: 'env; cat /proc/1/environ' }); return r.details.aggregated;"));
+      const inCell = completedValue<string>(
+        await cell('alpha', 'env', "const r = await exec({ command: 'env; cat /proc/1/environ' }); return r.details.aggregated;"),
+      );
       expect(serviceVariablesIn(String(inCell))).toEqual([]);
       expect(lines(inCell)).toEqual(expect.arrayContaining(['OPENCLAW_SHELL=exec', 'HOME=/workspace']));
       await betaUnaffectedAndNothingLeaked();
@@ -290,7 +308,9 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
       const redis = await sh('alpha', 'net', { command: `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${ports[0]}'` });
       expect(redis.details.exitCode).toBe(1);
       expect(redis.text).toContain('(Command exited with code 1)');
-      const inCell = completedValue<string>(await cell('alpha', 'net', `const r = await exec({ command: ${JSON.stringify(command)} }); return r.details.aggregated;`));
+      const inCell = completedValue<string>(
+        await cell('alpha', 'net', `const r = await exec({ command: ${JSON.stringify(command)} }); return r.details.aggregated;`),
+      );
       expect(inCell).toBe(expected);
       await betaUnaffectedAndNothingLeaked();
     });
@@ -309,7 +329,9 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
         command: `for f in ${HOST_PROBE_FILES.join(' ')}; do if (echo x > "$f") 2>/dev/null; then echo "wrote $f"; rm -f "$f"; else echo "refused $f"; fi; done`,
       });
       expect(writes.details.aggregated).toBe(HOST_PROBE_FILES.map((f) => `refused ${f}`).join('\n'));
-      const shadow = await sh('alpha', 'fs', { command: 'if cat /etc/shadow >/dev/null 2>&1; then echo readable; else echo unreadable; fi' });
+      const shadow = await sh('alpha', 'fs', {
+        command: 'if cat /etc/shadow >/dev/null 2>&1; then echo readable; else echo unreadable; fi',
+      });
       expect(shadow.details.aggregated).toBe('unreadable');
       await betaUnaffectedAndNothingLeaked();
     });
@@ -319,14 +341,22 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
       expect(wrote.details).toMatchObject({ status: 'completed', aggregated: 'written', cwd: '/workspace' });
       const read = completedValue<string>(await cell('alpha', 'fs', "const r = await read({ path: 'note.txt' }); return r.content;"));
       expect(String(read).trim()).toBe(`hello-${TAG}`);
-      expect((await sh('alpha', 'fs', { command: 'pwd', workdir: 'sub' })).details).toMatchObject({ aggregated: '/workspace/sub', cwd: '/workspace/sub' });
-      expect((await sh('alpha', 'fs', { command: 'pwd', workdir: '/workspace/sub' })).details).toMatchObject({ aggregated: '/workspace/sub', cwd: '/workspace/sub' });
+      expect((await sh('alpha', 'fs', { command: 'pwd', workdir: 'sub' })).details).toMatchObject({
+        aggregated: '/workspace/sub',
+        cwd: '/workspace/sub',
+      });
+      expect((await sh('alpha', 'fs', { command: 'pwd', workdir: '/workspace/sub' })).details).toMatchObject({
+        aggregated: '/workspace/sub',
+        cwd: '/workspace/sub',
+      });
       const outside = await sh('alpha', 'fs', { command: 'pwd', workdir: '../..' });
       expect(outside.details.status).toBe('failed');
       expect(outside.text).toContain('../..');
       const bg = await sh('alpha', 'fs', { command: 'sleep 0.2', background: true });
       const list = await proc('alpha', 'fs', { action: 'list' });
-      expect(list.details.sessions).toEqual(expect.arrayContaining([expect.objectContaining({ sessionId: bg.details.sessionId, cwd: '/workspace' })]));
+      expect(list.details.sessions).toEqual(
+        expect.arrayContaining([expect.objectContaining({ sessionId: bg.details.sessionId, cwd: '/workspace' })]),
+      );
       await betaUnaffectedAndNothingLeaked();
     });
 
@@ -379,7 +409,9 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
     });
 
     it('/tmp is a fresh tmpfs of at most 64 MiB and open files are capped at 1024', async () => {
-      const answer = await sh('alpha', 'lim', { command: "ulimit -n; stat -f -c %T /tmp; df -k --output=size /tmp | tail -n 1 | tr -d ' '; ls -A /tmp | wc -l" });
+      const answer = await sh('alpha', 'lim', {
+        command: "ulimit -n; stat -f -c %T /tmp; df -k --output=size /tmp | tail -n 1 | tr -d ' '; ls -A /tmp | wc -l",
+      });
       const [nofile, fsType, sizeKb, tmpEntries] = lines(answer.details.aggregated);
       expect(nofile).toBe('1024');
       expect(fsType).toBe('tmpfs');
@@ -393,15 +425,22 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
       const prefix = `quota-${TAG}-`;
       let removed = 0;
       try {
-        await sh('alpha', 'quota', { command: `for i in 1 2 3 4 5 6 7 8 9; do head -c 1000000 /dev/zero > ${prefix}$i; done; echo filled` });
+        await sh('alpha', 'quota', {
+          command: `for i in 1 2 3 4 5 6 7 8 9; do head -c 1000000 /dev/zero > ${prefix}$i; done; echo filled`,
+        });
         const refused = await sh('alpha', 'quota', { command: 'echo next' });
         expect(refused).toMatchObject({
           text: `workspace over its size limit (${WORKSPACE_MAX_BYTES} bytes); remove files first.`,
           details: { status: 'failed' },
         });
-        expect((await sh('alpha', 'quota', { command: 'echo still' })).text).toBe(`workspace over its size limit (${WORKSPACE_MAX_BYTES} bytes); remove files first.`);
+        expect((await sh('alpha', 'quota', { command: 'echo still' })).text).toBe(
+          `workspace over its size limit (${WORKSPACE_MAX_BYTES} bytes); remove files first.`,
+        );
         // Only that session is held: alpha's other session and beta keep working.
-        expect((await sh('alpha', 'quota-other', { command: 'echo fine' })).details).toMatchObject({ status: 'completed', aggregated: 'fine' });
+        expect((await sh('alpha', 'quota-other', { command: 'echo fine' })).details).toMatchObject({
+          status: 'completed',
+          aggregated: 'fine',
+        });
         await betaProbe();
       } finally {
         removed = removeHostFiles(stack.workspaceRoot, prefix);
@@ -422,16 +461,20 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
       });
       expect(started.details.status).toBe('running');
       // The escaped sleeps themselves are running (not just the shell whose command line names them).
-      const both = () => hostPidsWith(`sleep ${a}.${TAG}`, { exact: true }).length > 0 && hostPidsWith(`sleep ${b}.${TAG}`, { exact: true }).length > 0;
+      const both = () =>
+        hostPidsWith(`sleep ${a}.${TAG}`, { exact: true }).length > 0 && hostPidsWith(`sleep ${b}.${TAG}`, { exact: true }).length > 0;
       expect(await eventually(both, 2000)).toBe(true);
       return String(started.details.sessionId);
     };
-    const noneLeft = (a: string, b: string) => () => hostPidsWith(`sleep ${a}.${TAG}`).length === 0 && hostPidsWith(`sleep ${b}.${TAG}`).length === 0;
+    const noneLeft = (a: string, b: string) => () =>
+      hostPidsWith(`sleep ${a}.${TAG}`).length === 0 && hostPidsWith(`sleep ${b}.${TAG}`).length === 0;
 
     it('process kill ends every process of the sandbox, setsid and double-forked ones included', async () => {
       try {
         const id = await startEscapers('procs-kill', '3001', '3002');
-        expect((await proc('alpha', 'procs-kill', { action: 'kill', sessionId: id })).text).toBe(`Termination requested for session ${id}.`);
+        expect((await proc('alpha', 'procs-kill', { action: 'kill', sessionId: id })).text).toBe(
+          `Termination requested for session ${id}.`,
+        );
         // Well before the 3 s cap would end them anyway.
         expect(await eventually(noneLeft('3001', '3002'), 2000)).toBe(true);
       } finally {
@@ -457,7 +500,9 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
     it('process remove of a running session ends every process of the sandbox', async () => {
       try {
         const id = await startEscapers('procs-remove', '3005', '3006');
-        expect((await proc('alpha', 'procs-remove', { action: 'remove', sessionId: id })).text).toBe(`Removed session ${id} (termination requested).`);
+        expect((await proc('alpha', 'procs-remove', { action: 'remove', sessionId: id })).text).toBe(
+          `Removed session ${id} (termination requested).`,
+        );
         expect(await eventually(noneLeft('3005', '3006'), 2000)).toBe(true);
         expect((await proc('alpha', 'procs-remove', { action: 'poll', sessionId: id })).text).toBe(`No session found for ${id}`);
       } finally {
@@ -470,7 +515,9 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
     it('timeoutSeconds 0 and over the cap both mean CODEMODE_SHELL_MAX_TIMEOUT_SECONDS (3 s), never "no timeout"', async () => {
       try {
         const answers = await Promise.all(
-          [0, 3600].map((timeoutSeconds) => sh('alpha', `cap-${timeoutSeconds}`, { command: `sleep 30.${TAG}`, timeoutSeconds, yieldMs: 8000 })),
+          [0, 3600].map((timeoutSeconds) =>
+            sh('alpha', `cap-${timeoutSeconds}`, { command: `sleep 30.${TAG}`, timeoutSeconds, yieldMs: 8000 }),
+          ),
         );
         for (const answer of answers) {
           expect(answer.details).toMatchObject({ status: 'failed', timedOut: true });
@@ -508,7 +555,9 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
 
   describe('File tools', () => {
     it('symlinks made by a shell command, absolute paths and .. are refused with "path escapes the workspace: <path>"', async () => {
-      const made = await sh('alpha', 'links', { command: 'ln -s /etc/passwd p; ln -s / root; ln -s ../.. up; mkdir -p d; echo inside > d/ok.txt; ln -s d/ok.txt good; echo made' });
+      const made = await sh('alpha', 'links', {
+        command: 'ln -s /etc/passwd p; ln -s / root; ln -s ../.. up; mkdir -p d; echo inside > d/ok.txt; ln -s d/ok.txt good; echo made',
+      });
       expect(made.details).toMatchObject({ status: 'completed', aggregated: 'made' });
       const value = completedValue(
         await cell(
@@ -642,9 +691,14 @@ describe('tenancy Mode: a worker without CODEMODE_API_KEYS serves a keyed deploy
     const alpha = deployment.stack.client(canaries.keyAlpha);
     const [a, b] = [`sleep 3007.${TAG}`, `sleep 3008.${TAG}`];
     try {
-      const started = await alpha.shellExec('shutdown', { command: `(setsid ${a} >/dev/null 2>&1 &); (nohup ${b} >/dev/null 2>&1 &); sleep 30`, background: true });
+      const started = await alpha.shellExec('shutdown', {
+        command: `(setsid ${a} >/dev/null 2>&1 &); (nohup ${b} >/dev/null 2>&1 &); sleep 30`,
+        background: true,
+      });
       expect(started.details.status).toBe('running');
-      expect(await eventually(() => hostPidsWith(a, { exact: true }).length > 0 && hostPidsWith(b, { exact: true }).length > 0, 2000)).toBe(true);
+      expect(await eventually(() => hostPidsWith(a, { exact: true }).length > 0 && hostPidsWith(b, { exact: true }).length > 0, 2000)).toBe(
+        true,
+      );
       await deployment.worker.stop();
       expect(await eventually(() => hostPidsWith(a).length === 0 && hostPidsWith(b).length === 0, 500)).toBe(true);
     } finally {

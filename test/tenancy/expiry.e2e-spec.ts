@@ -64,7 +64,10 @@ async function waitUntil(check: () => Promise<boolean>, withinMs: number): Promi
 
 /** A job nobody will take soon (delayed), so the queue surely has keys. */
 async function queueJob(workerId: string): Promise<void> {
-  const queue = new Queue(`worker-${workerId}`, { connection: new Redis(REDIS_URL, { maxRetriesPerRequest: null }), prefix: `{${stack.prefix}}` });
+  const queue = new Queue(`worker-${workerId}`, {
+    connection: new Redis(REDIS_URL, { maxRetriesPerRequest: null }),
+    prefix: `{${stack.prefix}}`,
+  });
   await queue.add('abort-run', { tenant: 'x', sessionId: 'x', runId: 'x', replyTo: '' }, { delay: 600_000 });
   await queue.close();
   await queue.disconnect();
@@ -77,8 +80,12 @@ describe('key expiry', () => {
     const client = stack.client();
     await client.putSession('exp-1', { agentId: 'agent-1' });
     expect(await client.exec('exp-1', { title: 'plain', code: 'return 1 + 1' })).toMatchObject({ status: 'completed', value: 2 });
-    expect(await client.exec('exp-1', { title: 'store', code: "await store('k', {n: 1}); return await load('k');" })).toMatchObject({ value: { n: 1 } });
-    await client.putTools('exp-1', [{ name: 'lookup', description: 'Look up', inputSchema: { type: 'object' }, endpoint: 'https://example.com/hook' }]);
+    expect(await client.exec('exp-1', { title: 'store', code: "await store('k', {n: 1}); return await load('k');" })).toMatchObject({
+      value: { n: 1 },
+    });
+    await client.putTools('exp-1', [
+      { name: 'lookup', description: 'Look up', inputSchema: { type: 'object' }, endpoint: 'https://example.com/hook' },
+    ]);
     const first = await client.exec('exp-1', { title: 'once', code: 'return 7' }, { idempotencyKey: 'idem-1' });
     expect(await client.exec('exp-1', { title: 'once', code: 'return 7' }, { idempotencyKey: 'idem-1' })).toEqual(first);
     expect(await client.exec('exp-2', { title: 'other', code: 'return 3' })).toMatchObject({ status: 'completed' });

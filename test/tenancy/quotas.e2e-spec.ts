@@ -30,7 +30,9 @@ beforeAll(async () => {
   const file = join(dir, 'tenants.json');
   writeFileSync(file, JSON.stringify(tenantsFile));
   stack = await TestStack.start({
-    apiKeys: Object.entries(keys).map(([tenant, key]) => `${key}:${tenant}`).join(','),
+    apiKeys: Object.entries(keys)
+      .map(([tenant, key]) => `${key}:${tenant}`)
+      .join(','),
     env: { CODEMODE_TENANTS_FILE: file, CODEMODE_SHELL_SANDBOX: 'bwrap' },
   });
   alpha = stack.client(keys.alpha);
@@ -61,7 +63,10 @@ test('in-flight exec/wait past the quota: 429 tenant_limit inflight with Retry-A
   const titles = (await alpha.transcript('inf')).map((e) => JSON.stringify(e));
   expect(titles.some((t) => t.includes('third'))).toBe(false);
   // The key was not consumed: the same key now runs the cell.
-  expect(await alpha.exec('inf', { title: 'third', code: 'return 3' }, { idempotencyKey: `k-${run}` })).toMatchObject({ status: 'completed', value: 3 });
+  expect(await alpha.exec('inf', { title: 'third', code: 'return 3' }, { idempotencyKey: `k-${run}` })).toMatchObject({
+    status: 'completed',
+    value: 3,
+  });
 });
 
 test('parked runs past the quota: the cell fails runtime_unavailable with the SPEC message; a wait gives the place back', async () => {
@@ -121,14 +126,18 @@ test('event streams past the quota: 429 tenant_limit streams; closing one gives 
   await alpha.putSession('st', {});
   const open = () =>
     new Promise<{ status: number; body: string; close: () => void }>((resolve, reject) => {
-      const req = request(`${stack.baseUrl}/v1/sessions/st/events`, { headers: { authorization: `Bearer ${keys.alpha}`, accept: 'text/event-stream' } }, (res) => {
-        let body = '';
-        res.on('data', (chunk: Buffer) => {
-          body += chunk.toString();
-          if (res.statusCode !== 200 || body.length > 0) resolve({ status: res.statusCode ?? 0, body, close: () => req.destroy() });
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, close: () => undefined }));
-      });
+      const req = request(
+        `${stack.baseUrl}/v1/sessions/st/events`,
+        { headers: { authorization: `Bearer ${keys.alpha}`, accept: 'text/event-stream' } },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => {
+            body += chunk.toString();
+            if (res.statusCode !== 200 || body.length > 0) resolve({ status: res.statusCode ?? 0, body, close: () => req.destroy() });
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body, close: () => undefined }));
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -136,13 +145,21 @@ test('event streams past the quota: 429 tenant_limit streams; closing one gives 
   expect(first.status).toBe(200);
   const second = await open();
   expect(second.status).toBe(429);
-  expect(JSON.parse(second.body)).toEqual({ error: expect.stringContaining('stream'), code: 'tenant_limit', details: { limit: 'streams' } });
+  expect(JSON.parse(second.body)).toEqual({
+    error: expect.stringContaining('stream'),
+    code: 'tenant_limit',
+    details: { limit: 'streams' },
+  });
   const betaStream = await new Promise<number>((resolve) => {
     void beta.putSession('bst', {}).then(() => {
-      const req = request(`${stack.baseUrl}/v1/sessions/bst/events`, { headers: { authorization: `Bearer ${keys.beta}`, accept: 'text/event-stream' } }, (res) => {
-        resolve(res.statusCode ?? 0);
-        req.destroy();
-      });
+      const req = request(
+        `${stack.baseUrl}/v1/sessions/bst/events`,
+        { headers: { authorization: `Bearer ${keys.beta}`, accept: 'text/event-stream' } },
+        (res) => {
+          resolve(res.statusCode ?? 0);
+          req.destroy();
+        },
+      );
       req.end();
     });
   });
@@ -200,10 +217,16 @@ describe('a crashed process does not leave its tenants’ counts stuck', () => {
     await crashStack.restartApi({ signal: 'SIGKILL' });
     await inFlight;
     const deadline = Date.now() + 10_000;
-    let answer = await client.raw('POST', '/v1/sessions/c/exec', { body: JSON.stringify({ title: 'after', code: 'return 7' }), headers: { 'content-type': 'application/json' } });
+    let answer = await client.raw('POST', '/v1/sessions/c/exec', {
+      body: JSON.stringify({ title: 'after', code: 'return 7' }),
+      headers: { 'content-type': 'application/json' },
+    });
     while (answer.status === 429 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 250));
-      answer = await client.raw('POST', '/v1/sessions/c/exec', { body: JSON.stringify({ title: 'after', code: 'return 7' }), headers: { 'content-type': 'application/json' } });
+      answer = await client.raw('POST', '/v1/sessions/c/exec', {
+        body: JSON.stringify({ title: 'after', code: 'return 7' }),
+        headers: { 'content-type': 'application/json' },
+      });
     }
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ status: 'completed', value: 7 });

@@ -149,7 +149,9 @@ describe('webhooks and MCP servers on a two-tenant deployment (SPEC §10)', () =
     const betaView = await beta.raw('GET', '/v1/sessions/mcp-b/tools');
     expect(betaView.status).toBe(200);
     expect(JSON.stringify(betaView.body)).not.toMatch(TRACKER);
-    expect((betaView.body as { catalog: { callableName: string }[] }).catalog.map((e) => e.callableName)).toContain('MCP.shared.createIssue');
+    expect((betaView.body as { catalog: { callableName: string }[] }).catalog.map((e) => e.callableName)).toContain(
+      'MCP.shared.createIssue',
+    );
 
     const probe = `
       const found = await catalog.search('create issue', { limit: 50 });
@@ -189,8 +191,12 @@ describe('webhooks on a single-mode deployment (development)', () => {
 
   it('calls a loopback endpoint, by address and by the name localhost', async () => {
     const port = new URL(hook.url).port;
-    expect((await putTools(client, 'dev', [tool('by_ip', `${hook.url}/hook`), tool('by_name', `http://localhost:${port}/hook`)])).status).toBe(200);
-    const value = completedValue(await client.exec('dev', { title: 'loopback', code: 'return [await by_ip({ a: 1 }), await by_name({ b: 2 })];' }));
+    expect(
+      (await putTools(client, 'dev', [tool('by_ip', `${hook.url}/hook`), tool('by_name', `http://localhost:${port}/hook`)])).status,
+    ).toBe(200);
+    const value = completedValue(
+      await client.exec('dev', { title: 'loopback', code: 'return [await by_ip({ a: 1 }), await by_name({ b: 2 })];' }),
+    );
     expect(value).toEqual([
       { ok: true, path: '/hook', input: { a: 1 } },
       { ok: true, path: '/hook', input: { b: 2 } },

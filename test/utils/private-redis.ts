@@ -107,15 +107,24 @@ export class PrivateRedis {
 
   private spawnServer(): void {
     const args = [
-      '--port', String(this.port),
-      '--bind', '127.0.0.1',
-      '--dir', this.dir,
-      '--appendonly', 'yes',
-      '--appendfsync', 'everysec',
-      '--save', '',
-      '--daemonize', 'no',
-      '--logfile', 'redis.log',
-      '--protected-mode', 'yes',
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'everysec',
+      '--save',
+      '',
+      '--daemonize',
+      'no',
+      '--logfile',
+      'redis.log',
+      '--protected-mode',
+      'yes',
     ];
     const child = spawn('redis-server', args, { cwd: this.dir, stdio: 'ignore' });
     this.child = child;

@@ -23,7 +23,18 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
-      imports: [CoreModule, HealthModule, MetricsModule, QuotasModule, SessionsModule, RunsModule, EventsModule, ShellModule, ToolsModule, DocsModule],
+      imports: [
+        CoreModule,
+        HealthModule,
+        MetricsModule,
+        QuotasModule,
+        SessionsModule,
+        RunsModule,
+        EventsModule,
+        ShellModule,
+        ToolsModule,
+        DocsModule,
+      ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },

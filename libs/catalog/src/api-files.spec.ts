@@ -54,7 +54,9 @@ describe('API files', () => {
     expect(() => apiRead(files, 'tools/../results.d.ts')).toThrow('API paths must not contain ".." segments: tools/../results.d.ts');
     expect(() => apiList(files, 'mcp/..')).toThrow(ApiPathTraversalError);
     expect(() => apiRead(files, 'tools/nope.d.ts')).toThrow(ApiFileNotFoundError);
-    expect(() => apiRead(files, 'tools/nope.d.ts')).toThrow('Unknown API file: tools/nope.d.ts. Use API.list() to see the available files.');
+    expect(() => apiRead(files, 'tools/nope.d.ts')).toThrow(
+      'Unknown API file: tools/nope.d.ts. Use API.list() to see the available files.',
+    );
     expect(() => apiRead(files, 7)).toThrow('API path must be a string.');
   });
 
@@ -90,7 +92,9 @@ describe('metadata', () => {
       properties: { subject: { type: 'string' } },
       required: ['subject'],
     });
-    expect(ticket && describeEntry(ticket).$api).toContain('declare function fake_create_ticket(input: Fake_create_ticketInput): Promise<Fake_create_ticketOutput>;');
+    expect(ticket && describeEntry(ticket).$api).toContain(
+      'declare function fake_create_ticket(input: Fake_create_ticketInput): Promise<Fake_create_ticketOutput>;',
+    );
     const issue = findByToolName(entries, 'create_issue');
     expect(issue && describeEntry(issue).$api).toMatch(/^declare namespace MCP\.github \{\n[\s\S]*function createIssue\(/u);
     expect(issue && catalogMetadata(issue)).toMatchObject({

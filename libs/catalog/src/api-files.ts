@@ -63,7 +63,9 @@ export function apiFiles(entries: readonly CatalogEntry[], serverInfo: readonly 
   const globals = entries
     .filter((entry) => entry.source !== 'mcp')
     .sort((left, right) => (left.callableName < right.callableName ? -1 : 1));
-  files.push(...globals.map((entry) => file(entry.apiPath, `Declaration of the ${entry.callableName} tool global.`, toolDeclarations(entry))));
+  files.push(
+    ...globals.map((entry) => file(entry.apiPath, `Declaration of the ${entry.callableName} tool global.`, toolDeclarations(entry))),
+  );
   const servers = mcpServers(entries);
   if (servers.length > 0) {
     files.push(file('mcp/index.d.ts', 'Root MCP namespace declaration and server list.', mcpIndexDeclarations(servers)));

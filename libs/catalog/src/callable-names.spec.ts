@@ -120,7 +120,9 @@ describe('callable names', () => {
   it('orders entries core → MCP → client', () => {
     const { entries } = fixtureCatalog();
     const sources = entries.map((entry) => entry.source);
-    expect(sources).toEqual([...sources].sort((a, b) => ['openclaw', 'mcp', 'client'].indexOf(a) - ['openclaw', 'mcp', 'client'].indexOf(b)));
+    expect(sources).toEqual(
+      [...sources].sort((a, b) => ['openclaw', 'mcp', 'client'].indexOf(a) - ['openclaw', 'mcp', 'client'].indexOf(b)),
+    );
     expect(sources[0]).toBe('openclaw');
   });
 

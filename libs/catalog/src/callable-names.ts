@@ -64,10 +64,7 @@ function compareText(left: string, right: string): number {
  * Assigns callable names to already de-shadowed non-MCP tools. Returns host id → callable name.
  * Deterministic: the result depends only on the set of (name, host id) pairs.
  */
-export function assignCallableNames(
-  tools: readonly ToolDefinition[],
-  extraReserved: Iterable<string> = [],
-): Map<string, string> {
+export function assignCallableNames(tools: readonly ToolDefinition[], extraReserved: Iterable<string> = []): Map<string, string> {
   const used = new Set<string>([...RESERVED_GLOBAL_NAMES, ...extraReserved]);
   const candidates = tools
     .map((tool) => {
@@ -83,8 +80,7 @@ export function assignCallableNames(
     );
   const names = new Map<string, string>();
   for (const { tool, base } of candidates) {
-    const callableName =
-      RESERVED_WORDS.has(base) || used.has(base) ? suffixedCallableName(base, tool.hostId, used) : base;
+    const callableName = RESERVED_WORDS.has(base) || used.has(base) ? suffixedCallableName(base, tool.hostId, used) : base;
     used.add(callableName);
     names.set(tool.hostId, callableName);
   }

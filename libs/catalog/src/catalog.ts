@@ -103,11 +103,7 @@ export function findByHostId(entries: readonly CatalogEntry[], hostId: string): 
 }
 
 /** First entry of a source with this tool name (e.g. the core `process` tool's callable name). */
-export function findByToolName(
-  entries: readonly CatalogEntry[],
-  toolName: string,
-  source?: ToolSource,
-): CatalogEntry | undefined {
+export function findByToolName(entries: readonly CatalogEntry[], toolName: string, source?: ToolSource): CatalogEntry | undefined {
   return entries.find((entry) => entry.toolName === toolName && (source === undefined || entry.source === source));
 }
 

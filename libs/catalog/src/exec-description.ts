@@ -42,7 +42,7 @@ export function buildExecDescription(entries: readonly CatalogEntry[], options: 
     'A tool shown with `-> ?` has an unknown output shape: return its raw value first, look at it, and compose dependent logic in a later `exec`.',
     'The cell result is the value you `return`; without a return it is `null`.',
     'Tools missing from the bounded index are found with `catalog.search(query)`, whose results are callable: `const [tool] = await catalog.search("..."); return await tool({...});`.',
-    'A handle\'s `describe()` gives its full schema; `catalog.all()` lists the tool globals.',
+    "A handle's `describe()` gives its full schema; `catalog.all()` lists the tool globals.",
     'Other globals: `text(value)`, `json(value)` and `console.log` add output; `store(key, value)` and `load(key)` keep small JSON values for later cells of this session;',
     '`results.save(value)`, `results.load(id)` and `results.delete(id)` hold large values by reference;',
     '`API.list(prefix?)` and `API.read(path)` return TypeScript declarations (`results.d.ts`, `tools/<name>.d.ts`, `mcp/<server>.d.ts`);',

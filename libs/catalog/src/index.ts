@@ -17,7 +17,13 @@ export {
   type ToolCatalog,
 } from './catalog';
 export { assignCallableNames, sanitizeCallableBase, selectEffectiveTools } from './callable-names';
-export { FORBIDDEN_PATH_SEGMENTS, GUEST_GLOBAL_NAMES, RESERVED_GLOBAL_NAMES, RESERVED_WORDS, STANDARD_GLOBAL_NAMES } from './reserved-names';
+export {
+  FORBIDDEN_PATH_SEGMENTS,
+  GUEST_GLOBAL_NAMES,
+  RESERVED_GLOBAL_NAMES,
+  RESERVED_WORDS,
+  STANDARD_GLOBAL_NAMES,
+} from './reserved-names';
 export { assignMcpBindings, toLowerCamelIdentifier } from './mcp-names';
 export { applySchemaDefaults, mapMcpArguments } from './mcp-arguments';
 export { tokenize } from './tokenize';

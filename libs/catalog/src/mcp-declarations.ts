@@ -16,7 +16,7 @@ export interface McpServerInfo {
 }
 
 const MCP_RESULT_TYPES = [
-  '/** What an MCP tool call resolves to: the server\'s CallToolResult (an isError result rejects instead). */',
+  "/** What an MCP tool call resolves to: the server's CallToolResult (an isError result rejects instead). */",
   'type McpToolResult = {',
   '  content: unknown[];',
   '  structuredContent?: unknown;',
@@ -65,7 +65,10 @@ export function mcpToolDeclaration(entry: CatalogEntry): string[] {
   const optional = inputIsOptional(schema) ? '?' : '';
   const notes = [entry.description, `MCP tool ${JSON.stringify(binding.toolName)}.`, ...defaultsDoc(entry.inputSchema)].join('\n');
   const input = entry.inputSchema ? schemaToTs(schema, '  ') : 'Record<string, unknown>';
-  return [...docComment(notes, '  '), `  function ${binding.toolIdentifier}(input${optional}: ${input}): Promise<${resultType(entry, '  ')}>;`];
+  return [
+    ...docComment(notes, '  '),
+    `  function ${binding.toolIdentifier}(input${optional}: ${input}): Promise<${resultType(entry, '  ')}>;`,
+  ];
 }
 
 /** The `$api` header of an MCP handle's `describe()`: its declaration inside its namespace. */
@@ -75,8 +78,18 @@ export function mcpToolApiHeader(entry: CatalogEntry): string {
 }
 
 /** Content of `mcp/<server>.d.ts`: the result types, the server's description and its tools by name. */
-export function mcpServerDeclarations(identifier: string, serverName: string, tools: readonly CatalogEntry[], info?: McpServerInfo): string {
-  const lines = [MCP_RESULT_TYPES, '', ...docComment(info?.description ?? `MCP server ${serverName}.`), `declare namespace MCP.${identifier} {`];
+export function mcpServerDeclarations(
+  identifier: string,
+  serverName: string,
+  tools: readonly CatalogEntry[],
+  info?: McpServerInfo,
+): string {
+  const lines = [
+    MCP_RESULT_TYPES,
+    '',
+    ...docComment(info?.description ?? `MCP server ${serverName}.`),
+    `declare namespace MCP.${identifier} {`,
+  ];
   const sorted = [...tools].sort((left, right) => (left.callableName < right.callableName ? -1 : 1));
   for (const entry of sorted) {
     if (entry.mcpBinding) {

@@ -25,9 +25,7 @@ export function toLowerCamelIdentifier(value: string, fallback: string): string 
     .split(/[^A-Za-z0-9]+/u)
     .filter(Boolean);
   const joined = words
-    .map((word, index) =>
-      index === 0 ? word.charAt(0).toLowerCase() + word.slice(1) : word.charAt(0).toUpperCase() + word.slice(1),
-    )
+    .map((word, index) => (index === 0 ? word.charAt(0).toLowerCase() + word.slice(1) : word.charAt(0).toUpperCase() + word.slice(1)))
     .join('');
   // Identifiers cannot start with a digit: drop leading digits rather than prefixing, so
   // `2fa_check` reads as `faCheck` and stays short.

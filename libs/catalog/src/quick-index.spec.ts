@@ -30,8 +30,14 @@ describe('buildQuickIndex', () => {
 
   it('renders enums of at most 8 values as literal unions, larger ones by type', () => {
     const { entries: tools } = buildCatalog([
-      { hostId: 'openclaw:core:pick', toolName: 'pick', source: 'openclaw', description: '', replaySafe: true,
-        inputSchema: { type: 'object', properties: { mode: { type: 'string', enum: ['a', 'b'] } }, required: ['mode'] } },
+      {
+        hostId: 'openclaw:core:pick',
+        toolName: 'pick',
+        source: 'openclaw',
+        description: '',
+        replaySafe: true,
+        inputSchema: { type: 'object', properties: { mode: { type: 'string', enum: ['a', 'b'] } }, required: ['mode'] },
+      },
     ]);
     expect(buildQuickIndex(tools)).toContain('- pick { mode: "a" | "b" } -> ?');
   });
@@ -51,7 +57,9 @@ describe('buildQuickIndex', () => {
     expect(index.startsWith(QUICK_INDEX_HEADING)).toBe(true);
     const lines = index.split('\n').filter((line) => line.startsWith('- '));
     const omitted = 401 - lines.length;
-    expect(index.endsWith(`${omitted} additional tools omitted from this prompt index. Use catalog.search(query); results are callable.`)).toBe(true);
+    expect(
+      index.endsWith(`${omitted} additional tools omitted from this prompt index. Use catalog.search(query); results are callable.`),
+    ).toBe(true);
     expect(lines.every((line) => line.length < 100)).toBe(true);
   });
 

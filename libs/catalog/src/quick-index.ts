@@ -43,9 +43,7 @@ export function buildQuickIndex(entries: readonly CatalogEntry[], maxChars = MAX
     .filter((entry) => entry.source !== 'mcp')
     .map((entry) => ({ entry, hasOutput: outputHint(entry) !== undefined }))
     .sort(
-      (left, right) =>
-        Number(right.hasOutput) - Number(left.hasOutput) ||
-        compareNames(left.entry.callableName, right.entry.callableName),
+      (left, right) => Number(right.hasOutput) - Number(left.hasOutput) || compareNames(left.entry.callableName, right.entry.callableName),
     )
     .map(({ entry }) => quickIndexLine(entry));
   if (lines.length === 0) {

@@ -87,18 +87,14 @@ function unionHint(schema: Record<string, unknown>, depth: number, limits: HintL
     return UNKNOWN;
   }
   const rendered = variants.map((variant) => renderHint(variant, depth + 1, limits));
-  return rendered.every((hint) => hint.complete)
-    ? complete([...new Set(rendered.map((hint) => hint.text))].join(' | '))
-    : UNKNOWN;
+  return rendered.every((hint) => hint.complete) ? complete([...new Set(rendered.map((hint) => hint.text))].join(' | ')) : UNKNOWN;
 }
 
 function objectHint(schema: Record<string, unknown>, depth: number, limits: HintLimits): Hint {
   const properties = isRecord(schema.properties) ? schema.properties : undefined;
   const requiredList = Array.isArray(schema.required) ? schema.required : [];
   if (!properties) {
-    return requiredList.length === 0 && schema.additionalProperties === false
-      ? complete('{}')
-      : { text: '{ ... }', complete: false };
+    return requiredList.length === 0 && schema.additionalProperties === false ? complete('{}') : { text: '{ ... }', complete: false };
   }
   const required = new Set(requiredList.filter((key): key is string => typeof key === 'string'));
   const names = Object.keys(properties).filter((name) => name.length <= MAX_PROPERTY_NAME_CHARS);

@@ -67,9 +67,7 @@ function joinUnion(parts: string[]): string {
 
 function renderObject(schema: Record<string, unknown>, indent: string, depth: number, state: RenderState): string {
   const properties = isRecord(schema.properties) ? schema.properties : {};
-  const required = new Set(
-    Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === 'string') : [],
-  );
+  const required = new Set(Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === 'string') : []);
   const names = Object.keys(properties);
   const additional = schema.additionalProperties;
   if (names.length === 0) {
@@ -132,9 +130,7 @@ function render(value: unknown, indent: string, depth: number, state: RenderStat
   }
   const variants = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
   if (variants && variants.length > 0) {
-    return variants.length <= MAX_UNION
-      ? joinUnion(variants.map((variant) => render(variant, indent, depth + 1, state)))
-      : 'unknown';
+    return variants.length <= MAX_UNION ? joinUnion(variants.map((variant) => render(variant, indent, depth + 1, state))) : 'unknown';
   }
   if (Array.isArray(schema.allOf) && schema.allOf.length > 0 && schema.allOf.length <= MAX_UNION) {
     const parts = schema.allOf.map((part) => render(part, indent, depth + 1, state)).filter((part) => part !== 'unknown');

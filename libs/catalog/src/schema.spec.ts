@@ -15,7 +15,9 @@ describe('compact hints', () => {
 
   it('shows outputs only when complete', () => {
     expect(compactOutputHint({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] })).toBeUndefined();
-    expect(compactOutputHint({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false })).toBe('{ a: string }');
+    expect(compactOutputHint({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false })).toBe(
+      '{ a: string }',
+    );
     expect(compactOutputHint({ type: 'array', items: { type: 'string', nullable: true } })).toBe('Array<string | null>');
     expect(compactOutputHint({ $ref: '#/x', type: 'string' })).toBeUndefined();
     expect(compactOutputHint({})).toBe('unknown');
@@ -33,12 +35,17 @@ describe('schemaToTs', () => {
   it('renders unions, enums, intersections and JSDoc', () => {
     expect(schemaToTs({ enum: ['a', 1, null] })).toBe('"a" | 1 | null');
     expect(schemaToTs({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'boolean' } }] })).toBe('string | Array<boolean>');
-    expect(schemaToTs({ allOf: [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { type: 'object', properties: { b: { type: 'number' } } }] })).toBe(
-      '{\n  a: string;\n} & {\n  b?: number;\n}',
-    );
-    expect(schemaToTs({ type: 'object', properties: { a: { type: 'string', description: 'ends */ here' } }, additionalProperties: true })).toBe(
-      '{\n  /** ends *\\/ here */\n  a?: string;\n  [key: string]: unknown;\n}',
-    );
+    expect(
+      schemaToTs({
+        allOf: [
+          { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+          { type: 'object', properties: { b: { type: 'number' } } },
+        ],
+      }),
+    ).toBe('{\n  a: string;\n} & {\n  b?: number;\n}');
+    expect(
+      schemaToTs({ type: 'object', properties: { a: { type: 'string', description: 'ends */ here' } }, additionalProperties: true }),
+    ).toBe('{\n  /** ends *\\/ here */\n  a?: string;\n  [key: string]: unknown;\n}');
     expect(schemaToTs({ type: ['string', 'null'] })).toBe('string | null');
     expect(schemaToTs({ $ref: '#/defs/x' })).toBe('unknown');
   });
@@ -49,7 +56,12 @@ describe('schemaToTs', () => {
       deep = { type: 'object', properties: { next: deep } };
     }
     expect(schemaToTs(deep)).toContain('unknown');
-    const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: 5000 }, (_, index) => [`f${index}`, { type: 'object', properties: { a: { type: 'string' } } }])) };
+    const wide = {
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: 5000 }, (_, index) => [`f${index}`, { type: 'object', properties: { a: { type: 'string' } } }]),
+      ),
+    };
     expect(schemaToTs(wide).length).toBeLessThan(20_000);
   });
 });

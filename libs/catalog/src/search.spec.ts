@@ -38,11 +38,7 @@ describe('searchCatalog', () => {
   });
 
   it('puts an exact callable name first, then a case-insensitive one', () => {
-    const { entries: tools } = buildCatalog([
-      client('Files', 'files files files'),
-      client('files', 'unrelated'),
-      client('FILES', 'files'),
-    ]);
+    const { entries: tools } = buildCatalog([client('Files', 'files files files'), client('files', 'unrelated'), client('FILES', 'files')]);
     expect(searchCatalog(tools, 'files').map((entry) => entry.callableName)).toEqual(['files', 'Files', 'FILES']);
     expect(searchCatalog(tools, 'FILES').map((entry) => entry.callableName)[0]).toBe('FILES');
   });

@@ -20,8 +20,7 @@ export interface SearchOptions {
 export function resolveSearchLimit(options: SearchOptions = {}): number {
   const maxLimit = Math.max(1, Math.floor(options.maxLimit ?? MAX_SEARCH_LIMIT));
   const fallback = options.defaultLimit ?? DEFAULT_SEARCH_LIMIT;
-  const requested =
-    typeof options.limit === 'number' && Number.isFinite(options.limit) ? Math.floor(options.limit) : fallback;
+  const requested = typeof options.limit === 'number' && Number.isFinite(options.limit) ? Math.floor(options.limit) : fallback;
   return Math.min(maxLimit, Math.max(1, Math.floor(requested)));
 }
 
@@ -57,11 +56,7 @@ function exactTier(entry: CatalogEntry, query: string): number | undefined {
  * exactly wins (exact callable spelling, then case-insensitive), then BM25 score, then catalog
  * order. A non-string query, one with no usable terms that names no tool, or no match → `[]`.
  */
-export function searchCatalog(
-  entries: readonly CatalogEntry[],
-  query: unknown,
-  options: SearchOptions = {},
-): CatalogEntry[] {
+export function searchCatalog(entries: readonly CatalogEntry[], query: unknown, options: SearchOptions = {}): CatalogEntry[] {
   if (typeof query !== 'string') {
     return [];
   }

@@ -137,7 +137,9 @@ export class CodeModeClient {
         }
         if (!response.ok) throw new CodeModeApiError(response.status, parseBody(await response.text()) as never);
         if (!(response.headers.get('content-type') ?? '').includes('text/event-stream') || response.body === null) {
-          throw new CodeModeStreamError(`expected an event stream from ${this.options.baseUrl}, got ${response.headers.get('content-type') ?? 'no content type'}.`);
+          throw new CodeModeStreamError(
+            `expected an event stream from ${this.options.baseUrl}, got ${response.headers.get('content-type') ?? 'no content type'}.`,
+          );
         }
         try {
           for await (const message of readSse(response.body)) {
@@ -187,7 +189,13 @@ export class CodeModeClient {
     }
   }
 
-  private async json<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<T> {
+  private async json<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+    signal?: AbortSignal,
+  ): Promise<T> {
     const response = await this.raw(method, path, {
       body: body === undefined ? undefined : JSON.stringify(body),
       headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },

@@ -39,12 +39,9 @@ describe('resolveLimits', () => {
     expect(resolveLimits({ [name]: value }, defaults)[name]).toBe(expected);
   });
 
-  it.each([0, -5, 1.5, '5000', null, true, Number.NaN, Infinity, 2 ** 60])(
-    'falls back to the default for %p',
-    (value) => {
-      expect(resolveLimits({ timeoutMs: value }, defaults).timeoutMs).toBe(10000);
-    },
-  );
+  it.each([0, -5, 1.5, '5000', null, true, Number.NaN, Infinity, 2 ** 60])('falls back to the default for %p', (value) => {
+    expect(resolveLimits({ timeoutMs: value }, defaults).timeoutMs).toBe(10000);
+  });
 
   it('clamps searchDefaultLimit to the resolved maxSearchLimit', () => {
     expect(resolveLimits({ searchDefaultLimit: 40, maxSearchLimit: 10 }, defaults)).toMatchObject({
@@ -73,7 +70,9 @@ describe('ceilings (SPEC §10)', () => {
   });
 
   it('leaves values under the ceiling and the rule minimum alone', () => {
-    expect(resolveLimits({ memoryLimitBytes: 8 * MiB, timeoutMs: 1 }, defaults, { memoryLimitBytes: 16 * MiB, timeoutMs: 2000 })).toMatchObject({
+    expect(
+      resolveLimits({ memoryLimitBytes: 8 * MiB, timeoutMs: 1 }, defaults, { memoryLimitBytes: 16 * MiB, timeoutMs: 2000 }),
+    ).toMatchObject({
       memoryLimitBytes: 8 * MiB,
       timeoutMs: 100,
     });
@@ -91,7 +90,10 @@ describe('ceilings (SPEC §10)', () => {
       searchDefaultLimit: 20,
       maxSearchLimit: 20,
     });
-    expect(resolveLimits({ searchDefaultLimit: 40 }, defaults, { searchDefaultLimit: 5 })).toMatchObject({ searchDefaultLimit: 5, maxSearchLimit: 50 });
+    expect(resolveLimits({ searchDefaultLimit: 40 }, defaults, { searchDefaultLimit: 5 })).toMatchObject({
+      searchDefaultLimit: 5,
+      maxSearchLimit: 50,
+    });
     expect(resolveLimits({}, { ...defaults, searchDefaultLimit: 30 }, { maxSearchLimit: 10 }).searchDefaultLimit).toBe(10);
   });
 

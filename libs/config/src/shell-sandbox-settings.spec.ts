@@ -17,11 +17,19 @@ describe('shell sandbox settings (SPEC §10)', () => {
   });
 
   it('reads every variable and refuses bad ones naming the variable', () => {
-    const read = readShellSandboxSettings({ CODEMODE_SHELL_SANDBOX: 'bwrap', CODEMODE_SHELL_UID_RANGE: '10000-10999', CODEMODE_SHELL_MAX_TIMEOUT_SECONDS: '30' });
+    const read = readShellSandboxSettings({
+      CODEMODE_SHELL_SANDBOX: 'bwrap',
+      CODEMODE_SHELL_UID_RANGE: '10000-10999',
+      CODEMODE_SHELL_MAX_TIMEOUT_SECONDS: '30',
+    });
     expect(read).toMatchObject({ mode: 'bwrap', uidRange: { first: 10_000, last: 10_999 }, maxTimeoutSeconds: 30 });
-    expect(() => readShellSandboxSettings({ CODEMODE_SHELL_SANDBOX: 'off' })).toThrow(new ConfigError('CODEMODE_SHELL_SANDBOX', 'must be one of auto, bwrap, none.'));
+    expect(() => readShellSandboxSettings({ CODEMODE_SHELL_SANDBOX: 'off' })).toThrow(
+      new ConfigError('CODEMODE_SHELL_SANDBOX', 'must be one of auto, bwrap, none.'),
+    );
     expect(() => readShellSandboxSettings({ CODEMODE_SHELL_UID_RANGE: '0-100' })).toThrow(/^CODEMODE_SHELL_UID_RANGE must be FIRST-LAST/);
-    expect(() => readShellSandboxSettings({ CODEMODE_SHELL_MAX_PROCESSES: '0' })).toThrow(/^CODEMODE_SHELL_MAX_PROCESSES must be an integer/);
+    expect(() => readShellSandboxSettings({ CODEMODE_SHELL_MAX_PROCESSES: '0' })).toThrow(
+      /^CODEMODE_SHELL_MAX_PROCESSES must be an integer/,
+    );
   });
 
   it('derives the API mode from its keys unless CODEMODE_TENANCY says', () => {

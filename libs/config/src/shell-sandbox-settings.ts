@@ -38,7 +38,10 @@ function readUidRange(raw: string | undefined): { first: number; last: number } 
   const first = Number(match?.[1]);
   const last = Number(match?.[2]);
   if (!match || first < 1000 || last < first || last > 4_294_967_294) {
-    throw new ConfigError('CODEMODE_SHELL_UID_RANGE', `must be FIRST-LAST with 1000 <= FIRST <= LAST (unprivileged host uids), got "${raw}".`);
+    throw new ConfigError(
+      'CODEMODE_SHELL_UID_RANGE',
+      `must be FIRST-LAST with 1000 <= FIRST <= LAST (unprivileged host uids), got "${raw}".`,
+    );
   }
   return { first, last };
 }
@@ -68,6 +71,9 @@ export function readTenancy(env: Env): 'multi' | 'single' | null {
 }
 
 /** The API's mode (SPEC §10 "Mode"): `CODEMODE_TENANCY` when set, else `multi` exactly when it has API keys. */
-export function apiTenancy(config: { tenancy: 'multi' | 'single' | null; apiKeys: ReadonlyMap<string, string> | null }): 'multi' | 'single' {
+export function apiTenancy(config: {
+  tenancy: 'multi' | 'single' | null;
+  apiKeys: ReadonlyMap<string, string> | null;
+}): 'multi' | 'single' {
   return config.tenancy ?? (config.apiKeys ? 'multi' : 'single');
 }

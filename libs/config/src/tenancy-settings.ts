@@ -139,7 +139,8 @@ export function readTenancySettings(env: Env, readFile: (path: string) => string
     tenants = parseTenantsFile(text);
   }
   const metricsLabel = env.CODEMODE_METRICS_TENANT_LABEL?.trim() ?? '';
-  if (!['', '0', '1'].includes(metricsLabel)) throw new ConfigError('CODEMODE_METRICS_TENANT_LABEL', `must be 1 or 0, got "${metricsLabel}".`);
+  if (!['', '0', '1'].includes(metricsLabel))
+    throw new ConfigError('CODEMODE_METRICS_TENANT_LABEL', `must be 1 or 0, got "${metricsLabel}".`);
   return {
     quotas,
     explicitQuotas: explicit,
@@ -156,7 +157,10 @@ const HOST_NAME = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Z
 
 /** `CODEMODE_WEBHOOK_ALLOW`: each entry a host name, an IP or a CIDR; anything else stops the boot. */
 function readWebhookAllow(raw: string | undefined): string[] {
-  const entries = (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const entries = (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const entry of entries) {
     const [address, bits, extra] = entry.split('/');
     const family = isIP(address.replace(/^\[|\]$/g, ''));

@@ -14,7 +14,14 @@ export function workerQueueName(workerId: string): string {
   return `worker-${workerId}`;
 }
 
-export const JOB_NAMES = { runCell: 'run-cell', resumeRun: 'resume-run', abortRun: 'abort-run', shell: 'shell', toolResults: 'tool-results', replayRun: 'replay-run' } as const;
+export const JOB_NAMES = {
+  runCell: 'run-cell',
+  resumeRun: 'resume-run',
+  abortRun: 'abort-run',
+  shell: 'shell',
+  toolResults: 'tool-results',
+  replayRun: 'replay-run',
+} as const;
 
 export const CellJobSchema = z.object({
   tenant: z.string(),

@@ -63,9 +63,14 @@ export type ReplayPlan = z.infer<typeof ReplayPlanSchema>;
  * value, or the error `{name, message}` the call rejects with. A replay-safe run's `tool.settled`
  * keeps it as `result` / `failure`, so a replay answers the call the same way.
  */
-export function platformToolOutcome(result: ToolResult): { ok: true; value: unknown } | { ok: false; error: { name: string; message: string } } {
+export function platformToolOutcome(
+  result: ToolResult,
+): { ok: true; value: unknown } | { ok: false; error: { name: string; message: string } } {
   if (result.ok) return { ok: true, value: result.value ?? null };
-  const error = typeof result.error === 'string' ? { message: result.error || 'client tool failed' } : (result.error ?? { message: 'client tool failed' });
+  const error =
+    typeof result.error === 'string'
+      ? { message: result.error || 'client tool failed' }
+      : (result.error ?? { message: 'client tool failed' });
   return { ok: false, error: { name: error.name ?? 'Error', message: error.message } };
 }
 

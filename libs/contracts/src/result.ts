@@ -87,11 +87,7 @@ export const FailedResultSchema = z.object({
 });
 
 /** What `exec` and `wait` answer, always with HTTP 200. */
-export const CodeModeResultSchema = z.discriminatedUnion('status', [
-  CompletedResultSchema,
-  WaitingResultSchema,
-  FailedResultSchema,
-]);
+export const CodeModeResultSchema = z.discriminatedUnion('status', [CompletedResultSchema, WaitingResultSchema, FailedResultSchema]);
 export type CodeModeResult = z.infer<typeof CodeModeResultSchema>;
 export type CompletedResult = z.infer<typeof CompletedResultSchema>;
 export type WaitingResult = z.infer<typeof WaitingResultSchema>;

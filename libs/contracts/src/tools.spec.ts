@@ -30,7 +30,12 @@ describe('ClientToolSchema', () => {
 
 describe('ClientToolsPutSchema', () => {
   it('rejects duplicate names', () => {
-    const result = ClientToolsPutSchema.safeParse({ tools: [{ name: 'a', description: '' }, { name: 'a', description: '' }] });
+    const result = ClientToolsPutSchema.safeParse({
+      tools: [
+        { name: 'a', description: '' },
+        { name: 'a', description: '' },
+      ],
+    });
     expect(result.success).toBe(false);
     expect(JSON.stringify(result.error?.issues)).toContain('duplicate client tool name: a');
   });

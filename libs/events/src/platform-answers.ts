@@ -18,7 +18,9 @@ export class NotAwaitingPlatformError extends Error {
  */
 export async function recordPlatformAnswers(log: EventLog, ref: SessionRef, run: RunView, results: readonly ToolResult[]): Promise<void> {
   const events = (await log.history(ref, Date.parse(run.createdAt))).filter((e) => e.runId === run.runId);
-  const platformCalls = new Set(events.filter((e) => e.type === 'tool.called' && e.data.answeredBy === 'platform').map((e) => e.data.callId));
+  const platformCalls = new Set(
+    events.filter((e) => e.type === 'tool.called' && e.data.answeredBy === 'platform').map((e) => e.data.callId),
+  );
   const settled = new Set(events.filter((e) => e.type === 'tool.settled').map((e) => e.data.callId));
   const refused = results.find((r) => !platformCalls.has(r.id) || settled.has(r.id));
   if (refused) throw new NotAwaitingPlatformError(refused.id);

@@ -112,8 +112,18 @@ export async function waitUntilReady(redis: Redis, timeoutMs = 5_000): Promise<v
   });
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
-const CONNECTION_MESSAGES = /Connection is closed|Stream isn't writeable|Command timed out|Socket timeout|Reached the max retries|connect ETIMEDOUT/;
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+const CONNECTION_MESSAGES =
+  /Connection is closed|Stream isn't writeable|Command timed out|Socket timeout|Reached the max retries|connect ETIMEDOUT/;
 
 /** True for what ioredis throws when it cannot talk to Redis, and for "not now" server replies. */
 function isConnectionError(err: Error): boolean {

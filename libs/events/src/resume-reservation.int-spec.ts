@@ -34,7 +34,12 @@ async function parkedRun(ref: SessionRef, opts: { owner?: string; restartSafe?: 
   await runs.request(ref, runId, { ...requestData(), restartSafe: opts.restartSafe ?? false });
   const recovery = opts.restartSafe ? { seed: [1, 2, 3, 4], catalogHash: 'h' } : undefined;
   await runs.start(ref, runId, { workerId, epoch: 1, replyTo: '', recovery });
-  await runs.append(ref, { type: 'run.parked', runId, epoch: 1, data: { result: waiting(runId), expiresAt: new Date(Date.now() + 60_000).toISOString() } });
+  await runs.append(ref, {
+    type: 'run.parked',
+    runId,
+    epoch: 1,
+    data: { result: waiting(runId), expiresAt: new Date(Date.now() + 60_000).toISOString() },
+  });
   return runId;
 }
 
@@ -66,7 +71,13 @@ test('a wait reserves a parked run; the owner resumes it; the transcript shows t
   ]);
   expect(transcript).toEqual(rebuildTranscript(events));
   expect(await runs.get(ref, runId)).toEqual(rebuildRun(ref, runId, events));
-  expect(await runs.reserveResume(ref, runId, 'tok-3', 10_000)).toEqual({ reserved: false, busy: false, status: 'completed', restartSafe: false, owner: 'w-1' });
+  expect(await runs.reserveResume(ref, runId, 'tok-3', 10_000)).toEqual({
+    reserved: false,
+    busy: false,
+    status: 'completed',
+    restartSafe: false,
+    owner: 'w-1',
+  });
 });
 
 test('a released reservation leaves the run parked and untouched for the next wait', async () => {
@@ -101,14 +112,23 @@ test('a run taken over by another worker rejects the old owner’s writes as sta
   const ref = newRef();
   const runId = await parkedRun(ref, { owner: 'w-old', restartSafe: true });
   expect(await runs.reserveResume(ref, runId, 'tok', 10_000)).toMatchObject({ reserved: true, owner: 'w-old', epoch: 1 });
-  const taken = await runs.takeOver(ref, runId, { workerId: 'w-new', from: { owner: 'w-old', epoch: 1 }, token: 'tok', reason: 'owner lease expired' });
+  const taken = await runs.takeOver(ref, runId, {
+    workerId: 'w-new',
+    from: { owner: 'w-old', epoch: 1 },
+    token: 'tok',
+    reason: 'owner lease expired',
+  });
   expect(taken).toEqual({ taken: true, epoch: 2 });
 
   // The old owner comes back and writes with the epoch it held: fenced.
   const stale = runs.append(ref, { type: 'run.lost', runId, epoch: 1, data: { reason: 'late' } });
   await expect(stale).rejects.toBeInstanceOf(StaleEpochError);
-  await expect(runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed('old') })).rejects.toBeInstanceOf(StaleEpochError);
-  await expect(runs.resume(ref, runId, { token: 'tok', workerId: 'w-old', epoch: 1, replyTo: '', input: { runId } })).rejects.toBeInstanceOf(StaleEpochError);
+  await expect(runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed('old') })).rejects.toBeInstanceOf(
+    StaleEpochError,
+  );
+  await expect(
+    runs.resume(ref, runId, { token: 'tok', workerId: 'w-old', epoch: 1, replyTo: '', input: { runId } }),
+  ).rejects.toBeInstanceOf(StaleEpochError);
 
   // The new owner resumes and finishes at epoch 2.
   expect(await runs.resume(ref, runId, { token: 'tok', workerId: 'w-new', epoch: 2, replyTo: '', input: { runId } })).toBe(true);
@@ -134,10 +154,22 @@ test('a takeover is a compare-and-set: a second taker, a wrong owner or another 
   const ref = newRef();
   const runId = await parkedRun(ref, { owner: 'w-old', restartSafe: true });
   await runs.reserveResume(ref, runId, 'tok', 10_000);
-  expect(await runs.takeOver(ref, runId, { workerId: 'w-x', from: { owner: 'w-other', epoch: 1 }, token: 'tok', reason: 'r' })).toEqual({ taken: false, status: 'waiting' });
-  expect(await runs.takeOver(ref, runId, { workerId: 'w-x', from: { owner: 'w-old', epoch: 1 }, token: 'not-mine', reason: 'r' })).toEqual({ taken: false, status: 'waiting' });
-  expect(await runs.takeOver(ref, runId, { workerId: 'w-a', from: { owner: 'w-old', epoch: 1 }, token: 'tok', reason: 'r' })).toEqual({ taken: true, epoch: 2 });
-  expect(await runs.takeOver(ref, runId, { workerId: 'w-b', from: { owner: 'w-old', epoch: 1 }, token: 'tok', reason: 'r' })).toEqual({ taken: false, status: 'waiting' });
+  expect(await runs.takeOver(ref, runId, { workerId: 'w-x', from: { owner: 'w-other', epoch: 1 }, token: 'tok', reason: 'r' })).toEqual({
+    taken: false,
+    status: 'waiting',
+  });
+  expect(await runs.takeOver(ref, runId, { workerId: 'w-x', from: { owner: 'w-old', epoch: 1 }, token: 'not-mine', reason: 'r' })).toEqual({
+    taken: false,
+    status: 'waiting',
+  });
+  expect(await runs.takeOver(ref, runId, { workerId: 'w-a', from: { owner: 'w-old', epoch: 1 }, token: 'tok', reason: 'r' })).toEqual({
+    taken: true,
+    epoch: 2,
+  });
+  expect(await runs.takeOver(ref, runId, { workerId: 'w-b', from: { owner: 'w-old', epoch: 1 }, token: 'tok', reason: 'r' })).toEqual({
+    taken: false,
+    status: 'waiting',
+  });
   expect(await runs.get(ref, runId)).toMatchObject({ owner: 'w-a', epoch: 2 });
 });
 
@@ -148,7 +180,9 @@ test('a released parked run has no owner; only its owner at its epoch can releas
   expect(await runs.release(ref, runId, { workerId: 'w-old', epoch: 1, reason: 'shutdown' })).toBe(true);
   expect(await runs.get(ref, runId)).toMatchObject({ status: 'waiting', owner: null, epoch: 1 });
   await runs.reserveResume(ref, runId, 'tok', 10_000);
-  expect(await runs.takeOver(ref, runId, { workerId: 'w-new', from: { owner: null, epoch: 1 }, token: 'tok', reason: 'released' })).toEqual({ taken: true, epoch: 2 });
+  expect(await runs.takeOver(ref, runId, { workerId: 'w-new', from: { owner: null, epoch: 1 }, token: 'tok', reason: 'released' })).toEqual(
+    { taken: true, epoch: 2 },
+  );
   const events = await log.history(ref);
   expect(events.map((e) => e.type)).toEqual(['run.requested', 'run.started', 'run.parked', 'run.released', 'run.recovered']);
   expect(rebuildRun(ref, runId, events)).toEqual(await runs.get(ref, runId));

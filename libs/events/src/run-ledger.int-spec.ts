@@ -64,7 +64,13 @@ test('request → start → finish: events in order, projections equal the rebui
   expect(view?.lastResult).toEqual(result);
   expect(view?.endedAt).toBe(events[2].at);
   expect(await runs.transcript(ref)).toEqual([
-    { kind: 'input', call: 'exec', runId, at: events[0].at, input: { title: 'add', code: 'return [1, {}, []]', restartSafe: false, awaitResults: false } },
+    {
+      kind: 'input',
+      call: 'exec',
+      runId,
+      at: events[0].at,
+      input: { title: 'add', code: 'return [1, {}, []]', restartSafe: false, awaitResults: false },
+    },
     { kind: 'result', call: 'exec', runId, at: events[2].at, result },
   ]);
   await expectProjectionsMatchLog(ref, [runId]);

@@ -148,10 +148,17 @@ export class RunLedger {
     const raw = await guard(() => this.scripts.run(this.redis, 'claim-resume', [this.keys.run(ref, runId)], [token, ttlMs]));
     const reply = checkReply(raw, { runId });
     if (reply[0] === LUA_CODES.ok) {
-      return { reserved: true, owner: String(reply[1]), epoch: Number(reply[2]), restartSafe: reply[3] === 'true', expiresAt: reply[4] ? String(reply[4]) : null };
+      return {
+        reserved: true,
+        owner: String(reply[1]),
+        epoch: Number(reply[2]),
+        restartSafe: reply[3] === 'true',
+        expiresAt: reply[4] ? String(reply[4]) : null,
+      };
     }
     const refused = { reserved: false as const, busy: reply[0] === 2, status: toRunStatus(reply[1]), restartSafe: reply[2] === 'true' };
-    if (reply[0] === 2 && reply[3]) return { ...refused, held: { token: String(reply[3]), forMs: Number(reply[4]), owner: String(reply[5] ?? '') } };
+    if (reply[0] === 2 && reply[3])
+      return { ...refused, held: { token: String(reply[3]), forMs: Number(reply[4]), owner: String(reply[5] ?? '') } };
     return reply[0] === 0 && reply[1] ? { ...refused, owner: String(reply[3] ?? '') } : refused;
   }
 

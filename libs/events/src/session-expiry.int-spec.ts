@@ -15,7 +15,11 @@ const keys = new KeySpace(prefix);
 const TTL_MS = 3_600_000;
 const RETENTION_MS = 600_000;
 /** Shorter than the session TTL here, so every TTL stays within the setting. */
-const scripts = ScriptLoader.withSettings({ sessionTtlSeconds: TTL_MS / 1000, liveRunMaxIdleSeconds: 1800, retentionSeconds: RETENTION_MS / 1000 });
+const scripts = ScriptLoader.withSettings({
+  sessionTtlSeconds: TTL_MS / 1000,
+  liveRunMaxIdleSeconds: 1800,
+  retentionSeconds: RETENTION_MS / 1000,
+});
 const CAPACITY = 1024 * 1024;
 const tool: ClientTool = { name: 'lookup', description: 'Look up things', inputSchema: { type: 'object' } };
 let redis: Redis;

@@ -32,7 +32,11 @@ test('configure creates, merges per field, and null removes an override', async 
   expect(first.createdAt).toBe(first.updatedAt);
 
   const second = await sessions.configure(ref, { codeMode: { timeoutMs: null, maxOutputBytes: 2048 }, shell: { backgroundMs: 100 } });
-  expect(second).toMatchObject({ agentId: 'agent-1', codeMode: { memoryLimitBytes: 2097152, maxOutputBytes: 2048 }, shell: { backgroundMs: 100 } });
+  expect(second).toMatchObject({
+    agentId: 'agent-1',
+    codeMode: { memoryLimitBytes: 2097152, maxOutputBytes: 2048 },
+    shell: { backgroundMs: 100 },
+  });
   expect(second.codeMode).not.toHaveProperty('timeoutMs');
   expect(second.createdAt).toBe(first.createdAt);
 

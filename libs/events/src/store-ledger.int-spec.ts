@@ -73,10 +73,24 @@ test('one store.committed per commit; the hash keeps JSON text verbatim; project
     set: JSON.parse('{"plain":1,"\\ud800lone":' + tricky + ',"__proto__":null}'),
     deleted: ['gone'],
   });
-  expect(await store.read(ref)).toEqual(new Map([['plain', '1'], ['\ud800lone', tricky], ['__proto__', 'null']]));
+  expect(await store.read(ref)).toEqual(
+    new Map([
+      ['plain', '1'],
+      ['\ud800lone', tricky],
+      ['__proto__', 'null'],
+    ]),
+  );
 
   const second = await runningRun(ref);
-  await store.commit(ref, { runId: second, epoch: 1, writes: new Map([['plain', null], ['more', '"x"']]), capacityBytes: CAPACITY });
+  await store.commit(ref, {
+    runId: second,
+    epoch: 1,
+    writes: new Map([
+      ['plain', null],
+      ['more', '"x"'],
+    ]),
+    capacityBytes: CAPACITY,
+  });
   expect([...(await store.read(ref)).keys()].sort()).toEqual(['\ud800lone', '__proto__', 'more'].sort());
   await expectStoreMatchesLog(ref, [runId, second]);
 });
@@ -97,7 +111,19 @@ test('capacity is re-checked at commit, in commit order: of two concurrent commi
   expect((await store.read(ref)).size).toBe(1);
   // A commit that only shrinks the store always goes through.
   const c = await runningRun(ref);
-  expect((await store.commit(ref, { runId: c, epoch: 1, writes: new Map([['a', null], ['b', null]]), capacityBytes: 0 })).committed).toBe(true);
+  expect(
+    (
+      await store.commit(ref, {
+        runId: c,
+        epoch: 1,
+        writes: new Map([
+          ['a', null],
+          ['b', null],
+        ]),
+        capacityBytes: 0,
+      })
+    ).committed,
+  ).toBe(true);
   expect(await store.totalBytes(ref)).toBe(0);
   await expectStoreMatchesLog(ref, [a, b, c]);
 });
@@ -110,9 +136,9 @@ test('fenced like every run write: an ended run or a stale epoch commits nothing
     RunAlreadyEndedError,
   );
   const other = await runningRun(ref);
-  await expect(store.commit(ref, { runId: other, epoch: 0, writes: new Map([['k', '1']]), capacityBytes: CAPACITY })).rejects.toBeInstanceOf(
-    StaleEpochError,
-  );
+  await expect(
+    store.commit(ref, { runId: other, epoch: 0, writes: new Map([['k', '1']]), capacityBytes: CAPACITY }),
+  ).rejects.toBeInstanceOf(StaleEpochError);
   expect(await store.read(ref)).toEqual(new Map());
   expect((await log.history(ref)).some((e) => e.type === 'store.committed')).toBe(false);
 });
@@ -120,7 +146,9 @@ test('fenced like every run write: an ended run or a stale epoch commits nothing
 test('the generic append refuses store.committed and tools.registered', async () => {
   const ref = newRef();
   const runId = await runningRun(ref);
-  await expect(log.append(ref, { type: 'store.committed', runId, epoch: 1, data: { set: {}, deleted: [] } })).rejects.toBeInstanceOf(InvalidEventError);
+  await expect(log.append(ref, { type: 'store.committed', runId, epoch: 1, data: { set: {}, deleted: [] } })).rejects.toBeInstanceOf(
+    InvalidEventError,
+  );
   await expect(log.append(ref, { type: 'tools.registered', data: { tools: [] } })).rejects.toBeInstanceOf(InvalidEventError);
 });
 

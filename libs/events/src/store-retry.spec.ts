@@ -20,20 +20,26 @@ describe('retryWhileStoreUnavailable', () => {
 
   it('throws any other error at once', async () => {
     let calls = 0;
-    const failing = retryWhileStoreUnavailable(() => {
-      calls += 1;
-      return Promise.reject(new InvalidEventError('bad event'));
-    }, { giveUpMs: 5000 });
+    const failing = retryWhileStoreUnavailable(
+      () => {
+        calls += 1;
+        return Promise.reject(new InvalidEventError('bad event'));
+      },
+      { giveUpMs: 5000 },
+    );
     await expect(failing).rejects.toThrow('bad event');
     expect(calls).toBe(1);
   });
 
   it('gives up with the outage error once the next try would be past giveUpMs', async () => {
     let calls = 0;
-    const failing = retryWhileStoreUnavailable(() => {
-      calls += 1;
-      return Promise.reject(new StoreUnavailableError(new Error('ECONNREFUSED')));
-    }, { giveUpMs: 250 });
+    const failing = retryWhileStoreUnavailable(
+      () => {
+        calls += 1;
+        return Promise.reject(new StoreUnavailableError(new Error('ECONNREFUSED')));
+      },
+      { giveUpMs: 250 },
+    );
     await expect(failing).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(calls).toBe(2);
   });

@@ -42,15 +42,29 @@ test('parked runs: counted by runs and bytes, a run parking again keeps its plac
   const now = Date.now();
   const max = { runs: 2, bytes: 1000 };
   expect(await quotas.admitParked('delta', 'r1', { expiresAt: now + 60_000, bytes: 400, now }, max)).toEqual({ admitted: true, runs: 1 });
-  expect(await quotas.admitParked('delta', 'r2', { expiresAt: now + 60_000, bytes: 700, now }, max)).toEqual({ admitted: false, limit: 'bytes', bytes: 1100 });
+  expect(await quotas.admitParked('delta', 'r2', { expiresAt: now + 60_000, bytes: 700, now }, max)).toEqual({
+    admitted: false,
+    limit: 'bytes',
+    bytes: 1100,
+  });
   expect(await quotas.admitParked('delta', 'r2', { expiresAt: now + 100, bytes: 500, now }, max)).toEqual({ admitted: true, runs: 2 });
-  expect(await quotas.admitParked('delta', 'r3', { expiresAt: now + 60_000, bytes: 1, now }, max)).toEqual({ admitted: false, limit: 'runs', runs: 2 });
+  expect(await quotas.admitParked('delta', 'r3', { expiresAt: now + 60_000, bytes: 1, now }, max)).toEqual({
+    admitted: false,
+    limit: 'runs',
+    runs: 2,
+  });
   expect(await quotas.admitParked('delta', 'r1', { expiresAt: now + 60_000, bytes: 450, now }, max)).toEqual({ admitted: true, runs: 2 });
   // r2 expired: it no longer counts, its bytes neither.
   const later = now + 200;
-  expect(await quotas.admitParked('delta', 'r3', { expiresAt: later + 60_000, bytes: 500, now: later }, max)).toEqual({ admitted: true, runs: 2 });
+  expect(await quotas.admitParked('delta', 'r3', { expiresAt: later + 60_000, bytes: 500, now: later }, max)).toEqual({
+    admitted: true,
+    runs: 2,
+  });
   await quotas.releaseParked('delta', 'r1');
-  expect(await quotas.admitParked('delta', 'r4', { expiresAt: later + 60_000, bytes: 500, now: later }, max)).toEqual({ admitted: true, runs: 2 });
+  expect(await quotas.admitParked('delta', 'r4', { expiresAt: later + 60_000, bytes: 500, now: later }, max)).toEqual({
+    admitted: true,
+    runs: 2,
+  });
 });
 
 test('request tokens: a burst, then refused with the time until the next token; buckets are per tenant', async () => {

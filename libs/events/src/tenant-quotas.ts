@@ -6,7 +6,8 @@ import { ScriptLoader } from './script-loader';
 /** Quotas held as leased slots: a holder keeps its slot by renewing its lease. */
 export type LeasedQuota = 'inflight' | 'streams' | 'shell';
 
-export type ParkedAdmission = { admitted: true; runs: number } | { admitted: false; limit: 'runs'; runs: number } | { admitted: false; limit: 'bytes'; bytes: number };
+export type ParkedAdmission =
+  { admitted: true; runs: number } | { admitted: false; limit: 'runs'; runs: number } | { admitted: false; limit: 'bytes'; bytes: number };
 
 /**
  * Per-tenant quota counts shared by every API replica and worker (SPEC §10). Nothing here is a
@@ -21,7 +22,13 @@ export class TenantQuotaLedger {
   ) {}
 
   /** Takes a slot for `holder` (or renews its lease); `count` is the tenant's holders after it. */
-  async takeSlot(tenant: string, quota: LeasedQuota, holder: string, max: number, leaseMs: number): Promise<{ taken: boolean; count: number }> {
+  async takeSlot(
+    tenant: string,
+    quota: LeasedQuota,
+    holder: string,
+    max: number,
+    leaseMs: number,
+  ): Promise<{ taken: boolean; count: number }> {
     const [taken, count] = (await guard(() =>
       this.scripts.run(this.redis, 'take-lease-slot', [this.keys.tenantQuota(tenant, quota)], [holder, leaseMs, finite(max)]),
     )) as [number, number];
@@ -67,7 +74,11 @@ export class TenantQuotaLedger {
   /** The run is no longer parked (resumed to its end, aborted, lost, expired). */
   async releaseParked(tenant: string, runId: string): Promise<void> {
     await guard(() =>
-      this.redis.multi().zrem(this.keys.tenantQuota(tenant, 'parked'), runId).hdel(this.keys.tenantQuota(tenant, 'parked-bytes'), runId).exec(),
+      this.redis
+        .multi()
+        .zrem(this.keys.tenantQuota(tenant, 'parked'), runId)
+        .hdel(this.keys.tenantQuota(tenant, 'parked-bytes'), runId)
+        .exec(),
     );
   }
 

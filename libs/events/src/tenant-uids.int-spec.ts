@@ -26,7 +26,9 @@ test('each tenant gets its own uid from the range, the same on every worker, unt
   expect(await workerB.uidOf('alpha')).toBe(alpha);
   expect(await workerA.uidOf('beta')).toBe(beta);
   await expect(workerA.uidOf('gamma')).rejects.toThrow(TenantUidsExhaustedError);
-  await expect(workerA.uidOf('gamma')).rejects.toThrow('every uid of CODEMODE_SHELL_UID_RANGE 300000-300001 belongs to a tenant; widen the range');
+  await expect(workerA.uidOf('gamma')).rejects.toThrow(
+    'every uid of CODEMODE_SHELL_UID_RANGE 300000-300001 belongs to a tenant; widen the range',
+  );
 });
 
 test('the tenancy record is read back and expires unless renewed', async () => {

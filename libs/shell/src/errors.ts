@@ -29,7 +29,10 @@ export class CannotDetachError extends ShellToolError {
 /** Thrown when `workdir` resolves outside the workspace root. */
 export class WorkdirOutsideWorkspaceError extends ShellToolError {
   readonly code = 'workdir_outside_workspace';
-  constructor(readonly workdir: string, readonly root: string) {
+  constructor(
+    readonly workdir: string,
+    readonly root: string,
+  ) {
     super(texts.workdirOutside(workdir, root));
     this.name = 'WorkdirOutsideWorkspaceError';
   }
@@ -97,7 +100,11 @@ export class WorkspaceOverLimitError extends ShellToolError {
  */
 export class ProcessInputError extends Error {
   readonly code = 'invalid_input';
-  constructor(readonly tool: string, readonly field: string, detail: string) {
+  constructor(
+    readonly tool: string,
+    readonly field: string,
+    detail: string,
+  ) {
     super(texts.invalidInput(tool, field, detail));
     this.name = 'Error';
   }

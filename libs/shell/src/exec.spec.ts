@@ -2,7 +2,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { CONFIG, details, makeRegistry, outputEvents, pollUntilExit } from './test-support';
 
-const RUNNING_TEXT = /^Command still running \(session ([a-z0-9-]+), pid (\d+)\)\. Use process \(list\/poll\/log\/write\/send-keys\/submit\/paste\/kill\/clear\/remove\) for follow-up\.$/;
+const RUNNING_TEXT =
+  /^Command still running \(session ([a-z0-9-]+), pid (\d+)\)\. Use process \(list\/poll\/log\/write\/send-keys\/submit\/paste\/kill\/clear\/remove\) for follow-up\.$/;
 
 describe('ProcessRegistry.exec', () => {
   const { registry, events, workspaceRoot } = makeRegistry();
@@ -11,7 +12,12 @@ describe('ProcessRegistry.exec', () => {
   it('runs a foreground command with OPENCLAW_SHELL and the request env', async () => {
     const answer = await registry.exec('a', { command: 'echo "$OPENCLAW_SHELL $GREETING"; pwd', env: { GREETING: 'hi' } }, CONFIG);
     expect(answer.text).toBe(`exec hi\n${workspaceRoot}`);
-    expect(details(answer)).toMatchObject({ status: 'completed', exitCode: 0, aggregated: `exec hi\n${workspaceRoot}`, cwd: workspaceRoot });
+    expect(details(answer)).toMatchObject({
+      status: 'completed',
+      exitCode: 0,
+      aggregated: `exec hi\n${workspaceRoot}`,
+      cwd: workspaceRoot,
+    });
     expect(typeof details(answer).durationMs).toBe('number');
   });
 
@@ -79,7 +85,10 @@ describe('ProcessRegistry.exec', () => {
   });
 
   it('refuses an empty command', async () => {
-    expect(await registry.exec('a', { command: '  ' }, CONFIG)).toEqual({ text: 'Provide a command to start.', details: { status: 'failed' } });
+    expect(await registry.exec('a', { command: '  ' }, CONFIG)).toEqual({
+      text: 'Provide a command to start.',
+      details: { status: 'failed' },
+    });
   });
 
   it('inside a cell yields after a quarter of the remaining budget and names the callable', async () => {
@@ -90,7 +99,9 @@ describe('ProcessRegistry.exec', () => {
     expect(Date.now() - started).toBeLessThan(600);
     expect(answer.text).toMatch(/^Command still running \(session [a-z0-9-]+, pid \d+\)\. Use process_ab12 \(list\/poll/);
     // Tiny budgets still wait at least 1 ms; an explicit yieldMs is clamped as usual.
-    const quick = await registry.exec('a', { command: 'echo fast' }, CONFIG, { insideCell: { remainingBudgetMs: 20_000, processCallable: 'process_ab12' } });
+    const quick = await registry.exec('a', { command: 'echo fast' }, CONFIG, {
+      insideCell: { remainingBudgetMs: 20_000, processCallable: 'process_ab12' },
+    });
     expect(quick.text).toBe('fast');
   });
 
@@ -100,9 +111,20 @@ describe('ProcessRegistry.exec', () => {
     expect(answer.text).toBe('abcerr');
     const started = events.find((e) => e.type === 'shell.started')!;
     expect(started.data).toMatchObject({ scope: 'ev', command: 'printf abc; printf err >&2', backgrounded: false, pty: false });
-    expect(outputEvents(events).map((o) => `${o.stream}:${o.text}`).sort()).toEqual(['stderr:err', 'stdout:abc']);
+    expect(
+      outputEvents(events)
+        .map((o) => `${o.stream}:${o.text}`)
+        .sort(),
+    ).toEqual(['stderr:err', 'stdout:abc']);
     const exited = events.find((e) => e.type === 'shell.exited')!;
-    expect(exited.data).toMatchObject({ status: 'completed', exitCode: 0, exitSignal: null, timedOut: false, backgrounded: false, droppedChars: 0 });
+    expect(exited.data).toMatchObject({
+      status: 'completed',
+      exitCode: 0,
+      exitSignal: null,
+      timedOut: false,
+      backgrounded: false,
+      droppedChars: 0,
+    });
   });
 
   it('coalesces output events into chunks of at most 8 KiB', async () => {

@@ -4,7 +4,12 @@
 export function formatDuration(ms: number): string {
   const rounded = Math.max(0, Math.round(ms));
   if (rounded < 1000) return `${rounded}ms`;
-  const units: [string, number][] = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]];
+  const units: [string, number][] = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ];
   let rest = rounded;
   const parts: string[] = [];
   for (const [label, size] of units) {
@@ -40,7 +45,11 @@ export function padRight(text: string, width: number): string {
   return text.length >= width ? text : text + ' '.repeat(width - text.length);
 }
 
-export interface LogSlice { slice: string; totalLines: number; totalChars: number }
+export interface LogSlice {
+  slice: string;
+  totalLines: number;
+  totalChars: number;
+}
 
 /**
  * Lines `[offset, offset+limit)` of `text`. `limit` alone counts from the end (the last N lines);

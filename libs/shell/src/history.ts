@@ -1,11 +1,18 @@
 import {
-  ShellExitedDataSchema, ShellOutputDataSchema, ShellStartedDataSchema,
-  type ShellStatus, ShellRemovedDataSchema } from '@codemode/contracts';
+  ShellExitedDataSchema,
+  ShellOutputDataSchema,
+  ShellStartedDataSchema,
+  type ShellStatus,
+  ShellRemovedDataSchema,
+} from '@codemode/contracts';
 import { OutputBuffer } from './output-buffer';
 import type { SessionView } from './session-view';
 
 /** A shell event as read back from the event log (only `type` and `data` are used). */
-export interface RecordedShellEvent { type: string; data: unknown }
+export interface RecordedShellEvent {
+  type: string;
+  data: unknown;
+}
 
 export interface RebuildOptions {
   /** Whether the worker that started this session still owns it (then it answers itself). */
@@ -45,11 +52,21 @@ class RecordedSession implements SessionView {
     this.buffer = new OutputBuffer(maxOutputChars, maxOutputChars);
   }
 
-  get aggregated(): string { return this.buffer.aggregated; }
-  get tail(): string { return this.buffer.tail; }
-  get truncated(): boolean { return this.buffer.truncated; }
-  get totalOutputChars(): number { return this.buffer.totalChars; }
-  get maxOutputChars(): number { return this.buffer.maxOutputChars; }
+  get aggregated(): string {
+    return this.buffer.aggregated;
+  }
+  get tail(): string {
+    return this.buffer.tail;
+  }
+  get truncated(): boolean {
+    return this.buffer.truncated;
+  }
+  get totalOutputChars(): number {
+    return this.buffer.totalChars;
+  }
+  get maxOutputChars(): number {
+    return this.buffer.maxOutputChars;
+  }
 
   /** A recorded session has no poll cursor: a poll returns all it kept. */
   drainPending(): { output: string; dropped: boolean } {
@@ -73,7 +90,10 @@ export function rebuildSessions(events: Iterable<RecordedShellEvent>, opts: Rebu
       const d = ShellStartedDataSchema.safeParse(event.data);
       if (!d.success) continue;
       const s = d.data;
-      sessions.set(s.sessionId, new RecordedSession(s.sessionId, s.scope, s.command, s.cwd, s.pid, s.startedAt, s.backgrounded, opts.maxOutputChars ?? 200_000));
+      sessions.set(
+        s.sessionId,
+        new RecordedSession(s.sessionId, s.scope, s.command, s.cwd, s.pid, s.startedAt, s.backgrounded, opts.maxOutputChars ?? 200_000),
+      );
     } else if (event.type === 'shell.output') {
       const d = ShellOutputDataSchema.safeParse(event.data);
       const session = d.success ? sessions.get(d.data.sessionId) : undefined;
@@ -83,8 +103,13 @@ export function rebuildSessions(events: Iterable<RecordedShellEvent>, opts: Rebu
       const session = d.success ? sessions.get(d.data.sessionId) : undefined;
       if (!session || !d.success) continue;
       Object.assign(session, {
-        status: d.data.status, exitCode: d.data.exitCode, exitSignal: d.data.exitSignal, timedOut: d.data.timedOut,
-        endedAt: d.data.endedAt, backgrounded: d.data.backgrounded, lastOutputAt: d.data.endedAt,
+        status: d.data.status,
+        exitCode: d.data.exitCode,
+        exitSignal: d.data.exitSignal,
+        timedOut: d.data.timedOut,
+        endedAt: d.data.endedAt,
+        backgrounded: d.data.backgrounded,
+        lastOutputAt: d.data.endedAt,
         // Logs written before `timeoutSeconds` was recorded: the timer fired after that many whole seconds.
         timeoutSeconds: d.data.timeoutSeconds ?? Math.floor(d.data.durationMs / 1000),
       });

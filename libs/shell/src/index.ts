@@ -11,6 +11,12 @@ export type { ProcessSpawnerOptions } from './process-spawner';
 export * from './errors';
 export { texts as SHELL_TEXTS } from './texts';
 export { bwrapInvocation, type SandboxIdentity, type SandboxLimits, type SandboxSetup } from './sandbox/bwrap-invocation';
-export { decideConfinement, type Confinement, type ConfinementDecision, type SandboxSetting, type TenancyMode } from './sandbox/confinement';
+export {
+  decideConfinement,
+  type Confinement,
+  type ConfinementDecision,
+  type SandboxSetting,
+  type TenancyMode,
+} from './sandbox/confinement';
 export { probeSandbox, type SandboxProbe } from './sandbox/sandbox-probe';
 export { writeSandboxEtc } from './sandbox/sandbox-etc';

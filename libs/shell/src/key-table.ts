@@ -6,34 +6,94 @@ export const BRACKETED_PASTE_END = `${ESC}[201~`;
 
 /** Named keys, matched case-insensitively; aliases as tmux spells them. */
 const NAMED_KEYS: ReadonlyMap<string, string> = new Map([
-  ['enter', '\r'], ['return', '\r'], ['tab', '\t'], ['escape', ESC], ['esc', ESC], ['space', ' '],
-  ['bspace', '\x7f'], ['backspace', '\x7f'],
-  ['up', `${ESC}[A`], ['down', `${ESC}[B`], ['right', `${ESC}[C`], ['left', `${ESC}[D`],
-  ['home', `${ESC}[1~`], ['end', `${ESC}[4~`],
-  ['pageup', `${ESC}[5~`], ['pgup', `${ESC}[5~`], ['ppage', `${ESC}[5~`],
-  ['pagedown', `${ESC}[6~`], ['pgdn', `${ESC}[6~`], ['npage', `${ESC}[6~`],
-  ['insert', `${ESC}[2~`], ['ic', `${ESC}[2~`], ['delete', `${ESC}[3~`], ['del', `${ESC}[3~`], ['dc', `${ESC}[3~`],
+  ['enter', '\r'],
+  ['return', '\r'],
+  ['tab', '\t'],
+  ['escape', ESC],
+  ['esc', ESC],
+  ['space', ' '],
+  ['bspace', '\x7f'],
+  ['backspace', '\x7f'],
+  ['up', `${ESC}[A`],
+  ['down', `${ESC}[B`],
+  ['right', `${ESC}[C`],
+  ['left', `${ESC}[D`],
+  ['home', `${ESC}[1~`],
+  ['end', `${ESC}[4~`],
+  ['pageup', `${ESC}[5~`],
+  ['pgup', `${ESC}[5~`],
+  ['ppage', `${ESC}[5~`],
+  ['pagedown', `${ESC}[6~`],
+  ['pgdn', `${ESC}[6~`],
+  ['npage', `${ESC}[6~`],
+  ['insert', `${ESC}[2~`],
+  ['ic', `${ESC}[2~`],
+  ['delete', `${ESC}[3~`],
+  ['del', `${ESC}[3~`],
+  ['dc', `${ESC}[3~`],
   ['btab', `${ESC}[Z`],
-  ['f1', `${ESC}OP`], ['f2', `${ESC}OQ`], ['f3', `${ESC}OR`], ['f4', `${ESC}OS`], ['f5', `${ESC}[15~`],
-  ['f6', `${ESC}[17~`], ['f7', `${ESC}[18~`], ['f8', `${ESC}[19~`], ['f9', `${ESC}[20~`],
-  ['f10', `${ESC}[21~`], ['f11', `${ESC}[23~`], ['f12', `${ESC}[24~`],
+  ['f1', `${ESC}OP`],
+  ['f2', `${ESC}OQ`],
+  ['f3', `${ESC}OR`],
+  ['f4', `${ESC}OS`],
+  ['f5', `${ESC}[15~`],
+  ['f6', `${ESC}[17~`],
+  ['f7', `${ESC}[18~`],
+  ['f8', `${ESC}[19~`],
+  ['f9', `${ESC}[20~`],
+  ['f10', `${ESC}[21~`],
+  ['f11', `${ESC}[23~`],
+  ['f12', `${ESC}[24~`],
 ]);
 
 /** Keys whose xterm encoding takes a modifier parameter (`ESC[1;5A` is C-Up). */
-const MODIFIABLE = new Set(['up', 'down', 'left', 'right', 'home', 'end', 'pageup', 'pgup', 'ppage',
-  'pagedown', 'pgdn', 'npage', 'insert', 'ic', 'delete', 'del', 'dc']);
+const MODIFIABLE = new Set([
+  'up',
+  'down',
+  'left',
+  'right',
+  'home',
+  'end',
+  'pageup',
+  'pgup',
+  'ppage',
+  'pagedown',
+  'pgdn',
+  'npage',
+  'insert',
+  'ic',
+  'delete',
+  'del',
+  'dc',
+]);
 
 /** Application cursor mode (DECCKM, switched on by `ESC[?1h`) sends SS3 arrows instead of CSI. */
 const APPLICATION_CURSOR: Readonly<Record<string, string>> = {
-  up: `${ESC}OA`, down: `${ESC}OB`, right: `${ESC}OC`, left: `${ESC}OD`, home: `${ESC}OH`, end: `${ESC}OF`,
+  up: `${ESC}OA`,
+  down: `${ESC}OB`,
+  right: `${ESC}OC`,
+  left: `${ESC}OD`,
+  home: `${ESC}OH`,
+  end: `${ESC}OF`,
 };
 
 export type CursorKeyMode = 'normal' | 'application';
 
-interface Modifiers { ctrl: boolean; alt: boolean; shift: boolean }
+interface Modifiers {
+  ctrl: boolean;
+  alt: boolean;
+  shift: boolean;
+}
 
-export interface KeyRequest { keys?: string[]; hex?: string[]; literal?: string }
-export interface EncodedKeys { data: Buffer; warnings: string[] }
+export interface KeyRequest {
+  keys?: string[];
+  hex?: string[];
+  literal?: string;
+}
+export interface EncodedKeys {
+  data: Buffer;
+  warnings: string[];
+}
 
 /** Encodes `literal`, then `hex` bytes, then `keys`, in that order (as OpenClaw does). */
 export function encodeKeys(request: KeyRequest, mode: CursorKeyMode = 'normal'): EncodedKeys {

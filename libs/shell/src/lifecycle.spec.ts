@@ -12,7 +12,9 @@ describe('process lifecycle', () => {
 
     const id = details(await registry.exec('p', { command: 'sleep 30', pty: true, background: true }, CONFIG)).sessionId;
     await new Promise((r) => setTimeout(r, 100));
-    expect((await registry.process('p', { action: 'send-keys', sessionId: id, keys: ['C-c'] }, CONFIG)).text).toBe(`Sent 1 bytes to session ${id}.`);
+    expect((await registry.process('p', { action: 'send-keys', sessionId: id, keys: ['C-c'] }, CONFIG)).text).toBe(
+      `Sent 1 bytes to session ${id}.`,
+    );
     const { answer } = await pollUntilExit(registry, 'p', id, 3000);
     expect(answer.text).toMatch(/Process exited with code 130\.$/);
     await registry.shutdown();
@@ -47,7 +49,9 @@ describe('process lifecycle', () => {
     const config = { ...CONFIG, cleanupMs: 60_000 };
     const ids: string[] = [];
     for (let i = 0; i < 52; i += 1) ids.push(details(await registry.exec('r', { command: 'true', background: true }, config)).sessionId);
-    await waitFor(async () => details(await registry.process('r', { action: 'list' }, config)).sessions.every((s) => s.status !== 'running'));
+    await waitFor(async () =>
+      details(await registry.process('r', { action: 'list' }, config)).sessions.every((s) => s.status !== 'running'),
+    );
     const listed = details(await registry.process('r', { action: 'list' }, config)).sessions.map((s) => s.sessionId);
     expect(listed).toHaveLength(50);
     offset = 60_001;
@@ -68,12 +72,19 @@ describe('process lifecycle', () => {
 
     const sessions = rebuildSessions(recorded, { isOwnerAlive: () => false });
     const list = await answerFromHistory('h', { action: 'list' }, sessions, CONFIG);
-    expect(details(list).sessions.map((s) => [s.sessionId, s.status])).toEqual([[lostId, 'lost'], [done, 'completed']]);
+    expect(details(list).sessions.map((s) => [s.sessionId, s.status])).toEqual([
+      [lostId, 'lost'],
+      [done, 'completed'],
+    ]);
     const log = await answerFromHistory('h', { action: 'log', sessionId: lostId }, sessions, CONFIG);
     expect(log.text).toBe('partial');
     expect(details(log).status).toBe('lost');
-    expect((await answerFromHistory('h', { action: 'poll', sessionId: done }, sessions, CONFIG)).text).toBe('kept\n\nProcess exited with code 0.');
-    expect((await answerFromHistory('h', { action: 'write', sessionId: lostId }, sessions, CONFIG)).text).toBe(`No active session found for ${lostId}`);
+    expect((await answerFromHistory('h', { action: 'poll', sessionId: done }, sessions, CONFIG)).text).toBe(
+      'kept\n\nProcess exited with code 0.',
+    );
+    expect((await answerFromHistory('h', { action: 'write', sessionId: lostId }, sessions, CONFIG)).text).toBe(
+      `No active session found for ${lostId}`,
+    );
     expect((await answerFromHistory('other', { action: 'list' }, sessions, CONFIG)).text).toBe('No running or recent sessions.');
   });
 });

@@ -3,7 +3,10 @@ export type OutputStream = 'stdout' | 'stderr';
 /** Characters of the newest output shown as `tail` in answers. */
 export const TAIL_CHARS = 2000;
 
-interface PendingChunk { stream: OutputStream; text: string }
+interface PendingChunk {
+  stream: OutputStream;
+  text: string;
+}
 
 /** The last `max` characters, never splitting a surrogate pair. */
 export function tailOf(text: string, max = TAIL_CHARS): string {
@@ -32,7 +35,10 @@ export class OutputBuffer {
   /** Output was dropped from the pending buffer since the last drain. */
   pendingDropped = false;
 
-  constructor(readonly maxOutputChars: number, pendingMaxOutputChars: number) {
+  constructor(
+    readonly maxOutputChars: number,
+    pendingMaxOutputChars: number,
+  ) {
     this.pendingCap = Math.min(pendingMaxOutputChars, maxOutputChars);
   }
 
@@ -74,7 +80,7 @@ export class OutputBuffer {
     this.truncated = true;
     this.pendingDropped = true;
     let overflow = this.pendingChars[stream] - this.pendingCap;
-    for (let i = 0; i < this.pending.length && overflow > 0; ) {
+    for (let i = 0; i < this.pending.length && overflow > 0;) {
       const chunk = this.pending[i];
       if (chunk.stream !== stream) {
         i += 1;

@@ -43,20 +43,44 @@ describe('ProcessRegistry.process', () => {
   it('refuses stdin input to a command whose stdin is closed', async () => {
     const answer = await registry.exec('s', { command: 'sleep 2', yieldMs: 10 }, CONFIG);
     const id = details(answer).sessionId;
-    expect(await call({ action: 'write', sessionId: id, data: 'x' })).toEqual({ text: `Session ${id} stdin is not writable.`, details: ERR });
+    expect(await call({ action: 'write', sessionId: id, data: 'x' })).toEqual({
+      text: `Session ${id} stdin is not writable.`,
+      details: ERR,
+    });
     await call({ action: 'kill', sessionId: id });
   });
 
   it('lists sessions newest first with their fields', async () => {
     const scope = 'listing';
-    expect(await call({ action: 'list' }, scope)).toEqual({ text: 'No running or recent sessions.', details: { status: 'completed', sessions: [] } });
+    expect(await call({ action: 'list' }, scope)).toEqual({
+      text: 'No running or recent sessions.',
+      details: { status: 'completed', sessions: [] },
+    });
     const done = await background('echo old', {}, scope);
     await waitFor(async () => details(await call({ action: 'list' }, scope)).sessions[0]?.status === 'completed');
     const running = await background('sleep 5', {}, scope);
     const list = await call({ action: 'list' }, scope);
     const [first, second] = details(list).sessions;
-    expect(first).toMatchObject({ sessionId: running, status: 'running', command: 'sleep 5', name: 'sleep 5', stdinWritable: true, waitingForInput: false, truncated: false });
-    expect(first).toEqual(expect.objectContaining({ pid: expect.any(Number), startedAt: expect.any(Number), runtimeMs: expect.any(Number), idleMs: expect.any(Number), lastOutputAt: expect.any(Number), cwd: expect.any(String), tail: '' }));
+    expect(first).toMatchObject({
+      sessionId: running,
+      status: 'running',
+      command: 'sleep 5',
+      name: 'sleep 5',
+      stdinWritable: true,
+      waitingForInput: false,
+      truncated: false,
+    });
+    expect(first).toEqual(
+      expect.objectContaining({
+        pid: expect.any(Number),
+        startedAt: expect.any(Number),
+        runtimeMs: expect.any(Number),
+        idleMs: expect.any(Number),
+        lastOutputAt: expect.any(Number),
+        cwd: expect.any(String),
+        tail: '',
+      }),
+    );
     expect(second).toMatchObject({ sessionId: done, status: 'completed', exitCode: 0, tail: 'old\n', endedAt: expect.any(Number) });
     expect(list.text.split('\n')[0]).toMatch(new RegExp(`^${running} running\\s+\\d+ms :: sleep 5$`));
     await call({ action: 'kill', sessionId: running }, scope);
@@ -66,7 +90,13 @@ describe('ProcessRegistry.process', () => {
     const id = await background('echo one; sleep 0.3; echo two; exit 4');
     const first = await call({ action: 'poll', sessionId: id, timeout: 2000 });
     expect(first.text).toBe('one\n\nProcess still running.');
-    expect(details(first)).toMatchObject({ status: 'running', sessionId: id, name: 'echo one;', stdinWritable: true, waitingForInput: false });
+    expect(details(first)).toMatchObject({
+      status: 'running',
+      sessionId: id,
+      name: 'echo one;',
+      stdinWritable: true,
+      waitingForInput: false,
+    });
     const empty = await call({ action: 'poll', sessionId: id });
     expect(empty.text).toBe('(no new output)\n\nProcess still running.');
     const { answer } = await pollUntilExit(registry, 's', id);
@@ -95,7 +125,9 @@ describe('ProcessRegistry.process', () => {
       text: `Wrote 7 bytes to session ${id}.`,
       details: { status: 'running', sessionId: id, name: 'cat' },
     });
-    expect((await call({ action: 'write', sessionId: id, data: 'bye\n', eof: true })).text).toBe(`Wrote 4 bytes to session ${id} (stdin closed).`);
+    expect((await call({ action: 'write', sessionId: id, data: 'bye\n', eof: true })).text).toBe(
+      `Wrote 4 bytes to session ${id} (stdin closed).`,
+    );
     const { answer } = await pollUntilExit(registry, 's', id);
     expect(details(answer)).toMatchObject({ status: 'completed', exitCode: 0 });
     // The whole output, however the polls happened to split it.
@@ -104,7 +136,9 @@ describe('ProcessRegistry.process', () => {
 
   it('sends keys, submits and pastes', async () => {
     const id = await background('od -An -c');
-    expect((await call({ action: 'send-keys', sessionId: id, keys: ['Up', 'C-a'], hex: ['41'], literal: 'x' })).text).toBe(`Sent 6 bytes to session ${id}.`);
+    expect((await call({ action: 'send-keys', sessionId: id, keys: ['Up', 'C-a'], hex: ['41'], literal: 'x' })).text).toBe(
+      `Sent 6 bytes to session ${id}.`,
+    );
     expect(await call({ action: 'send-keys', sessionId: id, keys: [] })).toEqual({ text: 'No key data provided.', details: ERR });
     expect((await call({ action: 'submit', sessionId: id })).text).toBe(`Submitted session ${id} (sent CR).`);
     expect((await call({ action: 'paste', sessionId: id, text: 'pp' })).text).toBe(`Pasted 2 chars to session ${id}.`);
@@ -126,7 +160,10 @@ describe('ProcessRegistry.process', () => {
     const { answer } = await pollUntilExit(registry, 's', id);
     expect(answer.text).toBe('(no new output)\n\nProcess exited with signal SIGTERM.');
     expect(details(answer)).toMatchObject({ status: 'failed', exitSignal: 'SIGTERM' });
-    expect(await call({ action: 'clear', sessionId: id })).toEqual({ text: `Cleared session ${id}.`, details: { status: 'completed', sessionId: id } });
+    expect(await call({ action: 'clear', sessionId: id })).toEqual({
+      text: `Cleared session ${id}.`,
+      details: { status: 'completed', sessionId: id },
+    });
     expect((await call({ action: 'poll', sessionId: id })).text).toBe(`No session found for ${id}`);
 
     const running = await background('sleep 30');
@@ -152,7 +189,9 @@ describe('ProcessRegistry.process', () => {
     const id = details(await registry.exec('w', { command: 'read line; echo got $line', background: true }, config)).sessionId;
     await new Promise((r) => setTimeout(r, 150));
     const poll = await registry.process('w', { action: 'poll', sessionId: id }, config, { processCallable: 'process_ab12' });
-    expect(poll.text).toMatch(/^\(no new output\)\n\nProcess still running\.\n\nNo new output for \d+ms; this session may be waiting for input\. Use process_ab12 write, send-keys, submit, or paste to provide input\.$/);
+    expect(poll.text).toMatch(
+      /^\(no new output\)\n\nProcess still running\.\n\nNo new output for \d+ms; this session may be waiting for input\. Use process_ab12 write, send-keys, submit, or paste to provide input\.$/,
+    );
     expect(details(poll)).toMatchObject({ stdinWritable: true, waitingForInput: true });
     const list = await registry.process('w', { action: 'list' }, config);
     expect(details(list).sessions[0]).toMatchObject({ waitingForInput: true });
@@ -170,7 +209,9 @@ describe('ProcessRegistry.process', () => {
     expect(log.text).toBe(`[earlier output was dropped; only the newest 1000 chars are kept]\n\n${'0'.repeat(997)}END`);
     expect(details(log).truncated).toBe(true);
     const poll = await registry.process('cap', { action: 'poll', sessionId: id }, config);
-    expect(poll.text).toContain('[earlier output is omitted from this poll; use action=log with offset and limit to inspect retained output]');
+    expect(poll.text).toContain(
+      '[earlier output is omitted from this poll; use action=log with offset and limit to inspect retained output]',
+    );
     expect(poll.text).toContain(`${'0'.repeat(997)}END\n\nProcess exited with code 0.`);
   });
 });

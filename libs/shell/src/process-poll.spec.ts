@@ -35,11 +35,17 @@ describe('process poll: timeout input, retryInMs, timed-out sessions', () => {
   it('refuses a timeout that is neither a number nor an integer string, naming the tool and the field', async () => {
     const id = await background('sleep 30');
     for (const timeout of ['soon', '3.5', '', true, null, { ms: 1 }, ['1']]) {
-      const attempt = registry.process('p', { action: 'poll', sessionId: id, timeout } as never, CONFIG, { processCallable: 'process_ab12cd34' });
+      const attempt = registry.process('p', { action: 'poll', sessionId: id, timeout } as never, CONFIG, {
+        processCallable: 'process_ab12cd34',
+      });
       await expect(attempt).rejects.toThrow(ProcessInputError);
-      await expect(attempt).rejects.toThrow('Invalid process_ab12cd34 input: timeout: must be a number of milliseconds or an integer string');
+      await expect(attempt).rejects.toThrow(
+        'Invalid process_ab12cd34 input: timeout: must be a number of milliseconds or an integer string',
+      );
     }
-    await expect(call({ action: 'list', timeout: 'x' })).rejects.toThrow('Invalid process input: timeout: must be a number of milliseconds or an integer string');
+    await expect(call({ action: 'list', timeout: 'x' })).rejects.toThrow(
+      'Invalid process input: timeout: must be a number of milliseconds or an integer string',
+    );
     await call({ action: 'kill', sessionId: id });
   });
 
@@ -131,16 +137,26 @@ describe('process poll: timeout input, retryInMs, timed-out sessions', () => {
 
   it('answers the same for a command confined in bubblewrap', async () => {
     const etcDir = writeSandboxEtc();
-    const limits = { maxProcesses: 32, memoryBytes: 256 * 1024 * 1024, maxFileBytes: 1024 * 1024, openFiles: 1024, tmpBytes: 8 * 1024 * 1024 };
+    const limits = {
+      maxProcesses: 32,
+      memoryBytes: 256 * 1024 * 1024,
+      maxFileBytes: 1024 * 1024,
+      openFiles: 1024,
+      tmpBytes: 8 * 1024 * 1024,
+    };
     const confined = makeRegistry({ sandbox: { bwrapPath: '/usr/bin/bwrap', prlimitPath: '/usr/bin/prlimit', etcDir, limits } });
     const confinement: Confinement = { kind: 'bwrap', identity: process.getuid?.() === 0 ? { uid: 231_003, gid: 231_003 } : null };
     try {
       const fg = await confined.registry.exec('c', { command: 'sleep 30', timeoutSeconds: 1 }, CONFIG, { confinement });
       expect(fg.text).toContain(GUIDANCE_1S);
       expect(details(fg)).toMatchObject({ status: 'failed', timedOut: true });
-      const id = details(await confined.registry.exec('c', { command: 'echo hi; sleep 30', timeoutSeconds: 1, background: true }, CONFIG, { confinement })).sessionId;
+      const id = details(
+        await confined.registry.exec('c', { command: 'echo hi; sleep 30', timeoutSeconds: 1, background: true }, CONFIG, { confinement }),
+      ).sessionId;
       const { answer } = await pollUntilExit(confined.registry, 'c', id, 4000);
-      expect(answer.text).toMatch(/Process exited with timeout\.\n\nCommand timed out after 1 seconds\. If this command is expected to take longer, re-run with a higher timeout \(e\.g\., exec timeout=300\)\.$/);
+      expect(answer.text).toMatch(
+        /Process exited with timeout\.\n\nCommand timed out after 1 seconds\. If this command is expected to take longer, re-run with a higher timeout \(e\.g\., exec timeout=300\)\.$/,
+      );
       expect(details(answer)).toMatchObject({ status: 'failed', timedOut: true });
       expect((await confined.registry.process('c', { action: 'log', sessionId: id }, CONFIG)).text).toBe(`hi\n\n${GUIDANCE_1S}`);
     } finally {
@@ -171,13 +187,31 @@ describe('process poll: timeout input, retryInMs, timed-out sessions', () => {
   it('names the timeout of a log written before it was recorded from the session duration', async () => {
     const started: ShellEvent = {
       type: 'shell.started',
-      data: { sessionId: 'old-one', scope: 'o', command: 'sleep 99', cwd: '/workspace', pid: 1, pty: false, startedAt: 1_000, backgrounded: true },
+      data: {
+        sessionId: 'old-one',
+        scope: 'o',
+        command: 'sleep 99',
+        cwd: '/workspace',
+        pid: 1,
+        pty: false,
+        startedAt: 1_000,
+        backgrounded: true,
+      },
     };
     const exited = {
       type: 'shell.exited',
       data: {
-        sessionId: 'old-one', scope: 'o', status: 'failed', exitCode: null, exitSignal: 'SIGTERM', timedOut: true,
-        startedAt: 1_000, endedAt: 6_020, durationMs: 5_020, backgrounded: true, droppedChars: 0,
+        sessionId: 'old-one',
+        scope: 'o',
+        status: 'failed',
+        exitCode: null,
+        exitSignal: 'SIGTERM',
+        timedOut: true,
+        startedAt: 1_000,
+        endedAt: 6_020,
+        durationMs: 5_020,
+        backgrounded: true,
+        droppedChars: 0,
       },
     };
     const sessions = rebuildSessions([started, exited], { isOwnerAlive: () => false });

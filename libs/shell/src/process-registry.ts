@@ -108,7 +108,12 @@ export class ProcessRegistry {
   }
 
   /** The shell `exec` tool (SPEC §7). Every outcome, errors included, is an answer. */
-  async exec(scope: ShellScope, input: ShellExecInput, config: ShellConfig = this.opts.defaults, ctx: ExecContext = {}): Promise<ShellAnswer> {
+  async exec(
+    scope: ShellScope,
+    input: ShellExecInput,
+    config: ShellConfig = this.opts.defaults,
+    ctx: ExecContext = {},
+  ): Promise<ShellAnswer> {
     try {
       return await this.startCommand(scope, input, config, ctx);
     } catch (err) {
@@ -121,7 +126,12 @@ export class ProcessRegistry {
    * The `process` tool (SPEC §7). Every outcome, errors included, is an answer.
    * @throws ProcessInputError for a `timeout` that is neither a number nor an integer string.
    */
-  async process(scope: ShellScope, input: ProcessInput, config: ShellConfig = this.opts.defaults, ctx: ProcessContext = {}): Promise<ShellAnswer> {
+  async process(
+    scope: ShellScope,
+    input: ProcessInput,
+    config: ShellConfig = this.opts.defaults,
+    ctx: ProcessContext = {},
+  ): Promise<ShellAnswer> {
     return runProcessAction({
       scope,
       input,
@@ -170,14 +180,20 @@ export class ProcessRegistry {
     if (this.usage && !isPlainRemoval(input.command) && (await this.usage.isOver(workspace))) {
       throw new WorkspaceOverLimitError(this.usage.maxBytes);
     }
-    const timeoutSeconds = timeoutOf(input.timeoutSeconds, config.timeoutSeconds, this.opts.maxTimeoutSeconds ?? DEFAULT_MAX_TIMEOUT_SECONDS);
+    const timeoutSeconds = timeoutOf(
+      input.timeoutSeconds,
+      config.timeoutSeconds,
+      this.opts.maxTimeoutSeconds ?? DEFAULT_MAX_TIMEOUT_SECONDS,
+    );
     const confined = confinement.kind === 'bwrap';
     const cwd = await this.workdir(workspace, input.workdir, confined);
     const spawnConfined: ConfinedSpawn | undefined = confined
       ? { setup: this.sandboxSetup(), identity: confinement.identity, workspace, cpuSeconds: timeoutSeconds }
       : undefined;
     if (spawnConfined) await prepareWorkspace(workspace, spawnConfined.identity);
-    const baseEnv = confined ? { ...SANDBOX_ENV, TERM: input.pty ? 'xterm-256color' : 'dumb' } : (this.opts.baseEnv ?? { PATH: FALLBACK_PATH });
+    const baseEnv = confined
+      ? { ...SANDBOX_ENV, TERM: input.pty ? 'xterm-256color' : 'dumb' }
+      : (this.opts.baseEnv ?? { PATH: FALLBACK_PATH });
     const session = await ProcessSession.start(this.spawner, {
       id: createSessionId((id) => this.store.isTaken(id) || (this.opts.isIdTaken?.(id) ?? false)),
       scope,

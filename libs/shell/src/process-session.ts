@@ -81,8 +81,14 @@ export class ProcessSession implements SessionView {
     init.emit({
       type: 'shell.started',
       data: {
-        sessionId: init.id, scope: init.scope, command: init.command, cwd: init.cwd, pid: session.pid,
-        pty: init.pty, startedAt: session.startedAt, backgrounded: init.background,
+        sessionId: init.id,
+        scope: init.scope,
+        command: init.command,
+        cwd: init.cwd,
+        pid: session.pid,
+        pty: init.pty,
+        startedAt: session.startedAt,
+        backgrounded: init.background,
       },
     });
     if (init.timeoutSeconds > 0) {
@@ -92,21 +98,51 @@ export class ProcessSession implements SessionView {
     return session;
   }
 
-  get id(): string { return this.init.id; }
-  get scope(): string { return this.init.scope; }
-  get command(): string { return this.init.command; }
-  get cwd(): string { return this.init.cwd; }
-  get pty(): boolean { return this.init.pty; }
-  get pid(): number { return this.proc.pid; }
-  get timeoutSeconds(): number { return this.init.timeoutSeconds; }
-  get exited(): boolean { return this.status !== 'running'; }
-  get aggregated(): string { return this.buffer.aggregated; }
-  get tail(): string { return this.buffer.tail; }
-  get truncated(): boolean { return this.buffer.truncated; }
-  get totalOutputChars(): number { return this.buffer.totalChars; }
-  get maxOutputChars(): number { return this.buffer.maxOutputChars; }
-  get stdinWritable(): boolean { return !this.exited && this.proc.stdinWritable; }
-  get durationMs(): number { return (this.endedAt ?? this.init.now()) - this.startedAt; }
+  get id(): string {
+    return this.init.id;
+  }
+  get scope(): string {
+    return this.init.scope;
+  }
+  get command(): string {
+    return this.init.command;
+  }
+  get cwd(): string {
+    return this.init.cwd;
+  }
+  get pty(): boolean {
+    return this.init.pty;
+  }
+  get pid(): number {
+    return this.proc.pid;
+  }
+  get timeoutSeconds(): number {
+    return this.init.timeoutSeconds;
+  }
+  get exited(): boolean {
+    return this.status !== 'running';
+  }
+  get aggregated(): string {
+    return this.buffer.aggregated;
+  }
+  get tail(): string {
+    return this.buffer.tail;
+  }
+  get truncated(): boolean {
+    return this.buffer.truncated;
+  }
+  get totalOutputChars(): number {
+    return this.buffer.totalChars;
+  }
+  get maxOutputChars(): number {
+    return this.buffer.maxOutputChars;
+  }
+  get stdinWritable(): boolean {
+    return !this.exited && this.proc.stdinWritable;
+  }
+  get durationMs(): number {
+    return (this.endedAt ?? this.init.now()) - this.startedAt;
+  }
 
   drainPending(): { output: string; dropped: boolean } {
     return this.buffer.drain();
@@ -175,10 +211,18 @@ export class ProcessSession implements SessionView {
     this.init.emit({
       type: 'shell.exited',
       data: {
-        sessionId: this.id, scope: this.scope, status: this.status, exitCode: exit.code, exitSignal: exit.signal,
-        timedOut: this.timedOut, startedAt: this.startedAt, endedAt: this.endedAt,
-        durationMs: this.endedAt - this.startedAt, backgrounded: this.backgrounded && !this.removed,
-        droppedChars: this.recorder.dropped, timeoutSeconds: this.timeoutSeconds,
+        sessionId: this.id,
+        scope: this.scope,
+        status: this.status,
+        exitCode: exit.code,
+        exitSignal: exit.signal,
+        timedOut: this.timedOut,
+        startedAt: this.startedAt,
+        endedAt: this.endedAt,
+        durationMs: this.endedAt - this.startedAt,
+        backgrounded: this.backgrounded && !this.removed,
+        droppedChars: this.recorder.dropped,
+        timeoutSeconds: this.timeoutSeconds,
       },
     });
     this.wake();

@@ -8,7 +8,10 @@ import { signalProcessTree } from './process-tree';
 import { bwrapInvocation, type SandboxIdentity, type SandboxSetup } from './sandbox/bwrap-invocation';
 
 /** How the spawned process ended. */
-export interface ProcessExit { code: number | null; signal: NodeJS.Signals | null }
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
 
 /** A command to run inside its own bubblewrap sandbox. */
 export interface ConfinedSpawn {
@@ -112,7 +115,11 @@ class SpawnedChild implements SpawnedProcess {
   readonly pid: number;
   readonly exited: Promise<ProcessExit>;
 
-  constructor(private readonly child: ChildProcess, request: SpawnRequest, drainMs: number) {
+  constructor(
+    private readonly child: ChildProcess,
+    request: SpawnRequest,
+    drainMs: number,
+  ) {
     this.pid = child.pid!;
     // A child that exits while we write must not crash the worker with EPIPE.
     child.stdin?.on('error', () => undefined);

@@ -1,6 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-interface ProcStat { pid: number; ppid: number; pgid: number }
+interface ProcStat {
+  pid: number;
+  ppid: number;
+  pgid: number;
+}
 
 /** `/proc/<pid>/stat` fields 4 and 5 (ppid, pgrp); the command name may hold spaces and parens. */
 function readStat(pid: string): ProcStat | undefined {

@@ -44,8 +44,7 @@ export const texts = {
   noOutputYet: '(no output yet)',
   noOutputRecorded: '(no output recorded)',
   logTailNote: (shown: number, total: number) => `[showing last ${shown} of ${total} lines; pass offset/limit to page]`,
-  pendingDropped:
-    '[earlier output is omitted from this poll; use action=log with offset and limit to inspect retained output]',
+  pendingDropped: '[earlier output is omitted from this poll; use action=log with offset and limit to inspect retained output]',
   retentionCap: (kept: number) => `[earlier output was dropped; only the newest ${kept} chars are kept]`,
   inputWaitHint: (idle: string, tool: string) =>
     `No new output for ${idle}; this session may be waiting for input. Use ${tool} write, send-keys, submit, or paste to provide input.`,

@@ -16,9 +16,8 @@ export async function resolveWorkdir(root: string, workdir: string | undefined, 
   const realRoot = await realpath(absoluteRoot);
   const display = shownRoot ?? realRoot;
   if (workdir === undefined || workdir.trim() === '') return realRoot;
-  const candidate = shownRoot !== undefined && path.isAbsolute(workdir)
-    ? rebase(workdir, shownRoot, realRoot)
-    : path.resolve(realRoot, workdir);
+  const candidate =
+    shownRoot !== undefined && path.isAbsolute(workdir) ? rebase(workdir, shownRoot, realRoot) : path.resolve(realRoot, workdir);
   if (candidate === undefined || !within(realRoot, candidate)) throw new WorkdirOutsideWorkspaceError(workdir, display);
   let real: string;
   try {

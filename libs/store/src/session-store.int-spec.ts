@@ -93,15 +93,30 @@ test('two concurrent cells that each fit alone: one commit wins, the other gets 
   expect(failed[0].reason).toMatchObject({ name: 'RangeError', message: FULL_MESSAGE });
   expect(await commits(ref)).toBe(2);
   const keysNow = [...(await store.snapshot(ref)).keys()].sort();
-  expect([['a', 'b', 'x1', 'x2'], ['a', 'b', 'y1', 'y2']]).toContainEqual(keysNow);
+  expect([
+    ['a', 'b', 'x1', 'x2'],
+    ['a', 'b', 'y1', 'y2'],
+  ]).toContainEqual(keysNow);
   expect(await store.snapshot(ref)).toEqual(rebuildStore(await log.history(ref)));
 });
 
 test('a run that already ended cannot commit (the worker commits before the terminal event)', async () => {
   const ref = newRef();
   const runId = await runningRun(ref);
-  const telemetry = { catalogSize: 0, sources: { openclaw: 0, mcp: 0, client: 0 }, searchCount: 0, describeCount: 0, callCount: 0, counterScope: 'run', visibleTools: ['exec', 'wait'] as ['exec', 'wait'] };
-  await runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: { status: 'completed', value: 1, replaySafe: false, telemetry } });
+  const telemetry = {
+    catalogSize: 0,
+    sources: { openclaw: 0, mcp: 0, client: 0 },
+    searchCount: 0,
+    describeCount: 0,
+    callCount: 0,
+    counterScope: 'run',
+    visibleTools: ['exec', 'wait'] as ['exec', 'wait'],
+  };
+  await runs.finish(ref, runId, {
+    epoch: 1,
+    type: 'run.completed',
+    result: { status: 'completed', value: 1, replaySafe: false, telemetry },
+  });
   await expect(store.commit(ref, { runId, epoch: 1, writes: new Map([['k', '1']]) })).rejects.toBeInstanceOf(RunAlreadyEndedError);
   expect(await commits(ref)).toBe(0);
   expect(await store.values(ref)).toEqual({ values: {} });

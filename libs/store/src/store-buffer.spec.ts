@@ -68,7 +68,12 @@ describe('StoreBuffer', () => {
     expectRefused(() => buffer.set('e', 1), StoreCapacityError, 'RangeError', FULL_MESSAGE);
     buffer.set('a', undefined);
     buffer.set('e', valueOfBytes(MAX_STORE_VALUE_BYTES));
-    expect(buffer.writes()).toEqual(new Map([['a', null], ['e', JSON.stringify(valueOfBytes(MAX_STORE_VALUE_BYTES))]]));
+    expect(buffer.writes()).toEqual(
+      new Map([
+        ['a', null],
+        ['e', JSON.stringify(valueOfBytes(MAX_STORE_VALUE_BYTES))],
+      ]),
+    );
   });
 
   test('a refused write leaves the buffer unchanged', () => {
@@ -79,8 +84,18 @@ describe('StoreBuffer', () => {
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
     expectRefused(() => buffer.set('kept', valueOfBytes(MAX_STORE_VALUE_BYTES + 1)), StoreValueTooLargeError, 'RangeError', VALUE_MESSAGE);
-    expectRefused(() => buffer.set('kept', cycle), StoreValueNotSerializableError, 'TypeError', expect.stringContaining('JSON-serializable') as never);
-    expectRefused(() => buffer.set('kept', { n: 1n }), StoreValueNotSerializableError, 'TypeError', expect.stringContaining('BigInt') as never);
+    expectRefused(
+      () => buffer.set('kept', cycle),
+      StoreValueNotSerializableError,
+      'TypeError',
+      expect.stringContaining('JSON-serializable') as never,
+    );
+    expectRefused(
+      () => buffer.set('kept', { n: 1n }),
+      StoreValueNotSerializableError,
+      'TypeError',
+      expect.stringContaining('BigInt') as never,
+    );
     for (const key of ['b', 'c']) buffer.set(key, valueOfBytes(MAX_STORE_VALUE_BYTES));
     buffer.set('d', valueOfBytes(MAX_STORE_VALUE_BYTES - 100));
     const full = { writes: buffer.writes(), total: buffer.totalBytes };
@@ -92,7 +107,12 @@ describe('StoreBuffer', () => {
   });
 
   test('undefined deletes, null is kept, load sees own writes over the snapshot', () => {
-    const buffer = new StoreBuffer(new Map([['a', '1'], ['b', '2']]));
+    const buffer = new StoreBuffer(
+      new Map([
+        ['a', '1'],
+        ['b', '2'],
+      ]),
+    );
     expect(buffer.get('a')).toEqual({ found: true, value: 1 });
     expect(buffer.get('missing')).toEqual({ found: false });
     buffer.set('a', undefined);

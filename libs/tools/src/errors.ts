@@ -18,7 +18,11 @@ export abstract class ToolError extends Error {
 /** Thrown when a core tool's input fails validation; the message names the field. */
 export class ToolInputError extends ToolError {
   readonly code = 'invalid_input';
-  constructor(readonly toolName: string, readonly field: string, detail: string) {
+  constructor(
+    readonly toolName: string,
+    readonly field: string,
+    detail: string,
+  ) {
     super(`Invalid ${toolName} input: ${field}: ${detail}`);
   }
 }
@@ -51,7 +55,10 @@ export class WorkspacePathNotFoundError extends ToolError {
 /** Thrown when a path has the wrong kind (a directory given to read, a file given to ls). */
 export class WorkspacePathKindError extends ToolError {
   readonly code = 'wrong_path_kind';
-  constructor(readonly path: string, readonly expected: 'file' | 'directory') {
+  constructor(
+    readonly path: string,
+    readonly expected: 'file' | 'directory',
+  ) {
     super(
       expected === 'file'
         ? `Is a directory: ${path}. Use ls to list it, or read a file inside it.`
@@ -63,7 +70,12 @@ export class WorkspacePathKindError extends ToolError {
 /** Thrown when `read` meets a file that is not text or is too large to load. */
 export class UnreadableFileError extends ToolError {
   readonly code = 'unreadable_file';
-  constructor(readonly path: string, reason: 'binary' | 'too_large', bytes: number, limitBytes: number) {
+  constructor(
+    readonly path: string,
+    reason: 'binary' | 'too_large',
+    bytes: number,
+    limitBytes: number,
+  ) {
     super(
       reason === 'binary'
         ? `Binary file: ${path} (${bytes} bytes); read returns text only.`
@@ -75,7 +87,10 @@ export class UnreadableFileError extends ToolError {
 /** Thrown when `read`'s `offset` lies past the last line. */
 export class ReadOffsetError extends ToolError {
   readonly code = 'offset_out_of_range';
-  constructor(readonly offset: number, readonly totalLines: number) {
+  constructor(
+    readonly offset: number,
+    readonly totalLines: number,
+  ) {
     super(`Offset ${offset} is beyond end of file (${totalLines} lines total). Use an offset from 1 to ${Math.max(1, totalLines)}.`);
   }
 }
@@ -92,7 +107,10 @@ export class InvalidGrepPatternError extends ToolError {
 /** Thrown when a find or grep glob cannot be compiled (e.g. a class range written backwards). */
 export class InvalidGlobPatternError extends ToolError {
   readonly code = 'invalid_pattern';
-  constructor(readonly pattern: string, detail: string) {
+  constructor(
+    readonly pattern: string,
+    detail: string,
+  ) {
     super(`glob pattern is not valid: ${pattern} (${detail}).`);
   }
 }
@@ -111,7 +129,10 @@ export class PatternTooExpensiveError extends ToolError {
  * never the host path the raw Node error would print. */
 export class WorkspaceIoError extends ToolError {
   readonly code = 'workspace_io_error';
-  constructor(toolName: string, readonly errno: string) {
+  constructor(
+    toolName: string,
+    readonly errno: string,
+  ) {
     super(`${toolName} could not access a workspace path (${errno}).`);
   }
 }
@@ -126,12 +147,7 @@ export class ToolAbortedError extends ToolError {
 
 /** Codes of webhook tool failures: one per way the call can fail. */
 export type WebhookErrorCode =
-  | 'webhook_http_error'
-  | 'webhook_invalid_json'
-  | 'webhook_response_too_large'
-  | 'webhook_timeout'
-  | 'webhook_unreachable'
-  | 'aborted';
+  'webhook_http_error' | 'webhook_invalid_json' | 'webhook_response_too_large' | 'webhook_timeout' | 'webhook_unreachable' | 'aborted';
 
 /** Thrown when a webhook client tool call fails. `status` is set for HTTP answers. */
 export class WebhookToolError extends ToolError {

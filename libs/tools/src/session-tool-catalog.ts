@@ -51,7 +51,11 @@ export class SessionToolCatalog {
     for (const entry of this.entries) {
       const binding = entry.mcpBinding;
       if (!binding) continue;
-      const server = servers.get(binding.serverName) ?? { serverIdentifier: binding.serverIdentifier, serverName: binding.serverName, tools: [] };
+      const server = servers.get(binding.serverName) ?? {
+        serverIdentifier: binding.serverIdentifier,
+        serverName: binding.serverName,
+        tools: [],
+      };
       server.tools.push({ toolIdentifier: binding.toolIdentifier, metadata: handleMetadata(entry) });
       servers.set(binding.serverName, server);
     }

@@ -2,7 +2,14 @@ import { toolErrorMessage } from './tool-error-message';
 
 describe('toolErrorMessage', () => {
   it('joins the text content of an MCP isError result', () => {
-    const result = { isError: true, content: [{ type: 'text', text: 'fixture failure' }, { type: 'image', data: 'x' }, { type: 'text', text: 'why' }] };
+    const result = {
+      isError: true,
+      content: [
+        { type: 'text', text: 'fixture failure' },
+        { type: 'image', data: 'x' },
+        { type: 'text', text: 'why' },
+      ],
+    };
     expect(toolErrorMessage(result)).toBe('fixture failure\nwhy');
   });
 
@@ -14,7 +21,9 @@ describe('toolErrorMessage', () => {
   });
 
   it('carries the tool text when there is no message', () => {
-    expect(toolErrorMessage({ message: '', text: 'No session found for abc', details: { status: 'failed' } })).toBe('No session found for abc');
+    expect(toolErrorMessage({ message: '', text: 'No session found for abc', details: { status: 'failed' } })).toBe(
+      'No session found for abc',
+    );
     expect(toolErrorMessage('plain text')).toBe('plain text');
     expect(toolErrorMessage({ isError: true, content: [], structuredContent: { code: 7 } })).toBe('{"code":7}');
   });

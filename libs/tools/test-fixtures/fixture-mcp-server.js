@@ -34,32 +34,22 @@ function createFixtureServer() {
     },
   );
 
-  server.registerTool(
-    'delete',
-    { description: 'Delete an issue.', inputSchema: { id: z.number() } },
-    async ({ id }) => ({ content: [{ type: 'text', text: `Deleted issue #${id}` }] }),
-  );
+  server.registerTool('delete', { description: 'Delete an issue.', inputSchema: { id: z.number() } }, async ({ id }) => ({
+    content: [{ type: 'text', text: `Deleted issue #${id}` }],
+  }));
 
-  server.registerTool(
-    'fail',
-    { description: 'Always fails.', inputSchema: { reason: z.string().optional() } },
-    async ({ reason }) => ({
-      isError: true,
-      content: [
-        { type: 'text', text: 'fixture failure' },
-        { type: 'text', text: reason || 'no reason given' },
-      ],
-    }),
-  );
+  server.registerTool('fail', { description: 'Always fails.', inputSchema: { reason: z.string().optional() } }, async ({ reason }) => ({
+    isError: true,
+    content: [
+      { type: 'text', text: 'fixture failure' },
+      { type: 'text', text: reason || 'no reason given' },
+    ],
+  }));
 
-  server.registerTool(
-    'slow',
-    { description: 'Answers after a delay.', inputSchema: { ms: z.number() } },
-    async ({ ms }) => {
-      await new Promise((resolve) => setTimeout(resolve, ms));
-      return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
-    },
-  );
+  server.registerTool('slow', { description: 'Answers after a delay.', inputSchema: { ms: z.number() } }, async ({ ms }) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
+  });
 
   server.registerTool(
     'echo_env',

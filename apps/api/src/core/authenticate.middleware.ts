@@ -39,4 +39,3 @@ function needsKey(target: string): boolean {
   const path = routePath(target);
   return path === null || !PLAIN_PATH.test(path) || DOT_SEGMENT.test(path) || V1_PATH.test(path);
 }
-

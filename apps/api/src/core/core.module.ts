@@ -96,7 +96,22 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
       useFactory: (r: Redis, k: KeySpace, p: WorkerPresence) => new WorkerQueues(r, k.queuePrefix, p),
     },
   ],
-  exports: [REDIS, KeySpace, EventLog, RunLedger, SessionLedger, RunReplies, CellQueue, ShellQueue, WorkerQueues, WorkerPresence, ClientToolsLedger, DeploymentCatalog, SessionStore, TenancyAnnouncement],
+  exports: [
+    REDIS,
+    KeySpace,
+    EventLog,
+    RunLedger,
+    SessionLedger,
+    RunReplies,
+    CellQueue,
+    ShellQueue,
+    WorkerQueues,
+    WorkerPresence,
+    ClientToolsLedger,
+    DeploymentCatalog,
+    SessionStore,
+    TenancyAnnouncement,
+  ],
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(

@@ -9,7 +9,9 @@ export const JsonBody = createParamDecorator((_: unknown, ctx: ExecutionContext)
 });
 
 /** The tenant the auth guard resolved. */
-export const Tenant = createParamDecorator((_: unknown, ctx: ExecutionContext): string => tenantOf(ctx.switchToHttp().getRequest<ApiRequest>()));
+export const Tenant = createParamDecorator((_: unknown, ctx: ExecutionContext): string =>
+  tenantOf(ctx.switchToHttp().getRequest<ApiRequest>()),
+);
 
 /** Tenant + validated session id, for REST resources (400 naming `sessionId` when malformed). */
 export const Session = createParamDecorator((_: unknown, ctx: ExecutionContext): SessionRef => {

@@ -55,7 +55,9 @@ export class WorkerQueues {
 
   /** Takes back a job the worker has not started; false when it is already active or gone. */
   async withdraw(workerId: string, jobId: string): Promise<boolean> {
-    const removed = await this.queue(workerId).remove(jobId).catch(() => 0);
+    const removed = await this.queue(workerId)
+      .remove(jobId)
+      .catch(() => 0);
     return removed === 1;
   }
 

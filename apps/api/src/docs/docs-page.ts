@@ -40,7 +40,9 @@ function renderOperation(doc: OpenApiDocument, method: string, path: string, op:
     `<p class="auth">${open ? 'No authentication.' : 'Bearer key (when API keys are configured).'}</p>`,
   ];
   if (op.description) parts.push(`<p>${esc(op.description)}</p>`);
-  const params = (op.parameters ?? []).map((p) => resolve<Record<string, unknown>>(doc, p)).map((p) => `<code>${esc(String(p.name))}</code> (${esc(String(p.in))})`);
+  const params = (op.parameters ?? [])
+    .map((p) => resolve<Record<string, unknown>>(doc, p))
+    .map((p) => `<code>${esc(String(p.name))}</code> (${esc(String(p.in))})`);
   if (params.length > 0) parts.push(`<p>Parameters: ${params.join(', ')}</p>`);
   if (op.requestBody) parts.push(`<h4>Body</h4>${renderContent(op.requestBody.content)}`);
   for (const [status, ref] of Object.entries(op.responses)) {
@@ -54,8 +56,10 @@ function renderOperation(doc: OpenApiDocument, method: string, path: string, op:
 function renderContent(content: Record<string, MediaType>): string {
   return Object.entries(content)
     .map(([type, media]) => {
-      const ref = typeof media.schema.$ref === 'string' ? media.schema.$ref.split('/').pop() ?? '' : '';
-      const shape = ref ? `<a href="#schema-${esc(ref)}">${esc(ref)}</a>` : esc(typeof media.schema.type === 'string' ? media.schema.type : 'any');
+      const ref = typeof media.schema.$ref === 'string' ? (media.schema.$ref.split('/').pop() ?? '') : '';
+      const shape = ref
+        ? `<a href="#schema-${esc(ref)}">${esc(ref)}</a>`
+        : esc(typeof media.schema.type === 'string' ? media.schema.type : 'any');
       const examples = Object.values(media.examples ?? {}).map((e) => `<p class="ex">${esc(e.summary)}</p>${pre(e.value)}`);
       if (media.example !== undefined) examples.push(pre(media.example));
       return `<p><code>${esc(type)}</code>: ${shape}</p>${examples.join('')}`;

@@ -62,7 +62,11 @@ describe('buildOpenApiDocument', () => {
   });
 
   it('documents exactly the routes of SPEC §2 and the operational routes', () => {
-    expect(operations().map((o) => o.route).sort()).toEqual([...SPEC_ROUTES].sort());
+    expect(
+      operations()
+        .map((o) => o.route)
+        .sort(),
+    ).toEqual([...SPEC_ROUTES].sort());
   });
 
   it('puts /v1 behind the bearer scheme and leaves the root routes open', () => {

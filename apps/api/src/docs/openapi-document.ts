@@ -58,7 +58,8 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: 'A key of `CODEMODE_API_KEYS` (`key:tenant` pairs); the key selects the tenant. Not checked when no keys are configured.',
+          description:
+            'A key of `CODEMODE_API_KEYS` (`key:tenant` pairs); the key selects the tenant. Not checked when no keys are configured.',
         },
       },
     },

@@ -106,7 +106,16 @@ const clientTool: ClientToolInput = {
   inputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
 };
 const toolsView: ToolsView = {
-  catalog: [{ callableName: 'create_ticket', toolName: 'create_ticket', description: 'Opens a support ticket.', source: 'client', input: 'unknown', replaySafe: false }],
+  catalog: [
+    {
+      callableName: 'create_ticket',
+      toolName: 'create_ticket',
+      description: 'Opens a support ticket.',
+      source: 'client',
+      input: 'unknown',
+      replaySafe: false,
+    },
+  ],
   execDescription: 'Run JavaScript in a fresh sandbox. …',
 };
 const eventPage: EventPage = {
@@ -143,7 +152,10 @@ function error(body: ApiErrorBody): ApiErrorBody {
 /** Examples by component schema name; every name listed in `openapi-schemas.ts` has at least one. */
 export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
   SessionPutInput: {
-    limits: { summary: 'Shorter budget, own agent scope', value: { agentId: 'agent-7', codeMode: { timeoutMs: 2000 } } satisfies SessionPutInput },
+    limits: {
+      summary: 'Shorter budget, own agent scope',
+      value: { agentId: 'agent-7', codeMode: { timeoutMs: 2000 } } satisfies SessionPutInput,
+    },
   },
   CodeModeExecInput: {
     add: { summary: 'A cell', value: { title: 'add', code: 'text("adding"); return 1 + 1' } satisfies CodeModeExecInput },
@@ -154,11 +166,19 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
   },
   WaitInput: { wait: { summary: 'Resume a parked run', value: { runId: RUN_ID } satisfies WaitInput } },
   ToolResultsInput: {
-    answer: { summary: 'Answer a pending client tool call', value: { results: [{ id: 'bridge:callValue:1', ok: true, value: { ticket: 42 } }] } },
+    answer: {
+      summary: 'Answer a pending client tool call',
+      value: { results: [{ id: 'bridge:callValue:1', ok: true, value: { ticket: 42 } }] },
+    },
   },
   ClientToolsPut: { tools: { summary: 'One platform-answered client tool', value: { tools: [clientTool] } } },
   ShellExecInput: { echo: { summary: 'A short command', value: { command: 'echo hello', yieldMs: 2000 } satisfies ShellExecInput } },
-  ProcessInput: { poll: { summary: 'Poll a background command', value: { action: 'poll', sessionId: 'warm-otter', timeout: 5000 } satisfies ProcessInput } },
+  ProcessInput: {
+    poll: {
+      summary: 'Poll a background command',
+      value: { action: 'poll', sessionId: 'warm-otter', timeout: 5000 } satisfies ProcessInput,
+    },
+  },
   CodeModeResult: {
     completed: { summary: 'The cell completed', value: completed },
     waiting: { summary: 'Parked on a client tool call; answer it, then wait', value: waiting },
@@ -181,16 +201,29 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
     failed: { summary: 'Tool-level error (still HTTP 200)', value: processFailed },
   },
   ApiErrorBody: {
-    invalidInput: { summary: '400', value: error({ error: INVALID_SESSION_ID_MESSAGE, code: 'invalid_input', details: { field: 'sessionId' } }) },
-    unauthorized: { summary: '401', value: error({ error: 'missing or unknown API key; send Authorization: Bearer <key>.', code: 'unauthorized' }) },
+    invalidInput: {
+      summary: '400',
+      value: error({ error: INVALID_SESSION_ID_MESSAGE, code: 'invalid_input', details: { field: 'sessionId' } }),
+    },
+    unauthorized: {
+      summary: '401',
+      value: error({ error: 'missing or unknown API key; send Authorization: Bearer <key>.', code: 'unauthorized' }),
+    },
     notFound: { summary: '404', value: error({ error: 'session s1 not found.', code: 'not_found' }) },
     conflict: { summary: '409', value: error({ error: 'run has already ended.', code: 'conflict', details: { status: 'completed' } }) },
     payloadTooLarge: { summary: '413', value: error({ error: 'request body exceeds 1 MiB.', code: 'invalid_input' }) },
     tenantLimit: {
       summary: '429',
-      value: error({ error: 'tenant in-flight exec/wait quota reached (32 at once); retry once a call has finished.', code: 'tenant_limit', details: { limit: 'inflight' } }),
+      value: error({
+        error: 'tenant in-flight exec/wait quota reached (32 at once); retry once a call has finished.',
+        code: 'tenant_limit',
+        details: { limit: 'inflight' },
+      }),
     },
-    unavailable: { summary: '503', value: error({ error: 'the session store is unavailable; retry in a few seconds.', code: 'runtime_unavailable' }) },
+    unavailable: {
+      summary: '503',
+      value: error({ error: 'the session store is unavailable; retry in a few seconds.', code: 'runtime_unavailable' }),
+    },
   },
   HealthLive: { ok: { summary: 'Process answers', value: { status: 'ok' } } },
   HealthReady: { ok: { summary: 'Redis answers', value: { status: 'ok', redis: 'ok' } } },

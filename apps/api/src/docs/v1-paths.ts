@@ -16,7 +16,8 @@ export function v1Paths(): Record<string, PathItem> {
         operationId: 'putSession',
         tags: ['sessions'],
         summary: 'Create or configure a session',
-        description: 'Merges `{agentId?, codeMode?, shell?}` into the stored configuration (omitted fields keep their values). Limits are clamped (SPEC §8).',
+        description:
+          'Merges `{agentId?, codeMode?, shell?}` into the stored configuration (omitted fields keep their values). Limits are clamped (SPEC §8).',
         requestBody: body('SessionPutInput'),
         responses: { '200': ok('The session configuration with clamped values.', 'SessionConfig'), ...errors(400, 401, 413, 503) },
       },
@@ -47,7 +48,8 @@ export function v1Paths(): Record<string, PathItem> {
         operationId: 'wait',
         tags: ['runs'],
         summary: 'Resume a parked run',
-        description: '`{runId}` (`run_id` accepted). An unknown, expired or ended run is `failed` with `code mode run is unavailable or expired.`',
+        description:
+          '`{runId}` (`run_id` accepted). An unknown, expired or ended run is `failed` with `code mode run is unavailable or expired.`',
         requestBody: body('WaitInput'),
         responses: { '200': ok(CODE_MODE_200, 'CodeModeResult', ['completed', 'waiting', 'failed']), ...errors(401) },
       },
@@ -58,14 +60,21 @@ export function v1Paths(): Record<string, PathItem> {
         operationId: 'getRun',
         tags: ['runs'],
         summary: 'Read a run',
-        responses: { '200': ok('Run projection: status, title, owner worker, timestamps, last result.', 'RunView'), ...errors(400, 401, 404, 503) },
+        responses: {
+          '200': ok('Run projection: status, title, owner worker, timestamps, last result.', 'RunView'),
+          ...errors(400, 401, 404, 503),
+        },
       },
       delete: {
         operationId: 'abortRun',
         tags: ['runs'],
         summary: 'Abort a parked run',
-        description: 'Pending calls are cancelled, the slot freed, nothing committed. 409 if the run had already ended (the details carry its result).',
-        responses: { '200': ok('The run\'s final result: `failed`, `code:"aborted"`.', 'CodeModeResult', ['aborted']), ...errors(400, 401, 404, 409, 503) },
+        description:
+          'Pending calls are cancelled, the slot freed, nothing committed. 409 if the run had already ended (the details carry its result).',
+        responses: {
+          '200': ok('The run\'s final result: `failed`, `code:"aborted"`.', 'CodeModeResult', ['aborted']),
+          ...errors(400, 401, 404, 409, 503),
+        },
       },
     },
     [`${RUN}/tool-results`]: {
@@ -74,7 +83,7 @@ export function v1Paths(): Record<string, PathItem> {
         operationId: 'submitToolResults',
         tags: ['runs'],
         summary: 'Answer pending client tool calls',
-        description: 'Answers some of the `pendingToolCalls` of the run\'s last `waiting` result; a later `wait` sees them.',
+        description: "Answers some of the `pendingToolCalls` of the run's last `waiting` result; a later `wait` sees them.",
         requestBody: body('ToolResultsInput'),
         responses: { '202': ok('Recorded by the worker holding the run.', 'ToolResultsAccepted'), ...errors(400, 401, 413, 404, 409, 503) },
       },
@@ -84,10 +93,11 @@ export function v1Paths(): Record<string, PathItem> {
       put: {
         operationId: 'putTools',
         tags: ['tools'],
-        summary: 'Replace the session\'s client tools',
-        description: 'Tools with an `endpoint` are called by the worker; without one their calls come back as `pendingToolCalls`. Names are unique.',
+        summary: "Replace the session's client tools",
+        description:
+          'Tools with an `endpoint` are called by the worker; without one their calls come back as `pendingToolCalls`. Names are unique.',
         requestBody: body('ClientToolsPut'),
-        responses: { '200': ok('The session\'s catalog metadata.', 'ToolsView'), ...errors(400, 401, 413, 503) },
+        responses: { '200': ok("The session's catalog metadata.", 'ToolsView'), ...errors(400, 401, 413, 503) },
       },
       get: {
         operationId: 'getTools',
@@ -142,7 +152,8 @@ export function v1Paths(): Record<string, PathItem> {
         operationId: 'shellExec',
         tags: ['shell'],
         summary: 'Run a shell command',
-        description: 'Backgrounded after `yieldMs`. Tool-level errors are HTTP 200 with `details.status:"failed"` and the error in `text` (SPEC §7).',
+        description:
+          'Backgrounded after `yieldMs`. Tool-level errors are HTTP 200 with `details.status:"failed"` and the error in `text` (SPEC §7).',
         requestBody: body('ShellExecInput'),
         responses: { '200': ok('`{text, details}`.', 'ShellAnswer', ['finished', 'running', 'failed']), ...errors(400, 401, 413, 503) },
       },
@@ -153,7 +164,8 @@ export function v1Paths(): Record<string, PathItem> {
         operationId: 'process',
         tags: ['shell'],
         summary: 'Act on a shell process session',
-        description: '`action`: list, poll, log, write, send-keys, submit, paste, kill, clear, remove. Tool-level errors are HTTP 200 (SPEC §7).',
+        description:
+          '`action`: list, poll, log, write, send-keys, submit, paste, kill, clear, remove. Tool-level errors are HTTP 200 (SPEC §7).',
         requestBody: body('ProcessInput'),
         responses: { '200': ok('`{text, details}`.', 'ShellAnswer', ['polled', 'failed']), ...errors(400, 401, 413, 503) },
       },

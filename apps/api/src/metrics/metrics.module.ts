@@ -8,7 +8,14 @@ import { QueueGauges } from './queue-gauges.service';
 /** The API's Prometheus registry, its scrape endpoint and the queue gauges. */
 @Module({
   controllers: [MetricsController],
-  providers: [{ provide: ApiMetrics, inject: [APP_CONFIG], useFactory: (c: AppConfig) => createApiMetrics(c.version, { tenantLabel: c.tenancySettings.metricsTenantLabel }) }, QueueGauges],
+  providers: [
+    {
+      provide: ApiMetrics,
+      inject: [APP_CONFIG],
+      useFactory: (c: AppConfig) => createApiMetrics(c.version, { tenantLabel: c.tenancySettings.metricsTenantLabel }),
+    },
+    QueueGauges,
+  ],
   exports: [ApiMetrics],
 })
 export class MetricsModule {}

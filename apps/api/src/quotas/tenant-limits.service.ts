@@ -62,7 +62,12 @@ export class TenantLimits implements OnApplicationShutdown {
     const max = this.quotas(tenant).maxInflight;
     const slot = await this.take(tenant, 'inflight', max);
     if (!slot) {
-      throw this.refuse(tenant, 'inflight', `tenant in-flight exec/wait quota reached (${max} at once); retry once a call has finished.`, SLOT_RETRY_AFTER_SECONDS);
+      throw this.refuse(
+        tenant,
+        'inflight',
+        `tenant in-flight exec/wait quota reached (${max} at once); retry once a call has finished.`,
+        SLOT_RETRY_AFTER_SECONDS,
+      );
     }
     try {
       return await call(slot.count);
@@ -75,7 +80,13 @@ export class TenantLimits implements OnApplicationShutdown {
   async stream(tenant: string): Promise<HeldSlot> {
     const max = this.quotas(tenant).maxStreams;
     const slot = await this.take(tenant, 'streams', max);
-    if (!slot) throw this.refuse(tenant, 'streams', `tenant event stream quota reached (${max} open at once); close a stream first.`, SLOT_RETRY_AFTER_SECONDS);
+    if (!slot)
+      throw this.refuse(
+        tenant,
+        'streams',
+        `tenant event stream quota reached (${max} open at once); close a stream first.`,
+        SLOT_RETRY_AFTER_SECONDS,
+      );
     return slot;
   }
 

@@ -71,7 +71,10 @@ export class AbortService {
     } catch {
       // The owner did not answer (gone, or Redis lost the push): end the run here; its VM, if
       // the owner still has one, is dropped when the owner next touches the run.
-      this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, runId }, 'owner did not take the abort; ending the run from the API');
+      this.logger.warn(
+        { tenant: ref.tenant, sessionId: ref.sessionId, runId },
+        'owner did not take the abort; ending the run from the API',
+      );
       return this.endHere(ref, runId, reservation.epoch, result);
     } finally {
       clearTimeout(timer);

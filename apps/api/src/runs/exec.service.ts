@@ -1,6 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { isEndedStatus, INVALID_SESSION_ID_MESSAGE, RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type SessionRef, type ValidExecInput } from '@codemode/contracts';
+import {
+  isEndedStatus,
+  INVALID_SESSION_ID_MESSAGE,
+  RUN_END_REASONS,
+  SESSION_ID_PATTERN,
+  type CodeModeResult,
+  type Limits,
+  type SessionRef,
+  type ValidExecInput,
+} from '@codemode/contracts';
 import { effectiveLimits, effectiveShellConfig, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkExecInput, emptyTelemetry, failedInputResult, hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/sandbox';
@@ -103,14 +112,17 @@ export class ExecService {
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
     try {
-      await this.queue.add({
-        tenant: ref.tenant,
-        sessionId: ref.sessionId,
-        runId,
-        spec: { ...input, limits, shell: effectiveShellConfig(this.config, stored?.shell), agentId: stored?.agentId ?? null },
-        replyTo: this.replies.channel,
-        requestedAt: Date.now(),
-      }, rank);
+      await this.queue.add(
+        {
+          tenant: ref.tenant,
+          sessionId: ref.sessionId,
+          runId,
+          spec: { ...input, limits, shell: effectiveShellConfig(this.config, stored?.shell), agentId: stored?.agentId ?? null },
+          replyTo: this.replies.channel,
+          requestedAt: Date.now(),
+        },
+        rank,
+      );
     } catch (error) {
       deadline.reject(error);
       // The run is recorded but was not queued: close it so it cannot dangle as `requested`,

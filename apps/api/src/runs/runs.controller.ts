@@ -56,7 +56,11 @@ export class RunsController {
 
   @Post('runs/:runId/tool-results')
   @HttpCode(202)
-  submitToolResults(@Session() ref: SessionRef, @Param('runId') runId: string, @JsonBody() body: ParsedBody): Promise<{ accepted: number }> {
+  submitToolResults(
+    @Session() ref: SessionRef,
+    @Param('runId') runId: string,
+    @JsonBody() body: ParsedBody,
+  ): Promise<{ accepted: number }> {
     if (!RUN_ID_PATTERN.test(runId)) throw new NotFoundApiException(`run ${runId} not found in session ${ref.sessionId}.`);
     return this.toolResults.submit(ref, runId, requireObjectBody(body));
   }

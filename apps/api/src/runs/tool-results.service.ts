@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { isEndedStatus, ToolResultsInputSchema, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
-import { EventLog, NotAwaitingPlatformError, recordPlatformAnswers, RunAlreadyEndedError, RunLedger, RunReplies, StaleEpochError } from '@codemode/events';
+import {
+  EventLog,
+  NotAwaitingPlatformError,
+  recordPlatformAnswers,
+  RunAlreadyEndedError,
+  RunLedger,
+  RunReplies,
+  StaleEpochError,
+} from '@codemode/events';
 import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
 import { WorkerQueues } from '../core/worker-queues';
 
@@ -36,10 +44,13 @@ export class ToolResultsService {
     const pending = new Set(run.lastResult?.status === 'waiting' ? (run.lastResult.pendingToolCalls ?? []).map((c) => c.id) : []);
     const unknown = parsed.data.results.map((r) => r.id).filter((id) => !pending.has(id));
     if (unknown.length > 0) {
-      throw new InvalidInputException(`unknown tool call id ${unknown[0]}; answer only the pendingToolCalls of the run's last waiting result.`, {
-        field: 'results.id',
-        pending: [...pending],
-      });
+      throw new InvalidInputException(
+        `unknown tool call id ${unknown[0]}; answer only the pendingToolCalls of the run's last waiting result.`,
+        {
+          field: 'results.id',
+          pending: [...pending],
+        },
+      );
     }
     if (parsed.data.results.length === 0) return { accepted: 0 };
     if (run.restartSafe && !run.owner) return this.recordForReplay(ref, run, parsed.data.results);

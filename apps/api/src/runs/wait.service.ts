@@ -1,6 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { isEndedStatus, INVALID_SESSION_ID_MESSAGE, RUN_END_REASONS, SESSION_ID_PATTERN, type CodeModeResult, type Limits, type RunView, type SessionRef } from '@codemode/contracts';
+import {
+  isEndedStatus,
+  INVALID_SESSION_ID_MESSAGE,
+  RUN_END_REASONS,
+  SESSION_ID_PATTERN,
+  type CodeModeResult,
+  type Limits,
+  type RunView,
+  type SessionRef,
+} from '@codemode/contracts';
 import { effectiveLimits, type AppConfig } from '@codemode/config';
 import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult, RUN_UNAVAILABLE_MESSAGE } from '@codemode/sandbox';
@@ -9,7 +18,7 @@ import { CellQueue } from '../core/cell-queue';
 import { WorkerQueues } from '../core/worker-queues';
 import { BODY_NOT_JSON_ERROR, bodyTooLargeError, type ParsedBody } from '../core/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import {NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
+import { NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
 import { ReplyDeadline } from './reply-deadline';
 
 export const RUN_OTHER_SESSION_ERROR = 'code mode run belongs to a different session.';
@@ -70,7 +79,12 @@ export class WaitService {
     if (!reservation.reserved && reservation.held && (await this.abandoned(ref, runId, reservation.held))) {
       return this.resume(ref, runId);
     }
-    if (!reservation.reserved && reservation.status === 'running' && reservation.owner && !(await this.presence.isAlive(reservation.owner))) {
+    if (
+      !reservation.reserved &&
+      reservation.status === 'running' &&
+      reservation.owner &&
+      !(await this.presence.isAlive(reservation.owner))
+    ) {
       return this.recoverRunning(ref, runId, reservation.restartSafe, effectiveLimits(this.config, ref.tenant, session?.codeMode));
     }
     if (!reservation.reserved) {
@@ -127,18 +141,33 @@ export class WaitService {
       const replyTo = this.replies.channel;
       if (ownerGone) {
         log.info('owner of the parked replay-safe run is gone; rebuilding it by replay');
-        const jobId = await this.cells.replay({ tenant: ref.tenant, sessionId: ref.sessionId, runId, replyTo, resume: { token, input }, requestedAt });
+        const jobId = await this.cells.replay({
+          tenant: ref.tenant,
+          sessionId: ref.sessionId,
+          runId,
+          replyTo,
+          resume: { token, input },
+          requestedAt,
+        });
         withdraw = () => this.cells.withdraw(jobId);
       } else {
-        const jobId = await this.workers.resume(owner, { tenant: ref.tenant, sessionId: ref.sessionId, runId, token, replyTo, input, requestedAt });
+        const jobId = await this.workers.resume(owner, {
+          tenant: ref.tenant,
+          sessionId: ref.sessionId,
+          runId,
+          token,
+          replyTo,
+          input,
+          requestedAt,
+        });
         withdraw = () => this.workers.withdraw(owner, jobId);
       }
     } catch (error) {
       deadline.reject(error);
       // Give the reservation back (once Redis answers again, if that was the failure), so the
       // next wait is not refused as "already being resumed" by a wait that already gave up.
-      void retryWhileStoreUnavailable(() => this.runs.releaseResume(ref, runId, token), { giveUpMs: RESERVATION_TTL_MS }).catch((failure: unknown) =>
-        log.warn({ err: failure }, 'could not release the reservation of a failed wait; it lapses by itself'),
+      void retryWhileStoreUnavailable(() => this.runs.releaseResume(ref, runId, token), { giveUpMs: RESERVATION_TTL_MS }).catch(
+        (failure: unknown) => log.warn({ err: failure }, 'could not release the reservation of a failed wait; it lapses by itself'),
       );
     }
     return deadline.outcome;
@@ -173,7 +202,13 @@ export class WaitService {
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
     try {
-      await this.cells.replay({ tenant: ref.tenant, sessionId: ref.sessionId, runId, replyTo: this.replies.channel, requestedAt: Date.now() });
+      await this.cells.replay({
+        tenant: ref.tenant,
+        sessionId: ref.sessionId,
+        runId,
+        replyTo: this.replies.channel,
+        requestedAt: Date.now(),
+      });
     } catch (error) {
       deadline.reject(error);
     }
@@ -193,7 +228,11 @@ export class WaitService {
     ]);
     if (ownerJob || replayJob) return false;
     const released = await this.runs.releaseResume(ref, runId, held.token);
-    if (released) this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, runId, heldForMs: held.forMs }, 'released a wait reservation whose resume was never routed');
+    if (released)
+      this.logger.warn(
+        { tenant: ref.tenant, sessionId: ref.sessionId, runId, heldForMs: held.forMs },
+        'released a wait reservation whose resume was never routed',
+      );
     return released;
   }
 

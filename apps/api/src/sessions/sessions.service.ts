@@ -1,11 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  SessionPutInputSchema,
-  type SessionConfig,
-  type SessionRef,
-  type SessionView,
-  type TranscriptEntry,
-} from '@codemode/contracts';
+import { SessionPutInputSchema, type SessionConfig, type SessionRef, type SessionView, type TranscriptEntry } from '@codemode/contracts';
 import {
   effectiveLimits,
   effectiveShellConfig,
@@ -40,7 +34,9 @@ export class SessionsService {
     const input = parsed.data;
     const stored = await this.sessions.configure(ref, {
       ...(input.agentId === undefined ? {} : { agentId: input.agentId }),
-      ...(input.codeMode === undefined ? {} : { codeMode: patchOf(input.codeMode, limitOverrides(input.codeMode), Object.keys(LIMIT_RULES)) }),
+      ...(input.codeMode === undefined
+        ? {}
+        : { codeMode: patchOf(input.codeMode, limitOverrides(input.codeMode), Object.keys(LIMIT_RULES)) }),
       ...(input.shell === undefined ? {} : { shell: patchOf(input.shell, shellOverrides(input.shell), Object.keys(SHELL_RULES)) }),
     });
     return this.toConfig(ref, stored);
@@ -73,7 +69,11 @@ export class SessionsService {
  * Fields present in the input become overrides; present but invalid ones become null, which
  * removes the stored override so the deployment default applies again.
  */
-function patchOf<T extends object>(input: Record<string, unknown>, valid: Partial<T>, names: string[]): Partial<Record<keyof T, number | null>> {
+function patchOf<T extends object>(
+  input: Record<string, unknown>,
+  valid: Partial<T>,
+  names: string[],
+): Partial<Record<keyof T, number | null>> {
   const patch: Record<string, number | null> = {};
   for (const name of names) {
     if (!(name in input) || input[name] === undefined) continue;
@@ -81,4 +81,3 @@ function patchOf<T extends object>(input: Record<string, unknown>, valid: Partia
   }
   return patch as Partial<Record<keyof T, number | null>>;
 }
-

@@ -52,7 +52,12 @@ export class ShellService {
     return this.send(ref, 'process', { ...input, action: input.action ?? '' }, () => MAX_POLL_WAIT_MS);
   }
 
-  private async send(ref: SessionRef, kind: ShellJob['kind'], input: Record<string, unknown>, waitMsFor: (config: ShellConfig) => number): Promise<ShellAnswer> {
+  private async send(
+    ref: SessionRef,
+    kind: ShellJob['kind'],
+    input: Record<string, unknown>,
+    waitMsFor: (config: ShellConfig) => number,
+  ): Promise<ShellAnswer> {
     // A shell request is a write: it creates the session with defaults (SPEC §1).
     const session = (await this.sessions.get(ref)) ?? (await this.sessions.configure(ref, {}));
     const scopeKey = shellScopeKey(ref.sessionId, session.agentId);
@@ -86,7 +91,12 @@ export class ShellService {
 }
 
 /** SPEC §7: 400 only for fields of the wrong type; missing fields are tool-level answers. */
-function checkTypes<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, body: Record<string, unknown>): T {
+function checkTypes<T>(
+  schema: {
+    safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+  body: Record<string, unknown>,
+): T {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];

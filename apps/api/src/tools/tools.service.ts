@@ -3,7 +3,14 @@ import { ClientToolsPutSchema, type ClientTool, type SessionRef, type ToolsView 
 import type { ToolDefinition } from '@codemode/catalog';
 import { apiTenancy, effectiveLimits, type AppConfig } from '@codemode/config';
 import { ClientToolsLedger, DeploymentCatalog, SessionLedger } from '@codemode/events';
-import { findRefusedEndpoint, refusalReason, SessionToolCatalog, WebhookAddressPolicy, WebhookAllowList, type McpServerScope } from '@codemode/tools';
+import {
+  findRefusedEndpoint,
+  refusalReason,
+  SessionToolCatalog,
+  WebhookAddressPolicy,
+  WebhookAllowList,
+  type McpServerScope,
+} from '@codemode/tools';
 import { InvalidInputException } from '../core/api-errors';
 import { APP_CONFIG } from '../core/tokens';
 

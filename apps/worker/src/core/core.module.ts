@@ -48,7 +48,11 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
         return new KeySpace(c.keyPrefix);
       },
     },
-    { provide: WorkerMetrics, inject: [APP_CONFIG], useFactory: (c: AppConfig) => createWorkerMetrics(c.version, { tenantLabel: c.tenancySettings.metricsTenantLabel }) },
+    {
+      provide: WorkerMetrics,
+      inject: [APP_CONFIG],
+      useFactory: (c: AppConfig) => createWorkerMetrics(c.version, { tenantLabel: c.tenancySettings.metricsTenantLabel }),
+    },
     // Every ledger write of the worker is timed and checked for a stale epoch (codemode_event_append_*).
     {
       provide: RunLedger,
@@ -63,7 +67,8 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
     {
       provide: WorkerPresence,
       inject: [REDIS, KeySpace, APP_CONFIG],
-      useFactory: (r: Redis, k: KeySpace, c: AppConfig) => new WorkerPresence(r, k, { shellHomeTtlSeconds: c.tenancySettings.sessionTtlSeconds }),
+      useFactory: (r: Redis, k: KeySpace, c: AppConfig) =>
+        new WorkerPresence(r, k, { shellHomeTtlSeconds: c.tenancySettings.sessionTtlSeconds }),
     },
     { provide: ParkedRunIndex, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ParkedRunIndex(r, k) },
     { provide: TenancyRecord, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new TenancyRecord(r, k) },
@@ -92,7 +97,23 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
         }),
     },
   ],
-  exports: [REDIS, KeySpace, WorkerMetrics, RunLedger, EventLog, WorkerPresence, ParkedRunIndex, TenancyRecord, TenantUids, WorkerTenancy, ClientToolsLedger, DeploymentCatalog, SessionStore, ResultsStore, SandboxPool],
+  exports: [
+    REDIS,
+    KeySpace,
+    WorkerMetrics,
+    RunLedger,
+    EventLog,
+    WorkerPresence,
+    ParkedRunIndex,
+    TenancyRecord,
+    TenantUids,
+    WorkerTenancy,
+    ClientToolsLedger,
+    DeploymentCatalog,
+    SessionStore,
+    ResultsStore,
+    SandboxPool,
+  ],
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(

@@ -8,5 +8,8 @@ import { PresenceHeartbeat } from './presence-heartbeat.service';
 import { WorkerQueueJanitor } from './worker-queue-janitor.service';
 import { WorkerShutdown } from './worker-shutdown.service';
 
-@Module({ imports: [CellsModule, ResumesModule, RunsModule, ShellModule], providers: [WorkerShutdown, PresenceHeartbeat, ParkedRunSweeper, WorkerQueueJanitor] })
+@Module({
+  imports: [CellsModule, ResumesModule, RunsModule, ShellModule],
+  providers: [WorkerShutdown, PresenceHeartbeat, ParkedRunSweeper, WorkerQueueJanitor],
+})
 export class LifecycleModule {}

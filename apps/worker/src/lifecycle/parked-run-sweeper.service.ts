@@ -68,7 +68,10 @@ export class ParkedRunSweeper implements OnApplicationBootstrap, OnApplicationSh
       await this.index.postpone(ref, runId, expiresAt);
       return false;
     }
-    const held = run.owner === this.config.workerId ? this.outcomes.parked.get(runId) !== undefined : !!run.owner && (await this.presence.isAlive(run.owner));
+    const held =
+      run.owner === this.config.workerId
+        ? this.outcomes.parked.get(runId) !== undefined
+        : !!run.owner && (await this.presence.isAlive(run.owner));
     if (held) {
       // Its holder expires it; looked at again after a lease, in case the holder dies first.
       await this.index.postpone(ref, runId, now + this.config.presenceTtlMs);
@@ -76,7 +79,8 @@ export class ParkedRunSweeper implements OnApplicationBootstrap, OnApplicationSh
     }
     // Not ended: someone ended or took it over meanwhile. A failed write throws: next sweep.
     const ended = await this.runs.endOrphaned(ref, runId, { type: 'run.expired', epoch: run.epoch, reason: RUN_END_REASONS.expired });
-    if (ended) this.logger.info({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run.owner }, 'expired a parked run nobody holds');
+    if (ended)
+      this.logger.info({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run.owner }, 'expired a parked run nobody holds');
     await this.index.remove(ref, runId);
     return ended;
   }

@@ -35,6 +35,8 @@ export class WorkerShutdown implements BeforeApplicationShutdown {
     await this.heartbeat.stop();
     // Jobs routed here since the consumers closed go with it; their callers' deadlines answer them.
     // If this fails, the other workers remove the queue after the grace.
-    await this.janitor.removeOwnQueue().catch((error: unknown) => this.logger.warn({ err: error }, 'could not remove this worker’s queue; another worker will'));
+    await this.janitor
+      .removeOwnQueue()
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'could not remove this worker’s queue; another worker will'));
   }
 }

@@ -53,7 +53,12 @@ export class WorkerTenantLimits implements OnApplicationShutdown {
   /** Counts a parking run against its tenant's parked runs and bytes. */
   async admitParked(ref: SessionRef, runId: string, expiresAt: number, bytes: number): Promise<ParkedAdmission> {
     const { maxParkedRuns, maxParkedBytes } = this.quotas(ref.tenant);
-    const admission = await this.ledger.admitParked(ref.tenant, runId, { expiresAt, bytes, now: Date.now() }, { runs: maxParkedRuns, bytes: maxParkedBytes });
+    const admission = await this.ledger.admitParked(
+      ref.tenant,
+      runId,
+      { expiresAt, bytes, now: Date.now() },
+      { runs: maxParkedRuns, bytes: maxParkedBytes },
+    );
     if (!admission.admitted) this.refused(ref.tenant, admission.limit === 'runs' ? 'parked_runs' : 'parked_bytes');
     return admission;
   }
@@ -65,7 +70,9 @@ export class WorkerTenantLimits implements OnApplicationShutdown {
 
   /** Best effort: a place nobody gives back stops counting at the run's expiry anyway. */
   releaseParked(ref: SessionRef, runId: string): void {
-    this.ledger.releaseParked(ref.tenant, runId).catch((error: unknown) => this.logger.warn({ runId, err: error }, 'could not release a parked-run quota place'));
+    this.ledger
+      .releaseParked(ref.tenant, runId)
+      .catch((error: unknown) => this.logger.warn({ runId, err: error }, 'could not release a parked-run quota place'));
   }
 
   private refused(tenant: string, limit: 'shell_processes' | 'parked_runs' | 'parked_bytes'): void {

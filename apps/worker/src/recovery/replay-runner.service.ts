@@ -2,7 +2,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { CellJob, CellSpec, CodeModeResult, ReplayJob, ReplayPlan, ResumeJob, RunView, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { EventLog, retryWhileStoreUnavailable, RunAlreadyEndedError, RunLedger, WorkerPresence, resultReply } from '@codemode/events';
-import { buildReplayPlan, emptyTelemetry, failedInputResult, hostFailureResult, REPLAY_DIVERGED_PREFIX, ReplayRecordMissingError, RUN_UNAVAILABLE_MESSAGE, SandboxPool } from '@codemode/sandbox';
+import {
+  buildReplayPlan,
+  emptyTelemetry,
+  failedInputResult,
+  hostFailureResult,
+  REPLAY_DIVERGED_PREFIX,
+  ReplayRecordMissingError,
+  RUN_UNAVAILABLE_MESSAGE,
+  SandboxPool,
+} from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { catalogHash, CellRunner } from '../runs/cell-runner.service';
@@ -113,12 +122,17 @@ export class ReplayRunner {
     const run = await this.runs.get(ref, runId);
     if (!run || run.status !== 'running') return true;
     // This process may be the owner on paper without running it (a claim whose reply was lost).
-    const ownerAlive = run.owner === this.config.workerId ? this.pool.holds(runId) : run.owner !== null && (await this.presence.isAlive(run.owner));
+    const ownerAlive =
+      run.owner === this.config.workerId ? this.pool.holds(runId) : run.owner !== null && (await this.presence.isAlive(run.owner));
     if (ownerAlive) {
       log.info({ owner: run.owner }, 'running run whose owner is still alive; recovery deferred');
       return false;
     }
-    const taken = await this.runs.takeOver(ref, runId, { workerId: this.config.workerId, from: { owner: run.owner, epoch: run.epoch }, reason: STALLED_REASON });
+    const taken = await this.runs.takeOver(ref, runId, {
+      workerId: this.config.workerId,
+      from: { owner: run.owner, epoch: run.epoch },
+      reason: STALLED_REASON,
+    });
     if (!taken.taken) return true;
     if (run.restartSafe) {
       log.warn({ from: run.owner }, 'rebuilding a replay-safe run whose worker died mid-leg, by replay');
@@ -137,7 +151,14 @@ export class ReplayRunner {
         this.metrics.recovered('rerun');
       } else {
         log.warn({ from: run.owner }, 'run lost with its worker after calling tools; recorded as lost');
-        await this.finishTaken(ref, runId, taken.epoch, replyTo, 'run.lost', hostFailureResult(LOST_WITH_WORKER_ERROR, 'runtime_unavailable', false, true));
+        await this.finishTaken(
+          ref,
+          runId,
+          taken.epoch,
+          replyTo,
+          'run.lost',
+          hostFailureResult(LOST_WITH_WORKER_ERROR, 'runtime_unavailable', false, true),
+        );
         this.metrics.recovered('lost');
       }
     });
@@ -145,7 +166,14 @@ export class ReplayRunner {
   }
 
   /** Rebuilds a run this worker just took over (at `epoch`) from its log, then lets it go on. */
-  private async rebuildTaken(ref: SessionRef, run: RunView, epoch: number, replyTo: string, spec: CellSpec | null, log: Logger): Promise<void> {
+  private async rebuildTaken(
+    ref: SessionRef,
+    run: RunView,
+    epoch: number,
+    replyTo: string,
+    spec: CellSpec | null,
+    log: Logger,
+  ): Promise<void> {
     await this.afterTakeover(ref, run, epoch, replyTo, log, async () => {
       const started = performance.now();
       // Read after the takeover: the old owner can no longer add to it (fencing).
@@ -159,7 +187,17 @@ export class ReplayRunner {
         await this.cells.execute({ ref, runId: run.runId, epoch, spec: cellSpec, host, replyTo, log, divergence: plan });
         this.metrics.recovered('diverged');
       } else {
-        const result = await this.cells.execute({ ref, runId: run.runId, epoch, spec: cellSpec, host, replyTo, log, seed: history.recovery?.seed, replay: plan });
+        const result = await this.cells.execute({
+          ref,
+          runId: run.runId,
+          epoch,
+          spec: cellSpec,
+          host,
+          replyTo,
+          log,
+          seed: history.recovery?.seed,
+          replay: plan,
+        });
         const diverged = result.status === 'failed' && result.error.startsWith(REPLAY_DIVERGED_PREFIX);
         if (diverged) log.error({ error: result.error }, 'replay diverged from the recorded run');
         this.metrics.recovered(diverged ? 'diverged' : 'replayed');
@@ -172,7 +210,14 @@ export class ReplayRunner {
    * Runs the work that follows a takeover; if it throws, the run (now this worker's, so nobody
    * else will end it) fails with a host error instead of staying `running`.
    */
-  private async afterTakeover(ref: SessionRef, run: RunView, epoch: number, replyTo: string, log: Logger, work: () => Promise<void>): Promise<void> {
+  private async afterTakeover(
+    ref: SessionRef,
+    run: RunView,
+    epoch: number,
+    replyTo: string,
+    log: Logger,
+    work: () => Promise<void>,
+  ): Promise<void> {
     try {
       await work();
     } catch (error) {
@@ -186,7 +231,14 @@ export class ReplayRunner {
   }
 
   /** Ends a run this worker holds at `epoch`, retrying while Redis is away; answers `replyTo`. */
-  private async finishTaken(ref: SessionRef, runId: string, epoch: number, replyTo: string, type: 'run.failed' | 'run.lost', result: CodeModeResult): Promise<void> {
+  private async finishTaken(
+    ref: SessionRef,
+    runId: string,
+    epoch: number,
+    replyTo: string,
+    type: 'run.failed' | 'run.lost',
+    result: CodeModeResult,
+  ): Promise<void> {
     const publish = resultReply(replyTo, runId, result);
     await retryWhileStoreUnavailable(
       async () => {

@@ -1,4 +1,10 @@
-import { LegJournalSchema, RunRecoverySeedSchema, RunRequestedDataSchema, type LegJournal, type RunRecoverySeed } from '@codemode/contracts';
+import {
+  LegJournalSchema,
+  RunRecoverySeedSchema,
+  RunRequestedDataSchema,
+  type LegJournal,
+  type RunRecoverySeed,
+} from '@codemode/contracts';
 import type { LoggedEvent } from '@codemode/events';
 import type { RecordedToolCall } from '@codemode/sandbox';
 import type { z } from 'zod';
@@ -22,7 +28,15 @@ export interface RunHistory {
 
 /** Reads one run's events (oldest first, from its session's log) into a RunHistory. */
 export function runHistory(events: readonly LoggedEvent[], runId: string): RunHistory {
-  const history: RunHistory = { requested: null, recovery: null, journals: [], calls: new Map(), sideEffects: false, parked: false, unreplayable: null };
+  const history: RunHistory = {
+    requested: null,
+    recovery: null,
+    journals: [],
+    calls: new Map(),
+    sideEffects: false,
+    parked: false,
+    unreplayable: null,
+  };
   let parked = false;
   for (const event of events) {
     if (event.runId !== runId) continue;

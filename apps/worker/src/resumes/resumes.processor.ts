@@ -1,6 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import { AbortJobSchema, JOB_NAMES, ResumeJobSchema, type ResumeJob, ShellJobSchema, ToolResultsJobSchema, workerQueueName } from '@codemode/contracts';
+import {
+  AbortJobSchema,
+  JOB_NAMES,
+  ResumeJobSchema,
+  type ResumeJob,
+  ShellJobSchema,
+  ToolResultsJobSchema,
+  workerQueueName,
+} from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { QueueProcessor, type ConsumerOptions } from '../core/queue-consumer';

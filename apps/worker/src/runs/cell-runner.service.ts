@@ -52,12 +52,26 @@ export class CellRunner {
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
     const host = await this.toolHosts.create(ref, job.runId, FIRST_EPOCH, job.spec);
     const recovery = job.spec.restartSafe ? newRecoverySeed(host.catalog.guestCatalog()) : undefined;
-    const claim = await this.runs.start(ref, job.runId, { workerId: this.config.workerId, epoch: FIRST_EPOCH, replyTo: job.replyTo, recovery });
+    const claim = await this.runs.start(ref, job.runId, {
+      workerId: this.config.workerId,
+      epoch: FIRST_EPOCH,
+      replyTo: job.replyTo,
+      recovery,
+    });
     if (!claim.started) {
       log.info({ status: claim.status }, 'cell not started: run is no longer waiting for a worker');
       return claim;
     }
-    await this.execute({ ref, runId: job.runId, epoch: FIRST_EPOCH, spec: job.spec, host, replyTo: job.replyTo, log, seed: recovery?.seed });
+    await this.execute({
+      ref,
+      runId: job.runId,
+      epoch: FIRST_EPOCH,
+      spec: job.spec,
+      host,
+      replyTo: job.replyTo,
+      log,
+      seed: recovery?.seed,
+    });
     return claim;
   }
 
@@ -84,7 +98,10 @@ export class CellRunner {
       priorOutputBytes: 0,
     };
     const result = await this.outcomes.record(ctx, outcome, cell.replyTo, started);
-    cell.log.info({ status: result.status, code: result.status === 'failed' ? result.code : undefined, durationMs: Date.now() - started }, 'cell answered');
+    cell.log.info(
+      { status: result.status, code: result.status === 'failed' ? result.code : undefined, durationMs: Date.now() - started },
+      'cell answered',
+    );
     return result;
   }
 

@@ -1,5 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { platformSettledData, platformToolOutcome, type AbortJob, type CodeModeResult, type ResumeJob, type SessionRef, type ToolResultsJob } from '@codemode/contracts';
+import {
+  platformSettledData,
+  platformToolOutcome,
+  type AbortJob,
+  type CodeModeResult,
+  type ResumeJob,
+  type SessionRef,
+  type ToolResultsJob,
+} from '@codemode/contracts';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
 import { EventLog, publishAnswer, recordPlatformAnswers, RunAlreadyEndedError, RunLedger, StaleEpochError } from '@codemode/events';
@@ -9,7 +17,6 @@ import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { hostFailureOutcome, keepResuming } from './run-loop';
 import { RunOutcomes } from './run-outcomes.service';
 import type { ParkedRun } from './parked-run-registry';
-
 
 /** Work routed to this worker for runs it holds: resume a parked run, abort one. */
 @Injectable()
@@ -79,7 +86,11 @@ export class ResumeRunner {
   private async leg(job: ResumeJob, parked: ParkedRun, log: Logger): Promise<CellOutcome> {
     try {
       parked.host.beginLeg(parked.limits.timeoutMs);
-      const next = await this.pool.resume(job.runId, { timeoutMs: parked.limits.timeoutMs, awaitResults: parked.awaitResults }, parked.host);
+      const next = await this.pool.resume(
+        job.runId,
+        { timeoutMs: parked.limits.timeoutMs, awaitResults: parked.awaitResults },
+        parked.host,
+      );
       return parked.awaitResults ? await keepResuming(this.pool, job.runId, parked.limits, next, parked.host) : next;
     } catch (error) {
       log.error({ err: error }, 'sandbox failed to resume the run');
@@ -100,7 +111,12 @@ export class ResumeRunner {
         if (notPlatform) throw new UnknownBridgeCallError(job.runId, notPlatform.id);
         for (const result of job.results) {
           // Logged before the VM sees it: a replay must find every answer the run was given.
-          await this.runs.append(ref, { type: 'tool.settled', runId: job.runId, epoch: parked.epoch, data: platformSettledData(result, parked.restartSafe) });
+          await this.runs.append(ref, {
+            type: 'tool.settled',
+            runId: job.runId,
+            epoch: parked.epoch,
+            data: platformSettledData(result, parked.restartSafe),
+          });
           this.pool.settle(job.runId, result.id, platformToolOutcome(result));
           // Answered by the platform: counted, but its duration is the platform's, not ours.
           this.metrics.toolCalled('client', result.ok);
@@ -162,5 +178,13 @@ export class ResumeRunner {
 
 /** A resume whose run was aborted before its leg reached the sandbox. */
 function abortedOutcome(): CellOutcome {
-  return { status: 'failed', code: 'aborted', phase: 'host', error: ABORTED_MESSAGE, output: [], consoleTruncated: false, bridgeDispatchStarted: false };
+  return {
+    status: 'failed',
+    code: 'aborted',
+    phase: 'host',
+    error: ABORTED_MESSAGE,
+    output: [],
+    consoleTruncated: false,
+    bridgeDispatchStarted: false,
+  };
 }

@@ -2,12 +2,17 @@ import type { Limits } from '@codemode/contracts';
 import { TIMEOUT_MESSAGE, type CellOutcome, type SandboxPool } from '@codemode/sandbox';
 import type { RunToolHost } from '../tools/run-tool-host';
 
-
 /**
  * `awaitResults: true`: a cell that would park is resumed at once with a fresh budget, output
  * gathered across resumes, until it completes or fails or `snapshotTtlSeconds` have passed.
  */
-export async function keepResuming(pool: SandboxPool, runId: string, limits: Limits, first: CellOutcome, host: RunToolHost): Promise<CellOutcome> {
+export async function keepResuming(
+  pool: SandboxPool,
+  runId: string,
+  limits: Limits,
+  first: CellOutcome,
+  host: RunToolHost,
+): Promise<CellOutcome> {
   const until = Date.now() + limits.snapshotTtlSeconds * 1000;
   const output = [...first.output];
   let outcome = first;

@@ -1,7 +1,15 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { RUN_END_REASONS, type CodeModeResult, type Limits, type SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { ParkedRunIndex, resultReply, retryWhileStoreUnavailable, RUN_HISTORY_LIMIT_MESSAGE, RunAlreadyEndedError, RunHistoryLimitError, RunLedger } from '@codemode/events';
+import {
+  ParkedRunIndex,
+  resultReply,
+  retryWhileStoreUnavailable,
+  RUN_HISTORY_LIMIT_MESSAGE,
+  RunAlreadyEndedError,
+  RunHistoryLimitError,
+  RunLedger,
+} from '@codemode/events';
 import { buildCellResult, buildWaitingResult, SandboxPool, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
 import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
@@ -137,7 +145,8 @@ export class RunOutcomes implements OnModuleDestroy {
       },
       {
         giveUpMs: RECORD_RETRY_MS,
-        onRetry: (attempt, retryInMs) => this.logger.warn({ ...fields, attempt, retryInMs }, 'Redis unavailable; recording the run outcome again'),
+        onRetry: (attempt, retryInMs) =>
+          this.logger.warn({ ...fields, attempt, retryInMs }, 'Redis unavailable; recording the run outcome again'),
       },
     );
   }
@@ -176,9 +185,9 @@ export class RunOutcomes implements OnModuleDestroy {
         publish: resultReply(replyTo, ctx.runId, result),
       });
       // Best effort: lets any worker expire the run if its holder goes away (ParkedRunSweeper).
-      await this.parkedIndex.add(ctx.ref, ctx.runId, expiresAt).catch((error: unknown) =>
-        this.logger.warn({ runId: ctx.runId, err: error }, 'could not index the parked run for expiry'),
-      );
+      await this.parkedIndex
+        .add(ctx.ref, ctx.runId, expiresAt)
+        .catch((error: unknown) => this.logger.warn({ runId: ctx.runId, err: error }, 'could not index the parked run for expiry'));
       if (this.config.alwaysReplay && ctx.restartSafe) await this.handOver(ctx.runId, ALWAYS_REPLAY_REASON);
       return result;
     }
@@ -191,7 +200,11 @@ export class RunOutcomes implements OnModuleDestroy {
       priorOutputBytes: ctx.priorOutputBytes,
       saveReference: ctx.restartSafe
         ? undefined
-        : (valueJson) => this.results.save(ctx.ref, valueJson, ctx.limits).then((d) => ({ ...d }), () => null),
+        : (valueJson) =>
+            this.results.save(ctx.ref, valueJson, ctx.limits).then(
+              (d) => ({ ...d }),
+              () => null,
+            ),
     });
     await this.runs.finish(ctx.ref, ctx.runId, {
       epoch: ctx.epoch,
@@ -246,9 +259,15 @@ export class RunOutcomes implements OnModuleDestroy {
     this.pool.discard(runId);
     try {
       const released = await this.runs.release(run.ref, runId, { workerId: this.config.workerId, epoch: run.epoch, reason });
-      this.logger.info({ tenant: run.ref.tenant, sessionId: run.ref.sessionId, runId, released, reason }, 'parked run handed over for replay');
+      this.logger.info(
+        { tenant: run.ref.tenant, sessionId: run.ref.sessionId, runId, released, reason },
+        'parked run handed over for replay',
+      );
     } catch (error) {
-      this.logger.warn({ tenant: run.ref.tenant, sessionId: run.ref.sessionId, runId, err: error }, 'could not release a parked run; its lease will lapse');
+      this.logger.warn(
+        { tenant: run.ref.tenant, sessionId: run.ref.sessionId, runId, err: error },
+        'could not release a parked run; its lease will lapse',
+      );
     }
   }
 
@@ -295,7 +314,10 @@ export class RunOutcomes implements OnModuleDestroy {
         this.logger.info({ tenant: ref.tenant, sessionId: ref.sessionId, runId, type, reason }, 'parked run ended');
       }
     } catch (error) {
-      this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, runId, type, err: error }, 'could not record the end of a parked run');
+      this.logger.warn(
+        { tenant: ref.tenant, sessionId: ref.sessionId, runId, type, err: error },
+        'could not record the end of a parked run',
+      );
     }
   }
 

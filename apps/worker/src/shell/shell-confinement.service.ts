@@ -2,7 +2,15 @@ import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs
 import { rmSync } from 'node:fs';
 import type { AppConfig } from '@codemode/config';
 import { TenantUids } from '@codemode/events';
-import { decideConfinement, probeSandbox, writeSandboxEtc, type Confinement, type ConfinementDecision, type SandboxProbe, type SandboxSetup } from '@codemode/shell';
+import {
+  decideConfinement,
+  probeSandbox,
+  writeSandboxEtc,
+  type Confinement,
+  type ConfinementDecision,
+  type SandboxProbe,
+  type SandboxSetup,
+} from '@codemode/shell';
 import type { Logger } from '@codemode/telemetry';
 import { WorkerTenancy } from '../core/worker-tenancy.service';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
@@ -34,7 +42,13 @@ export class ShellConfinement implements OnModuleInit, OnApplicationShutdown {
       bwrapPath: s.bwrapPath,
       prlimitPath: s.prlimitPath,
       etcDir: writeSandboxEtc(),
-      limits: { maxProcesses: s.maxProcesses, memoryBytes: s.memoryBytes, maxFileBytes: s.maxFileBytes, openFiles: OPEN_FILES, tmpBytes: TMP_BYTES },
+      limits: {
+        maxProcesses: s.maxProcesses,
+        memoryBytes: s.memoryBytes,
+        maxFileBytes: s.maxFileBytes,
+        openFiles: OPEN_FILES,
+        tmpBytes: TMP_BYTES,
+      },
     };
   }
 
@@ -79,8 +93,17 @@ export class ShellConfinement implements OnModuleInit, OnApplicationShutdown {
     const mode = this.tenancy.mode;
     const fields = { tenancy: mode, shellSandbox: this.config.shellSandbox.mode, probe: this.probe };
     if (decision.kind === 'bwrap') this.logger.info(fields, 'shell commands run confined by bubblewrap');
-    else if (decision.kind === 'unavailable') this.logger.error(fields, `shell commands are refused: shell sandbox unavailable: ${decision.reason}`);
-    else if (mode === 'multi') this.logger.error(fields, 'shell commands run UNCONFINED in a multi-tenant deployment (CODEMODE_SHELL_SANDBOX=none): any tenant can read the worker and reach its network');
-    else this.logger.warn(fields, 'shell commands run unconfined (bubblewrap unavailable or CODEMODE_SHELL_SANDBOX=none); fine for single-user development only');
+    else if (decision.kind === 'unavailable')
+      this.logger.error(fields, `shell commands are refused: shell sandbox unavailable: ${decision.reason}`);
+    else if (mode === 'multi')
+      this.logger.error(
+        fields,
+        'shell commands run UNCONFINED in a multi-tenant deployment (CODEMODE_SHELL_SANDBOX=none): any tenant can read the worker and reach its network',
+      );
+    else
+      this.logger.warn(
+        fields,
+        'shell commands run unconfined (bubblewrap unavailable or CODEMODE_SHELL_SANDBOX=none); fine for single-user development only',
+      );
   }
 }

@@ -112,7 +112,11 @@ export class ShellHost implements OnApplicationShutdown {
     const needsHistory = input.action === 'list' || (typeof input.sessionId === 'string' && !this.registry.knows(scope, input.sessionId));
     const recorded = needsHistory ? await this.recorded(caller.ref, scope, config) : [];
     const answer = await this.registry.process(scope, input, config, { recorded, processCallable: caller.insideCell?.processCallable });
-    if ((input.action === 'clear' || input.action === 'remove') && typeof input.sessionId === 'string' && answer.details.status !== 'failed') {
+    if (
+      (input.action === 'clear' || input.action === 'remove') &&
+      typeof input.sessionId === 'string' &&
+      answer.details.status !== 'failed'
+    ) {
       await this.log.append(caller.ref, { type: 'shell.removed', data: { sessionId: input.sessionId, scope } });
     }
     return answer;

@@ -1,5 +1,14 @@
 import { shellScopeKey, type Limits, type SessionRef, type ShellConfig } from '@codemode/contracts';
-import { apiList, apiRead, describe, findByCallableName, handleMetadata, mapMcpArguments, searchCatalog, type CatalogEntry } from '@codemode/catalog';
+import {
+  apiList,
+  apiRead,
+  describe,
+  findByCallableName,
+  handleMetadata,
+  mapMcpArguments,
+  searchCatalog,
+  type CatalogEntry,
+} from '@codemode/catalog';
 import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, type EventLog } from '@codemode/events';
 import type { BridgeCall, BridgeHost } from '@codemode/sandbox';
 import { ResultUnavailableError, StoreBuffer, type ResultsStore, type SessionStore } from '@codemode/store';
@@ -188,11 +197,14 @@ export class RunToolHost implements BridgeHost {
 
   private async callNamespace(call: BridgeCall, args: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
     const entry = this.catalog.mcpTool(args.server, args.tool);
-    if (!entry?.mcpBinding || !this.deps.mcp) throw new ToolCallError(`MCP tool ${String(args.server)}.${String(args.tool)} is not available.`);
+    if (!entry?.mcpBinding || !this.deps.mcp)
+      throw new ToolCallError(`MCP tool ${String(args.server)}.${String(args.tool)} is not available.`);
     const binding = entry.mcpBinding;
     const input = mapMcpArguments(entry.inputSchema, Array.isArray(args.args) ? args.args : []);
     this.counts.callCount += 1;
-    return this.recorded(call, entry, input, signal, () => this.deps.mcp!.callTool(binding.serverName, binding.toolName, input, { signal }));
+    return this.recorded(call, entry, input, signal, () =>
+      this.deps.mcp!.callTool(binding.serverName, binding.toolName, input, { signal }),
+    );
   }
 
   /**
@@ -200,7 +212,13 @@ export class RunToolHost implements BridgeHost {
    * run's events carry the input and the outcome as the guest sees it, so a replay can answer the
    * call from the log instead of calling the tool again.
    */
-  private async recorded(call: BridgeCall, entry: CatalogEntry, input: unknown, signal: AbortSignal, run: () => Promise<unknown>): Promise<unknown> {
+  private async recorded(
+    call: BridgeCall,
+    entry: CatalogEntry,
+    input: unknown,
+    signal: AbortSignal,
+    run: () => Promise<unknown>,
+  ): Promise<unknown> {
     const { runId, epoch } = this.run;
     const tool = entry.callableName;
     await this.appendCalled(call, entry, input);
@@ -225,13 +243,13 @@ export class RunToolHost implements BridgeHost {
       // The guest's rejection is {name, message} of the error (see RunBridge).
       const recorded = this.run.restartSafe ? { failure: { name: error instanceof Error ? error.name : 'Error', message } } : {};
       await this.logged({
-          type: 'tool.settled',
-          runId,
-          epoch,
-          data: { callId: call.id, tool, ok: false, durationMs: Date.now() - started, error: message.slice(0, 1000), ...recorded },
-        }).catch((failure: unknown) => {
-          if (failure instanceof ToolCallError) throw failure;
-        });
+        type: 'tool.settled',
+        runId,
+        epoch,
+        data: { callId: call.id, tool, ok: false, durationMs: Date.now() - started, error: message.slice(0, 1000), ...recorded },
+      }).catch((failure: unknown) => {
+        if (failure instanceof ToolCallError) throw failure;
+      });
       throw error;
     }
   }

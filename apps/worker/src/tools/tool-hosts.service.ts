@@ -59,7 +59,8 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
     if (configs.length === 0) return;
     this.mcpConfigs = configs;
     this.mcp = new McpServers(configs, {
-      onError: (server, error) => this.logger.warn({ server, err: error }, 'MCP server not connected; retrying (its tools stay listed, calls fail meanwhile)'),
+      onError: (server, error) =>
+        this.logger.warn({ server, err: error }, 'MCP server not connected; retrying (its tools stay listed, calls fail meanwhile)'),
       onChange: (server, state) => this.mcpChanged(server, state),
     });
     await this.mcp.start();
@@ -83,14 +84,18 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
   }
 
   async create(ref: SessionRef, runId: string, epoch: number, spec: CellSpec): Promise<RunToolHost> {
-    const catalog = new SessionToolCatalog(
-      this.mcp?.listTools() ?? [],
-      await this.clientTools.get(ref),
-      this.mcpServers(),
-      ref.tenant,
-    );
+    const catalog = new SessionToolCatalog(this.mcp?.listTools() ?? [], await this.clientTools.get(ref), this.mcpServers(), ref.tenant);
     return new RunToolHost(
-      { ref, runId, epoch, limits: spec.limits, shell: spec.shell, agentId: spec.agentId, awaitResults: spec.awaitResults, restartSafe: spec.restartSafe },
+      {
+        ref,
+        runId,
+        epoch,
+        limits: spec.limits,
+        shell: spec.shell,
+        agentId: spec.agentId,
+        awaitResults: spec.awaitResults,
+        restartSafe: spec.restartSafe,
+      },
       catalog,
       {
         log: this.log,
@@ -118,7 +123,9 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
       this.logger.info({ server, state }, `MCP server ${state}`);
     }
     if (!this.mcpStarted) return;
-    this.publishing = this.publishing.then(() => this.publishMcp()).catch((error: unknown) => this.logger.warn({ err: error }, 'MCP catalog not republished'));
+    this.publishing = this.publishing
+      .then(() => this.publishMcp())
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'MCP catalog not republished'));
   }
 
   /** Publishes the MCP catalog for the API when it differs from what this worker last published. */

@@ -3,7 +3,13 @@ import { makeHostId, type ToolDefinition } from '../catalog-entry';
 import type { JsonSchema } from '../json-schema';
 
 /** Test fixtures shaped like OpenClaw's core tools; the real definitions live in libs/tools. */
-function core(toolName: string, description: string, inputSchema: JsonSchema, replaySafe: boolean, outputSchema?: JsonSchema): ToolDefinition {
+function core(
+  toolName: string,
+  description: string,
+  inputSchema: JsonSchema,
+  replaySafe: boolean,
+  outputSchema?: JsonSchema,
+): ToolDefinition {
   return {
     hostId: makeHostId('openclaw', 'core', toolName),
     toolName,
@@ -36,12 +42,7 @@ export const CORE_TOOLS: ToolDefinition[] = [
       additionalProperties: false,
     },
   ),
-  core(
-    'ls',
-    'List directory contents.',
-    { type: 'object', properties: { path: { type: 'string' }, limit: { type: 'number' } } },
-    true,
-  ),
+  core('ls', 'List directory contents.', { type: 'object', properties: { path: { type: 'string' }, limit: { type: 'number' } } }, true),
   core(
     'find',
     'Find files by glob pattern.',

@@ -21,7 +21,16 @@ describe('parseCli', () => {
     const cmd = parse(['--url', 'http://x:1', 'exec', '-', '-s', 's1', '--no-wait', '--key', 'k2', '--title', 'T', '--json'], {
       CODEMODE_URL: 'http://ignored',
     });
-    expect(cmd).toMatchObject({ kind: 'exec', source: '-', sessionId: 's1', follow: false, url: 'http://x:1', apiKey: 'k2', title: 'T', json: true });
+    expect(cmd).toMatchObject({
+      kind: 'exec',
+      source: '-',
+      sessionId: 's1',
+      follow: false,
+      url: 'http://x:1',
+      apiKey: 'k2',
+      title: 'T',
+      json: true,
+    });
     expect(parse(['exec', '-'])).toMatchObject({ title: 'stdin', url: DEFAULT_URL, apiKey: undefined });
   });
 

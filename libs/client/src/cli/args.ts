@@ -100,8 +100,12 @@ export function parseCli(argv: string[], env: CliEnv): CliCommand {
 
   const terminator = tokens.find((t) => t.kind === 'option-terminator')?.index;
   // Positionals after `--` are the shell command; they are never command names or arguments.
-  const before = tokens.filter((t) => t.kind === 'positional' && (terminator === undefined || t.index < terminator)).map((t) => (t as { value: string }).value);
-  const after = tokens.filter((t) => t.kind === 'positional' && terminator !== undefined && t.index > terminator).map((t) => (t as { value: string }).value);
+  const before = tokens
+    .filter((t) => t.kind === 'positional' && (terminator === undefined || t.index < terminator))
+    .map((t) => (t as { value: string }).value);
+  const after = tokens
+    .filter((t) => t.kind === 'positional' && terminator !== undefined && t.index > terminator)
+    .map((t) => (t as { value: string }).value);
   const [name, ...args] = before;
   if (!isCommand(name)) throw new UsageError(`unknown command "${name}".`);
   for (const token of tokens) {
@@ -126,7 +130,14 @@ export function parseCli(argv: string[], env: CliEnv): CliCommand {
     }
     case 'events': {
       const [sid] = exactly(args, ['sid'], name);
-      return { ...global, kind: 'events', sessionId: sid, follow: values.follow ?? false, after: values.after, until: eventType(values.until) };
+      return {
+        ...global,
+        kind: 'events',
+        sessionId: sid,
+        follow: values.follow ?? false,
+        after: values.after,
+        until: eventType(values.until),
+      };
     }
     case 'shell': {
       const [sid] = exactly(args, ['sid'], name);
@@ -151,7 +162,9 @@ export function parseCli(argv: string[], env: CliEnv): CliCommand {
         const [sid] = exactly(rest, ['sid'], 'tools get');
         return { ...global, kind: 'tools-get', sessionId: sid };
       }
-      throw new UsageError(action === undefined ? 'tools needs an action: put or get.' : `unknown tools action "${action}"; use put or get.`);
+      throw new UsageError(
+        action === undefined ? 'tools needs an action: put or get.' : `unknown tools action "${action}"; use put or get.`,
+      );
     }
   }
 }
@@ -166,13 +179,15 @@ function isCommand(name: string | undefined): name is CommandName {
 
 function exactly(args: string[], names: string[], command: string): string[] {
   if (args.length < names.length) throw new UsageError(`${command} needs <${names[args.length]}>.`);
-  if (args.length > names.length) throw new UsageError(`${command} takes ${names.map((n) => `<${n}>`).join(' ')}; unexpected "${args[names.length]}".`);
+  if (args.length > names.length)
+    throw new UsageError(`${command} takes ${names.map((n) => `<${n}>`).join(' ')}; unexpected "${args[names.length]}".`);
   return args;
 }
 
 function eventType(value: string | undefined): EventType | undefined {
   if (value === undefined) return undefined;
-  if (!(EVENT_TYPES as readonly string[]).includes(value)) throw new UsageError(`--until must be an event type: ${EVENT_TYPES.join(', ')}.`);
+  if (!(EVENT_TYPES as readonly string[]).includes(value))
+    throw new UsageError(`--until must be an event type: ${EVENT_TYPES.join(', ')}.`);
   return value as EventType;
 }
 

@@ -13,7 +13,14 @@ const telemetry = {
   counterScope: 'run',
   visibleTools: ['exec', 'wait'] as ['exec', 'wait'],
 };
-const waiting: CodeModeResult = { status: 'waiting', runId: 'cm_1', reason: 'yield', replaySafe: false, telemetry, output: [{ type: 'text', text: 'one' }] };
+const waiting: CodeModeResult = {
+  status: 'waiting',
+  runId: 'cm_1',
+  reason: 'yield',
+  replaySafe: false,
+  telemetry,
+  output: [{ type: 'text', text: 'one' }],
+};
 const waitingAgain: CodeModeResult = { status: 'waiting', runId: 'cm_1', reason: 'yield', replaySafe: false, telemetry };
 const done: CodeModeResult = { status: 'completed', value: 42, replaySafe: false, telemetry, output: [{ type: 'text', text: 'two' }] };
 
@@ -56,7 +63,12 @@ describe('runCli (client stubbed)', () => {
     expect(wait).not.toHaveBeenCalled();
     const json = fakeIo();
     expect(await runCli(['exec', '-', '--json'], {}, json)).toBe(0);
-    expect(json.out.trim().split('\n').map((line) => (JSON.parse(line) as CodeModeResult).status)).toEqual(['waiting', 'completed']);
+    expect(
+      json.out
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as CodeModeResult).status),
+    ).toEqual(['waiting', 'completed']);
   });
 
   it('exits 1 on a failed cell, an unreadable file, or a thrown client error', async () => {

@@ -43,7 +43,9 @@ describe('exit codes', () => {
   });
 
   it('words connection failures with the URL and the socket-level reason', () => {
-    const fetchError = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3000'), { code: 'ECONNREFUSED' }) });
+    const fetchError = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3000'), { code: 'ECONNREFUSED' }),
+    });
     const error = CodeModeConnectionError.from('http://127.0.0.1:3000', fetchError) as Error;
     expect(error.message).toBe('cannot reach the Code Mode API at http://127.0.0.1:3000: connect ECONNREFUSED 127.0.0.1:3000');
     const abort = new DOMException('aborted', 'AbortError');

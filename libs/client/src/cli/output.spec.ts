@@ -69,7 +69,10 @@ describe('output rendering', () => {
       stdout: 'hi\n',
       stderr: '',
     });
-    expect(renderShell({ text: 'cannot be detached', details: { status: 'failed' } })).toEqual({ stdout: '', stderr: 'error: cannot be detached\n' });
+    expect(renderShell({ text: 'cannot be detached', details: { status: 'failed' } })).toEqual({
+      stdout: '',
+      stderr: 'error: cannot be detached\n',
+    });
   });
 
   it('lists tools one a line and prints JSON compactly', () => {

@@ -16,11 +16,7 @@ export interface SessionRecord extends SessionSettings {
 }
 
 /** Reads the session hash (+ XLEN, LLEN) into a SessionRecord; null when the hash is missing. */
-export function sessionFromHash(
-  hash: Record<string, string>,
-  events: number,
-  transcriptEntries: number,
-): SessionRecord | null {
+export function sessionFromHash(hash: Record<string, string>, events: number, transcriptEntries: number): SessionRecord | null {
   if (!hash.createdAt) return null;
   return {
     agentId: hash.agentId ?? null,

@@ -309,7 +309,8 @@ export class CellRun implements VmHostSink {
   clock(): number {
     if (this.replaying) {
       const recorded = this.recordedClock[this.clockReads];
-      if (recorded === undefined) return this.divergeInCall(`the replay read the clock more often than the recorded run (${this.recordedClock.length} times)`);
+      if (recorded === undefined)
+        return this.divergeInCall(`the replay read the clock more often than the recorded run (${this.recordedClock.length} times)`);
       this.clockReads += 1;
       return recorded;
     }
@@ -350,7 +351,10 @@ export class CellRun implements VmHostSink {
     if (this.admission) return this.fail({ code: 'invalid_input', phase: 'guest', error: this.admission });
     const state = this.vm.promiseState();
     if (state === 'rejected') return this.failGuest(this.vm.readRejection());
-    if (this.ledger.size === 0) return state === 'pending' ? this.fail({ code: 'internal_error', phase: 'guest', error: PENDING_WITHOUT_HOST_WORK_MESSAGE }) : this.complete();
+    if (this.ledger.size === 0)
+      return state === 'pending'
+        ? this.fail({ code: 'internal_error', phase: 'guest', error: PENDING_WITHOUT_HOST_WORK_MESSAGE })
+        : this.complete();
     if (this.queue.length > 0 || this.awaitResults) return undefined;
     if (this.ledger.onlyYields()) return this.park('yield');
     if (this.ledger.onlyParkable()) return this.park('pending_tools');
@@ -430,7 +434,13 @@ export class CellRun implements VmHostSink {
     // fails the cell (sticky: catching the error does not help). A replay re-makes calls the live
     // run admitted, so it is not checked again.
     const maxInFlight = this.cell.limits.maxPendingToolCalls;
-    if (!this.admission && !this.replaying && method !== 'yield' && this.ledger.inFlight >= maxInFlight && this.ledger.queuedCount >= MAX_QUEUED_BRIDGE_REQUESTS) {
+    if (
+      !this.admission &&
+      !this.replaying &&
+      method !== 'yield' &&
+      this.ledger.inFlight >= maxInFlight &&
+      this.ledger.queuedCount >= MAX_QUEUED_BRIDGE_REQUESTS
+    ) {
       this.admission = bridgeQueueLimitMessage(maxInFlight);
     }
     if (this.admission) throw new BridgeProtocolError(this.admission);
@@ -439,7 +449,8 @@ export class CellRun implements VmHostSink {
     if (this.replaying) {
       const recorded = this.replaying.calls[this.replaying.made];
       if (!recorded) return this.divergeInCall(`the replay called ${id} beyond the calls recorded for its leg`);
-      if (recorded[0] !== id || recorded[1] !== argsJson) return this.divergeInCall(`the replay called ${id} where the log records ${recorded[0]} with other arguments`);
+      if (recorded[0] !== id || recorded[1] !== argsJson)
+        return this.divergeInCall(`the replay called ${id} where the log records ${recorded[0]} with other arguments`);
       this.replaying.made += 1;
       return id;
     }
@@ -447,7 +458,8 @@ export class CellRun implements VmHostSink {
     const recorded = this.cell.replay?.tail[id];
     if (recorded && method === 'callValue') {
       // Made before the worker died and settled in the log: its recorded outcome, not a second call.
-      if (!sameCall(argsJson, recorded.tool, recorded.inputJson)) return this.divergeInCall(`${id} calls a tool or input other than the log records (${recorded.tool})`);
+      if (!sameCall(argsJson, recorded.tool, recorded.inputJson))
+        return this.divergeInCall(`${id} calls a tool or input other than the log records (${recorded.tool})`);
       this.ledger.answer(id);
       this.dispatched = true;
       this.queue.push({ id, ok: recorded.ok, payload: recorded.payload });

@@ -1,4 +1,13 @@
-import type { BridgeMethod, CodeModeErrorCode, CodeModeOutput, FailurePhase, GuestCatalog, LegJournal, Limits, ReplayPlan } from '@codemode/contracts';
+import type {
+  BridgeMethod,
+  CodeModeErrorCode,
+  CodeModeOutput,
+  FailurePhase,
+  GuestCatalog,
+  LegJournal,
+  Limits,
+  ReplayPlan,
+} from '@codemode/contracts';
 
 /** One cell to run: the body of an async function, sloppy mode, `this === globalThis`. */
 export interface CellRunRequest {

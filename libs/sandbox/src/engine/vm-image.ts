@@ -1,11 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import {
-  Lifetime,
-  QuickJSRuntime,
-  type QuickJSContext,
-  type QuickJSHandle,
-  type VmFunctionImplementation,
-} from 'quickjs-emscripten-core';
+import { Lifetime, QuickJSRuntime, type QuickJSContext, type QuickJSHandle, type VmFunctionImplementation } from 'quickjs-emscripten-core';
 import { VmImageError } from '../errors';
 import { nonZeroPages, SCAN_PAGE_BYTES, WASM_PAGE_BYTES, type WasmInstance, type WasmLoader } from './wasm-loader';
 
@@ -105,7 +99,11 @@ export function capture(parts: VmParts, loader: WasmLoader): VmImage {
   }
   const hostRefIds = [...runtime.hostRefs.groups.values()].flatMap((group) => [...group.keys()]).sort((a, b) => a - b);
   // put() hands out ids from INT32_MIN upwards: a restore reproduces them only when they are contiguous.
-  if (runtime.hostRefs.freelist.length > 0 || hostRefIds.some((id, index) => id !== INT32_MIN + index) || runtime.hostRefs.nextId !== INT32_MIN + hostRefIds.length) {
+  if (
+    runtime.hostRefs.freelist.length > 0 ||
+    hostRefIds.some((id, index) => id !== INT32_MIN + index) ||
+    runtime.hostRefs.nextId !== INT32_MIN + hostRefIds.length
+  ) {
     throw new VmImageError('cannot capture a VM image: host functions were freed, their ids would not line up');
   }
   const contextPointer = context.ctx.value;
@@ -149,7 +147,9 @@ export function capture(parts: VmParts, loader: WasmLoader): VmImage {
  */
 export async function restore(loader: WasmLoader, image: VmImage, maxBytes: number, hostFunctions: HostFunctionFactory): Promise<VmParts> {
   if (image.wasmHash !== loader.wasmHash) {
-    throw new VmImageError(`cannot restore a VM image of wasm ${image.wasmHash.slice(0, 12)} into wasm ${loader.wasmHash.slice(0, 12)}: not the same binary`);
+    throw new VmImageError(
+      `cannot restore a VM image of wasm ${image.wasmHash.slice(0, 12)} into wasm ${loader.wasmHash.slice(0, 12)}: not the same binary`,
+    );
   }
   if (image.memoryPages * WASM_PAGE_BYTES > loader.maxBytesFor(maxBytes)) {
     throw new VmImageError(`cannot restore a VM image of ${image.memoryPages * WASM_PAGE_BYTES} bytes under a ${maxBytes}-byte memory cap`);
@@ -168,7 +168,12 @@ export async function restore(loader: WasmLoader, image: VmImage, maxBytes: numb
     internals.callbacks.deleteRuntime(pointer);
   });
   type RuntimeArgs = ConstructorParameters<typeof QuickJSRuntime>[0];
-  const runtime = new QuickJSRuntime({ module: internals.module, ffi: internals.ffi, callbacks: internals.callbacks, rt } as unknown as RuntimeArgs);
+  const runtime = new QuickJSRuntime({
+    module: internals.module,
+    ffi: internals.ffi,
+    callbacks: internals.callbacks,
+    rt,
+  } as unknown as RuntimeArgs);
   const context = runtime.newContext({ contextPointer: image.contextPointer as never });
   const contextInternals = context as unknown as ContextInternals;
   // The new wrapper allocated its own scratch word; the captured one is nobody's now.
@@ -181,7 +186,8 @@ export async function restore(loader: WasmLoader, image: VmImage, maxBytes: numb
   }
   functions.forEach((fn, index) => {
     const id = hostRefs.put(fn);
-    if (id !== image.hostRefIds[index]) throw new VmImageError(`cannot restore a VM image: host function ${index} got id ${id}, not ${image.hostRefIds[index]}`);
+    if (id !== image.hostRefIds[index])
+      throw new VmImageError(`cannot restore a VM image: host function ${index} got id ${id}, not ${image.hostRefIds[index]}`);
   });
   seedRandom(instance, image.contextPointer + image.randomStateOffset);
   const handles = image.handlePointers.map((pointer) => contextInternals.memory.heapValueHandle(pointer));

@@ -1,12 +1,7 @@
 import './wasm-globals';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type QuickJSSyncVariant,
-  type QuickJSWASMModule,
-} from 'quickjs-emscripten-core';
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSSyncVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core';
 import type { SandboxVariant } from './types';
 
 export const WASM_PAGE_BYTES = 64 * 1024;

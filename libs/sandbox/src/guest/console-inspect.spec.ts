@@ -23,14 +23,26 @@ describe('CONSOLE_INSPECT_SOURCE', () => {
     ['error', `"error", ["x"]`, '[error] x'],
     ['debug', `"debug", ["x"]`, '[debug] x'],
     ['nested JSON-like', `"log", [{a: 1, b: [1, "x", {c: null}], s: "q\\""}]`, '{"a":1,"b":[1,"x",{"c":null}],"s":"q\\""}'],
-    ['symbols, holes and undefined', `"log", [Symbol("s"), [1, , 3, undefined], {[Symbol("k")]: 1, u: undefined, s: Symbol("t"), b: 2n}]`, 'Symbol(s) [1,null,3,"undefined"] {"u":"undefined","s":"Symbol(t)","b":"2n"}'],
+    [
+      'symbols, holes and undefined',
+      `"log", [Symbol("s"), [1, , 3, undefined], {[Symbol("k")]: 1, u: undefined, s: Symbol("t"), b: 2n}]`,
+      'Symbol(s) [1,null,3,"undefined"] {"u":"undefined","s":"Symbol(t)","b":"2n"}',
+    ],
     ['numbers as JSON inside objects', `"log", [NaN, -0, [NaN, -0, Infinity, 1e21]]`, 'NaN -0 [null,0,null,1e+21]'],
     ['functions', `"log", [function foo() {}, () => 1, {f() {}}]`, '[Function] [Function] {"f":"[Function]"}'],
     ['errors', `"log", [new TypeError("bad"), {e: new RangeError("in")}]`, 'TypeError: bad {"e":"RangeError: in"}'],
     ['dates and regexps', `"log", [new Date(0), {d: new Date(NaN)}, /a+b/gi]`, '"1970-01-01T00:00:00.000Z" {"d":null} {}'],
     ['maps and sets as JSON does', `"log", [new Map([["k", {v: 1}]]), new Set([1, "2"])]`, '{} {}'],
-    ['promises', `"log", [Promise.resolve(1), (async () => {})(), {p: new Promise(() => {})}]`, '[Unawaited Promise: use await or Promise.all(...) before emitting or returning values.] [Unawaited Promise: use await or Promise.all(...) before emitting or returning values.] {"p":"[Unawaited Promise: use await or Promise.all(...) before emitting or returning values.]"}'],
-    ['classes and null prototypes', `"log", [new (class Foo { constructor() { this.a = 1; } })(), Object.assign(Object.create(null), {b: 2})]`, '{"a":1} {"b":2}'],
+    [
+      'promises',
+      `"log", [Promise.resolve(1), (async () => {})(), {p: new Promise(() => {})}]`,
+      '[Unawaited Promise: use await or Promise.all(...) before emitting or returning values.] [Unawaited Promise: use await or Promise.all(...) before emitting or returning values.] {"p":"[Unawaited Promise: use await or Promise.all(...) before emitting or returning values.]"}',
+    ],
+    [
+      'classes and null prototypes',
+      `"log", [new (class Foo { constructor() { this.a = 1; } })(), Object.assign(Object.create(null), {b: 2})]`,
+      '{"a":1} {"b":2}',
+    ],
     ['binary', `"log", [new Uint8Array([1, 2]), new ArrayBuffer(4), new WeakMap()]`, '{"0":1,"1":2} {} {}'],
   ])('formats %s', (_name, call, expected) => {
     expect(realm().run(call)).toBe(expected);
@@ -63,7 +75,9 @@ describe('CONSOLE_INSPECT_SOURCE', () => {
   });
 
   it('marks cycles without losing sibling repeats', () => {
-    const out = realm().run(`"log", [(() => { const shared = {v: 1}; const o = {a: shared, b: shared}; o.self = o; o.list = [o]; return o; })()]`);
+    const out = realm().run(
+      `"log", [(() => { const shared = {v: 1}; const o = {a: shared, b: shared}; o.self = o; o.list = [o]; return o; })()]`,
+    );
     expect(out).toBe('{"a":{"v":1},"b":{"v":1},"self":"[Circular]","list":["[Circular]"]}');
     expect(realm().run(`"log", [(() => { const o = {}; o.self = o; return o; })()]`)).toBe('{"self":"[Circular]"}');
   });

@@ -83,9 +83,7 @@ describe('TEXT_CODEC_SOURCE', () => {
     for (const descriptor of descriptors) {
       expect(descriptor).toMatchObject({ enumerable: false, writable: true, configurable: true });
     }
-    expect(vm.runInContext(`new TextEncoder().encoding + ' ' + new TextDecoder().encoding`, codec.context)).toBe(
-      'utf-8 utf-8',
-    );
+    expect(vm.runInContext(`new TextEncoder().encoding + ' ' + new TextDecoder().encoding`, codec.context)).toBe('utf-8 utf-8');
   });
 
   it.each(STRINGS.map((text) => [JSON.stringify(text).slice(0, 40), text]))('encodes %s like Node', (_name, text) => {
@@ -95,9 +93,7 @@ describe('TEXT_CODEC_SOURCE', () => {
   it.each(STRINGS.map((text) => [JSON.stringify(text).slice(0, 40), text]))('round-trips %s like Node', (_name, text) => {
     const bytes = Array.from(nodeEncoder.encode(text));
     expect(codec.decode(bytes)).toBe(new TextDecoder().decode(new Uint8Array(bytes)));
-    expect(codec.decode(bytes, { ignoreBOM: true })).toBe(
-      new TextDecoder('utf-8', { ignoreBOM: true }).decode(new Uint8Array(bytes)),
-    );
+    expect(codec.decode(bytes, { ignoreBOM: true })).toBe(new TextDecoder('utf-8', { ignoreBOM: true }).decode(new Uint8Array(bytes)));
   });
 
   it.each(INVALID_BYTES.map((bytes) => [bytes.map((b) => b.toString(16)).join(' '), bytes]))(

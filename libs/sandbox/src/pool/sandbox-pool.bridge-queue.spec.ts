@@ -55,12 +55,14 @@ describe('SandboxPool: the bridge queue (SPEC §3)', () => {
     const { host } = countingHost();
     const fits = 'return (await Promise.all(Array.from({ length: 132 }, (_, i) => echo(i)))).length';
     expect(valueOf(await pool.run({ ...cell(fits, { maxPendingToolCalls: 4 }), catalog: TOOLS }, host))).toBe('132');
-    const over = 'const all = []; for (let i = 0; i < 200; i++) { try { all.push(echo(i)); } catch (e) {} } await Promise.all(all); return "done"';
+    const over =
+      'const all = []; for (let i = 0; i < 200; i++) { try { all.push(echo(i)); } catch (e) {} } await Promise.all(all); return "done"';
     const outcome = failure(await pool.run({ ...cell(over, { maxPendingToolCalls: 4 }), catalog: TOOLS }, host));
     expect(outcome).toEqual({
       code: 'invalid_input',
       phase: 'guest',
-      error: 'code mode bridge queue limit exceeded (128 ordinary requests queued; 4 in-flight slots). Await smaller batches before creating more tool calls or timers.',
+      error:
+        'code mode bridge queue limit exceeded (128 ordinary requests queued; 4 in-flight slots). Await smaller batches before creating more tool calls or timers.',
     });
     expect(bridgeQueueLimitMessage(4)).toBe(outcome.error);
   });
@@ -91,7 +93,12 @@ describe('SandboxPool: the bridge queue (SPEC §3)', () => {
     const parked = waiting(await pool.run(request, host));
     expect(performance.now() - started).toBeLessThan(1000);
     expect(parked.reason).toBe('pending_tools');
-    expect(parked.pending.map((call) => call.id)).toEqual(['bridge:callValue:1', 'bridge:callValue:2', 'bridge:callValue:3', 'bridge:callValue:4']);
+    expect(parked.pending.map((call) => call.id)).toEqual([
+      'bridge:callValue:1',
+      'bridge:callValue:2',
+      'bridge:callValue:3',
+      'bridge:callValue:4',
+    ]);
     // Only the two in flight were dispatched; the queued ones cannot be answered yet.
     expect(made.map((call) => call.id)).toEqual(['bridge:callValue:1', 'bridge:callValue:2']);
     expect(pool.awaitsPlatform(request.runId, 'bridge:callValue:3')).toBe(false);
@@ -125,7 +132,13 @@ describe('SandboxPool: the bridge queue (SPEC §3)', () => {
     pool.discard(request.runId);
 
     const replay = countingHost();
-    const rebuilt = { ...cell(code, { maxPendingToolCalls: 2 }), catalog: TOOLS, restartSafe: true, seed: [1, 2, 3, 4], replay: buildReplayPlan(journals, live.record) };
+    const rebuilt = {
+      ...cell(code, { maxPendingToolCalls: 2 }),
+      catalog: TOOLS,
+      restartSafe: true,
+      seed: [1, 2, 3, 4],
+      replay: buildReplayPlan(journals, live.record),
+    };
     expect(valueOf(await pool.run(rebuilt, replay.host))).toBe('[1,2,3,4,5,6,7,8,9,10]');
     expect(replay.made).toEqual([]);
   });
@@ -133,7 +146,12 @@ describe('SandboxPool: the bridge queue (SPEC §3)', () => {
   it('replays a run that parked with calls still queued and answers or re-makes them in order', async () => {
     const code = 'const r = await Promise.all([echo(1), client(2), client(3), echo(4)]); return r';
     const live = countingHost();
-    const request = { ...cell(code, { maxPendingToolCalls: 2, timeoutMs: 3000 }), catalog: testCatalog(['echo', 'client'], { replaySafe: ['echo', 'client'] }), restartSafe: true, seed: [4, 3, 2, 1] };
+    const request = {
+      ...cell(code, { maxPendingToolCalls: 2, timeoutMs: 3000 }),
+      catalog: testCatalog(['echo', 'client'], { replaySafe: ['echo', 'client'] }),
+      restartSafe: true,
+      seed: [4, 3, 2, 1],
+    };
     const parked = waiting(await pool.run(request, live.host));
     expect(parked.pending.map((call) => call.id)).toEqual(['bridge:callValue:2', 'bridge:callValue:3', 'bridge:callValue:4']);
     expect(parked.journal?.open).toEqual(['bridge:callValue:2', 'bridge:callValue:3', 'bridge:callValue:4']);

@@ -60,7 +60,9 @@ describe('SandboxPool: OpenClaw fidelity of the guest API', () => {
   });
 
   it('tells the model to await a logged promise', async () => {
-    const outcome = await pool.run(cell('console.log(Promise.resolve(1)); console.log({ p: new Promise(() => {}) }); text(Promise.resolve(2)); return 1'));
+    const outcome = await pool.run(
+      cell('console.log(Promise.resolve(1)); console.log({ p: new Promise(() => {}) }); text(Promise.resolve(2)); return 1'),
+    );
     expect(outcome.output).toEqual([
       { type: 'text', text: UNAWAITED_PROMISE_TEXT },
       { type: 'text', text: `{"p":"${UNAWAITED_PROMISE_TEXT}"}` },

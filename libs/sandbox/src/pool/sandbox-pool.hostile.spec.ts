@@ -51,7 +51,11 @@ describe('SandboxPool: hostile cells', () => {
   it.each([
     ['unbounded recursion', 'function r() { return r() + 1 } return r()', 'RangeError: Maximum call stack size exceeded'],
     ['deep JSON.parse', 'return JSON.parse("[".repeat(1e6))', 'SyntaxError: stack overflow'],
-    ['self-referential toString', 'const o = {}; o.toString = () => String(o); return String(o)', 'RangeError: Maximum call stack size exceeded'],
+    [
+      'self-referential toString',
+      'const o = {}; o.toString = () => String(o); return String(o)',
+      'RangeError: Maximum call stack size exceeded',
+    ],
     ['deeply nested source', 'return eval("(".repeat(1e5) + "1" + ")".repeat(1e5))', 'SyntaxError: stack overflow'],
   ])('fails %s as a stack overflow', async (_name, code, header) => {
     const outcome = failure(await pool.run(cell(code)));
@@ -61,7 +65,10 @@ describe('SandboxPool: hostile cells', () => {
   });
 
   it.each([
-    ['an async function that catches its interrupt and re-queues', 'async function f() { try { while (true) {} } catch (e) {} await null; f(); } f(); await new Promise(() => {});'],
+    [
+      'an async function that catches its interrupt and re-queues',
+      'async function f() { try { while (true) {} } catch (e) {} await null; f(); } f(); await new Promise(() => {});',
+    ],
     ['a Promise.resolve().then loop', 'function g() { Promise.resolve().then(g); } g(); return 1;'],
   ])('times out %s', async (_name, code) => {
     const started = performance.now();

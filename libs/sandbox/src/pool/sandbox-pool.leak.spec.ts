@@ -7,16 +7,29 @@ describe('SandboxPool with the debug QuickJS build', () => {
     const pool = await SandboxPool.start({ threads: 1, variant: 'debug', logger: (level, msg) => logs.push(`${level}: ${msg}`) });
     try {
       expect(valueOf(await pool.run(cell('text("a"); console.log({ b: 1 }); json([1]); return { ok: true }')))).toBe('{"ok":true}');
-      expect(valueOf(await pool.run(cell('const id = setTimeout(() => {}, 50); clearTimeout(id); await new Promise((r) => setTimeout(r, 5)); return 1')))).toBe('1');
+      expect(
+        valueOf(
+          await pool.run(
+            cell('const id = setTimeout(() => {}, 50); clearTimeout(id); await new Promise((r) => setTimeout(r, 5)); return 1'),
+          ),
+        ),
+      ).toBe('1');
       expect((await pool.run(cell('throw new Error("x")'))).status).toBe('failed');
       expect((await pool.run(cell('const o = {}; o.o = o; return o'))).status).toBe('failed');
       expect((await pool.run(cell('await new Promise(() => {})'))).status).toBe('failed');
       expect((await pool.run(cell('setTimeout(() => { throw new Error("t") }, 1)'))).status).toBe('failed');
       expect(valueOf(await pool.run(cell('return 2')))).toBe('2');
       const host = { dispatch: (call: { args: unknown }) => Promise.resolve(call.args) };
-      const withCatalog = { ...cell('const [h] = catalog.all(); return [h, (await h(1)).input, typeof MCP]'), catalog: testCatalog(['echo']) };
+      const withCatalog = {
+        ...cell('const [h] = catalog.all(); return [h, (await h(1)).input, typeof MCP]'),
+        catalog: testCatalog(['echo']),
+      };
       expect(valueOf(await pool.run(withCatalog, host))).toContain('"callableName":"echo"');
-      const refused = { ...cell('try { await echo(1) } catch {} for (;;) {}', { timeoutMs: 2000 }), catalog: testCatalog(['echo']), restartSafe: true };
+      const refused = {
+        ...cell('try { await echo(1) } catch {} for (;;) {}', { timeoutMs: 2000 }),
+        catalog: testCatalog(['echo']),
+        restartSafe: true,
+      };
       expect((await pool.run(refused, host)).status).toBe('failed');
       const resumed = cell('await yield_control(); return 3');
       expect((await pool.run(resumed)).status).toBe('waiting');

@@ -64,7 +64,13 @@ describe('SandboxPool: replay of restartSafe runs', () => {
   it('rebuilds a parked run exactly: same clock, random values and tool results, no call made twice', async () => {
     const live = { ...cell(CODE), catalog: TOOLS, restartSafe: true, seed: SEED };
     const { journals, record, made, host } = await recordTwoLegs(live);
-    expect(made.map((call) => call.id)).toEqual(['bridge:callValue:1', 'bridge:callValue:2', 'bridge:callValue:3', 'bridge:search:1', 'bridge:callValue:4']);
+    expect(made.map((call) => call.id)).toEqual([
+      'bridge:callValue:1',
+      'bridge:callValue:2',
+      'bridge:callValue:3',
+      'bridge:search:1',
+      'bridge:callValue:4',
+    ]);
     expect(journals[0].clock).toHaveLength(2);
     expect(journals[1].clock).toHaveLength(1);
     const recordAtPark = new Map(record);
@@ -91,7 +97,10 @@ describe('SandboxPool: replay of restartSafe runs', () => {
     pool.discard(live.runId);
     const changed = CODE.replace('echo({ n: 3 })', 'echo({ n: 33 })');
     const replayMade: BridgeCall[] = [];
-    const outcome = await pool.run({ ...cell(changed), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan(journals, record) }, recordingHost(new Map(), replayMade));
+    const outcome = await pool.run(
+      { ...cell(changed), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan(journals, record) },
+      recordingHost(new Map(), replayMade),
+    );
     expect(failure(outcome)).toEqual({
       code: 'internal_error',
       phase: 'host',
@@ -109,10 +118,18 @@ describe('SandboxPool: replay of restartSafe runs', () => {
     const second = journalOf(await pool.resume(live.runId, { timeoutMs: 2000 }, host));
     pool.discard(live.runId);
     const plan = buildReplayPlan([first, second], record);
-    const same = await pool.run({ ...cell(code), catalog: TOOLS, restartSafe: true, seed: SEED, replay: plan }, recordingHost(new Map(), []));
-    const other = await pool.run({ ...cell(code), catalog: TOOLS, restartSafe: true, seed: [9, 9, 9, 9], replay: plan }, recordingHost(new Map(), []));
+    const same = await pool.run(
+      { ...cell(code), catalog: TOOLS, restartSafe: true, seed: SEED, replay: plan },
+      recordingHost(new Map(), []),
+    );
+    const other = await pool.run(
+      { ...cell(code), catalog: TOOLS, restartSafe: true, seed: [9, 9, 9, 9], replay: plan },
+      recordingHost(new Map(), []),
+    );
     expect(Number(valueOf(same))).toBeGreaterThanOrEqual(0);
-    expect(failure(other).error).toMatch(/^code mode replay diverged from the recorded run: the replay called bridge:callValue:1 where the log records/);
+    expect(failure(other).error).toMatch(
+      /^code mode replay diverged from the recorded run: the replay called bridge:callValue:1 where the log records/,
+    );
   });
 
   it('gives seeded runs the same Math.random sequence and unseeded ones their own', async () => {
@@ -131,7 +148,10 @@ describe('SandboxPool: replay of restartSafe runs', () => {
       ['bridge:callValue:1', { tool: 'echo', inputJson: '{"n":1}', outcome: { ok: true, payload: '{"echoed":"from the log"}' } }],
     ]);
     const made: BridgeCall[] = [];
-    const outcome = await pool.run({ ...cell(code), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan([], record) }, recordingHost(new Map(), made));
+    const outcome = await pool.run(
+      { ...cell(code), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan([], record) },
+      recordingHost(new Map(), made),
+    );
     expect(JSON.parse(valueOf(outcome))).toEqual([{ echoed: 'from the log' }, { echoed: { n: 2 } }]);
     expect(made.map((call) => call.id)).toEqual(['bridge:callValue:2']);
   });
@@ -145,7 +165,13 @@ describe('SandboxPool: replay of restartSafe runs', () => {
     expect(parked.journal?.open).toEqual(['bridge:sleep:1']);
     pool.discard(live.runId);
     const made: BridgeCall[] = [];
-    const replayed = { ...cell(code, { timeoutMs: 2000 }), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan([parked.journal!], record) };
+    const replayed = {
+      ...cell(code, { timeoutMs: 2000 }),
+      catalog: TOOLS,
+      restartSafe: true,
+      seed: SEED,
+      replay: buildReplayPlan([parked.journal!], record),
+    };
     expect(JSON.parse(valueOf(await pool.run(replayed, recordingHost(new Map(), made))))).toEqual({ echoed: { n: 1 } });
     expect(made).toEqual([]);
   });
@@ -161,8 +187,17 @@ describe('SandboxPool: replay of restartSafe runs', () => {
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(record.get('bridge:callValue:1')?.outcome).toEqual({ ok: true, payload: '{"echoed":{"n":2}}' });
     const made: BridgeCall[] = [];
-    const replayed = { ...cell(code, { timeoutMs: 2000 }), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan([parked.journal!], record) };
-    expect(JSON.parse(valueOf(await pool.run(replayed, recordingHost(new Map(), made))))).toEqual([{ echoed: { n: 1 } }, { echoed: { n: 2 } }]);
+    const replayed = {
+      ...cell(code, { timeoutMs: 2000 }),
+      catalog: TOOLS,
+      restartSafe: true,
+      seed: SEED,
+      replay: buildReplayPlan([parked.journal!], record),
+    };
+    expect(JSON.parse(valueOf(await pool.run(replayed, recordingHost(new Map(), made))))).toEqual([
+      { echoed: { n: 1 } },
+      { echoed: { n: 2 } },
+    ]);
     expect(made).toEqual([]);
   });
 });

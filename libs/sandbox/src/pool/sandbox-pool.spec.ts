@@ -41,11 +41,14 @@ describe('SandboxPool: cell semantics', () => {
     expect(outcome.phase).toBe('guest');
     expect(outcome.error).toBe('Error: boom\n    at f (cell.js:2:18)\n    at <anonymous> (cell.js:4:2)');
     expect(failure(await pool.run(cell('throw "plain"'))).error).toBe('plain');
-    expect(failure(await pool.run(cell('throw new TypeError("t")'))).error).toMatch(/^TypeError: t\n {4}at <anonymous> \(cell\.js:1:\d+\)$/);
+    expect(failure(await pool.run(cell('throw new TypeError("t")'))).error).toMatch(
+      /^TypeError: t\n {4}at <anonymous> \(cell\.js:1:\d+\)$/,
+    );
   });
 
   it('keeps text, json and console entries in one ordered list', async () => {
-    const code = 'text("a"); json({ b: 1 }); console.log("c", 1); console.warn("w"); console.info("i");' +
+    const code =
+      'text("a"); json({ b: 1 }); console.log("c", 1); console.warn("w"); console.info("i");' +
       ' console.error("e"); console.debug("d"); text({ e: [1] }); json(undefined); text(new Error("x"));';
     const outcome = await pool.run(cell(code));
     expect(outcome.output).toEqual([
@@ -64,19 +67,25 @@ describe('SandboxPool: cell semantics', () => {
   });
 
   it('orders timers with awaited promises and runs detached timers before completing', async () => {
-    const ordered = await pool.run(cell(
-      'const o = []; setTimeout(() => o.push("t2"), 20); setTimeout((a, b) => o.push(a + b), 5, "t", 1);' +
-        ' await Promise.resolve(); o.push("micro"); await new Promise((r) => setTimeout(r, 40)); o.push("after"); return o;',
-    ));
+    const ordered = await pool.run(
+      cell(
+        'const o = []; setTimeout(() => o.push("t2"), 20); setTimeout((a, b) => o.push(a + b), 5, "t", 1);' +
+          ' await Promise.resolve(); o.push("micro"); await new Promise((r) => setTimeout(r, 40)); o.push("after"); return o;',
+      ),
+    );
     expect(valueOf(ordered)).toBe('["micro","t1","t2","after"]');
     expect(ordered.bridgeDispatchStarted).toBe(true);
     const detached = await pool.run(cell('setTimeout(() => text("late"), 30); text("early"); return 1'));
     expect(valueOf(detached)).toBe('1');
-    expect(detached.output).toEqual([{ type: 'text', text: 'early' }, { type: 'text', text: 'late' }]);
+    expect(detached.output).toEqual([
+      { type: 'text', text: 'early' },
+      { type: 'text', text: 'late' },
+    ]);
   });
 
   it('clearTimeout prevents the callback; bad delays throw the SPEC message', async () => {
-    const cleared = 'const o = []; const id = setTimeout(() => o.push("no"), 5); clearTimeout(id);' +
+    const cleared =
+      'const o = []; const id = setTimeout(() => o.push("no"), 5); clearTimeout(id);' +
       ' await new Promise((r) => setTimeout(r, 30)); return o';
     expect(valueOf(await pool.run(cell(cleared)))).toBe('[]');
     for (const delay of ['-1', 'NaN', 'Infinity', '"10"']) {
@@ -87,9 +96,7 @@ describe('SandboxPool: cell semantics', () => {
   });
 
   it('fails a timer callback that throws, and a promise pending without host work', async () => {
-    expect(failure(await pool.run(cell('setTimeout(() => { throw new RangeError("late") }, 1)'))).error).toMatch(
-      /^RangeError: late\n/,
-    );
+    expect(failure(await pool.run(cell('setTimeout(() => { throw new RangeError("late") }, 1)'))).error).toMatch(/^RangeError: late\n/);
     expect(failure(await pool.run(cell('await new Promise(() => {})')))).toEqual({
       code: 'internal_error',
       phase: 'guest',
@@ -98,7 +105,8 @@ describe('SandboxPool: cell semantics', () => {
   });
 
   it('queues timers beyond maxPendingToolCalls and fails only past 128 queued', async () => {
-    const queued = 'const fired = []; for (let i = 0; i < 10; i++) setTimeout(() => fired.push(i), 5); await new Promise((r) => setTimeout(r, 20)); return fired';
+    const queued =
+      'const fired = []; for (let i = 0; i < 10; i++) setTimeout(() => fired.push(i), 5); await new Promise((r) => setTimeout(r, 20)); return fired';
     expect(valueOf(await pool.run(cell(queued, { maxPendingToolCalls: 2 })))).toBe('[0,1,2,3,4,5,6,7,8,9]');
     const outcome = failure(await pool.run(cell('for (let i = 0; i < 131; i++) setTimeout(() => {}, 5)', { maxPendingToolCalls: 2 })));
     expect(outcome).toEqual({ code: 'invalid_input', phase: 'guest', error: bridgeQueueLimitMessage(2) });
@@ -114,7 +122,8 @@ describe('SandboxPool: cell semantics', () => {
   });
 
   it('cannot be forged by replacing then, toJSON or JSON.stringify', async () => {
-    const code = 'Promise.prototype.then = function () { return "forged" };' +
+    const code =
+      'Promise.prototype.then = function () { return "forged" };' +
       ' Object.prototype.toJSON = function () { return "forged" }; JSON.stringify = () => "\\"forged\\"";' +
       ' JSON.parse = () => "forged"; text(1); await null; return 5';
     const outcome = await pool.run(cell(code));

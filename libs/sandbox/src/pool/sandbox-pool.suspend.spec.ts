@@ -47,7 +47,8 @@ describe('SandboxPool: suspension', () => {
   });
 
   it('drains sequential awaited timers and tool calls in one run', async () => {
-    const code = 'let n = 0; for (let i = 0; i < 30; i++) { await new Promise((r) => setTimeout(r, 1)); n += (await echo(i)).input; } return n';
+    const code =
+      'let n = 0; for (let i = 0; i < 30; i++) { await new Promise((r) => setTimeout(r, 1)); n += (await echo(i)).input; } return n';
     expect(valueOf(await pool.run({ ...cell(code), catalog: TOOLS }, testHost()))).toBe(String((29 * 30) / 2));
   });
 
@@ -80,13 +81,20 @@ describe('SandboxPool: suspension', () => {
   });
 
   it('queues calls beyond maxPendingToolCalls instead of failing', async () => {
-    const outcome = await pool.run({ ...cell('return (await Promise.all([1, 2, 3].map((i) => slow(i)))).map((r) => r.input)', { maxPendingToolCalls: 2 }), catalog: TOOLS }, testHost());
+    const outcome = await pool.run(
+      {
+        ...cell('return (await Promise.all([1, 2, 3].map((i) => slow(i)))).map((r) => r.input)', { maxPendingToolCalls: 2 }),
+        catalog: TOOLS,
+      },
+      testHost(),
+    );
     expect(valueOf(outcome)).toBe('[1,2,3]');
   });
 
   it('returns output incrementally across resumes and keeps the console cap per run', async () => {
     // Each entry is ~4 KiB of console (8 × 500 units); the run-wide cap (16384) is hit in the third leg.
-    const code = 'for (let i = 0; i < 3; i++) { for (let k = 0; k < 2; k++) console.log(...Array(8).fill("x".repeat(500))); await yield_control(); } return 1';
+    const code =
+      'for (let i = 0; i < 3; i++) { for (let k = 0; k < 2; k++) console.log(...Array(8).fill("x".repeat(500))); await yield_control(); } return 1';
     const request = cell(code);
     const legs = [waiting(await pool.run(request))];
     legs.push(waiting(await pool.resume(request.runId, { timeoutMs: 1000 })));
@@ -125,11 +133,17 @@ describe('SandboxPool: suspension', () => {
   });
 
   it('parks at once on a platform-answered call; settle + resume completes with the settled value', async () => {
-    const request = { ...cell('const a = await echo(1); const b = await client({ q: 1 }); return [a.input, b]', { timeoutMs: 5000 }), catalog: TOOLS };
+    const request = {
+      ...cell('const a = await echo(1); const b = await client({ q: 1 }); return [a.input, b]', { timeoutMs: 5000 }),
+      catalog: TOOLS,
+    };
     const started = performance.now();
     const parked = waiting(await pool.run(request, testHost()));
     expect(performance.now() - started).toBeLessThan(1000);
-    expect(parked).toMatchObject({ reason: 'pending_tools', pending: [{ id: 'bridge:callValue:2', method: 'callValue', args: { tool: 'client', input: { q: 1 } } }] });
+    expect(parked).toMatchObject({
+      reason: 'pending_tools',
+      pending: [{ id: 'bridge:callValue:2', method: 'callValue', args: { tool: 'client', input: { q: 1 } } }],
+    });
     expect(() => pool.settle(request.runId, 'bridge:callValue:9', { ok: true, value: 1 })).toThrow(UnknownBridgeCallError);
     expect(() => pool.settle('nope', 'bridge:callValue:2', { ok: true, value: 1 })).toThrow(ParkedRunNotFoundError);
     pool.settle(request.runId, 'bridge:callValue:2', { ok: true, value: { answer: 42 } });
@@ -169,7 +183,9 @@ describe('SandboxPool: parked-run capacity and lost threads', () => {
   it('holds 64 parked runs (the default cap) and resumes them all', async () => {
     const pool = await SandboxPool.start({ threads: 2 });
     try {
-      const requests = Array.from({ length: 64 }, (_, i) => cell(`const o = { i: ${i}, s: "y".repeat(1000) }; await yield_control(); return o.i`));
+      const requests = Array.from({ length: 64 }, (_, i) =>
+        cell(`const o = { i: ${i}, s: "y".repeat(1000) }; await yield_control(); return o.i`),
+      );
       for (const request of requests) waiting(await pool.run(request));
       expect(pool.stats()).toMatchObject({ threads: 2, parked: 64 });
       expect(failure(await pool.run(cell('await yield_control()'))).error).toBe('too many suspended code mode runs.');

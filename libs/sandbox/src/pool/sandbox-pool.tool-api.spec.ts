@@ -38,7 +38,9 @@ function apiHost(calls: BridgeCall[]): BridgeHost {
         case 'describe':
           return { callableName: args.tool, inputSchema: { type: 'object' } };
         case 'api':
-          return args.op === 'list' ? { files: [{ path: 'results.d.ts', description: 'results' }] } : { path: args.path, content: 'x', bytes: 1 };
+          return args.op === 'list'
+            ? { files: [{ path: 'results.d.ts', description: 'results' }] }
+            : { path: args.path, content: 'x', bytes: 1 };
         case 'namespace':
           return { called: args.tool };
         case 'resultSave':
@@ -72,7 +74,11 @@ describe('SandboxPool: guest tool API', () => {
 
   async function run(code: string, options: { restartSafe?: boolean; timeoutMs?: number } = {}) {
     const calls: BridgeCall[] = [];
-    const request = { ...cell(code, options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}), catalog: CATALOG, restartSafe: options.restartSafe };
+    const request = {
+      ...cell(code, options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+      catalog: CATALOG,
+      restartSafe: options.restartSafe,
+    };
     const outcome = await pool.run(request, apiHost(calls));
     return { outcome, calls, runId: request.runId };
   }
@@ -82,7 +88,14 @@ describe('SandboxPool: guest tool API', () => {
       'const before = [typeof echo, typeof write, typeof nope]; const a = await echo({ a: 1 }); const b = await echo(); write = 7;' +
         ' return [before, a, b, write, echo.name, echo(1) instanceof Promise]',
     );
-    expect(JSON.parse(valueOf(outcome))).toEqual([['function', 'function', 'undefined'], { tool: 'echo', input: { a: 1 } }, { tool: 'echo', input: {} }, 7, 'echo', true]);
+    expect(JSON.parse(valueOf(outcome))).toEqual([
+      ['function', 'function', 'undefined'],
+      { tool: 'echo', input: { a: 1 } },
+      { tool: 'echo', input: {} },
+      7,
+      'echo',
+      true,
+    ]);
     expect(calls.map(({ id, method, args }) => ({ id, method, args }))).toEqual([
       { id: 'bridge:callValue:1', method: 'callValue', args: { tool: 'echo', input: { a: 1 } } },
       { id: 'bridge:callValue:2', method: 'callValue', args: { tool: 'echo', input: {} } },
@@ -116,11 +129,22 @@ describe('SandboxPool: guest tool API', () => {
   });
 
   it('serializes handles in the value and in json() to their metadata; describe() asks the host', async () => {
-    const { outcome, calls } = await run('const [, hidden] = await catalog.search("x"); json({ h: echo }); const d = await echo.describe(); return [hidden, { h: echo, m: MCP.srv.createIssue }, d]');
+    const { outcome, calls } = await run(
+      'const [, hidden] = await catalog.search("x"); json({ h: echo }); const d = await echo.describe(); return [hidden, { h: echo, m: MCP.srv.createIssue }, d]',
+    );
     const echoMeta = { callableName: 'echo', toolName: 'echo', description: 'the echo tool', source: 'client' };
     expect(JSON.parse(valueOf(outcome))).toEqual([
       { callableName: 'hidden', toolName: 'hidden', label: 'Hidden', description: 'the hidden tool', source: 'client' },
-      { h: echoMeta, m: { callableName: 'MCP.srv.createIssue', toolName: 'create_issue', description: 'the MCP.srv.createIssue tool', source: 'mcp', apiPath: 'mcp/srv.d.ts' } },
+      {
+        h: echoMeta,
+        m: {
+          callableName: 'MCP.srv.createIssue',
+          toolName: 'create_issue',
+          description: 'the MCP.srv.createIssue tool',
+          source: 'mcp',
+          apiPath: 'mcp/srv.d.ts',
+        },
+      },
       { callableName: 'echo', inputSchema: { type: 'object' } },
     ]);
     expect(outcome.output).toEqual([{ type: 'json', value: { h: echoMeta } }]);
@@ -137,7 +161,11 @@ describe('SandboxPool: guest tool API', () => {
         ' Object.prototype.toJSON = function () { return "forged" };' +
         ' const found = await catalog.search("x"); delete Array.prototype[0]; delete Object.prototype.toJSON; return [found.length, found[1].callableName, found[1]]',
     );
-    expect(JSON.parse(valueOf(outcome))).toEqual([2, 'hidden', { callableName: 'hidden', toolName: 'hidden', label: 'Hidden', description: 'the hidden tool', source: 'client' }]);
+    expect(JSON.parse(valueOf(outcome))).toEqual([
+      2,
+      'hidden',
+      { callableName: 'hidden', toolName: 'hidden', label: 'Hidden', description: 'the hidden tool', source: 'client' },
+    ]);
   });
 
   it('forwards API.list/read, MCP namespace calls and results', async () => {
@@ -205,7 +233,12 @@ describe('SandboxPool: guest tool API', () => {
     expect(failure(later.outcome)).toEqual({ code: 'invalid_input', phase: 'bridge', error: RESTART_SAFE_SURFACE_MESSAGE });
     expect(later.outcome.bridgeDispatchStarted).toBe(true);
     expect(later.calls.map((call) => call.args)).toEqual([{ tool: 'echo', input: 1 }]);
-    for (const code of ['await store("k", 1)', 'await load("k")', 'await results.save(1)', 'const [, h] = await catalog.search("x"); await h()']) {
+    for (const code of [
+      'await store("k", 1)',
+      'await load("k")',
+      'await results.save(1)',
+      'const [, h] = await catalog.search("x"); await h()',
+    ]) {
       expect(failure((await run(code, { restartSafe: true })).outcome).error).toBe(RESTART_SAFE_SURFACE_MESSAGE);
     }
   });
@@ -226,7 +259,9 @@ describe('SandboxPool: guest tool API', () => {
     const started = performance.now();
     const { outcome, calls, runId } = await run('return await client({ q: 1 })', { timeoutMs: 5000 });
     expect(performance.now() - started).toBeLessThan(1500);
-    expect(waiting(outcome).pending).toEqual([{ id: 'bridge:callValue:1', method: 'callValue', args: { tool: 'client', input: { q: 1 } } }]);
+    expect(waiting(outcome).pending).toEqual([
+      { id: 'bridge:callValue:1', method: 'callValue', args: { tool: 'client', input: { q: 1 } } },
+    ]);
     // The host is told of the call (to record it) but only `settle` answers it.
     expect(calls.map((call) => call.id)).toEqual(['bridge:callValue:1']);
     pool.settle(runId, 'bridge:callValue:1', { ok: true, value: 'answered' });

@@ -153,7 +153,12 @@ export class SandboxPool {
 
   /** This pool has the run: queued, running a leg, parked or being resumed. */
   holds(runId: string): boolean {
-    return this.parked.has(runId) || this.resuming.has(runId) || this.starting.has(runId) || this.queue.some((queued) => queued.request.runId === runId);
+    return (
+      this.parked.has(runId) ||
+      this.resuming.has(runId) ||
+      this.starting.has(runId) ||
+      this.queue.some((queued) => queued.request.runId === runId)
+    );
   }
 
   parkedCount(): number {
@@ -293,5 +298,13 @@ export class SandboxPool {
 }
 
 function notStarted(error: string): CellOutcome {
-  return { status: 'failed', code: 'runtime_unavailable', phase: 'host', error, output: [], consoleTruncated: false, bridgeDispatchStarted: false };
+  return {
+    status: 'failed',
+    code: 'runtime_unavailable',
+    phase: 'host',
+    error,
+    output: [],
+    consoleTruncated: false,
+    bridgeDispatchStarted: false,
+  };
 }

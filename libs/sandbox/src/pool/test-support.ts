@@ -37,7 +37,10 @@ export function toolMetadata(callableName: string, extra: Partial<HandleMetadata
 }
 
 /** A GuestCatalog with one global per name; names listed in `replaySafe` are replay-safe. */
-export function testCatalog(names: readonly string[], options: { replaySafe?: readonly string[]; mcp?: GuestCatalog['mcp'] } = {}): GuestCatalog {
+export function testCatalog(
+  names: readonly string[],
+  options: { replaySafe?: readonly string[]; mcp?: GuestCatalog['mcp'] } = {},
+): GuestCatalog {
   return {
     globals: names.map((name) => ({ metadata: toolMetadata(name), replaySafe: options.replaySafe?.includes(name) ?? false })),
     mcp: options.mcp ?? [],

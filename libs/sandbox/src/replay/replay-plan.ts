@@ -26,7 +26,12 @@ export function buildReplayPlan(journals: readonly LegJournal[], calls: Readonly
   const legs = journals.map((journal) => {
     for (const [id] of journal.settled) journaled.add(id);
     const settled = journal.settled.map(([id, ok, payload]): [string, boolean, string] => [id, ok, payload ?? recordedPayload(id, calls)]);
-    return { calls: journal.calls, settled, ...(journal.open ? { open: journal.open } : {}), ...(journal.timers ? { timers: journal.timers } : {}) };
+    return {
+      calls: journal.calls,
+      settled,
+      ...(journal.open ? { open: journal.open } : {}),
+      ...(journal.timers ? { timers: journal.timers } : {}),
+    };
   });
   const tail: ReplayPlan['tail'] = {};
   for (const [id, call] of calls) {

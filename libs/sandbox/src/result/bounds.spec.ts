@@ -7,7 +7,12 @@ describe('boundError', () => {
   it.each([
     { name: 'fits whole', error: 'short', limit: 7, expected: 'short' },
     { name: 'keeps whole lone surrogates that fit', error: '\ud800x', limit: 20, expected: '\ud800x' },
-    { name: 'replaces lone surrogates in a cut prefix', error: '\ud800'.repeat(6), limit: 30, expected: '\ufffd'.repeat(3) + ' [error truncated]' },
+    {
+      name: 'replaces lone surrogates in a cut prefix',
+      error: '\ud800'.repeat(6),
+      limit: 30,
+      expected: '\ufffd'.repeat(3) + ' [error truncated]',
+    },
     { name: 'never splits an emoji', error: '🦞'.repeat(10), limit: 2 + 18 + 7, expected: '🦞 [error truncated]' },
     { name: 'keeps the suffix when nothing else fits', error: 'x'.repeat(50), limit: 5, expected: ' [error truncated]' },
     { name: 'counts JSON escapes', error: '"'.repeat(50), limit: 2 + 18 + 9, expected: '""""' + ' [error truncated]' },

@@ -21,7 +21,11 @@ function completed(valueJson: string, output: CodeModeOutput[] = []): CellOutcom
 async function build(
   outcome: CellOutcome,
   maxOutputBytes: number,
-  extra: { priorOutputBytes?: number; restartSafe?: boolean; saveReference?: (json: string) => Promise<Record<string, unknown> | null> } = {},
+  extra: {
+    priorOutputBytes?: number;
+    restartSafe?: boolean;
+    saveReference?: (json: string) => Promise<Record<string, unknown> | null>;
+  } = {},
 ) {
   const built = await buildCellResult({
     outcome,
@@ -118,9 +122,30 @@ describe('buildCellResult', () => {
   });
 
   it.each([
-    { name: 'a string value', json: JSON.stringify('s'.repeat(5000)), restartSafe: false, saved: null, guidance: PREFIX_GUIDANCE, calls: 0 },
-    { name: 'a restart-safe cell', json: JSON.stringify(['s'.repeat(5000)]), restartSafe: true, saved: { id: 'r' }, guidance: RESTART_SAFE_GUIDANCE, calls: 0 },
-    { name: 'a full results store', json: JSON.stringify(['s'.repeat(5000)]), restartSafe: false, saved: null, guidance: PREFIX_GUIDANCE, calls: 1 },
+    {
+      name: 'a string value',
+      json: JSON.stringify('s'.repeat(5000)),
+      restartSafe: false,
+      saved: null,
+      guidance: PREFIX_GUIDANCE,
+      calls: 0,
+    },
+    {
+      name: 'a restart-safe cell',
+      json: JSON.stringify(['s'.repeat(5000)]),
+      restartSafe: true,
+      saved: { id: 'r' },
+      guidance: RESTART_SAFE_GUIDANCE,
+      calls: 0,
+    },
+    {
+      name: 'a full results store',
+      json: JSON.stringify(['s'.repeat(5000)]),
+      restartSafe: false,
+      saved: null,
+      guidance: PREFIX_GUIDANCE,
+      calls: 1,
+    },
   ])('falls back to a prefix marker for $name', async ({ json, restartSafe, saved, guidance, calls }) => {
     const saveReference = jest.fn(async () => saved);
     const { result } = await build(completed(json), 2048, { restartSafe, saveReference });

@@ -1,11 +1,4 @@
-import type {
-  CodeModeErrorCode,
-  CodeModeOutput,
-  CodeModeResult,
-  FailurePhase,
-  Limits,
-  Telemetry,
-} from '@codemode/contracts';
+import type { CodeModeErrorCode, CodeModeOutput, CodeModeResult, FailurePhase, Limits, Telemetry } from '@codemode/contracts';
 import type { TerminalCellOutcome as CellOutcome } from '../engine/types';
 import { boundError } from './bound-error';
 import { boundOutput, type BoundedOutput } from './bound-output';
@@ -71,10 +64,7 @@ type Projection = { fits: true; value: unknown } | { fits: false };
 async function projectValue(input: BuildCellResultInput, valueJson: string, limitBytes: number): Promise<Projection> {
   if (utf8Bytes(valueJson) <= limitBytes) return { fits: true, value: JSON.parse(valueJson) as unknown };
   const canReference =
-    input.saveReference !== undefined &&
-    !input.restartSafe &&
-    isContainerJson(valueJson) &&
-    limitBytes >= REFERENCE_MARKER_RESERVE;
+    input.saveReference !== undefined && !input.restartSafe && isContainerJson(valueJson) && limitBytes >= REFERENCE_MARKER_RESERVE;
   if (canReference && input.saveReference) {
     const reference = await input.saveReference(valueJson);
     if (reference) {
@@ -134,7 +124,12 @@ export function failedInputResult(error: string, telemetry: Telemetry, replaySaf
 }
 
 /** A failure the host decided rather than the cell (outage, lost worker, recovery failure). */
-export function hostFailureResult(error: string, code: CodeModeErrorCode, replaySafe: boolean, bridgeDispatchStarted = false): CodeModeResult {
+export function hostFailureResult(
+  error: string,
+  code: CodeModeErrorCode,
+  replaySafe: boolean,
+  bridgeDispatchStarted = false,
+): CodeModeResult {
   return { status: 'failed', error, code, failurePhase: 'host', bridgeDispatchStarted, replaySafe, telemetry: emptyTelemetry() };
 }
 

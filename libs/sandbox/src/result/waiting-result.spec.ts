@@ -40,7 +40,11 @@ describe('buildWaitingResult', () => {
       reason: 'pending_tools',
       output: [],
       pending: [
-        { id: 'bridge:namespace:1', method: 'namespace', args: { server: 'a', tool: 'long-op', callableName: 'MCP.a.longOp', args: [{ duration: 5 }] } },
+        {
+          id: 'bridge:namespace:1',
+          method: 'namespace',
+          args: { server: 'a', tool: 'long-op', callableName: 'MCP.a.longOp', args: [{ duration: 5 }] },
+        },
         { id: 'bridge:namespace:2', method: 'namespace', args: { server: 'b', tool: 'long-op', callableName: 'MCP.b.longOp', args: [] } },
       ],
     });
@@ -52,7 +56,14 @@ describe('buildWaitingResult', () => {
 
   it('cuts output to what is left of the run budget after earlier calls', () => {
     const output = Array.from({ length: 20 }, (_, i) => ({ type: 'text' as const, text: `line ${i} ${'x'.repeat(40)}` }));
-    const { result, outputBytes } = buildWaitingResult({ ...base, limits: { maxOutputBytes: 1200 }, priorOutputBytes: 700, reason: 'yield', output, pending: [] });
+    const { result, outputBytes } = buildWaitingResult({
+      ...base,
+      limits: { maxOutputBytes: 1200 },
+      priorOutputBytes: 700,
+      reason: 'yield',
+      output,
+      pending: [],
+    });
     expect(outputBytes).toBeLessThanOrEqual(500);
     expect(result.output?.at(-1)).toEqual({ type: 'text', text: '[output truncated]' });
     expect(result.pendingToolCalls).toBeUndefined();

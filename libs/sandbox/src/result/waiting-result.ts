@@ -46,7 +46,12 @@ function toPendingToolCall(call: UnsettledCall): PendingToolCall {
   if (call.method === 'namespace') {
     // SPEC §5: an MCP call names itself `MCP.<server>.<callable>`, with its one object argument as input.
     const first: unknown = Array.isArray(args.args) ? args.args[0] : undefined;
-    return { id: call.id, method: call.method, ...(typeof args.callableName === 'string' ? { tool: args.callableName } : {}), input: first ?? {} };
+    return {
+      id: call.id,
+      method: call.method,
+      ...(typeof args.callableName === 'string' ? { tool: args.callableName } : {}),
+      input: first ?? {},
+    };
   }
   return {
     id: call.id,

@@ -13,8 +13,7 @@ export const TITLE_REQUIRED_ERROR = 'title must be a non-empty string.';
 export const TITLE_TOO_LONG_ERROR = `title must be at most ${MAX_TITLE_CHARS} characters.`;
 export const CODE_COMMAND_MISMATCH_ERROR = 'code and command must match when both are provided.';
 export const CODE_REQUIRED_ERROR = 'code or command must be a non-empty string.';
-export const JAVASCRIPT_ONLY_ERROR =
-  'Code Mode accepts JavaScript only. Remove language and typecheck; use API.read(...) for tool types.';
+export const JAVASCRIPT_ONLY_ERROR = 'Code Mode accepts JavaScript only. Remove language and typecheck; use API.read(...) for tool types.';
 export const RESTART_SAFE_ERROR = 'restartSafe must be a boolean.';
 export const AWAIT_RESULTS_ERROR = 'awaitResults must be a boolean.';
 export const CODE_TOO_LARGE_ERROR = 'code exceeds 1 MiB.';

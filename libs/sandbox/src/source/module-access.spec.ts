@@ -64,7 +64,7 @@ const LOOK_ALIKES = [
   'x?.require(1)',
   'x . require(1)',
   '"require(\'fs\')"',
-  "'import(\"fs\")'",
+  '\'import("fs")\'',
   '`import fs from "fs"`',
   '/require\\(/.test(x)',
   '/import\\s+x/u',

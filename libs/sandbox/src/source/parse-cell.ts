@@ -23,10 +23,7 @@ export interface CellSyntaxError {
  * deep nesting overflows the stack); callers treat it as "we cannot tell" rather than as an error
  * of the model's code.
  */
-export type CellParse =
-  | { kind: 'ok'; program: Program }
-  | { kind: 'syntax-error'; error: CellSyntaxError }
-  | { kind: 'unparseable' };
+export type CellParse = { kind: 'ok'; program: Program } | { kind: 'syntax-error'; error: CellSyntaxError } | { kind: 'unparseable' };
 
 interface AcornSyntaxError {
   name: string;
@@ -70,9 +67,7 @@ function isSingleWrapper(program: Program, sourceLength: number): boolean {
   const statement = program.body[0];
   if (statement?.type !== 'ExpressionStatement') return false;
   const fn = statement.expression;
-  return (
-    fn.type === 'FunctionExpression' && fn.body.start === PREFIX.length - 2 && fn.body.end === sourceLength - 1
-  );
+  return fn.type === 'FunctionExpression' && fn.body.start === PREFIX.length - 2 && fn.body.end === sourceLength - 1;
 }
 
 /**

@@ -198,12 +198,9 @@ describe('isShellShaped', () => {
     expect(checkExecInput({ title: 't', code })).toEqual({ ok: false, error: SHELL_SOURCE_ERROR });
   });
 
-  it.each(['const ls = 7; return ls;', 'pwd; var { pwd } = { pwd: 7 }; return pwd;', 'true;', 'return 1+1'])(
-    'exec accepts %j',
-    (code) => {
-      expect(checkExecInput({ title: 't', code }).ok).toBe(true);
-    },
-  );
+  it.each(['const ls = 7; return ls;', 'pwd; var { pwd } = { pwd: 7 }; return pwd;', 'true;', 'return 1+1'])('exec accepts %j', (code) => {
+    expect(checkExecInput({ title: 't', code }).ok).toBe(true);
+  });
 
   it('knows about 140 commands, never true or false, with the SPEC examples', () => {
     expect(SHELL_COMMAND_NAMES.size).toBe(140);

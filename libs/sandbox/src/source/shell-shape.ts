@@ -48,8 +48,7 @@ const SHELL_CONTROL: readonly RegExp[] = [
 const COMMAND_SEPARATOR = /^[ \t]*[;\r\n&|]/u;
 
 /** A flag (`-x`, `--flag`), a path (`/x`, `./x`, `../x`, `~/x`, `C:\x`) or a redirection. */
-const SHELL_ARGUMENT =
-  /^(?:-{1,2}[A-Za-z0-9][\w-]*(?=[\s=;&|]|$)|(?:\.{1,2}[\\/]|~[\\/]|\/|[A-Za-z]:[\\/])\S|\d*(?:>>?|<<?)|&>>?)/u;
+const SHELL_ARGUMENT = /^(?:-{1,2}[A-Za-z0-9][\w-]*(?=[\s=;&|]|$)|(?:\.{1,2}[\\/]|~[\\/]|\/|[A-Za-z]:[\\/])\S|\d*(?:>>?|<<?)|&>>?)/u;
 
 const COMMAND_WORD = /(?:\/(?:usr\/(?:local\/)?)?bin\/)?([A-Za-z][\w-]*)(?=$|[\s;&|<>])/uy;
 

@@ -14,7 +14,7 @@ describe('findSyntaxError', () => {
     ['}); (async function () {', 'SyntaxError: Unexpected token (line 1, column 1)'],
     ['return 1;\n}\n(function () {', 'SyntaxError: Unexpected token (line 2, column 1)'],
     ["export * from 'fs';", "SyntaxError: 'import' and 'export' may only appear at the top level (line 1, column 1)"],
-    ['#!/usr/bin/env node', 'SyntaxError: Unexpected character \'!\' (line 1, column 2)'],
+    ['#!/usr/bin/env node', "SyntaxError: Unexpected character '!' (line 1, column 2)"],
   ])('%j → %s', (code, expected) => {
     expect(findSyntaxError(code)).toBe(expected);
   });

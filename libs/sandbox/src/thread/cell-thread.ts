@@ -64,7 +64,12 @@ async function captureImage(): Promise<PreparedImage | undefined> {
   try {
     return base.captureImage();
   } catch (error) {
-    post({ type: 'log', level: 'error', msg: 'sandbox image capture failed; VMs are built from scratch', fields: { error: describe(error) } });
+    post({
+      type: 'log',
+      level: 'error',
+      msg: 'sandbox image capture failed; VMs are built from scratch',
+      fields: { error: describe(error) },
+    });
     return undefined;
   } finally {
     base.release();
@@ -75,10 +80,13 @@ function prepareNext(): void {
   if (next) return;
   const created = newVm(DEFAULT_MEMORY_BYTES);
   next = created;
-  created.then(() => post({ type: 'warm' }), (error: unknown) => {
-    if (next === created) next = undefined;
-    post({ type: 'log', level: 'error', msg: 'sandbox instance creation failed', fields: { error: describe(error) } });
-  });
+  created.then(
+    () => post({ type: 'warm' }),
+    (error: unknown) => {
+      if (next === created) next = undefined;
+      post({ type: 'log', level: 'error', msg: 'sandbox instance creation failed', fields: { error: describe(error) } });
+    },
+  );
 }
 
 async function startRun(request: CellRunRequest, slot: number): Promise<void> {
@@ -165,5 +173,5 @@ boot().catch((error: unknown) => {
 });
 
 function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : JSON.stringify(error) ?? 'unknown error';
+  return error instanceof Error ? `${error.name}: ${error.message}` : (JSON.stringify(error) ?? 'unknown error');
 }

@@ -30,7 +30,12 @@ export function finishedView(ctx: ActionContext, id: string): SessionView | unde
   return ctx.store.getFinished(ctx.scope, id) ?? ctx.recorded.find((s) => s.id === id && s.scope === ctx.scope && s.status !== 'running');
 }
 
-export interface InputState { stdinWritable: boolean; waitingForInput: boolean; idleMs: number; lastOutputAt: number }
+export interface InputState {
+  stdinWritable: boolean;
+  waitingForInput: boolean;
+  idleMs: number;
+  lastOutputAt: number;
+}
 
 export function inputState(ctx: ActionContext, session: SessionView): InputState {
   const idleMs = Math.max(0, ctx.now() - session.lastOutputAt);

@@ -2,7 +2,14 @@ import type { ShellAnswer } from '@codemode/contracts';
 import { sessionName, sliceLines } from '../format';
 import { texts } from '../texts';
 import {
-  failed, finishedDetails, finishedView, inputState, inputWaitHint, liveRunning, retentionNote, timedOutGuidance,
+  failed,
+  finishedDetails,
+  finishedView,
+  inputState,
+  inputWaitHint,
+  liveRunning,
+  retentionNote,
+  timedOutGuidance,
   type ActionContext,
 } from './action-context';
 
@@ -32,6 +39,8 @@ export function logAction(ctx: ActionContext, id: string): ShellAnswer {
   // A session its timeout ended says so, after its output or instead of `(no output recorded)`.
   const text = !view.timedOut
     ? `${body}${note}`
-    : window.slice ? `${window.slice}${note}\n\n${timedOutGuidance(view)}` : timedOutGuidance(view);
+    : window.slice
+      ? `${window.slice}${note}\n\n${timedOutGuidance(view)}`
+      : timedOutGuidance(view);
   return { text: `${retentionNote(view)}${text}`, details: { ...finishedDetails(view), ...paging } };
 }

@@ -3,7 +3,14 @@ import { sessionName } from '../format';
 import type { SessionView } from '../session-view';
 import { texts } from '../texts';
 import {
-  exitedText, failed, finishedDetails, finishedView, inputState, inputWaitHint, liveRunning, retentionNote,
+  exitedText,
+  failed,
+  finishedDetails,
+  finishedView,
+  inputState,
+  inputWaitHint,
+  liveRunning,
+  retentionNote,
   type ActionContext,
 } from './action-context';
 
@@ -53,7 +60,11 @@ export async function pollAction(ctx: ActionContext, id: string): Promise<ShellA
   return {
     text,
     details: {
-      status: 'running', sessionId: id, name: sessionName(running.command), aggregated: running.aggregated, ...state,
+      status: 'running',
+      sessionId: id,
+      name: sessionName(running.command),
+      aggregated: running.aggregated,
+      ...state,
       ...(quiet ? { retryInMs: retryInMsAfter(running.quietPolls) } : {}),
     },
   };

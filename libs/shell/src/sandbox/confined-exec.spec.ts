@@ -43,7 +43,10 @@ describe('confined shell commands (bubblewrap)', () => {
     const { registry, workspaceRoot } = confinedRegistry();
     const answer = await registry.exec(
       's',
-      { command: 'id -u; pwd; echo "$HOME $OPENCLAW_SHELL $MINE"; cat /proc/1/environ /proc/self/environ | tr "\\0" "\\n" | sort -u', env: { MINE: 'mine' } },
+      {
+        command: 'id -u; pwd; echo "$HOME $OPENCLAW_SHELL $MINE"; cat /proc/1/environ /proc/self/environ | tr "\\0" "\\n" | sort -u',
+        env: { MINE: 'mine' },
+      },
       CONFIG,
       { confinement: tenantA },
     );
@@ -59,7 +62,10 @@ describe('confined shell commands (bubblewrap)', () => {
     const { registry } = confinedRegistry();
     const answer = await registry.exec(
       's',
-      { command: 'ls /proc | grep -c "^[0-9]"; ls /sys/class/net 2>/dev/null || tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "; unshare -U true 2>/dev/null && echo nested || echo no-userns; (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null && echo redis || echo no-redis' },
+      {
+        command:
+          'ls /proc | grep -c "^[0-9]"; ls /sys/class/net 2>/dev/null || tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "; unshare -U true 2>/dev/null && echo nested || echo no-userns; (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null && echo redis || echo no-redis',
+      },
       CONFIG,
       { confinement: tenantA },
     );
@@ -73,7 +79,10 @@ describe('confined shell commands (bubblewrap)', () => {
     const { registry, workspaceRoot } = confinedRegistry();
     const answer = await registry.exec(
       's',
-      { command: 'for p in /usr/x /etc/x /x /workspace/ok /tmp/ok; do (echo > $p) 2>/dev/null && echo "w $p" || echo "r $p"; done; ls /etc/shadow 2>&1 | head -1; ls /root 2>&1 | head -1' },
+      {
+        command:
+          'for p in /usr/x /etc/x /x /workspace/ok /tmp/ok; do (echo > $p) 2>/dev/null && echo "w $p" || echo "r $p"; done; ls /etc/shadow 2>&1 | head -1; ls /root 2>&1 | head -1',
+      },
       CONFIG,
       { confinement: tenantA },
     );
@@ -86,12 +95,22 @@ describe('confined shell commands (bubblewrap)', () => {
 
   it('caps processes, file size and /tmp inside the command only; another tenant still starts', async () => {
     const { registry } = confinedRegistry();
-    const flood = registry.exec('s', { command: 'for i in $(seq 100); do sleep 5 & done 2>&1 | grep -c "fork" ; wait', yieldMs: 1500 }, CONFIG, { confinement: tenantA });
+    const flood = registry.exec(
+      's',
+      { command: 'for i in $(seq 100); do sleep 5 & done 2>&1 | grep -c "fork" ; wait', yieldMs: 1500 },
+      CONFIG,
+      { confinement: tenantA },
+    );
     await new Promise((r) => setTimeout(r, 300));
     const other = await registry.exec('t', { command: 'sleep 0.1 & sleep 0.1 & wait; echo started' }, CONFIG, { confinement: tenantB });
     expect(other.text).toBe('started');
     await flood;
-    const big = await registry.exec('s', { command: 'head -c 2000000 /dev/zero > big; echo $?; stat -c %s big; head -c 9000000 /dev/zero > /tmp/t; echo $?' }, CONFIG, { confinement: tenantA });
+    const big = await registry.exec(
+      's',
+      { command: 'head -c 2000000 /dev/zero > big; echo $?; stat -c %s big; head -c 9000000 /dev/zero > /tmp/t; echo $?' },
+      CONFIG,
+      { confinement: tenantA },
+    );
     const [bigExit, bigSize, tmpExit] = big.text.split('\n').filter((l) => /^\d+$/.test(l));
     expect(Number(bigExit)).not.toBe(0);
     expect(Number(bigSize)).toBeLessThanOrEqual(1024 * 1024);
@@ -103,7 +122,14 @@ describe('confined shell commands (bubblewrap)', () => {
 
   it('kill ends every process of the sandbox, setsid and double-forked ones included', async () => {
     const { registry } = confinedRegistry();
-    const id = details(await registry.exec('s', { command: '(setsid sleep 3101 &); (nohup sleep 3102 >/dev/null 2>&1 &); sleep 3103', background: true }, CONFIG, { confinement: tenantA })).sessionId;
+    const id = details(
+      await registry.exec(
+        's',
+        { command: '(setsid sleep 3101 &); (nohup sleep 3102 >/dev/null 2>&1 &); sleep 3103', background: true },
+        CONFIG,
+        { confinement: tenantA },
+      ),
+    ).sessionId;
     // The sandbox's bwrap, prlimit and bash lines carry the command text too.
     await waitFor(() => processesMatching('sleep 310').filter((line) => /\ssleep 310\d$/.test(line)).length >= 3);
     await registry.process('s', { action: 'kill', sessionId: id }, CONFIG);
@@ -113,7 +139,9 @@ describe('confined shell commands (bubblewrap)', () => {
 
   it('timeoutSeconds 0 or over the cap means the cap, and the timeout ends detached processes too', async () => {
     const { registry } = confinedRegistry();
-    const answer = await registry.exec('s', { command: '(setsid sleep 3201 &); sleep 30', timeoutSeconds: 0 }, CONFIG, { confinement: tenantA });
+    const answer = await registry.exec('s', { command: '(setsid sleep 3201 &); sleep 30', timeoutSeconds: 0 }, CONFIG, {
+      confinement: tenantA,
+    });
     expect(details(answer)).toMatchObject({ status: 'failed', timedOut: true });
     expect(answer.text).toContain('Command timed out after 2 seconds');
     await waitFor(() => processesMatching('sleep 3201').length === 0, 3000);
@@ -135,7 +163,9 @@ describe('confined shell commands (bubblewrap)', () => {
     const { registry } = confinedRegistry();
     const answer = await registry.exec('s', { command: 'tty', pty: true }, CONFIG, { confinement: tenantA });
     expect(answer.text).toMatch(/^\/dev\/pts\/\d+$/);
-    const id = details(await registry.exec('s', { command: 'read line; echo "got $line"', pty: true, background: true }, CONFIG, { confinement: tenantA })).sessionId;
+    const id = details(
+      await registry.exec('s', { command: 'read line; echo "got $line"', pty: true, background: true }, CONFIG, { confinement: tenantA }),
+    ).sessionId;
     await registry.process('s', { action: 'submit', sessionId: id }, CONFIG);
     const { text } = await pollUntilExit(registry, 's', id, 3000);
     expect(text).toContain('got');
@@ -144,8 +174,13 @@ describe('confined shell commands (bubblewrap)', () => {
 
   it('fails every command with the reason when confinement is required but unavailable', async () => {
     const { registry } = confinedRegistry();
-    const answer = await registry.exec('s', { command: 'true' }, CONFIG, { confinement: { kind: 'unavailable', reason: 'bubblewrap is not installed (no /usr/bin/bwrap)' } });
-    expect(answer).toEqual({ text: 'shell sandbox unavailable: bubblewrap is not installed (no /usr/bin/bwrap)', details: { status: 'failed' } });
+    const answer = await registry.exec('s', { command: 'true' }, CONFIG, {
+      confinement: { kind: 'unavailable', reason: 'bubblewrap is not installed (no /usr/bin/bwrap)' },
+    });
+    expect(answer).toEqual({
+      text: 'shell sandbox unavailable: bubblewrap is not installed (no /usr/bin/bwrap)',
+      details: { status: 'failed' },
+    });
     await registry.shutdown();
   });
 
@@ -154,8 +189,13 @@ describe('confined shell commands (bubblewrap)', () => {
     const scratch = mkdtempSync(path.join(tmpdir(), 'outside-'));
     writeFileSync(path.join(scratch, 'f'), 'x');
     await registry.exec('s', { command: 'mkdir -p sub; ln -s / up' }, CONFIG, { confinement: tenantA });
-    expect(details(await registry.exec('s', { command: 'pwd', workdir: 'sub' }, CONFIG, { confinement: tenantA }))).toMatchObject({ cwd: '/workspace/sub', aggregated: '/workspace/sub' });
-    expect(details(await registry.exec('s', { command: 'pwd', workdir: '/workspace/sub' }, CONFIG, { confinement: tenantA }))).toMatchObject({ cwd: '/workspace/sub' });
+    expect(details(await registry.exec('s', { command: 'pwd', workdir: 'sub' }, CONFIG, { confinement: tenantA }))).toMatchObject({
+      cwd: '/workspace/sub',
+      aggregated: '/workspace/sub',
+    });
+    expect(
+      details(await registry.exec('s', { command: 'pwd', workdir: '/workspace/sub' }, CONFIG, { confinement: tenantA })),
+    ).toMatchObject({ cwd: '/workspace/sub' });
     for (const workdir of [scratch, '..', 'up']) {
       const answer = await registry.exec('s', { command: 'pwd', workdir }, CONFIG, { confinement: tenantA });
       expect(answer.text).toBe(`workdir "${workdir}" is outside the workspace /workspace.`);

@@ -11,7 +11,8 @@ export function writeSandboxEtc(parent: string = tmpdir()): string {
   const dir = mkdtempSync(path.join(parent, 'codemode-sandbox-etc-'));
   chmodSync(dir, 0o755);
   const files: Record<string, string> = {
-    passwd: 'root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:1000:1000:sandbox:/workspace:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
+    passwd:
+      'root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:1000:1000:sandbox:/workspace:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
     group: 'root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n',
     hosts: '127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n',
   };

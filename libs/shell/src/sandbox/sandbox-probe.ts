@@ -22,7 +22,13 @@ export async function probeSandbox(setup: SandboxSetup, identity: SandboxIdentit
   const workspace = mkdtempSync(path.join(tmpdir(), 'codemode-sandbox-probe-'));
   try {
     await prepareWorkspace(workspace, identity);
-    const invocation = bwrapInvocation(setup, { workspace, cwd: WORKSPACE_MOUNT, argv: ['/bin/sh', '-c', 'true'], env: { PATH: '/usr/bin:/bin' }, cpuSeconds: 5 });
+    const invocation = bwrapInvocation(setup, {
+      workspace,
+      cwd: WORKSPACE_MOUNT,
+      argv: ['/bin/sh', '-c', 'true'],
+      env: { PATH: '/usr/bin:/bin' },
+      cpuSeconds: 5,
+    });
     return await run(invocation.file, invocation.args, invocation.env, identity);
   } finally {
     rmSync(workspace, { recursive: true, force: true });

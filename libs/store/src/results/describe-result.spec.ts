@@ -7,7 +7,14 @@ const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'ut
 
 describe('describeResult', () => {
   test('count and shape per type; small values are previewed whole', () => {
-    expect(describe_([1, 2, 3])).toEqual({ id: ID, bytes: 7, count: 3, shape: 'array[3] of number', preview: '[1,2,3]', previewTruncated: false });
+    expect(describe_([1, 2, 3])).toEqual({
+      id: ID,
+      bytes: 7,
+      count: 3,
+      shape: 'array[3] of number',
+      preview: '[1,2,3]',
+      previewTruncated: false,
+    });
     expect(describe_({ a: 1, b: 'x', c: [true] })).toMatchObject({
       count: 3,
       shape: 'object {"a":number,"b":string,"c":array}; $.c: array[1] of boolean',
@@ -42,7 +49,14 @@ describe('describeResult', () => {
   });
 
   test('escaping-heavy and multi-byte values still fit; arrays of arrays', () => {
-    for (const value of ['"'.repeat(120), ['\\'.repeat(200)], '\u0001'.repeat(80), '😀'.repeat(2000), [[[[[[1]]]]]], { ['"'.repeat(5000)]: '\\'.repeat(5000) }]) {
+    for (const value of [
+      '"'.repeat(120),
+      ['\\'.repeat(200)],
+      '\u0001'.repeat(80),
+      '😀'.repeat(2000),
+      [[[[[[1]]]]]],
+      { ['"'.repeat(5000)]: '\\'.repeat(5000) },
+    ]) {
       const d = describe_(value);
       expect(bytesOf(d)).toBeLessThanOrEqual(MAX_DESCRIPTOR_BYTES);
       expect(d.id).toBe(ID);

@@ -13,7 +13,11 @@ let other: Redis;
 let results: ResultsStore;
 let n = 0;
 const newRef = (): SessionRef => ({ tenant: 'acme', sessionId: `s-${++n}` });
-const limits: ResultsLimits = { resultsTtlSeconds: LIMITS.resultsTtlSeconds, memoryLimitBytes: LIMITS.memoryLimitBytes, maxSnapshotBytes: LIMITS.maxSnapshotBytes };
+const limits: ResultsLimits = {
+  resultsTtlSeconds: LIMITS.resultsTtlSeconds,
+  memoryLimitBytes: LIMITS.memoryLimitBytes,
+  maxSnapshotBytes: LIMITS.maxSnapshotBytes,
+};
 const FULL = 'Code Mode results capacity exceeded; delete saved references or save a smaller value. Existing references are unchanged.';
 const GONE = 'Code Mode result is unavailable or expired; fetch fresh data if needed.';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -31,7 +35,11 @@ afterAll(async () => {
 
 test('save → descriptor (≤ 768 bytes for a big nested value); load from another connection returns the JSON text', async () => {
   const ref = newRef();
-  const value = { items: Array.from({ length: 2000 }, (_, i) => ({ id: i, label: `item ${i}`, deep: { more: [i, [i]] } })), n: 2 ** 53 + 2, s: 'a\ud800b' };
+  const value = {
+    items: Array.from({ length: 2000 }, (_, i) => ({ id: i, label: `item ${i}`, deep: { more: [i, [i]] } })),
+    n: 2 ** 53 + 2,
+    s: 'a\ud800b',
+  };
   const json = JSON.stringify(value);
   const d = await results.save(ref, json, limits);
   expect(d.id).toMatch(/^result_[0-9a-f-]{36}$/);
@@ -110,7 +118,10 @@ test('delete → true, then false; load of a deleted, unknown or foreign id reje
   expect(await results.delete(ref, 'nope')).toBe(false);
   for (const id of ['', 1, null, undefined]) {
     await expect(results.load(ref, id)).rejects.toBeInstanceOf(ResultIdError);
-    await expect(results.delete(ref, id)).rejects.toMatchObject({ name: 'TypeError', message: 'results reference id must be a non-empty string.' });
+    await expect(results.delete(ref, id)).rejects.toMatchObject({
+      name: 'TypeError',
+      message: 'results reference id must be a non-empty string.',
+    });
   }
   expect(await results.usage(ref)).toEqual({ references: 0, bytes: 0 });
 });

@@ -9,7 +9,9 @@ function families(text: string): Set<string> {
 
 /** Label values of every sample line of `name`. */
 function labelValues(text: string, name: string): string[] {
-  const lines = text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name}_bucket{`) || l.startsWith(`${name}_count{`));
+  const lines = text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name}_bucket{`) || l.startsWith(`${name}_count{`));
   return lines.flatMap((l) => [...l.matchAll(/="([^"]*)"/g)].map((m) => m[1]));
 }
 
@@ -18,7 +20,8 @@ describe('metric names', () => {
     const all = Object.values(METRIC);
     expect(new Set(all).size).toBe(all.length);
     for (const name of all) expect(name).toMatch(/^codemode_[a-z_]+$/);
-    for (const name of all.filter((n) => n.includes('duration') || n.includes('age') || n.includes('schedule'))) expect(name).toMatch(/_seconds$/);
+    for (const name of all.filter((n) => n.includes('duration') || n.includes('age') || n.includes('schedule')))
+      expect(name).toMatch(/_seconds$/);
     expect(new Set([...API_METRIC_NAMES, ...WORKER_METRIC_NAMES])).toEqual(new Set(all));
   });
 });

@@ -45,7 +45,10 @@ describe('coreToolDefinitions', () => {
         ['find', { pattern: '*.txt' }],
         ['grep', { pattern: 'hello', context: 1 }],
       ] as const) {
-        const schema = tools.find((tool) => tool.toolName === name)?.outputSchema as { properties: Record<string, unknown>; required: string[] };
+        const schema = tools.find((tool) => tool.toolName === name)?.outputSchema as {
+          properties: Record<string, unknown>;
+          required: string[];
+        };
         const result = (await runCoreTool(name, input, { workspaceRoot: root })) as unknown as Record<string, unknown>;
         expect(Object.keys(result).every((key) => key in schema.properties)).toBe(true);
         expect(schema.required.every((key) => key in result)).toBe(true);

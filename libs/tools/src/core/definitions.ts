@@ -59,10 +59,11 @@ export const LS_INPUT_SCHEMA: JsonSchema = {
   },
 };
 
-export const LS_OUTPUT_SCHEMA: JsonSchema = closed(
-  { path: str(), entries: strings, truncated: { type: 'boolean' }, notice: str() },
-  ['path', 'entries', 'truncated'],
-);
+export const LS_OUTPUT_SCHEMA: JsonSchema = closed({ path: str(), entries: strings, truncated: { type: 'boolean' }, notice: str() }, [
+  'path',
+  'entries',
+  'truncated',
+]);
 
 export const FIND_INPUT_SCHEMA: JsonSchema = {
   type: 'object',
@@ -74,10 +75,11 @@ export const FIND_INPUT_SCHEMA: JsonSchema = {
   required: ['pattern'],
 };
 
-export const FIND_OUTPUT_SCHEMA: JsonSchema = closed(
-  { path: str(), files: strings, truncated: { type: 'boolean' }, notice: str() },
-  ['path', 'files', 'truncated'],
-);
+export const FIND_OUTPUT_SCHEMA: JsonSchema = closed({ path: str(), files: strings, truncated: { type: 'boolean' }, notice: str() }, [
+  'path',
+  'files',
+  'truncated',
+]);
 
 export const GREP_INPUT_SCHEMA: JsonSchema = {
   type: 'object',

@@ -45,6 +45,8 @@ describe('compileGlob', () => {
   it('refuses globs too long to match cheaply and ones RE2 cannot compile', () => {
     const long = '*'.repeat(513);
     expect(() => compileGlob(long, new MatchBudget())).toThrow(`pattern too expensive: ${long}`);
-    expect(() => compileGlob('[z-a].md', new MatchBudget())).toThrow('glob pattern is not valid: [z-a].md (invalid character class range: `z-a`).');
+    expect(() => compileGlob('[z-a].md', new MatchBudget())).toThrow(
+      'glob pattern is not valid: [z-a].md (invalid character class range: `z-a`).',
+    );
   });
 });

@@ -167,7 +167,9 @@ export async function grepTool(workspace: Workspace, input: GrepInput, signal?: 
   }
   const notices: string[] = [];
   if (state.limitReached) {
-    notices.push(`${state.limit} matches limit reached. Use limit=${Math.min(state.limit * 2, GREP_MAX_LIMIT)} for more, or refine pattern`);
+    notices.push(
+      `${state.limit} matches limit reached. Use limit=${Math.min(state.limit * 2, GREP_MAX_LIMIT)} for more, or refine pattern`,
+    );
   }
   if (state.bytesReached) {
     notices.push(`${formatSize(MAX_OUTPUT_BYTES)} limit reached`);
@@ -182,5 +184,7 @@ export async function grepTool(workspace: Workspace, input: GrepInput, signal?: 
     notices.push(`Stopped after scanning ${WALK_MAX_ENTRIES} entries; pass a narrower path or glob`);
   }
   const truncated = state.limitReached || state.bytesReached || exhausted || state.skippedLarge > 0;
-  return notices.length === 0 ? { matches: state.matches, truncated } : { matches: state.matches, truncated, notice: `[${notices.join('. ')}]` };
+  return notices.length === 0
+    ? { matches: state.matches, truncated }
+    : { matches: state.matches, truncated, notice: `[${notices.join('. ')}]` };
 }

@@ -8,8 +8,7 @@ import { ToolInputError } from '../errors';
  */
 
 /** Message for a wrong or missing value: a missing required field says so instead of its type. */
-const expected = (what: string) => (issue: { input?: unknown }) =>
-  issue.input === undefined ? 'is required' : `must be ${what}`;
+const expected = (what: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : `must be ${what}`);
 
 const pathString = z
   .string({ error: expected('a string') })

@@ -70,7 +70,8 @@ describe('createLineMatcher', () => {
   it('explains invalid patterns, naming lookaround and backreferences', async () => {
     await expect(create('(unclosed')).rejects.toMatchObject({
       code: 'invalid_pattern',
-      message: 'grep pattern is not a valid regular expression: missing closing ): `(unclosed`. Pass literal: true to search for the text as written.',
+      message:
+        'grep pattern is not a valid regular expression: missing closing ): `(unclosed`. Pass literal: true to search for the text as written.',
     });
     await expect(create('a(?=b)')).rejects.toThrow(
       'grep pattern is not a valid regular expression: invalid or unsupported Perl syntax: `(?=`; lookaround and backreferences are not supported (RE2 syntax). Pass literal: true to search for the text as written.',

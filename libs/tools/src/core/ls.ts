@@ -29,7 +29,11 @@ async function suffixOf(workspace: Workspace, absolute: string): Promise<string>
 
 /** Names in a directory, read through a descriptor checked to be inside the workspace, and the
  * directory's real path. */
-async function listDirectory(workspace: Workspace, target: WorkspacePath, shownPath: string): Promise<{ directory: string; names: string[] }> {
+async function listDirectory(
+  workspace: Workspace,
+  target: WorkspacePath,
+  shownPath: string,
+): Promise<{ directory: string; names: string[] }> {
   const handle = await WorkspaceHandle.open(workspace, target.absolute, shownPath);
   try {
     if (!handle.stats.isDirectory()) {

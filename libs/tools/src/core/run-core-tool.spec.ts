@@ -91,7 +91,10 @@ describe('runCoreTool', () => {
       ['grep', { pattern: 'secret', path: '../outside' }],
       ['grep', { pattern: 'root', path: '/etc' }],
     ])('%s %j is refused', async (name, input) => {
-      await expect(run(name, input)).rejects.toMatchObject({ code: 'path_outside_workspace', message: `path escapes the workspace: ${input.path}` });
+      await expect(run(name, input)).rejects.toMatchObject({
+        code: 'path_outside_workspace',
+        message: `path escapes the workspace: ${input.path}`,
+      });
     });
 
     it('refuses symlinks to /etc/passwd, to outside directories and chains ending outside, with the SPEC message', async () => {
@@ -131,7 +134,13 @@ describe('runCoreTool', () => {
       const find = await run('find', { pattern: '*' });
       expect((find as { files: string[] }).files).toEqual(['inside-link.txt', 'inside.txt']);
       const ls = await run('ls', {});
-      expect((ls as { entries: string[] }).entries).toEqual(['etc-link', 'inside-link.txt', 'inside.txt', 'outside-dir', 'secret-link.txt']);
+      expect((ls as { entries: string[] }).entries).toEqual([
+        'etc-link',
+        'inside-link.txt',
+        'inside.txt',
+        'outside-dir',
+        'secret-link.txt',
+      ]);
     });
 
     it('never prints the host workspace path in errors', async () => {
@@ -141,7 +150,12 @@ describe('runCoreTool', () => {
           run('read', { path: '../x' }),
           run('read', { path: 'src/../../outside/secret.txt' }),
           run('ls', { path: 'missing' }),
-        ].map((promise) => promise.then(() => '', (error: Error) => error.message)),
+        ].map((promise) =>
+          promise.then(
+            () => '',
+            (error: Error) => error.message,
+          ),
+        ),
       );
       for (const message of messages) {
         expect(message).not.toContain(ws.base);
@@ -206,7 +220,11 @@ describe('runCoreTool', () => {
 
     it('matches relative paths when the pattern has a slash, under a search path', async () => {
       await expect(run('find', { pattern: 'src/**/*.spec.ts' })).resolves.toMatchObject({ files: ['src/app.spec.ts'] });
-      await expect(run('find', { pattern: 'lib/*.ts', path: 'src' })).resolves.toEqual({ path: 'src', files: ['src/lib/util.ts'], truncated: false });
+      await expect(run('find', { pattern: 'lib/*.ts', path: 'src' })).resolves.toEqual({
+        path: 'src',
+        files: ['src/lib/util.ts'],
+        truncated: false,
+      });
       await expect(run('find', { pattern: 'lib' })).resolves.toMatchObject({ files: ['src/lib/'] });
     });
 
@@ -239,9 +257,13 @@ describe('runCoreTool', () => {
     });
 
     it('supports ignoreCase, literal, glob (and include), path and context', async () => {
-      await expect(run('grep', { pattern: 'alpha', ignoreCase: true, glob: '*.js' })).resolves.toMatchObject({ matches: [{ path: 'src/b.js', line: 1 }] });
+      await expect(run('grep', { pattern: 'alpha', ignoreCase: true, glob: '*.js' })).resolves.toMatchObject({
+        matches: [{ path: 'src/b.js', line: 1 }],
+      });
       await expect(run('grep', { pattern: 'alpha', include: '*.md' })).resolves.toMatchObject({ matches: [{ path: 'docs/readme.md' }] });
-      await expect(run('grep', { pattern: '(a+b)', literal: true })).resolves.toMatchObject({ matches: [{ path: 'docs/readme.md', text: 'alpha (a+b)' }] });
+      await expect(run('grep', { pattern: '(a+b)', literal: true })).resolves.toMatchObject({
+        matches: [{ path: 'docs/readme.md', text: 'alpha (a+b)' }],
+      });
       await expect(run('grep', { pattern: 'beta = 2', path: 'src/a.ts', context: 1 })).resolves.toEqual({
         matches: [{ path: 'src/a.ts', line: 2, text: 'const beta = 2;', before: ['const alpha = 1;'], after: ['export { alpha, beta };'] }],
         truncated: false,
@@ -251,12 +273,18 @@ describe('runCoreTool', () => {
     it('honours limit and cuts long lines', async () => {
       await ws.write('long.txt', `${'z'.repeat(600)}\nz\nz\n`);
       const result = await run('grep', { pattern: 'z', path: 'long.txt', limit: 2 });
-      expect(result).toMatchObject({ truncated: true, notice: '[2 matches limit reached. Use limit=4 for more, or refine pattern. Some lines truncated to 500 chars. Use read tool to see full lines]' });
+      expect(result).toMatchObject({
+        truncated: true,
+        notice:
+          '[2 matches limit reached. Use limit=4 for more, or refine pattern. Some lines truncated to 500 chars. Use read tool to see full lines]',
+      });
       expect((result as { matches: Array<{ text: string }> }).matches[0]?.text).toHaveLength(503);
     });
 
     it('reports invalid regexes, naming RE2 limits', async () => {
-      await expect(run('grep', { pattern: '(unclosed' })).rejects.toThrow(/^grep pattern is not a valid regular expression: .*Pass literal: true/u);
+      await expect(run('grep', { pattern: '(unclosed' })).rejects.toThrow(
+        /^grep pattern is not a valid regular expression: .*Pass literal: true/u,
+      );
       await expect(run('grep', { pattern: 'alpha(?!bet)' })).rejects.toThrow(/lookaround and backreferences are not supported/u);
     });
 
@@ -288,7 +316,10 @@ describe('runCoreTool', () => {
       }).join('');
       await ws.write('long-line.txt', `${line}\n`);
       const pattern = '(a|b)*a(a|b){1000}$';
-      await expect(run('grep', { pattern, path: 'long-line.txt' })).rejects.toMatchObject({ code: 'pattern_too_expensive', message: `pattern too expensive: ${pattern}` });
+      await expect(run('grep', { pattern, path: 'long-line.txt' })).rejects.toMatchObject({
+        code: 'pattern_too_expensive',
+        message: `pattern too expensive: ${pattern}`,
+      });
     });
 
     it('refuses globs too long to match cheaply with the SPEC message', async () => {
@@ -299,6 +330,8 @@ describe('runCoreTool', () => {
   });
 
   it('refuses tools it does not run', async () => {
-    await expect(run('exec', { command: 'ls' })).rejects.toThrow('Unknown workspace tool: exec. Workspace tools are read, ls, find and grep.');
+    await expect(run('exec', { command: 'ls' })).rejects.toThrow(
+      'Unknown workspace tool: exec. Workspace tools are read, ls, find and grep.',
+    );
   });
 });

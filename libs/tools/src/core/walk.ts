@@ -32,7 +32,11 @@ export interface WalkSummary {
  * path; undefined when it cannot be listed (unreadable or gone, as ripgrep and fd skip them) or is
  * no longer a real directory inside the workspace (swapped for a symlink since it was seen).
  */
-async function listDirectory(workspace: Workspace, dir: string, relative: string): Promise<{ real: string; children: Dirent[] } | undefined> {
+async function listDirectory(
+  workspace: Workspace,
+  dir: string,
+  relative: string,
+): Promise<{ real: string; children: Dirent[] } | undefined> {
   let handle: WorkspaceHandle;
   try {
     handle = await WorkspaceHandle.open(workspace, dir, relative, { directory: true });

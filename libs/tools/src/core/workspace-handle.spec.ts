@@ -105,6 +105,8 @@ describe('WorkspaceHandle', () => {
   });
 
   it('says not found when the path vanished before the open', async () => {
-    await expect(WorkspaceHandle.open(workspace, path.join(workspace.root, 'gone.txt'), 'gone.txt')).rejects.toThrow(/^Path not found: gone\.txt\./u);
+    await expect(WorkspaceHandle.open(workspace, path.join(workspace.root, 'gone.txt'), 'gone.txt')).rejects.toThrow(
+      /^Path not found: gone\.txt\./u,
+    );
   });
 });

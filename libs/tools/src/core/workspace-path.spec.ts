@@ -25,15 +25,21 @@ describe('resolveWorkspacePath', () => {
   it('reads /workspace/... as the sandbox shows the workspace, and refuses leaving it from there', async () => {
     await expect(resolveWorkspacePath(workspace, '/workspace/src/a.txt')).resolves.toMatchObject({ relative: 'src/a.txt' });
     await expect(resolveWorkspacePath(workspace, '/workspace')).resolves.toMatchObject({ relative: '.' });
-    await expect(resolveWorkspacePath(workspace, '/workspace/../etc/passwd')).rejects.toThrow(new Error('path escapes the workspace: /workspace/../etc/passwd'));
+    await expect(resolveWorkspacePath(workspace, '/workspace/../etc/passwd')).rejects.toThrow(
+      new Error('path escapes the workspace: /workspace/../etc/passwd'),
+    );
     await expect(resolveWorkspacePath(workspace, '/workspaces/x')).rejects.toBeInstanceOf(WorkspacePathEscapeError);
   });
 
   it('refuses .. segments, absolute paths outside and symlinks leaving the workspace', async () => {
-    await expect(resolveWorkspacePath(workspace, '../outside/secret.txt')).rejects.toThrow(new WorkspacePathEscapeError('../outside/secret.txt'));
+    await expect(resolveWorkspacePath(workspace, '../outside/secret.txt')).rejects.toThrow(
+      new WorkspacePathEscapeError('../outside/secret.txt'),
+    );
     await expect(resolveWorkspacePath(workspace, '/etc/passwd')).rejects.toBeInstanceOf(WorkspacePathEscapeError);
     await symlink(ws.outside, path.join(ws.root, 'link'));
-    await expect(resolveWorkspacePath(workspace, 'link/secret.txt')).rejects.toThrow(new Error('path escapes the workspace: link/secret.txt'));
+    await expect(resolveWorkspacePath(workspace, 'link/secret.txt')).rejects.toThrow(
+      new Error('path escapes the workspace: link/secret.txt'),
+    );
     // A missing file below the escaping link is still an escape, not "not found".
     await expect(resolveWorkspacePath(workspace, 'link/missing.txt')).rejects.toBeInstanceOf(WorkspacePathEscapeError);
   });

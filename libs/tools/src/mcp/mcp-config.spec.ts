@@ -18,8 +18,10 @@ describe('parseMcpServersConfig', () => {
     ]);
   });
 
-  it('keeps a server\'s tenants (SPEC §10), in both forms', () => {
-    expect(parseMcpServersConfig('[{"name":"crm","command":"node","tenants":["alpha","beta"]}]')).toEqual([{ name: 'crm', command: 'node', tenants: ['alpha', 'beta'] }]);
+  it("keeps a server's tenants (SPEC §10), in both forms", () => {
+    expect(parseMcpServersConfig('[{"name":"crm","command":"node","tenants":["alpha","beta"]}]')).toEqual([
+      { name: 'crm', command: 'node', tenants: ['alpha', 'beta'] },
+    ]);
     expect(parseMcpServersConfig('{"crm":{"url":"https://mcp.example.com","tenants":["alpha"]}}')).toEqual([
       { name: 'crm', url: 'https://mcp.example.com', tenants: ['alpha'] },
     ]);
@@ -34,7 +36,10 @@ describe('parseMcpServersConfig', () => {
   it.each([
     ['{not json', /^CODEMODE_MCP_SERVERS is not valid JSON: /u],
     ['[{"name":"a"}]', 'CODEMODE_MCP_SERVERS[0].command: exactly one of command (stdio) or url (streamable HTTP) is required'],
-    ['[{"name":"a","command":"x","url":"http://h"}]', 'CODEMODE_MCP_SERVERS[0].command: exactly one of command (stdio) or url (streamable HTTP) is required'],
+    [
+      '[{"name":"a","command":"x","url":"http://h"}]',
+      'CODEMODE_MCP_SERVERS[0].command: exactly one of command (stdio) or url (streamable HTTP) is required',
+    ],
     ['[{"name":"a","url":"ftp://h"}]', 'CODEMODE_MCP_SERVERS[0].url: must be an http or https URL'],
     ['[{"name":"a","comand":"x"}]', 'CODEMODE_MCP_SERVERS[0]: unknown field comand'],
     ['[{"name":" ","command":"x"}]', 'CODEMODE_MCP_SERVERS[0].name: must not be blank'],
@@ -43,7 +48,10 @@ describe('parseMcpServersConfig', () => {
     ['[{"name":"a","command":"x"},{"name":"a","command":"y"}]', 'CODEMODE_MCP_SERVERS[1].name: duplicate server name a'],
     ['"servers"', 'CODEMODE_MCP_SERVERS: must be an array of servers'],
     ['[{"name":"a","command":"x","tenants":"alpha"}]', 'CODEMODE_MCP_SERVERS[0].tenants: must be an array of tenant ids'],
-    ['[{"name":"a","command":"x","tenants":[]}]', 'CODEMODE_MCP_SERVERS[0].tenants: must name at least one tenant; leave it out to show the server to every tenant'],
+    [
+      '[{"name":"a","command":"x","tenants":[]}]',
+      'CODEMODE_MCP_SERVERS[0].tenants: must name at least one tenant; leave it out to show the server to every tenant',
+    ],
     ['[{"name":"a","command":"x","tenants":[""]}]', 'CODEMODE_MCP_SERVERS[0].tenants[0]: must not hold an empty tenant id'],
   ])('%s is refused', (json, message) => {
     const error = (() => {

@@ -61,15 +61,17 @@ export const McpServerConfigSchema = z
   });
 export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;
 
-export const McpServersConfigSchema = z.array(McpServerConfigSchema, { error: 'must be an array of servers' }).superRefine((servers, ctx) => {
-  const seen = new Set<string>();
-  servers.forEach((server, index) => {
-    if (seen.has(server.name)) {
-      ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate server name ${server.name}` });
-    }
-    seen.add(server.name);
+export const McpServersConfigSchema = z
+  .array(McpServerConfigSchema, { error: 'must be an array of servers' })
+  .superRefine((servers, ctx) => {
+    const seen = new Set<string>();
+    servers.forEach((server, index) => {
+      if (seen.has(server.name)) {
+        ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate server name ${server.name}` });
+      }
+      seen.add(server.name);
+    });
   });
-});
 
 /**
  * Accepts the array form `[{name, command|url, …}]`, and the map form most MCP clients write
@@ -90,7 +92,10 @@ function normalize(value: unknown): unknown {
 }
 
 function fieldPath(path: readonly PropertyKey[]): string {
-  return path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('').replace(/^\./u, '');
+  return path
+    .map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`))
+    .join('')
+    .replace(/^\./u, '');
 }
 
 /**
@@ -114,6 +119,7 @@ export function parseMcpServersConfig(json: string | undefined, source = 'CODEMO
   }
   const issue = parsed.error.issues[0];
   const where = issue ? fieldPath(issue.path) : '';
-  const message = issue?.code === 'unrecognized_keys' ? `unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.join(', ')}` : issue?.message;
+  const message =
+    issue?.code === 'unrecognized_keys' ? `unknown field${issue.keys.length === 1 ? '' : 's'} ${issue.keys.join(', ')}` : issue?.message;
   throw new McpConfigError(`${source}${where.startsWith('[') || where === '' ? '' : '.'}${where}: ${message ?? 'is invalid'}`);
 }

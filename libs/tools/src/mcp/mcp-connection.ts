@@ -190,7 +190,10 @@ export class McpServerConnection {
   private transport(): Transport {
     const { config } = this;
     if (config.url !== undefined) {
-      return new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : undefined);
+      return new StreamableHTTPClientTransport(
+        new URL(config.url),
+        config.headers ? { requestInit: { headers: config.headers } } : undefined,
+      );
     }
     return new StdioClientTransport({
       command: config.command ?? '',

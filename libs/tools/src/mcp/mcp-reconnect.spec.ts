@@ -9,7 +9,9 @@ import { reconnectDelayMs } from './mcp-reconnect';
 
 const FIXTURE = path.resolve(__dirname, '../../test-fixtures/fixture-mcp-server.js');
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the fixture is plain CommonJS
-const { createFixtureServer } = require(FIXTURE) as { createFixtureServer: () => { connect(transport: unknown): Promise<void>; close(): Promise<void> } };
+const { createFixtureServer } = require(FIXTURE) as {
+  createFixtureServer: () => { connect(transport: unknown): Promise<void>; close(): Promise<void> };
+};
 
 const UNAVAILABLE = 'MCP server tracker is not connected; its tools cannot be called right now.';
 
@@ -39,7 +41,9 @@ async function until<T>(what: string, probe: () => T | undefined | false, timeou
 
 describe('reconnectDelayMs', () => {
   it('retries first within 1 s, doubles, and never waits more than 10 s', () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 50].map((retry) => reconnectDelayMs(retry, {}, 0))).toEqual([500, 1000, 2000, 4000, 8000, 10_000, 10_000, 10_000]);
+    expect([1, 2, 3, 4, 5, 6, 7, 50].map((retry) => reconnectDelayMs(retry, {}, 0))).toEqual([
+      500, 1000, 2000, 4000, 8000, 10_000, 10_000, 10_000,
+    ]);
     expect(reconnectDelayMs(1, {}, 1)).toBe(400);
     expect(reconnectDelayMs(9, { initialDelayMs: 50, maxDelayMs: 300 }, 0)).toBe(300);
   });
@@ -66,15 +70,23 @@ describe('McpServers reconnection (stdio)', () => {
     const inFlight = servers.callTool('tracker', 'slow', { ms: 5_000 });
     await new Promise((resolve) => setTimeout(resolve, 100));
     process.kill(pid, 'SIGKILL');
-    await expect(inFlight).rejects.toMatchObject({ code: 'mcp_call_failed', message: expect.stringMatching(/^MCP tool tracker\.slow failed: /u) as unknown });
+    await expect(inFlight).rejects.toMatchObject({
+      code: 'mcp_call_failed',
+      message: expect.stringMatching(/^MCP tool tracker\.slow failed: /u) as unknown,
+    });
     expect(servers.statuses()[0].state).not.toBe('connected');
     expect(servers.listTools().map((tool) => tool.hostId)).toEqual(tools);
     expect(servers.serverInfo()).toEqual([{ name: 'tracker' }]);
-    await expect(servers.callTool('tracker', 'create_issue', { title: 'x' })).rejects.toMatchObject({ code: 'mcp_server_unavailable', message: UNAVAILABLE });
+    await expect(servers.callTool('tracker', 'create_issue', { title: 'x' })).rejects.toMatchObject({
+      code: 'mcp_server_unavailable',
+      message: UNAVAILABLE,
+    });
     await until('reconnected', () => servers.connectedServers().length === 1);
     const [next] = childPids(marker);
     expect(next).not.toBe(pid);
-    await expect(servers.callTool('tracker', 'create_issue', { title: 'after' })).resolves.toMatchObject({ structuredContent: { title: 'after' } });
+    await expect(servers.callTool('tracker', 'create_issue', { title: 'after' })).resolves.toMatchObject({
+      structuredContent: { title: 'after' },
+    });
     expect(states).toEqual(['connecting', 'connected', 'down', 'connecting', 'connected']);
   }, 30_000);
 });
@@ -91,7 +103,9 @@ describe('McpServers reconnection (streamable HTTP)', () => {
       const id = req.headers['mcp-session-id'] as string | undefined;
       const existing = id ? sessions.get(id) : undefined;
       if (id && !existing) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
         return;
       }
       if (existing) {
@@ -127,7 +141,9 @@ describe('McpServers reconnection (streamable HTTP)', () => {
       sessions.clear();
       await Promise.all(old.map((transport) => transport.close()));
       await until('a new session', () => created.length === 2 && servers.connectedServers().length === 1);
-      await expect(servers.callTool('remote', 'create_issue', { title: 'again' })).resolves.toMatchObject({ structuredContent: { title: 'again' } });
+      await expect(servers.callTool('remote', 'create_issue', { title: 'again' })).resolves.toMatchObject({
+        structuredContent: { title: 'again' },
+      });
     } finally {
       await servers.close();
     }

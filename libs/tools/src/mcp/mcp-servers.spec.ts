@@ -9,7 +9,9 @@ import { McpServers } from './mcp-servers';
 
 const FIXTURE = path.resolve(__dirname, '../../test-fixtures/fixture-mcp-server.js');
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the fixture is plain CommonJS
-const { createFixtureServer } = require(FIXTURE) as { createFixtureServer: () => { connect(transport: unknown): Promise<void>; close(): Promise<void> } };
+const { createFixtureServer } = require(FIXTURE) as {
+  createFixtureServer: () => { connect(transport: unknown): Promise<void>; close(): Promise<void> };
+};
 
 describe('McpServers (stdio fixture)', () => {
   const errors: Array<[string, string]> = [];
@@ -62,8 +64,12 @@ describe('McpServers (stdio fixture)', () => {
       content: [{ type: 'text', text: 'Created issue #1: Broken build' }],
       structuredContent: { id: 1, title: 'Broken build', priority: 'normal' },
     });
-    await expect(servers.callTool('tracker', 'delete', { id: 1 })).resolves.toEqual({ content: [{ type: 'text', text: 'Deleted issue #1' }] });
-    await expect(servers.callTool('tracker', 'echo_env', { name: 'FIXTURE_GREETING' })).resolves.toMatchObject({ content: [{ text: 'hello from env' }] });
+    await expect(servers.callTool('tracker', 'delete', { id: 1 })).resolves.toEqual({
+      content: [{ type: 'text', text: 'Deleted issue #1' }],
+    });
+    await expect(servers.callTool('tracker', 'echo_env', { name: 'FIXTURE_GREETING' })).resolves.toMatchObject({
+      content: [{ text: 'hello from env' }],
+    });
   });
 
   it('rejects isError results with the SPEC message carrying their text', async () => {
@@ -128,7 +134,9 @@ describe('McpServers (streamable HTTP)', () => {
 
   it('connects by URL with headers and calls tools', async () => {
     const errors: string[] = [];
-    const servers = new McpServers([{ name: 'remote', url, headers: { 'x-api-key': 'k1' } }], { onError: (_name, error) => errors.push(error.message) });
+    const servers = new McpServers([{ name: 'remote', url, headers: { 'x-api-key': 'k1' } }], {
+      onError: (_name, error) => errors.push(error.message),
+    });
     await servers.start();
     try {
       expect(errors).toEqual([]);

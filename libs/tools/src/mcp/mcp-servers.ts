@@ -124,7 +124,12 @@ export class McpServers {
    * McpToolFailedError for an `isError` result; McpCallError when the call itself fails (timeout,
    * abort, lost connection, protocol or transport error), after which the server is checked.
    */
-  async callTool(serverName: string, toolName: string, args: Record<string, unknown>, options: McpCallOptions = {}): Promise<McpCallResult> {
+  async callTool(
+    serverName: string,
+    toolName: string,
+    args: Record<string, unknown>,
+    options: McpCallOptions = {},
+  ): Promise<McpCallResult> {
     const connection = this.connections.find((candidate) => candidate.name === serverName);
     const label = `MCP tool ${serverName}.${toolName}`;
     if (!connection) throw new McpServerUnavailableError(serverName);
@@ -151,7 +156,11 @@ export class McpServers {
       throw new McpCallError('mcp_call_failed', `${label} failed: ${asError(error).message}`);
     }
     if (result.isError === true) {
-      throw new McpToolFailedError(serverName, toolName, contentText(result.content) || toolErrorMessage(result, DEFAULT_TOOL_ERROR_MESSAGE));
+      throw new McpToolFailedError(
+        serverName,
+        toolName,
+        contentText(result.content) || toolErrorMessage(result, DEFAULT_TOOL_ERROR_MESSAGE),
+      );
     }
     return {
       content: result.content,

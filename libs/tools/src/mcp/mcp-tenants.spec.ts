@@ -10,13 +10,19 @@ const TOOLS = [tool('crm', 'find_customer'), tool('tracker', 'create_issue'), to
 const SERVERS: McpServerScope[] = [{ name: 'crm', description: 'Alpha CRM', tenants: ['alpha'] }, { name: 'tracker' }];
 
 describe('MCP tenant scoping (SPEC §10)', () => {
-  it('adds each server\'s configured tenants', () => {
+  it("adds each server's configured tenants", () => {
     expect(
-      withTenants([{ name: 'crm' }, { name: 'tracker', description: 'Issues' }], [
-        { name: 'crm', command: 'x', tenants: ['alpha'] },
-        { name: 'tracker', command: 'y' },
-      ]),
-    ).toEqual([{ name: 'crm', tenants: ['alpha'] }, { name: 'tracker', description: 'Issues' }]);
+      withTenants(
+        [{ name: 'crm' }, { name: 'tracker', description: 'Issues' }],
+        [
+          { name: 'crm', command: 'x', tenants: ['alpha'] },
+          { name: 'tracker', command: 'y' },
+        ],
+      ),
+    ).toEqual([
+      { name: 'crm', tenants: ['alpha'] },
+      { name: 'tracker', description: 'Issues' },
+    ]);
   });
 
   it('shows a server without tenants to everyone, a scoped one to its tenants only', () => {
@@ -34,11 +40,16 @@ describe('MCP tenant scoping (SPEC §10)', () => {
     expect(alpha.servers).toEqual([{ name: 'crm', description: 'Alpha CRM' }, { name: 'tracker' }]);
   });
 
-  it('leaves a scoped server out of every view of another tenant\'s catalog', () => {
+  it("leaves a scoped server out of every view of another tenant's catalog", () => {
     const client: ClientTool[] = [];
     const beta = new SessionToolCatalog(TOOLS, client, SERVERS, 'beta');
     const alpha = new SessionToolCatalog(TOOLS, client, SERVERS, 'alpha');
-    const betaText = JSON.stringify([beta.entries, beta.guestCatalog(), beta.view({ timeoutMs: 10_000, maxOutputBytes: 65_536 }), beta.apiFiles()]);
+    const betaText = JSON.stringify([
+      beta.entries,
+      beta.guestCatalog(),
+      beta.view({ timeoutMs: 10_000, maxOutputBytes: 65_536 }),
+      beta.apiFiles(),
+    ]);
     expect(betaText).not.toMatch(/crm|find_customer|findCustomer|Alpha CRM/iu);
     expect(beta.mcpTool('crm', 'find_customer')).toBeUndefined();
     expect(beta.guestCatalog().mcp.map((server) => server.serverName)).toEqual(['tracker']);

@@ -81,9 +81,12 @@ describe('WebhookAddressPolicy.resolveEndpoint', () => {
     await expect(multi().resolveEndpoint('http://127.0.0.1:6379/', resolver)).rejects.toMatchObject({
       code: 'webhook_address_refused',
       refusal: { host: '127.0.0.1', address: '127.0.0.1', addressClass: 'loopback' },
-      message: 'endpoint host 127.0.0.1 is a loopback address (127.0.0.1), which client tools may not reach; allow it with CODEMODE_WEBHOOK_ALLOW.',
+      message:
+        'endpoint host 127.0.0.1 is a loopback address (127.0.0.1), which client tools may not reach; allow it with CODEMODE_WEBHOOK_ALLOW.',
     });
-    await expect(multi().resolveEndpoint('http://[::ffff:127.0.0.1]:3000/', resolver)).rejects.toMatchObject({ refusal: { addressClass: 'loopback' } });
+    await expect(multi().resolveEndpoint('http://[::ffff:127.0.0.1]:3000/', resolver)).rejects.toMatchObject({
+      refusal: { addressClass: 'loopback' },
+    });
     await expect(multi().resolveEndpoint('http://2130706433/', resolver)).rejects.toMatchObject({ refusal: { host: '127.0.0.1' } });
     await expect(multi().resolveEndpoint('https://93.184.215.14/hook', resolver)).resolves.toEqual({
       host: '93.184.215.14',
@@ -97,7 +100,9 @@ describe('WebhookAddressPolicy.resolveEndpoint', () => {
       refusal: { host: 'localhost', address: '127.0.0.1', addressClass: 'loopback' },
       message: expect.stringContaining('endpoint host localhost resolves to a loopback address (127.0.0.1)'),
     });
-    await expect(multi().resolveEndpoint('http://mixed.example.com/', resolver)).rejects.toMatchObject({ refusal: { address: '10.0.0.9', addressClass: 'private' } });
+    await expect(multi().resolveEndpoint('http://mixed.example.com/', resolver)).rejects.toMatchObject({
+      refusal: { address: '10.0.0.9', addressClass: 'private' },
+    });
     await expect(multi().resolveEndpoint('http://metadata.example.com/', resolver)).rejects.toBeInstanceOf(WebhookAddressRefusedError);
     await expect(multi().resolveEndpoint('https://hooks.example.com/x', resolver)).resolves.toEqual({
       host: 'hooks.example.com',
@@ -106,10 +111,14 @@ describe('WebhookAddressPolicy.resolveEndpoint', () => {
   });
 
   it('lets an allow-listed host name through whatever it resolves to', async () => {
-    await expect(multi(['hooks.internal']).resolveEndpoint('http://HOOKS.internal./x', fakeResolver({ 'hooks.internal.': ['10.20.0.4'] }))).resolves.toMatchObject({
+    await expect(
+      multi(['hooks.internal']).resolveEndpoint('http://HOOKS.internal./x', fakeResolver({ 'hooks.internal.': ['10.20.0.4'] })),
+    ).resolves.toMatchObject({
       addresses: [{ address: '10.20.0.4' }],
     });
-    await expect(multi(['hooks.internal']).resolveEndpoint('http://other.internal/x', fakeResolver({ 'other.internal': ['10.20.0.4'] }))).rejects.toMatchObject({
+    await expect(
+      multi(['hooks.internal']).resolveEndpoint('http://other.internal/x', fakeResolver({ 'other.internal': ['10.20.0.4'] })),
+    ).rejects.toMatchObject({
       refusal: { addressClass: 'private' },
     });
   });
@@ -120,27 +129,48 @@ describe('WebhookAddressPolicy.resolveEndpoint', () => {
 
   it('passes resolver failures through, and treats an empty answer as not found', async () => {
     await expect(multi().resolveEndpoint('http://nowhere.invalid/', resolver)).rejects.toMatchObject({ code: 'ENOTFOUND' });
-    await expect(multi().resolveEndpoint('http://empty.example/', () => Promise.resolve([]))).rejects.toBeInstanceOf(EndpointUnresolvedError);
+    await expect(multi().resolveEndpoint('http://empty.example/', () => Promise.resolve([]))).rejects.toBeInstanceOf(
+      EndpointUnresolvedError,
+    );
   });
 });
 
 describe('findRefusedEndpoint (registration)', () => {
-  const tool = (name: string, endpoint?: string): ClientTool => ({ name, description: '', inputSchema: { type: 'object' }, ...(endpoint ? { endpoint } : {}) });
+  const tool = (name: string, endpoint?: string): ClientTool => ({
+    name,
+    description: '',
+    inputSchema: { type: 'object' },
+    ...(endpoint ? { endpoint } : {}),
+  });
   const resolver = fakeResolver({ localhost: ['127.0.0.1', '::1'], 'hooks.example.com': ['93.184.215.14'] });
 
   it('names the first refused tool in registration order, with its origin only', async () => {
     const refused = await findRefusedEndpoint(
-      [tool('ask'), tool('ok', 'https://hooks.example.com/a'), tool('metrics', 'http://localhost:9464/metrics?token=s3cret'), tool('meta', 'http://169.254.169.254/latest/meta-data')],
+      [
+        tool('ask'),
+        tool('ok', 'https://hooks.example.com/a'),
+        tool('metrics', 'http://localhost:9464/metrics?token=s3cret'),
+        tool('meta', 'http://169.254.169.254/latest/meta-data'),
+      ],
       multi(),
       resolver,
     );
-    expect(refused).toMatchObject({ index: 2, tool: { name: 'metrics' }, origin: 'http://localhost:9464', refusal: { addressClass: 'loopback' } });
+    expect(refused).toMatchObject({
+      index: 2,
+      tool: { name: 'metrics' },
+      origin: 'http://localhost:9464',
+      refusal: { addressClass: 'loopback' },
+    });
   });
 
   it('accepts names that do not resolve now (they are checked when called) and resolves each host once', async () => {
     resolver.calls.length = 0;
     await expect(
-      findRefusedEndpoint([tool('a', 'http://nowhere.invalid/a'), tool('b', 'https://hooks.example.com/a'), tool('c', 'https://hooks.example.com/b')], multi(), resolver),
+      findRefusedEndpoint(
+        [tool('a', 'http://nowhere.invalid/a'), tool('b', 'https://hooks.example.com/a'), tool('c', 'https://hooks.example.com/b')],
+        multi(),
+        resolver,
+      ),
     ).resolves.toBeUndefined();
     expect(resolver.calls.sort()).toEqual(['hooks.example.com', 'nowhere.invalid']);
   });

@@ -67,7 +67,10 @@ function ipv6Groups(address: string): number[] {
   let text = address.toLowerCase();
   const lastColon = text.lastIndexOf(':');
   if (text.includes('.', lastColon)) {
-    const [a, b, c, d] = text.slice(lastColon + 1).split('.').map(Number);
+    const [a, b, c, d] = text
+      .slice(lastColon + 1)
+      .split('.')
+      .map(Number);
     text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const parse = (part: string) => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)));
@@ -129,7 +132,9 @@ export function classifyAddress(address: string): AddressClass | null {
   const embedded = embeddedIpv4(canonical.address);
   if (embedded === undefined) return null;
   const inner = classifyAddress(embedded);
-  const compatible = ipv6Groups(canonical.address).slice(0, 6).every((group) => group === 0);
+  const compatible = ipv6Groups(canonical.address)
+    .slice(0, 6)
+    .every((group) => group === 0);
   return inner ?? (compatible ? 'reserved' : null);
 }
 

@@ -30,7 +30,10 @@ function registrationResolver(resolve: HostResolver): HostResolver {
     if (!answer) {
       answer = new Promise((fulfil, reject) => {
         const timer = setTimeout(() => reject(new ResolveTimeoutError(host)), REGISTRATION_RESOLVE_TIMEOUT_MS);
-        resolve(host).then(fulfil, reject).finally(() => clearTimeout(timer)).catch(() => undefined);
+        resolve(host)
+          .then(fulfil, reject)
+          .finally(() => clearTimeout(timer))
+          .catch(() => undefined);
       });
       answers.set(host, answer);
     }
@@ -59,7 +62,8 @@ export async function findRefusedEndpoint(
         await policy.resolveEndpoint(url, lookup);
         return undefined;
       } catch (error) {
-        if (error instanceof WebhookAddressRefusedError) return { index, tool, origin: `${url.protocol}//${url.host}`, refusal: error.refusal };
+        if (error instanceof WebhookAddressRefusedError)
+          return { index, tool, origin: `${url.protocol}//${url.host}`, refusal: error.refusal };
         return undefined;
       }
     }),

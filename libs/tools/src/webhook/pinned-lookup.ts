@@ -12,7 +12,9 @@ import { EndpointUnresolvedError } from './webhook-address-errors';
 export function pinnedLookup(checked: readonly ResolvedAddress[]): LookupFunction {
   return (hostname, options, callback) => {
     const wanted = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
-    const usable: LookupAddress[] = checked.filter((entry) => wanted === 0 || entry.family === wanted).map(({ address, family }) => ({ address, family }));
+    const usable: LookupAddress[] = checked
+      .filter((entry) => wanted === 0 || entry.family === wanted)
+      .map(({ address, family }) => ({ address, family }));
     if (usable.length === 0) {
       callback(new EndpointUnresolvedError(hostname), '');
     } else if (options.all) {

@@ -34,8 +34,13 @@ export class WebhookAddressRefusedError extends ToolError {
 /** Thrown when a `CODEMODE_WEBHOOK_ALLOW` entry is neither a host name, an IP address nor a CIDR. */
 export class WebhookAllowListError extends Error {
   readonly code = 'invalid_config';
-  constructor(readonly entry: string, detail: string) {
-    super(`CODEMODE_WEBHOOK_ALLOW entry ${JSON.stringify(entry)} ${detail}; use comma-separated host names, IP addresses or CIDRs (10.1.0.0/16).`);
+  constructor(
+    readonly entry: string,
+    detail: string,
+  ) {
+    super(
+      `CODEMODE_WEBHOOK_ALLOW entry ${JSON.stringify(entry)} ${detail}; use comma-separated host names, IP addresses or CIDRs (10.1.0.0/16).`,
+    );
     this.name = 'WebhookAllowListError';
   }
 }

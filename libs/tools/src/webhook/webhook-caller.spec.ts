@@ -15,7 +15,14 @@ describe('callWebhookTool', () => {
   let handler: Handler;
   const body = { input: { id: 7 }, callId: 'bridge:callValue:1', runId: 'cm_1', sessionId: 's1' };
   const call = (path: string, extra: Partial<WebhookCallOptions> = {}) =>
-    callWebhookTool({ toolName: 'lookup', endpoint: `${baseUrl}${path}`, addressPolicy: LOOPBACK_OK, secret: 'tenant-secret', body, ...extra });
+    callWebhookTool({
+      toolName: 'lookup',
+      endpoint: `${baseUrl}${path}`,
+      addressPolicy: LOOPBACK_OK,
+      secret: 'tenant-secret',
+      body,
+      ...extra,
+    });
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -31,10 +38,12 @@ describe('callWebhookTool', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  const reply = (status: number, text: string, type = 'application/json'): Handler => (_req, _body, res) => {
-    res.writeHead(status, { 'content-type': type });
-    res.end(text);
-  };
+  const reply =
+    (status: number, text: string, type = 'application/json'): Handler =>
+    (_req, _body, res) => {
+      res.writeHead(status, { 'content-type': type });
+      res.end(text);
+    };
 
   it('POSTs the signed JSON body and returns the JSON answer', async () => {
     let seen: { headers: IncomingMessage['headers']; body: string; method?: string } | undefined;
@@ -54,7 +63,14 @@ describe('callWebhookTool', () => {
         signature: seen?.headers['x-codemode-signature'] as string,
       }),
     ).toBe(true);
-    expect(verifyWebhookSignature({ secret: 'other-tenant', body: seen?.body ?? '', timestamp: seen?.headers['x-codemode-timestamp'] as string, signature: seen?.headers['x-codemode-signature'] as string })).toBe(false);
+    expect(
+      verifyWebhookSignature({
+        secret: 'other-tenant',
+        body: seen?.body ?? '',
+        timestamp: seen?.headers['x-codemode-timestamp'] as string,
+        signature: seen?.headers['x-codemode-signature'] as string,
+      }),
+    ).toBe(false);
   });
 
   it('sends no signature without a secret, and maps an empty 2xx body to null', async () => {
@@ -103,7 +119,10 @@ describe('callWebhookTool', () => {
   it('times out after timeoutMs', async () => {
     handler = () => undefined; // never answers
     const started = Date.now();
-    await expect(call('/slow', { timeoutMs: 200 })).rejects.toMatchObject({ code: 'webhook_timeout', message: 'webhook tool lookup timed out after 200 ms' });
+    await expect(call('/slow', { timeoutMs: 200 })).rejects.toMatchObject({
+      code: 'webhook_timeout',
+      message: 'webhook tool lookup timed out after 200 ms',
+    });
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
@@ -111,7 +130,10 @@ describe('callWebhookTool', () => {
     handler = () => undefined;
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
-    await expect(call('/slow', { signal: controller.signal })).rejects.toMatchObject({ code: 'aborted', message: 'webhook tool lookup was aborted' });
+    await expect(call('/slow', { signal: controller.signal })).rejects.toMatchObject({
+      code: 'aborted',
+      message: 'webhook tool lookup was aborted',
+    });
   });
 
   it('does not follow redirects: a 3xx is a failed call naming its status', async () => {
@@ -134,11 +156,17 @@ describe('callWebhookTool', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const error = (await callWebhookTool({ toolName: 'lookup', endpoint: `http://127.0.0.1:${port}/x?token=abc`, addressPolicy: LOOPBACK_OK, secret: 'tenant-secret', body }).catch(
-      (caught: unknown) => caught,
-    )) as Error & { code: string };
+    const error = (await callWebhookTool({
+      toolName: 'lookup',
+      endpoint: `http://127.0.0.1:${port}/x?token=abc`,
+      addressPolicy: LOOPBACK_OK,
+      secret: 'tenant-secret',
+      body,
+    }).catch((caught: unknown) => caught)) as Error & { code: string };
     expect(error.code).toBe('webhook_unreachable');
-    expect(error.message).toBe('webhook tool lookup could not reach its endpoint (ECONNREFUSED); check that the endpoint is up and reachable from the worker.');
+    expect(error.message).toBe(
+      'webhook tool lookup could not reach its endpoint (ECONNREFUSED); check that the endpoint is up and reachable from the worker.',
+    );
     expect(error.message).not.toContain('token');
     expect(error.message).not.toContain('tenant-secret');
   });

@@ -117,10 +117,18 @@ export async function callWebhookTool(options: WebhookCallOptions): Promise<unkn
       limit: MAX_WEBHOOK_RESPONSE_BYTES,
     });
     if (text === undefined) {
-      throw new WebhookToolError('webhook_response_too_large', `webhook tool ${toolName} returned more than ${MAX_WEBHOOK_RESPONSE_BYTES} bytes`, status);
+      throw new WebhookToolError(
+        'webhook_response_too_large',
+        `webhook tool ${toolName} returned more than ${MAX_WEBHOOK_RESPONSE_BYTES} bytes`,
+        status,
+      );
     }
     if (status >= 300 && status <= 399) {
-      throw new WebhookToolError('webhook_http_error', `webhook tool ${toolName} answered with a redirect (HTTP ${status}); webhook calls do not follow redirects.`, status);
+      throw new WebhookToolError(
+        'webhook_http_error',
+        `webhook tool ${toolName} answered with a redirect (HTTP ${status}); webhook calls do not follow redirects.`,
+        status,
+      );
     }
     if (status < 200 || status > 299) {
       throw new WebhookToolError('webhook_http_error', httpErrorMessage(toolName, status, text), status);
@@ -131,7 +139,11 @@ export async function callWebhookTool(options: WebhookCallOptions): Promise<unkn
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {
-      throw new WebhookToolError('webhook_invalid_json', `webhook tool ${toolName} returned invalid JSON: ${(error as Error).message}`, status);
+      throw new WebhookToolError(
+        'webhook_invalid_json',
+        `webhook tool ${toolName} returned invalid JSON: ${(error as Error).message}`,
+        status,
+      );
     }
   } catch (error) {
     if (error instanceof WebhookToolError) {
@@ -150,7 +162,10 @@ export async function callWebhookTool(options: WebhookCallOptions): Promise<unkn
       throw new WebhookToolError('aborted', `webhook tool ${toolName} was aborted`);
     }
     const code = connectionCode(error) ?? 'network error';
-    throw new WebhookToolError('webhook_unreachable', `webhook tool ${toolName} could not reach its endpoint (${code}); check that the endpoint is up and reachable from the worker.`);
+    throw new WebhookToolError(
+      'webhook_unreachable',
+      `webhook tool ${toolName} could not reach its endpoint (${code}); check that the endpoint is up and reachable from the worker.`,
+    );
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
@@ -163,6 +178,9 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
     const onAbort = () => reject(new DOMException('This operation was aborted', 'AbortError'));
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort)).catch(() => undefined);
+    work
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', onAbort))
+      .catch(() => undefined);
   });
 }

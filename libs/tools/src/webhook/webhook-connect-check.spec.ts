@@ -60,7 +60,12 @@ describe('pinnedLookup', () => {
   it('answers only with the checked addresses, whatever the name, in each calling convention', async () => {
     await expect(ask({})).resolves.toMatchObject({ error: null, address: '127.0.0.1', family: 4 });
     await expect(ask({ family: 6 })).resolves.toMatchObject({ error: null, address: '::1', family: 6 });
-    await expect(ask({ all: true })).resolves.toMatchObject({ address: [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }] });
+    await expect(ask({ all: true })).resolves.toMatchObject({
+      address: [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ],
+    });
     await expect(ask({ all: true, family: 'IPv4' })).resolves.toMatchObject({ address: [{ address: '127.0.0.1', family: 4 }] });
   });
 
@@ -102,9 +107,13 @@ describe('callWebhookTool: the connect-time check', () => {
     const { resolve } = changingResolver(['93.184.215.14', '127.0.0.1']);
     const policy = new WebhookAddressPolicy(new WebhookAllowList(), 'multi');
     const before = good.seen.length;
-    const error = (await callWebhookTool({ toolName: 'sneaky', endpoint: `http://rebind.test:${good.port}/hook?token=t0k`, addressPolicy: policy, resolve, body }).catch(
-      (caught: unknown) => caught,
-    )) as WebhookAddressRefusedError;
+    const error = (await callWebhookTool({
+      toolName: 'sneaky',
+      endpoint: `http://rebind.test:${good.port}/hook?token=t0k`,
+      addressPolicy: policy,
+      resolve,
+      body,
+    }).catch((caught: unknown) => caught)) as WebhookAddressRefusedError;
     expect(error).toBeInstanceOf(WebhookAddressRefusedError);
     expect(error).toMatchObject({ code: 'webhook_address_refused', refusal: { address: '127.0.0.1', addressClass: 'loopback' } });
     expect(error.message).toBe(
@@ -131,7 +140,9 @@ describe('callWebhookTool: the connect-time check', () => {
   it('reports a name that does not resolve as unreachable', async () => {
     const resolve: HostResolver = () => Promise.reject(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }));
     const policy = new WebhookAddressPolicy(new WebhookAllowList(), 'multi');
-    await expect(callWebhookTool({ toolName: 'gone', endpoint: 'https://gone.invalid/', addressPolicy: policy, resolve, body })).rejects.toMatchObject({
+    await expect(
+      callWebhookTool({ toolName: 'gone', endpoint: 'https://gone.invalid/', addressPolicy: policy, resolve, body }),
+    ).rejects.toMatchObject({
       code: 'webhook_unreachable',
       message: 'webhook tool gone could not reach its endpoint (ENOTFOUND); check that the endpoint is up and reachable from the worker.',
     });
@@ -155,10 +166,30 @@ const haveOpenssl = (() => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'webhook-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=hooks.test', '-days', '1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], {
-      stdio: 'ignore',
-    });
-    server = createTlsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (socket) => socket.end());
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        '/CN=hooks.test',
+        '-days',
+        '1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      {
+        stdio: 'ignore',
+      },
+    );
+    server = createTlsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (socket) =>
+      socket.end(),
+    );
     // The client refuses the self-signed certificate after sending its hello: the server sees
     // the handshake fail, with the SNI the client sent.
     server.on('tlsClientError', (_error, socket) => serverNames.push((socket as unknown as { servername: string | false }).servername));
@@ -173,7 +204,9 @@ const haveOpenssl = (() => {
   it('sends the endpoint name as SNI while dialing the checked address', async () => {
     const { resolve, calls } = changingResolver(['127.0.0.1']);
     const policy = new WebhookAddressPolicy(new WebhookAllowList(['hooks.test']), 'multi');
-    await expect(callWebhookTool({ toolName: 'tls', endpoint: `https://hooks.test:${port}/hook`, addressPolicy: policy, resolve, body })).rejects.toMatchObject({
+    await expect(
+      callWebhookTool({ toolName: 'tls', endpoint: `https://hooks.test:${port}/hook`, addressPolicy: policy, resolve, body }),
+    ).rejects.toMatchObject({
       code: 'webhook_unreachable',
       message: expect.stringContaining('SELF_SIGNED'),
     });
