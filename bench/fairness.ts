@@ -24,7 +24,7 @@ const BUSY = 'const t = Date.now(); while (Date.now() - t < 50) {} return 1';
  * a greedy one retries at once, so the API spends its time refusing it.
  */
 export async function measureFairness(): Promise<FairnessRow[]> {
-  const stack = await TestStack.start({ workers: 1, apiKeys: 'bench-victim:victim,bench-flood:flood', env: { LOG_LEVEL: 'error' } });
+  const stack = await TestStack.start({ workers: 1, apiKeys: 'bench-victim:victim,bench-flood:flood' });
   try {
     const victim = stack.client('bench-victim');
     const victimExec = async (): Promise<void> => {

@@ -13,12 +13,14 @@ import { ConfinedSpawn, spawnTrue } from './shell-spawn';
 import { measureReplay } from './replay';
 import { fairnessTable, measureFairness } from './fairness';
 import { cellStartTable, measureCellStart } from './cell-start';
+import { measureRedisCost, redisCostTable } from './redis-cost';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
 const IN_FLIGHT = 64;
 const REPLAY_SAMPLES = Number(process.env.BENCH_REPLAY_SAMPLES ?? 30);
 const CELL_START_SAMPLES = Number(process.env.BENCH_CELL_START_SAMPLES ?? 300);
+const REDIS_COST_EXECS = Number(process.env.BENCH_REDIS_COST_EXECS ?? 200);
 const ROOT = join(__dirname, '..', '..'); // dist/bench → repository root
 
 /**
@@ -26,10 +28,13 @@ const ROOT = join(__dirname, '..', '..'); // dist/bench → repository root
  * Redis: the machines are shared and noisy, so only ratios within one run mean anything.
  */
 async function main(): Promise<void> {
-  const stack = await TestStack.start({ workers: 1, env: { LOG_LEVEL: 'error' } });
-  const replayStack = await TestStack.start({ workers: 1, env: { LOG_LEVEL: 'error', CODEMODE_ALWAYS_REPLAY: '1' } });
+  // The service as deployed: the default LOG_LEVEL (info), one line per cell.
+  const stack = await TestStack.start({ workers: 1 });
+  // The same service logging errors only: what `info` per cell costs.
+  const quietStack = await TestStack.start({ workers: 1, env: { LOG_LEVEL: 'error' } });
+  const replayStack = await TestStack.start({ workers: 1, env: { CODEMODE_ALWAYS_REPLAY: '1' } });
   // The same service with shell confinement off: what bubblewrap adds to shell/exec (issue 11).
-  const unconfinedStack = await TestStack.start({ workers: 1, env: { LOG_LEVEL: 'error', CODEMODE_SHELL_SANDBOX: 'none' } });
+  const unconfinedStack = await TestStack.start({ workers: 1, env: { CODEMODE_SHELL_SANDBOX: 'none' } });
   const confinedSpawn = new ConfinedSpawn();
   const echo = await BullmqEcho.start(REDIS_URL, `{bench-${randomBytes(4).toString('hex')}}`, IN_FLIGHT);
   const quickjs = await QuickjsBaseline.start();
@@ -127,6 +132,18 @@ async function main(): Promise<void> {
       execThroughput = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, execCell);
     });
     const echoThroughput2 = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, () => echo.roundTrip());
+    const quietClient = quietStack.client();
+    let quietThroughput = 0;
+    const quietCpu = await cpuDuring(
+      { bench: process.pid, api: quietStack.api.pid, worker: quietStack.workers[0].pid, redis: redisPid },
+      async () => {
+        quietThroughput = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, () =>
+          quietClient.exec('bench', { title: 'add', code: 'return 1+1' }),
+        );
+      },
+    );
+    const redisCost = redisCostTable(await measureRedisCost(REDIS_COST_EXECS, execCell));
+    const sumCpu = (cpu: Record<string, number>): number => Object.values(cpu).reduce((a, b) => a + b, 0);
     const perOp = (cpu: Record<string, number>): string =>
       Object.entries(cpu)
         .map(([name, ms]) => `${name} ${fmt(ms / THROUGHPUT_TOTAL, 3)}`)
@@ -144,7 +161,8 @@ async function main(): Promise<void> {
       `| round trip p50 (ms) | ${fmt(rows.exec.p50)} | ${fmt(rows.echo.p50)} | ${fmt(rows.exec.p50 / rows.echo.p50)}× | ${fmt(rows.quickjs.p50, 3)} |`,
       `| round trip p99 (ms) | ${fmt(rows.exec.p99)} | ${fmt(rows.echo.p99)} | ${fmt(rows.exec.p99 / rows.echo.p99)}× | ${fmt(rows.quickjs.p99, 3)} |`,
       `| throughput at ${IN_FLIGHT} in flight (/s) | ${fmt(execThroughput, 0)} | ${fmt(echoTp, 0)} (${fmt(echoThroughput, 0)} before, ${fmt(echoThroughput2, 0)} after) | ${fmt(execThroughput / echoTp)}× | — |`,
-      `| CPU ms per operation, by process (throughput phase) | ${perOp(execCpu)} | ${perOp(echoCpu)} | — | — |`,
+      `| CPU ms per operation, by process (throughput phase) | ${perOp(execCpu)} | ${perOp(echoCpu)} | ${fmt(sumCpu(execCpu) / sumCpu(echoCpu))}× | — |`,
+      `| the same exec at \`LOG_LEVEL=error\`: throughput (/s), CPU ms per exec | ${fmt(quietThroughput, 0)}; ${perOp(quietCpu)} | — | — | — |`,
     ].join('\n');
     const suspension = [
       '| measure (same run, alternating) | p50 (ms) | p99 (ms) | ÷ plain exec p50 |',
@@ -179,7 +197,9 @@ async function main(): Promise<void> {
           `| ${r.calls} | ${fmt(r.ownerWaitP50)} | ${fmt(r.replayWaitP50)} | ${fmt(r.replayWaitP99)} | ${fmt(r.replayWaitP50 - r.ownerWaitP50)} | ${fmt(r.replayWaitP50 / r.ownerWaitP50)}× |`,
       ),
     ].join('\n');
-    process.stdout.write(`${report}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${fairness}\n`);
+    process.stdout.write(
+      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${fairness}\n`,
+    );
     const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
     const section = [
       '## Exec round trip vs a naive BullMQ echo',
@@ -188,6 +208,10 @@ async function main(): Promise<void> {
       `Run: ${new Date().toISOString()} on ${machine}; one api + one worker (2 sandbox threads) on the local Redis; echo worker concurrency ${IN_FLIGHT}.`,
       '',
       report,
+      '',
+      '## Redis work per exec, by script',
+      '',
+      redisCost,
       '',
       '## Cell start: from the prepared image vs from scratch vs bare QuickJS',
       '',
@@ -218,6 +242,7 @@ async function main(): Promise<void> {
   } finally {
     await echo.close();
     await stack.stop();
+    await quietStack.stop();
     await replayStack.stop();
     await unconfinedStack.stop();
     confinedSpawn.close();

@@ -6,18 +6,26 @@ export type { Logger } from 'pino';
 /**
  * Structured JSON logs on stdout. Field names that can carry secrets are redacted wherever they
  * appear, so a careless `log.info({ headers })` cannot leak a key.
+ *
+ * Lines are written asynchronously: a log call formats its line into a buffer and the write to
+ * stdout happens off the caller's path, so a slow pipe or a full disk under the log collector
+ * never stalls a cell. pino flushes the buffer synchronously on exit, so the last lines before a
+ * crash are not lost.
  */
 export function createLogger(options: { service: string; level: string; version: string }): Logger {
-  return pino({
-    level: options.level,
-    base: { service: options.service, version: options.version, pid: process.pid },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-    redact: {
-      paths: ['authorization', '*.authorization', 'headers.authorization', 'apiKey', '*.apiKey', 'env', '*.env', 'secret', '*.secret'],
-      censor: '[redacted]',
+  return pino(
+    {
+      level: options.level,
+      base: { service: options.service, version: options.version, pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: {
+        paths: ['authorization', '*.authorization', 'headers.authorization', 'apiKey', '*.apiKey', 'env', '*.env', 'secret', '*.secret'],
+        censor: '[redacted]',
+      },
     },
-  });
+    pino.destination({ dest: 1, sync: false }),
+  );
 }
 
 /** Lets Nest's own messages (routes mapped, bootstrap errors) go through the same JSON logger. */
