@@ -5,6 +5,7 @@ export { SessionLedger, type SessionPatch } from './session-ledger';
 export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type RunRequestedData } from './run-ledger';
 export { RunReplies, publishAnswer, publishStarted, resultReply } from './run-replies';
 export { WorkerPresence } from './worker-presence';
+export { RunOwnership, pastExpiry, type LocalRunHolder, type OwnedRun, type RunFate } from './run-ownership';
 export { DeploymentCatalog } from './deployment-catalog';
 export {
   createRedis,

@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import {
   isEndedStatus,
   INVALID_SESSION_ID_MESSAGE,
-  RUN_END_REASONS,
   SESSION_ID_PATTERN,
   type CodeModeResult,
   type Limits,
@@ -11,7 +10,7 @@ import {
   type ValidExecInput,
 } from '@codemode/contracts';
 import { effectiveLimits, effectiveShellConfig, type AppConfig } from '@codemode/config';
-import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
+import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunOwnership, RunReplies, SessionLedger } from '@codemode/events';
 import { checkExecInput, emptyTelemetry, failedInputResult, hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
@@ -40,7 +39,7 @@ export class ExecService {
     private readonly sessions: SessionLedger,
     private readonly replies: RunReplies,
     private readonly queue: CellQueue,
-    private readonly presence: WorkerPresence,
+    private readonly ownership: RunOwnership,
   ) {}
 
   /** `rank`: the tenant's calls in flight, this one included (queue fairness, see CellQueue.add). */
@@ -102,11 +101,8 @@ export class ExecService {
         // including `waiting` — it carries the runId the caller needs to wait on.
         if (run?.lastResult && (isEndedStatus(run.status) || run.status === 'waiting')) return run.lastResult;
         log.error('the worker running the cell did not answer within its budget');
-        if (run?.owner && run.status === 'running' && !run.restartSafe && !(await this.presence.isAlive(run.owner))) {
-          // Its worker is gone: end the run so it has its one terminal event. A replay-safe run is
-          // left to recovery (its re-delivered cell job, or the next wait), which rebuilds it.
-          await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: run.epoch, reason: RUN_END_REASONS.ownerLost });
-        }
+        // Its worker may be gone: then the run ends here, so it has its one terminal event.
+        await this.ownership.loseIfOrphaned(ref, run);
         return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', input.restartSafe);
       },
     });

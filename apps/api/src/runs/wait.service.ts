@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import {
   isEndedStatus,
   INVALID_SESSION_ID_MESSAGE,
-  RUN_END_REASONS,
   SESSION_ID_PATTERN,
   type CodeModeResult,
   type Limits,
@@ -11,7 +10,17 @@ import {
   type SessionRef,
 } from '@codemode/contracts';
 import { effectiveLimits, type AppConfig } from '@codemode/config';
-import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
+import {
+  isStoreUnavailable,
+  pastExpiry,
+  retryWhileStoreUnavailable,
+  RunLedger,
+  RunOwnership,
+  RunReplies,
+  SessionLedger,
+  WorkerPresence,
+  type OwnedRun,
+} from '@codemode/events';
 import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult, RUN_UNAVAILABLE_MESSAGE } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
@@ -27,6 +36,20 @@ export const RUN_BEING_RESUMED_ERROR = 'code mode run is already being resumed.'
 const RESERVATION_TTL_MS = 130_000;
 /** A reservation this old with no resume job anywhere was left by a wait that died (see `abandoned`). */
 const ABANDONED_RESERVATION_MS = 1000;
+
+type Reservation = Awaited<ReturnType<RunLedger['reserveResume']>>;
+/** A run this wait reserved: its owner ('' when released) and the epoch it was parked at. */
+type ReservedRun = OwnedRun & { owner: string; epoch: number };
+type Withdraw = () => Promise<unknown>;
+const nothingToWithdraw: Withdraw = () => Promise.resolve();
+
+/** What a wait does, once it tried to reserve the run. */
+type WaitPlan =
+  | { kind: 'unknown' }
+  | { kind: 'refused'; error: string; replaySafe: boolean }
+  /** Not parked: executing a leg under a worker that is gone (SPEC §6). */
+  | { kind: 'running-orphan'; restartSafe: boolean }
+  | { kind: 'expired' | 'lose' | 'held' | 'replay'; run: ReservedRun };
 
 /**
  * `wait` (SPEC §3): checks in SPEC's order (unknown/other tenant → other session → already being
@@ -45,6 +68,7 @@ export class WaitService {
     private readonly workers: WorkerQueues,
     private readonly cells: CellQueue,
     private readonly presence: WorkerPresence,
+    private readonly ownership: RunOwnership,
   ) {}
 
   async wait(tenant: string, sessionId: string, body: ParsedBody): Promise<CodeModeResult> {
@@ -67,110 +91,143 @@ export class WaitService {
     }
   }
 
+  /** Reserve the run, classify what the reservation found, then answer or route the resume. */
   private async resume(ref: SessionRef, runId: string): Promise<CodeModeResult> {
-    const input = { runId };
-    const token = randomUUID();
-    // One round trip: the reservation script answers every refusal case too, and the session's
-    // limits are read alongside it (auto-pipelined).
-    const [reservation, session] = await Promise.all([
-      this.runs.reserveResume(ref, runId, token, RESERVATION_TTL_MS),
-      this.sessions.get(ref),
-    ]);
-    if (!reservation.reserved && reservation.held && (await this.abandoned(ref, runId, reservation.held))) {
-      return this.resume(ref, runId);
+    const { token, reservation, limits } = await this.reserve(ref, runId);
+    const plan = await this.classify(runId, reservation);
+    switch (plan.kind) {
+      case 'unknown':
+        return this.refuseUnknown(ref, runId);
+      case 'refused':
+        return this.refuse(ref, { runId }, plan.error, plan.replaySafe);
+      case 'running-orphan':
+        return this.recoverRunning(ref, runId, plan.restartSafe, limits);
+      case 'expired':
+        // Past snapshotTtlSeconds but not ended yet (its holder is gone, or its timer is late).
+        await this.ownership.expire(ref, runId, plan.run.epoch);
+        return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), plan.run.restartSafe);
+      case 'lose':
+        await this.ownership.lose(ref, runId, plan.run.epoch);
+        this.logger.warn(
+          { tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: plan.run.owner },
+          'owner of the parked run is gone and the run is not replay-safe; recorded as lost',
+        );
+        return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
+      case 'held':
+      case 'replay':
+        return this.route(ref, runId, token, plan.run, plan.kind, limits);
     }
-    if (
-      !reservation.reserved &&
-      reservation.status === 'running' &&
-      reservation.owner &&
-      !(await this.presence.isAlive(reservation.owner))
-    ) {
-      return this.recoverRunning(ref, runId, reservation.restartSafe, effectiveLimits(this.config, ref.tenant, session?.codeMode));
+  }
+
+  /**
+   * Reserves the run for this wait. One round trip: the reservation script answers every refusal
+   * case too, and the session's limits are read alongside it (auto-pipelined). A reservation left
+   * by a wait that died is released and the reservation tried again.
+   */
+  private async reserve(ref: SessionRef, runId: string): Promise<{ token: string; reservation: Reservation; limits: Limits }> {
+    for (;;) {
+      const token = randomUUID();
+      const [reservation, session] = await Promise.all([
+        this.runs.reserveResume(ref, runId, token, RESERVATION_TTL_MS),
+        this.sessions.get(ref),
+      ]);
+      if (!reservation.reserved && reservation.held && (await this.abandoned(ref, runId, reservation.held))) continue;
+      return { token, reservation, limits: effectiveLimits(this.config, ref.tenant, session?.codeMode) };
     }
+  }
+
+  /** What the reservation found, in SPEC's order; the owner's fate decides a reserved run (RunOwnership). */
+  private async classify(runId: string, reservation: Reservation): Promise<WaitPlan> {
     if (!reservation.reserved) {
-      if (reservation.status === null) return this.refuseUnknown(ref, runId);
+      if (await this.ownership.runningOrphan({ runId, status: reservation.status, owner: reservation.owner })) {
+        return { kind: 'running-orphan', restartSafe: reservation.restartSafe };
+      }
+      if (reservation.status === null) return { kind: 'unknown' };
       const error = isEndedStatus(reservation.status) ? RUN_UNAVAILABLE_MESSAGE : RUN_BEING_RESUMED_ERROR;
-      return this.refuse(ref, input, error, reservation.restartSafe);
+      return { kind: 'refused', error, replaySafe: reservation.restartSafe };
     }
-    if (reservation.expiresAt !== null && Date.parse(reservation.expiresAt) <= Date.now()) {
-      // Past snapshotTtlSeconds but not ended yet (its holder is gone, or its timer is late).
-      await this.runs.endOrphaned(ref, runId, { type: 'run.expired', epoch: reservation.epoch, reason: RUN_END_REASONS.expired });
-      return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), reservation.restartSafe);
-    }
-    const limits = effectiveLimits(this.config, ref.tenant, session?.codeMode);
-    const owner = reservation.owner;
-    const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner });
-    // SPEC §6: a run whose owner is gone (lease lapsed, or released at shutdown) is rebuilt by
-    // replay on any worker when it is replay-safe; any other such run is lost.
-    const ownerGone = owner === '' || !(await this.presence.isAlive(owner));
-    if (ownerGone && !reservation.restartSafe) {
-      await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: reservation.epoch, reason: RUN_END_REASONS.ownerLost });
-      log.warn('owner of the parked run is gone and the run is not replay-safe; recorded as lost');
-      return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
-    }
-    let withdraw: () => Promise<unknown> = () => Promise.resolve();
+    const run: ReservedRun = { runId, owner: reservation.owner, epoch: reservation.epoch, restartSafe: reservation.restartSafe };
+    if (pastExpiry(reservation.expiresAt)) return { kind: 'expired', run };
+    return { kind: await this.ownership.classify(run), run };
+  }
+
+  /**
+   * Sends the resume to the run's owner (`held`) or to any worker to rebuild by replay (SPEC §6:
+   * its owner is gone, lease lapsed or released at shutdown), and answers with what comes back.
+   */
+  private async route(
+    ref: SessionRef,
+    runId: string,
+    token: string,
+    run: ReservedRun,
+    fate: 'held' | 'replay',
+    limits: Limits,
+  ): Promise<CodeModeResult> {
+    const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run.owner });
     const deadline = new ReplyDeadline(limits.timeoutMs, limits.timeoutMs, this.config.replyGraceMs, {
       onStartOverdue: async () => {
         if (!(await this.runs.releaseResume(ref, runId, token))) return null;
+        const withdraw = await withdrawal;
         await withdraw();
-        if (!ownerGone && !(await this.presence.isAlive(owner)) && !reservation.restartSafe) {
-          await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: reservation.epoch, reason: RUN_END_REASONS.ownerLost });
+        if (fate === 'held' && (await this.ownership.classify(run)) === 'lose') {
+          await this.ownership.lose(ref, runId, run.epoch);
           log.warn('owner of the parked run is gone; run recorded as lost');
-          return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), reservation.restartSafe);
+          return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), run.restartSafe);
         }
         // SPEC §3: nothing is lost; the next wait goes to the owner or, once its lease lapsed, to replay.
         log.warn('the wait was not taken within its budget; the run stays parked');
-        return waitingAgain(await this.runs.get(ref, runId), reservation.restartSafe);
+        return waitingAgain(await this.runs.get(ref, runId), run.restartSafe);
       },
       onNoAnswer: async () => {
         const now = await this.runs.get(ref, runId);
-        const known = runAnswer(now, reservation.restartSafe);
+        const known = runAnswer(now, run.restartSafe);
         if (known) return known;
         log.error('the owner did not answer the wait within its budget');
-        if (now?.status === 'running' && now.owner && !now.restartSafe && !(await this.presence.isAlive(now.owner))) {
-          // Its worker is gone: end the run so it has its one terminal event (a replay-safe one is
-          // rebuilt by the next wait instead).
-          await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: now.epoch, reason: RUN_END_REASONS.ownerLost });
-        }
-        return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', reservation.restartSafe);
+        // Its worker may be gone: then the run ends here (a replay-safe one is rebuilt by the next wait).
+        await this.ownership.loseIfOrphaned(ref, now);
+        return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', run.restartSafe);
       },
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
-    try {
-      const requestedAt = Date.now();
-      const replyTo = this.replies.channel;
-      if (ownerGone) {
-        log.info('owner of the parked replay-safe run is gone; rebuilding it by replay');
-        const jobId = await this.cells.replay({
-          tenant: ref.tenant,
-          sessionId: ref.sessionId,
-          runId,
-          replyTo,
-          resume: { token, input },
-          requestedAt,
-        });
-        withdraw = () => this.cells.withdraw(jobId);
-      } else {
-        const jobId = await this.workers.resume(owner, {
-          tenant: ref.tenant,
-          sessionId: ref.sessionId,
-          runId,
-          token,
-          replyTo,
-          input,
-          requestedAt,
-        });
-        withdraw = () => this.workers.withdraw(owner, jobId);
-      }
-    } catch (error) {
+    if (fate === 'replay') log.info('owner of the parked replay-safe run is gone; rebuilding it by replay');
+    const withdrawal = this.send(ref, runId, token, fate, run.owner).catch((error: unknown) => {
       deadline.reject(error);
       // Give the reservation back (once Redis answers again, if that was the failure), so the
       // next wait is not refused as "already being resumed" by a wait that already gave up.
       void retryWhileStoreUnavailable(() => this.runs.releaseResume(ref, runId, token), { giveUpMs: RESERVATION_TTL_MS }).catch(
         (failure: unknown) => log.warn({ err: failure }, 'could not release the reservation of a failed wait; it lapses by itself'),
       );
-    }
+      return nothingToWithdraw;
+    });
     return deadline.outcome;
+  }
+
+  /** Queues the resume job; answers how to take it back if nobody takes it in time. */
+  private async send(ref: SessionRef, runId: string, token: string, fate: 'held' | 'replay', owner: string): Promise<Withdraw> {
+    const requestedAt = Date.now();
+    const replyTo = this.replies.channel;
+    const input = { runId };
+    if (fate === 'replay') {
+      const jobId = await this.cells.replay({
+        tenant: ref.tenant,
+        sessionId: ref.sessionId,
+        runId,
+        replyTo,
+        resume: { token, input },
+        requestedAt,
+      });
+      return () => this.cells.withdraw(jobId);
+    }
+    const jobId = await this.workers.resume(owner, {
+      tenant: ref.tenant,
+      sessionId: ref.sessionId,
+      runId,
+      token,
+      replyTo,
+      input,
+      requestedAt,
+    });
+    return () => this.workers.withdraw(owner, jobId);
   }
 
   /**
@@ -183,7 +240,7 @@ export class WaitService {
     if (!restartSafe) {
       const run = await this.runs.get(ref, runId);
       if (run?.status === 'running') {
-        await this.runs.endOrphaned(ref, runId, { type: 'run.lost', epoch: run.epoch, reason: RUN_END_REASONS.ownerLost });
+        await this.ownership.lose(ref, runId, run.epoch);
         log.warn('the worker running this run died; recorded as lost');
       }
       return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);

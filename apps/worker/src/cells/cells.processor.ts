@@ -5,7 +5,7 @@ import type { AppConfig } from '@codemode/config';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { QueueProcessor, type ConsumerOptions } from '../core/queue-consumer';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { ReplayRunner } from '../recovery/replay-runner.service';
+import { RunRecovery } from '../recovery/run-recovery.service';
 import { CellRunner } from '../runs/cell-runner.service';
 
 /** Consumer of the shared `cells` queue: one job per new cell, as many at once as sandbox threads. */
@@ -15,25 +15,25 @@ export class CellsProcessor extends QueueProcessor {
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) logger: Logger,
     private readonly runner: CellRunner,
-    private readonly replays: ReplayRunner,
+    private readonly recovery: RunRecovery,
     private readonly metrics: WorkerMetrics,
   ) {
     super(config, logger);
   }
 
   protected consumerOptions(): ConsumerOptions {
-    // A job re-delivered after a stall finds its run `running`: recovery decides (see ReplayRunner),
+    // A job re-delivered after a stall finds its run `running`: recovery decides (see RunRecovery),
     // fenced by the run's epoch, so a second re-delivery (its recovering worker died too) is safe.
     return { queue: QUEUES.cells, role: 'cells', concurrency: this.config.cellConcurrency, maxStalledCount: 2 };
   }
 
   protected async handle(job: Job, token?: string): Promise<void> {
     this.metrics.jobClaimed('cells', job.timestamp, job.processedOn);
-    if (job.name === JOB_NAMES.replayRun) return this.replays.replay(ReplayJobSchema.parse(job.data));
+    if (job.name === JOB_NAMES.replayRun) return this.recovery.replay(ReplayJobSchema.parse(job.data));
     const cell = CellJobSchema.parse(job.data);
     const claim = await this.runner.run(cell);
     // Already running: this job was re-delivered after its worker stalled (SPEC §6 recovery).
-    if (claim.started || claim.status !== 'running' || (await this.replays.recoverStalled(cell))) return;
+    if (claim.started || claim.status !== 'running' || (await this.recovery.recoverStalled(cell))) return;
     // Its owner's lease has not lapsed yet (the job lock can lapse first): look again later.
     await job.moveToDelayed(Date.now() + Math.ceil(this.config.presenceTtlMs / 2), token);
     throw new DelayedError();

@@ -1,17 +1,15 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
-import { RUN_END_REASONS } from '@codemode/contracts';
-import { ParkedRunIndex, RunLedger, WorkerPresence, type DueParkedRun } from '@codemode/events';
+import { ParkedRunIndex, RunLedger, RunOwnership, type DueParkedRun } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { RunOutcomes } from '../runs/run-outcomes.service';
 
 /** Runs looked at per sweep; the rest wait for the next one. */
 const SWEEP_BATCH = 100;
 
 /**
  * Ends parked runs that outlived `snapshotTtlSeconds` with nobody holding them: released for
- * replay, or parked on a worker that died. (A live holder expires its own runs.) Every worker
+ * replay, or parked on a worker that died (RunOwnership decides). (A live holder expires its own runs.) Every worker
  * sweeps once per lease; the expiry write is fenced by the run's epoch, so two sweepers, or a
  * sweeper and a wait, cannot both end a run.
  */
@@ -25,8 +23,7 @@ export class ParkedRunSweeper implements OnApplicationBootstrap, OnApplicationSh
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly index: ParkedRunIndex,
     private readonly runs: RunLedger,
-    private readonly presence: WorkerPresence,
-    private readonly outcomes: RunOutcomes,
+    private readonly ownership: RunOwnership,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -68,17 +65,13 @@ export class ParkedRunSweeper implements OnApplicationBootstrap, OnApplicationSh
       await this.index.postpone(ref, runId, expiresAt);
       return false;
     }
-    const held =
-      run.owner === this.config.workerId
-        ? this.outcomes.parked.get(runId) !== undefined
-        : !!run.owner && (await this.presence.isAlive(run.owner));
-    if (held) {
+    if (!(await this.ownership.ownerGone(run))) {
       // Its holder expires it; looked at again after a lease, in case the holder dies first.
       await this.index.postpone(ref, runId, now + this.config.presenceTtlMs);
       return false;
     }
     // Not ended: someone ended or took it over meanwhile. A failed write throws: next sweep.
-    const ended = await this.runs.endOrphaned(ref, runId, { type: 'run.expired', epoch: run.epoch, reason: RUN_END_REASONS.expired });
+    const ended = await this.ownership.expire(ref, runId, run.epoch);
     if (ended)
       this.logger.info({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run.owner }, 'expired a parked run nobody holds');
     await this.index.remove(ref, runId);

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { RunsModule } from '../runs/runs.module';
 import { ToolsModule } from '../tools/tools.module';
-import { ReplayRunner } from './replay-runner.service';
+import { RunRecovery } from './run-recovery.service';
 
-@Module({ imports: [RunsModule, ToolsModule], providers: [ReplayRunner], exports: [ReplayRunner] })
+@Module({ imports: [RunsModule, ToolsModule], providers: [RunRecovery], exports: [RunRecovery] })
 export class RecoveryModule {}

@@ -13,8 +13,8 @@ import type { AppConfig } from '@codemode/config';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { QueueProcessor, type ConsumerOptions } from '../core/queue-consumer';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { ReplayRunner } from '../recovery/replay-runner.service';
-import { ResumeRunner } from '../runs/resume-runner.service';
+import { RunRecovery } from '../recovery/run-recovery.service';
+import { HeldRunJobs } from '../runs/held-run-jobs.service';
 import { ShellHost } from '../shell/shell-host.service';
 
 /** Parked runs waiting at once can all be resumed at once; the sandbox pool bounds the CPU work. */
@@ -26,8 +26,8 @@ export class ResumesProcessor extends QueueProcessor {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) logger: Logger,
-    private readonly runner: ResumeRunner,
-    private readonly replays: ReplayRunner,
+    private readonly heldRuns: HeldRunJobs,
+    private readonly recovery: RunRecovery,
     private readonly shell: ShellHost,
     private readonly metrics: WorkerMetrics,
   ) {
@@ -42,16 +42,16 @@ export class ResumesProcessor extends QueueProcessor {
     // Labelled `worker`, not by the queue's name: that name carries the worker id.
     this.metrics.jobClaimed('worker', job.timestamp, job.processedOn);
     if (job.name === JOB_NAMES.resumeRun) return this.resume(ResumeJobSchema.parse(job.data));
-    if (job.name === JOB_NAMES.abortRun) return this.runner.abort(AbortJobSchema.parse(job.data));
+    if (job.name === JOB_NAMES.abortRun) return this.heldRuns.abort(AbortJobSchema.parse(job.data));
     if (job.name === JOB_NAMES.shell) return this.shell.handle(ShellJobSchema.parse(job.data));
-    if (job.name === JOB_NAMES.toolResults) return this.runner.toolResults(ToolResultsJobSchema.parse(job.data));
+    if (job.name === JOB_NAMES.toolResults) return this.heldRuns.toolResults(ToolResultsJobSchema.parse(job.data));
     this.logger.warn({ name: job.name }, 'unknown job on own queue; dropped');
     return Promise.resolve();
   }
 
   /** A wait routed here for a run whose VM this worker no longer holds goes to recovery. */
   private async resume(job: ResumeJob): Promise<void> {
-    if (await this.runner.resume(job)) return;
-    await this.replays.resumeNotHeld(job);
+    if (await this.heldRuns.resume(job)) return;
+    await this.recovery.resumeNotHeld(job);
   }
 }

@@ -1,5 +1,5 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import { RUN_END_REASONS, type CodeModeResult, type Limits, type SessionRef } from '@codemode/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import type { CodeModeResult, Limits, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import {
   ParkedRunIndex,
@@ -10,12 +10,12 @@ import {
   RunHistoryLimitError,
   RunLedger,
 } from '@codemode/events';
-import { buildCellResult, buildWaitingResult, SandboxPool, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
+import { buildCellResult, buildWaitingResult, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
 import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { WorkerTenantLimits } from '../quotas/worker-tenant-limits.service';
-import { ParkedRunRegistry, type ParkedRun } from './parked-run-registry';
+import { ParkedRuns } from './parked-runs.service';
 import type { RunToolHost } from '../tools/run-tool-host';
 
 /** Everything needed to record what a run's cell just did. */
@@ -65,33 +65,21 @@ const ALWAYS_REPLAY_REASON = 'CODEMODE_ALWAYS_REPLAY: every wait rebuilds the ru
 
 /**
  * Records a cell's outcome in the log and pushes the answer: a terminal event for completed and
- * failed cells, `run.parked` for waiting ones (which also enter the parked-run registry). Owns
- * expiry and loss of parked runs.
+ * failed cells, `run.parked` for waiting ones (which then stay parked on this worker: ParkedRuns).
  */
 @Injectable()
-export class RunOutcomes implements OnModuleDestroy {
-  readonly parked: ParkedRunRegistry;
-
+export class RunOutcomes {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runs: RunLedger,
-    private readonly pool: SandboxPool,
+    private readonly parked: ParkedRuns,
     private readonly sessionStore: SessionStore,
     private readonly results: ResultsStore,
     private readonly metrics: WorkerMetrics,
     private readonly parkedIndex: ParkedRunIndex,
     private readonly limits: WorkerTenantLimits,
-  ) {
-    this.parked = new ParkedRunRegistry((run) => void this.expire(run));
-    this.pool.onRunsLost((runIds, reason) => {
-      for (const runId of runIds) void this.lose(runId, reason);
-    });
-  }
-
-  onModuleDestroy(): void {
-    this.parked.close();
-  }
+  ) {}
 
   /** `legStartedAt`: when this exec or wait leg started (epoch ms), for `codemode_run_duration_seconds`. */
   async record(ctx: RunContext, outcome: CellOutcome, replyTo: string, legStartedAt: number): Promise<CodeModeResult> {
@@ -102,26 +90,15 @@ export class RunOutcomes implements OnModuleDestroy {
         // SPEC §6: the run reached its history cap while being recorded (parking it, committing
         // its store): it fails with the cap's error, which is always recorded.
         if (!(error instanceof RunHistoryLimitError)) throw error;
-        this.dropParked(ctx.runId);
+        this.parked.dropUnrecorded(ctx.runId);
         return this.write(ctx, historyLimitOutcome(outcome), replyTo);
       }
     }).catch((error: unknown) => {
-      this.dropParked(ctx.runId);
+      this.parked.dropUnrecorded(ctx.runId);
       throw error;
     });
     this.metrics.runAnswered(result, legStartedAt);
     return result;
-  }
-
-  /**
-   * The outcome could not be recorded (the run was taken over or ended meanwhile, or Redis stayed
-   * away): a VM parked for it must not stay in memory and hold a parked slot.
-   */
-  private dropParked(runId: string): void {
-    const run = this.parked.take(runId);
-    if (!run) return;
-    this.pool.discard(runId);
-    this.limits.releaseParked(run.ref, runId);
   }
 
   /**
@@ -157,7 +134,7 @@ export class RunOutcomes implements OnModuleDestroy {
       // SPEC §10: past its tenant's parked-run quota (runs or bytes) the cell fails instead of parking.
       const admission = await this.limits.admitParked(ctx.ref, ctx.runId, expiresAt, outcome.snapshotBytes);
       if (!admission.admitted) {
-        this.pool.discard(ctx.runId);
+        this.parked.discard(ctx.runId);
         const error = this.limits.parkedRefusal(ctx.ref.tenant, admission);
         return this.write({ ...ctx, holdsParkedQuota: false }, parkedQuotaOutcome(outcome, error), replyTo);
       }
@@ -188,7 +165,7 @@ export class RunOutcomes implements OnModuleDestroy {
       await this.parkedIndex
         .add(ctx.ref, ctx.runId, expiresAt)
         .catch((error: unknown) => this.logger.warn({ runId: ctx.runId, err: error }, 'could not index the parked run for expiry'));
-      if (this.config.alwaysReplay && ctx.restartSafe) await this.handOver(ctx.runId, ALWAYS_REPLAY_REASON);
+      if (this.config.alwaysReplay && ctx.restartSafe) await this.parked.handOver(ctx.runId, ALWAYS_REPLAY_REASON);
       return result;
     }
     const committed = outcome.status === 'completed' ? await this.commitStore(ctx, outcome) : null;
@@ -217,61 +194,6 @@ export class RunOutcomes implements OnModuleDestroy {
   }
 
   /**
-   * Shutdown: parked VMs cannot stay here. Replay-safe runs are released (the
-   * next wait rebuilds them by replay at once); the others end as `run.lost`. Every write is
-   * fenced by the run's epoch, so a run another worker already took is left alone.
-   */
-  async giveUpAllParked(reason: string): Promise<void> {
-    const runIds = [...this.parked.runIds()];
-    await Promise.all(
-      runIds.map((runId) => (this.parked.get(runId)?.restartSafe ? this.handOver(runId, reason) : this.lose(runId, reason))),
-    );
-  }
-
-  /**
-   * After this worker's lease lapsed: keeps each parked run that is still this worker's at the
-   * same epoch and still waiting (nobody acted on it meanwhile), and drops the others from memory
-   * without writing anything (another worker took them over, or the API ended them).
-   */
-  async reconcileParked(): Promise<{ kept: number; dropped: number }> {
-    let kept = 0;
-    let dropped = 0;
-    for (const runId of [...this.parked.runIds()]) {
-      const parked = this.parked.get(runId);
-      if (!parked) continue;
-      const now = await this.runs.get(parked.ref, runId);
-      if (now?.status === 'waiting' && now.owner === this.config.workerId && now.epoch === parked.epoch) {
-        kept += 1;
-        continue;
-      }
-      if (this.parked.get(runId) !== parked) continue;
-      this.parked.take(runId);
-      this.pool.discard(runId);
-      dropped += 1;
-    }
-    return { kept, dropped };
-  }
-
-  /** Drops a parked replay-safe run from memory and releases it in the ledger. */
-  private async handOver(runId: string, reason: string): Promise<void> {
-    const run = this.parked.take(runId);
-    if (!run) return;
-    this.pool.discard(runId);
-    try {
-      const released = await this.runs.release(run.ref, runId, { workerId: this.config.workerId, epoch: run.epoch, reason });
-      this.logger.info(
-        { tenant: run.ref.tenant, sessionId: run.ref.sessionId, runId, released, reason },
-        'parked run handed over for replay',
-      );
-    } catch (error) {
-      this.logger.warn(
-        { tenant: run.ref.tenant, sessionId: run.ref.sessionId, runId, err: error },
-        'could not release a parked run; its lease will lapse',
-      );
-    }
-  }
-
-  /**
    * SPEC §4: buffered store writes are committed only when the cell completes, capacity
    * re-checked in commit order; a commit the store no longer has room for fails the cell instead.
    */
@@ -293,35 +215,5 @@ export class RunOutcomes implements OnModuleDestroy {
         bridgeDispatchStarted: outcome.bridgeDispatchStarted,
       };
     }
-  }
-
-  private async expire(run: ParkedRun): Promise<void> {
-    this.pool.discard(run.runId);
-    this.limits.releaseParked(run.ref, run.runId);
-    await this.endParked(run.ref, run.runId, run.epoch, 'run.expired', RUN_END_REASONS.expired);
-  }
-
-  private async lose(runId: string, reason: string): Promise<void> {
-    const run = this.parked.take(runId);
-    if (!run) return;
-    this.limits.releaseParked(run.ref, runId);
-    await this.endParked(run.ref, runId, run.epoch, 'run.lost', reason);
-  }
-
-  private async endParked(ref: SessionRef, runId: string, epoch: number, type: 'run.expired' | 'run.lost', reason: string): Promise<void> {
-    try {
-      if (await this.runs.endOrphaned(ref, runId, { type, epoch, reason })) {
-        this.logger.info({ tenant: ref.tenant, sessionId: ref.sessionId, runId, type, reason }, 'parked run ended');
-      }
-    } catch (error) {
-      this.logger.warn(
-        { tenant: ref.tenant, sessionId: ref.sessionId, runId, type, err: error },
-        'could not record the end of a parked run',
-      );
-    }
-  }
-
-  get workerId(): string {
-    return this.config.workerId;
   }
 }

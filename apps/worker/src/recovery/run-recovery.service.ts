@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CellJob, CellSpec, CodeModeResult, ReplayJob, ReplayPlan, ResumeJob, RunView, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { EventLog, retryWhileStoreUnavailable, RunAlreadyEndedError, RunLedger, WorkerPresence, resultReply } from '@codemode/events';
+import { EventLog, retryWhileStoreUnavailable, RunAlreadyEndedError, RunLedger, RunOwnership, resultReply } from '@codemode/events';
 import {
   buildReplayPlan,
   emptyTelemetry,
@@ -10,7 +10,6 @@ import {
   REPLAY_DIVERGED_PREFIX,
   ReplayRecordMissingError,
   RUN_UNAVAILABLE_MESSAGE,
-  SandboxPool,
 } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
@@ -28,22 +27,22 @@ const RECOVERY_FAILED_ERROR = 'code mode could not rebuild the run after its wor
 const FINISH_RETRY_MS = 10 * 60_000;
 
 /**
- * Recovery (SPEC §6): rebuilds a replay-safe run whose owner is gone on this worker by replaying
- * its log, and decides what a cell job re-delivered after its worker died may do: run again from
- * the start (it had called no tool), replay (restartSafe), or end `run.lost`.
+ * Recovery (SPEC §6) of runs whose owner is gone (RunOwnership decides that): takes them over and
+ * rebuilds a replay-safe one on this worker by replaying its log; a cell job re-delivered after
+ * its worker died runs again from the start (it had called no tool), is replayed (restartSafe),
+ * or ends `run.lost`; a wait that reached an owner no longer holding the run is recovered too.
  */
 @Injectable()
-export class ReplayRunner {
+export class RunRecovery {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runs: RunLedger,
     private readonly log: EventLog,
-    private readonly presence: WorkerPresence,
+    private readonly ownership: RunOwnership,
     private readonly toolHosts: ToolHosts,
     private readonly cells: CellRunner,
     private readonly metrics: WorkerMetrics,
-    private readonly pool: SandboxPool,
   ) {}
 
   /**
@@ -98,7 +97,7 @@ export class ReplayRunner {
     if (run && run.status === 'waiting') {
       const result = failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
       const publish = resultReply(job.replyTo, job.runId, result);
-      await this.runs.endOrphaned(ref, job.runId, { type: 'run.lost', epoch: run.epoch, reason: NOT_HELD_REASON, publish });
+      await this.ownership.lose(ref, job.runId, run.epoch, { reason: NOT_HELD_REASON, publish });
     }
   }
 
@@ -121,10 +120,9 @@ export class ReplayRunner {
   private async recoverRunning(ref: SessionRef, runId: string, replyTo: string, spec: CellSpec | null, log: Logger): Promise<boolean> {
     const run = await this.runs.get(ref, runId);
     if (!run || run.status !== 'running') return true;
-    // This process may be the owner on paper without running it (a claim whose reply was lost).
-    const ownerAlive =
-      run.owner === this.config.workerId ? this.pool.holds(runId) : run.owner !== null && (await this.presence.isAlive(run.owner));
-    if (ownerAlive) {
+    // This process may be the owner on paper without running it (a claim whose reply was lost):
+    // RunOwnership judges this worker's own runs by what it holds, not by its lease.
+    if (!(await this.ownership.ownerGone(run))) {
       log.info({ owner: run.owner }, 'running run whose owner is still alive; recovery deferred');
       return false;
     }

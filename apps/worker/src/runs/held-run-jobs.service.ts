@@ -17,10 +17,14 @@ import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { hostFailureOutcome, keepResuming } from './run-loop';
 import { RunOutcomes } from './run-outcomes.service';
 import type { ParkedRun } from './parked-run-registry';
+import { ParkedRuns } from './parked-runs.service';
 
-/** Work routed to this worker for runs it holds: resume a parked run, abort one. */
+/**
+ * The jobs a run's owner takes from its own queue, for runs it holds: resume a parked run (its
+ * next leg), abort a run (parked or executing), apply platform answers to its pending tool calls.
+ */
 @Injectable()
-export class ResumeRunner {
+export class HeldRunJobs {
   /** Runs taken from the registry for a resume that has not reached the sandbox yet. */
   private readonly taking = new Set<string>();
   /** Of those, the ones an abort reached meanwhile: their leg ends aborted without running. */
@@ -33,6 +37,7 @@ export class ResumeRunner {
     private readonly runs: RunLedger,
     private readonly log: EventLog,
     private readonly pool: SandboxPool,
+    private readonly parkedRuns: ParkedRuns,
     private readonly outcomes: RunOutcomes,
     private readonly metrics: WorkerMetrics,
   ) {}
@@ -42,7 +47,7 @@ export class ResumeRunner {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
     // Taken before any await, so a hand-over or expiry cannot drop the VM under this resume.
-    const parked = this.outcomes.parked.take(job.runId);
+    const parked = this.parkedRuns.takeForResume(job.runId);
     if (!parked) return false;
     this.taking.add(job.runId);
     try {
@@ -65,14 +70,14 @@ export class ResumeRunner {
       });
     } catch (error) {
       // Taken over by another worker: this VM is stale. Otherwise (Redis away) it stays parked.
-      if (error instanceof StaleEpochError) this.pool.discard(job.runId);
-      else this.outcomes.parked.park(parked);
+      if (error instanceof StaleEpochError) this.parkedRuns.discard(job.runId);
+      else this.parkedRuns.park(parked);
       throw error;
     }
     if (!taken) {
       log.info('resume not taken: the wait gave up or another took it');
       // Unless an abort discarded its VM meanwhile (the API then ends the run itself).
-      if (!this.abortedWhileTaking.has(job.runId)) this.outcomes.parked.park(parked);
+      if (!this.abortedWhileTaking.has(job.runId)) this.parkedRuns.park(parked);
       return true;
     }
     this.metrics.resumed('owner');
@@ -101,7 +106,7 @@ export class ResumeRunner {
   /** Platform answers to pending client tool calls: settled in the VM, recorded, acknowledged. */
   async toolResults(job: ToolResultsJob): Promise<void> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
-    const parked = this.outcomes.parked.get(job.runId);
+    const parked = this.parkedRuns.get(job.runId);
     let answer: { accepted: number } | { error: string };
     if (!parked) {
       answer = await this.answerNotHeld(ref, job);
@@ -150,8 +155,7 @@ export class ResumeRunner {
   /** SPEC §3: aborted, pending calls cancelled, slot freed, nothing committed. */
   async abort(job: AbortJob): Promise<void> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
-    const parked = this.outcomes.parked.take(job.runId);
-    const discarded = this.pool.discard(job.runId);
+    const { parked, discarded } = this.parkedRuns.discard(job.runId);
     if (!parked) {
       // An exec or wait is executing it: its leg ends `aborted`, and whoever runs the leg records
       // and answers that outcome (the API reads it from the run).

@@ -1,0 +1,100 @@
+import { RUN_END_REASONS, type RunStatus, type SessionRef } from '@codemode/contracts';
+import type { AppendInput } from './event-log';
+import type { RunLedger } from './run-ledger';
+import type { WorkerPresence } from './worker-presence';
+
+/**
+ * The process asking, when it is a worker. A run it owns itself is judged by its own memory, not
+ * its lease: it may be the owner on paper without holding the run (a claim whose reply was lost,
+ * a VM dropped), and its lease says nothing about that.
+ */
+export interface LocalRunHolder {
+  readonly workerId: string;
+  /** This worker has the run's VM (queued, running a leg, parked or being resumed). */
+  holds(runId: string): boolean;
+}
+
+/** What the run's owner and restart safety say about it (SPEC §6). */
+export type RunFate =
+  /** Its owner is alive: work for it goes to the owner. */
+  | 'held'
+  /** Its owner is gone and it is replay-safe: any worker rebuilds it from its log. */
+  | 'replay'
+  /** Its owner is gone and it is not replay-safe: nothing can ever answer for it, it is lost. */
+  | 'lose';
+
+/** The facts about a run that decide whether its owner is gone; `owner` '' or null: none (released). */
+export interface OwnedRun {
+  runId: string;
+  owner: string | null;
+  restartSafe: boolean;
+}
+
+/**
+ * The one rule for "is the run's owner gone, and who ends the run" (SPEC §6), for the API and the
+ * workers alike. A run's owner is gone when it has none (released for replay) or its lease lapsed;
+ * a run whose owner is gone is replayed when it is replay-safe and lost otherwise. Whoever finds a
+ * run nobody will end (its owner gone, or past its expiry) ends it here, fenced by the epoch it
+ * saw: a run that moved on meanwhile is left to whoever moved it.
+ */
+export class RunOwnership {
+  constructor(
+    private readonly runs: RunLedger,
+    private readonly presence: WorkerPresence,
+    private readonly local?: LocalRunHolder,
+  ) {}
+
+  /** The run has no owner, its owner's lease lapsed, or (owned by this worker) this worker no longer has it. */
+  async ownerGone(run: Pick<OwnedRun, 'runId' | 'owner'>): Promise<boolean> {
+    if (!run.owner) return true;
+    if (this.local && run.owner === this.local.workerId) return !this.local.holds(run.runId);
+    return !(await this.presence.isAlive(run.owner));
+  }
+
+  /** Where work for a run goes: to its live owner, to replay, or nowhere (it is lost). */
+  async classify(run: OwnedRun): Promise<RunFate> {
+    if (!(await this.ownerGone(run))) return 'held';
+    return run.restartSafe ? 'replay' : 'lose';
+  }
+
+  /**
+   * A run executing a leg whose worker is gone: nothing will answer for that leg. (A running run
+   * always has an owner; one without is not judged here.)
+   */
+  async runningOrphan(run: { runId: string; status: RunStatus | null; owner?: string | null }): Promise<boolean> {
+    return run.status === 'running' && !!run.owner && (await this.ownerGone({ runId: run.runId, owner: run.owner }));
+  }
+
+  /**
+   * Ends a running run whose worker is gone with `run.lost`, so it has its one terminal event,
+   * unless it is replay-safe: recovery (its re-delivered cell job, or the next wait) rebuilds that
+   * one. True when this call ended it.
+   */
+  async loseIfOrphaned(ref: SessionRef, run: (OwnedRun & { status: RunStatus; epoch: number }) | null): Promise<boolean> {
+    if (!run || run.restartSafe || !(await this.runningOrphan(run))) return false;
+    return this.lose(ref, run.runId, run.epoch);
+  }
+
+  /**
+   * Ends a run nobody will end with `run.lost` (default reason: its owner stopped renewing its
+   * lease), fenced by `epoch`. False when it already ended or moved to a newer epoch.
+   */
+  lose(ref: SessionRef, runId: string, epoch: number, opts: { reason?: string; publish?: AppendInput['publish'] } = {}): Promise<boolean> {
+    return this.runs.endOrphaned(ref, runId, {
+      type: 'run.lost',
+      epoch,
+      reason: opts.reason ?? RUN_END_REASONS.ownerLost,
+      publish: opts.publish,
+    });
+  }
+
+  /** Ends a parked run past its `snapshotTtlSeconds` with `run.expired`, fenced by `epoch`. */
+  expire(ref: SessionRef, runId: string, epoch: number): Promise<boolean> {
+    return this.runs.endOrphaned(ref, runId, { type: 'run.expired', epoch, reason: RUN_END_REASONS.expired });
+  }
+}
+
+/** A parked run's recorded expiry (ISO time, null: none) has passed. */
+export function pastExpiry(expiresAt: string | null, now = Date.now()): boolean {
+  return expiresAt !== null && Date.parse(expiresAt) <= now;
+}
