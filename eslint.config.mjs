@@ -1,8 +1,9 @@
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import noImportCycle from './eslint-rules/no-import-cycle.js';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'scripts/**', '*.js', '*.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'scripts/**', '*.js', '*.mjs', 'eslint-rules/fixtures/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -26,6 +27,28 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    files: ['**/*.ts'],
+    plugins: { local: { rules: { 'no-import-cycle': noImportCycle } } },
+    rules: { 'local/no-import-cycle': 'error' },
+  },
+  {
+    // Guest JavaScript runs inside QuickJS, not Node: only the language's own globals exist there, plus
+    // `HOST.<NAME>`, a host value the loader (guest/guest-source.ts) writes into the text before evaluation.
+    files: ['libs/**/guest/*.guest.js'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { ecmaVersion: 2023, sourceType: 'script', globals: { HOST: 'readonly' } },
+  },
+  {
+    // The repository's own lint rules (CommonJS, loaded by this file) and their spec: outside tsconfig.json.
+    files: ['eslint-rules/**'],
+    extends: [tseslint.configs.disableTypeChecked],
+  },
+  {
+    files: ['eslint-rules/*.js'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     files: ['**/*.spec.ts', '**/*.int-spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],

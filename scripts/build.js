@@ -17,10 +17,12 @@ const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit'
 try {
   run(bin('tsc'), ['-p', 'tsconfig.build.json', '--outDir', staging]);
   run(bin('tsc-alias'), ['-p', 'tsconfig.build.json', '--outDir', staging]);
-  for (const lua of listFiles(path.join(root, 'libs'), '.lua')) {
-    const target = path.join(staging, path.relative(root, lua));
+  // Files the code reads at run time, beside the compiled modules: Lua scripts and guest JavaScript.
+  const libs = path.join(root, 'libs');
+  for (const file of [...listFiles(libs, '.lua'), ...listFiles(libs, '.guest.js')]) {
+    const target = path.join(staging, path.relative(root, file));
     fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.copyFileSync(lua, target);
+    fs.copyFileSync(file, target);
   }
   fs.writeFileSync(path.join(staging, '.built-at'), new Date().toISOString());
   const old = `${dist}.old-${process.pid}`;

@@ -1,4 +1,5 @@
 import type { BridgeMethod } from '@codemode/contracts';
+import { MAX_QUEUED_BRIDGE_REQUESTS } from '../errors';
 import type { PendingCall } from './types';
 
 interface OpenCall {
@@ -36,9 +37,9 @@ export class BridgeLedger {
     return this.flying;
   }
 
-  /** Requests waiting in the bridge queue. */
-  get queuedCount(): number {
-    return this.waiting.length;
+  /** Every slot is taken and the bridge queue holds its maximum: the next request is refused (SPEC §3). */
+  full(maxInFlight: number): boolean {
+    return this.flying >= maxInFlight && this.waiting.length >= MAX_QUEUED_BRIDGE_REQUESTS;
   }
 
   /** Records a request; `queued` ones wait for `takeQueued`, others take a slot now (yields never do). */
@@ -98,6 +99,11 @@ export class BridgeLedger {
   /** Every open request, in request order: `[id, method, argsJson]`. */
   openCalls(): [string, BridgeMethod, string][] {
     return [...this.open].map(([id, call]) => [id, call.method, call.argsJson]);
+  }
+
+  /** The ids of every open request, in request order. */
+  openIds(): string[] {
+    return [...this.open.keys()];
   }
 
   /** Every open request is a yield (SPEC §3: only then the reason is `yield`). */

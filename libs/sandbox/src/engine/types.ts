@@ -61,6 +61,13 @@ export interface BridgeCall {
 /** An unsettled bridge request of a waiting run (`args` as the guest sent them; shapes in ARCHITECTURE.md). */
 export type PendingCall = BridgeCall;
 
+/** The host's answer to one bridge request, as the run queues it; `payload` is JSON (the value, or `{name,message}`). */
+export interface Settlement {
+  id: string;
+  ok: boolean;
+  payload: string;
+}
+
 /** The answer to a platform-answered call, given to `SandboxPool.settle`. */
 export type ExternalSettlement = { ok: true; value: unknown } | { ok: false; error: { name?: string; message: string } };
 
@@ -110,3 +117,24 @@ export type CellOutcome = CompletedOutcome | FailedOutcome | WaitingOutcome;
 export type TerminalCellOutcome = CompletedOutcome | FailedOutcome;
 
 export type SandboxVariant = 'release' | 'debug';
+
+/** Where the run sends bridge traffic and watchdog hints (in a thread: messages to the pool). */
+export interface BridgePort {
+  dispatch(id: string, method: BridgeMethod, argsJson: string): void;
+  cancel(id: string): void;
+  /** The leg spends budget from now for `timeoutMs` (arm the watchdog); undefined: it waits without budget. */
+  watch(timeoutMs: number | undefined): void;
+  /** The thread is (or stops) executing this run's guest code synchronously: watchdog attribution. */
+  busy(on: boolean): void;
+  /** The pool asked to abort this run (read from shared memory: seen even while guest code runs). */
+  abortRequested(): boolean;
+  /** The recorded legs were re-run; the live leg, with its own budget, starts now. */
+  replayed(): void;
+}
+
+export interface LegOptions {
+  timeoutMs: number;
+  awaitResults: boolean;
+  /** When the leg's budget started (the request's arrival in the thread). */
+  startedAt?: number;
+}

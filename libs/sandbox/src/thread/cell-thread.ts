@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { CellRun, type LegOptions } from '../engine/cell-run';
+import { CellRun } from '../engine/cell-run';
 import { CellVm, type PreparedImage } from '../engine/cell-vm';
-import type { CellOutcome, CellRunRequest } from '../engine/types';
+import type { CellOutcome, CellRunRequest, LegOptions } from '../engine/types';
 import { DEFAULT_MEMORY_BYTES, memoryMaxBytes, MIN_MEMORY_BYTES, WasmLoader } from '../engine/wasm-loader';
 import { SandboxStartError } from '../errors';
 import type { FromThread, ThreadData, ToThread } from './protocol';

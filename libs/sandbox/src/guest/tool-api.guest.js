@@ -1,0 +1,284 @@
+/**
+ * Guest source of the tool-facing API (SPEC §4): `catalog`, tool handles and the tool globals,
+ * `API`, `MCP`/`namespaces`, `results`, `store`/`load`. It is a function expression the prelude
+ * embeds and calls from `install` (so before any user code), passing its bridge primitives:
+ *
+ * - `kit.call(method, argsJson, map?)` → a bridge promise; `map` turns the host's JSON answer into
+ *   the guest's value (a throw rejects the promise);
+ * - `kit.fail(error)` → a bridge promise rejected with `error` (tracked like a failed call);
+ * - `kit.safeJson(value)` → lenient JSON text (never throws), `kit.strictJson(value)` → JSON text
+ *   or throws the reason (both map handles to their metadata);
+ * - `kit.handles` — the WeakMap handle → frozen metadata the serializers consult;
+ * - `kit.defineGlobal(name, value)`.
+ *
+ * Every intrinsic is captured when `installToolApi` runs. Args are built as JSON text by parts,
+ * so the envelope (`{tool, input}`, …) stays well-formed whatever the guest passes; only the
+ * guest's own values are serialized (leniently for tool inputs, strictly for stored values).
+ * Returns `defineCatalog(catalogJson)`, which the host calls once per run with its GuestCatalog.
+ */
+/* exported installToolApi -- the prelude embeds this function as an expression */
+function installToolApi(kit) {
+  'use strict';
+  const G = globalThis;
+  const JSONStringify = JSON.stringify;
+  const JSONParse = JSON.parse;
+  const freeze = Object.freeze;
+  const defineProperty = Object.defineProperty;
+  const objectKeys = Object.keys;
+  const isArray = Array.isArray;
+  const S = String;
+  const uncurry = Function.prototype.bind.bind(Function.prototype.call);
+  const hasOwn = uncurry(Object.prototype.hasOwnProperty);
+  const MapGet = uncurry(Map.prototype.get);
+  const MapSet = uncurry(Map.prototype.set);
+  const WeakMapSet = uncurry(WeakMap.prototype.set);
+  const GuestMap = Map;
+  const GuestError = Error;
+  const GuestTypeError = TypeError;
+  const call = kit.call,
+    fail = kit.fail,
+    safeJson = kit.safeJson,
+    strictJson = kit.strictJson;
+  const handles = kit.handles,
+    defineGlobal = kit.defineGlobal;
+  const META_KEYS = ['callableName', 'toolName', 'label', 'description', 'source', 'apiPath', 'input', 'output'];
+
+  // Read-only own properties, through one reused descriptor (building the catalog is per run).
+  const fixed = { __proto__: null, value: undefined, enumerable: true, configurable: false, writable: false };
+  function defineFixed(target, key, value, enumerable) {
+    fixed.value = value;
+    fixed.enumerable = enumerable;
+    defineProperty(target, key, fixed);
+    fixed.value = undefined;
+  }
+  function str(value) {
+    return JSONStringify(S(value));
+  }
+
+  // Arrays are filled by defineProperty, never by assignment (the guest may put index setters on Array.prototype).
+  function put(list, index, value) {
+    defineProperty(list, index, { __proto__: null, value, enumerable: true, configurable: true, writable: true });
+  }
+
+  function deepFreeze(value) {
+    if (value !== null && typeof value === 'object') {
+      const keys = objectKeys(value);
+      for (let i = 0; i < keys.length; i++) deepFreeze(value[keys[i]]);
+      freeze(value);
+    }
+    return value;
+  }
+
+  // The metadata fields of a host HandleMetadata, frozen (it is what a handle serializes to).
+  function readMeta(raw) {
+    // A null-prototype object: plain assignment creates own properties, no setter can intervene.
+    const meta = { __proto__: null };
+    const source = raw !== null && typeof raw === 'object' ? raw : meta;
+    for (let i = 0; i < META_KEYS.length; i++) {
+      const key = META_KEYS[i];
+      // Own fields only: a missing one must not reach a getter the guest put on Object.prototype.
+      const value = hasOwn(source, key) ? source[key] : undefined;
+      if (value !== undefined) meta[key] = deepFreeze(value);
+    }
+    if (typeof meta.callableName !== 'string') meta.callableName = '';
+    return freeze(meta);
+  }
+
+  // A handle: calling it calls the tool; it carries the metadata and describe().
+  function makeHandle(meta, invoke) {
+    const handle = (...args) => invoke(args);
+    defineProperty(handle, 'name', { __proto__: null, value: meta.callableName, configurable: true });
+    for (let i = 0; i < META_KEYS.length; i++) {
+      const key = META_KEYS[i];
+      if (meta[key] !== undefined) defineFixed(handle, key, meta[key], true);
+    }
+    const describeArgs = '{"tool":' + str(meta.callableName) + '}';
+    defineFixed(
+      handle,
+      'describe',
+      function describe() {
+        return call('describe', describeArgs);
+      },
+      false,
+    );
+    // JSON.stringify(handle) in the cell gives the metadata too (SPEC §4), not undefined.
+    defineFixed(
+      handle,
+      'toJSON',
+      function toJSON() {
+        return meta;
+      },
+      false,
+    );
+    WeakMapSet(handles, handle, meta);
+    return freeze(handle);
+  }
+
+  // name(input): a callValue request; an absent (undefined/null) input is sent as {} (OpenClaw: input ?? {}).
+  function callInvoker(callableName) {
+    const prefix = '{"tool":' + str(callableName) + ',"input":';
+    return (args) => {
+      const input = args[0];
+      return call('callValue', prefix + (input === undefined || input === null ? '{}' : safeJson(input)) + '}');
+    };
+  }
+
+  // MCP.<server>.<tool>(...args): the raw argument list; the host checks it and applies defaults.
+  // callableName (MCP.<server>.<tool> as the guest calls it) names the call in pendingToolCalls.
+  function namespaceInvoker(serverName, toolName, callableName) {
+    const prefix = '{"server":' + str(serverName) + ',"tool":' + str(toolName) + ',"callableName":' + str(callableName) + ',"args":[';
+    return (args) => {
+      let text = prefix;
+      for (let i = 0; i < args.length; i++) text += (i > 0 ? ',' : '') + safeJson(args[i]);
+      return call('namespace', text + ']}');
+    };
+  }
+
+  // callableName → handle of this run's catalog (globals and MCP tools), so search answers reuse them.
+  const byName = new GuestMap();
+  let allHandles = freeze([]);
+
+  function handleFor(raw) {
+    const meta = readMeta(raw);
+    const known = MapGet(byName, meta.callableName);
+    if (known !== undefined) return known;
+    const handle = makeHandle(meta, callInvoker(meta.callableName));
+    MapSet(byName, meta.callableName, handle);
+    return handle;
+  }
+
+  function toHandles(payload) {
+    const list = [];
+    if (isArray(payload)) for (let i = 0; i < payload.length; i++) put(list, i, handleFor(payload[i]));
+    return freeze(list);
+  }
+
+  const catalogObject = freeze({
+    __proto__: null,
+    search(query, options) {
+      let limit;
+      if (options !== null && typeof options === 'object') limit = options.limit;
+      return call('search', '{"query":' + safeJson(query) + (limit === undefined ? '' : ',"limit":' + safeJson(limit)) + '}', toHandles);
+    },
+    all() {
+      return allHandles;
+    },
+  });
+
+  const apiObject = freeze({
+    __proto__: null,
+    list(prefix) {
+      return call('api', '{"op":"list"' + (prefix === undefined ? '' : ',"prefix":' + safeJson(prefix)) + '}');
+    },
+    read(path) {
+      return call('api', '{"op":"read","path":' + safeJson(path) + '}');
+    },
+  });
+
+  // A stored value is serialized strictly: what JSON cannot represent rejects instead of being mangled.
+  function valueJson(value) {
+    try {
+      return strictJson(value);
+    } catch (error) {
+      let reason;
+      try {
+        reason = error instanceof GuestError ? S(error.message) : S(error);
+      } catch {
+        reason = 'unknown reason';
+      }
+      throw new GuestTypeError(HOST.VALUE_NOT_SERIALIZABLE_PREFIX + reason);
+    }
+  }
+
+  const resultsObject = freeze({
+    __proto__: null,
+    save(value) {
+      let json;
+      try {
+        json = valueJson(value);
+      } catch (error) {
+        return fail(error);
+      }
+      return call('resultSave', '{"value":' + json + '}');
+    },
+    load(id) {
+      return call('resultLoad', '{"id":' + safeJson(id) + '}');
+    },
+    delete(id) {
+      return call('resultDelete', '{"id":' + safeJson(id) + '}');
+    },
+  });
+
+  // SPEC §4: only a string is a key. Anything else (an object with toJSON, a number, a symbol) is
+  // sent as null, never converted, and the host refuses it with its TypeError.
+  function keyJson(key) {
+    return typeof key === 'string' ? JSONStringify(key) : 'null';
+  }
+
+  function store(key, value) {
+    const keyText = keyJson(key);
+    if (value === undefined) return call('store', '{"key":' + keyText + ',"delete":true}', () => undefined);
+    let json;
+    try {
+      json = valueJson(value);
+    } catch (error) {
+      return fail(error);
+    }
+    return call('store', '{"key":' + keyText + ',"value":' + json + '}', () => undefined);
+  }
+
+  function load(key) {
+    return call('load', '{"key":' + keyJson(key) + '}', (answer) =>
+      answer !== null && typeof answer === 'object' && answer.found === true ? answer.value : undefined,
+    );
+  }
+
+  function defineNamespaces(mcp) {
+    const namespaces = freeze({ __proto__: null, MCP: mcp });
+    defineGlobal('MCP', mcp);
+    defineGlobal('namespaces', namespaces);
+  }
+
+  defineGlobal('catalog', catalogObject);
+  defineGlobal('API', apiObject);
+  defineGlobal('results', resultsObject);
+  defineGlobal('store', store);
+  defineGlobal('load', load);
+  defineNamespaces(freeze({ __proto__: null }));
+
+  // This run's catalog: one global (a handle) per core/client tool, catalog.all(), MCP.<server>.<tool>.
+  function defineCatalog(catalogJson) {
+    const catalog = JSONParse(catalogJson);
+    const globals = isArray(catalog && catalog.globals) ? catalog.globals : [];
+    const all = [];
+    for (let i = 0; i < globals.length; i++) {
+      const meta = readMeta(globals[i] && globals[i].metadata);
+      const name = meta.callableName;
+      const handle = makeHandle(meta, callInvoker(name));
+      MapSet(byName, name, handle);
+      put(all, i, handle);
+      if (name !== '' && !(name in G)) defineGlobal(name, handle);
+    }
+    allHandles = freeze(all);
+    const mcp = { __proto__: null };
+    const servers = isArray(catalog && catalog.mcp) ? catalog.mcp : [];
+    for (let i = 0; i < servers.length; i++) {
+      const server = servers[i];
+      if (server === null || typeof server !== 'object') continue;
+      const tools = isArray(server.tools) ? server.tools : [];
+      const scope = { __proto__: null };
+      for (let j = 0; j < tools.length; j++) {
+        const tool = tools[j];
+        if (tool === null || typeof tool !== 'object') continue;
+        const meta = readMeta(tool.metadata);
+        const handle = makeHandle(meta, namespaceInvoker(S(server.serverName), S(meta.toolName), meta.callableName));
+        MapSet(byName, meta.callableName, handle);
+        defineFixed(scope, S(tool.toolIdentifier), handle, true);
+      }
+      defineFixed(mcp, S(server.serverIdentifier), freeze(scope), true);
+    }
+    defineNamespaces(freeze(mcp));
+  }
+
+  return defineCatalog;
+}

@@ -1,0 +1,119 @@
+import type { CodeModeResult } from '@codemode/contracts';
+import { ATTEMPT, confinementTenants, escapes, type Outcome } from './confinement-tenants';
+import { sleep } from './tenancy-helpers';
+
+/**
+ * SPEC §10, adversarially (setup and leak check in test/tenancy/confinement-tenants.ts): the file
+ * tools refuse every way out of the workspace, and no pattern stalls the worker for beta.
+ */
+
+jest.setTimeout(60_000);
+
+describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () => {
+  const tenants = confinementTenants();
+  const { sh, cell, completedValue, betaUnaffectedAndNothingLeaked } = tenants;
+
+  describe('File tools', () => {
+    it('symlinks made by a shell command, absolute paths and .. are refused with "path escapes the workspace: <path>"', async () => {
+      const made = await sh('alpha', 'links', {
+        command: 'ln -s /etc/passwd p; ln -s / root; ln -s ../.. up; mkdir -p d; echo inside > d/ok.txt; ln -s d/ok.txt good; echo made',
+      });
+      expect(made.details).toMatchObject({ status: 'completed', aggregated: 'made' });
+      const value = completedValue(
+        await cell(
+          'alpha',
+          'links',
+          `${ATTEMPT}
+          const names = (v) => v.entries;
+          return {
+            'read p': await attempt(() => read({ path: 'p' }), (v) => v.content.slice(0, 40)),
+            'ls root': await attempt(() => ls({ path: 'root' }), names),
+            'ls up': await attempt(() => ls({ path: 'up' }), names),
+            'find root/etc': await attempt(() => find({ pattern: 'passwd', path: 'root/etc' }), (v) => v.files),
+            'grep p': await attempt(() => grep({ pattern: 'root', path: 'p' }), (v) => v.matches.length),
+            'grep up': await attempt(() => grep({ pattern: 'inside', path: 'up' }), (v) => v.matches.length),
+            'read /etc/passwd': await attempt(() => read({ path: '/etc/passwd' }), (v) => v.content.slice(0, 40)),
+            'read ../x': await attempt(() => read({ path: '../x' }), (v) => v.content),
+            'read good': await attempt(() => read({ path: 'good' }), (v) => v.content.trim()),
+          };`,
+        ),
+      );
+      expect(value).toEqual({
+        'read p': escapes('p'),
+        'ls root': escapes('root'),
+        'ls up': escapes('up'),
+        'find root/etc': escapes('root/etc'),
+        'grep p': escapes('p'),
+        'grep up': escapes('up'),
+        'read /etc/passwd': escapes('/etc/passwd'),
+        'read ../x': escapes('../x'),
+        'read good': { ok: true, value: 'inside' },
+      });
+      await betaUnaffectedAndNothingLeaked();
+    });
+
+    it('a find or grep over the whole workspace never returns what a symlink outside points to', async () => {
+      const value = completedValue(
+        await cell(
+          'alpha',
+          'links',
+          `${ATTEMPT}
+          return {
+            grep: await attempt(() => grep({ pattern: ':0:0:', path: '.' }), (v) => v.matches.map((m) => m.path)),
+            find: await attempt(() => find({ pattern: '**/passwd' }), (v) => v.files),
+          };`,
+        ),
+      );
+      for (const outcome of [value.grep, value.find]) {
+        if (outcome.ok) expect(outcome.value).toEqual([]);
+        else expect(outcome.message).toMatch(/^path escapes the workspace: /);
+      }
+      await betaUnaffectedAndNothingLeaked();
+    });
+  });
+
+  // Last on this stack: a worker that does stall on these patterns would stall every later test.
+  describe('File tools: patterns', () => {
+    const GLOB = `${'a*'.repeat(20)}b`;
+    const REGEX = '(a+)+$';
+
+    it('a catastrophic grep regex and find/grep globs answer (result or "pattern too expensive") while beta is served', async () => {
+      const made = await sh('alpha', 'patterns', {
+        command: `head -c 50000 /dev/zero | tr '\\0' a > long.txt; echo b >> long.txt; mkdir -p g; touch "g/$(head -c 200 /dev/zero | tr '\\0' a)"; echo made`,
+      });
+      expect(made.details).toMatchObject({ status: 'completed', aggregated: 'made' });
+      let alphaDone = false;
+      const alpha = cell(
+        'alpha',
+        'patterns',
+        `${ATTEMPT}
+        return {
+          grep: await attempt(() => grep({ pattern: ${JSON.stringify(REGEX)}, path: 'long.txt' }), (v) => v.matches.length),
+          find: await attempt(() => find({ pattern: ${JSON.stringify(GLOB)}, path: 'g' }), (v) => v.files),
+          grepGlob: await attempt(() => grep({ pattern: 'a', path: 'g', glob: ${JSON.stringify(GLOB)} }), (v) => v.matches.length),
+        };`,
+        25_000,
+      ).finally(() => {
+        alphaDone = true;
+      });
+      await sleep(100);
+      const betaProbes: Array<{ ms: number; result: CodeModeResult }> = [];
+      do {
+        const started = Date.now();
+        const result = await cell('beta', 'beta-probe', 'return 1+1', 25_000);
+        betaProbes.push({ ms: Date.now() - started, result });
+      } while (!alphaDone);
+      expect(betaProbes.map((p) => p.result)).toEqual(betaProbes.map(() => expect.objectContaining({ status: 'completed', value: 2 })));
+      // Answered within beta's default 10 s budget: no pattern stalls the worker (timings not tightened).
+      expect(Math.max(...betaProbes.map((p) => p.ms))).toBeLessThan(10_000);
+
+      const value = completedValue(await alpha);
+      const answered = (outcome: Outcome, pattern: string, empty: unknown) =>
+        outcome.ok ? expect(outcome.value).toEqual(empty) : expect(outcome.message).toBe(`pattern too expensive: ${pattern}`);
+      answered(value.grep, REGEX, 0);
+      answered(value.find, GLOB, []);
+      answered(value.grepGlob, GLOB, 0);
+      await betaUnaffectedAndNothingLeaked();
+    });
+  });
+});
