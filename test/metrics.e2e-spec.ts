@@ -121,3 +121,28 @@ describe('GET /metrics on the api and on a worker', () => {
     }
   }
 });
+
+describe('queue gauges while no worker consumes', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await TestStack.start({ workers: 0 });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  // Cells wait in BullMQ's prioritized set (their priority is the tenant's rank), not its wait list.
+  it('counts a waiting cell and reports how long the oldest has waited', async () => {
+    // Never answered while no worker runs; the stack's stop ends it.
+    void stack
+      .client()
+      .exec('queued', { title: 'waits', code: 'return 1' })
+      .catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const all = samples((await scrape(stack.baseUrl)).text);
+    expect(valueOf(all, METRIC.queueJobs, { queue: 'cells', state: 'prioritized' })).toBe(1);
+    expect(valueOf(all, METRIC.queueOldestWaitingAge, { queue: 'cells' })).toBeGreaterThanOrEqual(1);
+  });
+});

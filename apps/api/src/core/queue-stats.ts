@@ -7,8 +7,20 @@ export interface QueueStats {
   oldestWaitingAt: number | null;
 }
 
-/** Two round trips: the counts, and the oldest job of the wait list (ascending order = oldest first). */
+/**
+ * Prioritized jobs read for the oldest one. Cells are added with a priority (the tenant's rank,
+ * for fairness), so they wait in BullMQ's prioritized set, ordered by priority, not age: the
+ * oldest is found among the first PRIORITIZED_SCAN, which bounds the cost of a scrape.
+ */
+const PRIORITIZED_SCAN = 100;
+
+/** The counts, the oldest of the wait list and the head of the prioritized set, read together. */
 export async function readQueueStats(queue: Queue): Promise<QueueStats> {
-  const [counts, oldest] = await Promise.all([queue.getJobCounts(...QUEUE_JOB_STATES), queue.getJobs(['wait'], 0, 0, true)]);
-  return { counts: counts as Record<QueueJobState, number>, oldestWaitingAt: oldest[0]?.timestamp ?? null };
+  const [counts, waiting, prioritized] = await Promise.all([
+    queue.getJobCounts(...QUEUE_JOB_STATES),
+    queue.getJobs(['wait'], 0, 0, true),
+    queue.getJobs(['prioritized'], 0, PRIORITIZED_SCAN - 1, true),
+  ]);
+  const times = [...waiting, ...prioritized].map((job) => job.timestamp);
+  return { counts: counts as Record<QueueJobState, number>, oldestWaitingAt: times.length > 0 ? Math.min(...times) : null };
 }
