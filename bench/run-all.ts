@@ -14,6 +14,7 @@ import { measureReplay } from './replay';
 import { fairnessTable, measureFairness } from './fairness';
 import { cellStartTable, measureCellStart } from './cell-start';
 import { measureRedisCost, redisCostTable } from './redis-cost';
+import { measureParkedImages } from './parked-image';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
@@ -21,6 +22,7 @@ const IN_FLIGHT = 64;
 const REPLAY_SAMPLES = Number(process.env.BENCH_REPLAY_SAMPLES ?? 30);
 const CELL_START_SAMPLES = Number(process.env.BENCH_CELL_START_SAMPLES ?? 300);
 const REDIS_COST_EXECS = Number(process.env.BENCH_REDIS_COST_EXECS ?? 200);
+const PARKED_IMAGE_SAMPLES = Number(process.env.BENCH_PARKED_IMAGE_SAMPLES ?? 30);
 const ROOT = join(__dirname, '..', '..'); // dist/bench → repository root
 
 /**
@@ -121,6 +123,7 @@ async function main(): Promise<void> {
     const hostCalls = await measureHostCalls(1000);
     const cellStart = cellStartTable(await measureCellStart(CELL_START_SAMPLES));
     const replayRows = await measureReplay(client, replayStack.client(), [1, 10, 100], REPLAY_SAMPLES);
+    const parkedImages = await measureParkedImages(stack, replayStack.client(), PARKED_IMAGE_SAMPLES);
     const fairness = fairnessTable(await measureFairness());
     const redisPid = await redisServerPid();
     let echoThroughput = 0;
@@ -198,7 +201,7 @@ async function main(): Promise<void> {
       ),
     ].join('\n');
     process.stdout.write(
-      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${fairness}\n`,
+      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${parkedImages}\n\n${fairness}\n`,
     );
     const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
     const section = [
@@ -232,6 +235,10 @@ async function main(): Promise<void> {
       '## Rebuilding a parked run by replay',
       '',
       replayTable,
+      '',
+      '## Durable parked runs: images, park cost, resume paths',
+      '',
+      parkedImages,
       '',
       '## Fairness between tenants',
       '',

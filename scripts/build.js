@@ -24,6 +24,7 @@ try {
     fs.mkdirSync(path.dirname(target), { recursive: true });
     fs.copyFileSync(file, target);
   }
+  buildConsole(path.join(staging, 'console'));
   fs.writeFileSync(path.join(staging, '.built-at'), new Date().toISOString());
   const old = `${dist}.old-${process.pid}`;
   if (fs.existsSync(dist)) fs.renameSync(dist, old);
@@ -31,6 +32,25 @@ try {
   fs.rmSync(old, { recursive: true, force: true });
 } finally {
   fs.rmSync(staging, { recursive: true, force: true });
+}
+
+// The operator console (console/): its TypeScript modules transpiled one by one to browser ES
+// modules (type-checked by `npm run typecheck`), plus its page and stylesheet, into dist/console,
+// where the API serves them at /console. Nothing is bundled and nothing is fetched at run time.
+function buildConsole(out) {
+  const ts = require('typescript');
+  const source = path.join(root, 'console');
+  fs.mkdirSync(out, { recursive: true });
+  for (const file of listFiles(path.join(source, 'src'), '.ts')) {
+    const { outputText } = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
+      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ES2022, verbatimModuleSyntax: true },
+      fileName: file,
+    });
+    const target = path.join(out, path.relative(path.join(source, 'src'), file).replace(/\.ts$/, '.js'));
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, outputText);
+  }
+  for (const name of ['index.html', 'console.css', 'views.css']) fs.copyFileSync(path.join(source, name), path.join(out, name));
 }
 
 function listFiles(dir, ext) {

@@ -43,17 +43,18 @@ describe('worker lifecycle', () => {
     expect(await exit).toBe(0);
   });
 
-  it('ends runs parked in a worker that shuts down as run.lost', async () => {
+  it('hands runs parked in a worker that shuts down over; another worker finishes them (SPEC §12)', async () => {
     const worker = await stack.addWorker();
     const client = stack.client();
-    const parked = await client.exec('lost', { title: 'y', code: 'await yield_control(); return 1;' });
+    const parked = await client.exec('lost', { title: 'y', code: 'const kept = 1; await yield_control(); return kept;' });
     expect(parked.status).toBe('waiting');
     expect(await worker.stop()).toBe(0);
     const runId = parked.status === 'waiting' ? parked.runId : '';
     const events = (await client.events('lost')).events.filter((e) => e.runId === runId);
-    expect(events.map((e) => e.type)).toEqual(['run.requested', 'run.started', 'run.parked', 'run.lost']);
-    expect(events[3].data).toEqual({ reason: 'the worker holding the parked cell shut down' });
-    expect(await client.wait('lost', runId)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+    expect(events.map((e) => e.type)).toEqual(['run.requested', 'run.started', 'run.parked', 'run.released']);
+    expect(events[3].data).toMatchObject({ reason: 'the worker holding the parked cell shut down' });
+    await stack.addWorker();
+    expect(await client.wait('lost', runId)).toMatchObject({ status: 'completed', value: 1 });
   });
 });
 

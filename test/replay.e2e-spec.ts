@@ -186,7 +186,7 @@ describe('replay-safe runs whose worker goes away', () => {
     return worker;
   };
 
-  it('SIGTERM hands parked replay-safe runs over: the next wait replays them at once; other parked runs are lost', async () => {
+  it('SIGTERM hands parked runs over: the next wait resumes them at once, replay-safe or not (SPEC §12)', async () => {
     const client = stack.client();
     const safe = expectWaiting(
       await client.exec('handover', { title: 's', code: 'const r = Math.random(); await yield_control(); return r;', restartSafe: true }),
@@ -208,7 +208,8 @@ describe('replay-safe runs whose worker goes away', () => {
     expect(done).toMatchObject({ status: 'completed', replaySafe: true });
     // No lease had to lapse: the run was released.
     expect(Date.now() - started).toBeLessThan(1000);
-    expect(await client.wait('handover', plain!)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+    // SPEC §12: a run that is not replay-safe is handed over too, and restored from its image.
+    expect(await client.wait('handover', plain!)).toMatchObject({ status: 'completed', value: 1 });
     const events = (await client.events('handover', { limit: 1000 })).events;
     const safeTypes = events.filter((e) => e.runId === safe.runId).map((e) => e.type);
     expect(safeTypes).toEqual([
@@ -225,7 +226,7 @@ describe('replay-safe runs whose worker goes away', () => {
         .filter((e) => e.runId === plain)
         .map((e) => e.type)
         .slice(-1),
-    ).toEqual(['run.lost']);
+    ).toEqual(['run.completed']);
     await stack.addWorker();
   });
 

@@ -180,19 +180,18 @@ describe('suspension and wait (one worker)', () => {
     expect(result).toMatchObject({ status: 'completed', value: 2 });
   });
 
-  it('holds 64 parked runs; the 65th fails; a resumed run frees its slot', async () => {
+  it('keeps 64 parked VMs in memory; the 65th parks and the coldest leaves for its image (SPEC §12)', async () => {
     const sid = 'slots';
     const parked: string[] = [];
     for (let i = 0; i < 64; i += 1) {
-      parked.push(expectWaiting(await client.exec(sid, { title: `p${i}`, code: 'await yield_control(); return 1;' })).runId);
+      parked.push(expectWaiting(await client.exec(sid, { title: `p${i}`, code: `await yield_control(); return ${i};` })).runId);
     }
-    expect(await client.exec(sid, { title: 'p65', code: 'await yield_control(); return 1;' })).toMatchObject({
-      status: 'failed',
-      error: 'too many suspended code mode runs.',
-    });
-    expect(await client.wait(sid, parked[0])).toMatchObject({ status: 'completed' });
-    expect((await client.exec(sid, { title: 'again', code: 'await yield_control(); return 1;' })).status).toBe('waiting');
-    await Promise.all(parked.slice(1).map((runId) => client.raw('DELETE', `/v1/sessions/${sid}/runs/${runId}`)));
+    parked.push(expectWaiting(await client.exec(sid, { title: 'p65', code: 'await yield_control(); return 64;' })).runId);
+    const released = (await client.events(sid, { limit: 1000 })).events.filter((e) => e.type === 'run.released');
+    expect(released.map((e) => e.runId)).toEqual([parked[0]]);
+    expect(await client.wait(sid, parked[0])).toMatchObject({ status: 'completed', value: 0 });
+    expect(await client.wait(sid, parked[64])).toMatchObject({ status: 'completed', value: 64 });
+    await Promise.all(parked.slice(1, 64).map((runId) => client.raw('DELETE', `/v1/sessions/${sid}/runs/${runId}`)));
   });
 });
 
@@ -254,7 +253,7 @@ describe('a worker that dies (kill -9)', () => {
     await stack?.stop();
   });
 
-  it('ends its running and parked runs as run.lost, each with one terminal event, and answers every call', async () => {
+  it('ends its running run as run.lost and keeps its parked run for another worker (SPEC §12), answering every call', async () => {
     const client = stack.client();
     await client.putSession('dies', { codeMode: { timeoutMs: 1500 } });
     const parked = expectWaiting(await client.exec('dies', { title: 'p', code: 'await yield_control(); return 1;' }));
@@ -265,10 +264,11 @@ describe('a worker that dies (kill -9)', () => {
     expect(await busy).toMatchObject({ status: 'failed', code: 'runtime_unavailable' });
     expect(Date.now() - started).toBeLessThan(1500 + 500 + 1000);
     await sleep(1200);
-    expect(await client.wait('dies', parked.runId)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+    await stack.addWorker();
+    expect(await client.wait('dies', parked.runId)).toMatchObject({ status: 'completed', value: 1 });
     const events = (await client.events('dies', { limit: 1000 })).events;
     const terminal = events.filter((e) => /^run\.(completed|failed|expired|lost)$/.test(e.type));
-    expect(terminal.map((e) => e.type)).toEqual(['run.lost', 'run.lost']);
+    expect(terminal.map((e) => e.type)).toEqual(['run.lost', 'run.completed']);
     expect(new Set(terminal.map((e) => e.runId)).size).toBe(2);
   });
 });

@@ -115,7 +115,12 @@ describe('tenancy: ceilings clamp session limits and deployment defaults (SPEC ย
     expect(ttlMs).toBeLessThanOrEqual(CEILINGS.snapshotTtlSeconds * 1000 + 1000);
     await alpha.abort('s-park', runId);
 
-    const big = await exec(alpha, 's-park', 'const s = "y".repeat(4 * 1024 * 1024); await yield_control(); return s.length;');
+    // The limit counts the compressed image (SPEC ยง12): random doubles do not compress, 3.2 MB of them stay over 2 MiB.
+    const big = await exec(
+      alpha,
+      's-park',
+      'const a = new Float64Array(400000); for (let i = 0; i < a.length; i++) a[i] = Math.random(); await yield_control(); return a.length;',
+    );
     expect(big).toMatchObject({ status: 'failed', code: 'snapshot_limit_exceeded' });
   });
 

@@ -4,6 +4,7 @@ import type { AppConfig } from '@codemode/config';
 import type { Logger } from '@codemode/telemetry';
 import { AllExceptionsFilter } from './core/all-exceptions.filter';
 import { AuthGuard } from './core/auth.guard';
+import { ConsoleModule } from './console/console.module';
 import { CoreModule } from './core/core.module';
 import { DocsModule } from './docs/docs.module';
 import { APP_CONFIG, LOGGER } from './core/tokens';
@@ -16,6 +17,8 @@ import { RunsModule } from './runs/runs.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { ShellModule } from './shell/shell.module';
 import { ToolsModule } from './tools/tools.module';
+import { PolicyModule } from './policy/policy.module';
+import { ApprovalsModule } from './approvals/approvals.module';
 
 @Global()
 @Module({})
@@ -34,6 +37,9 @@ export class AppModule {
         ShellModule,
         ToolsModule,
         DocsModule,
+        PolicyModule,
+        ApprovalsModule,
+        ConsoleModule,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },

@@ -18,7 +18,7 @@ async function bootstrap(): Promise<void> {
   });
   app.use(httpDuration(app.get(ApiMetrics)));
   // Order matters (SPEC §10 "API"): the key is checked before a byte of the body is read.
-  app.use(authenticate(new ApiKeyRing(config.apiKeys)));
+  app.use(authenticate(new ApiKeyRing(config.apiKeyGrants)));
   app.use(rawJsonBody);
   // `Expect: 100-continue` goes through the middleware too (Node would send the 100 first).
   const server = app.getHttpServer() as Server;

@@ -4,6 +4,7 @@ import type { Logger } from '@codemode/telemetry';
 import { CellsModule } from './cells/cells.module';
 import { CoreModule } from './core/core.module';
 import { APP_CONFIG, LOGGER } from './core/tokens';
+import { FleetModule } from './fleet/fleet.module';
 import { HealthModule } from './health/health.module';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -16,7 +17,7 @@ export class WorkerModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule, QuotasModule, CellsModule, ResumesModule, HealthModule, MetricsModule, LifecycleModule],
+      imports: [CoreModule, QuotasModule, CellsModule, ResumesModule, HealthModule, MetricsModule, LifecycleModule, FleetModule],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },

@@ -1,6 +1,9 @@
 import type {
   ClientToolInput,
   CodeModeExecInput,
+  FleetView,
+  RunList,
+  SessionList,
   CodeModeResult,
   Event,
   EventPage,
@@ -70,6 +73,21 @@ export class CodeModeClient {
   /** Answers pending client tool calls of a parked run; a later `wait` sees them. */
   toolResults(sessionId: string, runId: string, results: ToolResult[]): Promise<{ accepted: number }> {
     return this.json('POST', `${sessionPath(sessionId)}/runs/${enc(runId)}/tool-results`, { results });
+  }
+
+  /** `GET /v1/sessions`: the tenant's sessions, newest activity first; pass `next` as `cursor` for the next page. */
+  listSessions(opts: { limit?: number; cursor?: string } = {}): Promise<SessionList> {
+    return this.json('GET', `/v1/sessions${pageQuery(opts)}`);
+  }
+
+  /** `GET /v1/sessions/{sid}/runs`: the session's runs, newest request first. */
+  listRuns(sessionId: string, opts: { limit?: number; cursor?: string } = {}): Promise<RunList> {
+    return this.json('GET', `${sessionPath(sessionId)}/runs${pageQuery(opts)}`);
+  }
+
+  /** `GET /v1/fleet`: live workers, the cell queue, and the tenant's own live runs per worker. */
+  fleet(): Promise<FleetView> {
+    return this.json('GET', '/v1/fleet');
   }
 
   putSession(sessionId: string, input: SessionPutInput): Promise<SessionConfig> {
@@ -239,4 +257,11 @@ function delay(ms: number, signal: AbortSignal): Promise<void> {
       resolve();
     }
   });
+}
+
+function pageQuery(opts: { limit?: number; cursor?: string }): string {
+  const query = new URLSearchParams();
+  if (opts.limit !== undefined) query.set('limit', String(opts.limit));
+  if (opts.cursor !== undefined) query.set('cursor', opts.cursor);
+  return query.size > 0 ? `?${query.toString()}` : '';
 }

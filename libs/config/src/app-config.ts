@@ -2,7 +2,7 @@ import { availableParallelism, hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Limits, ShellConfig } from '@codemode/contracts';
-import { parseApiKeys } from './api-keys';
+import { parseApiKeyGrants, parseApiKeys, type ApiKeyGrant } from './api-keys';
 import { ConfigError } from './errors';
 import { readHistorySettings, type HistorySettings } from './history-settings';
 import { clamp, LIMIT_RULES, SHELL_RULES, SPEC_DEFAULT_LIMITS, type LimitRule } from './limit-rules';
@@ -19,6 +19,8 @@ export interface AppConfig {
   readonly keyPrefix: string;
   /** null: authentication off, one tenant `default`. */
   readonly apiKeys: ReadonlyMap<string, string> | null;
+  /** The same keys with their roles (SPEC §11); null when authentication is off. */
+  readonly apiKeyGrants: ReadonlyMap<string, ApiKeyGrant> | null;
   readonly workerMetricsPort: number;
   readonly workerId: string;
   readonly sandboxThreads: number;
@@ -58,6 +60,10 @@ export interface AppConfig {
   readonly shellSandbox: ShellSandboxSettings;
   /** Quotas, ceilings, webhook address allowances and expiry of tenant data (SPEC §10). */
   readonly tenancySettings: TenancySettings;
+  /** `CODEMODE_APPROVAL_TIMEOUT_SECONDS` [600]: an undecided approval is then denied (SPEC §11). */
+  readonly approvalTimeoutSeconds: number;
+  /** `CODEMODE_APPROVAL_WEBHOOK`: where `approval.requested` is posted, signed like tool webhooks; null: nowhere. */
+  readonly approvalWebhook: string | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -120,6 +126,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     redisUrl: env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379',
     keyPrefix,
     apiKeys,
+    apiKeyGrants: parseApiKeyGrants(env.CODEMODE_API_KEYS),
     workerMetricsPort: readInt(env, 'WORKER_METRICS_PORT', 9464, 0, 65535),
     workerId: env.CODEMODE_WORKER_ID?.trim() || `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
     sandboxThreads,
@@ -139,6 +146,8 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     tenancy: readTenancy(env),
     shellSandbox: readShellSandboxSettings(env),
     tenancySettings: readTenancySettings(env),
+    approvalTimeoutSeconds: readInt(env, 'CODEMODE_APPROVAL_TIMEOUT_SECONDS', 600, 1, 604_800),
+    approvalWebhook: readWebhookUrl(env, 'CODEMODE_APPROVAL_WEBHOOK'),
   };
 }
 
@@ -154,6 +163,19 @@ function shellBaseEnv(env: Env): Record<string, string> {
     out[name] = value;
   }
   return out;
+}
+
+function readWebhookUrl(env: Env, name: string): string | null {
+  const raw = env[name]?.trim() ?? '';
+  if (raw === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an http or https URL, got "${raw}".`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, `must be an http or https URL, got "${raw}".`);
+  return url.toString();
 }
 
 function parseWebhookSecrets(raw: string | undefined): ReadonlyMap<string, string> {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 export const API_ERROR_CODES = [
   'invalid_input',
   'unauthorized',
+  'forbidden',
   'not_found',
   'conflict',
   'runtime_unavailable',

@@ -13,3 +13,5 @@ export * from './shell';
 export * from './tools';
 export * from './guest-catalog';
 export * from './replay';
+export * from './console';
+export * from './policy';

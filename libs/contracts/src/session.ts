@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LimitsInputSchema, LimitsSchema } from './limits';
+import { PolicySchema } from './policy';
 import { ShellConfigInputSchema, ShellConfigSchema } from './shell-config';
 
 /** `PUT /v1/sessions/{sid}`: merges into the stored configuration. */
@@ -7,6 +8,8 @@ export const SessionPutInputSchema = z.object({
   agentId: z.string().min(1).max(128).nullable().optional(),
   codeMode: LimitsInputSchema.optional(),
   shell: ShellConfigInputSchema.optional(),
+  /** SPEC §11: the session's tool policy, merged over the tenant's; operator keys only. */
+  policy: PolicySchema.optional(),
 });
 export type SessionPutInput = z.infer<typeof SessionPutInputSchema>;
 
@@ -15,6 +18,8 @@ export const SessionConfigSchema = z.object({
   agentId: z.string().nullable(),
   codeMode: LimitsSchema,
   shell: ShellConfigSchema,
+  /** The session's own tool policy (SPEC §11); null when it has none. */
+  policy: PolicySchema.nullable().optional(),
 });
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 

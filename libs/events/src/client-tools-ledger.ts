@@ -6,6 +6,7 @@ import type { KeySpace } from './keys';
 import { checkReply } from './lua-errors';
 import { guard } from './redis';
 import { ScriptLoader } from './script-loader';
+import { SessionIndex } from './session-index';
 
 /**
  * The session's client tools (`PUT /tools`), a projection of `tools.registered`. The event holds
@@ -13,11 +14,15 @@ import { ScriptLoader } from './script-loader';
  * the one projection a rebuild from the log recovers only in part (the names).
  */
 export class ClientToolsLedger {
+  private readonly index: SessionIndex;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: KeySpace,
     private readonly scripts = ScriptLoader.default(),
-  ) {}
+  ) {
+    this.index = new SessionIndex(redis, keys, scripts);
+  }
 
   /**
    * Replaces the session's client tools with `tools` (already validated by the caller's schema),
@@ -26,7 +31,7 @@ export class ClientToolsLedger {
   async put(ref: SessionRef, tools: readonly ClientTool[]): Promise<{ eventId: string }> {
     const { data, toolsJson } = encodeToolsRegistered(tools);
     const keys = [...this.keys.scriptKeys(ref, ''), this.keys.clientTools(ref)];
-    const raw = await guard(() => this.scripts.run(this.redis, 'register-tools', keys, [data, toolsJson]));
+    const raw = await this.index.alongside(ref, () => guard(() => this.scripts.run(this.redis, 'register-tools', keys, [data, toolsJson])));
     return { eventId: String(checkReply(raw, { type: 'tools.registered' })[1]) };
   }
 

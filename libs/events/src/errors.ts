@@ -146,3 +146,28 @@ export class TenantUidsExhaustedError extends EventsError {
     this.name = 'TenantUidsExhaustedError';
   }
 }
+
+/** Thrown when an approval id names no approval of the session (SPEC §11: 404). */
+export class ApprovalNotFoundError extends EventsError {
+  readonly code = 'not_found';
+  constructor(readonly approvalId: string) {
+    super(`approval ${approvalId} not found.`);
+  }
+}
+
+/** Thrown when an approval already has its decision, or its run ended and voided it (SPEC §11: 409). */
+export class ApprovalClosedError extends EventsError {
+  readonly code = 'conflict';
+  constructor(
+    readonly approvalId: string,
+    readonly why: 'decided' | 'voided' | 'timed_out',
+  ) {
+    super(
+      why === 'decided'
+        ? `approval ${approvalId} was already decided.`
+        : why === 'timed_out'
+          ? `approval ${approvalId} timed out before it was decided; it is denied.`
+          : `approval ${approvalId} is void: its run has ended.`,
+    );
+  }
+}

@@ -6,6 +6,7 @@ import type { KeySpace } from './keys';
 import { checkReply } from './lua-errors';
 import { closeConnection, duplicateForBlocking, guard, toStoreError } from './redis';
 import { ScriptLoader } from './script-loader';
+import { SessionIndex } from './session-index';
 
 /** Stream ids are `<ms>-<seq>`; a bare `<ms>` is accepted by Redis as `<ms>-0`. */
 const CURSOR_PATTERN = /^\d{1,20}(-\d{1,20})?$/;
@@ -29,11 +30,15 @@ export interface AppendInput {
 
 /** Reads, tails and (generically) appends a session's event stream. */
 export class EventLog {
+  private readonly index: SessionIndex;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: KeySpace,
     private readonly scripts = ScriptLoader.default(),
-  ) {}
+  ) {
+    this.index = new SessionIndex(redis, keys, scripts);
+  }
 
   /** One page of events after `after` (exclusive); `next` is set when more exist. */
   async read(ref: SessionRef, opts: { after?: string; limit: number }): Promise<EventPage> {
@@ -132,7 +137,9 @@ export class EventLog {
     if (input.type.startsWith('run.') && runId === '') throw new InvalidEventError(`${input.type} without a runId`);
     const ev = encodeEvent(input.type, input.data);
     const args = [input.type, runId, epoch, ev.head, input.publish?.channel ?? '', input.publish?.message ?? '', ...rawsAndFactsArgs(ev)];
-    const raw = await guard(() => this.scripts.run(this.redis, 'append-event', this.keys.scriptKeys(ref, runId), args));
+    const write = (): Promise<unknown> => guard(() => this.scripts.run(this.redis, 'append-event', this.keys.scriptKeys(ref, runId), args));
+    // A run's own events are activity its exec or wait already put in the sessions index.
+    const raw = runId === '' ? await this.index.alongside(ref, write) : await write();
     const reply = checkReply(raw, { runId, epoch, type: input.type });
     return { eventId: String(reply[1]) };
   }

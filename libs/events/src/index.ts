@@ -23,6 +23,7 @@ export { ClientToolsLedger } from './client-tools-ledger';
 export { ScriptLoader, SCRIPT_NAMES, type ScriptName } from './script-loader';
 export { retryWhileStoreUnavailable, type StoreRetryOptions } from './store-retry';
 export { ParkedRunIndex, type DueParkedRun } from './parked-run-index';
+export { ParkedImageStore, type StoredParkedImage } from './parked-image-store';
 export { NotAwaitingPlatformError, recordPlatformAnswers } from './platform-answers';
 export { DEFAULT_EVENTS_SCRIPT_SETTINGS, type EventsScriptSettings } from './script-loader';
 export { type LoggedEvent } from './event-encoding';
@@ -36,3 +37,8 @@ export { TenancyRecord, TENANCY_RECORD_TTL_SECONDS, type TenancyMode } from './t
 export { TenantUids, type UidRange } from './tenant-uids';
 export { TenantQuotaLedger, type LeasedQuota, type ParkedAdmission } from './tenant-quotas';
 export { SlotLeases, SLOT_LEASE_MS, type HeldSlot } from './slot-leases';
+export { SessionIndex } from './session-index';
+export { RunListing, LIVE_RUN_SCAN } from './run-listing';
+export { WorkerReports, type LiveWorker } from './worker-reports';
+export { PolicyStore } from './policy-store';
+export { ApprovalLedger, type ApprovalRequest, type StoredApproval } from './approval-ledger';

@@ -75,6 +75,11 @@ export class KeySpace {
     return `${this.sessionBase(ref)}:results:item:${id}`;
   }
 
+  /** A parked run's VM image and host state (SPEC §12, ParkedImageStore); expires with the run's snapshot TTL. */
+  parkedImage(ref: SessionRef, runId: string): string {
+    return `${this.sessionBase(ref)}:image:${runId}`;
+  }
+
   idempotency(ref: SessionRef, key: string): string {
     return `${this.sessionBase(ref)}:idem:${key}`;
   }
@@ -102,6 +107,20 @@ export class KeySpace {
   /** A worker's presence (its lease): present while the worker is alive. */
   workerAlive(workerId: string): string {
     return `${this.prefix}:alive:${workerId}`;
+  }
+
+  /** What a worker reports about itself for the fleet view (JSON); expires with its lease. */
+  workerReport(workerId: string): string {
+    return `${this.prefix}:worker-report:${workerId}`;
+  }
+
+  /**
+   * Sorted set of the tenant's session ids by last write (ms): the operator listing (SessionIndex).
+   * The tenant is the hash tag, like its quota keys.
+   */
+  tenantSessions(tenant: string): string {
+    if (!TENANT_PATTERN.test(tenant)) throw new InvalidKeyError('tenant', tenant);
+    return `${this.prefix}:sessions:{${tenant}}`;
   }
 
   /** Sorted set of worker id → when its own queue was last seen in use (queue janitor). */
@@ -152,6 +171,28 @@ export class KeySpace {
   tenantQuota(tenant: string, kind: 'inflight' | 'streams' | 'shell' | 'parked' | 'parked-bytes' | 'rate'): string {
     if (!TENANT_PATTERN.test(tenant)) throw new InvalidKeyError('tenant', tenant);
     return `${this.prefix}:quota:{${tenant}}:${kind}`;
+  }
+
+  /** The tenant's tool policy (SPEC §11): operator configuration, the one kind of key without a TTL. */
+  tenantPolicy(tenant: string): string {
+    if (!TENANT_PATTERN.test(tenant)) throw new InvalidKeyError('tenant', tenant);
+    return `${this.prefix}:policy:{${tenant}}`;
+  }
+
+  /** The session's own tool policy (SPEC §11), merged over the tenant's: one JSON string. */
+  sessionPolicy(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:policy`;
+  }
+
+  /** The session's approvals: hash of approvalId → record JSON and `<approvalId>:decision` → decision JSON. */
+  approvals(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:approvals`;
+  }
+
+  /** Set of the tenant's session ids that have had approvals (`GET /v1/approvals`); pruned as they expire. */
+  tenantApprovalSessions(tenant: string): string {
+    if (!TENANT_PATTERN.test(tenant)) throw new InvalidKeyError('tenant', tenant);
+    return `${this.prefix}:approval-sessions:{${tenant}}`;
   }
 
   /** Pattern matching every key of one session (tests and tooling only; never on a hot path). */

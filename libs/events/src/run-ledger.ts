@@ -9,6 +9,7 @@ import { checkReply, LUA_CODES, toRunStatus } from './lua-errors';
 import { runFromHash } from './projections/views';
 import { execMulti, guard } from './redis';
 import { ScriptLoader } from './script-loader';
+import { SessionIndex } from './session-index';
 
 export type RunRequestedData = z.infer<typeof RunRequestedDataSchema>;
 export type FinishType = 'run.completed' | 'run.failed';
@@ -19,6 +20,7 @@ export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 /** Run lifecycle writes and the run and transcript projections. */
 export class RunLedger {
   private readonly log: EventLog;
+  private readonly index: SessionIndex;
 
   constructor(
     private readonly redis: Redis,
@@ -26,6 +28,7 @@ export class RunLedger {
     private readonly scripts = ScriptLoader.default(),
   ) {
     this.log = new EventLog(redis, keys, scripts);
+    this.index = new SessionIndex(redis, keys, scripts);
   }
 
   /**
@@ -59,7 +62,7 @@ export class RunLedger {
       'awaitResults',
       String(awaitResults),
     ];
-    const raw = await guard(() => this.scripts.run(this.redis, 'request-run', keys, args));
+    const raw = await this.index.alongside(ref, () => guard(() => this.scripts.run(this.redis, 'request-run', keys, args)));
     const reply = checkReply(raw, { runId, type: 'run.requested' });
     return reply[0] === LUA_CODES.ok ? { created: true } : { created: false, runId: String(reply[1]) };
   }
@@ -178,7 +181,9 @@ export class RunLedger {
     opts: { token: string; workerId: string; epoch: number; replyTo: string; input: unknown },
   ): Promise<boolean> {
     const args = [runId, opts.token, opts.workerId, opts.epoch, opts.replyTo, JSON.stringify(opts.input) ?? 'null'];
-    const raw = await guard(() => this.scripts.run(this.redis, 'resume-run', this.keys.scriptKeys(ref, runId), args));
+    const raw = await this.index.alongside(ref, () =>
+      guard(() => this.scripts.run(this.redis, 'resume-run', this.keys.scriptKeys(ref, runId), args)),
+    );
     return checkReply(raw, { runId, epoch: opts.epoch, type: 'run.resumed' })[0] === LUA_CODES.ok;
   }
 

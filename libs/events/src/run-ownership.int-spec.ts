@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { RUN_END_REASONS, type SessionRef } from '@codemode/contracts';
 import { EventLog } from './event-log';
 import { KeySpace } from './keys';
+import { ParkedImageStore } from './parked-image-store';
 import { RunLedger } from './run-ledger';
 import { pastExpiry, RunOwnership } from './run-ownership';
 import { deleteKeys, newRunId, requestData, testPrefix, testRedis, waiting } from './test-support';
@@ -72,6 +73,18 @@ describe('RunOwnership', () => {
     expect(await ownership.classify({ runId: 'r', owner: 'w-dead', restartSafe: true })).toBe('replay');
     expect(await ownership.classify({ runId: 'r', owner: '', restartSafe: true })).toBe('replay');
     expect(await ownership.classify({ runId: 'r', owner: 'w-dead', restartSafe: false })).toBe('lose');
+  });
+
+  it('classifies a run whose owner is gone and whose image is in Redis as restored (SPEC §12)', async () => {
+    const images = new ParkedImageStore(redis, keys);
+    const withImages = new RunOwnership(runs, presence, undefined, images);
+    const ref = newRef();
+    await images.put(ref, 'r-imaged', { image: Buffer.from([1]), wasmHash: 'h', preludeVersion: 'v', epoch: 1, host: '{}' }, 60_000);
+    expect(await withImages.classify({ runId: 'r-imaged', owner: 'w-dead', restartSafe: false }, ref)).toBe('restore');
+    expect(await withImages.classify({ runId: 'r-imaged', owner: '', restartSafe: true }, ref)).toBe('restore');
+    expect(await withImages.classify({ runId: 'r-imaged', owner: 'w-alive', restartSafe: false }, ref)).toBe('held');
+    expect(await withImages.classify({ runId: 'r-other', owner: 'w-dead', restartSafe: false }, ref)).toBe('lose');
+    expect(await withImages.classify({ runId: 'r-imaged', owner: 'w-dead', restartSafe: false })).toBe('lose');
   });
 
   it('calls a running run orphaned only when it has an owner and that owner is gone', async () => {

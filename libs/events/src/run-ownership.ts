@@ -1,5 +1,6 @@
 import { RUN_END_REASONS, type RunStatus, type SessionRef } from '@codemode/contracts';
 import type { AppendInput } from './event-log';
+import type { ParkedImageStore } from './parked-image-store';
 import type { RunLedger } from './run-ledger';
 import type { WorkerPresence } from './worker-presence';
 
@@ -18,6 +19,8 @@ export interface LocalRunHolder {
 export type RunFate =
   /** Its owner is alive: work for it goes to the owner. */
   | 'held'
+  /** Its owner is gone and its image is in Redis (SPEC §12): any worker restores it (or, refusing the image, replays or loses it). */
+  | 'restore'
   /** Its owner is gone and it is replay-safe: any worker rebuilds it from its log. */
   | 'replay'
   /** Its owner is gone and it is not replay-safe: nothing can ever answer for it, it is lost. */
@@ -31,9 +34,10 @@ export interface OwnedRun {
 }
 
 /**
- * The one rule for "is the run's owner gone, and who ends the run" (SPEC §6), for the API and the
- * workers alike. A run's owner is gone when it has none (released for replay) or its lease lapsed;
- * a run whose owner is gone is replayed when it is replay-safe and lost otherwise. Whoever finds a
+ * The one rule for "is the run's owner gone, and who ends the run" (SPEC §6, §12), for the API and
+ * the workers alike. A run's owner is gone when it has none (released or evicted) or its lease
+ * lapsed; a run whose owner is gone is restored from its image when there is one (SPEC §12),
+ * else replayed when it is replay-safe, else lost. Whoever finds a
  * run nobody will end (its owner gone, or past its expiry) ends it here, fenced by the epoch it
  * saw: a run that moved on meanwhile is left to whoever moved it.
  */
@@ -42,6 +46,7 @@ export class RunOwnership {
     private readonly runs: RunLedger,
     private readonly presence: WorkerPresence,
     private readonly local?: LocalRunHolder,
+    private readonly images?: Pick<ParkedImageStore, 'has'>,
   ) {}
 
   /** The run has no owner, its owner's lease lapsed, or (owned by this worker) this worker no longer has it. */
@@ -51,9 +56,13 @@ export class RunOwnership {
     return !(await this.presence.isAlive(run.owner));
   }
 
-  /** Where work for a run goes: to its live owner, to replay, or nowhere (it is lost). */
-  async classify(run: OwnedRun): Promise<RunFate> {
+  /**
+   * Where work for a run of session `ref` goes: to its live owner, to a worker restoring its image,
+   * to replay, or nowhere (it is lost).
+   */
+  async classify(run: OwnedRun, ref?: SessionRef): Promise<RunFate> {
     if (!(await this.ownerGone(run))) return 'held';
+    if (ref && this.images && (await this.images.has(ref, run.runId))) return 'restore';
     return run.restartSafe ? 'replay' : 'lose';
   }
 

@@ -25,6 +25,8 @@ export const SCRIPT_NAMES = [
   'renew-lease-slots',
   'admit-parked-run',
   'take-request-token',
+  'request-approval',
+  'decide-approval',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
@@ -123,6 +125,11 @@ export class ScriptLoader<N extends string = ScriptName> {
     const loader = ScriptLoader.default();
     loader.defines = eventsDefines(settings);
     loader.scripts.clear();
+  }
+
+  /** The value of a `--- @define NAME` line (e.g. SESSION_TTL_MS), for code that must agree with the scripts. */
+  defined(name: string): number | undefined {
+    return this.defines[name];
   }
 
   /** The expanded source of a script (tests and tooling). */

@@ -6,6 +6,7 @@ import { checkReply } from './lua-errors';
 import { sessionFromHash, type SessionRecord, type SessionSettings } from './projections/views';
 import { execMulti, guard } from './redis';
 import { ScriptLoader } from './script-loader';
+import { SessionIndex } from './session-index';
 
 /** A `PUT /sessions/{sid}` patch, already resolved: a field given as null removes the override. */
 export interface SessionPatch {
@@ -19,11 +20,15 @@ const MAX_OVERRIDE = 1e14;
 
 /** The session projection: configuration overrides, times and counts. */
 export class SessionLedger {
+  private readonly index: SessionIndex;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: KeySpace,
     private readonly scripts = ScriptLoader.default(),
-  ) {}
+  ) {
+    this.index = new SessionIndex(redis, keys, scripts);
+  }
 
   /**
    * Merges `patch` into the stored overrides atomically (omitted fields keep their values, null
@@ -32,7 +37,9 @@ export class SessionLedger {
   async configure(ref: SessionRef, patch: SessionPatch): Promise<SessionSettings> {
     const agentMode = patch.agentId === undefined ? 'keep' : patch.agentId === null ? 'clear' : 'set';
     const args = [agentMode, patch.agentId ?? '', overridesJson('codeMode', patch.codeMode), overridesJson('shell', patch.shell)];
-    const raw = await guard(() => this.scripts.run(this.redis, 'configure-session', this.keys.scriptKeys(ref, ''), args));
+    const raw = await this.index.alongside(ref, () =>
+      guard(() => this.scripts.run(this.redis, 'configure-session', this.keys.scriptKeys(ref, ''), args)),
+    );
     const [, , agentId, codeMode, shell, createdAt, updatedAt] = checkReply(raw, { type: 'session.configured' });
     return {
       agentId: agentId ?? null,

@@ -1,12 +1,15 @@
 export type {
   BridgeCall,
   BridgeHost,
+  CallGate,
   CellOutcome,
   CellRunRequest,
   CompletedOutcome,
   ExternalSettlement,
   FailedOutcome,
+  ParkedImage,
   PendingCall,
+  RestorePlan,
   ResumeOptions,
   SandboxVariant,
   TerminalCellOutcome,
@@ -15,6 +18,7 @@ export type {
 export {
   DEFAULT_MAX_PARKED,
   SandboxPool,
+  type ParkedEviction,
   type RunsLostListener,
   type SandboxPoolOptions,
   type SandboxPoolStats,
@@ -25,3 +29,11 @@ export * from './result';
 export * from './source';
 export * from './replay/replay-plan';
 export { CellStartProbe } from './engine/cell-start-probe';
+export {
+  checkBinding,
+  GUEST_PRELUDE_VERSION,
+  PARKED_IMAGE_VERSION,
+  ParkedImageMismatchError,
+  RUN_LOST_PENDING_CALL_MESSAGE,
+  type ParkedImageBinding,
+} from './engine/parked-image';

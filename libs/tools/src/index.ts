@@ -96,3 +96,7 @@ export {
 
 export { contentText, DEFAULT_TOOL_ERROR_MESSAGE, isMcpErrorResult, toolErrorMessage } from './tool-error-message';
 export { SessionToolCatalog } from './session-tool-catalog';
+
+export { decideTool, mergePolicies } from './policy/policy-matcher';
+export { policyName } from './policy/policy-name';
+export { APPROVAL_WEBHOOK_TIMEOUT_MS, postApprovalRequested, type ApprovalWebhookBody } from './webhook/approval-webhook';

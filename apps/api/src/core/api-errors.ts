@@ -32,6 +32,13 @@ export class UnauthorizedApiException extends HttpException {
   }
 }
 
+/** HTTP 403: the key's role may not do this (SPEC §11: agent keys change no policy and decide no approval). */
+export class ForbiddenApiException extends HttpException {
+  constructor(error: string) {
+    super({ error, code: 'forbidden' } satisfies ApiErrorBody, HttpStatus.FORBIDDEN);
+  }
+}
+
 /** HTTP 413: a body over its route's cap (SPEC §10 "API"), refused without being read whole. */
 export class PayloadTooLargeApiException extends HttpException {
   constructor(limitBytes: number) {

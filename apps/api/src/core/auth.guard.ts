@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { DEFAULT_TENANT } from '@codemode/config';
+import { DEFAULT_TENANT, type ApiKeyGrant } from '@codemode/config';
 import { UnauthorizedApiException } from './api-errors';
 import type { ApiRequest } from './request-context';
 
@@ -11,27 +11,28 @@ const V1_TEMPLATE = /^\/v1(\/|$)/i;
 const digest = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
 /**
- * Which tenant a request is: the one owner of that answer. Keys are compared as SHA-256 digests
- * with `timingSafeEqual`, against every configured key whatever matched, so the time taken says
- * nothing about how much of a key was right. With no keys configured there is one tenant, `default`.
+ * Which tenant a request is, and with which role: the one owner of that answer. Keys are compared
+ * as SHA-256 digests with `timingSafeEqual`, against every configured key whatever matched, so the
+ * time taken says nothing about how much of a key was right. With no keys configured there is one
+ * tenant, `default`, and every request is an operator's.
  */
 export class ApiKeyRing {
-  private readonly keys: readonly { digest: Buffer; tenant: string }[] | null;
+  private readonly keys: readonly { digest: Buffer; grant: ApiKeyGrant }[] | null;
 
-  constructor(keys: ReadonlyMap<string, string> | null) {
-    this.keys = keys && [...keys].map(([key, tenant]) => ({ digest: digest(key), tenant }));
+  constructor(keys: ReadonlyMap<string, ApiKeyGrant> | null) {
+    this.keys = keys && [...keys].map(([key, grant]) => ({ digest: digest(key), grant }));
   }
 
-  /** The tenant an `Authorization` header names; undefined for a missing or unknown key. */
-  tenantOf(authorization: string | undefined): string | undefined {
-    if (this.keys === null) return DEFAULT_TENANT;
+  /** The tenant and role an `Authorization` header names; undefined for a missing or unknown key. */
+  grantOf(authorization: string | undefined): ApiKeyGrant | undefined {
+    if (this.keys === null) return { tenant: DEFAULT_TENANT, role: 'operator' };
     const match = BEARER.exec(authorization ?? '');
     const presented = digest(match?.[1] ?? '');
-    let tenant: string | undefined;
+    let grant: ApiKeyGrant | undefined;
     for (const key of this.keys) {
-      if (timingSafeEqual(presented, key.digest)) tenant = key.tenant;
+      if (timingSafeEqual(presented, key.digest)) grant = key.grant;
     }
-    return match ? tenant : undefined;
+    return match ? grant : undefined;
   }
 }
 

@@ -12,7 +12,7 @@ const V1_PATH = /^\/v1(\/|$)/i;
 
 /**
  * SPEC §10 "API": authentication before the body is read. Runs ahead of the body middleware and
- * sets `req.tenant`; a request without a valid key is answered 401 before a byte of its body is
+ * sets `req.tenant` and `req.role`; a request without a valid key is answered 401 before a byte of its body is
  * read. Deny by default: only a path that is plainly outside `/v1` (the operational routes at the
  * root, or a 404) goes without a key; every other form, including absolute-form targets,
  * percent escapes, `;`, empty or dot segments, is treated as if it named a `/v1` route.
@@ -23,14 +23,15 @@ export function authenticate(keys: ApiKeyRing) {
       next();
       return;
     }
-    const tenant = keys.tenantOf(req.headers.authorization);
-    if (tenant === undefined) {
+    const grant = keys.grantOf(req.headers.authorization);
+    if (grant === undefined) {
       const length = declaredBodyBytes(req);
       const close = length === null || length > SMALL_BODY_BYTES || expectsContinue(req);
       sendApiError(res, new UnauthorizedApiException(), { close });
       return;
     }
-    req.tenant = tenant;
+    req.tenant = grant.tenant;
+    req.role = grant.role;
     next();
   };
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { KeyRole } from '@codemode/config';
 
 /** What the raw-body middleware made of the request body. */
 export type ParsedBody =
@@ -12,6 +13,8 @@ export type ParsedBody =
 export interface ApiRequest extends IncomingMessage {
   parsedBody?: ParsedBody;
   tenant?: string;
+  /** What the key may do (SPEC §11); set with `tenant`. */
+  role?: KeyRole;
   params?: Record<string, string>;
   query?: Record<string, unknown>;
   route?: { path?: string };

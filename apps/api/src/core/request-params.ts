@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import { INVALID_SESSION_ID_MESSAGE, SESSION_ID_PATTERN, type SessionRef } from '@codemode/contracts';
-import { InvalidInputException, PayloadTooLargeApiException, UnauthorizedApiException } from './api-errors';
+import { ForbiddenApiException, InvalidInputException, PayloadTooLargeApiException, UnauthorizedApiException } from './api-errors';
 import type { ApiRequest, ParsedBody } from './request-context';
 
 /** The body as the raw-body middleware parsed it. */
@@ -22,6 +22,14 @@ export const Session = createParamDecorator((_: unknown, ctx: ExecutionContext):
   }
   return { tenant: tenantOf(req), sessionId };
 });
+
+/**
+ * Refuses (403) a request whose key may not `action` (SPEC §11): only operator keys change tool
+ * policy or decide approvals. Without configured keys every request is an operator's.
+ */
+export function requireOperator(req: ApiRequest, action: string): void {
+  if (req.role === 'agent') throw new ForbiddenApiException(`this API key has the agent role; an operator key is needed to ${action}.`);
+}
 
 /** The guard must have resolved a tenant; a route it did not guard never falls back to one. */
 function tenantOf(req: ApiRequest): string {

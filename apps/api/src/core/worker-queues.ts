@@ -48,9 +48,12 @@ export class WorkerQueues {
     await this.registered(workerId);
   }
 
-  async toolResults(workerId: string, job: ToolResultsJob): Promise<void> {
-    await this.queue(workerId).add(JOB_NAMES.toolResults, job, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
+  /** Queues platform answers for the worker holding the run; answers the job id (see `withdraw`). */
+  async toolResults(workerId: string, job: ToolResultsJob): Promise<string> {
+    const jobId = `tool-results-${job.requestId}`;
+    await this.queue(workerId).add(JOB_NAMES.toolResults, job, { jobId, removeOnComplete: true, removeOnFail: true, attempts: 1 });
     await this.registered(workerId);
+    return jobId;
   }
 
   /** Takes back a job the worker has not started; false when it is already active or gone. */

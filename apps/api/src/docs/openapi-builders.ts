@@ -28,6 +28,7 @@ export type PathItem = Partial<Record<'get' | 'put' | 'post' | 'delete', Operati
 export const ERROR_RESPONSES = {
   400: 'BadRequest',
   401: 'Unauthorized',
+  403: 'Forbidden',
   404: 'NotFound',
   409: 'Conflict',
   413: 'PayloadTooLarge',
@@ -39,6 +40,7 @@ export type ErrorStatus = keyof typeof ERROR_RESPONSES;
 const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   400: 'Bad input: `{error, code:"invalid_input", details?}` naming the field.',
   401: 'Missing or unknown bearer key (only when `CODEMODE_API_KEYS` is set).',
+  403: 'The key has the `agent` role: it may not change tool policy or decide approvals (SPEC §11).',
   404: 'Unknown session or run (reads never create a session).',
   409: 'The run is in a state that refuses this (already ended, executing, being resumed).',
   413: "The body is over its route's cap (1 MiB; 16 MiB for exec, tools and tool-results); refused without being read whole.",

@@ -1,7 +1,8 @@
-import { RUN_ID_PATTERN, SESSION_ID_PATTERN } from '@codemode/contracts';
+import { APPROVAL_ID_PATTERN, RUN_ID_PATTERN, SESSION_ID_PATTERN } from '@codemode/contracts';
 import { errorResponses, type PathItem } from './openapi-builders';
 import { componentSchemas, type JsonSchema } from './openapi-schemas';
 import { rootPaths } from './root-paths';
+import { policyPaths } from './policy-paths';
 import { v1Paths } from './v1-paths';
 
 export interface OpenApiDocument {
@@ -44,9 +45,10 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
       { name: 'tools', description: 'Client tools and the catalog' },
       { name: 'events', description: 'The per-session event log' },
       { name: 'shell', description: 'Shell exec and process sessions' },
+      { name: 'policy', description: 'Tool policy and approvals of tool calls (SPEC §11)' },
       { name: 'operations', description: 'Health, metrics and these docs (no authentication)' },
     ],
-    paths: { ...v1Paths(), ...rootPaths() },
+    paths: { ...v1Paths(), ...policyPaths(), ...rootPaths() },
     components: {
       schemas: componentSchemas(),
       responses: errorResponses(),
@@ -74,6 +76,13 @@ const PARAMETERS: Record<string, unknown> = {
     description: 'Client-chosen session id; any write creates the session.',
     schema: { type: 'string', pattern: SESSION_ID_PATTERN.source },
     example: 's1',
+  },
+  ApprovalId: {
+    name: 'approvalId',
+    in: 'path',
+    required: true,
+    schema: { type: 'string', pattern: APPROVAL_ID_PATTERN.source },
+    example: 'ap_4b0e6f7a-1c2d-4e3f-8a9b-0c1d2e3f4a5b',
   },
   RunId: {
     name: 'runId',
@@ -104,6 +113,19 @@ const PARAMETERS: Record<string, unknown> = {
     in: 'query',
     required: false,
     schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+  },
+  ListLimit: {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+  },
+  ListCursor: {
+    name: 'cursor',
+    in: 'query',
+    required: false,
+    description: 'The `next` of the previous page (opaque).',
+    schema: { type: 'string', minLength: 1, maxLength: 512 },
   },
   LastEventId: {
     name: 'Last-Event-ID',

@@ -16,7 +16,9 @@ import type {
   TranscriptEntry,
   WaitInput,
 } from '@codemode/contracts';
+import { CONSOLE_EXAMPLES } from './console-examples';
 import type { SchemaName } from './openapi-schemas';
+import { POLICY_EXAMPLES } from './policy-examples';
 import { SPEC_DEFAULT_LIMITS, SPEC_DEFAULT_SHELL } from '@codemode/config';
 
 /**
@@ -209,6 +211,10 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
       summary: '401',
       value: error({ error: 'missing or unknown API key; send Authorization: Bearer <key>.', code: 'unauthorized' }),
     },
+    forbidden: {
+      summary: '403',
+      value: error({ error: 'this API key has the agent role; an operator key is needed to decide approvals.', code: 'forbidden' }),
+    },
     notFound: { summary: '404', value: error({ error: 'session s1 not found.', code: 'not_found' }) },
     conflict: { summary: '409', value: error({ error: 'run has already ended.', code: 'conflict', details: { status: 'completed' } }) },
     payloadTooLarge: { summary: '413', value: error({ error: 'request body exceeds 1 MiB.', code: 'invalid_input' }) },
@@ -227,12 +233,15 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
   },
   HealthLive: { ok: { summary: 'Process answers', value: { status: 'ok' } } },
   HealthReady: { ok: { summary: 'Redis answers', value: { status: 'ok', redis: 'ok' } } },
+  ...POLICY_EXAMPLES,
+  ...CONSOLE_EXAMPLES,
 };
 
 /** One error example by HTTP status, for the shared error responses. */
 export const ERROR_EXAMPLE_BY_STATUS: Record<number, string> = {
   400: 'invalidInput',
   401: 'unauthorized',
+  403: 'forbidden',
   404: 'notFound',
   409: 'conflict',
   413: 'payloadTooLarge',

@@ -6,9 +6,12 @@ import {
   CodeModeResultSchema,
   EventPageSchema,
   EventSchema,
+  FleetViewSchema,
   ProcessInputSchema,
+  RunListSchema,
   RunViewSchema,
   SessionConfigSchema,
+  SessionListSchema,
   SessionPutInputSchema,
   SessionViewSchema,
   ShellAnswerSchema,
@@ -18,6 +21,7 @@ import {
   TranscriptSchema,
   WaitInputSchema,
 } from '@codemode/contracts';
+import { POLICY_REQUEST_SCHEMAS, POLICY_RESPONSE_SCHEMAS } from './policy-schemas';
 
 /*
  * Small answers the controllers type inline rather than through a contract schema; described here
@@ -42,6 +46,7 @@ export const REQUEST_SCHEMAS = {
   ClientToolsPut: ClientToolsPutSchema,
   ShellExecInput: ShellExecInputSchema,
   ProcessInput: ProcessInputSchema,
+  ...POLICY_REQUEST_SCHEMAS,
 } satisfies Record<string, z.ZodType>;
 
 /** Answers, rendered as the service sends them (zod output). */
@@ -60,6 +65,10 @@ export const RESPONSE_SCHEMAS = {
   ApiErrorBody: ApiErrorBodySchema,
   HealthLive: HealthLiveSchema,
   HealthReady: HealthReadySchema,
+  SessionList: SessionListSchema,
+  RunList: RunListSchema,
+  FleetView: FleetViewSchema,
+  ...POLICY_RESPONSE_SCHEMAS,
 } satisfies Record<string, z.ZodType>;
 
 export type SchemaName = keyof typeof REQUEST_SCHEMAS | keyof typeof RESPONSE_SCHEMAS;

@@ -59,5 +59,16 @@ export function rootPaths(): Record<string, PathItem> {
         responses: { '200': { description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } },
       },
     },
+    '/console': {
+      get: {
+        operationId: 'consolePage',
+        tags: ['operations'],
+        summary: 'The operator console (asks for an API key in the browser; its files are under /console/)',
+        security: OPEN,
+        responses: {
+          '200': { description: 'An HTML page.', content: { 'text/html': { schema: { type: 'string' }, example: '<!doctype html>…' } } },
+        },
+      },
+    },
   };
 }

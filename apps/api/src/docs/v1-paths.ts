@@ -10,6 +10,18 @@ const CODE_MODE_200 =
 /** Every route under `/v1` (SPEC §2), by path. Controllers: sessions, runs, tools, events, shell. */
 export function v1Paths(): Record<string, PathItem> {
   return {
+    '/v1/sessions': {
+      get: {
+        operationId: 'listSessions',
+        tags: ['sessions'],
+        summary: "List the tenant's sessions",
+        description:
+          "The caller's tenant's sessions, newest activity (last write) first, each with its running (requested or running) and parked runs among its 20 newest. " +
+          "Pass `next` as `cursor` for the next page; `next` is null on the last page. Never lists another tenant's sessions.",
+        parameters: [param('ListLimit'), param('ListCursor')],
+        responses: { '200': ok('A page of sessions.', 'SessionList'), ...errors(400, 401, 503) },
+      },
+    },
     [SESSION]: {
       parameters: [param('SessionId')],
       put: {
@@ -52,6 +64,19 @@ export function v1Paths(): Record<string, PathItem> {
           '`{runId}` (`run_id` accepted). An unknown, expired or ended run is `failed` with `code mode run is unavailable or expired.`',
         requestBody: body('WaitInput'),
         responses: { '200': ok(CODE_MODE_200, 'CodeModeResult', ['completed', 'waiting', 'failed']), ...errors(401) },
+      },
+    },
+    [`${SESSION}/runs`]: {
+      parameters: [param('SessionId')],
+      get: {
+        operationId: 'listRuns',
+        tags: ['runs'],
+        summary: "List a session's runs",
+        description:
+          'Newest request first, each with title, status, times, owner worker and whether its last result was replay-safe (no result: see `GET …/runs/{runId}`). ' +
+          'Runs past retention are gone from the list.',
+        parameters: [param('ListLimit'), param('ListCursor')],
+        responses: { '200': ok('A page of runs.', 'RunList'), ...errors(400, 401, 404, 503) },
       },
     },
     [RUN]: {
@@ -144,6 +169,17 @@ export function v1Paths(): Record<string, PathItem> {
         tags: ['sessions'],
         summary: 'Read the committed session store',
         responses: { '200': ok('`store(key, value)` writes of completed cells.', 'StoreView'), ...errors(400, 401, 404, 503) },
+      },
+    },
+    '/v1/fleet': {
+      get: {
+        operationId: 'getFleet',
+        tags: ['operations'],
+        summary: 'Workers, the cell queue, and your live runs per worker',
+        description:
+          "Live workers (lease age, start time, busy threads as each reports it), the shared cell queue, and the caller's own requested, running and parked runs " +
+          "placed on the worker holding each (or in `unheld`). Other tenants' runs are never listed. For the operator console.",
+        responses: { '200': ok('The fleet as this tenant may see it.', 'FleetView'), ...errors(401, 503) },
       },
     },
     [`${SESSION}/shell/exec`]: {

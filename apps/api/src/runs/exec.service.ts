@@ -17,6 +17,7 @@ import { CellQueue } from '../core/cell-queue';
 import { BODY_NOT_JSON_ERROR, bodyTooLargeError, type ParsedBody } from '../core/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { IDEMPOTENT_PENDING_ERROR, NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
+import { ApprovalHold } from '../approvals/approval-hold';
 import { ReplyDeadline } from './reply-deadline';
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,256}$/;
@@ -40,6 +41,7 @@ export class ExecService {
     private readonly replies: RunReplies,
     private readonly queue: CellQueue,
     private readonly ownership: RunOwnership,
+    private readonly approvals: ApprovalHold,
   ) {}
 
   /** `rank`: the tenant's calls in flight, this one included (queue fairness, see CellQueue.add). */
@@ -105,6 +107,7 @@ export class ExecService {
         await this.ownership.loseIfOrphaned(ref, run);
         return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', input.restartSafe);
       },
+      heldForApproval: (sinceMs) => this.approvals.holdsRun(ref, runId, sinceMs),
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
     try {

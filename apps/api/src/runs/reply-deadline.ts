@@ -7,6 +7,7 @@ import type { CodeModeResult } from '@codemode/contracts';
 export class ReplyDeadline {
   private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | undefined;
+  private armedAt = 0;
   private settled = false;
   private resolveOutcome!: (result: CodeModeResult) => void;
   private rejectOutcome!: (error: unknown) => void;
@@ -23,6 +24,11 @@ export class ReplyDeadline {
       onStartOverdue: () => Promise<CodeModeResult | null>;
       /** Called when a started run did not answer in time. */
       onNoAnswer: () => Promise<CodeModeResult>;
+      /**
+       * SPEC §11: true while the run's budget clock may have been stopped since `sinceMs` (a call
+       * waits for an approval, or got its decision since): the deadline is then counted again.
+       */
+      heldForApproval?: (sinceMs: number) => Promise<boolean>;
     },
   ) {
     this.outcome = new Promise<CodeModeResult>((resolve, reject) => {
@@ -40,6 +46,7 @@ export class ReplyDeadline {
   started(): void {
     if (this.settled) return;
     clearTimeout(this.timer);
+    this.armedAt = Date.now();
     this.timer = setTimeout(() => this.noAnswer(), this.answerBudgetMs + this.graceMs);
   }
 
@@ -80,6 +87,16 @@ export class ReplyDeadline {
   }
 
   private noAnswer(): void {
+    const held = this.handlers.heldForApproval?.(this.armedAt) ?? Promise.resolve(false);
+    held
+      .then((again) => {
+        if (again) this.started();
+        else this.giveUp();
+      })
+      .catch((error: unknown) => this.reject(error));
+  }
+
+  private giveUp(): void {
     this.handlers.onNoAnswer().then(
       (answer) => this.resolve(answer),
       (error: unknown) => this.reject(error),

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
-import { RunLedger, RunOwnership, WorkerPresence } from '@codemode/events';
+import { KeySpace, ParkedImageStore, RunLedger, RunOwnership, WorkerPresence } from '@codemode/events';
+import type { Redis } from 'ioredis';
+import { REDIS } from '../core/tokens';
 import { AbortService } from './abort.service';
 import { ExecService } from './exec.service';
 import { ToolResultsService } from './tool-results.service';
@@ -13,8 +15,14 @@ import { WaitService } from './wait.service';
     WaitService,
     AbortService,
     ToolResultsService,
-    // The API judges every owner by its lease: it holds no run itself.
-    { provide: RunOwnership, inject: [RunLedger, WorkerPresence], useFactory: (r: RunLedger, p: WorkerPresence) => new RunOwnership(r, p) },
+    // The API judges every owner by its lease: it holds no run itself. A parked run with an image
+    // in Redis is restored by any worker once its owner is gone (SPEC §12).
+    {
+      provide: RunOwnership,
+      inject: [RunLedger, WorkerPresence, REDIS, KeySpace],
+      useFactory: (r: RunLedger, p: WorkerPresence, redis: Redis, k: KeySpace) =>
+        new RunOwnership(r, p, undefined, new ParkedImageStore(redis, k)),
+    },
   ],
 })
 export class RunsModule {}

@@ -7,6 +7,7 @@ import {
   recordPlatformAnswers,
   RunAlreadyEndedError,
   RunLedger,
+  RunOwnership,
   RunReplies,
   StaleEpochError,
 } from '@codemode/events';
@@ -16,9 +17,11 @@ import { WorkerQueues } from '../core/worker-queues';
 const OWNER_ACK_MS = 5000;
 
 /**
- * `POST …/runs/{runId}/tool-results` (SPEC §2): platform answers to pending client tool calls,
+ * `POST …/runs/{runId}/tool-results` (SPEC §2, §12): platform answers to pending client tool calls,
  * checked against the run's pending calls and handed to the worker that holds the run; 202 once
- * that worker has recorded them. A later `wait` sees them.
+ * that worker has recorded them. When the run's owner is gone, or does not take them in time (it
+ * may have died before its lease lapsed), they are recorded in the log instead, and whoever
+ * resumes the run (restoring its image, or replaying it) applies them. A later `wait` sees them.
  */
 @Injectable()
 export class ToolResultsService {
@@ -27,6 +30,7 @@ export class ToolResultsService {
     private readonly replies: RunReplies,
     private readonly workers: WorkerQueues,
     private readonly log: EventLog,
+    private readonly ownership: RunOwnership,
   ) {}
 
   async submit(ref: SessionRef, runId: string, body: Record<string, unknown>): Promise<{ accepted: number }> {
@@ -53,13 +57,15 @@ export class ToolResultsService {
       );
     }
     if (parsed.data.results.length === 0) return { accepted: 0 };
-    if (run.restartSafe && !run.owner) return this.recordForReplay(ref, run, parsed.data.results);
+    if (await this.ownership.ownerGone(run)) return this.recordInLog(ref, run, parsed.data.results);
+    const owner = run.owner ?? '';
     const requestId = randomUUID();
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), OWNER_ACK_MS);
+    let jobId: string | undefined;
     try {
       const ack = this.replies.waitForAnswer(requestId, controller.signal);
-      await this.workers.toolResults(run.owner ?? '', {
+      jobId = await this.workers.toolResults(owner, {
         tenant: ref.tenant,
         sessionId: ref.sessionId,
         runId,
@@ -72,6 +78,8 @@ export class ToolResultsService {
       return { accepted: answer.accepted ?? parsed.data.results.length };
     } catch (error) {
       if (!controller.signal.aborted) throw error;
+      // Its owner never took them (it may be dead with its lease not lapsed yet): taken back, they go to the log.
+      if (jobId !== undefined && (await this.workers.withdraw(owner, jobId))) return this.recordInLog(ref, run, parsed.data.results);
       throw new ConflictApiException('the worker holding the run did not take the results; retry, or wait on the run.');
     } finally {
       clearTimeout(timer);
@@ -79,11 +87,12 @@ export class ToolResultsService {
   }
 
   /**
-   * A released replay-safe run is in no worker's memory: its next wait rebuilds it by replay and
-   * takes these answers from the log, so they are recorded there, each checked against the log
-   * to be an unsettled call only the platform answers (as the owner would check it).
+   * A run no live worker holds (released, evicted, or its owner dead): its next wait restores it
+   * from its image or rebuilds it by replay and takes these answers from the log, so they are
+   * recorded there, each checked against the log to be an unsettled call only the platform answers
+   * (as the owner would check it).
    */
-  private async recordForReplay(ref: SessionRef, run: RunView, results: ToolResult[]): Promise<{ accepted: number }> {
+  private async recordInLog(ref: SessionRef, run: RunView, results: ToolResult[]): Promise<{ accepted: number }> {
     try {
       await recordPlatformAnswers(this.log, ref, run, results);
     } catch (error) {

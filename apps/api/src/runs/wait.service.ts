@@ -28,6 +28,7 @@ import { WorkerQueues } from '../core/worker-queues';
 import { BODY_NOT_JSON_ERROR, bodyTooLargeError, type ParsedBody } from '../core/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
+import { ApprovalHold } from '../approvals/approval-hold';
 import { ReplyDeadline } from './reply-deadline';
 
 export const RUN_OTHER_SESSION_ERROR = 'code mode run belongs to a different session.';
@@ -49,7 +50,7 @@ type WaitPlan =
   | { kind: 'refused'; error: string; replaySafe: boolean }
   /** Not parked: executing a leg under a worker that is gone (SPEC §6). */
   | { kind: 'running-orphan'; restartSafe: boolean }
-  | { kind: 'expired' | 'lose' | 'held' | 'replay'; run: ReservedRun };
+  | { kind: 'expired' | 'lose' | 'held' | 'restore' | 'replay'; run: ReservedRun };
 
 /**
  * `wait` (SPEC §3): checks in SPEC's order (unknown/other tenant → other session → already being
@@ -69,6 +70,7 @@ export class WaitService {
     private readonly cells: CellQueue,
     private readonly presence: WorkerPresence,
     private readonly ownership: RunOwnership,
+    private readonly approvals: ApprovalHold,
   ) {}
 
   async wait(tenant: string, sessionId: string, body: ParsedBody): Promise<CodeModeResult> {
@@ -94,7 +96,7 @@ export class WaitService {
   /** Reserve the run, classify what the reservation found, then answer or route the resume. */
   private async resume(ref: SessionRef, runId: string): Promise<CodeModeResult> {
     const { token, reservation, limits } = await this.reserve(ref, runId);
-    const plan = await this.classify(runId, reservation);
+    const plan = await this.classify(ref, runId, reservation);
     switch (plan.kind) {
       case 'unknown':
         return this.refuseUnknown(ref, runId);
@@ -114,6 +116,7 @@ export class WaitService {
         );
         return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
       case 'held':
+      case 'restore':
       case 'replay':
         return this.route(ref, runId, token, plan.run, plan.kind, limits);
     }
@@ -137,7 +140,7 @@ export class WaitService {
   }
 
   /** What the reservation found, in SPEC's order; the owner's fate decides a reserved run (RunOwnership). */
-  private async classify(runId: string, reservation: Reservation): Promise<WaitPlan> {
+  private async classify(ref: SessionRef, runId: string, reservation: Reservation): Promise<WaitPlan> {
     if (!reservation.reserved) {
       if (await this.ownership.runningOrphan({ runId, status: reservation.status, owner: reservation.owner })) {
         return { kind: 'running-orphan', restartSafe: reservation.restartSafe };
@@ -148,19 +151,20 @@ export class WaitService {
     }
     const run: ReservedRun = { runId, owner: reservation.owner, epoch: reservation.epoch, restartSafe: reservation.restartSafe };
     if (pastExpiry(reservation.expiresAt)) return { kind: 'expired', run };
-    return { kind: await this.ownership.classify(run), run };
+    return { kind: await this.ownership.classify(run, ref), run };
   }
 
   /**
-   * Sends the resume to the run's owner (`held`) or to any worker to rebuild by replay (SPEC §6:
-   * its owner is gone, lease lapsed or released at shutdown), and answers with what comes back.
+   * Sends the resume to the run's owner (`held`) or to any worker to restore from its image
+   * (SPEC §12) or rebuild by replay (SPEC §6: its owner is gone, lease lapsed, released or
+   * evicted), and answers with what comes back.
    */
   private async route(
     ref: SessionRef,
     runId: string,
     token: string,
     run: ReservedRun,
-    fate: 'held' | 'replay',
+    fate: 'held' | 'restore' | 'replay',
     limits: Limits,
   ): Promise<CodeModeResult> {
     const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run.owner });
@@ -169,7 +173,7 @@ export class WaitService {
         if (!(await this.runs.releaseResume(ref, runId, token))) return null;
         const withdraw = await withdrawal;
         await withdraw();
-        if (fate === 'held' && (await this.ownership.classify(run)) === 'lose') {
+        if (fate === 'held' && (await this.ownership.classify(run, ref)) === 'lose') {
           await this.ownership.lose(ref, runId, run.epoch);
           log.warn('owner of the parked run is gone; run recorded as lost');
           return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), run.restartSafe);
@@ -187,6 +191,7 @@ export class WaitService {
         await this.ownership.loseIfOrphaned(ref, now);
         return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', run.restartSafe);
       },
+      heldForApproval: (sinceMs) => this.approvals.holdsRun(ref, runId, sinceMs),
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
     if (fate === 'replay') log.info('owner of the parked replay-safe run is gone; rebuilding it by replay');
@@ -203,11 +208,12 @@ export class WaitService {
   }
 
   /** Queues the resume job; answers how to take it back if nobody takes it in time. */
-  private async send(ref: SessionRef, runId: string, token: string, fate: 'held' | 'replay', owner: string): Promise<Withdraw> {
+  private async send(ref: SessionRef, runId: string, token: string, fate: 'held' | 'restore' | 'replay', owner: string): Promise<Withdraw> {
     const requestedAt = Date.now();
     const replyTo = this.replies.channel;
     const input = { runId };
-    if (fate === 'replay') {
+    // A restore and a replay are the same job: the worker taking it restores the image when it can.
+    if (fate !== 'held') {
       const jobId = await this.cells.replay({
         tenant: ref.tenant,
         sessionId: ref.sessionId,

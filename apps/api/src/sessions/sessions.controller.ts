@@ -1,21 +1,31 @@
-import { Controller, Get, Put } from '@nestjs/common';
+import { Controller, Get, Put, Req } from '@nestjs/common';
 import type { SessionConfig, SessionRef, SessionView, TranscriptEntry } from '@codemode/contracts';
-import { JsonBody, requireObjectBody, Session } from '../core/request-params';
-import type { ParsedBody } from '../core/request-context';
+import { JsonBody, requireObjectBody, requireOperator, Session } from '../core/request-params';
+import type { ApiRequest, ParsedBody } from '../core/request-context';
+import { parseSessionPolicy, PolicyService } from '../policy/policy.service';
 import { SessionsService } from './sessions.service';
 
 @Controller('v1/sessions/:sid')
 export class SessionsController {
-  constructor(private readonly sessions: SessionsService) {}
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly policies: PolicyService,
+  ) {}
 
+  /** The session's `policy` (SPEC §11) is checked first and stored once the session is. */
   @Put()
-  configure(@Session() ref: SessionRef, @JsonBody() body: ParsedBody): Promise<SessionConfig> {
-    return this.sessions.configure(ref, body.kind === 'empty' ? {} : requireObjectBody(body));
+  async configure(@Session() ref: SessionRef, @Req() req: ApiRequest, @JsonBody() body: ParsedBody): Promise<SessionConfig> {
+    const input = body.kind === 'empty' ? {} : requireObjectBody(body);
+    if (input.policy !== undefined) requireOperator(req, "change the session's tool policy");
+    const policy = input.policy === undefined ? undefined : parseSessionPolicy(input.policy);
+    const config = await this.sessions.configure(ref, input);
+    return { ...config, policy: policy ? await this.policies.putSession(ref, policy) : await this.policies.session(ref) };
   }
 
   @Get()
-  get(@Session() ref: SessionRef): Promise<SessionView> {
-    return this.sessions.get(ref);
+  async get(@Session() ref: SessionRef): Promise<SessionView> {
+    const view = await this.sessions.get(ref);
+    return { ...view, policy: await this.policies.session(ref) };
   }
 
   @Get('transcript')

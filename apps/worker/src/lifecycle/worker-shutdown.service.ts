@@ -12,8 +12,9 @@ export const SHUTDOWN_LOST_REASON = 'the worker holding the parked cell shut dow
 
 /**
  * SIGTERM, in order: take no new cells or resumes and let running ones finish within their
- * budget; then hand the replay-safe runs still parked here over (the next wait replays them on
- * another worker) and end the others as `run.lost` (their VMs die with this process); then give
+ * budget; then hand the runs still parked here over (SPEC §12: their images are in Redis, and
+ * the next wait restores them, or replays a replay-safe one, on another worker; a run whose VM
+ * could not be captured ends `run.lost`, its VM dying with this process); then give
  * the lease up (nothing is routed here any more) and remove this worker's own queue (SPEC §10).
  * Shell process groups, Redis and the sandbox pool close afterwards (onApplicationShutdown).
  */

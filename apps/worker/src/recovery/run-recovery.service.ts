@@ -16,12 +16,14 @@ import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { catalogHash, CellRunner } from '../runs/cell-runner.service';
 import { ToolHosts } from '../tools/tool-hosts.service';
 import { runHistory, type RunHistory } from './run-history';
+import { RunRestore } from './run-restore.service';
 
 /** SPEC §3 result of a cell lost with its worker after it had called tools that cannot run twice. */
 export const LOST_WITH_WORKER_ERROR =
   'code mode run was lost with its worker after it called tools; it was not run again, so no tool ran twice. Start a new run.';
 const STALLED_REASON = 'its worker stopped while the cell ran (lease expired)';
 const NOT_HELD_REASON = 'the parked cell is no longer in its worker’s memory';
+const NO_IMAGE_REASON = 'its owner is gone and its image cannot be restored (missing, or another wasm binary or prelude version)';
 const RECOVERY_FAILED_ERROR = 'code mode could not rebuild the run after its worker died; the failure was logged. Start a new run.';
 /** How long ending a recovered run is retried while Redis is away. */
 const FINISH_RETRY_MS = 10 * 60_000;
@@ -43,11 +45,14 @@ export class RunRecovery {
     private readonly toolHosts: ToolHosts,
     private readonly cells: CellRunner,
     private readonly metrics: WorkerMetrics,
+    private readonly restorer: RunRestore,
   ) {}
 
   /**
-   * A `wait` on a parked replay-safe run whose owner is gone: take it over, replay it, resume it.
-   * Without `resume`, a wait found the run `running` under a dead owner (see recoverRunning).
+   * A `wait` on a parked run whose owner is gone (SPEC §12): take it over and resume it from its
+   * image, or, when the image cannot be used, replay it (replay-safe runs) or record it lost (the
+   * wait answered unavailable). Without `resume`, a wait found the run `running` under a dead
+   * owner (see recoverRunning).
    */
   async replay(job: ReplayJob): Promise<void> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
@@ -59,8 +64,15 @@ export class RunRecovery {
     // Twice at most: the owner may release the run between our read and the takeover.
     for (let attempt = 0; attempt < 2; attempt += 1) {
       const run = await this.runs.get(ref, job.runId);
-      if (!run || run.status !== 'waiting' || !run.restartSafe) {
-        log.info({ status: run?.status }, 'replay not needed: the run is not a parked replay-safe run');
+      if (!run || run.status !== 'waiting') {
+        log.info({ status: run?.status }, 'replay not needed: the run is not parked');
+        return;
+      }
+      const image = await this.restorer.usableImage(ref, run, log);
+      if (!image && !run.restartSafe) {
+        const result = failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
+        const publish = resultReply(job.replyTo, job.runId, result);
+        if (await this.ownership.lose(ref, job.runId, run.epoch, { reason: NO_IMAGE_REASON, publish })) this.metrics.recovered('lost');
         return;
       }
       const taken = await this.runs.takeOver(ref, job.runId, {
@@ -77,28 +89,35 @@ export class RunRecovery {
         replyTo: job.replyTo,
         input: job.resume.input,
       });
-      if (resumed) await this.rebuildTaken(ref, run, taken.epoch, job.replyTo, null, log);
+      if (!resumed) return;
+      if (image) {
+        await this.afterTakeover(ref, run, taken.epoch, job.replyTo, log, () =>
+          this.restorer.restoreTaken(ref, run, taken.epoch, image, job.replyTo),
+        );
+      } else {
+        await this.rebuildTaken(ref, run, taken.epoch, job.replyTo, null, log);
+      }
       return;
     }
     log.info('replay not taken: another worker or wait got the run first');
   }
 
   /**
-   * A wait reached the owner, which no longer holds the VM (it expired a moment ago, or was
-   * handed over): a replay-safe run is rebuilt here; any other is lost, and the wait told so.
+   * A wait reached the owner, which no longer holds the VM (it expired a moment ago, was evicted
+   * or handed over): a run with a usable image is restored here, a replay-safe one rebuilt; any
+   * other is lost, and the wait told so.
    */
   async resumeNotHeld(job: ResumeJob): Promise<void> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
     const run = await this.runs.get(ref, job.runId);
-    if (run?.restartSafe && run.status === 'waiting') {
+    if (run?.status !== 'waiting') return;
+    if (run.restartSafe || (await this.restorer.usableImage(ref, run, this.logger))) {
       await this.replay({ ...job, resume: { token: job.token, input: job.input } });
       return;
     }
-    if (run && run.status === 'waiting') {
-      const result = failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
-      const publish = resultReply(job.replyTo, job.runId, result);
-      await this.ownership.lose(ref, job.runId, run.epoch, { reason: NOT_HELD_REASON, publish });
-    }
+    const result = failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
+    const publish = resultReply(job.replyTo, job.runId, result);
+    await this.ownership.lose(ref, job.runId, run.epoch, { reason: NOT_HELD_REASON, publish });
   }
 
   /**

@@ -119,6 +119,8 @@ export class CellRunner {
         catalog: host.catalog.guestCatalog(),
         seed: cell.seed,
         replay: cell.replay,
+        // SPEC §12: each park writes the run's image, so any worker can resume it.
+        parkImage: true,
       };
       const first = await this.pool.run(request, host, cell.ref.tenant);
       return spec.awaitResults ? await keepResuming(this.pool, runId, spec.limits, first, host) : first;

@@ -11,7 +11,14 @@ import {
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
 import { EventLog, publishAnswer, recordPlatformAnswers, RunAlreadyEndedError, RunLedger, StaleEpochError } from '@codemode/events';
-import { ABORTED_MESSAGE, RUN_UNAVAILABLE_MESSAGE, SandboxPool, UnknownBridgeCallError, type CellOutcome } from '@codemode/sandbox';
+import {
+  ABORTED_MESSAGE,
+  RUN_UNAVAILABLE_MESSAGE,
+  SandboxPool,
+  UnknownBridgeCallError,
+  type CellOutcome,
+  type ExternalSettlement,
+} from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { hostFailureOutcome, keepResuming } from './run-loop';
@@ -82,10 +89,34 @@ export class HeldRunJobs {
     }
     this.metrics.resumed('owner');
     const started = Date.now();
+    await this.applyLoggedAnswers(ref, parked, log);
     const outcome = this.abortedWhileTaking.has(job.runId) ? abortedOutcome() : await this.leg(job, parked, log);
     const result = await this.outcomes.record(parked, outcome, job.replyTo, started);
     log.info({ status: result.status }, 'wait answered');
     return true;
+  }
+
+  /**
+   * Platform answers recorded in the log instead of handed here (SPEC §12: this worker did not take
+   * them within the API's deadline, or they came while it was restoring the run): applied before
+   * the leg, so none is lost. Reads the log, from shortly before the park, only while a platform
+   * call is still unanswered.
+   */
+  private async applyLoggedAnswers(ref: SessionRef, parked: ParkedRun, log: Logger): Promise<void> {
+    const pending = new Set(this.pool.platformPending(parked.runId));
+    if (pending.size === 0) return;
+    const parkedAt = parked.expiresAt - parked.limits.snapshotTtlSeconds * 1000;
+    // A restore's leg (at most its budget, plus taking the run over) may have been answered before it parked.
+    const since = parkedAt - parked.limits.timeoutMs - RESTORE_SLACK_MS;
+    for (const event of await this.log.history(ref, since)) {
+      const id = event.data.callId;
+      if (event.runId !== parked.runId || event.type !== 'tool.settled' || typeof id !== 'string' || !pending.has(id)) continue;
+      const outcome = loggedPlatformOutcome(event.data);
+      if (!outcome) continue;
+      pending.delete(id);
+      this.pool.settle(parked.runId, id, outcome);
+      log.info({ callId: id }, 'platform answer taken from the log');
+    }
   }
 
   private async leg(job: ResumeJob, parked: ParkedRun, log: Logger): Promise<CellOutcome> {
@@ -115,12 +146,13 @@ export class HeldRunJobs {
         const notPlatform = job.results.find((result) => !this.pool.awaitsPlatform(job.runId, result.id));
         if (notPlatform) throw new UnknownBridgeCallError(job.runId, notPlatform.id);
         for (const result of job.results) {
-          // Logged before the VM sees it: a replay must find every answer the run was given.
+          // Logged, with its outcome, before the VM sees it: a replay, or a restore from the run's
+          // image after this worker is gone (SPEC §12), must find every answer the run was given.
           await this.runs.append(ref, {
             type: 'tool.settled',
             runId: job.runId,
             epoch: parked.epoch,
-            data: platformSettledData(result, parked.restartSafe),
+            data: platformSettledData(result, true),
           });
           this.pool.settle(job.runId, result.id, platformToolOutcome(result));
           // Answered by the platform: counted, but its duration is the platform's, not ours.
@@ -135,15 +167,15 @@ export class HeldRunJobs {
   }
 
   /**
-   * Answers for a run this worker no longer holds: a replay-safe one it just handed over is
-   * rebuilt by the next wait, which takes them from the log, so they are recorded there.
+   * Answers for a run this worker no longer holds: one it just handed over or evicted is restored
+   * (or rebuilt) by the next wait, which takes them from the log, so they are recorded there.
    */
   private async answerNotHeld(ref: SessionRef, job: ToolResultsJob): Promise<{ accepted: number } | { error: string }> {
     const run = await this.runs.get(ref, job.runId);
     // Released, or being released by this worker right now (its VM already dropped); not a run
     // this worker is taking for a resume (its VM is about to get a leg).
     const handedOver = !run?.owner || (run.owner === this.config.workerId && !this.taking.has(job.runId));
-    if (!run?.restartSafe || run.status !== 'waiting' || !handedOver) return { error: RUN_UNAVAILABLE_MESSAGE };
+    if (run?.status !== 'waiting' || !handedOver) return { error: RUN_UNAVAILABLE_MESSAGE };
     try {
       await recordPlatformAnswers(this.log, ref, run, job.results);
       return { accepted: job.results.length };
@@ -178,6 +210,17 @@ export class HeldRunJobs {
       if (!(error instanceof RunAlreadyEndedError)) throw error;
     }
   }
+}
+
+/** How long before a restored run's leg the platform may have answered it (taking the run over, reading its log). */
+const RESTORE_SLACK_MS = 10_000;
+
+/** A platform answer as `tool.settled` records it (with its value: SPEC §12), or undefined. */
+function loggedPlatformOutcome(data: Record<string, unknown>): ExternalSettlement | undefined {
+  if (data.ok === true && 'result' in data) return { ok: true, value: data.result ?? null };
+  const failure = data.failure as { name?: unknown; message?: unknown } | undefined;
+  if (data.ok !== false || typeof failure?.message !== 'string') return undefined;
+  return { ok: false, error: { name: typeof failure.name === 'string' ? failure.name : 'Error', message: failure.message } };
 }
 
 /** A resume whose run was aborted before its leg reached the sandbox. */

@@ -16,6 +16,8 @@ export interface ParkedRun {
   host: RunToolHost;
   /** It holds a place in its tenant's parked-run quota (SPEC §10), given back when the run ends. */
   holdsParkedQuota?: boolean;
+  /** Its image is in Redis (SPEC §12): it can be handed over or evicted instead of lost. */
+  imaged?: boolean;
 }
 
 /**

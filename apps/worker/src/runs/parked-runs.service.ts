@@ -7,6 +7,9 @@ import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { WorkerTenantLimits } from '../quotas/worker-tenant-limits.service';
 import { ParkedRunRegistry, type ParkedRun } from './parked-run-registry';
 
+/** Why an evicted run was released (SPEC §12). */
+const EVICTED_REASON = 'evicted from memory to its image: the worker’s parked slots were full';
+
 /**
  * The runs parked on this worker. Each has two halves that must change together: its VM, parked in
  * the sandbox pool, and what the worker keeps beside it to resume, expire or abort it (the
@@ -27,8 +30,14 @@ export class ParkedRuns implements OnModuleDestroy {
     private readonly limits: WorkerTenantLimits,
   ) {
     this.registry = new ParkedRunRegistry((run) => void this.expire(run));
+    // A run whose image is in Redis outlives its thread too (SPEC §12): released, not lost.
     this.pool.onRunsLost((runIds, reason) => {
-      for (const runId of runIds) void this.lose(runId, reason);
+      for (const runId of runIds) void (this.registry.get(runId)?.imaged ? this.vmGone(runId, reason) : this.lose(runId, reason));
+    });
+    // SPEC §12: the pool's slots bound the VMs kept in memory; a run whose image is in Redis may leave.
+    this.pool.evictWith({
+      evictable: (runId) => this.registry.get(runId)?.imaged === true,
+      evicted: (runId) => void this.vmGone(runId, EVICTED_REASON),
     });
   }
 
@@ -80,14 +89,18 @@ export class ParkedRuns implements OnModuleDestroy {
   }
 
   /**
-   * Shutdown: parked VMs cannot stay here. Replay-safe runs are released (the next wait rebuilds
-   * them by replay at once); the others end as `run.lost`. Every write is fenced by the run's
-   * epoch, so a run another worker already took is left alone.
+   * Shutdown: parked VMs cannot stay here. Runs with an image in Redis (SPEC §12) and replay-safe
+   * runs are released (the next wait restores or replays them on any worker at once); the others
+   * (no image could be made) end as `run.lost`. Every write is fenced by the run's epoch, so a run
+   * another worker already took is left alone.
    */
   async giveUpAll(reason: string): Promise<void> {
     const runIds = [...this.registry.runIds()];
     await Promise.all(
-      runIds.map((runId) => (this.registry.get(runId)?.restartSafe ? this.handOver(runId, reason) : this.lose(runId, reason))),
+      runIds.map((runId) => {
+        const run = this.registry.get(runId);
+        return run?.imaged || run?.restartSafe ? this.handOver(runId, reason) : this.lose(runId, reason);
+      }),
     );
   }
 
@@ -114,14 +127,25 @@ export class ParkedRuns implements OnModuleDestroy {
     return { kept, dropped };
   }
 
-  /** Drops a parked replay-safe run from memory and releases it in the ledger: the next wait replays it. */
+  /** Drops a parked run (imaged or replay-safe) from memory and releases it in the ledger: the next wait restores or replays it. */
   async handOver(runId: string, reason: string): Promise<void> {
     const run = this.drop(runId);
-    if (!run) return;
+    if (run) await this.release(run, reason);
+  }
+
+  /** Its VM left the pool (evicted, or died with its thread) while its image is in Redis: out of the registry, released. */
+  private async vmGone(runId: string, reason: string): Promise<void> {
+    const run = this.registry.take(runId);
+    if (run) await this.release(run, reason);
+  }
+
+  /** Releases in the ledger a parked run whose VM this worker no longer has; its quota place stays (it is still parked). */
+  private async release(run: ParkedRun, reason: string): Promise<void> {
+    const runId = run.runId;
     const fields = { tenant: run.ref.tenant, sessionId: run.ref.sessionId, runId };
     try {
       const released = await this.runs.release(run.ref, runId, { workerId: this.config.workerId, epoch: run.epoch, reason });
-      this.logger.info({ ...fields, released, reason }, 'parked run handed over for replay');
+      this.logger.info({ ...fields, released, reason }, 'parked run handed over');
     } catch (error) {
       this.logger.warn({ ...fields, err: error }, 'could not release a parked run; its lease will lapse');
     }

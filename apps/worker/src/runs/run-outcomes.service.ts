@@ -15,6 +15,7 @@ import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store'
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { WorkerTenantLimits } from '../quotas/worker-tenant-limits.service';
+import { ParkedImages } from './parked-images.service';
 import { ParkedRuns } from './parked-runs.service';
 import type { RunToolHost } from '../tools/run-tool-host';
 
@@ -30,6 +31,8 @@ export interface RunContext {
   host: RunToolHost;
   /** It parked before and holds a place in its tenant's parked-run quota, given back when it ends. */
   holdsParkedQuota?: boolean;
+  /** Its image is in Redis (SPEC §12): any worker can resume it once this one lets it go. */
+  imaged?: boolean;
 }
 
 /** What a run that reached its history cap ends with, whatever its cell did (SPEC §6). */
@@ -79,6 +82,7 @@ export class RunOutcomes {
     private readonly metrics: WorkerMetrics,
     private readonly parkedIndex: ParkedRunIndex,
     private readonly limits: WorkerTenantLimits,
+    private readonly images: ParkedImages,
   ) {}
 
   /** `legStartedAt`: when this exec or wait leg started (epoch ms), for `codemode_run_duration_seconds`. */
@@ -148,7 +152,11 @@ export class RunOutcomes {
         telemetry: ctx.host.telemetry(),
         priorOutputBytes: ctx.priorOutputBytes,
       });
-      this.parked.park({ ...ctx, holdsParkedQuota: true, priorOutputBytes: ctx.priorOutputBytes + outputBytes, expiresAt });
+      const parked = { ...ctx, holdsParkedQuota: true, priorOutputBytes: ctx.priorOutputBytes + outputBytes, expiresAt };
+      // SPEC §12: the image is in Redis before the park is acknowledged, so any worker can resume the run.
+      // CODEMODE_ALWAYS_REPLAY: a replay-safe run is always rebuilt by replay, so it gets no image.
+      const imaged = this.config.alwaysReplay && ctx.restartSafe ? false : await this.images.save(parked, outcome, expiresAt);
+      this.parked.park({ ...parked, imaged });
       await this.runs.append(ctx.ref, {
         type: 'run.parked',
         runId: ctx.runId,
@@ -189,7 +197,10 @@ export class RunOutcomes {
       result,
       replyTo,
     });
-    if (ctx.holdsParkedQuota) this.limits.releaseParked(ctx.ref, ctx.runId);
+    if (ctx.holdsParkedQuota) {
+      this.limits.releaseParked(ctx.ref, ctx.runId);
+      this.images.drop(ctx.ref, ctx.runId);
+    }
     return result;
   }
 

@@ -6,6 +6,7 @@ import { APP_CONFIG } from '../core/tokens';
 import { ToolsModule } from '../tools/tools.module';
 import { CellRunner } from './cell-runner.service';
 import { HeldRunJobs } from './held-run-jobs.service';
+import { ParkedImages } from './parked-images.service';
 import { ParkedRuns } from './parked-runs.service';
 import { RunOutcomes } from './run-outcomes.service';
 
@@ -20,10 +21,11 @@ import { RunOutcomes } from './run-outcomes.service';
         new RunOwnership(r, p, { workerId: c.workerId, holds: (runId) => pool.holds(runId) }),
     },
     ParkedRuns,
+    ParkedImages,
     RunOutcomes,
     CellRunner,
     HeldRunJobs,
   ],
-  exports: [RunOwnership, ParkedRuns, RunOutcomes, CellRunner, HeldRunJobs],
+  exports: [RunOwnership, ParkedRuns, ParkedImages, RunOutcomes, CellRunner, HeldRunJobs],
 })
 export class RunsModule {}

@@ -1,4 +1,4 @@
-import { shellScopeKey, type Limits, type SessionRef, type ShellConfig } from '@codemode/contracts';
+import { shellScopeKey, type Limits, type Policy, type SessionRef, type ShellConfig } from '@codemode/contracts';
 import {
   apiList,
   apiRead,
@@ -9,8 +9,8 @@ import {
   searchCatalog,
   type CatalogEntry,
 } from '@codemode/catalog';
-import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, type EventLog } from '@codemode/events';
-import type { BridgeCall, BridgeHost } from '@codemode/sandbox';
+import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, type ApprovalLedger, type EventLog, type StoredApproval } from '@codemode/events';
+import type { BridgeCall, BridgeHost, CallGate } from '@codemode/sandbox';
 import { ResultUnavailableError, StoreBuffer, type ResultsStore, type SessionStore } from '@codemode/store';
 import {
   callWebhookTool,
@@ -22,10 +22,8 @@ import {
 } from '@codemode/tools';
 import type { WorkerMetrics } from '@codemode/telemetry';
 import type { ShellHost } from '../shell/shell-host.service';
-import { ToolCallError } from './tool-call-error';
-
-/** SPEC §3: what a pending call of an expired, aborted or lost run rejects with. */
-export const CANCELED_MESSAGE = 'Code Mode tool canceled, expired, or owner lost; start a new run.';
+import { CallPolicy } from './call-policy';
+import { CANCELED_MESSAGE, ToolCallError } from './tool-call-error';
 
 /** Everything a run's tool calls need from the worker. */
 export interface ToolDeps {
@@ -40,6 +38,19 @@ export interface ToolDeps {
   metrics: WorkerMetrics;
   /** The run's history reached its cap (SPEC §6): stop its cell now. */
   stopRun: (runId: string) => void;
+  approvals: ApprovalLedger;
+  /** CODEMODE_APPROVAL_TIMEOUT_SECONDS in ms (SPEC §11). */
+  approvalTimeoutMs: number;
+  /** A call of this run now waits for an approval (the optional approval webhook). */
+  approvalRequested: (ref: SessionRef, approval: StoredApproval) => void;
+  /** The session's policy as it stands now (tenant's and session's merged), read again at each resumed leg. */
+  readPolicy: () => Promise<Policy>;
+}
+
+/** A parked run's tool host as its image keeps it (SPEC §12). */
+export interface ParkedHostState {
+  counts: { searchCount: number; describeCount: number; callCount: number };
+  storeWrites: [string, string | null][];
 }
 
 export interface ToolRun {
@@ -68,16 +79,34 @@ export class RunToolHost implements BridgeHost {
   private legDeadline = 0;
   private historyLimitReached = false;
   private replayedListener: (() => void) | undefined;
+  /** The run's tool policy (SPEC §11), checked before every tool call is dispatched. */
+  private readonly policy: CallPolicy;
+  private legsBegun = 0;
 
   constructor(
     readonly run: ToolRun,
     readonly catalog: SessionToolCatalog,
     private readonly deps: ToolDeps,
-  ) {}
+    policy: Policy,
+  ) {
+    this.policy = new CallPolicy(policy, run, {
+      approvals: deps.approvals,
+      metrics: deps.metrics,
+      approvalTimeoutMs: deps.approvalTimeoutMs,
+      requested: (approval) => deps.approvalRequested(run.ref, approval),
+      append: (type, data) => this.logged({ type, runId: run.runId, epoch: run.epoch, data }),
+    });
+  }
 
-  /** A run() or resume() leg starts: shell calls inside it yield within what is left of it. */
+  /**
+   * A run() or resume() leg starts: shell calls inside it yield within what is left of it. A
+   * resumed leg reads the policy again, so an operator's change reaches a run that keeps parking
+   * and resuming on this worker (the first leg's policy was read when this host was made).
+   */
   beginLeg(timeoutMs: number): void {
     this.legDeadline = Date.now() + timeoutMs;
+    if (this.legsBegun > 0) this.policy.reload(this.deps.readPolicy);
+    this.legsBegun += 1;
   }
 
   /** Called once the sandbox rebuilt the run from its log and its live leg starts. */
@@ -103,19 +132,37 @@ export class RunToolHost implements BridgeHost {
     return this.storeSnapshot?.writes() ?? new Map<string, string | null>();
   }
 
-  answeredByPlatform(call: BridgeCall): boolean {
-    if (call.method !== 'callValue' || this.run.awaitResults) return false;
-    const entry = this.catalog.byCallableName(argsOf(call).tool);
-    return entry?.source === 'client' && !this.catalog.clientTools.get(entry.toolName)?.endpoint;
+  /** SPEC §12: what a parked run's image keeps of this host (its counters and buffered store writes). */
+  parkedState(): ParkedHostState {
+    return { counts: { ...this.counts }, storeWrites: [...this.storeWrites()] };
   }
 
-  async dispatch(call: BridgeCall, signal: AbortSignal): Promise<unknown> {
+  /** SPEC §12: goes on from a parked run's image; its buffered writes overlay the store as committed now. */
+  adoptParkedState(state: ParkedHostState): void {
+    Object.assign(this.counts, state.counts);
+    if (state.storeWrites.length === 0) return;
+    this.store = this.deps.sessionStore.snapshot(this.run.ref).then((committed) => {
+      const buffer = new StoreBuffer(committed);
+      for (const [key, json] of state.storeWrites) buffer.set(key, json === null ? undefined : (JSON.parse(json) as unknown));
+      this.storeSnapshot = buffer;
+      return buffer;
+    });
+  }
+
+  answeredByPlatform(call: BridgeCall): boolean {
+    if (call.method !== 'callValue') return false;
+    const entry = this.catalog.byCallableName(argsOf(call).tool);
+    // A call the policy does not simply allow is dispatched to us first, to be blocked or approved.
+    return entry !== undefined && this.isPlatformTool(entry) && this.policy.decisionFor(entry) === 'allow';
+  }
+
+  async dispatch(call: BridgeCall, signal: AbortSignal, gate?: CallGate): Promise<unknown> {
     const args = argsOf(call);
     switch (call.method) {
       case 'callValue':
-        return this.callValue(call, args, signal);
+        return this.callValue(call, args, signal, gate);
       case 'namespace':
-        return this.callNamespace(call, args, signal);
+        return this.callNamespace(call, args, signal, gate);
       case 'search':
         this.counts.searchCount += 1;
         return searchCatalog(this.catalog.entries, args.query, {
@@ -146,11 +193,17 @@ export class RunToolHost implements BridgeHost {
     }
   }
 
-  private async callValue(call: BridgeCall, args: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+  private async callValue(call: BridgeCall, args: Record<string, unknown>, signal: AbortSignal, gate?: CallGate): Promise<unknown> {
     const entry = this.requireTool(args.tool);
     this.counts.callCount += 1;
     const input = args.input ?? {};
-    if (this.answeredByPlatform(call)) {
+    const platform = this.isPlatformTool(entry);
+    if (!platform || this.policy.decisionFor(entry) !== 'allow') {
+      await this.policy.admit(call, entry, input, signal, gate);
+      // Approved: from here on only the platform answers it, as if it had been allowed.
+      if (platform) gate?.handToPlatform();
+    }
+    if (platform) {
       // Settled later by the platform (POST …/tool-results → tool.settled there), not by us.
       await this.appendCalled(call, entry, input, true);
       return new Promise((_, reject) =>
@@ -159,6 +212,11 @@ export class RunToolHost implements BridgeHost {
     }
     if (entry.source === 'client') return this.recorded(call, entry, input, signal, () => this.callClient(call, entry, input, signal));
     return this.recorded(call, entry, input, signal, () => this.callCore(entry, input));
+  }
+
+  /** A client tool without endpoint, in a run that parks: its calls are answered by the platform. */
+  private isPlatformTool(entry: CatalogEntry): boolean {
+    return !this.run.awaitResults && entry.source === 'client' && !this.catalog.clientTools.get(entry.toolName)?.endpoint;
   }
 
   private async callCore(entry: CatalogEntry, input: unknown): Promise<unknown> {
@@ -195,13 +253,14 @@ export class RunToolHost implements BridgeHost {
     throw new ToolCallError(`client tool ${entry.callableName} is answered by the platform; it cannot be awaited with awaitResults.`);
   }
 
-  private async callNamespace(call: BridgeCall, args: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+  private async callNamespace(call: BridgeCall, args: Record<string, unknown>, signal: AbortSignal, gate?: CallGate): Promise<unknown> {
     const entry = this.catalog.mcpTool(args.server, args.tool);
     if (!entry?.mcpBinding || !this.deps.mcp)
       throw new ToolCallError(`MCP tool ${String(args.server)}.${String(args.tool)} is not available.`);
     const binding = entry.mcpBinding;
     const input = mapMcpArguments(entry.inputSchema, Array.isArray(args.args) ? args.args : []);
     this.counts.callCount += 1;
+    await this.policy.admit(call, entry, input, signal, gate);
     return this.recorded(call, entry, input, signal, () =>
       this.deps.mcp!.callTool(binding.serverName, binding.toolName, input, { signal }),
     );

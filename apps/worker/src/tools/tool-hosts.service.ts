@@ -2,11 +2,13 @@ import { SandboxPool } from '@codemode/sandbox';
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { CellSpec, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { ClientToolsLedger, DeploymentCatalog, EventLog } from '@codemode/events';
+import { ApprovalLedger, ClientToolsLedger, DeploymentCatalog, EventLog, PolicyStore, type StoredApproval } from '@codemode/events';
 import { ResultsStore, SessionStore } from '@codemode/store';
 import {
   McpServers,
+  mergePolicies,
   parseMcpServersConfig,
+  postApprovalRequested,
   SessionToolCatalog,
   WebhookAddressPolicy,
   WebhookAllowList,
@@ -46,6 +48,8 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
     private readonly metrics: WorkerMetrics,
     private readonly pool: SandboxPool,
     private readonly tenancy: WorkerTenancy,
+    private readonly policies: PolicyStore,
+    private readonly approvals: ApprovalLedger,
   ) {
     this.webhookAllow = new WebhookAllowList(config.tenancySettings.webhookAllow);
   }
@@ -85,6 +89,8 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
 
   async create(ref: SessionRef, runId: string, epoch: number, spec: CellSpec): Promise<RunToolHost> {
     const catalog = new SessionToolCatalog(this.mcp?.listTools() ?? [], await this.clientTools.get(ref), this.mcpServers(), ref.tenant);
+    // Read once per run (and again when another worker resumes or replays it).
+    const [tenantPolicy, sessionPolicy] = await this.policies.both(ref);
     return new RunToolHost(
       {
         ref,
@@ -108,7 +114,25 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
         webhookPolicy: () => new WebhookAddressPolicy(this.webhookAllow, this.tenancy.mode),
         metrics: this.metrics,
         stopRun: (id) => this.pool.discard(id),
+        approvals: this.approvals,
+        approvalTimeoutMs: this.config.approvalTimeoutSeconds * 1000,
+        approvalRequested: (at, approval) => this.notifyApproval(at, approval),
+        readPolicy: async () => mergePolicies(...(await this.policies.both(ref))),
       },
+      mergePolicies(tenantPolicy, sessionPolicy),
+    );
+  }
+
+  /** SPEC §11: `CODEMODE_APPROVAL_WEBHOOK`, when set, hears of every new approval; a failure is only logged. */
+  private notifyApproval(ref: SessionRef, approval: StoredApproval): void {
+    const url = this.config.approvalWebhook;
+    if (url === null) return;
+    const body = { type: 'approval.requested' as const, tenant: ref.tenant, sessionId: ref.sessionId, ...approval };
+    postApprovalRequested(url, body, this.config.webhookSecrets.get(ref.tenant)).catch((error: unknown) =>
+      this.logger.warn(
+        { tenant: ref.tenant, sessionId: ref.sessionId, approvalId: approval.approvalId, err: error },
+        'approval webhook not delivered',
+      ),
     );
   }
 

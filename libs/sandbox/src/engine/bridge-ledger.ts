@@ -11,6 +11,19 @@ interface OpenCall {
   answered: boolean;
   /** Only the platform answers it (`BridgeHost.answeredByPlatform`); it never settles by itself. */
   platform: boolean;
+  /** Stepped aside for a decision (SPEC §11, `CallGate.hold`): dispatched, but it holds no slot. */
+  held: boolean;
+  /** Queued again after its decision: taking it admits it to its host (it was dispatched already). */
+  readmit: boolean;
+}
+
+/**
+ * A ledger as plain data (a parked run's image): open requests in request order as
+ * `[id, method, argsJson, queued, platform]`, and the per-method id counters.
+ */
+export interface LedgerState {
+  calls: [string, BridgeMethod, string, boolean, boolean][];
+  counters: [string, number][];
 }
 
 /**
@@ -47,20 +60,45 @@ export class BridgeLedger {
     const n = (this.counters.get(method) ?? 0) + 1;
     this.counters.set(method, n);
     const id = `bridge:${method}:${n}`;
-    this.open.set(id, { method, argsJson, queued, answered: false, platform: false });
+    this.open.set(id, { method, argsJson, queued, answered: false, platform: false, held: false, readmit: false });
     if (queued) this.waiting.push(id);
     else if (method !== 'yield') this.flying += 1;
     return id;
   }
 
-  /** The oldest queued request, now holding a slot: `[id, method, argsJson]`. */
-  takeQueued(): [string, BridgeMethod, string] | undefined {
+  /**
+   * The oldest queued request, now holding a slot: `[id, method, argsJson, readmit]`; `readmit`:
+   * a held call whose host waits for the slot (not a new dispatch).
+   */
+  takeQueued(): [string, BridgeMethod, string, boolean] | undefined {
     const id = this.waiting.shift();
     const call = id === undefined ? undefined : this.open.get(id);
     if (id === undefined || !call) return undefined;
     call.queued = false;
     if (call.method !== 'yield') this.flying += 1;
-    return [id, call.method, call.argsJson];
+    const readmit = call.readmit;
+    call.readmit = false;
+    return [id, call.method, call.argsJson, readmit];
+  }
+
+  /** The dispatched call steps aside for a decision: its slot is free (false when it holds none). */
+  hold(id: string): boolean {
+    const call = this.open.get(id);
+    if (!call || call.held || call.queued || call.answered || call.method === 'yield') return false;
+    call.held = true;
+    this.flying -= 1;
+    return true;
+  }
+
+  /** The held call was approved: it waits at the head of the queue for a slot (false when it was not held). */
+  unhold(id: string): boolean {
+    const call = this.open.get(id);
+    if (!call?.held || call.answered) return false;
+    call.held = false;
+    call.queued = true;
+    call.readmit = true;
+    this.waiting.unshift(id);
+    return true;
   }
 
   isQueued(id: string): boolean {
@@ -117,7 +155,15 @@ export class BridgeLedger {
    */
   onlyParkable(): boolean {
     const active = [...this.open.values()].filter((call) => !call.queued);
-    return active.length > 0 && active.every((call) => call.method === 'yield' || call.platform);
+    const parkable = (call: OpenCall) => call.method === 'yield' || call.platform;
+    // Held calls wait for a decision like the rest; alone they stop the clock instead (onlyHeld).
+    return active.some(parkable) && active.every((call) => parkable(call) || call.held);
+  }
+
+  /** Every unsettled request waits for a decision (SPEC §11): the run's budget clock stops. */
+  onlyHeld(): boolean {
+    const active = [...this.open.values()].filter((call) => !call.answered);
+    return active.length > 0 && active.every((call) => call.held);
   }
 
   /** Open requests (queued ones included), minus those whose settlement is already queued. */
@@ -129,6 +175,24 @@ export class BridgeLedger {
     return calls;
   }
 
+  /** The ledger of a parked run (no settlement is waiting to be applied then). */
+  state(): LedgerState {
+    return {
+      calls: [...this.open].map(([id, call]) => [id, call.method, call.argsJson, call.queued, call.platform]),
+      counters: [...this.counters],
+    };
+  }
+
+  /** Fills this empty ledger from a parked run's image: same ids, queue order and slots. */
+  load(state: LedgerState): void {
+    for (const [method, n] of state.counters) this.counters.set(method, n);
+    for (const [id, method, argsJson, queued, platform] of state.calls) {
+      this.open.set(id, { method, argsJson, queued, answered: false, platform, held: false, readmit: false });
+      if (queued) this.waiting.push(id);
+      else if (method !== 'yield') this.flying += 1;
+    }
+  }
+
   /** Takes a request off the queue or frees its slot, whichever it holds. */
   private unqueue(id: string, call: OpenCall): void {
     if (call.answered) return;
@@ -136,7 +200,7 @@ export class BridgeLedger {
       const at = this.waiting.indexOf(id);
       if (at >= 0) this.waiting.splice(at, 1);
       call.queued = false;
-    } else if (call.method !== 'yield') {
+    } else if (call.method !== 'yield' && !call.held) {
       this.flying -= 1;
     }
   }

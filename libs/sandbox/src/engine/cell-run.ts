@@ -15,9 +15,10 @@ import type { CellVm, VmHostSink } from './cell-vm';
 import { classifyCompileError, classifyGuestError, type Failure, type GuestErrorRecord } from './guest-error';
 import { LegOutput } from './leg-output';
 import { LegRecorder } from './leg-recorder';
+import { captureParkedRun } from './park-image';
 import { dispatchedBefore, ReplayDriver, type ReplayStop } from './replay-driver';
 import { RestartSafety } from './restart-safety';
-import { SettlementInbox } from './settlement-inbox';
+import { SettlementInbox, type Wakeup } from './settlement-inbox';
 import type { BridgePort, CellOutcome, CellRunRequest, LegOptions, Settlement, WaitingOutcome } from './types';
 
 /** Jobs run per `executePendingJobs` call; the deadline is checked between batches. */
@@ -33,23 +34,24 @@ const METHODS: ReadonlySet<string> = new Set(BRIDGE_METHODS);
  * Rebuilding a run from its log is the `ReplayDriver`'s, refusing unsafe calls the `RestartSafety`'s.
  */
 export class CellRun implements VmHostSink {
-  private readonly ledger = new BridgeLedger();
-  private readonly inbox = new SettlementInbox();
-  private readonly printed: LegOutput;
-  private readonly recorder: LegRecorder;
+  // Not private: a parked run's image is taken from and given back to these (park-image.ts).
+  started = false;
+  dispatched = false;
+  readonly ledger = new BridgeLedger();
+  readonly inbox = new SettlementInbox();
+  readonly printed: LegOutput;
+  readonly recorder: LegRecorder;
   private readonly safety: RestartSafety;
   private readonly replay: ReplayDriver;
-  private dispatched = false;
   private admission: string | undefined;
-  private started = false;
   private aborted = false;
   private deadline = 0;
   private awaitResults = false;
 
   constructor(
-    private readonly vm: CellVm,
-    private readonly cell: CellRunRequest,
-    private readonly port: BridgePort,
+    readonly vm: CellVm,
+    readonly cell: CellRunRequest,
+    readonly port: BridgePort,
   ) {
     // An abort must stop guest code that never yields to the thread's event loop.
     vm.stopWhen(() => port.abortRequested());
@@ -73,6 +75,20 @@ export class CellRun implements VmHostSink {
   /** The call is answered only by the platform: an idle VM waiting only on such calls parks at once. */
   markPlatform(id: string): void {
     if (this.ledger.markPlatform(id)) this.inbox.recheck();
+  }
+
+  /** The call steps aside for a decision (SPEC §11): its slot goes to the next queued request. */
+  hold(id: string): void {
+    if (!this.ledger.hold(id)) return;
+    this.flush();
+    this.inbox.recheck();
+  }
+
+  /** The held call was approved: it is admitted again as soon as a slot is free, parked or not. */
+  unhold(id: string): void {
+    if (!this.ledger.unhold(id)) return;
+    this.flush();
+    this.inbox.recheck();
   }
 
   /** Ends the current leg (if any) as `aborted` at its next step. */
@@ -114,7 +130,7 @@ export class CellRun implements VmHostSink {
       const verdict = this.verdict(idle);
       if (verdict) return verdict;
       this.port.busy(false);
-      let next = await this.inbox.next(this.deadline, this.aborted);
+      let next = this.ledger.onlyHeld() ? await this.paused(ttlDeadline) : await this.inbox.next(this.deadline, this.aborted);
       if (next === 'deadline') {
         // The budget is spent while the VM is idle and host work is pending.
         if (!this.awaitResults) return this.park('pending_tools');
@@ -128,6 +144,16 @@ export class CellRun implements VmHostSink {
       const thrown = this.apply(next.id, next.ok, next.payload);
       if (thrown) return this.afterThrow(thrown);
     }
+  }
+
+  /** SPEC §11: idle, every unsettled call held: the budget (and watchdog) stops until a wakeup, at most until `until`. */
+  private async paused(until: number): Promise<Wakeup> {
+    const since = performance.now();
+    const left = Math.max(0, this.deadline - since);
+    this.port.watch(undefined);
+    const next = await this.inbox.next(until, this.aborted);
+    this.renew(left);
+    return next;
   }
 
   private abortedNow(): boolean {
@@ -240,13 +266,14 @@ export class CellRun implements VmHostSink {
   }
 
   private park(reason: WaitingOutcome['reason']): CellOutcome {
-    const snapshotBytes = this.vm.snapshotBytes();
+    const image = this.cell.parkImage ? captureParkedRun(this) : undefined;
+    const snapshotBytes = image?.bytes.length ?? this.vm.snapshotBytes();
     if (snapshotBytes > this.cell.limits.maxSnapshotBytes) {
       return this.fail({ code: 'snapshot_limit_exceeded', phase: 'guest', error: SNAPSHOT_LIMIT_MESSAGE });
     }
     const pending = this.ledger.pending(this.inbox.ids());
     this.recorder.parked(this.ledger.openIds());
-    return { status: 'waiting', reason, pending, snapshotBytes, ...this.common() };
+    return { status: 'waiting', reason, pending, snapshotBytes, ...(image ? { image } : {}), ...this.common() };
   }
 
   output(kind: number, text: string): void {
@@ -296,13 +323,15 @@ export class CellRun implements VmHostSink {
   }
 
   /** Starts queued requests, oldest first, while in-flight slots are free (never during a replay or once the run failed). */
-  private flush(): void {
+  flush(): void {
     if (this.replay.active || this.admission || this.safety.refused || this.replay.diverged || this.aborted) return;
     const maxInFlight = this.cell.limits.maxPendingToolCalls;
     while (this.ledger.inFlight < maxInFlight) {
       const next = this.ledger.takeQueued();
       if (!next) return;
-      this.send(...next);
+      const [id, method, argsJson, readmit] = next;
+      if (readmit) this.port.admitted(id);
+      else this.send(id, method, argsJson);
     }
   }
 

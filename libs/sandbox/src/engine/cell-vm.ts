@@ -1,5 +1,5 @@
 import type { GuestCatalog } from '@codemode/contracts';
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, VmFunctionImplementation } from 'quickjs-emscripten-core';
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { SandboxEngineError } from '../errors';
 import { CONSOLE_INSPECT_SOURCE } from '../guest/console-inspect';
 import { DETERMINISM_SOURCE } from '../guest/determinism';
@@ -7,6 +7,7 @@ import { CELL_FILE, CELL_PREFIX, CELL_SUFFIX, PRELUDE_FILE, PRELUDE_SOURCE } fro
 import { TEXT_CODEC_SOURCE } from '../guest/text-codec';
 import { type GuestErrorRecord, parseGuestErrorRecord } from './guest-error';
 import { capture, restore, type VmImage } from './vm-image';
+import { clockFunction, HOST_FUNCTION_NAMES, hostFunctions } from './vm-host-functions';
 import { memoryMaxBytes, MIN_MEMORY_BYTES, type WasmInstance, type WasmLoader } from './wasm-loader';
 
 /**
@@ -27,15 +28,9 @@ export interface PreparedImage {
   readonly vm: VmImage;
 }
 
-/** What the guest's host functions talk to while a run owns this VM. */
-export interface VmHostSink {
-  output(kind: number, text: string): void;
-  /** Returns the bridge id; throwing rejects the guest call with that error. */
-  request(method: string, argsJson: string): string;
-  cancel(id: string): void;
-  /** "Now" for a restartSafe cell's `Date` (recorded, or replayed from the record). */
-  clock(): number;
-}
+import type { VmHostSink } from './vm-host-functions';
+
+export type { VmHostSink };
 
 export type PromiseStateName = 'pending' | 'fulfilled' | 'rejected';
 type Started = { ok: true } | { ok: false; compile: boolean; record: GuestErrorRecord };
@@ -54,8 +49,10 @@ export class CellVm {
   private released = false;
   private sink: VmHostSink | undefined;
   private resultPromise: QuickJSHandle | undefined;
-  /** A cell was started here: its data is in this VM's memory, which may never become an image. */
+  /** A cell was started here: its data is in this VM's memory, which may never become a prepared image. */
   private started = false;
+  /** Offset of Math.random's state, known when this VM came from an image: a parked run can be captured. */
+  private randomStateOffset: number | undefined;
   private readonly handles: QuickJSHandle[] = [];
   private settleFn!: QuickJSHandle;
   private serializeFn!: QuickJSHandle;
@@ -93,7 +90,35 @@ export class CellVm {
     owner.vm = vm;
     vm.applyLimits();
     vm.adoptHandles(parts.handles);
+    vm.randomStateOffset = image.vm.randomStateOffset;
     return vm;
+  }
+
+  /** A parked run's VM from its image (SPEC §12): handles, result promise, host functions (`clock` if `seeded`) re-wrapped. */
+  static async restoreParked(loader: WasmLoader, image: VmImage, memoryLimitBytes: number, seeded: boolean): Promise<CellVm> {
+    const owner: { vm?: CellVm } = {};
+    const parts = await restore(loader, image, memoryMaxBytes(memoryLimitBytes), (ctx) => hostFunctions(ctx, () => owner.vm, seeded));
+    const vm = new CellVm(loader, parts.instance, parts.runtime, parts.context, memoryLimitBytes);
+    owner.vm = vm;
+    vm.applyLimits();
+    const [resultPromise, ...prelude] = parts.handles;
+    vm.adoptHandles(prelude);
+    vm.resultPromise = resultPromise;
+    vm.started = true;
+    vm.randomStateOffset = image.randomStateOffset;
+    return vm;
+  }
+
+  /**
+   * The image of a parked (idle) run's VM, its result promise kept; nothing runs in the VM.
+   * @throws VmImageError when this VM cannot be captured (built from scratch, or its host side does not line up)
+   */
+  captureParked(): VmImage {
+    if (!this.started || this.released || this.broken || !this.resultPromise || this.randomStateOffset === undefined) {
+      throw new SandboxEngineError('only a parked VM restored from an image can be captured');
+    }
+    const parts = { instance: this.instance, runtime: this.runtime, context: this.ctx, handles: [this.resultPromise, ...this.handles] };
+    return capture(parts, this.loader, this.randomStateOffset);
   }
 
   /**
@@ -311,10 +336,11 @@ export class CellVm {
   private installDeterminism(seed: number[]): void {
     const ctx = this.ctx;
     const install = ctx.unwrapResult(ctx.evalCode(DETERMINISM_SOURCE, 'codemode:determinism.js'));
-    const clock = ctx.newFunction('clock', () => {
-      if (!this.sink) throw new SandboxEngineError('no run owns this sandbox');
-      return ctx.newNumber(this.sink.clock());
-    });
+    // Registered after out/request/cancel; a restored parked VM registers it again fourth (same HostRef id).
+    const clock = ctx.newFunction(
+      'clock',
+      clockFunction(ctx, () => this),
+    );
     const words = seed.map((word) => ctx.newNumber(word));
     ctx.unwrapResult(ctx.callFunction(install, ctx.undefined, clock, ...words)).dispose();
     for (const handle of [install, clock, ...words]) handle.dispose();
@@ -368,26 +394,4 @@ export class CellVm {
       throw new SandboxEngineError(message, { cause: error });
     }
   }
-}
-
-const HOST_FUNCTION_NAMES = ['out', 'request', 'cancel'] as const;
-
-/**
- * The prelude's host functions (`out`, `request`, `cancel`), talking to whichever run `owner()`'s VM
- * is bound to. Built for a new VM and again, in the same order, for each restore of its image.
- */
-function hostFunctions(ctx: QuickJSContext, owner: () => CellVm | undefined): VmFunctionImplementation<QuickJSHandle>[] {
-  return [
-    (kind, text) => {
-      owner()?.boundSink?.output(ctx.getNumber(kind), ctx.getString(text));
-    },
-    (method, args) => {
-      const sink = owner()?.boundSink;
-      if (!sink) throw new SandboxEngineError('no run owns this sandbox');
-      return ctx.newString(sink.request(ctx.getString(method), ctx.getString(args)));
-    },
-    (id) => {
-      owner()?.boundSink?.cancel(ctx.getString(id));
-    },
-  ];
 }

@@ -2,13 +2,30 @@ import type { CodeModeOutput } from '@codemode/contracts';
 import { OUT_CONSOLE, OUT_JSON, OUT_TEXT } from '../guest/prelude';
 import { ConsoleBudget } from '../result';
 
+/** What a parked run's output budget had spent (its image); entries were handed out already. */
+export interface LegOutputState {
+  bytes: number;
+  consoleUsed: number;
+  consoleTruncated: boolean;
+}
+
 /** What a run's legs print, held until the leg's outcome hands it out. */
 export class LegOutput {
   private entries: CodeModeOutput[] = [];
-  private readonly consoleBudget = new ConsoleBudget();
+  private consoleBudget = new ConsoleBudget();
   private bytes = 0;
 
   constructor(private readonly maxOutputBytes: number) {}
+
+  state(): LegOutputState {
+    return { bytes: this.bytes, consoleUsed: this.consoleBudget.used, consoleTruncated: this.consoleBudget.truncated };
+  }
+
+  /** Goes on from a parked run's image. */
+  load(state: LegOutputState): void {
+    this.bytes = state.bytes;
+    this.consoleBudget = ConsoleBudget.resume(state.consoleUsed, state.consoleTruncated);
+  }
 
   /** Console entries hit the per-run cap (SPEC §3 Output). */
   get consoleTruncated(): boolean {

@@ -43,6 +43,16 @@ export class LegRecorder {
     this.current?.timers?.push([id, due]);
   }
 
+  /** Due times of the dispatched timers still open (a parked run's image). */
+  timers(): [string, number][] {
+    return [...this.timerDue];
+  }
+
+  /** Goes on from a parked run's image: its open timers keep their due times. */
+  loadTimers(timers: readonly [string, number][]): void {
+    for (const [id, due] of timers) this.timerDue.set(id, due);
+  }
+
   /** A call was settled or cancelled. */
   closed(id: string): void {
     this.timerDue.delete(id);

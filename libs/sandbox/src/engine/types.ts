@@ -40,6 +40,34 @@ export interface CellRunRequest {
    * run as a divergence), then the run continues live, as a resumed leg when it had parked.
    */
   replay?: ReplayPlan;
+  /**
+   * SPEC §12: when the cell parks, capture its VM and host state as an image (`WaitingOutcome.image`);
+   * the image's compressed size is then what `maxSnapshotBytes` limits.
+   */
+  parkImage?: boolean;
+}
+
+/**
+ * How a parked run restored from its image (SPEC §12) settles the calls that were open at its park;
+ * open calls in none of these lists are timers (re-armed for their due time), yields, or queued.
+ */
+export interface RestorePlan {
+  /** Settlements the log recorded (platform answers, recorded results), applied as if they had just arrived. */
+  answers: Settlement[];
+  /** In-flight calls made again (replay-safe tools and host surfaces). */
+  redo: string[];
+  /** In-flight calls still waiting for the platform's answer (`SandboxPool.settle`). */
+  platform: string[];
+}
+
+/** A parked run's image (SPEC §12) and what it is bound to. */
+export interface ParkedImage {
+  /** The compressed envelope (`engine/parked-image.ts`); its length is the run's snapshot size. */
+  bytes: Uint8Array;
+  wasmHash: string;
+  preludeVersion: string;
+  /** Open calls that were dispatched (not queued, not yields) when the run parked. */
+  inFlight: string[];
 }
 
 /** How a parked run continues: a fresh budget for this leg. */
@@ -76,8 +104,23 @@ export type ExternalSettlement = { ok: true; value: unknown } | { ok: false; err
  * resolves with the JSON value; reject with an Error → the guest promise rejects with an Error of
  * the same name and message. `signal` aborts when the run ends or is discarded.
  */
+/**
+ * Lets a dispatched call step aside while an outside decision is pending (SPEC §11 approvals):
+ * held, it gives up its in-flight slot (queued calls start), and while the run is idle and every
+ * unsettled call is held, the run's budget clock stops.
+ */
+export interface CallGate {
+  /** The call waits for a decision from now on. */
+  hold(): void;
+  /** Approved: resolves once the call holds an in-flight slot again (at once, or when one frees). */
+  resume(): Promise<void>;
+  /** From now on only the platform answers the call (`SandboxPool.settle`), as if `answeredByPlatform` had said so. */
+  handToPlatform(): void;
+}
+
 export interface BridgeHost {
-  dispatch(call: BridgeCall, signal: AbortSignal): Promise<unknown>;
+  /** `gate` lets the call step aside while it waits for a decision (a denied call just rejects). */
+  dispatch(call: BridgeCall, signal: AbortSignal, gate?: CallGate): Promise<unknown>;
   /**
    * True for calls only the platform can answer (client tools without endpoint): they are not
    * dispatched; their answer comes through `SandboxPool.settle`. When the VM is idle and every
@@ -107,8 +150,10 @@ export type WaitingOutcome = {
   status: 'waiting';
   reason: 'yield' | 'pending_tools';
   pending: PendingCall[];
-  /** Non-zero 4 KiB pages of the parked VM's wasm memory × 4096. */
+  /** Non-zero 4 KiB pages of the parked VM's wasm memory × 4096; with an image, its compressed bytes. */
   snapshotBytes: number;
+  /** The run's image, when the request asked for one and the VM could be captured (SPEC §12). */
+  image?: ParkedImage;
 } & OutcomeCommon;
 
 /** What one run/resume leg ended with. `valueJson` is compact JSON made inside the guest. */
@@ -130,6 +175,8 @@ export interface BridgePort {
   abortRequested(): boolean;
   /** The recorded legs were re-run; the live leg, with its own budget, starts now. */
   replayed(): void;
+  /** A held call (CallGate) holds an in-flight slot again: its host may dispatch it now. */
+  admitted(id: string): void;
 }
 
 export interface LegOptions {

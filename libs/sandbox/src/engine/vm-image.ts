@@ -85,10 +85,12 @@ const INT32_MIN = -2147483648;
 const RANDOM_STATE_SEARCH_BYTES = 4096;
 
 /**
- * Copies an idle VM. The VM stays usable but must not be what a run uses: its Math.random state
- * was just probed. Throws `VmImageError` when the VM holds host-side state the image cannot carry.
+ * Copies an idle VM. Without `randomStateOffset` the VM stays usable but must not be what a run
+ * uses: its Math.random state is probed to find that offset. With it (known from the image the VM
+ * was restored from) nothing runs in the VM: a parked run is captured so and goes on unchanged.
+ * Throws `VmImageError` when the VM holds host-side state the image cannot carry.
  */
-export function capture(parts: VmParts, loader: WasmLoader): VmImage {
+export function capture(parts: VmParts, loader: WasmLoader, randomStateOffset?: number): VmImage {
   const runtime = parts.runtime as unknown as RuntimeInternals;
   const context = parts.context as unknown as ContextInternals;
   if (runtime.contextMap.size !== 1 || runtime.context !== undefined || runtime.moduleLoader !== undefined) {
@@ -107,7 +109,7 @@ export function capture(parts: VmParts, loader: WasmLoader): VmImage {
     throw new VmImageError('cannot capture a VM image: host functions were freed, their ids would not line up');
   }
   const contextPointer = context.ctx.value;
-  const randomStateOffset = probeRandomState(parts);
+  const randomOffset = randomStateOffset ?? probeRandomState(parts);
   const memory = new Uint8Array(parts.instance.memory.buffer);
   const pages = mergePages(nonZeroPages(memory), loader.initPages);
   const runs: number[] = [];
@@ -135,7 +137,7 @@ export function capture(parts: VmParts, loader: WasmLoader): VmImage {
     scratchPointer: context.uint32Out.value.ptr,
     handlePointers: parts.handles.map((handle) => handle.value),
     hostRefIds,
-    randomStateOffset,
+    randomStateOffset: randomOffset,
   };
 }
 

@@ -60,11 +60,7 @@ export class WasmLoader {
 
   static async load(which: SandboxVariant): Promise<WasmLoader> {
     const variant = await loadVariant(which);
-    const wasmPath =
-      which === 'debug'
-        ? require.resolve('@jitl/quickjs-wasmfile-debug-sync/wasm')
-        : require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
-    const bytes = await readFile(wasmPath);
+    const bytes = await readFile(wasmFilePath(which));
     const compiled = await WebAssembly.compile(bytes);
     const hash = createHash('sha256').update(bytes).digest('hex');
     const loader = new WasmLoader(variant, compiled, which === 'debug' ? DEBUG_MEMORY_FLOOR_BYTES : 0, hash);
@@ -132,6 +128,19 @@ export function nonZeroPages(bytes: Uint8Array): number[] {
     if (memory.compare(ZERO_PAGE, 0, SCAN_PAGE_BYTES, offset, offset + SCAN_PAGE_BYTES) !== 0) pages.push(offset / SCAN_PAGE_BYTES);
   }
   return pages;
+}
+
+/** sha256 of the variant's wasm binary, the hash a VM image of it is bound to. */
+export async function wasmFileHash(which: SandboxVariant): Promise<string> {
+  return createHash('sha256')
+    .update(await readFile(wasmFilePath(which)))
+    .digest('hex');
+}
+
+function wasmFilePath(which: SandboxVariant): string {
+  return which === 'debug'
+    ? require.resolve('@jitl/quickjs-wasmfile-debug-sync/wasm')
+    : require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
 }
 
 async function loadVariant(which: SandboxVariant): Promise<QuickJSSyncVariant> {

@@ -1,5 +1,13 @@
 import { Worker } from 'node:worker_threads';
-import type { BridgeHost, CellOutcome, CellRunRequest, ExternalSettlement, ResumeOptions, SandboxVariant } from '../engine/types';
+import type {
+  BridgeHost,
+  CellOutcome,
+  CellRunRequest,
+  ExternalSettlement,
+  RestorePlan,
+  ResumeOptions,
+  SandboxVariant,
+} from '../engine/types';
 import { ABORTED_MESSAGE, SandboxStartError, THREAD_LOST_MESSAGE, TIMEOUT_MESSAGE } from '../errors';
 import type { FromThread, ThreadData, ToThread } from '../thread/protocol';
 import { RunBridge } from './run-bridge';
@@ -108,7 +116,7 @@ export class PoolThread {
     return count;
   }
 
-  run(request: CellRunRequest, host: BridgeHost | undefined): Promise<CellOutcome> {
+  run(request: CellRunRequest, host: BridgeHost | undefined, restoring?: { image: Uint8Array; plan: RestorePlan }): Promise<CellOutcome> {
     if (this.state !== 'ready') throw new SandboxStartError(`sandbox thread is ${this.state}, not ready`);
     this.warm = false;
     const { runId } = request;
@@ -116,11 +124,14 @@ export class PoolThread {
       host,
       (id, ok, payload) => this.post({ type: 'settle', runId, id, ok, payload }),
       (id) => this.post({ type: 'platform', runId, id }),
+      (id, held) => this.post({ type: held ? 'hold' : 'unhold', runId, id }),
     );
     bridge.beginLeg(host, request.awaitResults === true);
     const run: LiveRun = { runId, slot: (this.nextSlot += 1), bridge, discarded: false };
     this.runs.set(runId, run);
-    return this.startLeg(run, { type: 'run', request, slot: run.slot });
+    if (!restoring) return this.startLeg(run, { type: 'run', request, slot: run.slot });
+    for (const id of restoring.plan.platform) bridge.awaitPlatform(id);
+    return this.startLeg(run, { type: 'restore', request, slot: run.slot, ...restoring });
   }
 
   /** Resumes a run parked here; the pool guarantees it is parked (not in a leg). */
@@ -135,6 +146,10 @@ export class PoolThread {
   /** Passes the platform's answer to the run; false when the id is not one of its unsettled platform calls. */
   awaitsPlatform(runId: string, id: string): boolean {
     return this.runs.get(runId)?.bridge.awaitsPlatform(id) ?? false;
+  }
+
+  platformPending(runId: string): string[] {
+    return this.runs.get(runId)?.bridge.platformPending() ?? [];
   }
 
   settle(runId: string, id: string, result: ExternalSettlement): boolean {
@@ -192,6 +207,7 @@ export class PoolThread {
     else if (message.type === 'cancel') run.bridge.cancel(message.id);
     else if (message.type === 'watch') this.watch(run, message.timeoutMs);
     else if (message.type === 'replayed') run.bridge.replayed();
+    else if (message.type === 'admitted') run.bridge.admitted(message.id);
     else if (message.type === 'done') this.onDone(run, message.outcome);
   }
 

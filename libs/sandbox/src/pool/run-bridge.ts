@@ -1,5 +1,5 @@
 import type { BridgeMethod } from '@codemode/contracts';
-import type { BridgeHost, ExternalSettlement } from '../engine/types';
+import type { BridgeHost, CallGate, ExternalSettlement } from '../engine/types';
 import { BridgeUnavailableError } from '../errors';
 
 export type SettleFn = (id: string, ok: boolean, payload: string) => void;
@@ -14,6 +14,8 @@ export type SettleFn = (id: string, ok: boolean, payload: string) => void;
 export class RunBridge {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly platformCalls = new Set<string>();
+  /** Held calls approved and waiting for their slot (`CallGate.resume`), by id. */
+  private readonly admissions = new Map<string, () => void>();
   private readonly abort = new AbortController();
   private awaitResults = false;
   private closed = false;
@@ -23,6 +25,8 @@ export class RunBridge {
     private host: BridgeHost | undefined,
     private readonly settle: SettleFn,
     private readonly onPlatformCall: (id: string) => void = () => undefined,
+    /** A call steps aside for a decision (`held`), or was approved and wants its slot back. */
+    private readonly onHold: (id: string, held: boolean) => void = () => undefined,
   ) {}
 
   /** Starts a leg: calls it makes go to `host` (kept from the last leg when undefined). */
@@ -52,7 +56,7 @@ export class RunBridge {
       return;
     }
     const pending = this.host
-      ? this.host.dispatch({ id, method, args }, this.abort.signal)
+      ? this.host.dispatch({ id, method, args }, this.abort.signal, this.gate(id))
       : Promise.reject(new BridgeUnavailableError(method));
     pending.then(
       (value) => {
@@ -64,9 +68,26 @@ export class RunBridge {
     );
   }
 
+  /** A held call holds a slot again (the thread admitted it): its host goes on. */
+  admitted(id: string): void {
+    const resume = this.admissions.get(id);
+    this.admissions.delete(id);
+    resume?.();
+  }
+
   /** The run was rebuilt from its log: tells the host, whose waiting caller gets a fresh budget. */
   replayed(): void {
     if (!this.closed) this.host?.replayed?.();
+  }
+
+  /** A restored parked run's in-flight call that still waits for the platform (SPEC §12): only `settleExternal` answers it. */
+  awaitPlatform(id: string): void {
+    if (!this.closed) this.platformCalls.add(id);
+  }
+
+  /** The unsettled calls only the platform answers. */
+  platformPending(): string[] {
+    return this.closed ? [] : [...this.platformCalls];
   }
 
   /** `id` is an unsettled call only the platform answers. */
@@ -99,7 +120,31 @@ export class RunBridge {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.platformCalls.clear();
+    // Approved calls waiting for their slot go on to see the abort below and give up, rather than
+    // wait forever.
+    for (const admit of this.admissions.values()) admit();
+    this.admissions.clear();
     this.abort.abort();
+  }
+
+  /** What the host may do with call `id` while it waits for a decision (SPEC §11). */
+  private gate(id: string): CallGate {
+    return {
+      hold: () => {
+        if (!this.closed) this.onHold(id, true);
+      },
+      resume: () =>
+        new Promise<void>((resolve) => {
+          if (this.closed) return resolve();
+          this.admissions.set(id, resolve);
+          this.onHold(id, false);
+        }),
+      handToPlatform: () => {
+        if (this.closed) return;
+        this.platformCalls.add(id);
+        this.onPlatformCall(id);
+      },
+    };
   }
 
   private send(id: string, ok: boolean, payload: string): void {

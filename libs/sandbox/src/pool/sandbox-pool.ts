@@ -1,4 +1,14 @@
-import type { BridgeHost, CellOutcome, CellRunRequest, ExternalSettlement, ResumeOptions, SandboxVariant } from '../engine/types';
+import { GUEST_PRELUDE_VERSION, type ParkedImageBinding } from '../engine/parked-image';
+import type {
+  BridgeHost,
+  CellOutcome,
+  CellRunRequest,
+  ExternalSettlement,
+  RestorePlan,
+  ResumeOptions,
+  SandboxVariant,
+} from '../engine/types';
+import { wasmFileHash } from '../engine/wasm-loader';
 import {
   NOT_STARTED_MESSAGE,
   ParkedRunBusyError,
@@ -27,6 +37,15 @@ export interface SandboxPoolOptions {
 /** Parked runs that died with their thread (the watchdog terminated it, or it exited). */
 export type RunsLostListener = (runIds: string[], reason: string) => void;
 
+/**
+ * SPEC §12: which parked runs may leave memory when the slots are full (their image is kept
+ * elsewhere), and what to do once one has (its VM is gone; release it so any worker restores it).
+ */
+export interface ParkedEviction {
+  evictable(runId: string): boolean;
+  evicted(runId: string): void;
+}
+
 export interface SandboxPoolStats {
   threads: number;
   /** Ready threads with at least one run/resume in progress. */
@@ -39,6 +58,8 @@ export interface SandboxPoolStats {
 interface Queued {
   request: CellRunRequest;
   host: BridgeHost | undefined;
+  /** A parked run's image to restore instead of running the cell (SPEC §12). */
+  restoring?: { image: Uint8Array; plan: RestorePlan };
   timer: NodeJS.Timeout;
   resolve(outcome: CellOutcome): void;
 }
@@ -63,10 +84,13 @@ export class SandboxPool {
   /** Runs in their first leg (started by `run`, not yet answered). */
   private readonly starting = new Map<string, PoolThread>();
   private readonly lostListeners: RunsLostListener[] = [];
+  private eviction: ParkedEviction | undefined;
   private readonly script = threadScriptPath();
   private readonly log: PoolLogger;
   private readonly maxParked: number;
   private closed = false;
+  /** What parked-run images of this pool are bound to (SPEC §12). */
+  private binding: ParkedImageBinding = { wasmHash: '', preludeVersion: GUEST_PRELUDE_VERSION };
 
   private constructor(private readonly options: SandboxPoolOptions) {
     this.log = options.logger ?? (() => undefined);
@@ -79,6 +103,7 @@ export class SandboxPool {
       throw new SandboxStartError('a sandbox pool needs at least one thread');
     }
     const pool = new SandboxPool(options);
+    pool.binding = { wasmHash: await wasmFileHash(options.variant ?? 'release'), preludeVersion: GUEST_PRELUDE_VERSION };
     const spawned = Array.from({ length: options.threads }, () => pool.spawn());
     try {
       const timings = await Promise.all(spawned.map((thread) => thread.ready));
@@ -95,9 +120,38 @@ export class SandboxPool {
    * thread starts within its budget is not run.
    */
   run(request: CellRunRequest, host?: BridgeHost, tenant = ''): Promise<CellOutcome> {
+    return this.enqueue(request, host, tenant);
+  }
+
+  /**
+   * SPEC §12: continues a parked run from its image (made by a pool of the same binding, see
+   * `imageBinding`) on a new VM of one of these threads: a resumed leg of `request.limits.timeoutMs`,
+   * queued like a new cell. An image this pool cannot restore ends `runtime_unavailable`.
+   */
+  restore(request: CellRunRequest, image: Uint8Array, plan: RestorePlan, host?: BridgeHost, tenant = ''): Promise<CellOutcome> {
+    return this.enqueue(request, host, tenant, { image, plan });
+  }
+
+  /** The wasm binary and guest prelude version this pool's images are bound to. */
+  imageBinding(): ParkedImageBinding {
+    return this.binding;
+  }
+
+  private enqueue(
+    request: CellRunRequest,
+    host: BridgeHost | undefined,
+    tenant: string,
+    restoring?: Queued['restoring'],
+  ): Promise<CellOutcome> {
     if (this.closed) return Promise.reject(new SandboxPoolClosedError());
     const queuedOutcome = new Promise<CellOutcome>((resolve) => {
-      const queued: Queued = { request, host, resolve, timer: setTimeout(() => this.expire(queued), request.limits.timeoutMs) };
+      const queued: Queued = {
+        request,
+        host,
+        restoring,
+        resolve,
+        timer: setTimeout(() => this.expire(queued), request.limits.timeoutMs),
+      };
       this.queue.push(tenant, queued);
       this.dispatch();
     });
@@ -140,6 +194,12 @@ export class SandboxPool {
     return thread?.awaitsPlatform(runId, id) ?? false;
   }
 
+  /** The unsettled calls of a parked (or resuming) run that only the platform answers. */
+  platformPending(runId: string): string[] {
+    const thread = this.parked.get(runId) ?? this.resuming.get(runId);
+    return thread?.platformPending(runId) ?? [];
+  }
+
   /**
    * Abort or expiry: aborts the run's pending host work and frees its VM; a leg in progress (its
    * first, or a resume) ends `aborted` at its next step. False when unknown.
@@ -163,6 +223,15 @@ export class SandboxPool {
 
   parkedCount(): number {
     return this.parked.size;
+  }
+
+  /**
+   * SPEC §12: with this set, a run that must park while every slot is taken evicts the coldest
+   * evictable parked run (parked longest ago) instead of failing; `maxParked` then bounds only the
+   * VMs kept in memory.
+   */
+  evictWith(eviction: ParkedEviction): void {
+    this.eviction = eviction;
   }
 
   /** Called with parked runs lost because their thread died (record them as `run.lost`). */
@@ -197,7 +266,7 @@ export class SandboxPool {
   private admit(runId: string, thread: PoolThread, outcome: CellOutcome): CellOutcome {
     if (outcome.status !== 'waiting') return outcome;
     const resumingHere = this.resuming.has(runId);
-    if (!resumingHere && this.parked.size + this.resuming.size >= this.maxParked) {
+    if (!resumingHere && this.parked.size + this.resuming.size >= this.maxParked && !this.evictColdest()) {
       thread.discard(runId);
       this.log('warn', 'too many suspended code mode runs; failing the run', { runId, maxParked: this.maxParked });
       return {
@@ -212,6 +281,21 @@ export class SandboxPool {
     }
     this.parked.set(runId, thread);
     return outcome;
+  }
+
+  /** Drops the VM of the parked run parked longest ago that may leave memory; false when none may. */
+  private evictColdest(): boolean {
+    const eviction = this.eviction;
+    if (!eviction) return false;
+    // `parked` keeps park order: a resumed run parks again at its end.
+    for (const [runId, thread] of this.parked) {
+      if (!eviction.evictable(runId)) continue;
+      this.parked.delete(runId);
+      thread.discard(runId);
+      eviction.evicted(runId);
+      return true;
+    }
+    return false;
   }
 
   private spawn(): PoolThread {
@@ -258,7 +342,7 @@ export class SandboxPool {
       clearTimeout(queued.timer);
       const { runId } = queued.request;
       this.starting.set(runId, thread);
-      thread.run(queued.request, queued.host).then(
+      thread.run(queued.request, queued.host, queued.restoring).then(
         (outcome) => {
           this.starting.delete(runId);
           queued.resolve(this.admit(runId, thread, outcome));

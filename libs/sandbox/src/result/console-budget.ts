@@ -16,6 +16,14 @@ export class ConsoleBudget {
   private usedUnits = 0;
   private cut = false;
 
+  /** A budget that goes on from what a parked run had spent (its image). */
+  static resume(used: number, truncated: boolean): ConsoleBudget {
+    const budget = new ConsoleBudget();
+    budget.usedUnits = used;
+    budget.cut = truncated;
+    return budget;
+  }
+
   /** True once the cap was hit; later `accept` calls return nothing. */
   get truncated(): boolean {
     return this.cut;

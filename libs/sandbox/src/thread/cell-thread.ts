@@ -1,9 +1,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { CellRun } from '../engine/cell-run';
 import { CellVm, type PreparedImage } from '../engine/cell-vm';
-import type { CellOutcome, CellRunRequest, LegOptions } from '../engine/types';
+import { adoptParkedRun } from '../engine/park-image';
+import { decodeParkedImage, GUEST_PRELUDE_VERSION, type ParkedRunState } from '../engine/parked-image';
+import type { CellOutcome, CellRunRequest, LegOptions, RestorePlan } from '../engine/types';
+import type { VmImage } from '../engine/vm-image';
 import { DEFAULT_MEMORY_BYTES, memoryMaxBytes, MIN_MEMORY_BYTES, WasmLoader } from '../engine/wasm-loader';
-import { SandboxStartError } from '../errors';
+import { RUN_UNAVAILABLE_MESSAGE, SandboxStartError } from '../errors';
 import type { FromThread, ThreadData, ToThread } from './protocol';
 
 /**
@@ -89,22 +92,32 @@ function prepareNext(): void {
   );
 }
 
-async function startRun(request: CellRunRequest, slot: number): Promise<void> {
+/** A parked run's image to start from (SPEC §12) instead of running the cell. */
+interface Restoring {
+  image: Uint8Array;
+  plan: RestorePlan;
+}
+
+async function startRun(request: CellRunRequest, slot: number, restoring?: Restoring): Promise<void> {
   const startedAt = performance.now();
   const { runId } = request;
   let vm: CellVm;
+  let parked: { vm: VmImage; run: ParkedRunState } | undefined;
   try {
-    vm = await takeVm(request);
+    parked = restoring && decodeParkedImage(restoring.image, runId, { wasmHash: loader.wasmHash, preludeVersion: GUEST_PRELUDE_VERSION });
+    vm = parked ? await CellVm.restoreParked(loader, parked.vm, request.limits.memoryLimitBytes, parked.run.seeded) : await takeVm(request);
   } catch (error) {
     const outcome: CellOutcome = {
       status: 'failed',
       code: 'runtime_unavailable',
       phase: 'host',
-      error: `code mode sandbox could not start: ${describe(error)}`,
+      // SPEC §12: an image this thread cannot restore leaves the run unavailable.
+      error: restoring ? RUN_UNAVAILABLE_MESSAGE : `code mode sandbox could not start: ${describe(error)}`,
       output: [],
       consoleTruncated: false,
-      bridgeDispatchStarted: false,
+      bridgeDispatchStarted: restoring !== undefined,
     };
+    if (restoring) post({ type: 'log', level: 'warn', msg: 'parked run image not restored', fields: { runId, error: describe(error) } });
     post({ type: 'done', runId, outcome });
     prepareNext();
     return;
@@ -114,9 +127,11 @@ async function startRun(request: CellRunRequest, slot: number): Promise<void> {
     cancel: (id) => post({ type: 'cancel', runId, id }),
     watch: (timeoutMs) => post({ type: 'watch', runId, timeoutMs }),
     replayed: () => post({ type: 'replayed', runId }),
+    admitted: (id) => post({ type: 'admitted', runId, id }),
     busy: (on) => Atomics.store(busyFlag, 0, on ? slot : 0),
     abortRequested: () => Atomics.load(busyFlag, 1) === slot,
   });
+  if (parked && restoring) adoptParkedRun(run, parked.run, restoring.plan);
   const live: LiveRun = { run, vm, inLeg: false, discarded: false };
   runs.set(runId, live);
   await leg(runId, live, { timeoutMs: request.limits.timeoutMs, awaitResults: request.awaitResults === true, startedAt });
@@ -149,14 +164,17 @@ function crash(runId: string, error: unknown): void {
 }
 
 port.on('message', (message: ToThread) => {
-  if (message.type === 'run') {
-    startRun(message.request, message.slot).catch((error: unknown) => crash(message.request.runId, error));
+  if (message.type === 'run' || message.type === 'restore') {
+    const restoring = message.type === 'restore' ? { image: message.image, plan: message.plan } : undefined;
+    startRun(message.request, message.slot, restoring).catch((error: unknown) => crash(message.request.runId, error));
     return;
   }
   const live = runs.get(message.runId);
   if (!live) return;
   if (message.type === 'settle') live.run.settleLater(message);
   else if (message.type === 'platform') live.run.markPlatform(message.id);
+  else if (message.type === 'hold') live.run.hold(message.id);
+  else if (message.type === 'unhold') live.run.unhold(message.id);
   else if (message.type === 'discard') {
     live.discarded = true;
     if (live.inLeg) live.run.abort();

@@ -1,5 +1,5 @@
 import type { BridgeMethod } from '@codemode/contracts';
-import type { CellOutcome, CellRunRequest, SandboxVariant } from '../engine/types';
+import type { CellOutcome, CellRunRequest, RestorePlan, SandboxVariant } from '../engine/types';
 
 /**
  * Messages between the pool (main thread) and a cell thread. A thread holds several live runs
@@ -10,10 +10,16 @@ import type { CellOutcome, CellRunRequest, SandboxVariant } from '../engine/type
  */
 export type ToThread =
   | { type: 'run'; request: CellRunRequest; slot: number }
+  /** A parked run from its image (SPEC §12): restored into a new VM, then resumed (a leg of `request.limits.timeoutMs`). */
+  | { type: 'restore'; request: CellRunRequest; slot: number; image: Uint8Array; plan: RestorePlan }
   | { type: 'resume'; runId: string; timeoutMs: number; awaitResults: boolean }
   | { type: 'settle'; runId: string; id: string; ok: boolean; payload: string }
   /** The call is answered only by the platform (through `SandboxPool.settle`). */
   | { type: 'platform'; runId: string; id: string }
+  /** The call waits for a decision (SPEC §11): it gives up its slot (`CallGate.hold`). */
+  | { type: 'hold'; runId: string; id: string }
+  /** The held call was approved: admit it again when a slot is free (`CallGate.resume`). */
+  | { type: 'unhold'; runId: string; id: string }
   | { type: 'discard'; runId: string };
 
 export type FromThread =
@@ -22,6 +28,8 @@ export type FromThread =
   | { type: 'warm' }
   | { type: 'bridge'; runId: string; id: string; method: BridgeMethod; argsJson: string }
   | { type: 'cancel'; runId: string; id: string }
+  /** A held call holds a slot again: its host may dispatch it now. */
+  | { type: 'admitted'; runId: string; id: string }
   /** The run's leg spends budget for `timeoutMs` from now (arm its watchdog); undefined disarms it. */
   | { type: 'watch'; runId: string; timeoutMs?: number }
   | { type: 'done'; runId: string; outcome: CellOutcome }

@@ -10,16 +10,20 @@ export const TOOL_SOURCES: readonly ToolSource[] = ToolSourceSchema.options;
 export const TOOL_OUTCOMES = ['ok', 'error'] as const;
 export type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
 
-/** `owner`: resumed by the worker holding the parked VM; `replay`: rebuilt from the log elsewhere. */
-export const RESUME_PATHS = ['owner', 'replay'] as const;
+/**
+ * `owner`: resumed by the worker holding the parked VM; `image`: restored from its image in Redis
+ * elsewhere (SPEC §12); `replay`: rebuilt from the log elsewhere.
+ */
+export const RESUME_PATHS = ['owner', 'image', 'replay'] as const;
 export type ResumePath = (typeof RESUME_PATHS)[number];
 
 /**
- * What recovery did with a run whose worker was gone (SPEC §6): rebuilt it by replay, ran a first
+ * What recovery did with a run whose worker was gone (SPEC §6, §12): rebuilt it by replay, restored
+ * it from its image, ran a first
  * leg that had touched nothing again, recorded it lost, failed it on a divergence from its log,
  * or failed it because recovery itself failed.
  */
-export const RECOVERY_OUTCOMES = ['replayed', 'rerun', 'lost', 'diverged', 'failed'] as const;
+export const RECOVERY_OUTCOMES = ['replayed', 'restored', 'rerun', 'lost', 'diverged', 'failed'] as const;
 export type RecoveryOutcome = (typeof RECOVERY_OUTCOMES)[number];
 
 /** Queues a worker consumes; `worker` is its own sticky queue, whatever the worker's id. */

@@ -25,6 +25,9 @@ export const METRIC = {
   sandboxThreads: 'codemode_sandbox_threads',
   tenantLimitedTotal: 'codemode_tenant_limited_total',
   mcpServers: 'codemode_mcp_servers',
+  approvalsTotal: 'codemode_approvals_total',
+  approvalsPending: 'codemode_approvals_pending',
+  toolCallsBlockedTotal: 'codemode_tool_calls_blocked_total',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
@@ -58,4 +61,7 @@ export const WORKER_METRIC_NAMES: readonly MetricName[] = [
   METRIC.sandboxThreads,
   METRIC.tenantLimitedTotal,
   METRIC.mcpServers,
+  METRIC.approvalsTotal,
+  METRIC.approvalsPending,
+  METRIC.toolCallsBlockedTotal,
 ];

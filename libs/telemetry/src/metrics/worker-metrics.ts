@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
-import type { ToolSource } from '@codemode/contracts';
+import { APPROVAL_OUTCOMES, type ApprovalOutcome, type ToolSource } from '@codemode/contracts';
 import { FAST_BUCKETS, RUN_BUCKETS, SCHEDULE_BUCKETS } from './buckets';
 import {
   RECOVERY_OUTCOMES,
@@ -143,6 +143,25 @@ export class WorkerMetrics extends ProcessMetrics {
     registers: [this.registry],
   });
 
+  readonly approvalsTotal = new Counter<'decision'>({
+    name: METRIC.approvalsTotal,
+    help: 'Approvals of tool calls applied by this worker (SPEC §11), by decision: approve, deny, timeout.',
+    labelNames: ['decision'],
+    registers: [this.registry],
+  });
+
+  readonly approvalsPending = new Gauge({
+    name: METRIC.approvalsPending,
+    help: 'Tool calls of runs in this worker waiting for an approval decision.',
+    registers: [this.registry],
+  });
+
+  readonly toolCallsBlockedTotal = new Counter({
+    name: METRIC.toolCallsBlockedTotal,
+    help: 'Tool calls refused by policy (SPEC §11 deny), never dispatched.',
+    registers: [this.registry],
+  });
+
   constructor(version: string, options: ProcessMetricsOptions = {}) {
     super(version, options);
     for (const outcome of RUN_OUTCOMES) {
@@ -158,6 +177,7 @@ export class WorkerMetrics extends ProcessMetrics {
     for (const outcome of RECOVERY_OUTCOMES) this.recoveriesTotal.inc({ outcome }, 0);
     this.setGauges({ sandbox: { busy: 0, idle: 0, starting: 0, parked: 0 }, maxParked: 0, shell: { running: 0, finished: 0 } });
     this.setMcpServers({});
+    for (const decision of APPROVAL_OUTCOMES) this.approvalsTotal.inc({ decision }, 0);
   }
 
   /** MCP servers per state; a state left out counts zero (a worker without MCP servers shows zeros). */
@@ -182,6 +202,11 @@ export class WorkerMetrics extends ProcessMetrics {
   toolCalled(source: ToolSource, ok: boolean, durationMs?: number): void {
     this.toolCallsTotal.inc({ source, outcome: ok ? 'ok' : 'error' });
     if (durationMs !== undefined) this.toolCallDuration.observe({ source }, seconds(durationMs));
+  }
+
+  /** A call waiting for an approval got its decision. */
+  approvalDecided(decision: ApprovalOutcome): void {
+    this.approvalsTotal.inc({ decision });
   }
 
   recovered(outcome: RecoveryOutcome): void {

@@ -54,7 +54,7 @@
   including other runs' hashes read while trimming, lives in the session's hash-tag slot.
 
   Session expiry (SPEC §10). Every append refreshes the TTL of all the session's long-lived keys
-  (stream, session hash, transcript, runs index, store hash, client tools; one PEXPIRE each; keys
+  (stream, session hash, transcript, runs index, store hash, client tools, policy, approvals; one PEXPIRE each; keys
   not created yet are skipped by Redis) to SESSION_TTL_MS, and the run hash of a live run with
   them: the session expires SESSION_TTL_MS after its last write. A TTL is never shortened (the
   session hash's PTTL is the floor), and an event of a live run (not terminal) raises it to at
@@ -291,7 +291,8 @@ local function expire_session(K, ev)
   local left = redis.call('PTTL', K[2])
   if left > ttl then ttl = left end
   local base = string.sub(K[2], 1, -#':session' - 1)
-  for _, key in ipairs({ K[1], K[2], K[4], K[5], base .. ':store', base .. ':tools' }) do
+  for _, key in ipairs({ K[1], K[2], K[4], K[5], base .. ':store', base .. ':tools',
+    base .. ':policy', base .. ':approvals' }) do
     redis.call('PEXPIRE', key, int(ttl))
   end
   if live then

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { KeySpace, WorkerReports } from '@codemode/events';
+import { REDIS } from '../core/tokens';
+import { WorkerReporter } from './worker-report.service';
+
+/** The worker's part of the operator console's fleet view. */
+@Module({
+  providers: [
+    { provide: WorkerReports, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerReports(r, k) },
+    WorkerReporter,
+  ],
+})
+export class FleetModule {}

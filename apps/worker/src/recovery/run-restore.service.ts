@@ -1,0 +1,123 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { CellSpec, RunView, SessionRef } from '@codemode/contracts';
+import { EventLog } from '@codemode/events';
+import { checkBinding, RUN_LOST_PENDING_CALL_MESSAGE, SandboxPool, type CellOutcome } from '@codemode/sandbox';
+import { WorkerMetrics, type Logger } from '@codemode/telemetry';
+import { LOGGER } from '../core/tokens';
+import { ParkedImages, type LoadedParkedImage } from '../runs/parked-images.service';
+import { ParkedRuns } from '../runs/parked-runs.service';
+import { hostFailureOutcome } from '../runs/run-loop';
+import { RunOutcomes } from '../runs/run-outcomes.service';
+import { ToolHosts } from '../tools/tool-hosts.service';
+import { restorePlan } from './restore-plan';
+import { runHistory } from './run-history';
+
+/**
+ * SPEC §12: resumes a parked run on this worker from its image in Redis, once its owner is gone
+ * (lease lapsed, released or evicted): the VM restored into a new instance of one of this
+ * worker's threads, the worker's state of the run rebuilt beside it, the calls open at the park
+ * settled from the log, made again, or declared lost; then the resumed leg runs and is recorded.
+ */
+@Injectable()
+export class RunRestore {
+  constructor(
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly log: EventLog,
+    private readonly images: ParkedImages,
+    private readonly parked: ParkedRuns,
+    private readonly pool: SandboxPool,
+    private readonly toolHosts: ToolHosts,
+    private readonly outcomes: RunOutcomes,
+    private readonly metrics: WorkerMetrics,
+  ) {}
+
+  /**
+   * The run's image when this worker can restore it: written at the run's current epoch, by this
+   * wasm binary and guest prelude version. Null otherwise (missing, stale, or another build's).
+   */
+  async usableImage(ref: SessionRef, run: RunView, log: Logger): Promise<LoadedParkedImage | null> {
+    const loaded = await this.images.load(ref, run.runId);
+    if (!loaded) return null;
+    if (loaded.stored.epoch !== run.epoch) {
+      log.warn({ imageEpoch: loaded.stored.epoch, epoch: run.epoch }, 'parked run image is of an older epoch; not restored');
+      return null;
+    }
+    try {
+      checkBinding(loaded.stored, this.pool.imageBinding());
+    } catch (error) {
+      log.warn({ err: error }, 'parked run image refused: another wasm binary or guest prelude version');
+      return null;
+    }
+    return loaded;
+  }
+
+  /** Resumes a run this worker just took over (at `epoch`, its `run.resumed` written) from its image. */
+  async restoreTaken(ref: SessionRef, run: RunView, epoch: number, loaded: LoadedParkedImage, replyTo: string): Promise<void> {
+    const started = Date.now();
+    const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId: run.runId });
+    // A VM of this run still here is of an older epoch (released while this worker kept it): stale.
+    this.parked.discard(run.runId);
+    // Read after the takeover: the old owner can no longer add to it (fencing).
+    const events = (await this.log.history(ref, Date.parse(run.createdAt))).filter((event) => event.runId === run.runId);
+    const history = runHistory(events, run.runId);
+    const requested = history.requested;
+    if (!requested) throw new Error('run.requested is missing from the log');
+    const { record } = loaded;
+    const { title, code, restartSafe, awaitResults, limits } = requested;
+    const spec: CellSpec = { title, code, restartSafe, awaitResults, limits, shell: record.shell, agentId: record.agentId };
+    const host = await this.toolHosts.create(ref, run.runId, epoch, spec);
+    host.adoptParkedState(record.host);
+    const catalog = host.catalog.guestCatalog();
+    const plan = restorePlan(record.calls, events, catalog);
+    this.metrics.resumed('image');
+    let outcome: CellOutcome;
+    if ('lost' in plan) {
+      log.warn({ callId: plan.lost }, 'restored run had a pending call that cannot be settled or made again');
+      outcome = lostCallOutcome();
+    } else {
+      host.beginLeg(spec.limits.timeoutMs);
+      const request = {
+        runId: run.runId,
+        code: spec.code,
+        limits: spec.limits,
+        restartSafe: spec.restartSafe,
+        catalog,
+        seed: history.recovery?.seed,
+        parkImage: true,
+      };
+      try {
+        outcome = await this.pool.restore(request, loaded.stored.image, plan, host, ref.tenant);
+      } catch (error) {
+        log.error({ err: error }, 'sandbox failed to restore the run');
+        outcome = hostFailureOutcome();
+      }
+    }
+    const context = {
+      ref,
+      runId: run.runId,
+      epoch,
+      limits: spec.limits,
+      restartSafe: spec.restartSafe,
+      awaitResults: spec.awaitResults,
+      priorOutputBytes: record.priorOutputBytes,
+      host,
+      holdsParkedQuota: true,
+    };
+    const result = await this.outcomes.record(context, outcome, replyTo, started);
+    this.metrics.recovered('restored');
+    log.info({ status: result.status, durationMs: Date.now() - started }, 'parked run restored from its image');
+  }
+}
+
+/** SPEC §12: an in-flight call at the park that is neither in the log nor replay-safe. */
+function lostCallOutcome(): CellOutcome {
+  return {
+    status: 'failed',
+    code: 'runtime_unavailable',
+    phase: 'host',
+    error: RUN_LOST_PENDING_CALL_MESSAGE,
+    output: [],
+    consoleTruncated: false,
+    bridgeDispatchStarted: true,
+  };
+}

@@ -1,0 +1,101 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { BRIDGE_METHODS, ShellConfigSchema, type SessionRef } from '@codemode/contracts';
+import { KeySpace, ParkedImageStore, type StoredParkedImage } from '@codemode/events';
+import type { WaitingOutcome } from '@codemode/sandbox';
+import type { Logger } from '@codemode/telemetry';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { LOGGER, REDIS } from '../core/tokens';
+import type { RunToolHost } from '../tools/run-tool-host';
+
+/** What the worker keeps of a parked run beside its VM image (SPEC §12), as JSON in the image's record. */
+export const ParkedHostRecordSchema = z.object({
+  /** Output bytes returned by the run's calls so far, this park's included. */
+  priorOutputBytes: z.number().int().nonnegative(),
+  shell: ShellConfigSchema,
+  agentId: z.string().nullable(),
+  /** The calls open at the park, in request order; `inFlight`: dispatched (not queued, not a yield). */
+  calls: z.array(z.object({ id: z.string(), method: z.enum(BRIDGE_METHODS), args: z.unknown(), inFlight: z.boolean() })),
+  /** The tool host's counters and buffered store writes (`RunToolHost.parkedState`). */
+  host: z.object({
+    counts: z.object({ searchCount: z.number(), describeCount: z.number(), callCount: z.number() }),
+    storeWrites: z.array(z.tuple([z.string(), z.string().nullable()])),
+  }),
+});
+export type ParkedHostRecord = z.infer<typeof ParkedHostRecordSchema>;
+
+/** A stored image with its worker-side record. */
+export interface LoadedParkedImage {
+  stored: StoredParkedImage;
+  record: ParkedHostRecord;
+}
+
+/** The run a parked image is written for. */
+export interface ImagedRun {
+  ref: SessionRef;
+  runId: string;
+  epoch: number;
+  priorOutputBytes: number;
+  host: RunToolHost;
+}
+
+/**
+ * Parked-run images in Redis (SPEC §12): written when a run parks, before the park is
+ * acknowledged, so any worker can resume the run once this one is gone; read by the worker that
+ * restores it; removed when the run ends (else they expire with the run's snapshot TTL).
+ */
+@Injectable()
+export class ParkedImages {
+  private readonly store: ParkedImageStore;
+
+  constructor(
+    @Inject(REDIS) redis: Redis,
+    keys: KeySpace,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.store = new ParkedImageStore(redis, keys);
+  }
+
+  /** Writes the image of a run that just parked; false when its VM could not be captured (it parks in memory only). */
+  async save(run: ImagedRun, outcome: WaitingOutcome, expiresAt: number): Promise<boolean> {
+    const image = outcome.image;
+    if (!image) {
+      this.logger.warn({ runId: run.runId }, 'parked run has no image; it lives only in this worker');
+      return false;
+    }
+    const inFlight = new Set(image.inFlight);
+    const record: ParkedHostRecord = {
+      priorOutputBytes: run.priorOutputBytes,
+      shell: run.host.run.shell,
+      agentId: run.host.run.agentId,
+      calls: outcome.pending.map((call) => ({ id: call.id, method: call.method, args: call.args, inFlight: inFlight.has(call.id) })),
+      host: run.host.parkedState(),
+    };
+    const stored: StoredParkedImage = {
+      image: Buffer.from(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength),
+      wasmHash: image.wasmHash,
+      preludeVersion: image.preludeVersion,
+      epoch: run.epoch,
+      host: JSON.stringify(record),
+    };
+    await this.store.put(run.ref, run.runId, stored, expiresAt - Date.now());
+    return true;
+  }
+
+  /** The run's image and record; null when there is none or its record does not parse. */
+  async load(ref: SessionRef, runId: string): Promise<LoadedParkedImage | null> {
+    const stored = await this.store.get(ref, runId);
+    if (!stored) return null;
+    const parsed = ParkedHostRecordSchema.safeParse(JSON.parse(stored.host));
+    if (!parsed.success) {
+      this.logger.warn({ runId, issue: parsed.error.issues[0]?.message }, 'parked run image record does not parse; not restored');
+      return null;
+    }
+    return { stored, record: parsed.data };
+  }
+
+  /** The run ended: its image goes (best effort; it expires anyway). */
+  drop(ref: SessionRef, runId: string): void {
+    this.store.delete(ref, runId).catch((error: unknown) => this.logger.warn({ runId, err: error }, 'could not remove a parked run image'));
+  }
+}

@@ -1,0 +1,107 @@
+import type { FleetRun, FleetView, FleetWorker } from '@codemode/contracts';
+import { api } from './api.js';
+import { fill, h, notice } from './elements.js';
+import { ago, clock, duration } from './format.js';
+import { every, fact, runHref, showFailure, statusBadge, table, type ViewContext } from './view-context.js';
+
+const REFRESH_MS = 2000;
+
+/** `#/fleet`: live workers, the cell queue, and this tenant's live runs on each worker. */
+export function renderFleet(ctx: ViewContext): void {
+  const body = h('div', { 'aria-live': 'polite' });
+  fill(
+    ctx.root,
+    h(
+      'div',
+      { class: 'view-head' },
+      h('h1', {}, 'Fleet'),
+      h('p', { class: 'muted' }, 'Refreshed every 2 s. Runs shown are this tenant’s only.'),
+    ),
+    body,
+  );
+  every(REFRESH_MS, ctx.signal, async () => {
+    try {
+      const fleet = await api<FleetView>('GET', '/v1/fleet', undefined, ctx.signal);
+      fill(body, queueFacts(fleet), workersPart(fleet.workers), unheldPart(fleet.unheld));
+    } catch (error) {
+      showFailure(ctx, body, error, 'the fleet');
+    }
+  });
+}
+
+function queueFacts(fleet: FleetView): HTMLElement {
+  const q = fleet.queue;
+  return h(
+    'div',
+    { class: 'facts' },
+    fact('Workers alive', fleet.workers.length),
+    fact('Cells waiting', q.waiting),
+    fact('Cells running', q.active),
+    fact('Oldest waiting cell', q.oldestWaitingAt ? ago(q.oldestWaitingAt) : 'none'),
+  );
+}
+
+function workersPart(workers: FleetWorker[]): HTMLElement {
+  if (workers.length === 0) {
+    return notice(
+      'error',
+      'No worker is alive.',
+      h('span', {}, 'Cells queue up until one starts: run ', h('code', {}, 'npm run start:worker'), ' or check the workers’ logs.'),
+    );
+  }
+  return h(
+    'section',
+    { 'aria-labelledby': 'workers-title' },
+    h('h2', { id: 'workers-title' }, 'Workers'),
+    table(
+      'Workers',
+      ['Worker', 'Started', 'Lease renewed', 'Busy threads', 'Parked (all tenants)', 'Your running runs', 'Your parked runs'],
+      workers.map((w) =>
+        h(
+          'tr',
+          { 'data-worker': w.workerId },
+          h('td', { class: 'mono' }, w.workerId),
+          h('td', { title: clock(w.report?.startedAt) }, w.report ? ago(w.report.startedAt) : '—'),
+          h('td', { class: 'num' }, `${duration(w.leaseAgeMs)} ago`),
+          h('td', { class: 'num' }, w.report ? `${w.report.busyThreads} / ${w.report.threads}` : '—'),
+          h('td', { class: 'num' }, w.report?.parkedRuns ?? '—'),
+          h('td', {}, runLinks(w.runs.running)),
+          h('td', {}, runLinks(w.runs.parked)),
+        ),
+      ),
+    ),
+  );
+}
+
+function unheldPart(runs: FleetRun[]): HTMLElement | null {
+  if (runs.length === 0) return null;
+  return h(
+    'section',
+    {},
+    h('h2', {}, 'Your live runs no live worker holds'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Released for replay, or their worker is gone: the next wait rebuilds a replay-safe run; others end as lost or expired.',
+    ),
+    runLinks(runs),
+  );
+}
+
+function runLinks(runs: FleetRun[]): HTMLElement {
+  if (runs.length === 0) return h('span', { class: 'muted' }, 'none');
+  return h(
+    'ul',
+    { class: 'plain' },
+    runs.map((r) =>
+      h(
+        'li',
+        {},
+        statusBadge(r.status),
+        ' ',
+        h('a', { href: runHref(r.sessionId, r.runId) }, r.title || r.runId),
+        h('span', { class: 'muted' }, ` in ${r.sessionId}`),
+      ),
+    ),
+  );
+}

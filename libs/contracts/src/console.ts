@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { RunViewSchema } from './run';
+
+/** `limit` and `cursor` of the operator listings (`GET /v1/sessions`, `…/runs`), as query strings. */
+export const ListPageQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().min(1).max(512).optional(),
+});
+export type ListPageQuery = z.infer<typeof ListPageQuerySchema>;
+
+/** Live runs of one session: `running` counts requested and running runs, `parked` waiting ones. */
+export const LiveRunCountsSchema = z.object({ running: z.number().int(), parked: z.number().int() });
+export type LiveRunCounts = z.infer<typeof LiveRunCountsSchema>;
+
+/** One row of `GET /v1/sessions`. */
+export const SessionSummarySchema = z.object({
+  sessionId: z.string(),
+  agentId: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  runs: LiveRunCountsSchema,
+});
+export type SessionSummary = z.infer<typeof SessionSummarySchema>;
+
+/** `GET /v1/sessions`: the tenant's sessions, newest activity first; `next` is the cursor of the next page. */
+export const SessionListSchema = z.object({ sessions: z.array(SessionSummarySchema), next: z.string().nullable() });
+export type SessionList = z.infer<typeof SessionListSchema>;
+
+/** One row of `GET /v1/sessions/{sid}/runs`: the run projection without its result, and whether that result was replay-safe. */
+export const RunSummarySchema = RunViewSchema.omit({ lastResult: true }).extend({ replaySafe: z.boolean().nullable() });
+export type RunSummary = z.infer<typeof RunSummarySchema>;
+
+/** `GET /v1/sessions/{sid}/runs`: newest request first. */
+export const RunListSchema = z.object({ runs: z.array(RunSummarySchema), next: z.string().nullable() });
+export type RunList = z.infer<typeof RunListSchema>;
+
+/** A live run of the caller's tenant, as the fleet view places it on its worker. */
+export const FleetRunSchema = z.object({ sessionId: z.string(), runId: z.string(), title: z.string(), status: z.string() });
+export type FleetRun = z.infer<typeof FleetRunSchema>;
+
+/** What a worker reports about itself on each beat (null when the worker did not report). */
+export const WorkerReportSchema = z.object({
+  startedAt: z.string(),
+  threads: z.number().int(),
+  busyThreads: z.number().int(),
+  parkedRuns: z.number().int(),
+});
+export type WorkerReport = z.infer<typeof WorkerReportSchema>;
+
+export const FleetWorkerSchema = z.object({
+  workerId: z.string(),
+  /** Milliseconds since the worker last renewed its lease. */
+  leaseAgeMs: z.number().int(),
+  report: WorkerReportSchema.nullable(),
+  /** The caller's tenant's runs this worker holds; other tenants' runs are never listed. */
+  runs: z.object({ running: z.array(FleetRunSchema), parked: z.array(FleetRunSchema) }),
+});
+export type FleetWorker = z.infer<typeof FleetWorkerSchema>;
+
+/** `GET /v1/fleet`: live workers, the shared cell queue, and the tenant's live runs per worker. */
+export const FleetViewSchema = z.object({
+  workers: z.array(FleetWorkerSchema),
+  queue: z.object({
+    waiting: z.number().int(),
+    active: z.number().int(),
+    delayed: z.number().int(),
+    oldestWaitingAt: z.string().nullable(),
+  }),
+  /** The tenant's live runs held by no live worker (released, or their worker is gone). */
+  unheld: z.array(FleetRunSchema),
+});
+export type FleetView = z.infer<typeof FleetViewSchema>;

@@ -1,0 +1,68 @@
+import type { SessionRef } from '@codemode/contracts';
+import type { Redis } from 'ioredis';
+import type { KeySpace } from './keys';
+import { readNewestFirst } from './newest-first-page';
+import { execMulti, guard } from './redis';
+import { DEFAULT_EVENTS_SCRIPT_SETTINGS, ScriptLoader } from './script-loader';
+
+/**
+ * Each tenant's sessions by last activity (`<p>:sessions:{<tenant>}`, member = session id, score
+ * = ms of its last activity), for the operator listing. Kept beside the append scripts rather
+ * than by them, because it lives in the tenant's Cluster slot, not the session's. Activity is what
+ * the platform starts: an exec (run requested), a wait (run resumed), a session or tools change,
+ * a session-level event; each touches the index on the same connection as its write. The events
+ * of a running cell do not: its exec or wait already did, and a touch per tool call would double
+ * the Redis commands of a busy run. It lives as long as a session can (session
+ * expiry, or a live run's idle limit if longer), and each touch drops the members older than
+ * that, whose sessions have expired; a listing also drops the ones it finds gone.
+ */
+export class SessionIndex {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: KeySpace,
+    private readonly scripts: ScriptLoader = ScriptLoader.default(),
+  ) {}
+
+  /** Records activity of `ref` now; scores only move forward (GT), so a late writer never reorders. */
+  async touch(ref: SessionRef, atMs = Date.now()): Promise<void> {
+    const key = this.keys.tenantSessions(ref.tenant);
+    const lifeMs = this.sessionLifeMs();
+    const multi = this.redis
+      .multi()
+      .zadd(key, 'GT', atMs, ref.sessionId)
+      .zremrangebyscore(key, '-inf', `(${atMs - lifeMs}`)
+      .pexpire(key, lifeMs);
+    await execMulti(multi);
+  }
+
+  /**
+   * Runs `write` and touches the index alongside it: both are sent together, so the touch costs
+   * no extra round trip. A failed touch never fails the write (the index only orders a listing).
+   */
+  async alongside<T>(ref: SessionRef, write: () => Promise<T>): Promise<T> {
+    const touched = this.touch(ref).catch(() => undefined);
+    try {
+      return await write();
+    } finally {
+      await touched;
+    }
+  }
+
+  /** A page of the tenant's session ids, newest activity first. */
+  async page(tenant: string, limit: number, cursor?: string): Promise<{ sessionIds: string[]; next: string | null }> {
+    const page = await readNewestFirst(this.redis, this.keys.tenantSessions(tenant), limit, cursor);
+    return { sessionIds: page.entries.map((e) => e.member), next: page.next };
+  }
+
+  /** Drops sessions whose keys are gone (expired) from the tenant's index. */
+  async forget(tenant: string, sessionIds: readonly string[]): Promise<void> {
+    if (sessionIds.length === 0) return;
+    await guard(() => this.redis.zrem(this.keys.tenantSessions(tenant), ...sessionIds));
+  }
+
+  private sessionLifeMs(): number {
+    const sessionTtl = this.scripts.defined('SESSION_TTL_MS') ?? DEFAULT_EVENTS_SCRIPT_SETTINGS.sessionTtlSeconds * 1000;
+    const liveRunIdle = this.scripts.defined('LIVE_RUN_MAX_IDLE_MS') ?? DEFAULT_EVENTS_SCRIPT_SETTINGS.liveRunMaxIdleSeconds * 1000;
+    return Math.max(sessionTtl, liveRunIdle);
+  }
+}

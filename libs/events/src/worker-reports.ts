@@ -1,0 +1,56 @@
+import { WorkerReportSchema, type WorkerReport } from '@codemode/contracts';
+import type { Redis } from 'ioredis';
+import type { KeySpace } from './keys';
+import { execMulti, guard } from './redis';
+
+/** A live worker as the fleet view shows it. */
+export interface LiveWorker {
+  workerId: string;
+  /** Milliseconds left on its lease (`<p>:alive:<id>`). */
+  leaseLeftMs: number;
+  report: WorkerReport | null;
+}
+
+/** Workers looked at per fleet read: the registry also holds queues of workers long gone. */
+const REGISTRY_SCAN = 1000;
+
+/**
+ * What each worker says about itself (start time, threads, parked runs), written beside its lease
+ * and expiring with it, and the read of who is alive for the operator fleet view.
+ */
+export class WorkerReports {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: KeySpace,
+  ) {}
+
+  async publish(workerId: string, report: WorkerReport, ttlMs: number): Promise<void> {
+    await guard(() => this.redis.set(this.keys.workerReport(workerId), JSON.stringify(report), 'PX', ttlMs));
+  }
+
+  /** Registered workers whose lease is current, most recently seen first. */
+  async alive(): Promise<LiveWorker[]> {
+    const ids = await guard(() => this.redis.zrevrange(this.keys.workerQueues(), 0, REGISTRY_SCAN - 1));
+    if (ids.length === 0) return [];
+    const replies = await execMulti(
+      ids.reduce((m, id) => m.pttl(this.keys.workerAlive(id)).get(this.keys.workerReport(id)), this.redis.pipeline()),
+    );
+    const workers: LiveWorker[] = [];
+    ids.forEach((workerId, i) => {
+      const leaseLeftMs = replies[2 * i] as number;
+      if (leaseLeftMs < 0) return;
+      workers.push({ workerId, leaseLeftMs, report: parseReport(replies[2 * i + 1] as string | null) });
+    });
+    return workers;
+  }
+}
+
+function parseReport(text: string | null): WorkerReport | null {
+  if (text === null) return null;
+  try {
+    const parsed = WorkerReportSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { CodeModeClient } from '@codemode/client';
+import { TestStack } from '../utils/test-stack';
+import { launchChromium, step } from './browser';
+
+/**
+ * The operator console in a real Chromium against the built api and worker, with API keys: the
+ * key form, a session created through the API, a run's timeline, a live event, abort, the fleet.
+ * `CODEMODE_CONSOLE_SCREENSHOT=docs/console.png` also refreshes the README's screenshot.
+ */
+const run = randomBytes(4).toString('hex');
+const KEY_ALPHA = `ka-${run}`;
+const KEY_BETA = `kb-${run}`;
+const README_SHOT = process.env.CODEMODE_CONSOLE_SCREENSHOT;
+
+let stack: TestStack;
+let alpha: CodeModeClient;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let parkedRunId: string;
+
+beforeAll(async () => {
+  stack = await TestStack.start({
+    apiKeys: `${KEY_ALPHA}:alpha,${KEY_BETA}:beta`,
+    env: { CODEMODE_SHELL_SANDBOX: 'none', CODEMODE_TENANCY: 'single' },
+  });
+  alpha = stack.client(KEY_ALPHA);
+  await alpha.putSession('ops-1', { agentId: 'support-bot' });
+  expect(
+    await alpha.exec('ops-1', { title: 'sum the numbers', code: 'console.log("adding"); return [1, 2, 3].reduce((a, b) => a + b)' }),
+  ).toMatchObject({
+    status: 'completed',
+    value: 6,
+  });
+  const parked = await alpha.exec('ops-1', {
+    title: 'wait for a go',
+    code: 'console.log("parking"); await yield_control(); return "done"',
+  });
+  if (parked.status !== 'waiting') throw new Error(`expected a parked run, got ${JSON.stringify(parked)}`);
+  parkedRunId = parked.runId;
+  await stack.client(KEY_BETA).exec('beta-secret-session', { title: 'beta', code: 'return 1' });
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  page.on('dialog', (dialog) => void dialog.accept());
+}, 90_000);
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await stack?.stop();
+});
+
+describe('operator console', () => {
+  it('loads without a key, asks for one, and refuses a wrong one', async () => {
+    await step(page, 'key-form', async () => {
+      const res = await page.goto(`${stack.baseUrl}/console`);
+      expect(res?.status()).toBe(200);
+      await page.getByRole('heading', { name: 'Enter an API key' }).waitFor();
+      await page.locator('#api-key').fill('not-a-key');
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.getByText('The API refused this key (401). Check it and try again.').waitFor();
+    });
+  });
+
+  it("shows the tenant's session created through the API, and only that tenant's", async () => {
+    await step(page, 'sessions', async () => {
+      await page.locator('#api-key').fill(KEY_ALPHA);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      const row = page.locator('tr[data-session="ops-1"]');
+      await row.waitFor();
+      expect(await row.locator('td').allInnerTexts()).toEqual(expect.arrayContaining(['ops-1', 'support-bot', '0', '1']));
+      expect(await page.locator('tr[data-session]').count()).toBe(1);
+      expect(await page.content()).not.toContain('beta-secret-session');
+      expect(await page.evaluate(() => sessionStorage.getItem('codemode.console.apiKey'))).toBe(KEY_ALPHA);
+      expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    });
+  });
+
+  it("opens a session and a run, and draws the run's timeline", async () => {
+    await step(page, 'run-timeline', async () => {
+      await page.getByRole('link', { name: 'ops-1' }).click();
+      await page.locator('tr[data-run]').nth(1).waitFor();
+      expect(await page.locator('tr[data-run] td:first-child').allInnerTexts()).toEqual(['wait for a go', 'sum the numbers']);
+      await page.getByRole('link', { name: 'sum the numbers' }).click();
+      await page.locator('#run-timeline').waitFor();
+      expect(await page.locator('#run-timeline title').first().textContent()).toMatch(/^Run timeline: 1 legs and parks, 0 tool calls, /);
+      expect(await page.locator('#run-timeline .tl-leg').count()).toBe(1);
+      await page.locator('#run-code').getByText('console.log("adding")').waitFor();
+      expect(await page.locator('#run-output').textContent()).toBe('adding');
+      expect(await page.locator('#run-result').textContent()).toContain('"value": 6');
+    });
+  });
+
+  it('appends a new event live and shows the new run without a reload', async () => {
+    await step(page, 'live', async () => {
+      await page.goto(`${stack.baseUrl}/console#/sessions/ops-1`);
+      await page.locator('#live-events li[data-type="run.parked"]').first().waitFor();
+      const before = await page.locator('#live-events li').count();
+      expect(await alpha.exec('ops-1', { title: 'arrives live', code: 'return "live"' })).toMatchObject({ status: 'completed' });
+      await page.locator('#live-events li', { hasText: 'arrives live' }).waitFor();
+      await page.locator('#live-events li[data-type="run.completed"]').nth(1).waitFor();
+      expect(await page.locator('#live-events li').count()).toBeGreaterThan(before);
+      await page.locator('tr[data-run] td:first-child', { hasText: 'arrives live' }).waitFor();
+      if (README_SHOT) await page.screenshot({ path: join(__dirname, '..', '..', README_SHOT) });
+    });
+  });
+
+  it('aborts a parked run', async () => {
+    await step(page, 'abort', async () => {
+      await page.getByRole('link', { name: 'wait for a go' }).click();
+      await page.locator('#run-timeline .tl-park').waitFor();
+      await page.locator('.badge-waiting').first().waitFor();
+      await page.getByRole('button', { name: 'Abort run' }).click();
+      await page.locator('.fact .badge-failed').waitFor();
+      expect(await page.locator('#run-result').textContent()).toContain('"code": "aborted"');
+      expect(await page.getByRole('button', { name: 'Abort run' }).count()).toBe(0);
+      expect(await alpha.getRun('ops-1', parkedRunId)).toMatchObject({ status: 'failed' });
+    });
+  });
+
+  it("shows the fleet with the tenant's live runs only", async () => {
+    const parked = await alpha.exec('ops-2', { title: 'parked for the fleet', code: 'await yield_control(); return 1' });
+    expect(parked.status).toBe('waiting');
+    await step(page, 'fleet', async () => {
+      await page.getByRole('link', { name: 'Fleet' }).click();
+      const worker = page.locator('tr[data-worker]');
+      await worker.waitFor();
+      expect(await worker.count()).toBe(1);
+      await worker.getByRole('link', { name: 'parked for the fleet' }).waitFor();
+      expect(await page.locator('.fact', { hasText: 'Workers alive' }).textContent()).toBe('Workers alive1');
+    });
+  });
+
+  it('approves a pending approval, and the cell goes on', async () => {
+    const put = await alpha.raw('PUT', '/v1/policy', {
+      body: JSON.stringify({ rules: [{ tool: 'ls', decision: 'approve' }] }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(put.status).toBe(200);
+    // The exec stays open while the approval waits (SPEC §11).
+    const held = alpha.exec('ops-3', { title: 'needs a yes', code: 'await ls({}); return "approved"' });
+    await step(page, 'approvals', async () => {
+      await page.getByRole('link', { name: 'Approvals' }).click();
+      const card = page.locator('article[data-approval]');
+      await card.waitFor();
+      expect(await card.locator('h2 .mono').textContent()).toBe('ls');
+      await card.getByLabel('Reason').fill('looks fine');
+      await card.getByRole('button', { name: 'Approve' }).click();
+    });
+    expect(await held).toMatchObject({ status: 'completed', value: 'approved' });
+    await step(page, 'approvals-empty', async () => {
+      await page.getByText('No approvals are waiting.').waitFor();
+    });
+  });
+});
