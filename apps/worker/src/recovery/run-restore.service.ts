@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CellSpec, RunView, SessionRef } from '@codemode/contracts';
 import { EventLog } from '@codemode/events';
-import { checkBinding, RUN_LOST_PENDING_CALL_MESSAGE, SandboxPool, type CellOutcome } from '@codemode/sandbox';
+import { checkBinding, failedOutcome, RUN_LOST_PENDING_CALL_MESSAGE, SandboxPool, type CellOutcome } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { LOGGER } from '../core/tokens';
 import { ParkedImages, type LoadedParkedImage } from '../runs/parked-images.service';
@@ -111,13 +111,8 @@ export class RunRestore {
 
 /** SPEC §12: an in-flight call at the park that is neither in the log nor replay-safe. */
 function lostCallOutcome(): CellOutcome {
-  return {
-    status: 'failed',
-    code: 'runtime_unavailable',
-    phase: 'host',
-    error: RUN_LOST_PENDING_CALL_MESSAGE,
-    output: [],
-    consoleTruncated: false,
-    bridgeDispatchStarted: true,
-  };
+  return failedOutcome(
+    { code: 'runtime_unavailable', phase: 'host', error: RUN_LOST_PENDING_CALL_MESSAGE },
+    { bridgeDispatchStarted: true },
+  );
 }

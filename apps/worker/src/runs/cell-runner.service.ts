@@ -4,7 +4,7 @@ import type { CellJob, CellSpec, CodeModeResult, GuestCatalog, ReplayPlan, RunRe
 import type { AppConfig } from '@codemode/config';
 import { publishStarted, RunLedger } from '@codemode/events';
 import type { Redis } from 'ioredis';
-import { replayDivergedMessage, SandboxPool, type CellOutcome } from '@codemode/sandbox';
+import { failedOutcome, replayDivergedMessage, SandboxPool, type CellOutcome } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { RunOutcomes, type RunContext } from './run-outcomes.service';
@@ -133,15 +133,7 @@ export class CellRunner {
 
 /** SPEC §6: a run whose log cannot be replayed fails, naming why; it is never guessed. */
 function divergedOutcome(detail: string): CellOutcome {
-  return {
-    status: 'failed',
-    code: 'internal_error',
-    phase: 'host',
-    error: replayDivergedMessage(detail),
-    output: [],
-    consoleTruncated: false,
-    bridgeDispatchStarted: true,
-  };
+  return failedOutcome({ code: 'internal_error', phase: 'host', error: replayDivergedMessage(detail) }, { bridgeDispatchStarted: true });
 }
 
 /** A restartSafe run's random seed and the hash of the catalog it runs with (SPEC §6). */

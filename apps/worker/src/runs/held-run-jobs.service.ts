@@ -13,6 +13,7 @@ import type { AppConfig } from '@codemode/config';
 import { EventLog, publishAnswer, recordPlatformAnswers, RunAlreadyEndedError, RunLedger, StaleEpochError } from '@codemode/events';
 import {
   ABORTED_MESSAGE,
+  failedOutcome,
   RUN_UNAVAILABLE_MESSAGE,
   SandboxPool,
   UnknownBridgeCallError,
@@ -225,13 +226,5 @@ function loggedPlatformOutcome(data: Record<string, unknown>): ExternalSettlemen
 
 /** A resume whose run was aborted before its leg reached the sandbox. */
 function abortedOutcome(): CellOutcome {
-  return {
-    status: 'failed',
-    code: 'aborted',
-    phase: 'host',
-    error: ABORTED_MESSAGE,
-    output: [],
-    consoleTruncated: false,
-    bridgeDispatchStarted: false,
-  };
+  return failedOutcome({ code: 'aborted', phase: 'host', error: ABORTED_MESSAGE });
 }

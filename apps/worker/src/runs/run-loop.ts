@@ -1,5 +1,5 @@
 import type { Limits } from '@codemode/contracts';
-import { TIMEOUT_MESSAGE, type CellOutcome, type SandboxPool } from '@codemode/sandbox';
+import { failedOutcome, TIMEOUT_MESSAGE, type CellOutcome, type SandboxPool } from '@codemode/sandbox';
 import type { RunToolHost } from '../tools/run-tool-host';
 
 /**
@@ -20,15 +20,7 @@ export async function keepResuming(
     const left = until - Date.now();
     if (left <= 0) {
       pool.discard(runId);
-      return {
-        status: 'failed',
-        error: TIMEOUT_MESSAGE,
-        code: 'timeout',
-        phase: 'guest',
-        output,
-        consoleTruncated: outcome.consoleTruncated,
-        bridgeDispatchStarted: outcome.bridgeDispatchStarted,
-      };
+      return failedOutcome({ code: 'timeout', phase: 'guest', error: TIMEOUT_MESSAGE }, { ...outcome, output });
     }
     const timeoutMs = Math.min(limits.timeoutMs, left);
     host.beginLeg(timeoutMs);
@@ -40,13 +32,9 @@ export async function keepResuming(
 
 /** The sandbox itself failed (not the cell): a host-phase internal error. */
 export function hostFailureOutcome(): CellOutcome {
-  return {
-    status: 'failed',
-    error: 'code mode sandbox failed to run the cell; the failure was logged.',
+  return failedOutcome({
     code: 'internal_error',
     phase: 'host',
-    output: [],
-    consoleTruncated: false,
-    bridgeDispatchStarted: false,
-  };
+    error: 'code mode sandbox failed to run the cell; the failure was logged.',
+  });
 }

@@ -10,7 +10,7 @@ import {
   RunHistoryLimitError,
   RunLedger,
 } from '@codemode/events';
-import { buildCellResult, buildWaitingResult, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
+import { buildCellResult, buildWaitingResult, failedOutcome, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
 import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
@@ -37,28 +37,12 @@ export interface RunContext {
 
 /** What a run that reached its history cap ends with, whatever its cell did (SPEC §6). */
 function historyLimitOutcome(outcome: CellOutcome): TerminalCellOutcome {
-  return {
-    status: 'failed',
-    code: 'internal_error',
-    phase: 'host',
-    error: RUN_HISTORY_LIMIT_MESSAGE,
-    output: outcome.output,
-    consoleTruncated: outcome.consoleTruncated,
-    bridgeDispatchStarted: outcome.bridgeDispatchStarted,
-  };
+  return failedOutcome({ code: 'internal_error', phase: 'host', error: RUN_HISTORY_LIMIT_MESSAGE }, outcome);
 }
 
 /** A cell that would have parked past its tenant's quota: it fails, and the run ends (SPEC §10). */
 function parkedQuotaOutcome(outcome: CellOutcome, error: string): TerminalCellOutcome {
-  return {
-    status: 'failed',
-    code: 'runtime_unavailable',
-    phase: 'host',
-    error,
-    output: outcome.output,
-    consoleTruncated: outcome.consoleTruncated,
-    bridgeDispatchStarted: outcome.bridgeDispatchStarted,
-  };
+  return failedOutcome({ code: 'runtime_unavailable', phase: 'host', error }, outcome);
 }
 
 /** How long a run outcome is retried while Redis is unreachable. */
@@ -216,15 +200,7 @@ export class RunOutcomes {
       return null;
     } catch (error) {
       if (!(error instanceof StoreCapacityError)) throw error;
-      return {
-        status: 'failed',
-        error: `RangeError: ${error.message}`,
-        code: 'internal_error',
-        phase: 'host',
-        output: outcome.output,
-        consoleTruncated: outcome.consoleTruncated,
-        bridgeDispatchStarted: outcome.bridgeDispatchStarted,
-      };
+      return failedOutcome({ code: 'internal_error', phase: 'host', error: `RangeError: ${error.message}` }, outcome);
     }
   }
 }

@@ -9,6 +9,7 @@ import type {
   SandboxVariant,
 } from '../engine/types';
 import { ABORTED_MESSAGE, SandboxStartError, THREAD_LOST_MESSAGE, TIMEOUT_MESSAGE } from '../errors';
+import { failedOutcome } from '../result/failed-outcome';
 import type { FromThread, ThreadData, ToThread } from '../thread/protocol';
 import { RunBridge } from './run-bridge';
 
@@ -171,7 +172,13 @@ export class PoolThread {
 
   async terminate(): Promise<void> {
     for (const run of [...this.runs.values()]) {
-      this.end(run, failedOutcome('runtime_unavailable', 'host', 'code mode sandbox pool closed', run.bridge.dispatchStarted));
+      this.end(
+        run,
+        failedOutcome(
+          { code: 'runtime_unavailable', phase: 'host', error: 'code mode sandbox pool closed' },
+          { bridgeDispatchStarted: run.bridge.dispatchStarted },
+        ),
+      );
     }
     this.state = 'dead';
     await this.worker.terminate();
@@ -219,7 +226,13 @@ export class PoolThread {
       return;
     }
     if (run.discarded && outcome.status === 'waiting') {
-      outcome = { ...failedOutcome('aborted', 'host', ABORTED_MESSAGE, outcome.bridgeDispatchStarted), output: outcome.output };
+      outcome = {
+        ...failedOutcome(
+          { code: 'aborted', phase: 'host', error: ABORTED_MESSAGE },
+          { bridgeDispatchStarted: outcome.bridgeDispatchStarted },
+        ),
+        output: outcome.output,
+      };
     }
     this.end(run, outcome);
   }
@@ -244,7 +257,10 @@ export class PoolThread {
       }
     }
     this.events.log('warn', 'sandbox thread overran its deadline; terminating it', { runId: run.runId, liveRuns: this.runs.size });
-    this.end(run, failedOutcome('timeout', 'guest', TIMEOUT_MESSAGE, run.bridge.dispatchStarted));
+    this.end(
+      run,
+      failedOutcome({ code: 'timeout', phase: 'guest', error: TIMEOUT_MESSAGE }, { bridgeDispatchStarted: run.bridge.dispatchStarted }),
+    );
     this.loseAll('sandbox thread terminated: another run overran its deadline');
     this.state = 'dead';
     void this.worker.terminate();
@@ -263,7 +279,13 @@ export class PoolThread {
     const parked: string[] = [];
     for (const run of [...this.runs.values()]) {
       if (!run.leg) parked.push(run.runId);
-      this.end(run, failedOutcome('internal_error', 'host', THREAD_LOST_MESSAGE, run.bridge.dispatchStarted));
+      this.end(
+        run,
+        failedOutcome(
+          { code: 'internal_error', phase: 'host', error: THREAD_LOST_MESSAGE },
+          { bridgeDispatchStarted: run.bridge.dispatchStarted },
+        ),
+      );
     }
     if (parked.length > 0) this.events.lost(parked, reason);
   }
@@ -295,13 +317,4 @@ export class PoolThread {
   private post(message: ToThread): void {
     this.worker.postMessage(message);
   }
-}
-
-function failedOutcome(
-  code: 'timeout' | 'internal_error' | 'runtime_unavailable' | 'aborted',
-  phase: 'guest' | 'host',
-  error: string,
-  bridgeDispatchStarted: boolean,
-): CellOutcome {
-  return { status: 'failed', code, phase, error, output: [], consoleTruncated: false, bridgeDispatchStarted };
 }

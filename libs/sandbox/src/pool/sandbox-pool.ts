@@ -18,6 +18,7 @@ import {
   TOO_MANY_SUSPENDED_MESSAGE,
   UnknownBridgeCallError,
 } from '../errors';
+import { failedOutcome } from '../result/failed-outcome';
 import { threadScriptPath } from '../thread/thread-script';
 import { FairQueue } from './fair-queue';
 import { type PoolLogger, PoolThread } from './pool-thread';
@@ -269,15 +270,7 @@ export class SandboxPool {
     if (!resumingHere && this.parked.size + this.resuming.size >= this.maxParked && !this.evictColdest()) {
       thread.discard(runId);
       this.log('warn', 'too many suspended code mode runs; failing the run', { runId, maxParked: this.maxParked });
-      return {
-        status: 'failed',
-        code: 'invalid_input',
-        phase: 'host',
-        error: TOO_MANY_SUSPENDED_MESSAGE,
-        output: outcome.output,
-        consoleTruncated: outcome.consoleTruncated,
-        bridgeDispatchStarted: outcome.bridgeDispatchStarted,
-      };
+      return failedOutcome({ code: 'invalid_input', phase: 'host', error: TOO_MANY_SUSPENDED_MESSAGE }, outcome);
     }
     this.parked.set(runId, thread);
     return outcome;
@@ -382,13 +375,5 @@ export class SandboxPool {
 }
 
 function notStarted(error: string): CellOutcome {
-  return {
-    status: 'failed',
-    code: 'runtime_unavailable',
-    phase: 'host',
-    error,
-    output: [],
-    consoleTruncated: false,
-    bridgeDispatchStarted: false,
-  };
+  return failedOutcome({ code: 'runtime_unavailable', phase: 'host', error });
 }

@@ -13,3 +13,4 @@ export { boundError } from './bound-error';
 export { boundOutput } from './bound-output';
 export { prefixMarker } from './value-marker';
 export * from './waiting-result';
+export { failedOutcome, type LegFailure } from './failed-outcome';
