@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { CodeModeResultSchema } from './result';
 import { LimitsSchema } from './limits';
-import { ShellConfigSchema } from './shell-config';
 
 /** Every event type the log holds, defined once. */
 export const EVENT_TYPES = [
@@ -56,18 +54,7 @@ export type Event = z.infer<typeof EventSchema>;
 export const EventPageSchema = z.object({ events: z.array(EventSchema), next: z.string().nullable() });
 export type EventPage = z.infer<typeof EventPageSchema>;
 
-/** Shapes of the `data` of the events the foundation writes. */
-/** Carries the merged overrides (not resolved values), so the projection can be rebuilt from the log. */
-export const SessionConfiguredDataSchema = z.object({
-  agentId: z.string().nullable(),
-  codeMode: LimitsSchema.partial(),
-  shell: ShellConfigSchema.partial(),
-});
-export const ExecRejectedDataSchema = z.object({
-  call: z.enum(['exec', 'wait']),
-  input: z.unknown(),
-  result: CodeModeResultSchema,
-});
+/** The `data` of `run.requested`, as the API writes it and the worker reads it back. */
 export const RunRequestedDataSchema = z.object({
   title: z.string(),
   code: z.string(),
@@ -76,5 +63,3 @@ export const RunRequestedDataSchema = z.object({
   limits: LimitsSchema,
   idempotencyKey: z.string().optional(),
 });
-export const RunStartedDataSchema = z.object({ workerId: z.string(), epoch: z.number().int() });
-export const RunEndedDataSchema = z.object({ result: CodeModeResultSchema });

@@ -11,8 +11,6 @@ export const SessionIdSchema = z.string().regex(SESSION_ID_PATTERN);
 
 /** Run ids are `cm_<uuid>`. */
 export const RUN_ID_PATTERN = /^cm_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-export const RunIdSchema = z.string().regex(RUN_ID_PATTERN);
-
 export const TenantIdSchema = z.string().min(1).max(128);
 
 /** Where a request lives: every key and event is scoped by tenant and session. */

@@ -33,5 +33,3 @@ export const LimitsSchema = z.object({
   resultsTtlSeconds: z.number().int(),
 });
 export type Limits = z.infer<typeof LimitsSchema>;
-export type LimitName = keyof Limits;
-export const LIMIT_NAMES = Object.keys(LimitsSchema.shape) as LimitName[];
