@@ -104,7 +104,13 @@ export const ToolResultSchema = z.object({
   error: z.union([z.string(), z.object({ message: z.string(), name: z.string().optional() })]).optional(),
 });
 export type ToolResult = z.infer<typeof ToolResultSchema>;
-export const ToolResultsInputSchema = z.object({ results: z.array(ToolResultSchema).max(128) });
+/** Each call is answered once: a repeated id in one request is refused before anything is recorded. */
+export const ToolResultsInputSchema = z.object({
+  results: z
+    .array(ToolResultSchema)
+    .max(128)
+    .refine((results) => new Set(results.map((r) => r.id)).size === results.length, { message: 'each id may appear only once' }),
+});
 
 /** Tool results routed to the worker holding the parked run. */
 export const ToolResultsJobSchema = z.object({

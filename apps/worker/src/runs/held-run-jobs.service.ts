@@ -10,7 +10,15 @@ import {
 } from '@codemode/contracts';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
-import { EventLog, publishAnswer, recordPlatformAnswers, RunAlreadyEndedError, RunLedger, StaleEpochError } from '@codemode/events';
+import {
+  EventLog,
+  NotAwaitingPlatformError,
+  publishAnswer,
+  recordPlatformAnswers,
+  RunAlreadyEndedError,
+  RunLedger,
+  StaleEpochError,
+} from '@codemode/events';
 import {
   ABORTED_MESSAGE,
   failedOutcome,
@@ -161,7 +169,7 @@ export class HeldRunJobs {
         }
         answer = { accepted: job.results.length };
       } catch (error) {
-        answer = { error: error instanceof Error ? error.message : String(error) };
+        answer = { error: this.refusal(job, error) };
       }
     }
     await publishAnswer(this.redis, job.replyTo, job.requestId, answer);
@@ -181,8 +189,15 @@ export class HeldRunJobs {
       await recordPlatformAnswers(this.log, ref, run, job.results);
       return { accepted: job.results.length };
     } catch (error) {
-      return { error: error instanceof Error ? error.message : String(error) };
+      return { error: this.refusal(job, error) };
     }
+  }
+
+  /** What the platform is told when its answers are refused: the call it named, never an internal error's text. */
+  private refusal(job: ToolResultsJob, error: unknown): string {
+    if (error instanceof UnknownBridgeCallError || error instanceof NotAwaitingPlatformError) return error.message;
+    this.logger.warn({ runId: job.runId, err: error }, 'tool results not taken');
+    return 'the run could not take these tool results now; retry.';
   }
 
   /** SPEC §3: aborted, pending calls cancelled, slot freed, nothing committed. */
@@ -207,6 +222,7 @@ export class HeldRunJobs {
     };
     try {
       await this.runs.finish(ref, job.runId, { epoch: parked.epoch, type: 'run.failed', result, replyTo: job.replyTo });
+      this.parkedRuns.ended(parked);
     } catch (error) {
       if (!(error instanceof RunAlreadyEndedError)) throw error;
     }

@@ -5,6 +5,7 @@ import { SandboxPool } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { WorkerTenantLimits } from '../quotas/worker-tenant-limits.service';
+import { ParkedImages } from './parked-images.service';
 import { ParkedRunRegistry, type ParkedRun } from './parked-run-registry';
 
 /** Why an evicted run was released (SPEC §12). */
@@ -28,15 +29,18 @@ export class ParkedRuns implements OnModuleDestroy {
     private readonly pool: SandboxPool,
     private readonly ownership: RunOwnership,
     private readonly limits: WorkerTenantLimits,
+    private readonly images: ParkedImages,
   ) {
     this.registry = new ParkedRunRegistry((run) => void this.expire(run));
     // A run whose image is in Redis outlives its thread too (SPEC §12): released, not lost.
     this.pool.onRunsLost((runIds, reason) => {
       for (const runId of runIds) void (this.registry.get(runId)?.imaged ? this.vmGone(runId, reason) : this.lose(runId, reason));
     });
-    // SPEC §12: the pool's slots bound the VMs kept in memory; a run whose image is in Redis may leave.
+    // SPEC §12: the pool's slots bound the VMs kept in memory; a run whose image is in Redis may
+    // leave, unless a call of its is in progress: evicting would abort it, and its restore would
+    // then fail the run for a call whose effect may have happened (or wait on an approval).
     this.pool.evictWith({
-      evictable: (runId) => this.registry.get(runId)?.imaged === true,
+      evictable: (runId) => this.registry.get(runId)?.imaged === true && !this.pool.hasHostWork(runId),
       evicted: (runId) => void this.vmGone(runId, EVICTED_REASON),
     });
   }
@@ -77,6 +81,12 @@ export class ParkedRuns implements OnModuleDestroy {
   discard(runId: string): { parked: ParkedRun | undefined; discarded: boolean } {
     const parked = this.registry.take(runId);
     return { parked, discarded: this.pool.discard(runId) };
+  }
+
+  /** A parked run this worker dropped has ended (aborted): its quota place and its image go now, not at their expiry. */
+  ended(run: ParkedRun): void {
+    if (run.holdsParkedQuota) this.limits.releaseParked(run.ref, run.runId);
+    if (run.imaged) this.images.drop(run.ref, run.runId);
   }
 
   /**

@@ -79,6 +79,8 @@ export class RunOutcomes {
         // its store): it fails with the cap's error, which is always recorded.
         if (!(error instanceof RunHistoryLimitError)) throw error;
         this.parked.dropUnrecorded(ctx.runId);
+        // The run ends here: an image its refused park left in Redis would only wait for its TTL.
+        this.images.drop(ctx.ref, ctx.runId);
         return this.write(ctx, historyLimitOutcome(outcome), replyTo);
       }
     }).catch((error: unknown) => {

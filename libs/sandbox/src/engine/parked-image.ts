@@ -8,11 +8,18 @@ import { TEXT_CODEC_SOURCE } from '../guest/text-codec';
 import type { LedgerState } from './bridge-ledger';
 import type { LegOutputState } from './leg-output';
 import type { VmImage } from './vm-image';
+import { SCAN_PAGE_BYTES } from './wasm-loader';
 
 /** Version of the envelope below; an image of another version is refused. */
 export const PARKED_IMAGE_VERSION = 1;
 const MAGIC = Buffer.from('CMPI', 'ascii');
 const HEADER_BYTES = MAGIC.length + 1;
+/**
+ * The most an image may inflate to: the largest wasm memory a run may have (4 GiB, wasm32) is far
+ * more than any clamp allows, so 2 GiB of pages plus 64 MiB of header bounds a corrupt or hostile
+ * image without refusing a real one.
+ */
+const MAX_DECODED_BYTES = 2 * 1024 ** 3 + 64 * 1024 ** 2;
 
 /** SPEC §12: the message of a run whose in-flight call cannot be settled after its worker stopped. */
 export const RUN_LOST_PENDING_CALL_MESSAGE = 'code mode run lost a pending tool call when its worker stopped; start a new run.';
@@ -105,7 +112,7 @@ export function decodeParkedImage(image: Uint8Array, runId: string, expected: Pa
   let raw: Buffer;
   let header: Header;
   try {
-    raw = brotliDecompressSync(bytes.subarray(HEADER_BYTES));
+    raw = brotliDecompressSync(bytes.subarray(HEADER_BYTES), { maxOutputLength: MAX_DECODED_BYTES });
     const length = raw.readUInt32LE(0);
     header = JSON.parse(raw.subarray(4, 4 + length).toString('utf8')) as Header;
     raw = raw.subarray(4 + length);
@@ -114,6 +121,11 @@ export function decodeParkedImage(image: Uint8Array, runId: string, expected: Pa
   }
   if (header.runId !== runId) throw new ParkedImageMismatchError(`parked run image of run ${header.runId} is not run ${runId}'s`);
   checkBinding(header, expected);
+  let pages = 0;
+  for (let i = 1; i < header.vm.runs.length; i += 2) pages += header.vm.runs[i];
+  if (raw.length !== pages * SCAN_PAGE_BYTES) {
+    throw new ParkedImageMismatchError(`parked run image holds ${raw.length} bytes of pages, not the ${pages} pages its header lists`);
+  }
   const vm: VmImage = { ...header.vm, runs: Uint32Array.from(header.vm.runs), bytes: new Uint8Array(raw) };
   return { vm, run: header.run };
 }

@@ -144,6 +144,11 @@ export class PoolThread {
     return this.startLeg(run, { type: 'resume', runId, timeoutMs: options.timeoutMs, awaitResults });
   }
 
+  /** The host is still working on (or holding for an approval) calls of the run. */
+  hasHostWork(runId: string): boolean {
+    return (this.runs.get(runId)?.bridge.hostCallsInFlight ?? 0) > 0;
+  }
+
   /** Passes the platform's answer to the run; false when the id is not one of its unsettled platform calls. */
   awaitsPlatform(runId: string, id: string): boolean {
     return this.runs.get(runId)?.bridge.awaitsPlatform(id) ?? false;

@@ -20,6 +20,8 @@ export class RunBridge {
   private awaitResults = false;
   private closed = false;
   dispatchStarted = false;
+  /** Calls the host is working on (or holding for an approval): not yet settled. */
+  hostCallsInFlight = 0;
 
   constructor(
     private host: BridgeHost | undefined,
@@ -58,6 +60,8 @@ export class RunBridge {
     const pending = this.host
       ? this.host.dispatch({ id, method, args }, this.abort.signal, this.gate(id))
       : Promise.reject(new BridgeUnavailableError(method));
+    this.hostCallsInFlight += 1;
+    pending.finally(() => (this.hostCallsInFlight -= 1)).catch(() => undefined);
     pending.then(
       (value) => {
         const json = toJson(value);

@@ -162,6 +162,23 @@ describe('SandboxPool: parked run images', () => {
     }
   });
 
+  it('knows which parked runs have a host call in progress (those must not be evicted)', async () => {
+    let answer: ((value: unknown) => void) | undefined;
+    const slow: BridgeHost = { dispatch: () => new Promise((resolve) => (answer = resolve)) };
+    // Parks when its budget is spent with the call still open.
+    const calling = { ...cell('await echo({ n: 1 }); return 1', { timeoutMs: 200 }), catalog: TOOLS };
+    waiting(await parker.run(calling, slow));
+    const idle = cell('await yield_control(); return 1');
+    waiting(await parker.run(idle, host));
+    expect(parker.hasHostWork(calling.runId)).toBe(true);
+    expect(parker.hasHostWork(idle.runId)).toBe(false);
+    answer?.({ n: 1 });
+    await tick(20);
+    expect(parker.hasHostWork(calling.runId)).toBe(false);
+    parker.discard(calling.runId);
+    parker.discard(idle.runId);
+  });
+
   it('names the SPEC message for a lost pending call', () => {
     expect(RUN_LOST_PENDING_CALL_MESSAGE).toBe('code mode run lost a pending tool call when its worker stopped; start a new run.');
   });

@@ -212,6 +212,14 @@ export class SandboxPool {
     return thread.discard(runId);
   }
 
+  /**
+   * The host is working on calls of this parked run: its VM must stay (an image cannot carry a
+   * call in progress, whose effect may already have happened).
+   */
+  hasHostWork(runId: string): boolean {
+    return this.parked.get(runId)?.hasHostWork(runId) ?? false;
+  }
+
   /** This pool has the run: queued, running a leg, parked or being resumed. */
   holds(runId: string): boolean {
     return (

@@ -107,19 +107,7 @@ async function startRun(request: CellRunRequest, slot: number, restoring?: Resto
     parked = restoring && decodeParkedImage(restoring.image, runId, { wasmHash: loader.wasmHash, preludeVersion: GUEST_PRELUDE_VERSION });
     vm = parked ? await CellVm.restoreParked(loader, parked.vm, request.limits.memoryLimitBytes, parked.run.seeded) : await takeVm(request);
   } catch (error) {
-    const outcome: CellOutcome = {
-      status: 'failed',
-      code: 'runtime_unavailable',
-      phase: 'host',
-      // SPEC §12: an image this thread cannot restore leaves the run unavailable.
-      error: restoring ? RUN_UNAVAILABLE_MESSAGE : `code mode sandbox could not start: ${describe(error)}`,
-      output: [],
-      consoleTruncated: false,
-      bridgeDispatchStarted: restoring !== undefined,
-    };
-    if (restoring) post({ type: 'log', level: 'warn', msg: 'parked run image not restored', fields: { runId, error: describe(error) } });
-    post({ type: 'done', runId, outcome });
-    prepareNext();
+    notStarted(runId, error, restoring !== undefined);
     return;
   }
   const run = new CellRun(vm, request, {
@@ -131,10 +119,35 @@ async function startRun(request: CellRunRequest, slot: number, restoring?: Resto
     busy: (on) => Atomics.store(busyFlag, 0, on ? slot : 0),
     abortRequested: () => Atomics.load(busyFlag, 1) === slot,
   });
-  if (parked && restoring) adoptParkedRun(run, parked.run, restoring.plan);
+  if (parked && restoring) {
+    try {
+      adoptParkedRun(run, parked.run, restoring.plan);
+    } catch (error) {
+      // A host state that does not fit its VM: this run is unavailable, the thread's other runs go on.
+      vm.release();
+      notStarted(runId, error, true);
+      return;
+    }
+  }
   const live: LiveRun = { run, vm, inLeg: false, discarded: false };
   runs.set(runId, live);
   await leg(runId, live, { timeoutMs: request.limits.timeoutMs, awaitResults: request.awaitResults === true, startedAt });
+}
+
+/** The run could not start here: it fails `runtime_unavailable` (SPEC §12: an image this thread cannot restore leaves it unavailable). */
+function notStarted(runId: string, error: unknown, restoring: boolean): void {
+  const outcome: CellOutcome = {
+    status: 'failed',
+    code: 'runtime_unavailable',
+    phase: 'host',
+    error: restoring ? RUN_UNAVAILABLE_MESSAGE : `code mode sandbox could not start: ${describe(error)}`,
+    output: [],
+    consoleTruncated: false,
+    bridgeDispatchStarted: restoring,
+  };
+  if (restoring) post({ type: 'log', level: 'warn', msg: 'parked run image not restored', fields: { runId, error: describe(error) } });
+  post({ type: 'done', runId, outcome });
+  prepareNext();
 }
 
 async function leg(runId: string, live: LiveRun, options: LegOptions): Promise<void> {
