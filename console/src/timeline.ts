@@ -59,6 +59,8 @@ const WIDTH = 960;
 const LABEL = 150;
 const ROW = 26;
 const AXIS = 28;
+/** Tool calls drawn, the latest ones: a run with thousands would make a picture nobody can read and a slow tab. */
+const MAX_TOOL_ROWS = 200;
 
 /**
  * The run as a picture: one lane for its legs and parks, one row per tool call, each bar as long
@@ -71,7 +73,8 @@ export function timelineSvg(events: readonly Event[], now = Date.now()): Element
   const x = (t: number): number => LABEL + ((t - start) / total) * (WIDTH - LABEL - 20);
   const lanes = spans.filter((sp) => sp.kind !== 'tool');
   const tools = spans.filter((sp) => sp.kind === 'tool');
-  const height = AXIS + ROW * (1 + tools.length) + 10;
+  const drawn = tools.slice(-MAX_TOOL_ROWS);
+  const height = AXIS + ROW * (1 + drawn.length) + 10;
   const bar = (sp: Span, y: number): Element => {
     const x0 = x(sp.start);
     const w = Math.max(2, x(sp.end ?? stop) - x0);
@@ -108,7 +111,7 @@ export function timelineSvg(events: readonly Event[], now = Date.now()): Element
     ticks,
     s('text', { x: 4, y: AXIS + ROW / 2 + 4, class: 'tl-label' }, 'run'),
     lanes.map((sp) => bar(sp, AXIS)),
-    tools.map((sp, i) => [
+    drawn.map((sp, i) => [
       s('text', { x: 4, y: AXIS + ROW * (i + 1) + ROW / 2 + 4, class: 'tl-label' }, sp.label.slice(0, 22)),
       bar(sp, AXIS + ROW * (i + 1)),
     ]),
@@ -125,6 +128,7 @@ export function timelineSvg(events: readonly Event[], now = Date.now()): Element
       legend('ok', 'tool ok'),
       legend('error', 'tool error'),
       legend('open', 'in flight'),
+      tools.length > drawn.length ? h('span', {}, `the latest ${drawn.length} of ${tools.length} tool calls drawn`) : null,
     ),
   );
 }

@@ -149,17 +149,19 @@ export class ApprovalLedger {
   async pendingOfTenant(tenant: string): Promise<TenantApprovalView[]> {
     const index = this.keys.tenantApprovalSessions(tenant);
     const sessionIds = await guard(() => this.redis.smembers(index));
-    const all: TenantApprovalView[] = [];
-    for (const sessionId of sessionIds) {
-      const ref = { tenant, sessionId };
-      if ((await guard(() => this.redis.exists(this.keys.approvals(ref)))) === 0) {
-        // The session expired: its approvals went with it.
-        await guard(() => this.redis.srem(index, sessionId));
-        continue;
-      }
-      all.push(...(await this.pending(ref)).map((a) => ({ ...a, sessionId })));
-    }
-    return all.sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
+    // Sessions are read side by side: their commands share round trips instead of queueing.
+    const perSession = await Promise.all(
+      sessionIds.map(async (sessionId): Promise<TenantApprovalView[]> => {
+        const ref = { tenant, sessionId };
+        if ((await guard(() => this.redis.exists(this.keys.approvals(ref)))) === 0) {
+          // The session expired: its approvals went with it.
+          await guard(() => this.redis.srem(index, sessionId));
+          return [];
+        }
+        return (await this.pending(ref)).map((a) => ({ ...a, sessionId }));
+      }),
+    );
+    return perSession.flat().sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
   }
 
   private async all(ref: SessionRef): Promise<StoredApproval[]> {

@@ -36,7 +36,8 @@ describe('process lifecycle', () => {
     await registry.exec('x', { command: 'sleep 104', pty: true, background: true }, CONFIG);
     // Exits at once, leaving its background child in the group.
     await registry.exec('x', { command: 'sleep 105 & echo left', yieldMs: 1000 }, CONFIG);
-    await waitFor(() => processesMatching('sleep 10').length >= 5);
+    // Five processes start through a pty and shells: slow when the whole suite loads both cores.
+    await waitFor(() => processesMatching('sleep 10').length >= 5, 15_000);
     await registry.shutdown();
     await waitFor(() => processesMatching('sleep 10').length === 0, 3000);
     expect(events.filter((e) => e.type === 'shell.exited')).toHaveLength(4);
