@@ -186,4 +186,24 @@ describe('durable parked runs: SIGTERM hand-over', () => {
     expect(events.filter((e) => e.type === 'run.released')).toHaveLength(5);
     for (const runId of runIds) expect(terminals(events, runId)).toEqual(['run.completed']);
   });
+
+  it('aborts a released run from the API, removing its image at once', async () => {
+    const client = stack.client();
+    const sid = 'released-abort';
+    const runId = runIdOf(await client.exec(sid, { title: 'released', code: 'await yield_control(); return 1;' }));
+    const [holder] = stack.workers.filter((w) => w.alive);
+    await stack.addWorker();
+    expect(await holder.stop()).toBe(0);
+    const key = `${stack.prefix}:{default:${sid}}:image:${runId}`;
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect(await redis.exists(key)).toBe(1);
+      expect(await client.abort(sid, runId)).toMatchObject({ status: 'failed', code: 'aborted' });
+      for (let i = 0; i < 50 && (await redis.exists(key)) === 1; i += 1) await sleep(50);
+      expect(await redis.exists(key)).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
+    expect(terminals(await allEvents(client, sid), runId)).toEqual(['run.failed']);
+  });
 });

@@ -1,12 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { isEndedStatus, type CodeModeResult, type SessionRef } from '@codemode/contracts';
-import { RunAlreadyEndedError, RunLedger, RunReplies } from '@codemode/events';
+import { ParkedImageStore, RunAlreadyEndedError, RunLedger, RunReplies } from '@codemode/events';
 import { ABORTED_MESSAGE, emptyTelemetry } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { ConflictApiException, NotFoundApiException } from '../core/api-errors';
 import { WorkerQueues } from '../core/worker-queues';
 import { LOGGER } from '../core/tokens';
+import { TenantLimits } from '../quotas/tenant-limits.service';
 
 /** How long the owner gets to discard the parked cell before the API ends the run itself. */
 const OWNER_ABORT_MS = 3000;
@@ -19,6 +20,8 @@ export class AbortService {
     private readonly runs: RunLedger,
     private readonly replies: RunReplies,
     private readonly workers: WorkerQueues,
+    private readonly images: ParkedImageStore,
+    private readonly limits: TenantLimits,
   ) {}
 
   /**
@@ -85,6 +88,11 @@ export class AbortService {
   private async endHere(ref: SessionRef, runId: string, epoch: number, result: CodeModeResult): Promise<CodeModeResult> {
     try {
       await this.runs.finish(ref, runId, { epoch, type: 'run.failed', result });
+      // What the parked run held goes now, not at its expiry: its quota place and its image.
+      this.limits.releaseParked(ref.tenant, runId);
+      this.images
+        .delete(ref, runId)
+        .catch((error: unknown) => this.logger.warn({ runId, err: error }, 'could not remove an aborted run image'));
       return result;
     } catch (error) {
       if (!(error instanceof RunAlreadyEndedError)) throw error;

@@ -17,11 +17,11 @@ import { WaitService } from './wait.service';
     ToolResultsService,
     // The API judges every owner by its lease: it holds no run itself. A parked run with an image
     // in Redis is restored by any worker once its owner is gone (SPEC §12).
+    { provide: ParkedImageStore, inject: [REDIS, KeySpace], useFactory: (redis: Redis, k: KeySpace) => new ParkedImageStore(redis, k) },
     {
       provide: RunOwnership,
-      inject: [RunLedger, WorkerPresence, REDIS, KeySpace],
-      useFactory: (r: RunLedger, p: WorkerPresence, redis: Redis, k: KeySpace) =>
-        new RunOwnership(r, p, undefined, new ParkedImageStore(redis, k)),
+      inject: [RunLedger, WorkerPresence, ParkedImageStore],
+      useFactory: (r: RunLedger, p: WorkerPresence, images: ParkedImageStore) => new RunOwnership(r, p, undefined, images),
     },
   ],
 })
