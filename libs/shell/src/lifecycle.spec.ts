@@ -31,15 +31,16 @@ describe('process lifecycle', () => {
 
   it('shutdown ends every process, including pty children and stragglers', async () => {
     const { registry, events } = makeRegistry();
-    await registry.exec('x', { command: 'sleep 102 & sleep 102', background: true }, CONFIG);
-    await registry.exec('x', { command: "trap '' TERM; sleep 103", background: true }, CONFIG);
-    await registry.exec('x', { command: 'sleep 104', pty: true, background: true }, CONFIG);
+    // Durations no other test uses: the process table is the machine's, and other suites run
+    // commands like `sleep 100.4242` meanwhile.
+    await registry.exec('x', { command: 'sleep 4102 & sleep 4102', background: true }, CONFIG);
+    await registry.exec('x', { command: "trap '' TERM; sleep 4103", background: true }, CONFIG);
+    await registry.exec('x', { command: 'sleep 4104', pty: true, background: true }, CONFIG);
     // Exits at once, leaving its background child in the group.
-    await registry.exec('x', { command: 'sleep 105 & echo left', yieldMs: 1000 }, CONFIG);
-    // Five processes start through a pty and shells: slow when the whole suite loads both cores.
-    await waitFor(() => processesMatching('sleep 10').length >= 5, 15_000);
+    await registry.exec('x', { command: 'sleep 4105 & echo left', yieldMs: 1000 }, CONFIG);
+    await waitFor(() => processesMatching('sleep 410').length >= 5);
     await registry.shutdown();
-    await waitFor(() => processesMatching('sleep 10').length === 0, 3000);
+    await waitFor(() => processesMatching('sleep 410').length === 0, 3000);
     expect(events.filter((e) => e.type === 'shell.exited')).toHaveLength(4);
     expect((await registry.exec('x', { command: 'true' }, CONFIG)).text).toContain('shutting down');
   });
