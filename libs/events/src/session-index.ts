@@ -13,10 +13,17 @@ import { DEFAULT_EVENTS_SCRIPT_SETTINGS, ScriptLoader } from './script-loader';
  * a session-level event; each touches the index on the same connection as its write. The events
  * of a running cell do not: its exec or wait already did, and a touch per tool call would double
  * the Redis commands of a busy run. It lives as long as a session can (session
- * expiry, or a live run's idle limit if longer), and each touch drops the members older than
- * that, whose sessions have expired; a listing also drops the ones it finds gone.
+ * expiry, or a live run's idle limit if longer), and a touch drops the members older than that
+ * (whose sessions have expired) at most once a minute per tenant; a listing also drops the ones it
+ * finds gone.
  */
+/** How often one SessionIndex drops a tenant's expired members: an exec's touch stays one ZADD and one PEXPIRE. */
+const TRIM_EVERY_MS = 60_000;
+
 export class SessionIndex {
+  /** When this instance last dropped each tenant's expired members (tenants are configured: a small map). */
+  private readonly trimmedAt = new Map<string, number>();
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: KeySpace,
@@ -27,11 +34,11 @@ export class SessionIndex {
   async touch(ref: SessionRef, atMs = Date.now()): Promise<void> {
     const key = this.keys.tenantSessions(ref.tenant);
     const lifeMs = this.sessionLifeMs();
-    const multi = this.redis
-      .multi()
-      .zadd(key, 'GT', atMs, ref.sessionId)
-      .zremrangebyscore(key, '-inf', `(${atMs - lifeMs}`)
-      .pexpire(key, lifeMs);
+    const multi = this.redis.multi().zadd(key, 'GT', atMs, ref.sessionId).pexpire(key, lifeMs);
+    if (atMs - (this.trimmedAt.get(ref.tenant) ?? 0) >= TRIM_EVERY_MS) {
+      this.trimmedAt.set(ref.tenant, atMs);
+      multi.zremrangebyscore(key, '-inf', `(${atMs - lifeMs}`);
+    }
     await execMulti(multi);
   }
 
