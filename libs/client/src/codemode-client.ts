@@ -20,6 +20,7 @@ import type {
 } from '@codemode/contracts';
 import { CodeModeApiError, CodeModeConnectionError, CodeModeStreamError, isAbort } from './errors';
 import { readSse } from './sse';
+import { readText, sendHttp, type HttpAnswer, type HttpRequest } from './http-transport';
 
 export interface CodeModeClientOptions {
   /** e.g. `http://127.0.0.1:3000` */
@@ -35,7 +36,7 @@ export interface RawResponse {
 }
 
 export interface RequestOptions {
-  /** Cancels the request (e.g. Ctrl-C in the CLI); the fetch rejects with an AbortError. */
+  /** Cancels the request (e.g. Ctrl-C in the CLI); it rejects with an AbortError. */
   signal?: AbortSignal;
 }
 
@@ -143,9 +144,10 @@ export class CodeModeClient {
     try {
       while (!controller.signal.aborted) {
         const suffix = after === undefined ? '' : `?after=${encodeURIComponent(after)}`;
-        let response: Response;
+        let response: HttpAnswer;
         try {
-          response = await this.fetch(`${sessionPath(sessionId)}/events${suffix}`, {
+          response = await this.send(`${sessionPath(sessionId)}/events${suffix}`, {
+            method: 'GET',
             headers: { ...this.authHeaders(), accept: 'text/event-stream' },
             signal: controller.signal,
           });
@@ -153,8 +155,11 @@ export class CodeModeClient {
           if (controller.signal.aborted && isAbort(error)) return;
           throw error;
         }
-        if (!response.ok) throw new CodeModeApiError(response.status, parseBody(await response.text()) as never);
-        if (!(response.headers.get('content-type') ?? '').includes('text/event-stream') || response.body === null) {
+        if (response.status < 200 || response.status >= 300) {
+          throw new CodeModeApiError(response.status, parseBody(await readText(response)) as never);
+        }
+        if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+          response.discard();
           throw new CodeModeStreamError(
             `expected an event stream from ${this.options.baseUrl}, got ${response.headers.get('content-type') ?? 'no content type'}.`,
           );
@@ -188,20 +193,25 @@ export class CodeModeClient {
     path: string,
     init: { body?: string | Uint8Array; headers?: Record<string, string>; signal?: AbortSignal } = {},
   ): Promise<RawResponse> {
-    const response = await this.fetch(path, {
+    const response = await this.send(path, {
       method,
       headers: { ...this.authHeaders(), ...init.headers },
       body: init.body,
       signal: init.signal,
     });
-    const text = await response.text();
+    let text: string;
+    try {
+      text = await readText(response);
+    } catch (error) {
+      throw CodeModeConnectionError.from(this.options.baseUrl, error);
+    }
     return { status: response.status, headers: response.headers, body: parseBody(text), text };
   }
 
-  /** fetch with the socket-level reason of a failed connection in the error (CodeModeConnectionError). */
-  private async fetch(path: string, init: RequestInit): Promise<Response> {
+  /** A request with the socket-level reason of a failed connection in the error (CodeModeConnectionError). */
+  private async send(path: string, init: HttpRequest): Promise<HttpAnswer> {
     try {
-      return await fetch(`${this.options.baseUrl}${path}`, init);
+      return await sendHttp(new URL(`${this.options.baseUrl}${path}`), init);
     } catch (error) {
       throw CodeModeConnectionError.from(this.options.baseUrl, error);
     }

@@ -15,8 +15,8 @@ export class CodeModeApiError extends Error {
 
 /**
  * Thrown when no HTTP answer arrives at all (connection refused, DNS failure, reset). `reason` is
- * the socket-level cause (`connect ECONNREFUSED 127.0.0.1:3000`), which fetch hides behind its
- * generic `fetch failed`.
+ * the socket-level cause (`connect ECONNREFUSED 127.0.0.1:3000`); for a wrapped error (fetch's
+ * generic `fetch failed`), its cause.
  */
 export class CodeModeConnectionError extends Error {
   readonly code = 'connection_failed';
@@ -28,7 +28,7 @@ export class CodeModeConnectionError extends Error {
     this.name = 'CodeModeConnectionError';
   }
 
-  /** Wraps a fetch rejection; an abort is passed through untouched so callers can tell it apart. */
+  /** Wraps a transport rejection; an abort is passed through untouched so callers can tell it apart. */
   static from(baseUrl: string, error: unknown): unknown {
     if (isAbort(error)) return error;
     const cause = error instanceof Error ? (error.cause as { message?: unknown; code?: unknown } | undefined) : undefined;
@@ -48,7 +48,7 @@ export class CodeModeStreamError extends Error {
   }
 }
 
-/** True for fetch's abort and timeout rejections (DOMExceptions, not always `instanceof Error` across realms). */
+/** True for abort and timeout rejections (DOMExceptions, not always `instanceof Error` across realms). */
 export function isAbort(error: unknown): boolean {
   const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
   return name === 'AbortError' || name === 'TimeoutError';

@@ -66,7 +66,7 @@ export class SseParser {
   }
 }
 
-/** Parses a byte stream (a fetch body) into messages, decoding UTF-8 across chunk boundaries. */
+/** Parses a byte stream (a response body) into messages, decoding UTF-8 across chunk boundaries. */
 export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseMessage> {
   const parser = new SseParser();
   const decoder = new TextDecoder();
