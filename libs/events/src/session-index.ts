@@ -2,7 +2,7 @@ import type { SessionRef } from '@codemode/contracts';
 import type { Redis } from 'ioredis';
 import type { KeySpace } from './keys';
 import { readNewestFirst } from './newest-first-page';
-import { execMulti, guard } from './redis';
+import { guard } from './redis';
 import { DEFAULT_EVENTS_SCRIPT_SETTINGS, ScriptLoader } from './script-loader';
 
 /**
@@ -34,12 +34,15 @@ export class SessionIndex {
   async touch(ref: SessionRef, atMs = Date.now()): Promise<void> {
     const key = this.keys.tenantSessions(ref.tenant);
     const lifeMs = this.sessionLifeMs();
-    const multi = this.redis.multi().zadd(key, 'GT', atMs, ref.sessionId).pexpire(key, lifeMs);
+    // Plain commands, not a MULTI: auto-pipelining sends them in the same socket write as the
+    // write they go alongside (a MULTI is written on its own). Each is idempotent; a lost PEXPIRE is
+    // set again by the next touch.
+    const writes: Promise<unknown>[] = [this.redis.zadd(key, 'GT', atMs, ref.sessionId), this.redis.pexpire(key, lifeMs)];
     if (atMs - (this.trimmedAt.get(ref.tenant) ?? 0) >= TRIM_EVERY_MS) {
       this.trimmedAt.set(ref.tenant, atMs);
-      multi.zremrangebyscore(key, '-inf', `(${atMs - lifeMs}`);
+      writes.push(this.redis.zremrangebyscore(key, '-inf', `(${atMs - lifeMs}`));
     }
-    await execMulti(multi);
+    await guard(() => Promise.all(writes));
   }
 
   /**

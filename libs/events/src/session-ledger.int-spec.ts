@@ -27,6 +27,7 @@ afterAll(async () => {
 test('configure creates, merges per field, and null removes an override', async () => {
   const ref = { tenant: 'acme', sessionId: 'cfg' };
   expect(await sessions.get(ref)).toBeNull();
+  expect(await sessions.settings(ref)).toBeNull();
   const first = await sessions.configure(ref, { agentId: 'agent-1', codeMode: { timeoutMs: 500, memoryLimitBytes: 2097152 } });
   expect(first).toMatchObject({ agentId: 'agent-1', codeMode: { timeoutMs: 500, memoryLimitBytes: 2097152 }, shell: {} });
   expect(first.createdAt).toBe(first.updatedAt);
@@ -38,6 +39,10 @@ test('configure creates, merges per field, and null removes an override', async 
     shell: { backgroundMs: 100 },
   });
   expect(second.codeMode).not.toHaveProperty('timeoutMs');
+  // What exec reads: the same settings as the full view, without its counts.
+  const { counts, ...view } = (await sessions.get(ref))!;
+  expect(counts.events).toBe(2);
+  expect(await sessions.settings(ref)).toEqual(view);
   expect(second.createdAt).toBe(first.createdAt);
 
   const third = await sessions.configure(ref, { agentId: null, shell: { backgroundMs: null } });

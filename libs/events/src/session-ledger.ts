@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { InvalidArgumentError } from './errors';
 import type { KeySpace } from './keys';
 import { checkReply } from './lua-errors';
-import { sessionFromHash, type SessionRecord, type SessionSettings } from './projections/views';
+import { sessionFromHash, settingsFromHash, type SessionRecord, type SessionSettings } from './projections/views';
 import { execMulti, guard } from './redis';
 import { ScriptLoader } from './script-loader';
 import { SessionIndex } from './session-index';
@@ -56,6 +56,11 @@ export class SessionLedger {
     const multi = this.redis.multi().hgetall(this.keys.session(ref)).xlen(this.keys.events(ref)).llen(this.keys.transcript(ref));
     const [hash, events, transcript] = (await execMulti(multi)) as [Record<string, string>, number, number];
     return sessionFromHash(hash, events, transcript);
+  }
+
+  /** The session's stored configuration alone (one HGETALL, no counts), or null when never created. */
+  async settings(ref: SessionRef): Promise<SessionSettings | null> {
+    return settingsFromHash(await guard(() => this.redis.hgetall(this.keys.session(ref))));
   }
 }
 

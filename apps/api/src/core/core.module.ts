@@ -35,9 +35,12 @@ function connect(config: AppConfig, logger: Logger, name: string, options: Creat
 }
 
 const REPLIES_CONNECTION = Symbol('REPLIES_CONNECTION');
-const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
 
-/** Redis-backed services shared by every controller of the API. */
+/**
+ * Redis-backed services shared by every controller of the API. The queue producers share the
+ * API's connection: an exec's `runloc` write and its job add then leave in one socket write
+ * (auto-pipelining), and BullMQ leaves a connection it was given open.
+ */
 @Global()
 @Module({
   providers: [
@@ -46,11 +49,6 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
       provide: REPLIES_CONNECTION,
       inject: [APP_CONFIG, LOGGER],
       useFactory: (c: AppConfig, l: Logger) => connect(c, l, 'api-replies', { subscriber: true }),
-    },
-    {
-      provide: QUEUE_CONNECTION,
-      inject: [APP_CONFIG, LOGGER],
-      useFactory: (c: AppConfig, l: Logger) => connect(c, l, 'api-queue'),
     },
     {
       provide: KeySpace,
@@ -76,12 +74,12 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
     },
     {
       provide: CellQueue,
-      inject: [QUEUE_CONNECTION, KeySpace],
+      inject: [REDIS, KeySpace],
       useFactory: (r: Redis, k: KeySpace) => new CellQueue(new Queue(QUEUES.cells, { connection: r, prefix: k.queuePrefix })),
     },
     {
       provide: ShellQueue,
-      inject: [QUEUE_CONNECTION, KeySpace],
+      inject: [REDIS, KeySpace],
       useFactory: (r: Redis, k: KeySpace) => new ShellQueue(new Queue(QUEUES.shell, { connection: r, prefix: k.queuePrefix })),
     },
     { provide: WorkerPresence, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerPresence(r, k) },
@@ -92,7 +90,7 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
     TenancyAnnouncement,
     {
       provide: WorkerQueues,
-      inject: [QUEUE_CONNECTION, KeySpace, WorkerPresence],
+      inject: [REDIS, KeySpace, WorkerPresence],
       useFactory: (r: Redis, k: KeySpace, p: WorkerPresence) => new WorkerQueues(r, k.queuePrefix, p),
     },
   ],
@@ -116,7 +114,6 @@ const QUEUE_CONNECTION = Symbol('QUEUE_CONNECTION');
 export class CoreModule implements OnApplicationShutdown {
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
-    @Inject(QUEUE_CONNECTION) private readonly queueConnection: Redis,
     private readonly replies: RunReplies,
     private readonly queue: CellQueue,
     private readonly workerQueues: WorkerQueues,
@@ -128,7 +125,6 @@ export class CoreModule implements OnApplicationShutdown {
     await this.workerQueues.close();
     await this.shellQueue.close().catch(() => undefined);
     await this.replies.close().catch(() => undefined);
-    this.queueConnection.disconnect();
     this.redis.disconnect();
   }
 }

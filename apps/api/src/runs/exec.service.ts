@@ -73,7 +73,7 @@ export class ExecService {
   }
 
   private async run(ref: SessionRef, input: ValidExecInput, idempotencyKey: string | undefined, rank: number): Promise<CodeModeResult> {
-    const stored = await this.sessions.get(ref);
+    const stored = await this.sessions.settings(ref);
     const limits = effectiveLimits(this.config, ref.tenant, stored?.codeMode);
     const runId = `cm_${randomUUID()}`;
     const requested = await this.runs.request(

@@ -17,6 +17,12 @@ export interface SessionRecord extends SessionSettings {
 
 /** Reads the session hash (+ XLEN, LLEN) into a SessionRecord; null when the hash is missing. */
 export function sessionFromHash(hash: Record<string, string>, events: number, transcriptEntries: number): SessionRecord | null {
+  const settings = settingsFromHash(hash);
+  return settings && { ...settings, counts: { runs: Number(hash.runs ?? 0), events, transcriptEntries } };
+}
+
+/** Reads the session hash into its SessionSettings; null when the hash is missing. */
+export function settingsFromHash(hash: Record<string, string>): SessionSettings | null {
   if (!hash.createdAt) return null;
   return {
     agentId: hash.agentId ?? null,
@@ -24,7 +30,6 @@ export function sessionFromHash(hash: Record<string, string>, events: number, tr
     shell: parseJson<Partial<ShellConfig>>(hash.shell) ?? {},
     createdAt: hash.createdAt,
     updatedAt: hash.updatedAt ?? hash.createdAt,
-    counts: { runs: Number(hash.runs ?? 0), events, transcriptEntries },
   };
 }
 
