@@ -4,12 +4,10 @@ import { SandboxPool, type CellOutcome } from '@codemode/sandbox';
 
 const LIMITS: Limits = { ...SPEC_DEFAULT_LIMITS, timeoutMs: 60_000 };
 
-const NOOP_CATALOG = {
-  globals: [
-    { metadata: { callableName: 'noop', toolName: 'noop', description: 'does nothing', source: 'openclaw' as const }, replaySafe: true },
-  ],
+const NOOP_CATALOG_JSON = JSON.stringify({
+  globals: [{ metadata: { callableName: 'noop', toolName: 'noop', description: 'does nothing', source: 'openclaw' }, replaySafe: true }],
   mcp: [],
-};
+});
 
 export interface HostCallReport {
   calls: number;
@@ -30,7 +28,7 @@ export async function measureHostCalls(calls: number, repeats = 5): Promise<Host
     for (let i = 0; i < repeats; i += 1) {
       const started = performance.now();
       const outcome: CellOutcome = await pool.run(
-        { runId: `bench-${code.length}-${i}`, code, limits: LIMITS, catalog: NOOP_CATALOG },
+        { runId: `bench-${code.length}-${i}`, code, limits: LIMITS, catalogJson: NOOP_CATALOG_JSON },
         host,
       );
       if (outcome.status !== 'completed') throw new Error(`bench cell failed: ${JSON.stringify(outcome)}`);

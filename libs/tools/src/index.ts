@@ -96,6 +96,7 @@ export {
 
 export { contentText, DEFAULT_TOOL_ERROR_MESSAGE, isMcpErrorResult, toolErrorMessage } from './tool-error-message';
 export { SessionToolCatalog } from './session-tool-catalog';
+export { SessionCatalogCache, type McpCatalogSource } from './session-catalog-cache';
 
 export { decideTool, mergePolicies } from './policy/policy-matcher';
 export { policyName } from './policy/policy-name';

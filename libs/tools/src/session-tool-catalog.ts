@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ClientTool, GuestCatalog, Telemetry } from '@codemode/contracts';
 import {
   apiFiles,
@@ -19,12 +20,17 @@ import { scopeMcpToTenant, type McpServerScope } from './mcp/mcp-tenants';
 /**
  * One session's tool catalog as a run sees it: core tools, the deployment's MCP tools and the
  * session's client tools, named and ordered (SPEC §5), plus what the guest needs to install them.
+ * Immutable once built, so one instance serves every run with the same inputs (`SessionCatalogCache`):
+ * what it derives is computed on first use and kept.
  */
 export class SessionToolCatalog {
   readonly entries: readonly CatalogEntry[];
   readonly clientTools: ReadonlyMap<string, ClientTool>;
   private readonly mcpServers: readonly McpServerInfo[];
   private files: ApiFile[] | undefined;
+  private guest: GuestCatalog | undefined;
+  private guestJson: string | undefined;
+  private guestHash: string | undefined;
 
   /**
    * @param mcpTools the deployment's MCP tool definitions (`McpServers.listTools()`)
@@ -45,24 +51,22 @@ export class SessionToolCatalog {
     this.clientTools = new Map(clientTools.map((tool) => [tool.name, tool]));
   }
 
-  /** What the sandbox installs: async globals + `catalog.all()`, and the `MCP` namespace. */
+  /** What the sandbox installs: async globals + `catalog.all()`, and the `MCP` namespace. Shared: never mutate it. */
   guestCatalog(): GuestCatalog {
-    const servers = new Map<string, GuestCatalog['mcp'][number]>();
-    for (const entry of this.entries) {
-      const binding = entry.mcpBinding;
-      if (!binding) continue;
-      const server = servers.get(binding.serverName) ?? {
-        serverIdentifier: binding.serverIdentifier,
-        serverName: binding.serverName,
-        tools: [],
-      };
-      server.tools.push({ toolIdentifier: binding.toolIdentifier, metadata: handleMetadata(entry) });
-      servers.set(binding.serverName, server);
-    }
-    return {
-      globals: globalEntries(this.entries).map((entry) => ({ metadata: handleMetadata(entry), replaySafe: entry.replaySafe })),
-      mcp: [...servers.values()],
-    };
+    this.guest ??= guestCatalogOf(this.entries);
+    return this.guest;
+  }
+
+  /** `guestCatalog()` as JSON text, as a cell request carries it to the sandbox thread. */
+  guestCatalogJson(): string {
+    this.guestJson ??= JSON.stringify(this.guestCatalog());
+    return this.guestJson;
+  }
+
+  /** SPEC §6: the sha256 (hex) of `guestCatalogJson()`, which a restartSafe run records and its recovery compares. */
+  guestCatalogHash(): string {
+    this.guestHash ??= createHash('sha256').update(this.guestCatalogJson()).digest('hex');
+    return this.guestHash;
   }
 
   byCallableName(name: unknown): CatalogEntry | undefined {
@@ -94,4 +98,23 @@ export class SessionToolCatalog {
   telemetry(counts: { searchCount: number; describeCount: number; callCount: number }): Telemetry {
     return { ...catalogTelemetry(this.entries), ...counts, counterScope: 'run', visibleTools: ['exec', 'wait'] };
   }
+}
+
+function guestCatalogOf(entries: readonly CatalogEntry[]): GuestCatalog {
+  const servers = new Map<string, GuestCatalog['mcp'][number]>();
+  for (const entry of entries) {
+    const binding = entry.mcpBinding;
+    if (!binding) continue;
+    const server = servers.get(binding.serverName) ?? {
+      serverIdentifier: binding.serverIdentifier,
+      serverName: binding.serverName,
+      tools: [],
+    };
+    server.tools.push({ toolIdentifier: binding.toolIdentifier, metadata: handleMetadata(entry) });
+    servers.set(binding.serverName, server);
+  }
+  return {
+    globals: globalEntries(entries).map((entry) => ({ metadata: handleMetadata(entry), replaySafe: entry.replaySafe })),
+    mcp: [...servers.values()],
+  };
 }

@@ -13,7 +13,7 @@ import {
 } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { catalogHash, CellRunner } from '../runs/cell-runner.service';
+import { CellRunner } from '../runs/cell-runner.service';
 import { ToolHosts } from '../tools/tool-hosts.service';
 import { runHistory, type RunHistory } from './run-history';
 import { RunRestore } from './run-restore.service';
@@ -197,7 +197,7 @@ export class RunRecovery {
       const history = runHistory(await this.log.history(ref, Date.parse(run.createdAt)), run.runId);
       const cellSpec = this.specOf(history, spec);
       const host = await this.toolHosts.create(ref, run.runId, epoch, cellSpec);
-      const plan = this.planOf(history, catalogHash(host.catalog.guestCatalog()));
+      const plan = this.planOf(history, host.catalog.guestCatalogHash());
       this.metrics.resumed('replay');
       if (typeof plan === 'string') {
         log.error({ divergence: plan }, 'run cannot be rebuilt from its log');

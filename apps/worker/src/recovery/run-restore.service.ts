@@ -67,8 +67,7 @@ export class RunRestore {
     const spec: CellSpec = { title, code, restartSafe, awaitResults, limits, shell: record.shell, agentId: record.agentId };
     const host = await this.toolHosts.create(ref, run.runId, epoch, spec);
     host.adoptParkedState(record.host);
-    const catalog = host.catalog.guestCatalog();
-    const plan = restorePlan(record.calls, events, catalog);
+    const plan = restorePlan(record.calls, events, host.catalog.guestCatalog());
     this.metrics.resumed('image');
     let outcome: CellOutcome;
     if ('lost' in plan) {
@@ -81,7 +80,7 @@ export class RunRestore {
         code: spec.code,
         limits: spec.limits,
         restartSafe: spec.restartSafe,
-        catalog,
+        catalogJson: host.catalog.guestCatalogJson(),
         seed: history.recovery?.seed,
         parkImage: true,
       };

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { createHash, randomBytes } from 'node:crypto';
-import type { CellJob, CellSpec, CodeModeResult, GuestCatalog, ReplayPlan, RunRecoverySeed, SessionRef } from '@codemode/contracts';
+import { randomBytes } from 'node:crypto';
+import type { CellJob, CellSpec, CodeModeResult, ReplayPlan, RunRecoverySeed, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { publishStarted, RunLedger } from '@codemode/events';
 import type { Redis } from 'ioredis';
@@ -51,7 +51,7 @@ export class CellRunner {
     const ref = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
     const host = await this.toolHosts.create(ref, job.runId, FIRST_EPOCH, job.spec);
-    const recovery = job.spec.restartSafe ? newRecoverySeed(host.catalog.guestCatalog()) : undefined;
+    const recovery = job.spec.restartSafe ? newRecoverySeed(host.catalog.guestCatalogHash()) : undefined;
     const claim = await this.runs.start(ref, job.runId, {
       workerId: this.config.workerId,
       epoch: FIRST_EPOCH,
@@ -116,7 +116,7 @@ export class CellRunner {
         limits: spec.limits,
         awaitResults: spec.awaitResults,
         restartSafe: spec.restartSafe,
-        catalog: host.catalog.guestCatalog(),
+        catalogJson: host.catalog.guestCatalogJson(),
         seed: cell.seed,
         replay: cell.replay,
         // SPEC §12: each park writes the run's image, so any worker can resume it.
@@ -136,12 +136,8 @@ function divergedOutcome(detail: string): CellOutcome {
   return failedOutcome({ code: 'internal_error', phase: 'host', error: replayDivergedMessage(detail) }, { bridgeDispatchStarted: true });
 }
 
-/** A restartSafe run's random seed and the hash of the catalog it runs with (SPEC §6). */
-export function newRecoverySeed(catalog: GuestCatalog): RunRecoverySeed {
+/** A restartSafe run's random seed and the hash of the catalog it runs with (SPEC §6, `SessionToolCatalog.guestCatalogHash`). */
+export function newRecoverySeed(catalogHash: string): RunRecoverySeed {
   const words = randomBytes(16);
-  return { seed: [0, 1, 2, 3].map((i) => words.readUInt32LE(i * 4)), catalogHash: catalogHash(catalog) };
-}
-
-export function catalogHash(catalog: GuestCatalog): string {
-  return createHash('sha256').update(JSON.stringify(catalog)).digest('hex');
+  return { seed: [0, 1, 2, 3].map((i) => words.readUInt32LE(i * 4)), catalogHash };
 }

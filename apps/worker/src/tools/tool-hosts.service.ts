@@ -9,7 +9,7 @@ import {
   mergePolicies,
   parseMcpServersConfig,
   postApprovalRequested,
-  SessionToolCatalog,
+  SessionCatalogCache,
   WebhookAddressPolicy,
   WebhookAllowList,
   withTenants,
@@ -35,6 +35,9 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
   private publishing: Promise<void> = Promise.resolve();
   private published: string | undefined;
   private readonly webhookAllow: WebhookAllowList;
+  private readonly catalogs = new SessionCatalogCache();
+  /** Bumped on every MCP change (state, tools, instructions): built catalogs of an older snapshot are not reused. */
+  private mcpVersion = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -88,9 +91,13 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
   }
 
   async create(ref: SessionRef, runId: string, epoch: number, spec: CellSpec): Promise<RunToolHost> {
-    const catalog = new SessionToolCatalog(this.mcp?.listTools() ?? [], await this.clientTools.get(ref), this.mcpServers(), ref.tenant);
-    // Read once per run (and again when another worker resumes or replays it).
-    const [tenantPolicy, sessionPolicy] = await this.policies.both(ref);
+    // Read once per run (and again when another worker resumes or replays it), together: one socket write.
+    const [clientTools, [tenantPolicy, sessionPolicy]] = await Promise.all([this.clientTools.get(ref), this.policies.both(ref)]);
+    const catalog = this.catalogs.catalog(ref.tenant, clientTools, {
+      version: this.mcpVersion,
+      tools: () => this.mcp?.listTools() ?? [],
+      servers: () => this.mcpServers(),
+    });
     return new RunToolHost(
       {
         ref,
@@ -142,6 +149,7 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
   }
 
   private mcpChanged(server: string, state: McpServerState): void {
+    this.mcpVersion += 1;
     if (this.mcpStates.get(server) !== state) {
       this.mcpStates.set(server, state);
       this.logger.info({ server, state }, `MCP server ${state}`);

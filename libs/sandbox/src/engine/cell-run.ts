@@ -214,7 +214,7 @@ export class CellRun implements VmHostSink {
 
   private startCell(): CellOutcome | undefined {
     this.started = true;
-    const started = this.vm.start(this.cell.code, this.cell.catalog, this.cell.restartSafe ? this.cell.seed : undefined);
+    const started = this.vm.start(this.cell.code, this.cell.catalogJson, this.cell.restartSafe ? this.cell.seed : undefined);
     if (this.abortedNow()) return this.abortedOutcome();
     if (started.ok) return undefined;
     if (this.safety.refused) return this.refuse();

@@ -1,4 +1,3 @@
-import type { GuestCatalog } from '@codemode/contracts';
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { SandboxEngineError } from '../errors';
 import { CONSOLE_INSPECT_SOURCE } from '../guest/console-inspect';
@@ -184,12 +183,12 @@ export class CellVm {
    * Defines the run's catalog globals (and, with a `seed`, the recorded clock and seeded random),
    * compiles the cell and calls it with `this === globalThis`; keeps its promise.
    */
-  start(code: string, catalog?: GuestCatalog, seed?: number[]): Started {
+  start(code: string, catalogJson?: string, seed?: number[]): Started {
     this.started = true;
     return this.guard(() => {
       if (seed) this.installDeterminism(seed);
-      if (catalog && (catalog.globals.length > 0 || catalog.mcp.length > 0)) {
-        const json = this.ctx.newString(JSON.stringify(catalog));
+      if (catalogJson !== undefined) {
+        const json = this.ctx.newString(catalogJson);
         const defined = this.ctx.callFunction(this.defineCatalogFn, this.ctx.undefined, json);
         json.dispose();
         if (defined.error) return { ok: false, compile: false, record: this.describeAndDispose(defined.error) };

@@ -1,3 +1,4 @@
+import type { GuestCatalog } from '@codemode/contracts';
 import { BridgeProtocolError, RESTART_SAFE_NAMESPACE_MESSAGE, RESTART_SAFE_SURFACE_MESSAGE } from '../errors';
 import { toolOf } from './bridge-args';
 import type { CellVm } from './cell-vm';
@@ -26,8 +27,7 @@ export class RestartSafety {
     private readonly cell: CellRunRequest,
     private readonly vm: CellVm,
   ) {
-    const globals = cell.restartSafe ? (cell.catalog?.globals ?? []) : [];
-    this.replaySafeTools = new Set(globals.filter((tool) => tool.replaySafe).map((tool) => tool.metadata.callableName));
+    this.replaySafeTools = cell.restartSafe ? replaySafeTools(cell.catalogJson) : new Set();
   }
 
   /** A call of the run was refused: the run fails (with `failure`) at its next check. */
@@ -61,4 +61,10 @@ export class RestartSafety {
   private message(): string {
     return this.refusal === 'namespace' ? RESTART_SAFE_NAMESPACE_MESSAGE : RESTART_SAFE_SURFACE_MESSAGE;
   }
+}
+
+/** Callable names of the catalog's replay-safe globals; the catalog is parsed only for restartSafe cells. */
+function replaySafeTools(catalogJson: string | undefined): ReadonlySet<string> {
+  const globals = catalogJson === undefined ? [] : ((JSON.parse(catalogJson) as Partial<GuestCatalog>).globals ?? []);
+  return new Set(globals.filter((tool) => tool.replaySafe).map((tool) => tool.metadata.callableName));
 }

@@ -1,13 +1,4 @@
-import type {
-  BridgeMethod,
-  CodeModeErrorCode,
-  CodeModeOutput,
-  FailurePhase,
-  GuestCatalog,
-  LegJournal,
-  Limits,
-  ReplayPlan,
-} from '@codemode/contracts';
+import type { BridgeMethod, CodeModeErrorCode, CodeModeOutput, FailurePhase, LegJournal, Limits, ReplayPlan } from '@codemode/contracts';
 
 /** One cell to run: the body of an async function, sloppy mode, `this === globalThis`. */
 export interface CellRunRequest {
@@ -17,12 +8,13 @@ export interface CellRunRequest {
   /** Never park: yields resolve at once and the budget renews while host work is pending (SPEC §3). */
   awaitResults?: boolean;
   /**
-   * The session's catalog as this cell sees it (SPEC §4/§5): one async global (a tool handle) per
-   * `globals[i]` under its callable name (names that are already globals are skipped),
-   * `catalog.all()`, and `MCP.<serverIdentifier>.<toolIdentifier>`. Absent: no tool globals, an
-   * empty `MCP`. Bridge argument shapes are listed in ARCHITECTURE.md ("Guest API → bridge").
+   * The session's catalog as this cell sees it (SPEC §4/§5), a `GuestCatalog` as JSON text (a
+   * string crosses to the sandbox thread in one copy, and the guest parses it as it is): one async
+   * global (a tool handle) per `globals[i]` under its callable name (names that are already globals
+   * are skipped), `catalog.all()`, and `MCP.<serverIdentifier>.<toolIdentifier>`. Absent: no tool
+   * globals, an empty `MCP`. Bridge argument shapes are listed in ARCHITECTURE.md ("Guest API → bridge").
    */
-  catalog?: GuestCatalog;
+  catalogJson?: string;
   /**
    * SPEC §5: only replay-safe surfaces may be called (search, describe, yield, sleep, api, and
    * `callValue` of a `globals[i]` with `replaySafe: true`). Anything else is never dispatched and

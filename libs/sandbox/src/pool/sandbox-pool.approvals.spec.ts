@@ -42,7 +42,7 @@ describe('SandboxPool: calls held for a decision (SPEC §11)', () => {
   it('stops the budget clock while only held calls are unsettled, and goes on with what was left', async () => {
     const { host, decide } = approvingHost();
     const run = pool.run(
-      { ...cell('const a = await gated(1); const b = await echo(2); return a + b', { timeoutMs: 300 }), catalog: TOOLS },
+      { ...cell('const a = await gated(1); const b = await echo(2); return a + b', { timeoutMs: 300 }), catalogJson: TOOLS },
       host,
     );
     await tick(800);
@@ -53,7 +53,7 @@ describe('SandboxPool: calls held for a decision (SPEC §11)', () => {
   it('keeps siblings running and gives the held call no slot', async () => {
     const { host, decide } = approvingHost();
     const code = 'const held = gated(1); const other = await echo(2); return (await held) + other';
-    const run = pool.run({ ...cell(code, { timeoutMs: 300, maxPendingToolCalls: 1 }), catalog: TOOLS }, host);
+    const run = pool.run({ ...cell(code, { timeoutMs: 300, maxPendingToolCalls: 1 }), catalogJson: TOOLS }, host);
     await tick(600);
     await decide('bridge:callValue:1', true);
     expect(valueOf(await run)).toBe('3');
@@ -61,10 +61,10 @@ describe('SandboxPool: calls held for a decision (SPEC §11)', () => {
 
   it('still times out guest code that spins while a call is held, and a denial rejects', async () => {
     const { host, decide } = approvingHost();
-    const spin = pool.run({ ...cell('gated(1).catch(() => 0); for (;;) {}', { timeoutMs: 200 }), catalog: TOOLS }, host);
+    const spin = pool.run({ ...cell('gated(1).catch(() => 0); for (;;) {}', { timeoutMs: 200 }), catalogJson: TOOLS }, host);
     expect(await spin).toMatchObject({ status: 'failed', code: 'timeout' });
     const denied = pool.run(
-      { ...cell('try { await gated(1); } catch (e) { return e.message; }', { timeoutMs: 200 }), catalog: TOOLS },
+      { ...cell('try { await gated(1); } catch (e) { return e.message; }', { timeoutMs: 200 }), catalogJson: TOOLS },
       host,
     );
     await tick(400);
@@ -75,7 +75,7 @@ describe('SandboxPool: calls held for a decision (SPEC §11)', () => {
   it('parks at once when the guest yields while a call is held; the decision may come while parked', async () => {
     const { host, decide } = approvingHost();
     const code = 'const held = gated(5); await yield_control("later"); return await held';
-    const first = waiting(await pool.run({ ...cell(code, { timeoutMs: 5000 }), catalog: TOOLS }, host));
+    const first = waiting(await pool.run({ ...cell(code, { timeoutMs: 5000 }), catalogJson: TOOLS }, host));
     expect(first.pending.map((c) => c.id)).toEqual(['bridge:callValue:1', 'bridge:yield:1']);
     await decide('bridge:callValue:1', true);
     await tick(100);

@@ -45,7 +45,7 @@ describe('SandboxPool: the bridge queue (SPEC §3)', () => {
   it('runs Promise.all over 100 calls with 4 in-flight slots, dispatching in request order', async () => {
     const { host, made, stats } = countingHost();
     const code = 'const r = await Promise.all(Array.from({ length: 100 }, (_, i) => echo(i))); return r.reduce((a, b) => a + b, 0)';
-    const outcome = await pool.run({ ...cell(code, { maxPendingToolCalls: 4 }), catalog: TOOLS }, host);
+    const outcome = await pool.run({ ...cell(code, { maxPendingToolCalls: 4 }), catalogJson: TOOLS }, host);
     expect(valueOf(outcome)).toBe(String((99 * 100) / 2));
     expect(stats.maxInFlight).toBe(4);
     expect(made.map((call) => call.id)).toEqual(Array.from({ length: 100 }, (_, i) => `bridge:callValue:${i + 1}`));
@@ -54,10 +54,10 @@ describe('SandboxPool: the bridge queue (SPEC §3)', () => {
   it('admits maxPendingToolCalls + 128 requests and fails the next with the exact message, even when caught', async () => {
     const { host } = countingHost();
     const fits = 'return (await Promise.all(Array.from({ length: 132 }, (_, i) => echo(i)))).length';
-    expect(valueOf(await pool.run({ ...cell(fits, { maxPendingToolCalls: 4 }), catalog: TOOLS }, host))).toBe('132');
+    expect(valueOf(await pool.run({ ...cell(fits, { maxPendingToolCalls: 4 }), catalogJson: TOOLS }, host))).toBe('132');
     const over =
       'const all = []; for (let i = 0; i < 200; i++) { try { all.push(echo(i)); } catch (e) {} } await Promise.all(all); return "done"';
-    const outcome = failure(await pool.run({ ...cell(over, { maxPendingToolCalls: 4 }), catalog: TOOLS }, host));
+    const outcome = failure(await pool.run({ ...cell(over, { maxPendingToolCalls: 4 }), catalogJson: TOOLS }, host));
     expect(outcome).toEqual({
       code: 'invalid_input',
       phase: 'guest',
@@ -79,7 +79,7 @@ describe('SandboxPool: the bridge queue (SPEC §3)', () => {
       order.push("calls");
       await new Promise((r) => setTimeout(r, 10));
       return order`;
-    const outcome = await pool.run({ ...cell(code, { maxPendingToolCalls: 2 }), catalog: TOOLS }, host);
+    const outcome = await pool.run({ ...cell(code, { maxPendingToolCalls: 2 }), catalogJson: TOOLS }, host);
     // The timer started only once a call's slot freed, so it fires after both calls settled.
     expect(valueOf(outcome)).toBe('["calls","timer"]');
     expect(made).toHaveLength(2);
@@ -88,7 +88,7 @@ describe('SandboxPool: the bridge queue (SPEC §3)', () => {
   it('parks at once when the in-flight calls are platform-answered, listing queued calls too; queued calls start while parked', async () => {
     const { host, made } = countingHost();
     const code = 'const r = await Promise.all([client(1), client(2), echo(3), echo(4)]); return r';
-    const request = { ...cell(code, { maxPendingToolCalls: 2, timeoutMs: 5000 }), catalog: TOOLS };
+    const request = { ...cell(code, { maxPendingToolCalls: 2, timeoutMs: 5000 }), catalogJson: TOOLS };
     const started = performance.now();
     const parked = waiting(await pool.run(request, host));
     expect(performance.now() - started).toBeLessThan(1000);
@@ -120,7 +120,7 @@ describe('SandboxPool: the bridge queue (SPEC §3)', () => {
       await yield_control("again");
       return [...first, ...second];`;
     const live = countingHost();
-    const request = { ...cell(code, { maxPendingToolCalls: 2 }), catalog: TOOLS, restartSafe: true, seed: [1, 2, 3, 4] };
+    const request = { ...cell(code, { maxPendingToolCalls: 2 }), catalogJson: TOOLS, restartSafe: true, seed: [1, 2, 3, 4] };
     const journals: LegJournal[] = [];
     const first = waiting(await pool.run(request, live.host));
     if (first.journal) journals.push(first.journal);
@@ -134,7 +134,7 @@ describe('SandboxPool: the bridge queue (SPEC §3)', () => {
     const replay = countingHost();
     const rebuilt = {
       ...cell(code, { maxPendingToolCalls: 2 }),
-      catalog: TOOLS,
+      catalogJson: TOOLS,
       restartSafe: true,
       seed: [1, 2, 3, 4],
       replay: buildReplayPlan(journals, live.record),
@@ -148,7 +148,7 @@ describe('SandboxPool: the bridge queue (SPEC §3)', () => {
     const live = countingHost();
     const request = {
       ...cell(code, { maxPendingToolCalls: 2, timeoutMs: 3000 }),
-      catalog: testCatalog(['echo', 'client'], { replaySafe: ['echo', 'client'] }),
+      catalogJson: testCatalog(['echo', 'client'], { replaySafe: ['echo', 'client'] }),
       restartSafe: true,
       seed: [4, 3, 2, 1],
     };

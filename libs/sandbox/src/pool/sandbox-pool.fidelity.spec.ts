@@ -73,7 +73,7 @@ describe('SandboxPool: OpenClaw fidelity of the guest API', () => {
 
   it('serializes a tool handle and an array of handles with JSON.stringify inside the cell', async () => {
     const code = 'return [JSON.stringify(echo), JSON.stringify([echo, other]), JSON.stringify({ t: echo }), typeof echo.toJSON]';
-    const value = JSON.parse(valueOf(await pool.run({ ...cell(code), catalog: testCatalog(['echo', 'other']) }))) as string[];
+    const value = JSON.parse(valueOf(await pool.run({ ...cell(code), catalogJson: testCatalog(['echo', 'other']) }))) as string[];
     const meta = (name: string) => ({ callableName: name, toolName: name, description: `the ${name} tool`, source: 'client' });
     expect(JSON.parse(value[0])).toEqual(meta('echo'));
     expect(JSON.parse(value[1])).toEqual([meta('echo'), meta('other')]);

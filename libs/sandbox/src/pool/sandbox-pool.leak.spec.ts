@@ -22,12 +22,12 @@ describe('SandboxPool with the debug QuickJS build', () => {
       const host = { dispatch: (call: { args: unknown }) => Promise.resolve(call.args) };
       const withCatalog = {
         ...cell('const [h] = catalog.all(); return [h, (await h(1)).input, typeof MCP]'),
-        catalog: testCatalog(['echo']),
+        catalogJson: testCatalog(['echo']),
       };
       expect(valueOf(await pool.run(withCatalog, host))).toContain('"callableName":"echo"');
       const refused = {
         ...cell('try { await echo(1) } catch {} for (;;) {}', { timeoutMs: 2000 }),
-        catalog: testCatalog(['echo']),
+        catalogJson: testCatalog(['echo']),
         restartSafe: true,
       };
       expect((await pool.run(refused, host)).status).toBe('failed');

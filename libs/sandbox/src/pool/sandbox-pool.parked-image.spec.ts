@@ -55,7 +55,7 @@ describe('SandboxPool: parked run images', () => {
   });
 
   it('answers a pending platform call restored as waiting for the platform', async () => {
-    const request = { ...cell('const r = await client({ q: 1 }); return { r }'), catalog: TOOLS, parkImage: true };
+    const request = { ...cell('const r = await client({ q: 1 }); return { r }'), catalogJson: TOOLS, parkImage: true };
     const parked = waiting(await parker.run(request, host));
     const image = imageOf(parked);
     expect(image.inFlight).toEqual(['bridge:callValue:1']);
@@ -69,7 +69,7 @@ describe('SandboxPool: parked run images', () => {
 
   it('applies an answer from the log and makes a replay-safe call again', async () => {
     const code = 'const [a, b] = await Promise.all([client(1), echo(2)]); return a + b';
-    const request = { ...cell(code, { timeoutMs: 200 }), catalog: TOOLS, parkImage: true };
+    const request = { ...cell(code, { timeoutMs: 200 }), catalogJson: TOOLS, parkImage: true };
     const slowEcho: BridgeHost = { ...host, dispatch: (call) => tick(1000).then(() => (call.args as { input: unknown }).input) };
     const image = imageOf(await parker.run(request, slowEcho));
     expect(image.inFlight).toEqual(['bridge:callValue:1', 'bridge:callValue:2']);
@@ -166,7 +166,7 @@ describe('SandboxPool: parked run images', () => {
     let answer: ((value: unknown) => void) | undefined;
     const slow: BridgeHost = { dispatch: () => new Promise((resolve) => (answer = resolve)) };
     // Parks when its budget is spent with the call still open.
-    const calling = { ...cell('await echo({ n: 1 }); return 1', { timeoutMs: 200 }), catalog: TOOLS };
+    const calling = { ...cell('await echo({ n: 1 }); return 1', { timeoutMs: 200 }), catalogJson: TOOLS };
     waiting(await parker.run(calling, slow));
     const idle = cell('await yield_control(); return 1');
     waiting(await parker.run(idle, host));

@@ -62,7 +62,7 @@ describe('SandboxPool: replay of restartSafe runs', () => {
   }
 
   it('rebuilds a parked run exactly: same clock, random values and tool results, no call made twice', async () => {
-    const live = { ...cell(CODE), catalog: TOOLS, restartSafe: true, seed: SEED };
+    const live = { ...cell(CODE), catalogJson: TOOLS, restartSafe: true, seed: SEED };
     const { journals, record, made, host } = await recordTwoLegs(live);
     expect(made.map((call) => call.id)).toEqual([
       'bridge:callValue:1',
@@ -77,7 +77,7 @@ describe('SandboxPool: replay of restartSafe runs', () => {
     const liveValue = JSON.parse(valueOf(await pool.resume(live.runId, { timeoutMs: 2000 }, host))) as Record<string, unknown>;
 
     const replayMade: BridgeCall[] = [];
-    const replayed = { ...cell(CODE), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan(journals, recordAtPark) };
+    const replayed = { ...cell(CODE), catalogJson: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan(journals, recordAtPark) };
     let replayedCalls = 0;
     const replayHost = { ...recordingHost(new Map(), replayMade), replayed: () => (replayedCalls += 1) };
     const outcome = await pool.run(replayed, replayHost);
@@ -92,13 +92,13 @@ describe('SandboxPool: replay of restartSafe runs', () => {
   });
 
   it('fails the run naming the divergence when the code makes other calls than the log', async () => {
-    const live = { ...cell(CODE), catalog: TOOLS, restartSafe: true, seed: SEED };
+    const live = { ...cell(CODE), catalogJson: TOOLS, restartSafe: true, seed: SEED };
     const { journals, record } = await recordTwoLegs(live);
     pool.discard(live.runId);
     const changed = CODE.replace('echo({ n: 3 })', 'echo({ n: 33 })');
     const replayMade: BridgeCall[] = [];
     const outcome = await pool.run(
-      { ...cell(changed), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan(journals, record) },
+      { ...cell(changed), catalogJson: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan(journals, record) },
       recordingHost(new Map(), replayMade),
     );
     expect(failure(outcome)).toEqual({
@@ -111,7 +111,7 @@ describe('SandboxPool: replay of restartSafe runs', () => {
 
   it('diverges when the random seed differs (the recorded run took other values)', async () => {
     const code = 'const r = Math.random(); await yield_control(); if (r < 2) await echo({ r }); await yield_control(); return r';
-    const live = { ...cell(code), catalog: TOOLS, restartSafe: true, seed: SEED };
+    const live = { ...cell(code), catalogJson: TOOLS, restartSafe: true, seed: SEED };
     const record = new Map<string, RecordedToolCall>();
     const host = recordingHost(record, []);
     const first = journalOf(await pool.run(live, host));
@@ -119,11 +119,11 @@ describe('SandboxPool: replay of restartSafe runs', () => {
     pool.discard(live.runId);
     const plan = buildReplayPlan([first, second], record);
     const same = await pool.run(
-      { ...cell(code), catalog: TOOLS, restartSafe: true, seed: SEED, replay: plan },
+      { ...cell(code), catalogJson: TOOLS, restartSafe: true, seed: SEED, replay: plan },
       recordingHost(new Map(), []),
     );
     const other = await pool.run(
-      { ...cell(code), catalog: TOOLS, restartSafe: true, seed: [9, 9, 9, 9], replay: plan },
+      { ...cell(code), catalogJson: TOOLS, restartSafe: true, seed: [9, 9, 9, 9], replay: plan },
       recordingHost(new Map(), []),
     );
     expect(Number(valueOf(same))).toBeGreaterThanOrEqual(0);
@@ -149,7 +149,7 @@ describe('SandboxPool: replay of restartSafe runs', () => {
     ]);
     const made: BridgeCall[] = [];
     const outcome = await pool.run(
-      { ...cell(code), catalog: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan([], record) },
+      { ...cell(code), catalogJson: TOOLS, restartSafe: true, seed: SEED, replay: buildReplayPlan([], record) },
       recordingHost(new Map(), made),
     );
     expect(JSON.parse(valueOf(outcome))).toEqual([{ echoed: 'from the log' }, { echoed: { n: 2 } }]);
@@ -159,7 +159,7 @@ describe('SandboxPool: replay of restartSafe runs', () => {
   it('rebuilds a run parked on a pending timer and makes the timer again', async () => {
     const code = 'const a = await echo({ n: 1 }); await new Promise((r) => setTimeout(r, 250)); return a;';
     const record = new Map<string, RecordedToolCall>();
-    const live = { ...cell(code, { timeoutMs: 100 }), catalog: TOOLS, restartSafe: true, seed: SEED };
+    const live = { ...cell(code, { timeoutMs: 100 }), catalogJson: TOOLS, restartSafe: true, seed: SEED };
     const parked = waiting(await pool.run(live, recordingHost(record, [])));
     expect(parked.reason).toBe('pending_tools');
     expect(parked.journal?.open).toEqual(['bridge:sleep:1']);
@@ -167,7 +167,7 @@ describe('SandboxPool: replay of restartSafe runs', () => {
     const made: BridgeCall[] = [];
     const replayed = {
       ...cell(code, { timeoutMs: 2000 }),
-      catalog: TOOLS,
+      catalogJson: TOOLS,
       restartSafe: true,
       seed: SEED,
       replay: buildReplayPlan([parked.journal!], record),
@@ -179,7 +179,7 @@ describe('SandboxPool: replay of restartSafe runs', () => {
   it('answers a call that was still running when the run parked from its recorded outcome', async () => {
     const code = 'const p = slow({ n: 2 }); const a = await echo({ n: 1 }); return [a, await p];';
     const record = new Map<string, RecordedToolCall>();
-    const live = { ...cell(code, { timeoutMs: 100 }), catalog: TOOLS, restartSafe: true, seed: SEED };
+    const live = { ...cell(code, { timeoutMs: 100 }), catalogJson: TOOLS, restartSafe: true, seed: SEED };
     const parked = waiting(await pool.run(live, recordingHost(record, [])));
     expect(parked.journal?.open).toEqual(['bridge:callValue:1']);
     pool.discard(live.runId);
@@ -189,7 +189,7 @@ describe('SandboxPool: replay of restartSafe runs', () => {
     const made: BridgeCall[] = [];
     const replayed = {
       ...cell(code, { timeoutMs: 2000 }),
-      catalog: TOOLS,
+      catalogJson: TOOLS,
       restartSafe: true,
       seed: SEED,
       replay: buildReplayPlan([parked.journal!], record),

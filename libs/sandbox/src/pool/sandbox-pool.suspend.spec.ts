@@ -49,7 +49,7 @@ describe('SandboxPool: suspension', () => {
   it('drains sequential awaited timers and tool calls in one run', async () => {
     const code =
       'let n = 0; for (let i = 0; i < 30; i++) { await new Promise((r) => setTimeout(r, 1)); n += (await echo(i)).input; } return n';
-    expect(valueOf(await pool.run({ ...cell(code), catalog: TOOLS }, testHost()))).toBe(String((29 * 30) / 2));
+    expect(valueOf(await pool.run({ ...cell(code), catalogJson: TOOLS }, testHost()))).toBe(String((29 * 30) / 2));
   });
 
   it('parks a timer longer than the budget as pending_tools, and the timer keeps running while parked', async () => {
@@ -66,25 +66,25 @@ describe('SandboxPool: suspension', () => {
   it('does not complete before detached calls and race losers finish', async () => {
     const calls: BridgeCall[] = [];
     const code = 'slow("detached").then((r) => text(r.input)); const w = await Promise.race([echo("fast"), slow("loser")]); return w.input';
-    const outcome = await pool.run({ ...cell(code), catalog: TOOLS }, testHost(calls));
+    const outcome = await pool.run({ ...cell(code), catalogJson: TOOLS }, testHost(calls));
     expect(valueOf(outcome)).toBe('"fast"');
     expect(outcome.output).toEqual([{ type: 'text', text: 'detached' }]);
     expect(calls.map((call) => call.id)).toEqual(['bridge:callValue:1', 'bridge:callValue:2', 'bridge:callValue:3']);
   });
 
   it('fails the cell on an unawaited rejected call; a handled one is fine', async () => {
-    const unawaited = failure(await pool.run({ ...cell('boom(1); await echo(2); return "ok"'), catalog: TOOLS }, testHost()));
+    const unawaited = failure(await pool.run({ ...cell('boom(1); await echo(2); return "ok"'), catalogJson: TOOLS }, testHost()));
     expect(unawaited.error.split('\n')[0]).toBe('RangeError: boom 1');
     const late = 'const p = boom(2); await new Promise((r) => setTimeout(r, 30)); try { await p } catch (e) { return e.message }';
-    expect(valueOf(await pool.run({ ...cell(late), catalog: TOOLS }, testHost()))).toBe('"boom 2"');
-    expect(valueOf(await pool.run({ ...cell('boom(3).catch(() => {}); return 1'), catalog: TOOLS }, testHost()))).toBe('1');
+    expect(valueOf(await pool.run({ ...cell(late), catalogJson: TOOLS }, testHost()))).toBe('"boom 2"');
+    expect(valueOf(await pool.run({ ...cell('boom(3).catch(() => {}); return 1'), catalogJson: TOOLS }, testHost()))).toBe('1');
   });
 
   it('queues calls beyond maxPendingToolCalls instead of failing', async () => {
     const outcome = await pool.run(
       {
         ...cell('return (await Promise.all([1, 2, 3].map((i) => slow(i)))).map((r) => r.input)', { maxPendingToolCalls: 2 }),
-        catalog: TOOLS,
+        catalogJson: TOOLS,
       },
       testHost(),
     );
@@ -115,7 +115,10 @@ describe('SandboxPool: suspension', () => {
 
   it('discard aborts pending host work and cancels timers; the run cannot be resumed', async () => {
     const signals: AbortSignal[] = [];
-    const request = { ...cell('setTimeout(() => text("fired"), 5000); await slow(1)', { timeoutMs: 100 }), catalog: testCatalog(['slow']) };
+    const request = {
+      ...cell('setTimeout(() => text("fired"), 5000); await slow(1)', { timeoutMs: 100 }),
+      catalogJson: testCatalog(['slow']),
+    };
     const host: BridgeHost = { dispatch: (call, signal) => (signals.push(signal), new Promise(() => undefined)) };
     expect(waiting(await pool.run(request, host)).pending.map((call) => call.id)).toEqual(['bridge:sleep:1', 'bridge:callValue:1']);
     expect(pool.discard(request.runId)).toBe(true);
@@ -135,7 +138,7 @@ describe('SandboxPool: suspension', () => {
   it('parks at once on a platform-answered call; settle + resume completes with the settled value', async () => {
     const request = {
       ...cell('const a = await echo(1); const b = await client({ q: 1 }); return [a.input, b]', { timeoutMs: 5000 }),
-      catalog: TOOLS,
+      catalogJson: TOOLS,
     };
     const started = performance.now();
     const parked = waiting(await pool.run(request, testHost()));

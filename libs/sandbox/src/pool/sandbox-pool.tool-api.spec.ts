@@ -1,4 +1,3 @@
-import type { GuestCatalog } from '@codemode/contracts';
 import type { BridgeCall, BridgeHost } from '../engine/types';
 import { RESTART_SAFE_NAMESPACE_MESSAGE, RESTART_SAFE_SURFACE_MESSAGE } from '../errors';
 import { SandboxPool } from './sandbox-pool';
@@ -7,7 +6,7 @@ import { cell, failure, testCatalog, toolMetadata, valueOf, waiting } from './te
 const STORE_KEY_MESSAGE = 'Code Mode store key must be a non-empty string of at most 256 characters.';
 const STORE_VALUE_MESSAGE = 'Code Mode store value exceeds 256 KiB of serialized JSON.';
 
-const CATALOG: GuestCatalog = testCatalog(['echo', 'fail', 'write', 'client'], {
+const CATALOG = testCatalog(['echo', 'fail', 'write', 'client'], {
   replaySafe: ['echo'],
   mcp: [
     {
@@ -76,7 +75,7 @@ describe('SandboxPool: guest tool API', () => {
     const calls: BridgeCall[] = [];
     const request = {
       ...cell(code, options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
-      catalog: CATALOG,
+      catalogJson: CATALOG,
       restartSafe: options.restartSafe,
     };
     const outcome = await pool.run(request, apiHost(calls));

@@ -36,13 +36,14 @@ export function toolMetadata(callableName: string, extra: Partial<HandleMetadata
   return { callableName, toolName: callableName, description: `the ${callableName} tool`, source: 'client', ...extra };
 }
 
-/** A GuestCatalog with one global per name; names listed in `replaySafe` are replay-safe. */
-export function testCatalog(
-  names: readonly string[],
-  options: { replaySafe?: readonly string[]; mcp?: GuestCatalog['mcp'] } = {},
-): GuestCatalog {
-  return {
+/**
+ * A GuestCatalog with one global per name, as JSON text (`CellRunRequest.catalogJson`); names
+ * listed in `replaySafe` are replay-safe.
+ */
+export function testCatalog(names: readonly string[], options: { replaySafe?: readonly string[]; mcp?: GuestCatalog['mcp'] } = {}): string {
+  const catalog: GuestCatalog = {
     globals: names.map((name) => ({ metadata: toolMetadata(name), replaySafe: options.replaySafe?.includes(name) ?? false })),
     mcp: options.mcp ?? [],
   };
+  return JSON.stringify(catalog);
 }
