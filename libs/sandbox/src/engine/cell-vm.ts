@@ -278,9 +278,10 @@ export class CellVm {
   }
 
   /**
-   * Ends this VM. A healthy one is disposed (so the debug build checks for leaks); one whose memory
-   * is full or whose host side failed is only dropped, its Memory left to the garbage collector.
-   * Returns the dispose failure, if any.
+   * Ends this VM. A healthy one is disposed in the debug build (which checks for leaks then), only
+   * dropped in the release build (its Memory is zero-filled before it serves again: a teardown,
+   * ~0.3 ms, is wasted); its Memory is recycled. One whose memory is full or whose host side failed
+   * is only dropped, its Memory left to the garbage collector. Returns the dispose failure, if any.
    */
   release(): unknown {
     if (this.released) return undefined;
@@ -289,18 +290,20 @@ export class CellVm {
       this.released = true;
       return undefined;
     }
-    try {
-      this.resultPromise?.dispose();
-      for (const handle of this.handles) handle.dispose();
-      this.ctx.dispose();
-      this.runtime.dispose();
-    } catch (error) {
-      this.broken = true;
-      this.released = true;
-      return error;
+    if (this.loader.checksLeaks) {
+      try {
+        this.resultPromise?.dispose();
+        for (const handle of this.handles) handle.dispose();
+        this.ctx.dispose();
+        this.runtime.dispose();
+      } catch (error) {
+        this.broken = true;
+        this.released = true;
+        return error;
+      }
     }
-    // Disposed cleanly and never called again (guard refuses): its Memory may serve another run,
-    // which the loader zero-fills first.
+    // Never called again (guard refuses; disposed cleanly in the debug build): its Memory may serve
+    // another run, which the loader zero-fills first.
     this.released = true;
     this.loader.recycle(this.instance);
     return undefined;

@@ -7,6 +7,10 @@ declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace WebAssembly {
     class Module {}
+    class Instance {
+      constructor(module: Module, imports: object);
+      readonly exports: object;
+    }
     class Memory {
       constructor(descriptor: { initial: number; maximum?: number });
       readonly buffer: ArrayBuffer;

@@ -1,0 +1,92 @@
+import { execFileSync } from 'node:child_process';
+import { dirname } from 'node:path';
+import { threadScriptPath } from '../thread/thread-script';
+
+/**
+ * A run restored from the image onto a recycled Memory must start from exactly what a new Memory +
+ * the image give (no byte of the previous run). Runs the built engine in a child Node process, like
+ * `wasm-loader.spec.ts` (the emscripten module is ESM, which jest's CommonJS sandbox refuses).
+ */
+const ENGINE = dirname(threadScriptPath()).replace(/thread$/, 'engine');
+
+const PROBE = String.raw`
+const { WasmLoader, DEFAULT_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
+const { CellVm } = require(ENGINE + '/cell-vm.js');
+const SECRET = 'tenant-a-secret-9c41e7';
+const HOST = { output() {}, request() { return 'id'; }, cancel() {} };
+const memoryOf = (vm) => vm.instance.memory;
+const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
+(async () => {
+  const out = {};
+  const loader = await WasmLoader.load('release');
+  const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
+  const image = base.captureImage();
+  base.release();
+
+  // The previous run: its secret in a big string, in ArrayBuffers (one kept, one of 8 MiB near the
+  // top of the 16 MiB freed again: the heap may shrink back), and deep on the wasm stack.
+  const victim = await CellVm.restore(loader, image, DEFAULT_MEMORY_BYTES);
+  victim.bind(HOST, performance.now() + 5000);
+  const cell = [
+    'globalThis.big = ' + JSON.stringify(SECRET) + '.repeat(40000);',
+    'const stamp = (buffer) => {',
+    '  for (let i = 0; i < 4096; i += 1) buffer[i] = big.charCodeAt(i % big.length);',
+    '  for (let n = 4096; n < buffer.length; n *= 2) buffer.copyWithin(n, 0, n);',
+    '  return buffer;',
+    '};',
+    'globalThis.keep = stamp(new Uint8Array(1 << 20));',
+    'let top = stamp(new Uint8Array(8 << 20));',
+    'top = null;',
+    'const deep = (n) => (n === 0 ? big.slice(0, 64) : deep(n - 1) + "");',
+    'return deep(2000).length;',
+  ].join('\n');
+  out.started = victim.start(cell).ok;
+  victim.pump(2000);
+  out.value = victim.readValue();
+  const dirty = memoryOf(victim);
+  out.secretInVictim = bytesOf(victim).includes(SECRET);
+  out.released = victim.release() === undefined;
+
+  // The next run on the same Memory, scanned before any guest code runs.
+  const next = await CellVm.restore(loader, image, DEFAULT_MEMORY_BYTES);
+  out.recycled = memoryOf(next) === dirty;
+  out.secretInNext = bytesOf(next).includes(SECRET);
+
+  // What a never-used Memory + the image give (another cap: no recycled Memory has it).
+  const fresh = await CellVm.restore(loader, image, 2 * DEFAULT_MEMORY_BYTES);
+  out.freshIsNew = memoryOf(fresh) !== dirty;
+  const a = bytesOf(next);
+  const b = bytesOf(fresh);
+  out.sameLength = a.length === b.length;
+  // Only Math.random's 8-byte state differs: every restore seeds it anew.
+  const seed = image.vm.contextPointer + image.vm.randomStateOffset;
+  const differing = [];
+  for (let page = 0; page < a.length; page += 4096) {
+    if (a.compare(b, page, page + 4096, page, page + 4096) === 0) continue;
+    for (let i = page; i < page + 4096; i += 1) if (a[i] !== b[i] && (i < seed || i >= seed + 8)) differing.push(i);
+  }
+  out.differingBytes = differing.length;
+  for (const vm of [next, fresh]) vm.release();
+  process.stdout.write(JSON.stringify(out));
+})().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
+`;
+
+describe('a recycled Memory (built engine)', () => {
+  it('gives the next run nothing of the previous run: byte for byte what a new Memory + the image give', () => {
+    const json = execFileSync(process.execPath, ['-e', `const ENGINE = ${JSON.stringify(ENGINE)};${PROBE}`], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(JSON.parse(json)).toEqual({
+      started: true,
+      value: { ok: true, json: '64' },
+      secretInVictim: true,
+      released: true,
+      recycled: true,
+      secretInNext: false,
+      freshIsNew: true,
+      sameLength: true,
+      differingBytes: 0,
+    });
+  });
+});
