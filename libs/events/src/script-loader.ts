@@ -27,6 +27,7 @@ export const SCRIPT_NAMES = [
   'take-request-token',
   'request-approval',
   'decide-approval',
+  'touch-session-index',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

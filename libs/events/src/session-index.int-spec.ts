@@ -32,4 +32,15 @@ describe('SessionIndex', () => {
     expect((await index.page('acme', 10)).sessionIds).toEqual(['new', 'old']);
     expect((await index.page('other', 10)).sessionIds).toEqual([]);
   });
+
+  it('gives the index the longest life a session can have at every touch (no key lives forever)', async () => {
+    const index = new SessionIndex(redis, keys);
+    const key = keys.tenantSessions('ttl-co');
+    await index.touch({ tenant: 'ttl-co', sessionId: 's1' });
+    const thirtyDaysMs = 30 * 24 * 3600 * 1000;
+    expect(await redis.pttl(key)).toBeGreaterThan(thirtyDaysMs - 60_000);
+    await redis.persist(key);
+    await index.touch({ tenant: 'ttl-co', sessionId: 's1' });
+    expect(await redis.pttl(key)).toBeGreaterThan(thirtyDaysMs - 60_000);
+  });
 });

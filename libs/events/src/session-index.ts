@@ -34,15 +34,9 @@ export class SessionIndex {
   async touch(ref: SessionRef, atMs = Date.now()): Promise<void> {
     const key = this.keys.tenantSessions(ref.tenant);
     const lifeMs = this.sessionLifeMs();
-    // Plain commands, not a MULTI: auto-pipelining sends them in the same socket write as the
-    // write they go alongside (a MULTI is written on its own). Each is idempotent; a lost PEXPIRE is
-    // set again by the next touch.
-    const writes: Promise<unknown>[] = [this.redis.zadd(key, 'GT', atMs, ref.sessionId), this.redis.pexpire(key, lifeMs)];
-    if (atMs - (this.trimmedAt.get(ref.tenant) ?? 0) >= TRIM_EVERY_MS) {
-      this.trimmedAt.set(ref.tenant, atMs);
-      writes.push(this.redis.zremrangebyscore(key, '-inf', `(${atMs - lifeMs}`));
-    }
-    await guard(() => Promise.all(writes));
+    const trim = atMs - (this.trimmedAt.get(ref.tenant) ?? 0) >= TRIM_EVERY_MS;
+    if (trim) this.trimmedAt.set(ref.tenant, atMs);
+    await guard(() => this.scripts.run(this.redis, 'touch-session-index', [key], [ref.sessionId, atMs, lifeMs, trim ? '1' : '']));
   }
 
   /**
