@@ -123,12 +123,21 @@ export class ExecService {
         rank,
       );
     } catch (error) {
-      deadline.reject(error);
-      // The run is recorded but was not queued: close it so it cannot dangle as `requested`,
-      // retrying while Redis is away (the job may also have been queued after all: a worker that
-      // started it keeps it, and abandoning declines).
+      // The run is recorded but maybe not queued: close it so it cannot dangle as `requested`. The
+      // add may also have landed with only its reply lost (Redis restarting): then a worker that
+      // started the cell keeps it, abandoning declines, and the run's own answer comes as for any
+      // exec (never "nothing was run" for a cell that runs). Redis still away: answer now and keep
+      // trying to close it.
       const result = hostFailureResult(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', input.restartSafe);
-      void this.closeUnqueued(ref, runId, result, log);
+      this.runs.abandonUnstarted(ref, runId, result).then(
+        (outcome) => {
+          if (outcome.abandoned || outcome.status === null) deadline.reject(error);
+        },
+        () => {
+          deadline.reject(error);
+          void this.closeUnqueued(ref, runId, result, log);
+        },
+      );
     }
     return deadline.outcome;
   }
