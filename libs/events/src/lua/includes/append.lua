@@ -53,10 +53,16 @@
   events go, so a rebuild from a trimmed log sees the recent part only. Every key touched,
   including other runs' hashes read while trimming, lives in the session's hash-tag slot.
 
-  Session expiry (SPEC §10). Every append refreshes the TTL of all the session's long-lived keys
+  Session expiry (SPEC §10). An append refreshes the TTL of all the session's long-lived keys
   (stream, session hash, transcript, runs index, store hash, client tools, policy, approvals; one PEXPIRE each; keys
-  not created yet are skipped by Redis) to SESSION_TTL_MS, and the run hash of a live run with
-  them: the session expires SESSION_TTL_MS after its last write. A TTL is never shortened (the
+  not created yet are skipped by Redis) to SESSION_TTL_MS + REFRESH_SLACK_MS, and the run hash of
+  a run event with them: the session expires between SESSION_TTL_MS and SESSION_TTL_MS +
+  REFRESH_SLACK_MS (min(60 s, 1% of the TTL)) after its last write, never before. The refresh of
+  the session's keys is skipped when the session hash still has at least the TTL the append asks
+  for (it was refreshed less than REFRESH_SLACK_MS ago) and the append may not have created a key:
+  not a new session (HSETNX of createdAt), not `run.requested`, `store.committed` or
+  `tools.registered`, and no transcript entry that made a new list. So a busy session's appends
+  (run starts and ends, tool calls) cost one PTTL, not nine PEXPIREs. A TTL is never shortened (the
   session hash's PTTL is the floor), and an event of a live run (not terminal) raises it to at
   least LIVE_RUN_MAX_IDLE_MS: a live run writes again within that (else it is dead, see
   Retention), so a session and its run hashes always outlive their live runs, parked ones
@@ -85,12 +91,19 @@ local ENDED = { completed = true, failed = true, expired = true, lost = true }
 local TRIM_BATCH = 100
 local TRANSCRIPT_POP_MAX = 1000
 local TRIM_EVERY_MS = math.min(60000, RETENTION_MS)
+-- Session expiry (see the header): how much longer than asked a refresh sets, so the next appends may skip it.
+local REFRESH_SLACK_MS = math.min(60000, math.floor(SESSION_TTL_MS / 100))
+-- Events that may create a session key their append must give a TTL.
+local CREATES_KEYS = { ['run.requested'] = true, ['store.committed'] = true, ['tools.registered'] = true }
 
 -- The session's TTL in ms after the last append_event (request-run caps its idempotency key by it).
 local session_ttl_ms = SESSION_TTL_MS
 
 -- The run whose write check_run_write let through: append_event holds it to the history cap.
 local capped_run = nil
+
+-- Set when this append created a key (a new session, a transcript list): expire_session refreshes then.
+local created_key = false
 
 -- Integers as Redis arguments (a Lua number may otherwise be sent in exponent form).
 local function int(n) return string.format('%d', n) end
@@ -155,6 +168,11 @@ local function transcript_entry(kind, call, runId, at, field, json)
     ',"at":"' .. at .. '","' .. field .. '":' .. json .. '}'
 end
 
+-- Appends a transcript entry; a new list (the first entry, or the first after a trim emptied it) needs its TTL.
+local function push_transcript(K, entry)
+  if redis.call('RPUSH', K[4], entry) == 1 then created_key = true end
+end
+
 local function project_run(K, ev, at, id)
   local f = ev.facts
   local run = K[3]
@@ -165,7 +183,7 @@ local function project_run(K, ev, at, id)
     redis.call('HINCRBY', K[2], 'runs', 1)
     local input = '{"title":' .. raw_of(ev, 'title') .. ',"code":' .. raw_of(ev, 'code') ..
       ',"restartSafe":' .. f.restartSafe .. ',"awaitResults":' .. f.awaitResults .. '}'
-    redis.call('RPUSH', K[4], transcript_entry('input', 'exec', ev.runId, at, 'input', input))
+    push_transcript(K, transcript_entry('input', 'exec', ev.runId, at, 'input', input))
     return
   end
   redis.call('HSET', run, 'updatedAt', at)
@@ -181,7 +199,7 @@ local function project_run(K, ev, at, id)
     if f.workerId then redis.call('HSET', run, 'owner', f.workerId) end
     redis.call('HDEL', run, 'parkedAt', 'expiresAt')
     local input = raw_of(ev, 'input')
-    if input then redis.call('RPUSH', K[4], transcript_entry('input', 'wait', ev.runId, at, 'input', input)) end
+    if input then push_transcript(K, transcript_entry('input', 'wait', ev.runId, at, 'input', input)) end
   elseif terminal then
     redis.call('HSET', run, 'status', terminal, 'endedAt', at)
     redis.call('HDEL', run, 'expiresAt', 'resumeToken', 'resumeUntil')
@@ -189,7 +207,7 @@ local function project_run(K, ev, at, id)
   if result and (terminal or ev.type == 'run.parked') then
     redis.call('HSET', run, 'lastResult', result)
     local call = redis.call('HGET', run, 'call') or 'exec'
-    redis.call('RPUSH', K[4], transcript_entry('result', call, ev.runId, at, 'result', result))
+    push_transcript(K, transcript_entry('result', call, ev.runId, at, 'result', result))
   end
 end
 
@@ -204,15 +222,15 @@ end
 
 local function project_session(K, ev, at)
   local f = ev.facts
-  redis.call('HSETNX', K[2], 'createdAt', at)
+  if redis.call('HSETNX', K[2], 'createdAt', at) == 1 then created_key = true end
   redis.call('HSET', K[2], 'updatedAt', at)
   if ev.type == 'session.configured' then
     if f.agentId then redis.call('HSET', K[2], 'agentId', f.agentId)
     else redis.call('HDEL', K[2], 'agentId') end
     redis.call('HSET', K[2], 'codeMode', f.codeMode, 'shell', f.shell)
   elseif ev.type == 'exec.rejected' then
-    redis.call('RPUSH', K[4], transcript_entry('input', f.call, '', at, 'input', raw_of(ev, 'input')))
-    redis.call('RPUSH', K[4], transcript_entry('result', f.call, '', at, 'result', raw_of(ev, 'result')))
+    push_transcript(K, transcript_entry('input', f.call, '', at, 'input', raw_of(ev, 'input')))
+    push_transcript(K, transcript_entry('result', f.call, '', at, 'result', raw_of(ev, 'result')))
   elseif ev.type == 'store.committed' then
     project_store(K, ev.store)
   elseif ev.type == 'tools.registered' then
@@ -282,25 +300,28 @@ local function xadd(K, ev, at, data)
   return id
 end
 
--- Session expiry (see the header): refreshes the TTL of the session's long-lived keys and of the
--- run hash; returns the session's TTL in ms.
+-- Session expiry (see the header): refreshes the TTL of the session's long-lived keys unless they
+-- are fresh, and of the run hash; returns the session's TTL in ms.
 local function expire_session(K, ev)
   local ttl = SESSION_TTL_MS
   local live = ev.runId ~= '' and not TERMINAL[ev.type]
   if live and LIVE_RUN_MAX_IDLE_MS > ttl then ttl = LIVE_RUN_MAX_IDLE_MS end
   local left = redis.call('PTTL', K[2])
-  if left > ttl then ttl = left end
-  local base = string.sub(K[2], 1, -#':session' - 1)
-  for _, key in ipairs({ K[1], K[2], K[4], K[5], base .. ':store', base .. ':tools',
-    base .. ':policy', base .. ':approvals' }) do
-    redis.call('PEXPIRE', key, int(ttl))
+  local fresh = left >= ttl and not created_key and not CREATES_KEYS[ev.type]
+  local target = math.max(ttl + REFRESH_SLACK_MS, left)
+  if not fresh then
+    local base = string.sub(K[2], 1, -#':session' - 1)
+    for _, key in ipairs({ K[1], K[2], K[4], K[5], base .. ':store', base .. ':tools',
+      base .. ':policy', base .. ':approvals' }) do
+      redis.call('PEXPIRE', key, int(target))
+    end
   end
   if live then
-    redis.call('PEXPIRE', K[3], int(ttl))
+    redis.call('PEXPIRE', K[3], int(target))
   elseif ev.runId ~= '' then
-    redis.call('PEXPIRE', K[3], int(math.min(RETENTION_MS, ttl)))
+    redis.call('PEXPIRE', K[3], int(math.min(RETENTION_MS, target)))
   end
-  return ttl
+  return math.max(ttl, left)
 end
 
 -- Appends the event and updates every projection; returns the stream id. Raises
