@@ -182,6 +182,20 @@ describe('exec over REST (real api + worker)', () => {
     expect(view.createdAt).toEqual(expect.any(String));
   });
 
+  it('runs an exec with the limits of a session configured since its last exec', async () => {
+    // The API keeps each session's settings between execs; request-run refuses them once the session
+    // was configured since (here by the same API; another API process is the same case).
+    const sid = 's-reconfigured';
+    await stack.client().putSession(sid, { codeMode: { timeoutMs: 5000 } });
+    expect(await exec(sid, { title: 'warm', code: 'return 1' })).toMatchObject({ status: 'completed', value: 1 });
+    await stack.client().putSession(sid, { codeMode: { timeoutMs: 100 } });
+    const started = Date.now();
+    expect(await exec(sid, { title: 'spin', code: 'while(true){}' })).toMatchObject({ status: 'failed', code: 'timeout' });
+    expect(Date.now() - started).toBeLessThan(2000);
+    const requested = (await stack.client().events(sid)).events.filter((e) => e.type === 'run.requested');
+    expect(requested.map((e) => (e.data as { limits: { timeoutMs: number } }).limits.timeoutMs)).toEqual([5000, 100]);
+  });
+
   it('answers 404 for reads of sessions and runs that were never created, 400 for bad fields', async () => {
     const client = stack.client();
     for (const path of [

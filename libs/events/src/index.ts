@@ -1,7 +1,7 @@
 export * from './errors';
 export { KeySpace, type SessionScriptKeys } from './keys';
 export { EventLog, MAX_PAGE, type AppendInput } from './event-log';
-export { SessionLedger, type SessionPatch } from './session-ledger';
+export { SessionLedger, type SessionPatch, type SessionSettingsAt } from './session-ledger';
 export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type RunRequestedData } from './run-ledger';
 export { RunReplies, publishAnswer, publishStarted, resultReply } from './run-replies';
 export { WorkerPresence } from './worker-presence';

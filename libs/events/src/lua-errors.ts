@@ -15,6 +15,8 @@ export const LUA_CODES = {
   ok: 1,
   /** A precondition said no without it being an error (not started, not abandoned, idempotent). */
   declined: 0,
+  /** request-run: the session's settings changed since the caller read them; nothing was written. */
+  settingsChanged: 2,
   runNotFound: -1,
   runEnded: -2,
   staleEpoch: -3,

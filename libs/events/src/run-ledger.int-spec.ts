@@ -225,3 +225,20 @@ test('sessions are isolated across tenants with the same sid', async () => {
   expect(await workerRuns.start(b, runId, W)).toEqual({ started: false, status: null });
   expect((await runs.get(a, runId))?.status).toBe('requested');
 });
+
+test('request with the settings version it read: refused, writing nothing, once the session was configured since', async () => {
+  const ref = newRef();
+  expect((await sessions.settings(ref)).version).toBe('0');
+  const first = newRunId();
+  expect(await runs.request(ref, first, requestData(), { settingsVersion: '0' })).toEqual({ created: true });
+
+  await sessions.configure(ref, { codeMode: { timeoutMs: 700 } });
+  const second = newRunId();
+  expect(await runs.request(ref, second, requestData(), { settingsVersion: '0' })).toEqual({ created: false, settingsChanged: true });
+  expect(await runs.get(ref, second)).toBeNull();
+  expect((await log.history(ref)).filter((e) => e.type === 'run.requested').map((e) => e.runId)).toEqual([first]);
+
+  const { settings, version } = await sessions.settings(ref);
+  expect([settings?.codeMode, version]).toEqual([{ timeoutMs: 700 }, '1']);
+  expect(await runs.request(ref, second, requestData(), { settingsVersion: version })).toEqual({ created: true });
+});

@@ -34,14 +34,16 @@ export class RunLedger {
   /**
    * Creates the session if missing, the run (status `requested`), its transcript input entry and
    * `run.requested`. With an idempotency key (kept 24 h) already used in this session, writes
-   * nothing and answers the first request's runId.
+   * nothing and answers the first request's runId. With `settingsVersion` (the session's
+   * `configVersion` its limits were computed from: `SessionLedger.settings`), writes nothing and
+   * answers `settingsChanged` when the session was configured since.
    */
   async request(
     ref: SessionRef,
     runId: string,
     data: RunRequestedData,
-    opts: { idempotencyKey?: string } = {},
-  ): Promise<{ created: true } | { created: false; runId: string }> {
+    opts: { idempotencyKey?: string; settingsVersion?: string } = {},
+  ): Promise<{ created: true } | { created: false; runId: string } | { created: false; settingsChanged: true }> {
     const idempotencyKey = opts.idempotencyKey ?? data.idempotencyKey;
     const { title, code, restartSafe, awaitResults, limits } = data;
     // title and code are spliced in raw: Lua never decodes user-written text.
@@ -52,6 +54,7 @@ export class RunLedger {
       head,
       idempotencyKey ?? '',
       IDEMPOTENCY_TTL_SECONDS,
+      opts.settingsVersion ?? '',
       '2',
       'title',
       JSON.stringify(title),
@@ -64,6 +67,7 @@ export class RunLedger {
     ];
     const raw = await this.index.alongside(ref, () => guard(() => this.scripts.run(this.redis, 'request-run', keys, args)));
     const reply = checkReply(raw, { runId, type: 'run.requested' });
+    if (reply[0] === LUA_CODES.settingsChanged) return { created: false, settingsChanged: true };
     return reply[0] === LUA_CODES.ok ? { created: true } : { created: false, runId: String(reply[1]) };
   }
 

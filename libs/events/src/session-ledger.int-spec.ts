@@ -27,7 +27,7 @@ afterAll(async () => {
 test('configure creates, merges per field, and null removes an override', async () => {
   const ref = { tenant: 'acme', sessionId: 'cfg' };
   expect(await sessions.get(ref)).toBeNull();
-  expect(await sessions.settings(ref)).toBeNull();
+  expect(await sessions.settings(ref)).toEqual({ settings: null, version: '0' });
   const first = await sessions.configure(ref, { agentId: 'agent-1', codeMode: { timeoutMs: 500, memoryLimitBytes: 2097152 } });
   expect(first).toMatchObject({ agentId: 'agent-1', codeMode: { timeoutMs: 500, memoryLimitBytes: 2097152 }, shell: {} });
   expect(first.createdAt).toBe(first.updatedAt);
@@ -42,7 +42,8 @@ test('configure creates, merges per field, and null removes an override', async 
   // What exec reads: the same settings as the full view, without its counts.
   const { counts, ...view } = (await sessions.get(ref))!;
   expect(counts.events).toBe(2);
-  expect(await sessions.settings(ref)).toEqual(view);
+  // Each configuration moves the version request-run checks.
+  expect(await sessions.settings(ref)).toEqual({ settings: view, version: '2' });
   expect(second.createdAt).toBe(first.createdAt);
 
   const third = await sessions.configure(ref, { agentId: null, shell: { backgroundMs: null } });

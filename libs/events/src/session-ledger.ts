@@ -15,6 +15,12 @@ export interface SessionPatch {
   shell?: { [K in keyof ShellConfig]?: number | null };
 }
 
+/** A session's settings as read at one `configVersion` (bumped by every `session.configured`). */
+export interface SessionSettingsAt {
+  settings: SessionSettings | null;
+  version: string;
+}
+
 /** Patched numbers go through cjson in Lua, which is exact only below 1e14. */
 const MAX_OVERRIDE = 1e14;
 
@@ -58,9 +64,14 @@ export class SessionLedger {
     return sessionFromHash(hash, events, transcript);
   }
 
-  /** The session's stored configuration alone (one HGETALL, no counts), or null when never created. */
-  async settings(ref: SessionRef): Promise<SessionSettings | null> {
-    return settingsFromHash(await guard(() => this.redis.hgetall(this.keys.session(ref))));
+  /**
+   * The session's stored configuration alone (one HGETALL, no counts; null when never created),
+   * with the `configVersion` it is at ('0' before the first configuration), which
+   * `RunLedger.request` can check.
+   */
+  async settings(ref: SessionRef): Promise<SessionSettingsAt> {
+    const hash = await guard(() => this.redis.hgetall(this.keys.session(ref)));
+    return { settings: settingsFromHash(hash), version: hash.configVersion ?? '0' };
   }
 }
 

@@ -10,7 +10,15 @@ import {
   type ValidExecInput,
 } from '@codemode/contracts';
 import { effectiveLimits, effectiveShellConfig, type AppConfig } from '@codemode/config';
-import { isStoreUnavailable, retryWhileStoreUnavailable, RunLedger, RunOwnership, RunReplies, SessionLedger } from '@codemode/events';
+import {
+  isStoreUnavailable,
+  retryWhileStoreUnavailable,
+  RunLedger,
+  RunOwnership,
+  RunReplies,
+  SessionLedger,
+  type SessionSettingsAt,
+} from '@codemode/events';
 import { checkExecInput, emptyTelemetry, failedInputResult, hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
@@ -19,6 +27,7 @@ import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { IDEMPOTENT_PENDING_ERROR, NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
 import { ApprovalHold } from '../approvals/approval-hold';
 import { ReplyDeadline } from './reply-deadline';
+import { SessionSettingsCache } from './session-settings-cache';
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,256}$/;
 const IDEMPOTENT_POLL_MS = 25;
@@ -43,6 +52,8 @@ export class ExecService {
     private readonly ownership: RunOwnership,
     private readonly approvals: ApprovalHold,
   ) {}
+
+  private readonly settingsCache = new SessionSettingsCache();
 
   /** `rank`: the tenant's calls in flight, this one included (queue fairness, see CellQueue.add). */
   async exec(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey: string | undefined, rank = 1): Promise<CodeModeResult> {
@@ -73,15 +84,19 @@ export class ExecService {
   }
 
   private async run(ref: SessionRef, input: ValidExecInput, idempotencyKey: string | undefined, rank: number): Promise<CodeModeResult> {
-    const stored = await this.sessions.settings(ref);
-    const limits = effectiveLimits(this.config, ref.tenant, stored?.codeMode);
     const runId = `cm_${randomUUID()}`;
-    const requested = await this.runs.request(
-      ref,
-      runId,
-      { ...input, limits, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
-      { idempotencyKey },
-    );
+    // The settings this process last read for the session: request-run refuses them if the
+    // session was configured since. Then read again; a configuration racing this exec may land on
+    // either side of it, so the second request is not checked.
+    let at = this.settingsCache.get(ref) ?? (await this.readSettings(ref));
+    let requested = await this.request(ref, runId, input, idempotencyKey, at, at.version);
+    if ('settingsChanged' in requested) {
+      at = await this.readSettings(ref);
+      requested = await this.request(ref, runId, input, idempotencyKey, at, '');
+    }
+    const stored = at.settings;
+    const limits = effectiveLimits(this.config, ref.tenant, stored?.codeMode);
+    if ('settingsChanged' in requested) throw new Error('request-run refused an unchecked request');
     if (!requested.created) return this.awaitExisting(ref, requested.runId, limits, input.restartSafe);
 
     const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId });
@@ -140,6 +155,26 @@ export class ExecService {
       );
     }
     return deadline.outcome;
+  }
+
+  private async readSettings(ref: SessionRef): Promise<SessionSettingsAt> {
+    const at = await this.sessions.settings(ref);
+    this.settingsCache.set(ref, at);
+    return at;
+  }
+
+  /** Records `run.requested` with the limits of the session's settings `at` (checked against `version` unless ''). */
+  private request(
+    ref: SessionRef,
+    runId: string,
+    input: ValidExecInput,
+    idempotencyKey: string | undefined,
+    at: SessionSettingsAt,
+    version: string,
+  ): ReturnType<RunLedger['request']> {
+    const limits = effectiveLimits(this.config, ref.tenant, at.settings?.codeMode);
+    const data = { ...input, limits, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
+    return this.runs.request(ref, runId, data, { idempotencyKey, settingsVersion: version });
   }
 
   private async closeUnqueued(ref: SessionRef, runId: string, result: CodeModeResult, log: Logger): Promise<void> {

@@ -11,13 +11,16 @@
       ARGV[2] data head: RunRequestedData JSON without title and code
       ARGV[3] idempotency key ('' for none)
       ARGV[4] idempotency TTL in seconds (at most: never longer than the session's TTL)
-      ARGV[5] n (2), then raws (title, JSON string) (code, JSON string), then facts
+      ARGV[5] the session's configVersion the request's limits were computed from ('' not to check;
+              '0' for a session never configured)
+      ARGV[6] n (2), then raws (title, JSON string) (code, JSON string), then facts
               restartSafe ('true'|'false'), awaitResults ('true'|'false')
               (the run hash keeps title as JSON text, exact for any string)
 
     Output:
       {1, eventId}  created
       {0, runId}    idempotency key already used: the first request's runId
+      {2, version}  the session's settings changed since ARGV[5]: nothing written; read them again
       {-4, runId}   a run with this id exists
 
     Events:
@@ -32,8 +35,12 @@ if idemKey ~= '' then
   if first then return { 0, first } end
 end
 if redis.call('EXISTS', KEYS[3]) == 1 then return { -4, runId } end
+if ARGV[5] ~= '' then
+  local version = redis.call('HGET', KEYS[2], 'configVersion') or '0'
+  if version ~= ARGV[5] then return { 2, version } end
+end
 
-local raws, facts = read_raws_and_facts(5)
+local raws, facts = read_raws_and_facts(6)
 local id = append_event(KEYS, { type = 'run.requested', runId = runId, epoch = 0, head = ARGV[2], raws = raws, facts = facts })
 if idemKey ~= '' then
   redis.call('SET', KEYS[6], runId, 'PX', int(math.min(tonumber(ARGV[4]) * 1000, session_ttl_ms)))

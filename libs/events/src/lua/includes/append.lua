@@ -228,6 +228,8 @@ local function project_session(K, ev, at)
     if f.agentId then redis.call('HSET', K[2], 'agentId', f.agentId)
     else redis.call('HDEL', K[2], 'agentId') end
     redis.call('HSET', K[2], 'codeMode', f.codeMode, 'shell', f.shell)
+    -- request-run compares it with the version its caller's settings came from (settings_changed).
+    redis.call('HINCRBY', K[2], 'configVersion', 1)
   elseif ev.type == 'exec.rejected' then
     push_transcript(K, transcript_entry('input', f.call, '', at, 'input', raw_of(ev, 'input')))
     push_transcript(K, transcript_entry('result', f.call, '', at, 'result', raw_of(ev, 'result')))
