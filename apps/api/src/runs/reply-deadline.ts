@@ -1,5 +1,8 @@
 import type { CodeModeResult } from '@codemode/contracts';
 
+/** The reason the deadline's signal aborts with once answered: made once, since `abort()` with none builds a DOMException (and its stack) per call. */
+const SETTLED = new Error('the call was answered');
+
 /**
  * Waits for a run's pushed answer under two deadlines: the run must start within its budget
  * (else `onStartOverdue` decides), and once started it must answer within its budget plus a grace.
@@ -72,7 +75,7 @@ export class ReplyDeadline {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    this.controller.abort();
+    this.controller.abort(SETTLED);
     settle();
   }
 
