@@ -42,4 +42,22 @@ describe('BridgeLedger holds (SPEC §11 approvals)', () => {
     expect(ledger.onlyParkable()).toBe(true);
     expect(ledger.hold(ledger.ids('yield')[0])).toBe(false);
   });
+
+  it('parks on yields alone, or on platform calls with requests queued behind them', () => {
+    const ledger = new BridgeLedger();
+    expect(ledger.onlyYields()).toBe(false);
+    expect(ledger.onlyParkable()).toBe(false);
+    const yielded = ledger.add('yield', '[null]', false);
+    expect(ledger.onlyYields()).toBe(true);
+    const platform = ledger.add('callValue', '{}', false);
+    const queued = ledger.add('callValue', '{}', true);
+    expect(ledger.onlyYields()).toBe(false);
+    expect(ledger.onlyParkable()).toBe(false);
+    ledger.markPlatform(platform);
+    expect(ledger.onlyParkable()).toBe(true);
+    ledger.close(yielded);
+    expect(ledger.onlyParkable()).toBe(true);
+    expect(ledger.takeQueued()?.[0]).toBe(queued);
+    expect(ledger.onlyParkable()).toBe(false);
+  });
 });

@@ -146,7 +146,8 @@ export class BridgeLedger {
 
   /** Every open request is a yield (SPEC §3: only then the reason is `yield`). */
   onlyYields(): boolean {
-    return this.open.size > 0 && [...this.open.values()].every((call) => call.method === 'yield');
+    for (const call of this.open.values()) if (call.method !== 'yield') return false;
+    return this.open.size > 0;
   }
 
   /**
@@ -154,16 +155,26 @@ export class BridgeLedger {
    * gains nothing (SPEC §3: such a cell parks at once, even with calls queued behind them).
    */
   onlyParkable(): boolean {
-    const active = [...this.open.values()].filter((call) => !call.queued);
-    const parkable = (call: OpenCall) => call.method === 'yield' || call.platform;
-    // Held calls wait for a decision like the rest; alone they stop the clock instead (onlyHeld).
-    return active.some(parkable) && active.every((call) => parkable(call) || call.held);
+    // Checked at every wait: one pass, no copies. Held calls wait for a decision like the rest;
+    // alone they stop the clock instead (onlyHeld).
+    let parkable = false;
+    for (const call of this.open.values()) {
+      if (call.queued) continue;
+      if (call.method === 'yield' || call.platform) parkable = true;
+      else if (!call.held) return false;
+    }
+    return parkable;
   }
 
   /** Every unsettled request waits for a decision (SPEC §11): the run's budget clock stops. */
   onlyHeld(): boolean {
-    const active = [...this.open.values()].filter((call) => !call.answered);
-    return active.length > 0 && active.every((call) => call.held);
+    let held = false;
+    for (const call of this.open.values()) {
+      if (call.answered) continue;
+      if (!call.held) return false;
+      held = true;
+    }
+    return held;
   }
 
   /** Open requests (queued ones included), minus those whose settlement is already queued. */

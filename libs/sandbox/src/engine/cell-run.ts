@@ -109,6 +109,7 @@ export class CellRun implements VmHostSink {
     } finally {
       this.port.busy(false);
       this.port.watch(undefined);
+      this.inbox.stop();
     }
   }
 
@@ -285,9 +286,8 @@ export class CellRun implements VmHostSink {
     if (!METHODS.has(method)) throw new BridgeProtocolError(`unknown code mode bridge method ${method}`);
     this.safety.check(method, argsJson);
     const bridgeMethod = method as BridgeMethod;
-    // SPEC §3: past the in-flight slots requests wait, up to MAX_QUEUED_BRIDGE_REQUESTS; one more
-    // fails the cell (sticky: catching the error does not help). A replay re-makes calls the live
-    // run admitted, so it is not checked again.
+    // SPEC §3: past the in-flight slots requests wait, up to MAX_QUEUED_BRIDGE_REQUESTS; one more fails the cell
+    // (sticky: catching the error does not help). A replay re-makes calls the live run admitted: not checked again.
     const maxInFlight = this.cell.limits.maxPendingToolCalls;
     if (!this.admission && !this.replay.active && method !== 'yield' && this.ledger.full(maxInFlight)) {
       this.admission = bridgeQueueLimitMessage(maxInFlight);

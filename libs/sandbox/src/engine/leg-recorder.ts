@@ -28,10 +28,11 @@ export class LegRecorder {
   }
 
   settled(id: string, ok: boolean, payload: string): void {
+    if (!this.current) return;
     const method = methodOf(id);
     // Yields and sleeps settle with null, successful tool calls are in their tool.settled event.
     const known = method === 'yield' || method === 'sleep' || (method === 'callValue' && ok);
-    this.current?.settled.push([id, ok, known ? null : payload]);
+    this.current.settled.push([id, ok, known ? null : payload]);
   }
 
   clockRead(now: number): void {

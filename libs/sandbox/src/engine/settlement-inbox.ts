@@ -6,10 +6,14 @@ export type Wakeup = Settlement | 'recheck' | 'deadline';
 /**
  * Host settlements that reached a run, in arrival order, applied one at a time between pumps;
  * a leg waiting for the host sleeps here until one arrives, the run's state changes, or time runs out.
+ * One timer serves every wait up to the same deadline (a leg waits once per host call): it is armed
+ * again only when the deadline changes, and cleared by `stop` when the leg ends.
  */
 export class SettlementInbox {
   private readonly queue: Settlement[] = [];
-  private wake: (() => void) | undefined;
+  private wake: ((wakeup: Wakeup | undefined) => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = 0;
 
   get size(): number {
     return this.queue.length;
@@ -26,7 +30,7 @@ export class SettlementInbox {
 
   /** Wakes a waiting leg to look at the run again. */
   recheck(): void {
-    this.wake?.();
+    this.wake?.(undefined);
   }
 
   /** The next queued settlement; 'recheck' when the run's state changed (or it is aborted); 'deadline' at `until`. */
@@ -36,16 +40,28 @@ export class SettlementInbox {
     const queued = this.queue.shift();
     if (queued) return Promise.resolve(queued);
     if (aborted) return Promise.resolve('recheck');
+    this.arm(until, remaining);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      this.wake = (wakeup) => {
         this.wake = undefined;
-        resolve('deadline');
-      }, Math.ceil(remaining));
-      this.wake = () => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        resolve(this.queue.shift() ?? 'recheck');
+        resolve(wakeup ?? this.queue.shift() ?? 'recheck');
       };
     });
+  }
+
+  /** The leg ended: no wait is left to time out. */
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(until: number, remaining: number): void {
+    if (this.timer && this.timerAt === until) return;
+    clearTimeout(this.timer);
+    this.timerAt = until;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.wake?.('deadline');
+    }, Math.ceil(remaining));
   }
 }

@@ -33,7 +33,8 @@
   const WeakSetAdd = uncurry(WeakSet.prototype.add);
   const WeakSetHas = uncurry(WeakSet.prototype.has);
   const GuestPromise = Promise;
-  const PromiseThen = Promise.prototype.then;
+  const PromiseThenCall = uncurry(Promise.prototype.then);
+  const construct = Reflect.construct;
   const GuestError = Error;
   const GuestTypeError = TypeError;
   const errorTypes = { __proto__: null, Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError };
@@ -159,17 +160,22 @@
     // Bridge promises are a Promise subclass whose then records that a handler was attached
     // (await, Promise.all/race, .catch and .finally all reach it), so a rejected call nobody
     // handled fails the cell at completion. Derived promises are plain (species).
-    const handled = new GuestMap();
+    // Weakly held: a bridge promise nobody references any more needs no entry (only rejected ones are
+    // asked about, and `rejected` holds those).
+    const handled = new GuestWeakSet();
     const rejected = [];
     const BridgePromise = class Promise extends GuestPromise {
       static get [Symbol.species]() {
         return GuestPromise;
       }
       then(onFulfilled, onRejected) {
-        MapSet(handled, this, true);
-        return apply(PromiseThen, this, [onFulfilled, onRejected]);
+        if (this !== null && typeof this === 'object') WeakSetAdd(handled, this);
+        return PromiseThenCall(this, onFulfilled, onRejected);
       }
     };
+    // `new BridgePromise(executor)` without running the subclass's (default) constructor: same
+    // object, same prototype.
+    const newBridgePromise = (executor) => construct(GuestPromise, [executor], BridgePromise);
 
     function toError(payload) {
       const Type = errorTypes[payload && payload.name] || GuestError;
@@ -183,7 +189,7 @@
     // One bridge call with its args as JSON text; map turns the host's value into the guest's answer.
     function call(method, argsJson, map) {
       let promise;
-      promise = new BridgePromise((resolve, reject) => {
+      promise = newBridgePromise((resolve, reject) => {
         begin(method, argsJson, (ok, payload) => {
           let error;
           if (ok) {
@@ -206,7 +212,7 @@
 
     // A bridge promise already rejected with error (a failure to report like a failed call).
     function fail(error) {
-      const promise = new BridgePromise((resolve, reject) => reject(error));
+      const promise = newBridgePromise((resolve, reject) => reject(error));
       rejected[rejected.length] = { promise, error };
       return promise;
     }
@@ -216,7 +222,7 @@
     // The first rejected bridge promise no handler was ever attached to, described; or undefined.
     function unhandled() {
       for (let i = 0; i < rejected.length; i++) {
-        if (!MapHas(handled, rejected[i].promise)) return describe(rejected[i].error);
+        if (!WeakSetHas(handled, rejected[i].promise)) return describe(rejected[i].error);
       }
       return undefined;
     }

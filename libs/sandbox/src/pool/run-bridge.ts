@@ -61,14 +61,17 @@ export class RunBridge {
       ? this.host.dispatch({ id, method, args }, this.abort.signal, this.gate(id))
       : Promise.reject(new BridgeUnavailableError(method));
     this.hostCallsInFlight += 1;
-    pending.finally(() => (this.hostCallsInFlight -= 1)).catch(() => undefined);
     pending.then(
       (value) => {
+        this.hostCallsInFlight -= 1;
         const json = toJson(value);
         if (json === undefined) this.send(id, false, errorJson(new TypeError('bridge result is not JSON-serializable')));
         else this.send(id, true, json);
       },
-      (error: unknown) => this.send(id, false, errorJson(error)),
+      (error: unknown) => {
+        this.hostCallsInFlight -= 1;
+        this.send(id, false, errorJson(error));
+      },
     );
   }
 
