@@ -1,5 +1,6 @@
+import Redis from 'ioredis';
 import { CodeModeResultSchema, type CodeModeResult } from '@codemode/contracts';
-import { TestStack } from './utils/test-stack';
+import { REDIS_URL, TestStack } from './utils/test-stack';
 
 jest.setTimeout(60_000);
 
@@ -194,6 +195,30 @@ describe('exec over REST (real api + worker)', () => {
     expect(Date.now() - started).toBeLessThan(2000);
     const requested = (await stack.client().events(sid)).events.filter((e) => e.type === 'run.requested');
     expect(requested.map((e) => (e.data as { limits: { timeoutMs: number } }).limits.timeoutMs)).toEqual([5000, 100]);
+  });
+
+  it('fails a cell whose session tools cannot be read at once, with its one terminal event', async () => {
+    // The worker claims a run while it reads the run's tools: a claimed run whose tools cannot be
+    // read is failed by the worker, not left running.
+    const sid = 's-unreadable-tools';
+    expect(await exec(sid, { title: 'warm', code: 'return 1' })).toMatchObject({ status: 'completed', value: 1 });
+    const redis = new Redis(REDIS_URL);
+    try {
+      await redis.set(`${stack.prefix}:{default:${sid}}:tools`, '{not json');
+      const started = Date.now();
+      const result = await exec(sid, { title: 'unprepared', code: 'return 2' });
+      expect(result).toMatchObject({
+        status: 'failed',
+        code: 'internal_error',
+        error: "code mode could not read the session's tools or policy to run the cell; the failure was logged. Retry the exec.",
+      });
+      expect(Date.now() - started).toBeLessThan(5000);
+      const events = (await stack.client().events(sid)).events;
+      const runId = events.find((e) => e.type === 'run.requested' && (e.data as { title?: string }).title === 'unprepared')?.runId;
+      expect(events.filter((e) => e.runId === runId).map((e) => e.type)).toEqual(['run.requested', 'run.started', 'run.failed']);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('answers 404 for reads of sessions and runs that were never created, 400 for bad fields', async () => {

@@ -50,17 +50,26 @@ export class CellRunner {
   async run(job: CellJob): Promise<{ started: true } | { started: false; status: string | null }> {
     const ref = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
-    const host = await this.toolHosts.create(ref, job.runId, FIRST_EPOCH, job.spec);
-    const recovery = job.spec.restartSafe ? newRecoverySeed(host.catalog.guestCatalogHash()) : undefined;
-    const claim = await this.runs.start(ref, job.runId, {
-      workerId: this.config.workerId,
-      epoch: FIRST_EPOCH,
-      replyTo: job.replyTo,
-      recovery,
-    });
-    if (!claim.started) {
-      log.info({ status: claim.status }, 'cell not started: run is no longer waiting for a worker');
-      return claim;
+    const hosting = this.toolHosts.create(ref, job.runId, FIRST_EPOCH, job.spec);
+    let host: RunToolHost;
+    let recovery: RunRecoverySeed | undefined;
+    if (job.spec.restartSafe) {
+      // Its run.started records the hash of the catalog it runs with: claimed once that is known.
+      host = await hosting;
+      recovery = newRecoverySeed(host.catalog.guestCatalogHash());
+      const claim = await this.claim(ref, job, recovery);
+      if (!claim.started) return notStarted(log, claim);
+    } else {
+      // Claimed while its tools are read: the claim and the reads leave in one socket write.
+      const [claimed, hosted] = await Promise.allSettled([this.claim(ref, job, undefined), hosting]);
+      if (claimed.status === 'rejected') throw claimed.reason;
+      if (!claimed.value.started) return notStarted(log, claimed.value);
+      if (hosted.status === 'rejected') {
+        log.error({ err: hosted.reason }, "could not read the session's tools or policy; the claimed run fails");
+        await this.outcomes.failUnprepared({ ref, runId: job.runId, epoch: FIRST_EPOCH, restartSafe: false }, job.replyTo);
+        return claimed.value;
+      }
+      host = hosted.value;
     }
     await this.execute({
       ref,
@@ -72,7 +81,12 @@ export class CellRunner {
       log,
       seed: recovery?.seed,
     });
-    return claim;
+    return { started: true };
+  }
+
+  /** Only a `requested` run becomes this worker's (SPEC §6): the first epoch's claim. */
+  private claim(ref: SessionRef, job: CellJob, recovery: RunRecoverySeed | undefined): ReturnType<RunLedger['start']> {
+    return this.runs.start(ref, job.runId, { workerId: this.config.workerId, epoch: FIRST_EPOCH, replyTo: job.replyTo, recovery });
   }
 
   /** Runs the cell (from the start, or rebuilt from its log first), then records and answers it. */
@@ -129,6 +143,11 @@ export class CellRunner {
       return hostFailureOutcome();
     }
   }
+}
+
+function notStarted(log: Logger, claim: { started: false; status: string | null }): { started: false; status: string | null } {
+  log.info({ status: claim.status }, 'cell not started: run is no longer waiting for a worker');
+  return claim;
 }
 
 /** SPEC §6: a run whose log cannot be replayed fails, naming why; it is never guessed. */

@@ -10,7 +10,14 @@ import {
   RunHistoryLimitError,
   RunLedger,
 } from '@codemode/events';
-import { buildCellResult, buildWaitingResult, failedOutcome, type CellOutcome, type TerminalCellOutcome } from '@codemode/sandbox';
+import {
+  buildCellResult,
+  buildWaitingResult,
+  failedOutcome,
+  hostFailureResult,
+  type CellOutcome,
+  type TerminalCellOutcome,
+} from '@codemode/sandbox';
 import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
@@ -34,6 +41,10 @@ export interface RunContext {
   /** Its image is in Redis (SPEC §12): any worker can resume it once this one lets it go. */
   imaged?: boolean;
 }
+
+/** Why a claimed run failed before it ran (`RunOutcomes.failUnprepared`). */
+const UNPREPARED_MESSAGE =
+  "code mode could not read the session's tools or policy to run the cell; the failure was logged. Retry the exec.";
 
 /** What a run that reached its history cap ends with, whatever its cell did (SPEC §6). */
 function historyLimitOutcome(outcome: CellOutcome): TerminalCellOutcome {
@@ -92,12 +103,29 @@ export class RunOutcomes {
   }
 
   /**
+   * A run this worker claimed whose tools could not be prepared (its stored tools or policies could
+   * not be read): it fails without running, with its one terminal event and the caller's answer.
+   */
+  async failUnprepared(
+    run: { ref: SessionRef; runId: string; epoch: number; restartSafe: boolean },
+    replyTo: string,
+  ): Promise<CodeModeResult> {
+    const result = hostFailureResult(UNPREPARED_MESSAGE, 'internal_error', run.restartSafe);
+    const recorded = await this.untilRecorded(run, async () => {
+      await this.runs.finish(run.ref, run.runId, { epoch: run.epoch, type: 'run.failed', result, replyTo });
+      return result;
+    });
+    this.metrics.runAnswered(recorded, Date.now());
+    return recorded;
+  }
+
+  /**
    * SPEC §6, nothing acknowledged is lost: an outcome that could not be written because Redis was
    * unreachable is written again once it answers (the exec or wait may have been answered
    * `runtime_unavailable` meanwhile; the run still gets its one terminal event). A retry that
    * finds the run already ended (the first write landed, its reply did not) answers what it holds.
    */
-  private untilRecorded(ctx: RunContext, write: () => Promise<CodeModeResult>): Promise<CodeModeResult> {
+  private untilRecorded(ctx: Pick<RunContext, 'ref' | 'runId'>, write: () => Promise<CodeModeResult>): Promise<CodeModeResult> {
     const fields = { tenant: ctx.ref.tenant, sessionId: ctx.ref.sessionId, runId: ctx.runId };
     return retryWhileStoreUnavailable(
       async (attempt) => {
