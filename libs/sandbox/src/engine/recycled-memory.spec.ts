@@ -1,14 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { dirname } from 'node:path';
-import { threadScriptPath } from '../thread/thread-script';
+import { runBuiltEngineProbe } from './built-engine-probe';
 
 /**
  * A run restored from the image onto a recycled Memory must start from exactly what a new Memory +
  * the image give (no byte of the previous run). Runs the built engine in a child Node process, like
  * `wasm-loader.spec.ts` (the emscripten module is ESM, which jest's CommonJS sandbox refuses).
  */
-const ENGINE = dirname(threadScriptPath()).replace(/thread$/, 'engine');
-
 const PROBE = String.raw`
 const { WasmLoader, DEFAULT_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
 const { CellVm } = require(ENGINE + '/cell-vm.js');
@@ -16,7 +12,6 @@ const SECRET = 'tenant-a-secret-9c41e7';
 const HOST = { output() {}, request() { return 'id'; }, cancel() {} };
 const memoryOf = (vm) => vm.instance.memory;
 const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
-(async () => {
   const out = {};
   const loader = await WasmLoader.load('release');
   const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
@@ -68,16 +63,11 @@ const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
   out.differingBytes = differing.length;
   for (const vm of [next, fresh]) vm.release();
   process.stdout.write(JSON.stringify(out));
-})().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
 `;
 
 describe('a recycled Memory (built engine)', () => {
   it('gives the next run nothing of the previous run: byte for byte what a new Memory + the image give', () => {
-    const json = execFileSync(process.execPath, ['-e', `const ENGINE = ${JSON.stringify(ENGINE)};${PROBE}`], {
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
-    expect(JSON.parse(json)).toEqual({
+    expect(runBuiltEngineProbe(PROBE, 30_000)).toEqual({
       started: true,
       value: { ok: true, json: '64' },
       secretInVictim: true,

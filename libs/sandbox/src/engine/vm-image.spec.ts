@@ -1,14 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { dirname } from 'node:path';
-import { threadScriptPath } from '../thread/thread-script';
+import { runBuiltEngineProbe } from './built-engine-probe';
 
 /**
  * The capture/restore surgery on real QuickJS (quickjs-emscripten-core 0.32.0). The emscripten
  * module is ESM, which jest's CommonJS sandbox refuses, so the probe runs the built engine
  * (`npm run build`) in a child Node process, like `wasm-loader.spec.ts`.
  */
-const ENGINE = dirname(threadScriptPath()).replace(/thread$/, 'engine');
-
 const PROBE = String.raw`
 const { WasmLoader, DEFAULT_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
 const { CellVm } = require(ENGINE + '/cell-vm.js');
@@ -33,7 +29,6 @@ function run(vm, code, timeoutMs = 5000) {
   const value = state === 'fulfilled' ? vm.readValue() : state === 'rejected' ? vm.readRejection() : undefined;
   return { state, value, log, timedOut: vm.timedOut };
 }
-(async () => {
   const out = {};
   const loader = await WasmLoader.load('release');
   const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
@@ -97,16 +92,11 @@ function run(vm, code, timeoutMs = 5000) {
   try { used.captureImage(); out.captureUsed = 'captured'; } catch (e) { out.captureUsed = 'refused'; }
   used.release();
   process.stdout.write(JSON.stringify(out));
-})().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
 `;
 
 describe('VM images (built engine)', () => {
   it('restores a prepared VM into fresh instances that run cells in isolation under their own limits', () => {
-    const json = execFileSync(process.execPath, ['-e', `const ENGINE = ${JSON.stringify(ENGINE)};${PROBE}`], {
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    expect(JSON.parse(json)).toEqual({
+    expect(runBuiltEngineProbe(PROBE, 60_000)).toEqual({
       imageSmall: true,
       imageHostFunctions: 3,
       roundTrip: { state: 'fulfilled', value: { ok: true, json: '84' }, log: ['out:hi 2', 'req:api:{"op":"list","prefix":"x"}'] },

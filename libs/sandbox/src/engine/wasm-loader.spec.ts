@@ -1,20 +1,15 @@
-import { execFileSync } from 'node:child_process';
-import { dirname } from 'node:path';
-import { threadScriptPath } from '../thread/thread-script';
+import { runBuiltEngineProbe } from './built-engine-probe';
 
 /**
  * The emscripten module is ESM loaded by dynamic import, which jest's CommonJS sandbox refuses, so
  * these checks run the built engine (`npm run build`) in a child Node process, like the threads do.
  */
-const ENGINE = dirname(threadScriptPath()).replace(/thread$/, 'engine');
-
 const PROBE = String.raw`
 const { WasmLoader, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
 const { CellVm } = require(ENGINE + '/cell-vm.js');
 const SECRET = 'secret-of-the-previous-run-7f3a';
 const has = (memory, text) => Buffer.from(memory.buffer).includes(Buffer.from(text));
 const memoryOf = (vm) => vm.instance.memory;
-(async () => {
   const out = {};
   const loader = await WasmLoader.load('release');
 
@@ -51,16 +46,11 @@ const memoryOf = (vm) => vm.instance.memory;
   out.secretAfter = has(memoryOf(next), SECRET);
   next.release();
   process.stdout.write(JSON.stringify(out));
-})().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });
 `;
 
 describe('WasmLoader memory recycling (built engine)', () => {
   it('reuses only clean, ungrown Memories, zero-filled, and never leaks a run into the next', () => {
-    const json = execFileSync(process.execPath, ['-e', `const ENGINE = ${JSON.stringify(ENGINE)};${PROBE}`], {
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
-    expect(JSON.parse(json)).toEqual({
+    expect(runBuiltEngineProbe(PROBE, 30_000)).toEqual({
       reused: true,
       sameMax: true,
       tailZero: true,
