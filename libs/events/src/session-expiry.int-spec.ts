@@ -150,6 +150,11 @@ describe('session keys expire CODEMODE_SESSION_TTL_SECONDS after the last write'
     await shorten(ref);
     await sessions.configure(ref, {});
     expectWithin(await ttls(ref), ['events', 'session', 'transcript', 'runs']);
+    // Never sooner than the TTL after the last write: keys left just below it (inside the slack)
+    // are refreshed, not skipped.
+    await shorten(ref, TTL_MS - 10_000);
+    await sessions.configure(ref, {});
+    expectWithin(await ttls(ref), ['events', 'session', 'transcript', 'runs'], TTL_MS + slackOf(TTL_MS), TTL_MS);
   });
 
   it('a resume reservation keeps the run hash TTL', async () => {
