@@ -10,6 +10,7 @@ export interface RedisCostReport {
   roundTrips: number;
   /** Microseconds Redis spent executing commands per exec, as its slow log times them. */
   redisUs: number;
+  /** Per script, and per plain command by name, most Redis time first. */
   scripts: { name: string; calls: number; us: number }[];
 }
 
@@ -40,9 +41,9 @@ export async function measureRedisCost(execs: number, exec: () => Promise<unknow
       if (command !== command.toLowerCase() || command.startsWith('slowlog') || command.startsWith('config')) continue;
       roundTrips += 1;
       redisUs += us;
-      if (command !== 'evalsha' && command !== 'eval') continue;
-      const sha = command === 'eval' ? sha1(args[1] ?? '') : (args[1] ?? '');
-      const name = names.get(sha) ?? `script ${sha.slice(0, 8)}`;
+      // A plain command is a row of its own (`zadd`, `hgetall`…); a script, by its name.
+      const sha = command === 'eval' ? sha1(args[1] ?? '') : command === 'evalsha' ? (args[1] ?? '') : '';
+      const name = sha === '' ? `command ${command}` : (names.get(sha) ?? `script ${sha.slice(0, 8)}`);
       const row = scripts.get(name) ?? { calls: 0, us: 0 };
       row.calls += 1;
       row.us += us;

@@ -15,6 +15,7 @@ import { fairnessTable, measureFairness } from './fairness';
 import { cellStartTable, measureCellStart } from './cell-start';
 import { measureRedisCost, redisCostTable } from './redis-cost';
 import { measureParkedImages } from './parked-image';
+import { fateIsolationTable, measureFateIsolation } from './fate-isolation';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
@@ -125,6 +126,7 @@ async function main(): Promise<void> {
     const replayRows = await measureReplay(client, replayStack.client(), [1, 10, 100], REPLAY_SAMPLES);
     const parkedImages = await measureParkedImages(stack, replayStack.client(), PARKED_IMAGE_SAMPLES);
     const fairness = fairnessTable(await measureFairness());
+    const fateIsolation = fateIsolationTable(await measureFateIsolation());
     const redisPid = await redisServerPid();
     let echoThroughput = 0;
     let execThroughput = 0;
@@ -190,6 +192,8 @@ async function main(): Promise<void> {
       '|---|---|',
       `| guest \`await null\` (no host; the floor) | ${fmt(hostCalls.guestAwaitUs, 1)} |`,
       `| bridge round trip to an in-process no-op host tool (${hostCalls.calls} sequential calls) | ${fmt(hostCalls.bridgeNoopUs, 1)} |`,
+      `| the same, two cells at once on the one thread (a rescue image of the other run at each switch) | ${fmt(hostCalls.alternatingNoopUs, 1)} |`,
+      `| the same, each of the two VMs holding ~16 MiB | ${fmt(hostCalls.alternatingHeldNoopUs, 1)} |`,
       `| core tool \`ls({})\` over REST, with \`tool.called\`/\`tool.settled\` appended per call (${toolCalls} calls) | ${fmt(percentile(toolSamples, 50), 1)} |`,
     ].join('\n');
     const replayTable = [
@@ -201,7 +205,7 @@ async function main(): Promise<void> {
       ),
     ].join('\n');
     process.stdout.write(
-      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${parkedImages}\n\n${fairness}\n`,
+      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${parkedImages}\n\n${fairness}\n\n${fateIsolation}\n`,
     );
     const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
     const section = [
@@ -243,6 +247,10 @@ async function main(): Promise<void> {
       '## Fairness between tenants',
       '',
       fairness,
+      '',
+      '## Fate isolation: another tenant under attack',
+      '',
+      fateIsolation,
       '',
     ].join('\n');
     writeFileSync(join(ROOT, 'docs', 'bench-latest.md'), section);

@@ -14,11 +14,11 @@ describe('a cell no worker starts within its budget', () => {
     await stack?.stop();
   });
 
-  it('is answered runtime_unavailable, removed from the queue, and never runs later', async () => {
+  it('is answered runtime_unavailable, removed from the queue, never runs later, and leaves its Idempotency-Key unused', async () => {
     const client = stack.client();
     await client.putSession('late', { codeMode: { timeoutMs: 300 } });
     const started = Date.now();
-    const result = await client.exec('late', { title: 'late', code: 'return 1' });
+    const result = await client.exec('late', { title: 'late', code: 'return 1' }, { idempotencyKey: 'late-1' });
     expect(Date.now() - started).toBeLessThan(2000);
     expect(result).toMatchObject({
       status: 'failed',
@@ -28,11 +28,18 @@ describe('a cell no worker starts within its budget', () => {
 
     const worker = await stack.addWorker();
     expect(await client.exec('late', { title: 'now', code: 'return 2' })).toMatchObject({ status: 'completed', value: 2 });
+    // The first cell never ran, so its key was not consumed (SPEC §2): the repeat runs it, once.
+    const repeat = await client.exec('late', { title: 'late', code: 'return 1' }, { idempotencyKey: 'late-1' });
+    expect(repeat).toMatchObject({ status: 'completed', value: 1 });
+    expect(await client.exec('late', { title: 'late', code: 'return 1' }, { idempotencyKey: 'late-1' })).toEqual(repeat);
     const page = await client.events('late');
     expect(page.events.map((e) => e.type)).toEqual([
       'session.configured',
       'run.requested',
       'run.failed',
+      'run.requested',
+      'run.started',
+      'run.completed',
       'run.requested',
       'run.started',
       'run.completed',

@@ -196,11 +196,14 @@ describe('npm start on Ctrl-C', () => {
     const exited = new Promise<number | null>((resolve) => launcher.on('exit', (code) => resolve(code)));
     try {
       const client = new CodeModeClient({ baseUrl: `http://127.0.0.1:${port}` });
+      // Both apps up and serving: a loaded CI machine can take a while to start them.
       let ready: unknown;
-      for (let i = 0; i < 200 && (ready as { status?: string } | undefined)?.status !== 'completed'; i += 1) {
+      const readyBy = Date.now() + 60_000;
+      while ((ready as { status?: string } | undefined)?.status !== 'completed' && Date.now() < readyBy) {
         ready = await client.exec('ctrl-c', { title: 'up', code: 'return 1' }).catch(() => undefined);
         if ((ready as { status?: string } | undefined)?.status !== 'completed') await new Promise((r) => setTimeout(r, 100));
       }
+      expect(ready).toMatchObject({ status: 'completed', value: 1 });
       const running = client.exec('ctrl-c', { title: 'slow', code: 'await new Promise(r => setTimeout(r, 1500)); return "drained";' });
       await new Promise((r) => setTimeout(r, 400));
       process.kill(-launcher.pid!, 'SIGINT');

@@ -128,7 +128,7 @@ describe('deploy/ secrets and network (SPEC §10 "Deployment")', () => {
       expect(service.environment.REDIS_URL).toMatch(/^redis:\/\/codemode:\$\{REDIS_PASSWORD:\?[^}]+\}@redis:6379$/);
     // `:?` makes compose refuse to start without it; `:-` would be a default key.
     expect(api.environment.CODEMODE_API_KEYS).toMatch(/^\$\{CODEMODE_API_KEYS:\?[^}]+\}$/);
-    expect(api.ports).toEqual(['127.0.0.1:3000:3000']);
+    expect(api.ports).toEqual(['127.0.0.1:3000:3000', '127.0.0.1:9465:9465']);
     expect(Object.keys(worker.environment)).not.toContain('CODEMODE_API_KEYS');
     expect(worker.ports).toBeUndefined();
     expect(redis.ports).toBeUndefined();

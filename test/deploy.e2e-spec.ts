@@ -89,26 +89,29 @@ describe('deploy/ manifests', () => {
   });
 
   it.each([
-    ['api', 'http', 3000],
-    ['worker', 'metrics', 9464],
-  ] as const)('probe the %s on /health/live and /health/ready of its port %s (%d)', (name, portName, portNumber) => {
-    const deployment = service(name);
-    const [container] = deployment.spec.template.spec.containers;
-    expect(containerPorts(deployment)).toContainEqual({ name: portName, containerPort: portNumber });
-    expect(container.livenessProbe.httpGet).toEqual({ path: '/health/live', port: portName });
-    expect(container.readinessProbe.httpGet).toEqual({ path: '/health/ready', port: portName });
-    expect(container.command.join(' ')).toContain(`dist/apps/${name}/src/main.js`);
-    expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(MAX_CELL_BUDGET_SECONDS);
-    expect(deployment.spec.template.metadata.annotations).toMatchObject({
-      'prometheus.io/scrape': 'true',
-      'prometheus.io/port': String(portNumber),
-      'prometheus.io/path': '/metrics',
-    });
-  });
+    ['api', 'http', 3000, 9465],
+    ['worker', 'metrics', 9464, 9464],
+  ] as const)(
+    'probe the %s on /health/live and /health/ready of its port %s (%d), scrape it on %d',
+    (name, portName, portNumber, metricsPort) => {
+      const deployment = service(name);
+      const [container] = deployment.spec.template.spec.containers;
+      expect(containerPorts(deployment)).toContainEqual({ name: portName, containerPort: portNumber });
+      expect(container.livenessProbe.httpGet).toEqual({ path: '/health/live', port: portName });
+      expect(container.readinessProbe.httpGet).toEqual({ path: '/health/ready', port: portName });
+      expect(container.command.join(' ')).toContain(`dist/apps/${name}/src/main.js`);
+      expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(MAX_CELL_BUDGET_SECONDS);
+      expect(deployment.spec.template.metadata.annotations).toMatchObject({
+        'prometheus.io/scrape': 'true',
+        'prometheus.io/port': String(metricsPort),
+        'prometheus.io/path': '/metrics',
+      });
+    },
+  );
 
   it('configure api and worker from the ConfigMap and each its own Secret, with HOST=0.0.0.0', () => {
     const config = named('ConfigMap', 'codemode-config')!;
-    expect(config.data).toMatchObject({ HOST: '0.0.0.0', WORKER_METRICS_PORT: '9464', PORT: '3000' });
+    expect(config.data).toMatchObject({ HOST: '0.0.0.0', WORKER_METRICS_PORT: '9464', API_METRICS_PORT: '9465', PORT: '3000' });
     // Every value is a string: Kubernetes refuses numbers and booleans in ConfigMap data.
     for (const value of Object.values(config.data)) expect(typeof value).toBe('string');
     expect(service('api').spec.template.spec.containers[0].envFrom).toEqual([

@@ -62,6 +62,8 @@ describe('API docs', () => {
         expect(res.status).toBeLessThan(500);
       }
     }
-    expect(unrouted).toEqual([]);
+    // Multi-tenant mode serves /metrics on API_METRICS_PORT only, as its description says.
+    expect(unrouted).toEqual(['GET /metrics']);
+    expect((await fetch(`${stack.apiMetricsUrl}/metrics`)).status).toBe(200);
   });
 });

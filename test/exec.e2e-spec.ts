@@ -169,6 +169,49 @@ describe('exec over REST (real api + worker)', () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
+  it("returns the first wait's answer for a repeated wait Idempotency-Key; keys are per route", async () => {
+    const wait = async (sid: string, runId: string, key?: string): Promise<CodeModeResult> => {
+      const res = await stack.client().raw('POST', `/v1/sessions/${sid}/wait`, {
+        body: JSON.stringify({ runId }),
+        headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) },
+      });
+      expect(res.status).toBe(200);
+      return CodeModeResultSchema.parse(res.body);
+    };
+    // Each leg parks with a random number and returns the leg count at the end.
+    const code = 'let legs = 0; for (;;) { legs++; const r = Math.random(); if (legs === 4) return legs; await yield_control(String(r)); }';
+    const parked = await exec('s-wait-idem', { title: 'legs', code }, { 'idempotency-key': 'same' });
+    expect(parked.status).toBe('waiting');
+    if (parked.status !== 'waiting') return;
+    const runId = parked.runId;
+    // Two at once with one key: one resumes the run, the other gets its answer (not "already being resumed").
+    const [a, b] = await Promise.all([wait('s-wait-idem', runId, 'w-1'), wait('s-wait-idem', runId, 'w-1')]);
+    expect(a).toMatchObject({ status: 'waiting', runId });
+    expect(b).toEqual(a);
+    // The exec's key is not a wait's: 'same' on wait is a new key and resumes the run.
+    const second = await wait('s-wait-idem', runId, 'same');
+    expect(second).toMatchObject({ status: 'waiting', runId });
+    expect(second).not.toEqual(a);
+    // Later legs moved the run on: each key still answers its own leg's answer.
+    const last = await wait('s-wait-idem', runId);
+    expect(last).toMatchObject({ status: 'completed', value: 4 });
+    expect(await wait('s-wait-idem', runId, 'w-1')).toEqual(a);
+    expect(await wait('s-wait-idem', runId, 'same')).toEqual(second);
+    // A new key on the ended run answers as any wait on it does, naming where the outcome is read.
+    expect(await wait('s-wait-idem', runId, 'w-new')).toMatchObject({
+      status: 'failed',
+      code: 'invalid_input',
+      error: `code mode run is unavailable or expired. Read its outcome with GET /v1/sessions/s-wait-idem/runs/${runId}.`,
+    });
+    const resumed = (await stack.client().events('s-wait-idem', { limit: 1000 })).events.filter((e) => e.type === 'run.resumed');
+    expect(resumed).toHaveLength(3);
+    expect(await wait('s-wait-idem', runId, 'bad key')).toMatchObject({
+      status: 'failed',
+      code: 'invalid_input',
+      error: 'Idempotency-Key must be 1-256 printable ASCII characters.',
+    });
+  });
+
   it('clamps session limits and merges PUTs', async () => {
     const client = stack.client();
     const first = await client.putSession('s-limits', { agentId: 'a1', codeMode: { timeoutMs: 5, maxOutputBytes: 10 ** 9 } });

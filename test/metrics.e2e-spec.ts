@@ -48,7 +48,7 @@ describe('GET /metrics on the api and on a worker', () => {
   let runId = '';
 
   beforeAll(async () => {
-    // With API keys set: /metrics must still answer without one.
+    // With API keys set (multi-tenant mode): /metrics, on its own port, must still answer without one.
     stack = await TestStack.start({ apiKeys: 'k-metrics:acme' });
     client = stack.client('k-metrics');
     const first = await client.exec(sid, { title: 'metrics', code: 'await ls({}); await yield_control(); return 1' });
@@ -67,7 +67,7 @@ describe('GET /metrics on the api and on a worker', () => {
   });
 
   it('the api exposes every API metric, unauthenticated, with route templates as labels', async () => {
-    const { text, contentType } = await scrape(stack.baseUrl);
+    const { text, contentType } = await scrape(stack.apiMetricsUrl);
     expect(contentType).toContain('text/plain');
     const names = families(text);
     for (const name of API_METRIC_NAMES) expect(names).toContain(name);
@@ -110,6 +110,15 @@ describe('GET /metrics on the api and on a worker', () => {
     expectNoIds(all);
   });
 
+  it('in multi-tenant mode serves /metrics on API_METRICS_PORT only: the public port answers 404 (SPEC §10)', async () => {
+    expect(stack.apiMetricsUrl).not.toBe(stack.baseUrl);
+    const pub = await fetch(`${stack.baseUrl}/metrics`);
+    expect(pub.status).toBe(404);
+    expect(await pub.text()).not.toContain(METRIC.buildInfo);
+    expect((await fetch(`${stack.apiMetricsUrl}/health/live`)).status).toBe(404);
+    expect((await fetch(`${stack.apiMetricsUrl}/v1/fleet`)).status).toBe(404);
+  });
+
   /** Labels stay low-cardinality: no run id, no session id, anywhere. */
   function expectNoIds(all: Sample[]): void {
     expect(runId).toMatch(/^cm_/);
@@ -141,7 +150,7 @@ describe('queue gauges while no worker consumes', () => {
       .exec('queued', { title: 'waits', code: 'return 1' })
       .catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const all = samples((await scrape(stack.baseUrl)).text);
+    const all = samples((await scrape(stack.apiMetricsUrl)).text);
     expect(valueOf(all, METRIC.queueJobs, { queue: 'cells', state: 'prioritized' })).toBe(1);
     expect(valueOf(all, METRIC.queueOldestWaitingAge, { queue: 'cells' })).toBeGreaterThanOrEqual(1);
   });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { CodeModeResult } from '@codemode/contracts';
 import type { CodeModeClient } from '@codemode/client';
 import { TestStack } from './utils/test-stack';
+import { endedRunError } from './chaos/chaos-helpers';
 
 jest.setTimeout(90_000);
 
@@ -114,7 +115,7 @@ describe.each([
     expect(await client.wait('owner-r', first.runId)).toMatchObject({ status: 'completed', value: 'mine' });
     expect(await client.wait('owner-r', first.runId)).toMatchObject({
       status: 'failed',
-      error: 'code mode run is unavailable or expired.',
+      error: endedRunError('owner-r', first.runId),
     });
   });
 
@@ -139,7 +140,7 @@ describe.each([
       error: 'code mode execution aborted',
       replaySafe: true,
     });
-    expect(await client.wait('abort-r', first.runId)).toMatchObject({ error: 'code mode run is unavailable or expired.' });
+    expect(await client.wait('abort-r', first.runId)).toMatchObject({ error: endedRunError('abort-r', first.runId) });
   });
 
   it('parks on a replay-safe platform tool; its answer from tool-results reaches the cell through wait', async () => {
@@ -295,7 +296,7 @@ describe('replay-safe runs whose worker goes away', () => {
     for (const answer of await Promise.all(cutOff)) expect(answer).toMatchObject({ status: 'failed', code: 'runtime_unavailable' });
     await sleep(1200);
     expect(await client.wait('midleg', safe.runId)).toMatchObject({ status: 'completed', value: 'done', replaySafe: true });
-    expect(await client.wait('midleg', plain!)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+    expect(await client.wait('midleg', plain!)).toMatchObject({ status: 'failed', error: endedRunError('midleg', plain!) });
     const events = (await client.events('midleg', { limit: 1000 })).events;
     const terminal = (runId: string) =>
       events.filter((e) => e.runId === runId && /^run\.(completed|failed|expired|lost)$/.test(e.type)).map((e) => e.type);
@@ -321,7 +322,7 @@ describe('replay-safe runs whose worker goes away', () => {
     await victim.kill();
     await sleep(1500);
     // A late wait finds it expired (ended by the sweeper of the live worker, or by this wait).
-    expect(await client.wait('ttl', safe.runId)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+    expect(await client.wait('ttl', safe.runId)).toMatchObject({ status: 'failed', error: endedRunError('ttl', safe.runId) });
     // Nobody waits on the other one: the sweeper ends it.
     const until = Date.now() + 5000;
     let types: string[] = [];

@@ -1,6 +1,7 @@
 import type { CodeModeResult } from '@codemode/contracts';
 import type { CodeModeClient } from '@codemode/client';
 import { TestStack } from './utils/test-stack';
+import { endedRunError } from './chaos/chaos-helpers';
 
 jest.setTimeout(90_000);
 
@@ -65,7 +66,7 @@ describe('suspension and wait (one worker)', () => {
     expect(await client.wait(sid, first.runId)).toMatchObject({
       status: 'failed',
       code: 'invalid_input',
-      error: 'code mode run is unavailable or expired.',
+      error: endedRunError(sid, first.runId),
     });
   });
 
@@ -119,7 +120,7 @@ describe('suspension and wait (one worker)', () => {
     await client.putSession(sid, { codeMode: { snapshotTtlSeconds: 1 } });
     const first = expectWaiting(await client.exec(sid, { title: 'y', code: 'await yield_control(); return 1;' }));
     await sleep(1600);
-    expect(await client.wait(sid, first.runId)).toMatchObject({ status: 'failed', error: 'code mode run is unavailable or expired.' });
+    expect(await client.wait(sid, first.runId)).toMatchObject({ status: 'failed', error: endedRunError(sid, first.runId) });
     const events = (await client.events(sid)).events.filter((e) => e.runId === first.runId).map((e) => e.type);
     expect(events).toEqual(['run.requested', 'run.started', 'run.parked', 'run.expired']);
     expect((await client.getRun(sid, first.runId)).status).toBe('expired');
@@ -133,7 +134,7 @@ describe('suspension and wait (one worker)', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'failed', code: 'aborted', error: 'code mode execution aborted' });
     expect((await client.raw('DELETE', `/v1/sessions/${sid}/runs/${first.runId}`)).status).toBe(409);
-    expect(await client.wait(sid, first.runId)).toMatchObject({ error: 'code mode run is unavailable or expired.' });
+    expect(await client.wait(sid, first.runId)).toMatchObject({ error: endedRunError(sid, first.runId) });
     const terminal = (await client.events(sid)).events.filter(
       (e) => e.runId === first.runId && /^run\.(completed|failed|expired|lost)$/.test(e.type),
     );

@@ -83,6 +83,48 @@ describe('tools in cells (core, webhook, platform, MCP) and the stores', () => {
     expect(view.execDescription).not.toContain('Current weather');
   });
 
+  it('serves a large registration (past the body-thread and bulk-connection sizes) as a small one, and each new version to the next cell', async () => {
+    // ~1 MB: parsed on a body thread, its view answered as bytes, the list written on the ledger's
+    // own connection, and read by the worker one tool at a time.
+    const tools = (description: string) =>
+      Array.from({ length: 120 }, (_, i) => ({
+        name: `big_${i}`,
+        description: `${description} ${'x'.repeat(8000)}`,
+        inputSchema: { type: 'object', properties: { [`field_${i}`]: { type: 'string', description: 'y'.repeat(200) } } },
+        endpoint: `${hooks.url}/weather`,
+      }));
+    const put = async (description: string) =>
+      client.raw('PUT', '/v1/sessions/tools-big/tools', {
+        body: JSON.stringify({ tools: tools(description) }),
+        headers: { 'content-type': 'application/json' },
+      });
+    const first = await put('First version.');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toMatch(/^application\/json/);
+    const got = await client.raw('GET', '/v1/sessions/tools-big/tools');
+    expect(got.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(first.body).toEqual(got.body);
+    const names = (got.body as { catalog: { callableName: string }[] }).catalog.map((t) => t.callableName);
+    expect(names).toEqual(expect.arrayContaining(['big_0', 'big_119']));
+
+    const probe = {
+      title: 'probe',
+      code: `const d = await big_7.describe(); const hits = await catalog.search("big_7"); const file = await API.read("tools/big_7.d.ts");
+        return { version: d.description.split(" ")[0], params: Object.keys(d.parameters.properties), hit: hits[0]?.callableName, declared: file.content.includes("field_7") };`,
+    };
+    expect(await client.exec('tools-big', probe)).toMatchObject({
+      status: 'completed',
+      value: { version: 'First', params: ['field_7'], hit: 'big_7', declared: true },
+    });
+    // The same list registered again is a new version: the next cell sees what it says now.
+    expect((await put('Second version.')).status).toBe(200);
+    expect(await client.exec('tools-big', probe)).toMatchObject({ status: 'completed', value: { version: 'Second' } });
+    expect(await client.exec('tools-big', { title: 'call', code: 'return (await big_3({ city: "Oslo" })).city' })).toMatchObject({
+      status: 'completed',
+      value: 'Oslo',
+    });
+  });
+
   it('refuses bad tool registrations with 400 naming the field', async () => {
     const res = await client.raw('PUT', '/v1/sessions/tools-1b/tools', {
       body: JSON.stringify({ tools: [{ name: 'x', description: 'd', endpoint: 'ftp://nope' }] }),

@@ -11,6 +11,8 @@ interface PendingApproval {
   callId: string;
   tool: string;
   input: unknown;
+  /** A client tool's webhook endpoint: where the call goes once approved. */
+  endpoint?: string;
   requestedAt: string;
 }
 
@@ -100,6 +102,7 @@ function card(ctx: ViewContext, a: PendingApproval, onDecided: () => void): HTML
       ', run ',
       h('a', { href: runHref(a.sessionId, a.runId), class: 'mono' }, a.runId),
     ),
+    ...(a.endpoint === undefined ? [] : [h('p', {}, 'Sends to ', h('span', { class: 'mono', 'data-endpoint': '' }, a.endpoint))]),
     h('pre', { class: 'code' }, json(a.input)),
     h('label', { for: reasonId }, 'Reason'),
     reason,

@@ -6,7 +6,7 @@ import { every, fact, runHref, showFailure, statusBadge, table, type ViewContext
 
 const REFRESH_MS = 2000;
 
-/** `#/fleet`: live workers, the cell queue, and this tenant's live runs on each worker. */
+/** `#/fleet`: live workers and their capacity, the cell queue where the API shows it, and this tenant's live runs on each worker. */
 export function renderFleet(ctx: ViewContext): void {
   const body = h('div', { 'aria-live': 'polite' });
   fill(
@@ -22,26 +22,30 @@ export function renderFleet(ctx: ViewContext): void {
   every(REFRESH_MS, ctx.signal, async () => {
     try {
       const fleet = await api<FleetView>('GET', '/v1/fleet', undefined, ctx.signal);
-      fill(body, queueFacts(fleet), workersPart(fleet.workers), unheldPart(fleet.unheld));
+      fill(body, fleetFacts(fleet), workersPart(fleet.workers, fleet.queue !== null), unheldPart(fleet.unheld));
     } catch (error) {
       showFailure(ctx, body, error, 'the fleet');
     }
   });
 }
 
-function queueFacts(fleet: FleetView): HTMLElement {
+/** Capacity always; the shared queue only when the API shows occupancy (single-tenant mode). */
+function fleetFacts(fleet: FleetView): HTMLElement {
   const q = fleet.queue;
   return h(
     'div',
     { class: 'facts' },
     fact('Workers alive', fleet.workers.length),
-    fact('Cells waiting', q.waiting),
-    fact('Cells running', q.active),
-    fact('Oldest waiting cell', q.oldestWaitingAt ? ago(q.oldestWaitingAt) : 'none'),
+    fact('Sandbox threads', fleet.capacity.threads),
+    fact('Cell slots', fleet.capacity.cellSlots),
+    q ? fact('Cells waiting', q.waiting) : null,
+    q ? fact('Cells running', q.active) : null,
+    q ? fact('Oldest waiting cell', q.oldestWaitingAt ? ago(q.oldestWaitingAt) : 'none') : null,
   );
 }
 
-function workersPart(workers: FleetWorker[]): HTMLElement {
+/** `occupancy`: busy threads and every tenant's parked runs are shown (single-tenant mode only). */
+function workersPart(workers: FleetWorker[], occupancy: boolean): HTMLElement {
   if (workers.length === 0) {
     return notice(
       'error',
@@ -49,13 +53,23 @@ function workersPart(workers: FleetWorker[]): HTMLElement {
       h('span', {}, 'Cells queue up until one starts: run ', h('code', {}, 'npm run start:worker'), ' or check the workers’ logs.'),
     );
   }
+  const threads = (w: FleetWorker): string =>
+    w.report ? (w.report.busyThreads === undefined ? String(w.report.threads) : `${w.report.busyThreads} / ${w.report.threads}`) : '—';
   return h(
     'section',
     { 'aria-labelledby': 'workers-title' },
     h('h2', { id: 'workers-title' }, 'Workers'),
     table(
       'Workers',
-      ['Worker', 'Started', 'Lease renewed', 'Busy threads', 'Parked (all tenants)', 'Your running runs', 'Your parked runs'],
+      [
+        'Worker',
+        'Started',
+        'Lease renewed',
+        occupancy ? 'Busy threads' : 'Threads',
+        ...(occupancy ? ['Parked (all tenants)'] : []),
+        'Your running runs',
+        'Your parked runs',
+      ],
       workers.map((w) =>
         h(
           'tr',
@@ -63,8 +77,8 @@ function workersPart(workers: FleetWorker[]): HTMLElement {
           h('td', { class: 'mono' }, w.workerId),
           h('td', { title: clock(w.report?.startedAt) }, w.report ? ago(w.report.startedAt) : '—'),
           h('td', { class: 'num' }, `${duration(w.leaseAgeMs)} ago`),
-          h('td', { class: 'num' }, w.report ? `${w.report.busyThreads} / ${w.report.threads}` : '—'),
-          h('td', { class: 'num' }, w.report?.parkedRuns ?? '—'),
+          h('td', { class: 'num' }, threads(w)),
+          occupancy ? h('td', { class: 'num' }, w.report?.parkedRuns ?? '—') : null,
           h('td', {}, runLinks(w.runs.running)),
           h('td', {}, runLinks(w.runs.parked)),
         ),

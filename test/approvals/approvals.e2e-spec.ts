@@ -139,7 +139,7 @@ describe('tool policy and approvals (SPEC §11)', () => {
       tool: 'ls',
       input: {},
       requestedAt: expect.any(String),
-    } satisfies Record<keyof ApprovalView, unknown>);
+    } satisfies Record<Exclude<keyof ApprovalView, 'endpoint'>, unknown>);
     const tenantWide = (await agent.raw('GET', '/v1/approvals')).body as { approvals: TenantApprovalView[] };
     expect(tenantWide.approvals).toContainEqual({ ...approval, sessionId: sid });
     expect(await metric(workerUrl, 'codemode_approvals_pending')).toBe(1);

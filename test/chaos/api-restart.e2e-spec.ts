@@ -1,13 +1,14 @@
 import type { CodeModeClient } from '@codemode/client';
 import type { Event } from '@codemode/contracts';
 import { Redis } from 'ioredis';
-import { REDIS_URL, TestStack } from '../utils/test-stack';
+import { PrivateRedis } from '../utils/private-redis';
+import { TestStack } from '../utils/test-stack';
 import {
   allEvents,
   execPath,
   post,
   RUN_BEING_RESUMED_ERROR,
-  RUN_UNAVAILABLE_ERROR,
+  endedRunError,
   show,
   sleep,
   terminalsByRun,
@@ -37,9 +38,13 @@ const sid = (i: number): string => `ar-${i % SESSIONS}`;
 const cellCode = (i: number): string =>
   `await yield_control("park ${i}"); await new Promise(r => setTimeout(r, ${300 + (i % 5) * 100})); return ${i};`;
 
+/** SPEC §2: even runs are waited with an Idempotency-Key, and retried with the same key after the crash. */
+const keyed = (i: number): boolean => i % 2 === 0;
+const waitKey = (i: number): string => `ar-wait-${i}`;
+
 /** Debugging aid (CHAOS_DEBUG=1): the run hashes and the keys of every queued resume job. */
-async function redisState(prefix: string, runIds: string[]): Promise<string> {
-  const redis = new Redis(REDIS_URL);
+async function redisState(url: string, prefix: string, runIds: string[]): Promise<string> {
+  const redis = new Redis(url);
   try {
     const lines: string[] = [];
     for (const runId of runIds) {
@@ -55,15 +60,18 @@ async function redisState(prefix: string, runIds: string[]): Promise<string> {
 }
 
 describe('chaos: the API is killed (-9) while waits are open', () => {
+  let redis: PrivateRedis;
   let stack: TestStack;
   let client: CodeModeClient;
 
   beforeAll(async () => {
-    stack = await TestStack.start({ workers: 1 });
+    redis = await PrivateRedis.start();
+    stack = await TestStack.start({ workers: 1, redisUrl: redis.url });
     client = stack.client();
   });
   afterAll(async () => {
     await stack?.stop();
+    await redis?.cleanup();
   });
 
   it('a new API on the same port finishes every run exactly once; no run is left stuck', async () => {
@@ -84,7 +92,7 @@ describe('chaos: the API is killed (-9) while waits are open', () => {
     const openWaits = runIds.map(async (runId, i) => {
       await sleep((i * OPEN_SPREAD_MS) / RUNS);
       sentAt[i] = Date.now();
-      return post(client, waitPath(sid(i)), { runId });
+      return post(client, waitPath(sid(i)), { runId }, keyed(i) ? { idempotencyKey: waitKey(i) } : {});
     });
     await sleep(KILL_AFTER_MS);
     const killedAt = Date.now();
@@ -104,19 +112,21 @@ describe('chaos: the API is killed (-9) while waits are open', () => {
     expect(stack.workers.every((w) => w.alive)).toBe(true);
     expect((await client.raw('GET', '/health/ready')).status).toBe(200);
 
-    // ---- each run: wait until it completes, or it answers "unavailable" because it already ended
+    // ---- each run: wait until it completes, or it answers "unavailable" because it already ended.
+    // A keyed run is retried with its key: it gets the first wait's answer, never "ended" or "being resumed".
     type Outcome = { i: number; runId: string; answers: Exchange[]; final: 'completed' | 'ended' | 'stuck' | 'unexpected' };
     const until = Date.now() + SETTLE_MS;
     const outcomes: Outcome[] = await Promise.all(
       runIds.map(async (runId, i): Promise<Outcome> => {
         const answers: Exchange[] = [];
         for (;;) {
-          const ex = await post(client, waitPath(sid(i)), { runId });
+          const ex = await post(client, waitPath(sid(i)), { runId }, keyed(i) ? { idempotencyKey: waitKey(i) } : {});
           answers.push(ex);
           if (ex.kind !== 'answer') return { i, runId, answers, final: 'unexpected' };
           const r = ex.result;
           if (r.status === 'completed') return { i, runId, answers, final: r.value === i ? 'completed' : 'unexpected' };
-          if (r.status === 'failed' && r.error === RUN_UNAVAILABLE_ERROR) return { i, runId, answers, final: 'ended' };
+          if (keyed(i)) return { i, runId, answers, final: 'unexpected' };
+          if (r.status === 'failed' && r.error === endedRunError(sid(i), runId)) return { i, runId, answers, final: 'ended' };
           // `waiting` (the owner did not take this wait in time) or another wait's resume still
           // running (the killed API's): both say "ask again".
           const again = (r.status === 'waiting' && r.runId === runId) || (r.status === 'failed' && r.error === RUN_BEING_RESUMED_ERROR);
@@ -168,7 +178,16 @@ describe('chaos: the API is killed (-9) while waits are open', () => {
         badTerminals.push(`run ${i}: ended, but its waits never said so: ${outcome.answers.map(show).join(' | ')}`);
     }
     expect(badTerminals).toEqual([]);
-    if (stuckRuns.length > 0 && process.env.CHAOS_DEBUG) console.log(await redisState(stack.prefix, runIds));
+    if (stuckRuns.length > 0 && process.env.CHAOS_DEBUG) console.log(await redisState(redis.url, stack.prefix, runIds));
+    // The keyed runs' first retry already had the answer: the same one a second repeat gets.
+    const keyedAnswers = runIds.filter((_, i) => keyed(i)).map((runId, k) => outcomes[k * 2].answers.map(show));
+    expect(keyedAnswers).toEqual(runIds.filter((_, i) => keyed(i)).map((_, k) => [`completed ${k * 2}`]));
+    const repeats = await Promise.all(
+      runIds
+        .filter((_, i) => keyed(i))
+        .map((runId, k) => post(client, waitPath(sid(k * 2)), { runId }, { idempotencyKey: waitKey(k * 2) })),
+    );
+    expect(repeats.map(show)).toEqual(runIds.filter((_, i) => keyed(i)).map((_, k) => `completed ${k * 2}`));
     expect(stuckRuns).toEqual([]);
 
     // ---- new execs work on the new API
@@ -187,7 +206,7 @@ describe('chaos: the API is killed (-9) while waits are open', () => {
         `new API pid ${newApi.pid} on the same port; new waits: ${count('completed')} completed, ${count('ended')} "unavailable or expired" (already ended), ` +
         `${count('stuck')} still blocked after ${SETTLE_MS} ms; ${outcomes.reduce((n, o) => n + o.answers.length, 0)} waits sent after restart; ` +
         `${resumedBeforeKill} runs resumed before the kill; ${RUNS - stuckRuns.length} runs with exactly one terminal event (run.completed with its value), ` +
-        `${stuckRuns.length} stuck; ${NEW_EXECS} new execs completed`,
+        `${stuckRuns.length} stuck; ${NEW_EXECS} new execs completed; ${keyedAnswers.length} keyed runs answered their first wait's result on the first retry`,
     );
   });
 });

@@ -3,6 +3,10 @@ import type { CodeModeClient } from '@codemode/client';
 
 /** SPEC §3 / the service's exact answers that the chaos tests match on. */
 export const RUN_UNAVAILABLE_ERROR = 'code mode run is unavailable or expired.';
+/** SPEC §3: what a `wait` on a run that has ended answers. */
+export function endedRunError(sessionId: string, runId: string): string {
+  return `${RUN_UNAVAILABLE_ERROR} Read its outcome with GET /v1/sessions/${sessionId}/runs/${runId}.`;
+}
 export const RUN_BEING_RESUMED_ERROR = 'code mode run is already being resumed.';
 /** The API's answer when a started run's pushed answer did not arrive within its budget (same code as SPEC §2). */
 export const NO_ANSWER_ERROR =
@@ -20,9 +24,11 @@ export type Exchange =
   | { kind: 'no_answer'; error: string; at: number };
 
 /** POSTs exec/wait without throwing: a 200 with a valid CodeModeResult is an answer, anything else is recorded. */
-export async function post(client: CodeModeClient, path: string, body: unknown, signal?: AbortSignal): Promise<Exchange> {
+export async function post(client: CodeModeClient, path: string, body: unknown, opts: { idempotencyKey?: string } = {}): Promise<Exchange> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (opts.idempotencyKey !== undefined) headers['idempotency-key'] = opts.idempotencyKey;
   try {
-    const res = await client.raw('POST', path, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' }, signal });
+    const res = await client.raw('POST', path, { body: JSON.stringify(body), headers });
     if (res.status !== 200) return { kind: 'http_error', status: res.status, text: res.text.slice(0, 500), at: Date.now() };
     const parsed = CodeModeResultSchema.safeParse(res.body);
     if (!parsed.success)

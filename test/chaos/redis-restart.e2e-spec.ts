@@ -55,6 +55,9 @@ describe('chaos: Redis restarts while cells run and park (appendonly keeps what 
     const logLevel: Record<string, string> = process.env.CHAOS_LOG_LEVEL ? { LOG_LEVEL: process.env.CHAOS_LOG_LEVEL } : {};
     stack = await TestStack.start({ workers: 1, redisUrl: redis.url, env: { CODEMODE_TIMEOUT_MS: String(TIMEOUT_MS), ...logLevel } });
     client = stack.client();
+    // A first cell warms the worker's sandbox thread, so the batch's early cells finish (and are
+    // acknowledged) before Redis stops even on a loaded CI machine.
+    expect(show(await post(client, execPath('rr-warm'), { title: 'warm', code: cellCode(1) }))).toBe('completed 1');
   });
   afterAll(async () => {
     await stack?.stop();
@@ -63,10 +66,13 @@ describe('chaos: Redis restarts while cells run and park (appendonly keeps what 
 
   it('answers every exec/wait, recovers without restarting api or worker, and keeps acknowledged runs', async () => {
     const calls: Call[] = [];
+    let firstAcknowledged: () => void = () => undefined;
+    const acknowledgedOnce = new Promise<void>((resolve) => (firstAcknowledged = resolve));
     const record = async (i: number, call: 'exec' | 'wait', body: unknown, runId?: string): Promise<Exchange> => {
       const sentAt = Date.now();
       const exchange = await post(client, call === 'exec' ? execPath(sid(i)) : waitPath(sid(i)), body);
       calls.push({ i, call, runId, sentAt, exchange });
+      if (exchange.kind === 'answer' && exchange.result.status === 'completed') firstAcknowledged();
       return exchange;
     };
     const lastOf = (runId: string): Exchange | undefined => calls.filter((c) => c.runId === runId).at(-1)?.exchange;
@@ -87,6 +93,10 @@ describe('chaos: Redis restarts while cells run and park (appendonly keeps what 
     let restartEnded = Infinity;
     const restart = (async () => {
       await sleep(stopAt - Date.now());
+      // Stop Redis only once some run was acknowledged, or there is nothing to check it kept.
+      let giveUp: NodeJS.Timeout | undefined;
+      await Promise.race([acknowledgedOnce, new Promise((resolve) => (giveUp = setTimeout(resolve, 15_000)))]);
+      clearTimeout(giveUp);
       restartBegan = Date.now();
       await redis.stop();
       await sleep(DOWN_MS);

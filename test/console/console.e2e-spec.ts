@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { CodeModeClient } from '@codemode/client';
+import { putJson, RecordingServer } from '../approvals/approval-helpers';
 import { TestStack } from '../utils/test-stack';
 import { launchChromium, step } from './browser';
 
@@ -156,5 +157,27 @@ describe('operator console', () => {
     await step(page, 'approvals-empty', async () => {
       await page.getByText('No approvals are waiting.').waitFor();
     });
+  });
+
+  it("shows a client tool's endpoint on its approval card", async () => {
+    const hook = await RecordingServer.start(() => ({ refunded: true }));
+    try {
+      const endpoint = `${hook.url}/refund`;
+      const put = await putJson(alpha, 'PUT', '/v1/sessions/ops-4', { policy: { rules: [{ tool: 'refund', decision: 'approve' }] } });
+      expect(put.status).toBe(200);
+      await alpha.putTools('ops-4', [{ name: 'refund', description: 'Refunds an order', endpoint }]);
+      const held = alpha.exec('ops-4', { title: 'refund', code: 'return await refund({ order: 7 })' });
+      await step(page, 'approval-endpoint', async () => {
+        await page.getByRole('link', { name: 'Approvals' }).click();
+        const card = page.locator('article[data-approval]');
+        await card.waitFor();
+        expect(await card.locator('[data-endpoint]').textContent()).toBe(endpoint);
+        await card.getByRole('button', { name: 'Approve' }).click();
+      });
+      expect(await held).toMatchObject({ status: 'completed', value: { refunded: true } });
+      expect(hook.requests.map((r) => r.url)).toEqual(['/refund']);
+    } finally {
+      await hook.close();
+    }
   });
 });

@@ -127,6 +127,9 @@ describe('GET /v1/fleet', () => {
     expect(worker.report!.parkedRuns).toBeGreaterThanOrEqual(1);
     expect(worker.leaseAgeMs).toBeGreaterThanOrEqual(0);
     expect(worker.runs.parked).toEqual([{ sessionId: 'list-new', runId: parkedRunId, title: 'pause here', status: 'waiting' }]);
+    // Single mode (this stack) shows occupancy beside the capacity, as before SPEC §10's multi-mode rule.
+    expect(worker.report).toMatchObject({ busyThreads: expect.any(Number), cellSlots: 16, parkedSlots: 64 });
+    expect(fleet.capacity).toEqual({ workers: 1, threads: 2, cellSlots: 16, parkedSlots: 64 });
     expect(fleet.queue).toMatchObject({ waiting: 0, delayed: 0 });
     expect(fleet.unheld).toEqual([]);
   });

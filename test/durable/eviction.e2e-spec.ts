@@ -46,7 +46,7 @@ describe('durable parked runs: more parked runs than in-memory slots on one work
     let events = await allEvents(client, sid);
     const released = events.filter((e) => e.type === 'run.released');
     expect(released.length).toBe(RUNS - 64);
-    expect(released[0].data.reason).toBe('evicted from memory to its image: the worker’s parked slots were full');
+    expect(released[0].data.reason).toBe('evicted from memory to its image: the worker’s parked slots or parked memory were full');
 
     const results = await Promise.all(runIds.map((runId) => client.wait(sid, runId)));
     expect(results.map((r) => (r.status === 'completed' ? r.value : r))).toEqual(runIds.map((_, i) => ({ i, s: `run${i}` })));

@@ -231,7 +231,6 @@ describe('API hardening: authentication first, constant-time keys, body caps (SP
       for (const target of [
         '/health/live',
         '/health/ready',
-        '/metrics',
         '/openapi.json',
         '/docs',
         '/HEALTH/live',
@@ -240,6 +239,8 @@ describe('API hardening: authentication first, constant-time keys, body caps (SP
         expect([target, (await exchange(port, { method: 'GET', target })).status]).toEqual([target, 200]);
       }
       expect((await exchange(port, { method: 'GET', target: '/no/such/route' })).status).toBe(404);
+      // SPEC §10: a multi-tenant API serves /metrics on API_METRICS_PORT, not here.
+      expect((await exchange(port, { method: 'GET', target: '/metrics' })).status).toBe(404);
     });
 
     it('refuses a wrong key of the right length, other schemes and empty keys, and maps each key to its tenant', async () => {

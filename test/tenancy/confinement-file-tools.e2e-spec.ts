@@ -1,5 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CodeModeResult } from '@codemode/contracts';
-import { ATTEMPT, confinementTenants, escapes, type Outcome } from './confinement-tenants';
+import { ATTEMPT, confinementTenants, escapes, TAG, type Outcome } from './confinement-tenants';
 import { sleep } from './tenancy-helpers';
 
 /**
@@ -68,6 +71,71 @@ describe('tenancy: two tenants cannot escape their confinement (SPEC §10)', () 
         if (outcome.ok) expect(outcome.value).toEqual([]);
         else expect(outcome.message).toMatch(/^path escapes the workspace: /);
       }
+      await betaUnaffectedAndNothingLeaked();
+    });
+  });
+
+  describe('File tools: paths tell nothing (SPEC §10)', () => {
+    it("links to beta's session paths answer the same whether the target exists or not, and nothing there is opened", async () => {
+      const betaSession = join(tenants.stack.workspaceRoot, 'beta', 'vault');
+      // The targets are real: beta's secret exists, and a host FIFO sits in beta's workspace (opened, it would block).
+      expect(existsSync(join(betaSession, 'secret.txt'))).toBe(true);
+      execFileSync('mkfifo', [join(betaSession, `pipe-${TAG}`)]);
+      const targets: Record<string, string> = {
+        'rel-exists': '../../beta/vault/secret.txt',
+        'rel-missing': '../../beta/vault/no-such-file.txt',
+        'rel-session': '../../beta/vault',
+        'rel-no-session': '../../beta/no-such-session',
+        'rel-fifo': `../../beta/vault/pipe-${TAG}`,
+        'abs-exists': join(betaSession, 'secret.txt'),
+        'abs-missing': join(betaSession, 'no-such-file.txt'),
+        'abs-no-session': join(tenants.stack.workspaceRoot, 'beta', 'no-such-session'),
+        'abs-fifo': join(betaSession, `pipe-${TAG}`),
+      };
+      const made = await sh('alpha', 'oracle', {
+        command: `${Object.entries(targets)
+          .map(([name, target]) => `ln -s '${target}' ${name}`)
+          .join('; ')}; mkfifo own-pipe; echo made`,
+      });
+      expect(made.details).toMatchObject({ status: 'completed', aggregated: 'made' });
+      const names = Object.keys(targets);
+      const started = Date.now();
+      const value = completedValue(
+        await cell(
+          'alpha',
+          'oracle',
+          `${ATTEMPT}
+          const names = ${JSON.stringify(names)};
+          const out = {};
+          for (const name of names) {
+            out['read ' + name] = await attempt(() => read({ path: name }), (v) => v.content);
+            out['ls ' + name] = await attempt(() => ls({ path: name }), (v) => v.entries);
+            out['find ' + name] = await attempt(() => find({ pattern: '*', path: name }), (v) => v.files);
+            out['grep ' + name] = await attempt(() => grep({ pattern: 'canary', path: name }), (v) => v.matches);
+            out['read ' + name + '/x'] = await attempt(() => read({ path: name + '/x' }), (v) => v.content);
+          }
+          out['read own-pipe'] = await attempt(() => read({ path: 'own-pipe' }), (v) => v.content);
+          out['grep .'] = await attempt(() => grep({ pattern: 'canary', path: '.' }), (v) => v.matches);
+          out['find .'] = await attempt(() => find({ pattern: '*' }), (v) => v.files);
+          out['ls .'] = await attempt(() => ls({}), (v) => v.entries);
+          return out;`,
+        ),
+      );
+      const expected: Record<string, Outcome> = {};
+      for (const name of names) {
+        for (const call of ['read', 'ls', 'find', 'grep']) expected[`${call} ${name}`] = escapes(name);
+        expected[`read ${name}/x`] = escapes(`${name}/x`);
+      }
+      expected['read own-pipe'] = {
+        ok: false,
+        message: 'Not a regular file: own-pipe (a FIFO, socket or device); read returns regular files only.',
+      };
+      expected['grep .'] = { ok: true, value: [] };
+      expected['find .'] = { ok: true, value: [] };
+      expected['ls .'] = { ok: true, value: [...names, 'own-pipe'].sort((a, b) => a.localeCompare(b)) };
+      expect(value).toEqual(expected);
+      // Nothing blocked on either FIFO (its open would wait for a writer forever).
+      expect(Date.now() - started).toBeLessThan(20_000);
       await betaUnaffectedAndNothingLeaked();
     });
   });

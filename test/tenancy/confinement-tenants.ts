@@ -40,8 +40,9 @@ export const lines = (text: unknown) => String(text).split(/\r?\n/);
 /**
  * Starts the two-tenant deployment for the enclosing describe (beta's secret written by beta's own
  * shell into its session `vault`), stops it afterwards and kills what this file's tests left running.
+ * `env` overrides the suite's caps (`tenancyEnv`) for one file.
  */
-export function confinementTenants() {
+export function confinementTenants(env: Record<string, string> = {}) {
   const canaries: Canaries = makeCanaries();
   let stack: TestStack;
   let clients: Record<Tenant, CodeModeClient>;
@@ -78,7 +79,7 @@ export function confinementTenants() {
   };
 
   beforeAll(async () => {
-    stack = await TestStack.start({ apiKeys: apiKeysOf(canaries), env: tenancyEnv(canaries) });
+    stack = await TestStack.start({ apiKeys: apiKeysOf(canaries), env: { ...tenancyEnv(canaries), ...env } });
     clients = { alpha: stack.client(canaries.keyAlpha), beta: stack.client(canaries.keyBeta) };
     // Beta's secret, written by beta's own shell; the value travels in the call's env, never in a command line.
     const written = await clients.beta.shellExec('vault', {

@@ -46,7 +46,7 @@ async function scan(pattern: string): Promise<string[]> {
 /** Keys documented as kept without a TTL, each removed by its own rule (or kept on purpose). */
 function documentedException(key: string, liveWorkers: string[]): boolean {
   const p = stack.prefix;
-  if ([`${p}:tenant-uids`, `${p}:tenant-uids:next`, `${p}:parked`, `${p}:worker-queues`].includes(key)) return true;
+  if ([`${p}:tenant-uids`, `${p}:tenant-uids:next`, `${p}:parked`, `${p}:live`, `${p}:worker-queues`].includes(key)) return true;
   // The shared queues' own keys (meta, id, events, marker…): one set per deployment.
   if (new RegExp(`^\\{${p}\\}:(cells|shell):[a-z-]+$`).test(key)) return true;
   // A live worker's own queue.

@@ -187,7 +187,7 @@ test('request rate past the bucket: 429 tenant_limit rate with Retry-After; othe
 });
 
 test('refusals are counted in codemode_tenant_limited_total{limit}, without a tenant label', async () => {
-  const apiMetrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+  const apiMetrics = await (await fetch(`${stack.apiMetricsUrl}/metrics`)).text();
   expect(apiMetrics).toMatch(/codemode_tenant_limited_total\{limit="inflight"\} [1-9]/);
   expect(apiMetrics).toMatch(/codemode_tenant_limited_total\{limit="rate"\} [1-9]/);
   expect(apiMetrics).toMatch(/codemode_tenant_limited_total\{limit="streams"\} [1-9]/);

@@ -45,9 +45,20 @@ export class AppProcess {
     return this.output;
   }
 
+  /** SIGSTOP: the process stays alive but runs nothing (a stalled worker), until `resume`. */
+  pause(): void {
+    if (this.alive) this.child.kill('SIGSTOP');
+  }
+
+  /** SIGCONT after `pause`. */
+  resume(): void {
+    if (this.alive) this.child.kill('SIGCONT');
+  }
+
   /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
   async stop(graceMs = 10_000): Promise<number | null> {
     if (!this.alive) return this.child.exitCode;
+    this.resume();
     this.child.kill('SIGTERM');
     const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
     const code = await this.exited;

@@ -50,10 +50,21 @@ export class PrivateRedis {
     throw new Error(`redis-server on ${this.port} did not answer PING within ${timeoutMs} ms:\n${this.logs()}`);
   }
 
+  /** SIGSTOP: Redis keeps its connections but answers nothing (a stalled primary), until `resume`. */
+  pause(): void {
+    if (this.child && this.running) this.child.kill('SIGSTOP');
+  }
+
+  /** SIGCONT after `pause`: Redis runs what it received meanwhile. */
+  resume(): void {
+    if (this.child && this.running) this.child.kill('SIGCONT');
+  }
+
   /** Clean shutdown (SIGTERM: Redis writes out its AOF), SIGKILL after `graceMs`. */
   async stop(graceMs = 5_000): Promise<void> {
     const child = this.child;
     if (!child || !this.running) return;
+    child.kill('SIGCONT');
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     await this.exited;

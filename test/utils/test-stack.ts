@@ -44,6 +44,8 @@ export class TestStack {
     const port = await freePort();
     const env: Record<string, string> = {
       REDIS_URL: options.redisUrl ?? REDIS_URL,
+      // A multi-tenant API serves /metrics here (SPEC §10); each stack gets its own.
+      API_METRICS_PORT: String(await freePort()),
       CODEMODE_KEY_PREFIX: prefix,
       CODEMODE_WORKSPACE_ROOT: mkdtempSync(join(tmpdir(), `${prefix}-ws-`)),
       CODEMODE_SANDBOX_THREADS: '2',
@@ -60,6 +62,13 @@ export class TestStack {
       throw error;
     }
     return stack;
+  }
+
+  /** Where the API serves `/metrics`: its own port in multi-tenant mode, else the public one (SPEC §10). */
+  get apiMetricsUrl(): string {
+    const multi =
+      this.env.CODEMODE_TENANCY === 'multi' || (this.env.CODEMODE_TENANCY !== 'single' && this.env.CODEMODE_API_KEYS !== undefined);
+    return multi ? `http://127.0.0.1:${this.env.API_METRICS_PORT}` : this.baseUrl;
   }
 
   /** Root of this stack's per-session workspaces (`<root>/<tenant>/<sid>`). */

@@ -1,6 +1,6 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
-import type { AppConfig } from '@codemode/config';
+import { apiTenancy, type AppConfig } from '@codemode/config';
 import type { Logger } from '@codemode/telemetry';
 import { AllExceptionsFilter } from './core/all-exceptions.filter';
 import { AuthGuard } from './core/auth.guard';
@@ -11,6 +11,7 @@ import { APP_CONFIG, LOGGER } from './core/tokens';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { PublicMetricsModule } from './metrics/public-metrics.module';
 import { QuotasModule } from './quotas/quotas.module';
 import { TenantRateGuard } from './quotas/tenant-rate.guard';
 import { RunsModule } from './runs/runs.module';
@@ -30,6 +31,8 @@ export class AppModule {
         CoreModule,
         HealthModule,
         MetricsModule,
+        // SPEC §10: in multi-tenant mode /metrics is on API_METRICS_PORT only (MetricsPort).
+        ...(apiTenancy(config) === 'single' ? [PublicMetricsModule] : []),
         QuotasModule,
         SessionsModule,
         RunsModule,

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { loadConfig, packageVersion } from '@codemode/config';
 import { ApiMetrics, createLogger, exitGracefullyOnSignals, logUnhandledRejections, NestPinoLogger } from '@codemode/telemetry';
 import { AppModule } from './app.module';
+import { BodyThreads } from './bodies/body-threads';
 import { ApiKeyRing } from './core/auth.guard';
 import { authenticate } from './core/authenticate.middleware';
 import { rawJsonBody } from './core/raw-body.middleware';
@@ -19,7 +20,7 @@ async function bootstrap(): Promise<void> {
   app.use(httpDuration(app.get(ApiMetrics)));
   // Order matters (SPEC §10 "API"): the key is checked before a byte of the body is read.
   app.use(authenticate(new ApiKeyRing(config.apiKeyGrants)));
-  app.use(rawJsonBody);
+  app.use(rawJsonBody(app.get(BodyThreads)));
   // `Expect: 100-continue` goes through the middleware too (Node would send the 100 first).
   const server = app.getHttpServer() as Server;
   server.on('checkContinue', (req, res) => server.emit('request', req, res));

@@ -59,24 +59,30 @@ export function apiHeader(entry: CatalogEntry): string {
  * tool global, and `mcp/index.d.ts` plus `mcp/<server>.d.ts` when MCP tools exist.
  */
 export function apiFiles(entries: readonly CatalogEntry[], serverInfo: readonly McpServerInfo[] = []): ApiFile[] {
-  const files = [file(RESULTS_API_PATH, RESULTS_API_DESCRIPTION, RESULTS_API_CONTENT)];
+  return [...apiFileSteps(entries, serverInfo)];
+}
+
+/**
+ * {@link apiFiles} one file per step, for a caller that yields between them: a registration's
+ * 512 tools at the schema caps take ~100 ms to declare (SPEC §10 "Event loops").
+ */
+export function* apiFileSteps(entries: readonly CatalogEntry[], serverInfo: readonly McpServerInfo[] = []): Generator<ApiFile> {
+  yield file(RESULTS_API_PATH, RESULTS_API_DESCRIPTION, RESULTS_API_CONTENT);
   const globals = entries
     .filter((entry) => entry.source !== 'mcp')
     .sort((left, right) => (left.callableName < right.callableName ? -1 : 1));
-  files.push(
-    ...globals.map((entry) => file(entry.apiPath, `Declaration of the ${entry.callableName} tool global.`, toolDeclarations(entry))),
-  );
-  const servers = mcpServers(entries);
-  if (servers.length > 0) {
-    files.push(file('mcp/index.d.ts', 'Root MCP namespace declaration and server list.', mcpIndexDeclarations(servers)));
-    for (const server of servers) {
-      const tools = entries.filter((entry) => entry.mcpBinding?.serverIdentifier === server.identifier);
-      const info = serverInfo.find((candidate) => candidate.name === server.serverName);
-      const content = mcpServerDeclarations(server.identifier, server.serverName, tools, info);
-      files.push(file(`mcp/${server.identifier}.d.ts`, `MCP server declaration for ${server.serverName}.`, content));
-    }
+  for (const entry of globals) {
+    yield file(entry.apiPath, `Declaration of the ${entry.callableName} tool global.`, toolDeclarations(entry));
   }
-  return files;
+  const servers = mcpServers(entries);
+  if (servers.length === 0) return;
+  yield file('mcp/index.d.ts', 'Root MCP namespace declaration and server list.', mcpIndexDeclarations(servers));
+  for (const server of servers) {
+    const tools = entries.filter((entry) => entry.mcpBinding?.serverIdentifier === server.identifier);
+    const info = serverInfo.find((candidate) => candidate.name === server.serverName);
+    const content = mcpServerDeclarations(server.identifier, server.serverName, tools, info);
+    yield file(`mcp/${server.identifier}.d.ts`, `MCP server declaration for ${server.serverName}.`, content);
+  }
 }
 
 /** Normalizes a guest path: strips `./` and leading `/`; rejects `..` segments. */

@@ -27,7 +27,7 @@ export {
 export { assignMcpBindings, toLowerCamelIdentifier } from './mcp-names';
 export { applySchemaDefaults, mapMcpArguments } from './mcp-arguments';
 export { tokenize } from './tokenize';
-export { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, resolveSearchLimit, searchCatalog, type SearchOptions } from './search';
+export { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, resolveSearchLimit, searchCatalog, searchDocument, type SearchOptions } from './search';
 export { catalogMetadata, describe, handleMetadata, type HandleMetadata, type ToolDescription } from './metadata';
 export { compactInputHint, compactOutputHint } from './schema-hints';
 export { escapeDocText, schemaToTs } from './schema-to-ts';
@@ -39,6 +39,16 @@ export {
   quickIndexOmittedFooter,
 } from './quick-index';
 export { buildExecDescription, execBudgetSentence, SHELL_FOR_HEAVY_WORK_SENTENCE, type ExecDescriptionOptions } from './exec-description';
-export { apiFiles, apiHeader, apiList, apiRead, normalizeApiPath, type ApiFile, type ApiListing, type McpServerInfo } from './api-files';
+export {
+  apiFiles,
+  apiFileSteps,
+  apiHeader,
+  apiList,
+  apiRead,
+  normalizeApiPath,
+  type ApiFile,
+  type ApiListing,
+  type McpServerInfo,
+} from './api-files';
 export { RESULTS_API_PATH } from './results-api';
 export { catalogTelemetry, type CatalogTelemetry } from './telemetry';

@@ -55,14 +55,20 @@ function exactTier(entry: CatalogEntry, query: string): number | undefined {
  * Ranks catalog entries for `catalog.search(query, {limit})` (SPEC §4): a query naming a tool
  * exactly wins (exact callable spelling, then case-insensitive), then BM25 score, then catalog
  * order. A non-string query, one with no usable terms that names no tool, or no match → `[]`.
+ * `documents`: each entry's `searchDocument`, when the caller keeps them across searches.
  */
-export function searchCatalog(entries: readonly CatalogEntry[], query: unknown, options: SearchOptions = {}): CatalogEntry[] {
+export function searchCatalog(
+  entries: readonly CatalogEntry[],
+  query: unknown,
+  options: SearchOptions = {},
+  documents: readonly (readonly string[])[] = entries.map(searchDocument),
+): CatalogEntry[] {
   if (typeof query !== 'string') {
     return [];
   }
   const trimmed = query.trim();
   const limit = resolveSearchLimit(options);
-  const hits = scoreBm25(entries.map(searchDocument), tokenize(trimmed));
+  const hits = scoreBm25(documents, tokenize(trimmed));
   const scores = new Map(hits.map((hit) => [hit.index, hit.score]));
   const ranked: Array<{ index: number; tier: number; score: number }> = [];
   entries.forEach((entry, index) => {

@@ -62,8 +62,10 @@ export class CodeModeClient {
     return this.json('POST', `${sessionPath(sessionId)}/exec`, input, headers, opts.signal);
   }
 
-  wait(sessionId: string, runId: string, opts: RequestOptions = {}): Promise<CodeModeResult> {
-    return this.json('POST', `${sessionPath(sessionId)}/wait`, { runId }, {}, opts.signal);
+  wait(sessionId: string, runId: string, opts: { idempotencyKey?: string } & RequestOptions = {}): Promise<CodeModeResult> {
+    const headers: Record<string, string> = {};
+    if (opts.idempotencyKey !== undefined) headers['idempotency-key'] = opts.idempotencyKey;
+    return this.json('POST', `${sessionPath(sessionId)}/wait`, { runId }, headers, opts.signal);
   }
 
   /** `DELETE …/runs/{runId}`: the aborted run's final result; 409 (thrown) if it had already ended. */

@@ -1,9 +1,10 @@
-import { availableParallelism, hostname } from 'node:os';
+import { availableParallelism, hostname, totalmem } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Limits, ShellConfig } from '@codemode/contracts';
 import { parseApiKeyGrants, parseApiKeys, type ApiKeyGrant } from './api-keys';
 import { ConfigError } from './errors';
+import { readEventStreamSettings, type EventStreamSettings } from './event-stream-settings';
 import { readHistorySettings, type HistorySettings } from './history-settings';
 import { clamp, LIMIT_RULES, SHELL_RULES, SPEC_DEFAULT_LIMITS, type LimitRule } from './limit-rules';
 import { resolveLimits } from './resolve-limits';
@@ -22,6 +23,8 @@ export interface AppConfig {
   /** The same keys with their roles (SPEC §11); null when authentication is off. */
   readonly apiKeyGrants: ReadonlyMap<string, ApiKeyGrant> | null;
   readonly workerMetricsPort: number;
+  /** `API_METRICS_PORT` [9465]: where a multi-tenant API serves `/metrics` instead of its public port (SPEC §10). */
+  readonly apiMetricsPort: number;
   readonly workerId: string;
   readonly sandboxThreads: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -32,6 +35,8 @@ export interface AppConfig {
   readonly version: string;
   /** Root of the per-session workspaces the core tools and shell commands run in. */
   readonly workspaceRoot: string;
+  /** `CODEMODE_WORKSPACE_SWEEP_SECONDS` [600]: how often a worker removes workspaces whose session is gone. */
+  readonly workspaceSweepSeconds: number;
   /** Environment shell commands start from: the worker's, minus this service's own settings. */
   readonly shellBaseEnv: Readonly<Record<string, string>>;
   /** `CODEMODE_MCP_SERVERS` as given (JSON); parsed by libs/tools. */
@@ -62,8 +67,15 @@ export interface AppConfig {
   readonly tenancySettings: TenancySettings;
   /** `CODEMODE_APPROVAL_TIMEOUT_SECONDS` [600]: an undecided approval is then denied (SPEC §11). */
   readonly approvalTimeoutSeconds: number;
+  /**
+   * `CODEMODE_WORKER_PARKED_MEMORY_BYTES` [a quarter of the machine's memory]: wasm memory the VMs
+   * parked in this worker may keep; past it the coldest leave for their images (SPEC §10).
+   */
+  readonly workerParkedMemoryBytes: number;
   /** `CODEMODE_APPROVAL_WEBHOOK`: where `approval.requested` is posted, signed like tool webhooks; null: nowhere. */
   readonly approvalWebhook: string | null;
+  /** SSE buffer bound and lag limit (SPEC §10 "Event streams"). */
+  readonly eventStreams: EventStreamSettings;
 }
 
 type Env = Record<string, string | undefined>;
@@ -128,6 +140,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     apiKeys,
     apiKeyGrants: parseApiKeyGrants(env.CODEMODE_API_KEYS),
     workerMetricsPort: readInt(env, 'WORKER_METRICS_PORT', 9464, 0, 65535),
+    apiMetricsPort: readInt(env, 'API_METRICS_PORT', 9465, 0, 65535),
     workerId: env.CODEMODE_WORKER_ID?.trim() || `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
     sandboxThreads,
     logLevel,
@@ -136,6 +149,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     replyGraceMs: readInt(env, 'CODEMODE_REPLY_GRACE_MS', 2000, 0, 60_000),
     version,
     workspaceRoot: resolve(env.CODEMODE_WORKSPACE_ROOT?.trim() || './.data/workspaces'),
+    workspaceSweepSeconds: readInt(env, 'CODEMODE_WORKSPACE_SWEEP_SECONDS', 600, 1, 86_400),
     shellBaseEnv: shellBaseEnv(env),
     mcpServersJson: env.CODEMODE_MCP_SERVERS?.trim() || null,
     webhookSecrets: parseWebhookSecrets(env.CODEMODE_WEBHOOK_SECRETS),
@@ -148,6 +162,14 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     tenancySettings: readTenancySettings(env),
     approvalTimeoutSeconds: readInt(env, 'CODEMODE_APPROVAL_TIMEOUT_SECONDS', 600, 1, 604_800),
     approvalWebhook: readWebhookUrl(env, 'CODEMODE_APPROVAL_WEBHOOK'),
+    workerParkedMemoryBytes: readInt(
+      env,
+      'CODEMODE_WORKER_PARKED_MEMORY_BYTES',
+      Math.floor(totalmem() / 4),
+      16_777_216,
+      Number.MAX_SAFE_INTEGER,
+    ),
+    eventStreams: readEventStreamSettings(env),
   };
 }
 
@@ -159,7 +181,7 @@ function shellBaseEnv(env: Env): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    if (/^(CODEMODE_|REDIS_|WORKER_METRICS_|NODE_OPTIONS$|LOG_LEVEL$|PORT$|HOST$)/.test(name)) continue;
+    if (/^(CODEMODE_|REDIS_|WORKER_METRICS_|API_METRICS_|NODE_OPTIONS$|LOG_LEVEL$|PORT$|HOST$)/.test(name)) continue;
     out[name] = value;
   }
   return out;

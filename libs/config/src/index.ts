@@ -1,6 +1,7 @@
 export * from './api-keys';
 export * from './app-config';
 export * from './errors';
+export * from './event-stream-settings';
 export * from './limit-rules';
 export * from './resolve-limits';
 export * from './package-version';

@@ -110,6 +110,20 @@ describe('ceilings (SPEC §10)', () => {
     expect(effectiveLimits(withTenants, 'beta', asked)).toMatchObject({ memoryLimitBytes: 32 * MiB, snapshotTtlSeconds: 60 });
   });
 
+  it('caps memoryLimitBytes at 256 MiB by default in multi-tenant mode; a deployment or tenant ceiling replaces that default', () => {
+    const keyed = loadConfig({ CODEMODE_API_KEYS: 'k1:alpha' });
+    expect(effectiveLimits(keyed, 'alpha', { memoryLimitBytes: 1024 * MiB }).memoryLimitBytes).toBe(256 * MiB);
+    expect(effectiveLimits(loadConfig({ CODEMODE_TENANCY: 'multi' }), 'alpha', { memoryLimitBytes: 2 ** 40 }).memoryLimitBytes).toBe(
+      256 * MiB,
+    );
+    const raised = loadConfig({ CODEMODE_API_KEYS: 'k1:alpha', CODEMODE_CEILING_MEMORY_LIMIT_BYTES: String(512 * MiB) });
+    expect(effectiveLimits(raised, 'alpha', { memoryLimitBytes: 1024 * MiB }).memoryLimitBytes).toBe(512 * MiB);
+    const file = JSON.stringify({ beta: { ceilings: { memoryLimitBytes: 768 * MiB } } });
+    const withTenants = { ...keyed, tenancySettings: readTenancySettings({ CODEMODE_TENANTS_FILE: '/t.json' }, () => file) };
+    expect(effectiveLimits(withTenants, 'beta', { memoryLimitBytes: 1024 * MiB }).memoryLimitBytes).toBe(768 * MiB);
+    expect(effectiveLimits(withTenants, 'alpha', { memoryLimitBytes: 1024 * MiB }).memoryLimitBytes).toBe(256 * MiB);
+  });
+
   it('is the rule maximum without any ceiling', () => {
     expect(effectiveLimits(loadConfig({}), 'alpha', { memoryLimitBytes: 2 ** 40 }).memoryLimitBytes).toBe(1_073_741_824);
   });

@@ -1,5 +1,6 @@
 import type { Limits, LimitsInput, ShellConfig, ShellConfigInput } from '@codemode/contracts';
 import { clamp, isSettingValue, LIMIT_RULES, SHELL_RULES, type LimitRule } from './limit-rules';
+import { apiTenancy } from './shell-sandbox-settings';
 import { ceilingsFor, type TenancySettings } from './tenancy-settings';
 
 function resolveOne(value: unknown, fallback: number, rule: LimitRule, max = Number.POSITIVE_INFINITY): number {
@@ -67,6 +68,9 @@ export interface EffectiveSettingsSource {
   readonly shellDefaults: ShellConfig;
   readonly tenancySettings: TenancySettings;
   readonly shellSandbox: { readonly maxTimeoutSeconds: number };
+  /** The API's tenancy mode comes from these (`apiTenancy`): multi-tenant mode has default ceilings. */
+  readonly tenancy: 'multi' | 'single' | null;
+  readonly apiKeys: ReadonlyMap<string, string> | null;
 }
 
 /**
@@ -76,7 +80,7 @@ export interface EffectiveSettingsSource {
  * Overrides are stored unclamped by ceilings, so a changed ceiling applies to existing sessions.
  */
 export function effectiveLimits(config: EffectiveSettingsSource, tenant: string, stored: LimitsInput | undefined): Limits {
-  return resolveLimits(stored, config.limitDefaults, ceilingsFor(config.tenancySettings, tenant));
+  return resolveLimits(stored, config.limitDefaults, ceilingsFor(config.tenancySettings, tenant, apiTenancy(config)));
 }
 
 /** A session's shell settings, `timeoutSeconds` capped by `CODEMODE_SHELL_MAX_TIMEOUT_SECONDS` (SPEC §10). */

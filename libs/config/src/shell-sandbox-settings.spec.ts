@@ -13,6 +13,7 @@ describe('shell sandbox settings (SPEC §10)', () => {
       maxFileBytes: 268_435_456,
       maxTimeoutSeconds: 3600,
       workspaceMaxBytes: 1_073_741_824,
+      workspaceMaxFiles: 100_000,
     });
   });
 
@@ -21,8 +22,14 @@ describe('shell sandbox settings (SPEC §10)', () => {
       CODEMODE_SHELL_SANDBOX: 'bwrap',
       CODEMODE_SHELL_UID_RANGE: '10000-10999',
       CODEMODE_SHELL_MAX_TIMEOUT_SECONDS: '30',
+      CODEMODE_WORKSPACE_MAX_FILES: '2000',
     });
-    expect(read).toMatchObject({ mode: 'bwrap', uidRange: { first: 10_000, last: 10_999 }, maxTimeoutSeconds: 30 });
+    expect(read).toMatchObject({
+      mode: 'bwrap',
+      uidRange: { first: 10_000, last: 10_999 },
+      maxTimeoutSeconds: 30,
+      workspaceMaxFiles: 2000,
+    });
     expect(() => readShellSandboxSettings({ CODEMODE_SHELL_SANDBOX: 'off' })).toThrow(
       new ConfigError('CODEMODE_SHELL_SANDBOX', 'must be one of auto, bwrap, none.'),
     );

@@ -15,6 +15,8 @@ export interface ShellSandboxSettings {
   readonly maxFileBytes: number;
   readonly maxTimeoutSeconds: number;
   readonly workspaceMaxBytes: number;
+  /** `CODEMODE_WORKSPACE_MAX_FILES`: files and folders a session workspace may hold. */
+  readonly workspaceMaxFiles: number;
 }
 
 /** Operator settings: a value outside its range stops the boot rather than being clamped. */
@@ -24,6 +26,7 @@ export const SHELL_SANDBOX_RULES = {
   maxFileBytes: { defaultValue: 268_435_456, min: 4096, max: 1_099_511_627_776, env: 'CODEMODE_SHELL_MAX_FILE_BYTES' },
   maxTimeoutSeconds: { defaultValue: 3600, min: 1, max: 86_400, env: 'CODEMODE_SHELL_MAX_TIMEOUT_SECONDS' },
   workspaceMaxBytes: { defaultValue: 1_073_741_824, min: 65_536, max: 1_099_511_627_776, env: 'CODEMODE_WORKSPACE_MAX_BYTES' },
+  workspaceMaxFiles: { defaultValue: 100_000, min: 100, max: 100_000_000, env: 'CODEMODE_WORKSPACE_MAX_FILES' },
 } as const satisfies Record<string, LimitRule>;
 
 const MODES = ['auto', 'bwrap', 'none'] as const;
@@ -59,6 +62,7 @@ export function readShellSandboxSettings(env: Env): ShellSandboxSettings {
     maxFileBytes: readRule(env, SHELL_SANDBOX_RULES.maxFileBytes),
     maxTimeoutSeconds: readRule(env, SHELL_SANDBOX_RULES.maxTimeoutSeconds),
     workspaceMaxBytes: readRule(env, SHELL_SANDBOX_RULES.workspaceMaxBytes),
+    workspaceMaxFiles: readRule(env, SHELL_SANDBOX_RULES.workspaceMaxFiles),
   };
 }
 

@@ -10,6 +10,7 @@ describe('tenancy settings (SPEC §10)', () => {
       maxParkedBytes: 1_073_741_824,
       maxShellProcesses: 16,
       maxStreams: 2,
+      maxStoredBytes: 1_073_741_824,
       rate: 50,
       burst: 100,
     });

@@ -16,6 +16,8 @@ export interface TenantQuotas {
   readonly maxShellProcesses: number;
   /** Open event streams (SSE). */
   readonly maxStreams: number;
+  /** Bytes the tenant keeps in Redis (event data, transcripts, tools, stores, results, parked images). */
+  readonly maxStoredBytes: number;
   /** Requests per second under `/v1` (token bucket refill)… */
   readonly rate: number;
   /** …and the bucket's size. */
@@ -28,6 +30,7 @@ export const QUOTA_RULES: Readonly<Record<keyof TenantQuotas, LimitRule>> = {
   maxParkedBytes: { defaultValue: 1_073_741_824, min: 1024, max: 1_099_511_627_776, env: 'CODEMODE_TENANT_MAX_PARKED_BYTES' },
   maxShellProcesses: { defaultValue: 16, min: 1, max: 100_000, env: 'CODEMODE_TENANT_MAX_SHELL_PROCESSES' },
   maxStreams: { defaultValue: 8, min: 1, max: 100_000, env: 'CODEMODE_TENANT_MAX_STREAMS' },
+  maxStoredBytes: { defaultValue: 1_073_741_824, min: 65_536, max: 1_099_511_627_776, env: 'CODEMODE_TENANT_MAX_STORED_BYTES' },
   rate: { defaultValue: 50, min: 1, max: 1_000_000, env: 'CODEMODE_TENANT_RATE' },
   burst: { defaultValue: 100, min: 1, max: 1_000_000, env: 'CODEMODE_TENANT_BURST' },
 };
@@ -184,7 +187,14 @@ export function quotasFor(settings: TenancySettings, tenant: string, mode: 'mult
   return out;
 }
 
-/** A tenant's ceilings: the deployment's, each replaced by the tenants file's where it names one. */
-export function ceilingsFor(settings: TenancySettings, tenant: string): Partial<Limits> {
-  return { ...settings.ceilings, ...(settings.tenants.get(tenant)?.ceilings ?? {}) };
+/** SPEC §10 "Parked memory": ceilings that hold in multi-tenant mode unless the deployment sets its own. */
+export const MULTI_TENANT_DEFAULT_CEILINGS: Readonly<Partial<Limits>> = { memoryLimitBytes: 268_435_456 };
+
+/**
+ * A tenant's ceilings: the deployment's (in `multi` mode over `MULTI_TENANT_DEFAULT_CEILINGS`),
+ * each replaced by the tenants file's where it names one.
+ */
+export function ceilingsFor(settings: TenancySettings, tenant: string, mode: 'multi' | 'single' = 'single'): Partial<Limits> {
+  const defaults = mode === 'multi' ? MULTI_TENANT_DEFAULT_CEILINGS : {};
+  return { ...defaults, ...settings.ceilings, ...(settings.tenants.get(tenant)?.ceilings ?? {}) };
 }

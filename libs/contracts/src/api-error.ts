@@ -9,6 +9,8 @@ export const API_ERROR_CODES = [
   'runtime_unavailable',
   'internal_error',
   'tenant_limit',
+  /** SPEC §11: an agent key's REST shell call that the session's tool policy does not allow. */
+  'policy_denied',
 ] as const;
 export const ApiErrorCodeSchema = z.enum(API_ERROR_CODES);
 export type ApiErrorCode = z.infer<typeof ApiErrorCodeSchema>;

@@ -44,28 +44,54 @@ export const WorkerReportSchema = z.object({
   threads: z.number().int(),
   busyThreads: z.number().int(),
   parkedRuns: z.number().int(),
+  /** Its configured slots: cells it runs at once, parked runs it keeps in memory (absent from workers older than these fields). */
+  cellSlots: z.number().int().optional(),
+  parkedSlots: z.number().int().optional(),
 });
 export type WorkerReport = z.infer<typeof WorkerReportSchema>;
+
+/**
+ * A worker's report as the fleet view shows it. In multi-tenant mode it is the configured capacity
+ * only: occupancy (`busyThreads`, `parkedRuns`) counts every tenant's work, so it is left out (SPEC §10).
+ */
+export const FleetWorkerReportSchema = WorkerReportSchema.extend({
+  busyThreads: z.number().int().optional(),
+  parkedRuns: z.number().int().optional(),
+});
+export type FleetWorkerReport = z.infer<typeof FleetWorkerReportSchema>;
+
+/** The fleet's configured capacity: live workers and the sums of their reported threads and slots. */
+export const FleetCapacitySchema = z.object({
+  workers: z.number().int(),
+  threads: z.number().int(),
+  cellSlots: z.number().int(),
+  parkedSlots: z.number().int(),
+});
+export type FleetCapacity = z.infer<typeof FleetCapacitySchema>;
 
 export const FleetWorkerSchema = z.object({
   workerId: z.string(),
   /** Milliseconds since the worker last renewed its lease. */
   leaseAgeMs: z.number().int(),
-  report: WorkerReportSchema.nullable(),
+  report: FleetWorkerReportSchema.nullable(),
   /** The caller's tenant's runs this worker holds; other tenants' runs are never listed. */
   runs: z.object({ running: z.array(FleetRunSchema), parked: z.array(FleetRunSchema) }),
 });
 export type FleetWorker = z.infer<typeof FleetWorkerSchema>;
 
-/** `GET /v1/fleet`: live workers, the shared cell queue, and the tenant's live runs per worker. */
+/** `GET /v1/fleet`: live workers, their capacity, the shared cell queue, and the tenant's live runs per worker. */
 export const FleetViewSchema = z.object({
   workers: z.array(FleetWorkerSchema),
-  queue: z.object({
-    waiting: z.number().int(),
-    active: z.number().int(),
-    delayed: z.number().int(),
-    oldestWaitingAt: z.string().nullable(),
-  }),
+  capacity: FleetCapacitySchema,
+  /** The shared cell queue; null in multi-tenant mode, where its depth tells of other tenants' work (SPEC §10). */
+  queue: z
+    .object({
+      waiting: z.number().int(),
+      active: z.number().int(),
+      delayed: z.number().int(),
+      oldestWaitingAt: z.string().nullable(),
+    })
+    .nullable(),
   /** The tenant's live runs held by no live worker (released, or their worker is gone). */
   unheld: z.array(FleetRunSchema),
 });

@@ -15,3 +15,4 @@ export * from './guest-catalog';
 export * from './replay';
 export * from './console';
 export * from './policy';
+export * from './json-depth';

@@ -34,6 +34,8 @@ export const ApprovalViewSchema = z.object({
   callId: z.string(),
   tool: z.string(),
   input: z.unknown(),
+  /** A client tool's webhook endpoint: where the call goes once approved (SPEC §11). */
+  endpoint: z.string().optional(),
   requestedAt: z.string(),
 });
 export type ApprovalView = z.infer<typeof ApprovalViewSchema>;
@@ -64,6 +66,14 @@ export const APPROVAL_TIMED_OUT_REASON = 'approval timed out';
 /** SPEC §11: what a denied-by-policy call rejects with. */
 export function toolBlockedMessage(tool: string): string {
   return `code mode tool ${tool} is blocked by policy.`;
+}
+
+/**
+ * SPEC §11: what an agent key's REST `shell/exec` or `process` call answers (403) when the
+ * session's policy says `approve` for it: only a cell's call can wait for an operator.
+ */
+export function toolNeedsCellApprovalMessage(tool: string): string {
+  return `code mode tool ${tool} needs an operator's approval; call it from a cell.`;
 }
 
 /** SPEC §11: what a call whose approval was denied (or timed out) rejects with. */

@@ -30,3 +30,12 @@ export const SessionViewSchema = SessionConfigSchema.extend({
   updatedAt: z.string(),
 });
 export type SessionView = z.infer<typeof SessionViewSchema>;
+
+/** `DELETE /v1/sessions/{sid}` (SPEC §10): the session and everything of it are gone; its live runs were aborted first. */
+export const SessionDeletedSchema = z.object({
+  sessionId: z.string(),
+  deleted: z.literal(true),
+  /** The runs that were live (requested, running or parked) and were aborted first. */
+  abortedRuns: z.array(z.string()),
+});
+export type SessionDeleted = z.infer<typeof SessionDeletedSchema>;

@@ -210,6 +210,8 @@ export const ShellExitedDataSchema = z.object({
   droppedChars: z.number().int(),
   /** The timeout the session ran with, named by the timed-out guidance (absent in older logs). */
   timeoutSeconds: z.number().optional(),
+  /** Why the service stopped it, when it did: the workspace limit's message (SPEC §10). */
+  stoppedReason: z.string().optional(),
 });
 export type ShellExitedData = z.infer<typeof ShellExitedDataSchema>;
 

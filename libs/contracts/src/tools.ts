@@ -75,6 +75,21 @@ export const ClientToolSchema = z.object({
 export type ClientTool = z.infer<typeof ClientToolSchema>;
 export type ClientToolInput = z.input<typeof ClientToolSchema>;
 
+/**
+ * Who registered a client tool (SPEC §11): the role of the key whose `PUT /tools` wrote it. An
+ * agent key may not change or remove an operator's tool.
+ */
+export const CLIENT_TOOL_REGISTRANTS = ['operator', 'agent'] as const;
+export type ClientToolRegistrant = (typeof CLIENT_TOOL_REGISTRANTS)[number];
+
+/** A client tool as the session keeps it: as registered, with who registered it (absent: an operator, as before roles). */
+export type RegisteredClientTool = ClientTool & { registeredBy?: ClientToolRegistrant };
+
+/** SPEC §11: the 403 an agent key's `PUT /tools` gets for changing or removing an operator's tool. */
+export function operatorToolLockedMessage(name: string): string {
+  return `code mode tool ${name} was registered by an operator; an agent key cannot change it.`;
+}
+
 /** `PUT /v1/sessions/{sid}/tools` body: replaces the session's client tools. Names are unique. */
 export const ClientToolsPutSchema = z.object({
   tools: z

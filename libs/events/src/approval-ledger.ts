@@ -36,6 +36,8 @@ export interface ApprovalRequest {
   /** The call's policy name (SPEC §11). */
   tool: string;
   input: unknown;
+  /** A client tool's webhook endpoint, shown with the approval (SPEC §11); absent for other tools. */
+  endpoint?: string;
 }
 
 /**
@@ -60,6 +62,7 @@ export class ApprovalLedger {
       callId: req.callId,
       tool: req.tool,
       input: req.input ?? null,
+      ...(req.endpoint === undefined ? {} : { endpoint: req.endpoint }),
       requestedAt: new Date().toISOString(),
     };
     const ev = encodeEvent('approval.requested', {
@@ -68,6 +71,7 @@ export class ApprovalLedger {
       callId: req.callId,
       tool: req.tool,
       input: view.input,
+      ...(req.endpoint === undefined ? {} : { endpoint: req.endpoint }),
     });
     const keys = [...this.keys.scriptKeys(ref, req.runId), this.keys.approvals(ref)];
     const args = [req.runId, req.epoch, ev.head, req.approvalId, JSON.stringify(view), req.callId, ...rawsAndFactsArgs(ev)];

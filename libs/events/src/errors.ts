@@ -53,6 +53,17 @@ export class RunExistsError extends EventsError {
 
 /** SPEC §6: the failure message of a run whose history reached its cap. */
 export const RUN_HISTORY_LIMIT_MESSAGE = 'code mode run history limit reached; start a new run.';
+/** SPEC §2: what `exec`/`wait` answer when Redis refused a write for memory. */
+export const STORE_FULL_MESSAGE =
+  'code mode store is full (Redis refused the write for memory); retry later or ask the operator to free memory.';
+/** A run whose host call met a Redis outage mid-cell: it is stopped and fails with this (`runtime_unavailable`). */
+export const STORE_LOST_MID_RUN_MESSAGE =
+  'code mode store became unavailable while the cell ran (Redis did not answer); the run was stopped. Retry in a few seconds.';
+
+/** What a run stopped by a Redis failure of one of its host calls fails with. */
+export function storeStopMessage(error: unknown): string {
+  return error instanceof StoreFullError ? STORE_FULL_MESSAGE : STORE_LOST_MID_RUN_MESSAGE;
+}
 
 /**
  * Thrown when a non-terminal run-scoped write would take the run's history past its cap
@@ -118,6 +129,17 @@ export class StoreUnavailableError extends EventsError {
   readonly code = 'runtime_unavailable';
   constructor(cause: unknown) {
     super('the session store is unavailable; retry shortly', { cause });
+  }
+}
+
+/**
+ * Redis refused a write for memory (`maxmemory` under `noeviction`): an outage to every caller
+ * (it is retried, never a bug), answered with its own text (SPEC §2 "store is full").
+ */
+export class StoreFullError extends StoreUnavailableError {
+  constructor(cause: unknown) {
+    super(cause);
+    this.message = 'the session store is full (Redis refused the write for memory)';
   }
 }
 

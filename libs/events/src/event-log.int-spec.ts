@@ -135,3 +135,37 @@ async function countFollowers(): Promise<number> {
   const list = (await redis.client('LIST')) as string;
   return list.split('\n').filter((line) => line.includes('name=events-follow')).length;
 }
+
+test('a page is bounded by bytes as well as by count; an event larger than the bound comes alone', async () => {
+  const ref = { tenant: 'acme', sessionId: 'large' };
+  const big = 'x'.repeat(100_000);
+  for (let i = 0; i < 5; i++) await log.append(ref, { type: 'shell.output', data: { i, big } });
+  await log.append(ref, { type: 'shell.output', data: { i: 5, big: big.repeat(4) } });
+  const sizes: number[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await log.read(ref, { after, limit: 100, maxBytes: 250_000 });
+    sizes.push(page.events.length);
+    if (!page.next) break;
+    after = page.next;
+  }
+  expect(sizes).toEqual([2, 2, 1, 1]);
+  expect((await log.read(ref, { limit: 100, maxBytes: 1 })).events.map((e) => e.data.i)).toEqual([0]);
+});
+
+test('follow reads the next page only once the consumer took the last event of the one before', async () => {
+  const ref = { tenant: 'acme', sessionId: 'paced' };
+  const big = 'x'.repeat(100_000);
+  const ids: string[] = [];
+  for (let i = 0; i < 6; i++) ids.push((await log.append(ref, { type: 'shell.output', data: { i, big } })).eventId);
+  const controller = new AbortController();
+  const iterator = log.follow(ref, '0-0', controller.signal, 250_000)[Symbol.asyncIterator]();
+  expect((await iterator.next()).value).toMatchObject({ data: { i: 0 } });
+  expect((await iterator.next()).value).toMatchObject({ data: { i: 1 } });
+  // Events 2-5 go before the consumer asks again: a follower that had read ahead would still yield them.
+  await redis.xdel(keys.events(ref), ...ids.slice(2));
+  await log.append(ref, { type: 'shell.output', data: { i: 6 } });
+  expect((await iterator.next()).value).toMatchObject({ data: { i: 6 } });
+  controller.abort();
+  expect(await iterator.next()).toEqual({ done: true, value: undefined });
+});

@@ -1,10 +1,11 @@
 import type { Event, EventPage, EventType, SessionRef } from '@codemode/contracts';
 import type { Redis } from 'ioredis';
+import { EVENT_PAGE_BYTES } from '@codemode/config';
 import { InvalidArgumentError, InvalidCursorError, InvalidEventError } from './errors';
 import { decodeEntry, encodeEvent, rawsAndFactsArgs, toPublicEvent, type LoggedEvent } from './event-encoding';
 import type { KeySpace } from './keys';
 import { checkReply } from './lua-errors';
-import { closeConnection, duplicateForBlocking, guard, toStoreError } from './redis';
+import { closeConnection, duplicateForBlocking, execMulti, failedCommand, guard } from './redis';
 import { ScriptLoader } from './script-loader';
 import { SessionIndex } from './session-index';
 
@@ -13,6 +14,8 @@ const CURSOR_PATTERN = /^\d{1,20}(-\d{1,20})?$/;
 export const MAX_PAGE = 1000;
 /** How long one XREAD BLOCK waits before looping (bounds how stale an abort check can be). */
 const FOLLOW_BLOCK_MS = 5_000;
+/** Events per page of a live tail; pages are bounded by bytes too (see `follow`). */
+const FOLLOW_PAGE_EVENTS = 100;
 
 type StreamEntry = [id: string, fields: string[]];
 
@@ -40,10 +43,14 @@ export class EventLog {
     this.index = new SessionIndex(redis, keys, scripts);
   }
 
-  /** One page of events after `after` (exclusive); `next` is set when more exist. */
-  async read(ref: SessionRef, opts: { after?: string; limit: number }): Promise<EventPage> {
-    const page = await this.readLogged(ref, opts);
-    return { events: page.events.map(toPublicEvent), next: page.next };
+  /**
+   * One page of events after `after` (exclusive): at most `limit` events and, past the first, at
+   * most `maxBytes` of them as stored, so a page of a log of large events stays small (SPEC §10
+   * "Event streams"); `next` is set when more exist.
+   */
+  async read(ref: SessionRef, opts: { after?: string; limit: number; maxBytes?: number }): Promise<EventPage> {
+    const page = await this.page(this.redis, ref, opts.after ?? '0-0', opts.limit, opts.maxBytes ?? EVENT_PAGE_BYTES);
+    return { events: page.events.map(toPublicEvent), next: page.more ? page.events[page.events.length - 1].id : null };
   }
 
   /** Like `read`, keeping each event's stored epoch (rebuilds and recovery). */
@@ -62,7 +69,7 @@ export class EventLog {
       if (after !== undefined && err instanceof Error && /stream ID|start ID/i.test(err.message)) {
         throw new InvalidCursorError(after);
       }
-      throw toStoreError(err);
+      throw failedCommand(err);
     }
     const more = entries.length > limit;
     const events = entries.slice(0, limit).map(decodeEntry);
@@ -88,8 +95,11 @@ export class EventLog {
    * Live tail: yields events after `after` (or, when undefined, after the last event at the time
    * iteration starts) until `signal` aborts. Uses its own connection, because XREAD BLOCK holds
    * a connection for its whole wait; the connection is closed when the iteration ends.
+   * The log is read in pages of at most `pageBytes` (one event when it is larger), one page at a
+   * time: nothing more is read until the consumer has taken the page's last event, so a consumer
+   * that waits for its socket holds at most one page (SPEC §10 "Event streams").
    */
-  async *follow(ref: SessionRef, after: string | undefined, signal: AbortSignal): AsyncIterable<Event> {
+  async *follow(ref: SessionRef, after: string | undefined, signal: AbortSignal, pageBytes = EVENT_PAGE_BYTES): AsyncIterable<Event> {
     if (after !== undefined) checkCursor(after);
     const key = this.keys.events(ref);
     if (signal.aborted) return;
@@ -100,15 +110,16 @@ export class EventLog {
     try {
       let cursor = after ?? (await this.lastId(key));
       while (!signal.aborted) {
-        let reply: [string, StreamEntry[]][] | null;
+        let events: LoggedEvent[];
         try {
-          reply = await conn.xread('COUNT', 100, 'BLOCK', FOLLOW_BLOCK_MS, 'STREAMS', key, cursor);
+          events = (await this.page(conn, ref, cursor, FOLLOW_PAGE_EVENTS, pageBytes)).events;
+          // Caught up: wait for the next event (one, whatever its size), then read pages again.
+          if (events.length === 0) events = await this.next(conn, key, cursor);
         } catch (err) {
           if (signal.aborted) return;
-          throw toStoreError(err);
+          throw failedCommand(err);
         }
-        for (const entry of reply?.[0]?.[1] ?? []) {
-          const event = decodeEntry(entry);
+        for (const event of events) {
           cursor = event.id;
           yield toPublicEvent(event);
           if (signal.aborted) return;
@@ -123,6 +134,13 @@ export class EventLog {
   /** True once any write created the session. */
   async exists(ref: SessionRef): Promise<boolean> {
     return (await guard(() => this.redis.exists(this.keys.session(ref)))) === 1;
+  }
+
+  /** `exists` for many sessions in one pipeline, answers in order (each EXISTS in its own session's slot). */
+  async existing(refs: readonly SessionRef[]): Promise<boolean[]> {
+    if (refs.length === 0) return [];
+    const counts = await execMulti(refs.reduce((p, ref) => p.exists(this.keys.session(ref)), this.redis.pipeline()));
+    return counts.map((count) => count === 1);
   }
 
   /**
@@ -142,6 +160,36 @@ export class EventLog {
     const raw = runId === '' ? await this.index.alongside(ref, write) : await write();
     const reply = checkReply(raw, { runId, epoch, type: input.type });
     return { eventId: String(reply[1]) };
+  }
+
+  /** One page through read-events-page.lua on `conn`; `more` says the log holds events after it. */
+  private async page(
+    conn: Redis,
+    ref: SessionRef,
+    after: string,
+    limit: number,
+    maxBytes: number,
+  ): Promise<{ events: LoggedEvent[]; more: boolean }> {
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+      throw new InvalidArgumentError('limit', `must be an integer from 1 to ${MAX_PAGE}`);
+    }
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new InvalidArgumentError('maxBytes', 'must be a positive integer');
+    checkCursor(after);
+    let reply: [more: number, entries: StreamEntry[]];
+    try {
+      reply = (await this.scripts.run(conn, 'read-events-page', [this.keys.events(ref)], [after, limit, maxBytes])) as typeof reply;
+    } catch (err) {
+      // Syntactically fine but out of range (e.g. past the largest id): still a bad cursor.
+      if (err instanceof Error && /stream ID|start ID/i.test(err.message)) throw new InvalidCursorError(after);
+      throw failedCommand(err);
+    }
+    return { events: reply[1].map(decodeEntry), more: reply[0] === 1 };
+  }
+
+  /** The first event after `after`, waiting up to FOLLOW_BLOCK_MS for it; none when it did not come. */
+  private async next(conn: Redis, key: string, after: string): Promise<LoggedEvent[]> {
+    const reply = await conn.xread('COUNT', 1, 'BLOCK', FOLLOW_BLOCK_MS, 'STREAMS', key, after);
+    return (reply?.[0]?.[1] ?? []).map(decodeEntry);
   }
 
   private async lastId(key: string): Promise<string> {

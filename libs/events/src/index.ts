@@ -2,27 +2,41 @@ export * from './errors';
 export { KeySpace, type SessionScriptKeys } from './keys';
 export { EventLog, MAX_PAGE, type AppendInput } from './event-log';
 export { SessionLedger, type SessionPatch, type SessionSettingsAt } from './session-ledger';
-export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type RunRequestedData } from './run-ledger';
+export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type KeyUsed, type Reservation, type RunRequestedData } from './run-ledger';
+export { keyedWaitStep, type KeyedWaitState, type KeyedWaitStep } from './keyed-wait';
 export { RunReplies, publishAnswer, publishStarted, resultReply } from './run-replies';
 export { WorkerPresence } from './worker-presence';
-export { RunOwnership, pastExpiry, type LocalRunHolder, type OwnedRun, type RunFate } from './run-ownership';
+export {
+  RunOwnership,
+  pastExpiry,
+  strandedRunFate,
+  type LocalRunHolder,
+  type OwnedRun,
+  type RunFate,
+  type StrandedRunFate,
+} from './run-ownership';
 export { DeploymentCatalog } from './deployment-catalog';
 export {
   createRedis,
   closeConnection,
   duplicateForBlocking,
+  duplicateForBulk,
   waitUntilReady,
   toStoreError,
+  isStoreFull,
+  mayHaveRun,
   isStoreUnavailable,
   guard,
   execMulti,
+  onStoreFailure,
   type CreateRedisOptions,
+  type StoreFailureReason,
 } from './redis';
 export { StoreLedger, type StoreWrites, type StoreCommitInput, type StoreCommitOutcome } from './store-ledger';
-export { ClientToolsLedger } from './client-tools-ledger';
+export { ClientToolsLedger, type ClientToolsRead } from './client-tools-ledger';
 export { ScriptLoader, SCRIPT_NAMES, type ScriptName } from './script-loader';
 export { retryWhileStoreUnavailable, type StoreRetryOptions } from './store-retry';
-export { ParkedRunIndex, type DueParkedRun } from './parked-run-index';
+export { LiveRunIndex, ParkedRunIndex, type DueRun } from './parked-run-index';
 export { ParkedImageStore, type StoredParkedImage } from './parked-image-store';
 export { NotAwaitingPlatformError, recordPlatformAnswers } from './platform-answers';
 export { DEFAULT_EVENTS_SCRIPT_SETTINGS, type EventsScriptSettings } from './script-loader';
@@ -42,3 +56,6 @@ export { RunListing, LIVE_RUN_SCAN } from './run-listing';
 export { WorkerReports, type LiveWorker } from './worker-reports';
 export { PolicyStore } from './policy-store';
 export { ApprovalLedger, type ApprovalRequest, type StoredApproval } from './approval-ledger';
+export { StoredBytesLedger, type SessionMeasure } from './stored-bytes-ledger';
+export { SessionRemoval } from './session-removal';
+export { publishWorkspaceRemoval, WorkspaceRemovals } from './workspace-removals';

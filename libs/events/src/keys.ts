@@ -60,6 +60,11 @@ export class KeySpace {
     return `${this.sessionBase(ref)}:tools`;
   }
 
+  /** A client tool list on its way in (`ClientToolsLedger`): written, then renamed onto `clientTools`. */
+  stagedClientTools(ref: SessionRef, version: string): string {
+    return `${this.sessionBase(ref)}:tools-staged:${version}`;
+  }
+
   /** Sorted set of the session's live results references: id scored by its expiry (Redis ms). */
   resultsIndex(ref: SessionRef): string {
     return `${this.sessionBase(ref)}:results:index`;
@@ -75,6 +80,16 @@ export class KeySpace {
     return `${this.sessionBase(ref)}:results:item:${id}`;
   }
 
+  /** The session log's stored bytes per time bucket of stream ids (lua/includes/append.lua, "Stored bytes"). */
+  storedLog(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:stored-log`;
+  }
+
+  /** The buckets `storedLog` holds, by time: what a trim gives back. */
+  storedMinutes(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:stored-minutes`;
+  }
+
   /** A parked run's VM image and host state (SPEC §12, ParkedImageStore); expires with the run's snapshot TTL. */
   parkedImage(ref: SessionRef, runId: string): string {
     return `${this.sessionBase(ref)}:image:${runId}`;
@@ -82,6 +97,11 @@ export class KeySpace {
 
   idempotency(ref: SessionRef, key: string): string {
     return `${this.sessionBase(ref)}:idem:${key}`;
+  }
+
+  /** A `wait` Idempotency-Key's record (runId, token of the wait, its answer's event once known); per route, so apart from exec's. */
+  waitIdempotency(ref: SessionRef, key: string): string {
+    return `${this.sessionBase(ref)}:wait-idem:${key}`;
   }
 
   /** Pub/sub channel on which workers push answers to one API instance. */
@@ -92,6 +112,11 @@ export class KeySpace {
 
   reply(instanceId: string): string {
     return `${this.prefix}:reply:${instanceId}`;
+  }
+
+  /** Pub/sub channel on which the API tells every worker to remove a deleted session's workspace. */
+  workspaceRemovals(): string {
+    return `${this.prefix}:workspace-removals`;
   }
 
   /** The five keys every append script takes; `runId` may be '' for session-level events. */
@@ -148,6 +173,11 @@ export class KeySpace {
     return `${this.prefix}:parked`;
   }
 
+  /** Every run an exec or a wait set going, by when it must have ended or parked (LiveRunIndex). */
+  liveIndex(): string {
+    return `${this.prefix}:live`;
+  }
+
   /** The deployment's tenancy mode (`multi` | `single`) as the API recorded it (SPEC §10 "Mode"). */
   tenancy(): string {
     return `${this.prefix}:tenancy`;
@@ -165,10 +195,14 @@ export class KeySpace {
 
   /**
    * One tenant's quota bookkeeping (SPEC §10): `inflight`, `streams`, `shell` (leased slots),
-   * `parked` and `parked-bytes`, `rate` (token bucket). The tenant is the hash tag, so the parked
-   * pair shares a slot.
+   * `parked` and `parked-bytes`, `rate` (token bucket), `stored-bytes`, `stored-until` and
+   * `stored-total` (stored bytes, StoredBytesLedger). The tenant is the hash tag, so the parked
+   * pair, and the stored three, share a slot.
    */
-  tenantQuota(tenant: string, kind: 'inflight' | 'streams' | 'shell' | 'parked' | 'parked-bytes' | 'rate'): string {
+  tenantQuota(
+    tenant: string,
+    kind: 'inflight' | 'streams' | 'shell' | 'parked' | 'parked-bytes' | 'rate' | 'stored-bytes' | 'stored-until' | 'stored-total',
+  ): string {
     if (!TENANT_PATTERN.test(tenant)) throw new InvalidKeyError('tenant', tenant);
     return `${this.prefix}:quota:{${tenant}}:${kind}`;
   }

@@ -24,10 +24,10 @@ test('answers the runs due by a time, oldest first; one member per run, rescored
   await index.add(b, 'cm_b', 500);
   await index.add(a, 'cm_late', 5000);
   expect(await index.due(1000, 10)).toEqual([
-    { ref: b, runId: 'cm_b', expiresAt: 500 },
-    { ref: a, runId: 'cm_a', expiresAt: 1000 },
+    { ref: b, runId: 'cm_b', dueAt: 500 },
+    { ref: a, runId: 'cm_a', dueAt: 1000 },
   ]);
-  expect(await index.due(1000, 1)).toEqual([{ ref: b, runId: 'cm_b', expiresAt: 500 }]);
+  expect(await index.due(1000, 1)).toEqual([{ ref: b, runId: 'cm_b', dueAt: 500 }]);
   // Parked again: the same member moves to its new expiry.
   await index.add(b, 'cm_b', 4000);
   await index.postpone(a, 'cm_a', 3000);

@@ -1,5 +1,5 @@
 import { Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
-import { EventsError, StoreCommandError, StoreUnavailableError } from './errors';
+import { EventsError, StoreCommandError, StoreFullError, StoreUnavailableError } from './errors';
 
 export interface CreateRedisOptions {
   /** CLIENT SETNAME, so `CLIENT LIST` says who holds each connection. */
@@ -24,6 +24,9 @@ export interface CreateRedisOptions {
 }
 
 const ERROR_REPORT_INTERVAL_MS = 10_000;
+
+/** Redis's refusal of a write at `maxmemory` under `noeviction` (also raised inside a script). */
+const OUT_OF_MEMORY_REPLY = /^OOM\b/;
 
 /** Server replies that mean "not now" rather than "wrong": treated as an outage. */
 const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN|NOREPLICAS)\b/;
@@ -82,11 +85,35 @@ export function duplicateForBlocking(redis: Redis, name: string): Redis {
 }
 
 /**
+ * A second connection of `redis`'s kind for values of megabytes (a client tool list reaches
+ * 16 MiB): on the shared connection every later command of every request waits behind such a
+ * value in the socket, and auto-pipelining copies it once more into the batch. Owned by its
+ * caller (`closeConnection`).
+ */
+export function duplicateForBulk(redis: Redis, name: string): Redis {
+  // The offline queue lets it be used right after creation; the command timeout still bounds an outage.
+  const bulk = redis.duplicate({ connectionName: name, enableAutoPipelining: false, enableOfflineQueue: true });
+  // Its failures reach the caller through the rejected command; the event itself is noise.
+  bulk.on('error', () => undefined);
+  return bulk;
+}
+
+/**
  * Closes a connection at once, idempotently: ioredis arms a 2 s "destroy" timer on every
  * `disconnect()`, and one made after the socket closed is never cleared (it keeps a process alive).
  */
 export function closeConnection(redis: Redis): void {
   if (redis.status !== 'end' && redis.status !== 'close') redis.disconnect();
+}
+
+/** Stops `listener` and closes a subscriber connection: QUIT when it is up, then at once either way. */
+export async function closeSubscriber(subscriber: Redis, listener: (channel: string, message: string) => void): Promise<void> {
+  subscriber.off('message', listener);
+  try {
+    if (subscriber.status === 'ready') await subscriber.quit();
+  } finally {
+    closeConnection(subscriber);
+  }
 }
 
 /** Resolves once `redis` is ready; rejects with StoreUnavailableError after `timeoutMs`. */
@@ -137,14 +164,45 @@ function isConnectionError(err: Error): boolean {
 }
 
 /**
- * Maps anything a Redis call throws to a typed events error; typed errors pass through.
- * Outages become StoreUnavailableError (callers answer runtime_unavailable / 503); anything
- * else is a StoreCommandError (a bug: internal_error).
+ * Maps anything a Redis call throws to a typed events error; typed errors pass through. The one
+ * place that decides what a Redis failure means: outages (connection lost, timeout, LOADING,
+ * BUSY, READONLY after a failover, CLUSTERDOWN, …) become StoreUnavailableError, a write refused
+ * for memory StoreFullError (callers answer both runtime_unavailable / 503); anything else is a
+ * StoreCommandError (a bug: internal_error).
  */
 export function toStoreError(err: unknown): EventsError {
   if (err instanceof EventsError) return err;
-  if (err instanceof Error && isConnectionError(err)) return new StoreUnavailableError(err);
+  // A MULTI Redis discarded (EXECABORT) failed for what its first queued command met: at
+  // `maxmemory` Redis refuses every command queued in a MULTI, reads too.
+  const reply = err instanceof Error ? (discardedFor(err) ?? err) : err;
+  if (reply instanceof Error && reply.name === 'ReplyError' && OUT_OF_MEMORY_REPLY.test(reply.message)) return new StoreFullError(err);
+  if (reply instanceof Error && isConnectionError(reply)) return new StoreUnavailableError(err);
   return new StoreCommandError(err);
+}
+
+/** The error of the first command of a discarded MULTI (ioredis keeps them as `previousErrors`). */
+function discardedFor(err: Error): Error | undefined {
+  if (!err.message.startsWith('EXECABORT')) return undefined;
+  const previous = (err as Error & { previousErrors?: unknown[] }).previousErrors?.[0];
+  return previous instanceof Error ? previous : undefined;
+}
+
+/** Failures of a command that was never sent: no connection to send it on (the offline queue is off). */
+const NEVER_SENT = /Stream isn't writeable|connect ECONNREFUSED|connect ETIMEDOUT|getaddrinfo/;
+
+/**
+ * False when a failed command certainly never reached Redis; true when it may have run with only
+ * its reply lost (a timeout, a connection lost after the write), or run in part (a script refused
+ * for memory at a later write). A caller closes what such a command may have left behind.
+ */
+export function mayHaveRun(err: unknown): boolean {
+  const cause = err instanceof EventsError && err.cause instanceof Error ? err.cause : err;
+  return !(cause instanceof Error && NEVER_SENT.test(cause.message));
+}
+
+/** True for a write Redis refused for memory (typed or raw ioredis errors). */
+export function isStoreFull(err: unknown): boolean {
+  return toStoreError(err) instanceof StoreFullError;
 }
 
 /** True for errors that mean "Redis is unreachable right now" (typed or raw ioredis errors). */
@@ -152,12 +210,29 @@ export function isStoreUnavailable(err: unknown): boolean {
   return toStoreError(err) instanceof StoreUnavailableError;
 }
 
-/** Runs a store operation, translating its failures with `toStoreError`. */
+/** Why Redis failed a command, as `codemode_store_failures_total{reason}` counts it. */
+export type StoreFailureReason = 'full' | 'unavailable';
+let storeFailureListener: ((reason: StoreFailureReason) => void) | undefined;
+
+/** The process's metrics learn of every command Redis refused for memory or did not answer (one listener per process). */
+export function onStoreFailure(listener: ((reason: StoreFailureReason) => void) | undefined): void {
+  storeFailureListener = listener;
+}
+
+/** `toStoreError` for the failure of a command this process sent, counted once. */
+export function failedCommand(err: unknown): EventsError {
+  const error = toStoreError(err);
+  if (err !== error && error instanceof StoreUnavailableError)
+    storeFailureListener?.(error instanceof StoreFullError ? 'full' : 'unavailable');
+  return error;
+}
+
+/** Runs a store operation, translating its failures with `toStoreError` (counted: failedCommand). */
 export async function guard<T>(op: () => Promise<T>): Promise<T> {
   try {
     return await op();
   } catch (err) {
-    throw toStoreError(err);
+    throw failedCommand(err);
   }
 }
 

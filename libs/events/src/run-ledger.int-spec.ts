@@ -82,8 +82,12 @@ test('park, resume (generic append) and expire keep projections equal to the log
   await runs.request(ref, runId, { ...requestData('park'), restartSafe: true });
   await workerRuns.start(ref, runId, W);
   await log.append(ref, { type: 'tool.called', runId, epoch: 1, data: { id: 'bridge:yield:1', input: [] } });
-  await log.append(ref, { type: 'run.parked', runId, epoch: 1, data: { expiresAt: '2030-01-01T00:00:00.000Z', result: waiting(runId) } });
+  const park = { type: 'run.parked', runId, epoch: 1, data: { expiresAt: '2030-01-01T00:00:00.000Z', result: waiting(runId) } } as const;
+  const parked = await log.append(ref, park);
   expect((await runs.get(ref, runId))?.status).toBe('waiting');
+  // The same park again (its reply was lost) writes nothing and answers the first one's id.
+  expect(await log.append(ref, park)).toEqual(parked);
+  expect((await log.history(ref)).filter((e) => e.type === 'run.parked')).toHaveLength(1);
   await log.append(ref, { type: 'run.resumed', runId, epoch: 2, data: { workerId: 'w-2' } });
   expect(await runs.get(ref, runId)).toMatchObject({ status: 'running', owner: 'w-2', epoch: 2, parkedAt: null });
   await expect(log.append(ref, { type: 'run.output', runId, epoch: 1, data: {} })).rejects.toBeInstanceOf(StaleEpochError);
@@ -110,6 +114,18 @@ test('start on a finished or an abandoned run answers started:false and writes n
   expect(await runs.abandonUnstarted(ref, finished, failed('late'))).toEqual({ abandoned: false, status: 'failed' });
   expect(await log.history(ref)).toEqual(before);
   await expectProjectionsMatchLog(ref, [finished, abandoned]);
+});
+
+test('a claim sent again with its token (its reply was lost) answers started, once; another claim does not', async () => {
+  const ref = newRef();
+  const runId = newRunId();
+  await runs.request(ref, runId, requestData());
+  expect(await workerRuns.start(ref, runId, { ...W, claimToken: 'c-1' })).toEqual({ started: true });
+  expect(await workerRuns.start(ref, runId, { ...W, claimToken: 'c-1' })).toEqual({ started: true });
+  expect(await workerRuns.start(ref, runId, { ...W, claimToken: 'c-2' })).toEqual({ started: false, status: 'running' });
+  expect(await workerRuns.start(ref, runId, W)).toEqual({ started: false, status: 'running' });
+  expect((await log.history(ref)).map((e) => e.type)).toEqual(['run.requested', 'run.started']);
+  await expectProjectionsMatchLog(ref, [runId]);
 });
 
 test('abandonUnstarted races start: exactly one wins, 50 times', async () => {
@@ -177,6 +193,24 @@ test('idempotency key: a repeat appends nothing and answers the first runId', as
   expect((await sessions.get(ref))?.counts.runs).toBe(2);
   // Same key in another session is another scope.
   expect(await runs.request(newRef(), newRunId(), requestData(), { idempotencyKey: 'k:1' })).toEqual({ created: true });
+});
+
+test('idempotency key: a run abandoned unstarted gives its key back, so a repeat runs the cell; a started one keeps it', async () => {
+  const ref = newRef();
+  const first = newRunId();
+  await runs.request(ref, first, requestData(), { idempotencyKey: 'k:never-ran' });
+  expect(await runs.abandonUnstarted(ref, first, failed('no worker'), 'k:never-ran')).toEqual({ abandoned: true });
+  const second = newRunId();
+  expect(await runs.request(ref, second, requestData(), { idempotencyKey: 'k:never-ran' })).toEqual({ created: true });
+  // The second run started: abandoning declines, and the key still answers the second run.
+  await workerRuns.start(ref, second, W);
+  expect(await runs.abandonUnstarted(ref, second, failed('late'), 'k:never-ran')).toEqual({ abandoned: false, status: 'running' });
+  expect(await runs.request(ref, newRunId(), requestData(), { idempotencyKey: 'k:never-ran' })).toEqual({ created: false, runId: second });
+  // A key that names another run is left alone.
+  const third = newRunId();
+  await runs.request(ref, third, requestData());
+  await runs.abandonUnstarted(ref, third, failed('no worker'), 'k:never-ran');
+  expect(await runs.request(ref, newRunId(), requestData(), { idempotencyKey: 'k:never-ran' })).toEqual({ created: false, runId: second });
 });
 
 test('request with an existing runId, finish of an unknown run', async () => {

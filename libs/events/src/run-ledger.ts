@@ -3,6 +3,7 @@ import type { RunRequestedDataSchema } from '@codemode/contracts';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import { EventLog, type AppendInput } from './event-log';
+import { decodeEntry } from './event-encoding';
 import type { KeySpace } from './keys';
 import { RunAlreadyEndedError, StaleEpochError } from './errors';
 import { checkReply, LUA_CODES, toRunStatus } from './lua-errors';
@@ -14,8 +15,32 @@ import { SessionIndex } from './session-index';
 export type RunRequestedData = z.infer<typeof RunRequestedDataSchema>;
 export type FinishType = 'run.completed' | 'run.failed';
 
-/** SPEC §2: an exec Idempotency-Key is kept 24 h. */
+/** SPEC §2: an exec or wait Idempotency-Key is kept 24 h. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+/** What reserving a parked run for a wait found (claim-resume). */
+export type Reservation =
+  | { reserved: true; owner: string; epoch: number; restartSafe: boolean; expiresAt: string | null }
+  | {
+      reserved: false;
+      busy: boolean;
+      status: RunStatus | null;
+      restartSafe: boolean;
+      /** Not waiting: the run's owner ('' for none). */
+      owner?: string;
+      /** Busy: the reservation that holds it. */
+      held?: { token: string; forMs: number; owner: string };
+    };
+
+/** A wait Idempotency-Key used before (claim-resume): its run, the first wait's token, and what is known of its answer. */
+export interface KeyUsed {
+  runId: string;
+  token: string;
+  /** The stream id of the first wait's answer, once a later leg moved the run past it. */
+  answerEvent: string | null;
+  /** How long the first wait's reservation has held the run, while it still does. */
+  heldForMs: number | null;
+}
 
 /** Run lifecycle writes and the run and transcript projections. */
 export class RunLedger {
@@ -75,14 +100,21 @@ export class RunLedger {
    * A worker claims the run: only a `requested` run becomes `running` (owner, epoch, startedAt,
    * `run.started`), and the `started` reply is published to `replyTo` in the same script.
    * Anything else answers the current status and writes nothing, so a cell the API abandoned
-   * never runs later.
+   * never runs later. With `claimToken`, a retry of a claim whose reply was lost answers started.
    */
   async start(
     ref: SessionRef,
     runId: string,
-    opts: { workerId: string; epoch: number; replyTo: string; recovery?: RunRecoverySeed },
+    opts: { workerId: string; epoch: number; replyTo: string; recovery?: RunRecoverySeed; claimToken?: string },
   ): Promise<{ started: true } | { started: false; status: RunStatus | null }> {
-    const args = [runId, opts.workerId, opts.epoch, opts.replyTo, opts.recovery ? JSON.stringify(opts.recovery) : ''];
+    const args = [
+      runId,
+      opts.workerId,
+      opts.epoch,
+      opts.replyTo,
+      opts.recovery ? JSON.stringify(opts.recovery) : '',
+      opts.claimToken ?? '',
+    ];
     const raw = await guard(() => this.scripts.run(this.redis, 'start-run', this.keys.scriptKeys(ref, runId), args));
     const reply = checkReply(raw, { runId, epoch: opts.epoch, type: 'run.started' });
     return reply[0] === LUA_CODES.ok ? { started: true } : { started: false, status: toRunStatus(reply[1]) };
@@ -106,16 +138,18 @@ export class RunLedger {
 
   /**
    * API side, when no worker started the run within its budget: a still-`requested` run ends
-   * with `run.failed` and `result`; otherwise answers the current status and writes nothing.
+   * with `run.failed` and `result`; otherwise answers the current status and writes nothing. With
+   * `idempotencyKey` (the exec's), the key is given back: a cell that never ran does not consume it.
    */
   async abandonUnstarted(
     ref: SessionRef,
     runId: string,
     result: CodeModeResult,
+    idempotencyKey?: string,
   ): Promise<{ abandoned: true } | { abandoned: false; status: RunStatus | null }> {
-    const raw = await guard(() =>
-      this.scripts.run(this.redis, 'abandon-run', this.keys.scriptKeys(ref, runId), [runId, JSON.stringify(result)]),
-    );
+    const keys = [...this.keys.scriptKeys(ref, runId), this.keys.idempotency(ref, idempotencyKey ?? '')];
+    const args = [runId, JSON.stringify(result), idempotencyKey === undefined ? '' : '1'];
+    const raw = await guard(() => this.scripts.run(this.redis, 'abandon-run', keys, args));
     const reply = checkReply(raw, { runId, type: 'run.failed' });
     return reply[0] === LUA_CODES.ok ? { abandoned: true } : { abandoned: false, status: toRunStatus(reply[1]) };
   }
@@ -134,25 +168,35 @@ export class RunLedger {
    * API side of `wait`/abort: reserves a parked run for one resume, for `ttlMs`.
    * `busy` when another wait holds it (SPEC: already being resumed).
    */
-  async reserveResume(
+  async reserveResume(ref: SessionRef, runId: string, token: string, ttlMs: number): Promise<Reservation> {
+    return (await this.claimResume(ref, runId, token, ttlMs)) as Reservation;
+  }
+
+  /**
+   * `reserveResume` for a wait with an Idempotency-Key: the key's record is written with the
+   * reservation; a key used before answers `keyUsed` instead (unless it is the record whose token
+   * `replaces` names, which the caller found stale: keyedWaitStep).
+   */
+  reserveKeyedResume(
     ref: SessionRef,
     runId: string,
     token: string,
     ttlMs: number,
-  ): Promise<
-    | { reserved: true; owner: string; epoch: number; restartSafe: boolean; expiresAt: string | null }
-    | {
-        reserved: false;
-        busy: boolean;
-        status: RunStatus | null;
-        restartSafe: boolean;
-        /** Not waiting: the run's owner ('' for none). */
-        owner?: string;
-        /** Busy: the reservation that holds it. */
-        held?: { token: string; forMs: number; owner: string };
-      }
-  > {
-    const raw = await guard(() => this.scripts.run(this.redis, 'claim-resume', [this.keys.run(ref, runId)], [token, ttlMs]));
+    idempotency: { key: string; replaces: string },
+  ): Promise<Reservation | { reserved: false; keyUsed: KeyUsed }> {
+    return this.claimResume(ref, runId, token, ttlMs, idempotency);
+  }
+
+  private async claimResume(
+    ref: SessionRef,
+    runId: string,
+    token: string,
+    ttlMs: number,
+    idempotency?: { key: string; replaces: string },
+  ): Promise<Reservation | { reserved: false; keyUsed: KeyUsed }> {
+    const keys = [this.keys.run(ref, runId), this.keys.waitIdempotency(ref, idempotency?.key ?? '')];
+    const args = [token, ttlMs, idempotency ? '1' : '', idempotency?.replaces ?? '', IDEMPOTENCY_TTL_SECONDS * 1000];
+    const raw = await guard(() => this.scripts.run(this.redis, 'claim-resume', keys, args));
     const reply = checkReply(raw, { runId });
     if (reply[0] === LUA_CODES.ok) {
       return {
@@ -163,10 +207,36 @@ export class RunLedger {
         expiresAt: reply[4] ? String(reply[4]) : null,
       };
     }
+    if (reply[0] === 3) {
+      const [, usedRunId, usedToken, answerEvent, heldForMs] = reply;
+      return {
+        reserved: false,
+        keyUsed: {
+          runId: String(usedRunId),
+          token: String(usedToken),
+          answerEvent: answerEvent || null,
+          heldForMs: heldForMs ? Number(heldForMs) : null,
+        },
+      };
+    }
     const refused = { reserved: false as const, busy: reply[0] === 2, status: toRunStatus(reply[1]), restartSafe: reply[2] === 'true' };
     if (reply[0] === 2 && reply[3])
       return { ...refused, held: { token: String(reply[3]), forMs: Number(reply[4]), owner: String(reply[5] ?? '') } };
     return reply[0] === 0 && reply[1] ? { ...refused, owner: String(reply[3] ?? '') } : refused;
+  }
+
+  /** The run a used wait key names, with the tokens of its last leg and of its reservation (keyedWaitStep). */
+  async keyedWait(ref: SessionRef, runId: string): Promise<{ view: RunView | null; legToken: string | null; resumeToken: string | null }> {
+    const hash = await guard(() => this.redis.hgetall(this.keys.run(ref, runId)));
+    return { view: runFromHash(ref, hash), legToken: hash.legToken ?? null, resumeToken: hash.resumeToken ?? null };
+  }
+
+  /** The result a parked or terminal event carries; null when the log no longer holds it. */
+  async resultAt(ref: SessionRef, eventId: string): Promise<CodeModeResult | null> {
+    const entries = await guard(() => this.redis.xrange(this.keys.events(ref), eventId, eventId));
+    if (entries.length === 0) return null;
+    const result = decodeEntry(entries[0]).data.result;
+    return result === undefined ? null : (result as CodeModeResult);
   }
 
   /** Gives back a reservation the owner did not take; false when the owner already took it. */

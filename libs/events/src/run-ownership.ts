@@ -103,6 +103,29 @@ export class RunOwnership {
   }
 }
 
+/** What a sweep does with a run the live-run index says is due (LiveRunSweeper). */
+export type StrandedRunFate =
+  /** Ended, parked (the parked-run index has it) or gone: nothing to do, the member goes. */
+  | 'forget'
+  /** Still `requested` past its answer's deadline: no worker started it and the API that asked did not close it. */
+  | 'abandon'
+  /** Running under an owner that is gone (or a worker that no longer holds it): nothing will end it. */
+  | 'lose'
+  /** Running under a live owner (a long cell): looked at again after a lease. */
+  | 'postpone';
+
+/**
+ * The rule for a run an exec or a wait set going whose caller's answer was due a lease ago
+ * (SPEC §2 "no run is left without its terminal event"). A replay-safe run is lost too: by
+ * then the re-delivered cell job and the caller's own `wait` (which would have rebuilt it) have
+ * both had their turn.
+ */
+export function strandedRunFate(status: RunStatus | null, ownerGone: boolean): StrandedRunFate {
+  if (status === 'requested') return 'abandon';
+  if (status !== 'running') return 'forget';
+  return ownerGone ? 'lose' : 'postpone';
+}
+
 /** A parked run's recorded expiry (ISO time, null: none) has passed. */
 export function pastExpiry(expiresAt: string | null, now = Date.now()): boolean {
   return expiresAt !== null && Date.parse(expiresAt) <= now;

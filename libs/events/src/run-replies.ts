@@ -2,7 +2,7 @@ import { RunReplySchema, type CodeModeResult } from '@codemode/contracts';
 import type { Redis } from 'ioredis';
 import { ReplyWaitAbortedError } from './errors';
 import type { KeySpace } from './keys';
-import { closeConnection } from './redis';
+import { closeSubscriber } from './redis';
 
 interface Waiter {
   onStarted?: () => void;
@@ -80,12 +80,7 @@ export class RunReplies {
 
   /** Unsubscribes and closes the subscriber connection; pending waits stay until their signals abort. */
   async close(): Promise<void> {
-    this.subscriber.off('message', this.onMessage);
-    try {
-      if (this.subscriber.status === 'ready') await this.subscriber.quit();
-    } finally {
-      closeConnection(this.subscriber);
-    }
+    await closeSubscriber(this.subscriber, this.onMessage);
   }
 
   private dispatch(channel: string, message: string): void {

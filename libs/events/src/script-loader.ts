@@ -24,10 +24,15 @@ export const SCRIPT_NAMES = [
   'take-lease-slot',
   'renew-lease-slots',
   'admit-parked-run',
+  'recount-parked-run',
   'take-request-token',
   'request-approval',
   'decide-approval',
   'touch-session-index',
+  'measure-session',
+  'tenant-stored-bytes',
+  'delete-session',
+  'read-events-page',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
@@ -138,7 +143,7 @@ export class ScriptLoader<N extends string = ScriptName> {
     return this.load(name).lua;
   }
 
-  async run(redis: Redis, name: N, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  async run(redis: Redis, name: N, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<unknown> {
     const script = this.load(name);
     try {
       return await this.call(redis, script, keys, args);
@@ -147,7 +152,12 @@ export class ScriptLoader<N extends string = ScriptName> {
     }
   }
 
-  private async call(redis: Redis, script: LoadedScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  private async call(
+    redis: Redis,
+    script: LoadedScript,
+    keys: readonly string[],
+    args: readonly (string | number | Buffer)[],
+  ): Promise<unknown> {
     try {
       return await redis.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (err) {

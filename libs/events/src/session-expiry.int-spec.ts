@@ -84,8 +84,8 @@ describe('session keys expire CODEMODE_SESSION_TTL_SECONDS after the last write'
     const ref = newRef();
     await sessions.configure(ref, { agentId: 'a' });
     const found = await ttls(ref);
-    expect([...found.keys()].sort()).toEqual(['events', 'session']);
-    expectWithin(found, ['events', 'session']);
+    expect([...found.keys()].sort()).toEqual(['events', 'session', 'stored-log', 'stored-minutes']);
+    expectWithin(found, ['events', 'session', 'stored-log', 'stored-minutes']);
   });
 
   it('exec with an idempotency key: run hash, runs index, transcript, idempotency key', async () => {

@@ -67,6 +67,34 @@ test('parked runs: counted by runs and bytes, a run parking again keeps its plac
   });
 });
 
+test('parked runs: a run whose VM left memory counts its image from then on; a released run is never counted again', async () => {
+  const now = Date.now();
+  const max = { runs: 10, bytes: 100 * 1024 * 1024 };
+  const MiB = 1024 * 1024;
+  // Two 40 MiB VMs in memory: a third does not fit…
+  await quotas.admitParked('theta', 'v1', { expiresAt: now + 60_000, bytes: 40 * MiB, now }, max);
+  await quotas.admitParked('theta', 'v2', { expiresAt: now + 60_000, bytes: 40 * MiB, now }, max);
+  expect(await quotas.admitParked('theta', 'v3', { expiresAt: now + 60_000, bytes: 40 * MiB, now }, max)).toMatchObject({
+    admitted: false,
+    limit: 'bytes',
+  });
+  // …until v1 is evicted to its 300 KB image.
+  expect(await quotas.recountParked('theta', 'v1', 300_000)).toBe(true);
+  expect(await quotas.admitParked('theta', 'v3', { expiresAt: now + 60_000, bytes: 40 * MiB, now }, max)).toEqual({
+    admitted: true,
+    runs: 3,
+  });
+  // Restored into memory and parked again: its VM counts once more, and past the quota it is refused.
+  expect(await quotas.admitParked('theta', 'v1', { expiresAt: now + 60_000, bytes: 40 * MiB, now }, max)).toMatchObject({
+    admitted: false,
+    limit: 'bytes',
+    bytes: 120 * MiB,
+  });
+  await quotas.releaseParked('theta', 'v2');
+  expect(await quotas.recountParked('theta', 'v2', 1000)).toBe(false);
+  expect(await redis.hget(new KeySpace(prefix).tenantQuota('theta', 'parked-bytes'), 'v2')).toBeNull();
+});
+
 test('request tokens: a burst, then refused with the time until the next token; buckets are per tenant', async () => {
   const taken = [];
   for (let i = 0; i < 4; i += 1) taken.push(await quotas.takeRequestToken('eps', 2, 3));

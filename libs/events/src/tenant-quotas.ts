@@ -71,6 +71,22 @@ export class TenantQuotaLedger {
     return code === 0 ? { admitted: false, limit: 'runs', runs: value } : { admitted: false, limit: 'bytes', bytes: value };
   }
 
+  /**
+   * A parked run now counts `bytes` (its image's size once its VM left memory); false when it
+   * holds no place any more (released meanwhile), which stays so.
+   */
+  async recountParked(tenant: string, runId: string, bytes: number): Promise<boolean> {
+    const recounted = await guard(() =>
+      this.scripts.run(
+        this.redis,
+        'recount-parked-run',
+        [this.keys.tenantQuota(tenant, 'parked'), this.keys.tenantQuota(tenant, 'parked-bytes')],
+        [runId, bytes],
+      ),
+    );
+    return recounted === 1;
+  }
+
   /** The run is no longer parked (resumed to its end, aborted, lost, expired). */
   async releaseParked(tenant: string, runId: string): Promise<void> {
     await guard(() =>

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { KeySpace } from './keys';
-import { execMulti, guard } from './redis';
+import { execMulti, guard, isStoreFull } from './redis';
 
 /** SPEC §10 default of CODEMODE_SESSION_TTL_SECONDS: how long a shell home outlives its last claim. */
 const DEFAULT_SHELL_HOME_TTL_SECONDS = 2_592_000;
@@ -44,9 +44,16 @@ export class WorkerPresence {
    * silent longer than `ttlMs`: its runs may have been taken over, so it must not act on them).
    */
   async renew(workerId: string, ttlMs: number): Promise<boolean> {
-    const multi = this.redis.multi().set(this.aliveKey(workerId), '1', 'PX', ttlMs, 'XX').zadd(this.registryKey(), Date.now(), workerId);
-    const [renewed] = await execMulti(multi);
-    return renewed === 'OK';
+    // PEXPIRE is one of the commands Redis still runs at `maxmemory` (SET and a MULTI are refused
+    // there), so a full Redis does not lapse every lease in the fleet (SPEC §2). The registry's
+    // last-seen time is best effort: refused for memory, the lease still holds.
+    const [renewed] = await Promise.all([
+      guard(() => this.redis.pexpire(this.aliveKey(workerId), ttlMs)),
+      guard(() => this.redis.zadd(this.registryKey(), Date.now(), workerId)).catch((error: unknown) => {
+        if (!isStoreFull(error)) throw error;
+      }),
+    ]);
+    return renewed === 1;
   }
 
   async leave(workerId: string): Promise<void> {

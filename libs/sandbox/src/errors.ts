@@ -1,4 +1,4 @@
-import type { CodeModeErrorCode } from '@codemode/contracts';
+import { VALUE_TOO_DEEP_ERROR, type CodeModeErrorCode } from '@codemode/contracts';
 
 /** SPEC §3 strings the executor reports verbatim. */
 export const TIMEOUT_MESSAGE = 'code mode timeout exceeded';
@@ -87,6 +87,18 @@ export class BridgeUnavailableError extends SandboxError {
   constructor(method: string) {
     super(`code mode bridge method ${method} is not available in this run`);
     this.name = 'Error';
+  }
+}
+
+/**
+ * Rejects a bridge call whose value (a tool's input, a stored value, …) nests deeper than SPEC §10
+ * allows; named like the guest's own serialization errors, since the guest sees the name.
+ */
+export class ValueTooDeepError extends SandboxError {
+  readonly code = 'invalid_input' as const;
+  constructor() {
+    super(VALUE_TOO_DEEP_ERROR);
+    this.name = 'TypeError';
   }
 }
 

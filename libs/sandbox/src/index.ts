@@ -24,6 +24,7 @@ export {
   type SandboxPoolStats,
 } from './pool/sandbox-pool';
 export type { PoolLogger } from './pool/pool-thread';
+export { FairQueue } from './pool/fair-queue';
 export * from './errors';
 export * from './result';
 export * from './source';

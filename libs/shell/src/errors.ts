@@ -92,6 +92,24 @@ export class WorkspaceOverLimitError extends ShellToolError {
   }
 }
 
+/** Thrown when the session workspace holds more than `CODEMODE_WORKSPACE_MAX_FILES` entries (SPEC §10). */
+export class WorkspaceOverFileLimitError extends ShellToolError {
+  readonly code = 'workspace_over_file_limit';
+  constructor(readonly maxFiles: number) {
+    super(texts.workspaceOverFileLimit(maxFiles));
+    this.name = 'WorkspaceOverFileLimitError';
+  }
+}
+
+/** Rejects the measurements still waiting when the workspace walker's thread ends (shutdown or a crash). */
+export class WorkspaceWalkerEndedError extends Error {
+  readonly code = 'workspace_walker_ended';
+  constructor() {
+    super('the workspace walker thread ended before it answered');
+    this.name = 'WorkspaceWalkerEndedError';
+  }
+}
+
 /**
  * Thrown when a `process` call from a cell has a field of the wrong type (a `timeout` that is
  * neither a number nor an integer string). Over REST the API refuses such a body with 400; in a

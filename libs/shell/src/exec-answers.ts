@@ -49,9 +49,10 @@ export function finishedAnswer(session: ProcessSession, timeoutSeconds: number):
   };
 }
 
-/** Why a command counts as failed: timeout, signal, or the shell's 126/127. */
+/** Why a command counts as failed: a workspace limit, timeout, signal, or the shell's 126/127. */
 function failureReason(session: ProcessSession, timeoutSeconds: number): string | undefined {
   if (session.status !== 'failed') return undefined;
+  if (session.stoppedReason) return session.stoppedReason;
   if (session.timedOut) return texts.timedOut(timeoutSeconds);
   if (session.exitSignal) return texts.abortedBySignal(session.exitSignal);
   if (session.exitCode === 127) return texts.commandNotFound;

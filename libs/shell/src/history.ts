@@ -33,6 +33,7 @@ class RecordedSession implements SessionView {
   exitSignal: string | null = null;
   timedOut = false;
   timeoutSeconds: number | undefined;
+  stoppedReason: string | undefined;
   lastOutputAt: number;
   readonly stdinWritable = false;
   readonly buffer: OutputBuffer;
@@ -112,6 +113,7 @@ export function rebuildSessions(events: Iterable<RecordedShellEvent>, opts: Rebu
         lastOutputAt: d.data.endedAt,
         // Logs written before `timeoutSeconds` was recorded: the timer fired after that many whole seconds.
         timeoutSeconds: d.data.timeoutSeconds ?? Math.floor(d.data.durationMs / 1000),
+        stoppedReason: d.data.stoppedReason,
       });
       if (d.data.droppedChars > 0) session.buffer.truncated = true;
     } else if (event.type === 'shell.removed') {

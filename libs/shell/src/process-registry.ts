@@ -3,14 +3,7 @@ import path from 'node:path';
 import { WORKSPACE_MOUNT, type ProcessInput, type ShellAnswer, type ShellConfig, type ShellExecInput } from '@codemode/contracts';
 import { runProcessAction } from './actions';
 import { failed } from './actions/action-context';
-import {
-  CannotDetachError,
-  EmptyCommandError,
-  ShellSandboxUnavailableError,
-  ShellShuttingDownError,
-  ShellToolError,
-  WorkspaceOverLimitError,
-} from './errors';
+import { CannotDetachError, EmptyCommandError, ShellSandboxUnavailableError, ShellShuttingDownError, ShellToolError } from './errors';
 import { finishedAnswer, runningAnswer, yieldDelay } from './exec-answers';
 import { ProcessSession } from './process-session';
 import { ProcessSpawner, type ConfinedSpawn, type ProcessSpawnerOptions } from './process-spawner';
@@ -18,6 +11,7 @@ import type { SandboxSetup } from './sandbox/bwrap-invocation';
 import type { Confinement } from './sandbox/confinement';
 import { prepareWorkspace } from './sandbox/workspace-owner';
 import { WorkspaceUsage } from './sandbox/workspace-usage';
+import { WorkspaceWatchdog } from './sandbox/workspace-watchdog';
 import { groupAlive, signalGroup } from './process-tree';
 import { createSessionId } from './session-ids';
 import { SessionStore } from './session-store';
@@ -63,8 +57,10 @@ export interface ProcessRegistryOptions {
   sandbox?: SandboxSetup;
   /** `CODEMODE_SHELL_MAX_TIMEOUT_SECONDS`. @default 3600 */
   maxTimeoutSeconds?: number;
-  /** `CODEMODE_WORKSPACE_MAX_BYTES`: past it, new commands are refused. Unset: no limit. */
+  /** `CODEMODE_WORKSPACE_MAX_BYTES`: past it, running commands are stopped and new ones refused. Unset: no limit. */
   workspaceMaxBytes?: number;
+  /** `CODEMODE_WORKSPACE_MAX_FILES`: the same for files and folders. Unset: no limit. */
+  workspaceMaxFiles?: number;
 }
 
 export interface ExecContext {
@@ -93,14 +89,21 @@ export class ProcessRegistry {
   private readonly spawner: ProcessSpawner;
   private readonly now: () => number;
   private readonly sweeper: NodeJS.Timeout;
-  /** Process groups of exited sessions that still had members (`cmd &`), ended at shutdown. */
-  private readonly stragglers = new Set<number>();
+  /** Process groups of exited sessions that still had members (`cmd &`), ended at shutdown: pgid → workspace. */
+  private readonly stragglers = new Map<number, string>();
+  /** The workspace each running session was started in, so a removed workspace can end its processes. */
+  private readonly workspaceOf = new Map<ProcessSession, string>();
   private readonly usage: WorkspaceUsage | undefined;
+  private readonly watchdog: WorkspaceWatchdog | undefined;
   private closing = false;
 
   constructor(private readonly opts: ProcessRegistryOptions) {
     this.now = opts.now ?? Date.now;
-    this.usage = opts.workspaceMaxBytes === undefined ? undefined : new WorkspaceUsage(opts.workspaceMaxBytes);
+    const limited = opts.workspaceMaxBytes !== undefined || opts.workspaceMaxFiles !== undefined;
+    this.usage = limited
+      ? new WorkspaceUsage({ maxBytes: opts.workspaceMaxBytes ?? Infinity, maxFiles: opts.workspaceMaxFiles ?? Infinity })
+      : undefined;
+    this.watchdog = this.usage && new WorkspaceWatchdog(this.usage);
     this.store = new SessionStore(this.now);
     this.spawner = new ProcessSpawner(opts.spawner);
     this.sweeper = setInterval(() => this.store.sweep(), SWEEP_INTERVAL_MS);
@@ -153,21 +156,36 @@ export class ProcessRegistry {
     return { running: this.store.allRunning().length, finished: this.store.allFinished().length };
   }
 
+  /** Whether a process (or a straggler of an exited one) still runs in `workspace`. */
+  runsIn(workspace: string): boolean {
+    const target = path.resolve(workspace);
+    for (const [session, where] of this.workspaceOf) if (where === target && !session.exited) return true;
+    for (const [pgid, where] of this.stragglers) if (where === target && groupAlive(pgid)) return true;
+    return false;
+  }
+
+  /**
+   * Ends every process running in `workspace` (its session is being removed) the way `kill` does,
+   * SIGTERM then SIGKILL, and waits for their exits, at most the grace `shutdown` gives.
+   */
+  async endIn(workspace: string): Promise<void> {
+    const target = path.resolve(workspace);
+    await endSessions([...this.workspaceOf].filter(([, where]) => where === target).map(([session]) => session));
+    for (const [pgid, where] of this.stragglers) {
+      if (where !== target) continue;
+      if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+      this.stragglers.delete(pgid);
+    }
+  }
+
   /** Ends every process group this worker started (SIGTERM, then SIGKILL) and records their exits. */
   async shutdown(): Promise<void> {
     this.closing = true;
     clearInterval(this.sweeper);
-    const running = this.store.allRunning();
-    for (const session of running) session.terminate();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all(running.map((s) => s.done)),
-      new Promise((resolve) => (timer = setTimeout(resolve, SHUTDOWN_WAIT_MS))),
-    ]);
-    clearTimeout(timer);
-    for (const session of this.store.allRunning()) session.signalGroup('SIGKILL');
-    for (const pgid of this.stragglers) if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+    await endSessions(this.store.allRunning());
+    for (const pgid of this.stragglers.keys()) if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
     this.stragglers.clear();
+    await this.usage?.close();
   }
 
   private async startCommand(scope: ShellScope, input: ShellExecInput, config: ShellConfig, ctx: ExecContext): Promise<ShellAnswer> {
@@ -177,8 +195,11 @@ export class ProcessRegistry {
     const confinement = ctx.confinement ?? { kind: 'none' };
     if (confinement.kind === 'unavailable') throw new ShellSandboxUnavailableError(confinement.reason);
     const workspace = path.resolve(ctx.workspaceRoot ?? this.opts.workspaceRoot ?? process.cwd());
-    if (this.usage && !isPlainRemoval(input.command) && (await this.usage.isOver(workspace))) {
-      throw new WorkspaceOverLimitError(this.usage.maxBytes);
+    // A plain `rm` is how the caller follows "remove files first": it is neither refused nor stopped.
+    const removal = isPlainRemoval(input.command);
+    if (this.usage && !removal) {
+      const overrun = await this.usage.overrun(workspace);
+      if (overrun) throw this.usage.refusal(overrun);
     }
     const timeoutSeconds = timeoutOf(
       input.timeoutSeconds,
@@ -209,9 +230,11 @@ export class ProcessRegistry {
       now: this.now,
       emit: (event) => this.emit(event),
     });
+    if (!removal) this.watchdog?.watch(workspace, session);
     if (this.usage) void session.done.then(() => this.usage?.measure(workspace));
     this.store.addRunning(session);
-    void session.done.then(() => this.noteStragglers(session));
+    this.workspaceOf.set(session, workspace);
+    void session.done.then(() => this.noteStragglers(session, workspace));
     const tool = ctx.insideCell?.processCallable ?? this.opts.processToolName ?? 'process';
     if (session.backgrounded) return runningAnswer(session, tool);
     // awaitResults: the caller wants the result itself, so the command is never detached.
@@ -234,8 +257,9 @@ export class ProcessRegistry {
     return this.opts.sandbox;
   }
 
-  private noteStragglers(session: ProcessSession): void {
-    if (groupAlive(session.pid)) this.stragglers.add(session.pid);
+  private noteStragglers(session: ProcessSession, workspace: string): void {
+    this.workspaceOf.delete(session);
+    if (groupAlive(session.pid)) this.stragglers.set(session.pid, workspace);
   }
 
   private emit(event: ShellEvent): void {
@@ -265,4 +289,14 @@ function raceTimeout(done: Promise<void>, ms: number | undefined): Promise<void>
   if (ms === undefined) return done;
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+}
+
+/** Ends `sessions` as `kill` does: SIGTERM, then SIGKILL for those not exited within the shutdown grace. */
+async function endSessions(sessions: readonly ProcessSession[]): Promise<void> {
+  for (const session of sessions) session.terminate();
+  await raceTimeout(
+    Promise.all(sessions.map((s) => s.done)).then(() => undefined),
+    SHUTDOWN_WAIT_MS,
+  );
+  for (const session of sessions) if (!session.exited) session.signalGroup('SIGKILL');
 }

@@ -39,6 +39,8 @@ export class ProcessSession implements SessionView {
   exitCode: number | null | undefined;
   exitSignal: NodeJS.Signals | null = null;
   timedOut = false;
+  /** Set when the service stopped it for a workspace limit: what its answers say (SPEC §10). */
+  stoppedReason: string | undefined;
   endedAt: number | undefined;
   lastOutputAt: number;
   cursorKeyMode: CursorKeyMode = 'normal';
@@ -163,6 +165,16 @@ export class ProcessSession implements SessionView {
     this.killTimer ??= setTimeout(() => this.proc.signal('SIGKILL'), KILL_GRACE_MS);
   }
 
+  /**
+   * Ends the whole sandbox at once with SIGKILL (no grace: a command past a workspace limit must
+   * not write on), and makes its answers say `reason`.
+   */
+  stop(reason: string): void {
+    if (this.exited || this.stoppedReason !== undefined) return;
+    this.stoppedReason = reason;
+    this.proc.signal('SIGKILL');
+  }
+
   /** Signals stragglers of an exited session's group (a `cmd &` left behind), for shutdown. */
   signalGroup(signal: NodeJS.Signals): void {
     this.proc.signal(signal);
@@ -205,7 +217,11 @@ export class ProcessSession implements SessionView {
     this.endedAt = this.init.now();
     this.exitCode = exit.code;
     this.exitSignal = exit.signal;
-    const failed = this.timedOut || exit.signal !== null || (exit.code !== null && SHELL_FAILURE_CODES.has(exit.code));
+    const failed =
+      this.timedOut ||
+      this.stoppedReason !== undefined ||
+      exit.signal !== null ||
+      (exit.code !== null && SHELL_FAILURE_CODES.has(exit.code));
     this.status = failed ? 'failed' : 'completed';
     this.recorder.flush();
     this.init.emit({
@@ -223,6 +239,7 @@ export class ProcessSession implements SessionView {
         backgrounded: this.backgrounded && !this.removed,
         droppedChars: this.recorder.dropped,
         timeoutSeconds: this.timeoutSeconds,
+        ...(this.stoppedReason !== undefined ? { stoppedReason: this.stoppedReason } : {}),
       },
     });
     this.wake();

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { PtyUnavailableError, SpawnFailedError } from './errors';
@@ -101,13 +101,19 @@ export class ProcessSpawner {
   /** bubblewrap runs from `/` on the host; the command's own cwd is set inside with `--chdir`. */
   private spawnConfined(confined: ConfinedSpawn, argv: string[], env: Record<string, string>, cwd: string): ChildProcess {
     const invocation = bwrapInvocation(confined.setup, { workspace: confined.workspace, cwd, argv, env, cpuSeconds: confined.cpuSeconds });
-    return spawn(invocation.file, invocation.args, {
-      cwd: '/',
-      env: invocation.env,
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(confined.identity ?? {}),
-    });
+    // bubblewrap reads its seccomp program from fd 3; the child has its own copy once spawned.
+    const seccomp = invocation.seccompFile === null ? null : openSync(invocation.seccompFile, 'r');
+    try {
+      return spawn(invocation.file, invocation.args, {
+        cwd: '/',
+        env: invocation.env,
+        detached: true,
+        stdio: seccomp === null ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', seccomp],
+        ...(confined.identity ?? {}),
+      });
+    } finally {
+      if (seccomp !== null) closeSync(seccomp);
+    }
   }
 }
 

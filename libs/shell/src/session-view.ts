@@ -19,6 +19,8 @@ export interface SessionView {
   readonly timedOut: boolean;
   /** The timeout the command ran with, named by the timed-out guidance; unknown for old records. */
   readonly timeoutSeconds?: number;
+  /** Set when the service stopped it for a workspace limit: the limit's message. */
+  readonly stoppedReason?: string;
   readonly aggregated: string;
   readonly tail: string;
   readonly truncated: boolean;

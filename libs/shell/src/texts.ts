@@ -24,6 +24,9 @@ export const texts = {
   sandboxUnavailable: (reason: string) => `shell sandbox unavailable: ${reason}`,
   shellQuota: 'shell process quota reached for this tenant; kill or wait for a running session first.',
   workspaceOverLimit: (maxBytes: number) => `workspace over its size limit (${maxBytes} bytes); remove files first.`,
+  workspaceOverFileLimit: (maxFiles: number) => `workspace over its file limit (${maxFiles} files); remove files first.`,
+  workspaceSizeStopped: (maxBytes: number) => `workspace over its size limit (${maxBytes} bytes); the command was stopped.`,
+  workspaceFilesStopped: (maxFiles: number) => `workspace over its file limit (${maxFiles} files); the command was stopped.`,
 
   invalidAction: `Invalid process action. Expected one of: ${PROCESS_ACTIONS.join(', ')}`,
   sessionIdRequired: 'sessionId is required for this action.',

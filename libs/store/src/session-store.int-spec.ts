@@ -61,6 +61,18 @@ test('a cell buffers, commits once, and the next cell sees the committed values'
   expect(await store.snapshot(ref)).toEqual(rebuildStore(await log.history(ref)));
 });
 
+test('a run commits once: a retried or repeated commit (its reply was lost, or a rebuilt run) writes nothing', async () => {
+  const ref = newRef();
+  const runId = await runningRun(ref);
+  const buffer = new StoreBuffer(await store.snapshot(ref));
+  buffer.set('n', 1);
+  const first = await store.commit(ref, { runId, epoch: 1, writes: buffer.writes() });
+  buffer.set('n', 2);
+  expect(await store.commit(ref, { runId, epoch: 1, writes: buffer.writes() })).toEqual(first);
+  expect(await commits(ref)).toBe(1);
+  expect(await store.values(ref)).toEqual({ values: { n: 1 } });
+});
+
 test('no writes: nothing is appended', async () => {
   const ref = newRef();
   const runId = await runningRun(ref);

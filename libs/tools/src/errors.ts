@@ -5,6 +5,7 @@
  * catalog's guest-facing errors: the message is what the model reads, so it says what went wrong
  * and what to do instead, and never carries host paths, host catalog ids, endpoints or secrets.
  */
+import { MAX_CLIENT_TOOLS, operatorToolLockedMessage } from '@codemode/contracts';
 
 /** Base class of every error a tool call can surface to the guest. */
 export abstract class ToolError extends Error {
@@ -67,19 +68,23 @@ export class WorkspacePathKindError extends ToolError {
   }
 }
 
-/** Thrown when `read` meets a file that is not text or is too large to load. */
+/** Thrown when `read` meets a file that is not text, is too large to load, or is not a regular
+ * file at all (a FIFO, socket or device: never opened, so one planted in the workspace cannot hold
+ * the worker). */
 export class UnreadableFileError extends ToolError {
   readonly code = 'unreadable_file';
   constructor(
     readonly path: string,
-    reason: 'binary' | 'too_large',
+    reason: 'binary' | 'too_large' | 'special',
     bytes: number,
     limitBytes: number,
   ) {
     super(
       reason === 'binary'
         ? `Binary file: ${path} (${bytes} bytes); read returns text only.`
-        : `File too large: ${path} is ${bytes} bytes, over the ${limitBytes}-byte limit of read. Use grep to find the lines you need.`,
+        : reason === 'special'
+          ? `Not a regular file: ${path} (a FIFO, socket or device); read returns regular files only.`
+          : `File too large: ${path} is ${bytes} bytes, over the ${limitBytes}-byte limit of read. Use grep to find the lines you need.`,
     );
   }
 }
@@ -202,5 +207,23 @@ export class McpToolFailedError extends ToolError {
     detail: string,
   ) {
     super(`MCP tool ${serverName}.${toolName} failed: ${detail}`);
+  }
+}
+
+/** SPEC §11: an agent key's `PUT /tools` named an operator's tool with another endpoint, schema, `replaySafe` or `idempotent`. */
+export class OperatorToolLockedError extends Error {
+  readonly code = 'operator_tool_locked';
+  constructor(readonly toolName: string) {
+    super(operatorToolLockedMessage(toolName));
+    this.name = 'OperatorToolLockedError';
+  }
+}
+
+/** An agent key's tools and the operator's it keeps are more than one session holds. */
+export class TooManyClientToolsError extends Error {
+  readonly code = 'too_many_client_tools';
+  constructor(readonly operatorTools: number) {
+    super(`tools: a session holds at most ${MAX_CLIENT_TOOLS} client tools, the ${operatorTools} an operator registered included.`);
+    this.name = 'TooManyClientToolsError';
   }
 }

@@ -96,8 +96,12 @@ export {
 
 export { contentText, DEFAULT_TOOL_ERROR_MESSAGE, isMcpErrorResult, toolErrorMessage } from './tool-error-message';
 export { SessionToolCatalog } from './session-tool-catalog';
-export { SessionCatalogCache, type McpCatalogSource } from './session-catalog-cache';
+export { SessionCatalogCache, type McpCatalogSource, type StoredToolsSource } from './session-catalog-cache';
+export { readStoredToolList, StoredToolListError } from './stored-tool-list';
+export { SHARED_SLICES, type EventLoopSlices } from './core/event-loop-slices';
 
 export { decideTool, mergePolicies } from './policy/policy-matcher';
 export { policyName } from './policy/policy-name';
+export { shellRouteRefusal } from './policy/shell-route-policy';
+export { isOperatorTool, mergeRegistration } from './registration/registration-merge';
 export { APPROVAL_WEBHOOK_TIMEOUT_MS, postApprovalRequested, type ApprovalWebhookBody } from './webhook/approval-webhook';

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { mcpToolDefinition, type ToolDefinition } from '@codemode/catalog';
 import type { ClientTool } from '@codemode/contracts';
 import type { McpServerScope } from './mcp/mcp-tenants';
-import { SessionCatalogCache, type McpCatalogSource } from './session-catalog-cache';
+import { EventLoopSlices } from './core/event-loop-slices';
+import { SessionCatalogCache, type McpCatalogSource, type StoredToolsSource } from './session-catalog-cache';
 import { SessionToolCatalog } from './session-tool-catalog';
 
 const TOOLS: ToolDefinition[] = [
@@ -26,84 +27,122 @@ function mcpSource(version = 1): McpCatalogSource & { reads: number } {
   };
 }
 
+/** A stored list at `version` that counts how often the cache read its bytes (only to build). */
+function stored(tools: readonly ClientTool[] | null, version: string): StoredToolsSource & { reads: number } {
+  return {
+    version,
+    reads: 0,
+    read() {
+      this.reads += 1;
+      return Promise.resolve({ version, bytes: tools === null ? null : Buffer.from(JSON.stringify(tools)) });
+    },
+  };
+}
+
+const slices = new EventLoopSlices();
+
 describe('SessionCatalogCache', () => {
-  it('gives the same catalog for the same tenant, client tools and MCP snapshot, built once', () => {
+  it('gives the same catalog for the same tenant, list version and MCP snapshot, built once, reading the list once', async () => {
     const cache = new SessionCatalogCache();
     const mcp = mcpSource();
-    const first = cache.catalog('alpha', [WEATHER], mcp);
-    // The ledger parses a fresh array per read: equal tools, not the same objects.
-    const second = cache.catalog('alpha', [{ ...WEATHER }], mcp);
-    expect(second).toBe(first);
-    expect(mcp.reads).toBe(1);
-    expect(cache.size).toBe(1);
+    const list = stored([WEATHER], 'v1');
+    const first = await cache.catalog('alpha', list, mcp);
+    expect(await cache.catalog('alpha', list, mcp)).toBe(first);
+    expect(await cache.catalog('alpha', stored([WEATHER], 'v1'), mcp)).toBe(first);
+    expect({ mcpReads: mcp.reads, listReads: list.reads, size: cache.size }).toEqual({ mcpReads: 1, listReads: 1, size: 1 });
   });
 
-  it('holds exactly what a catalog built directly holds', () => {
-    const cached = new SessionCatalogCache().catalog('alpha', [WEATHER, STOCKS], mcpSource());
+  it('builds once for runs that ask at the same time', async () => {
+    const cache = new SessionCatalogCache();
+    const list = stored([WEATHER], 'v1');
+    const [a, b] = await Promise.all([cache.catalog('alpha', list, mcpSource()), cache.catalog('alpha', list, mcpSource())]);
+    expect(a).toBe(b);
+    expect(list.reads).toBe(1);
+  });
+
+  it('holds exactly what a catalog built directly holds', async () => {
+    const cached = await new SessionCatalogCache().catalog('alpha', stored([WEATHER, STOCKS], 'v1'), mcpSource());
     const built = new SessionToolCatalog(TOOLS, [WEATHER, STOCKS], SERVERS, 'alpha');
     expect(cached.entries).toEqual(built.entries);
     expect(cached.guestCatalogJson()).toBe(JSON.stringify(built.guestCatalog()));
     expect(cached.guestCatalogHash()).toBe(createHash('sha256').update(JSON.stringify(built.guestCatalog())).digest('hex'));
-    expect(cached.apiFiles()).toEqual(built.apiFiles());
+    expect(await cached.apiFiles(slices)).toEqual(await built.apiFiles(slices));
   });
 
-  it('builds anew when the session registers other tools', () => {
+  it('builds anew when the session registers again (a new version), and from no list at all', async () => {
     const cache = new SessionCatalogCache();
     const mcp = mcpSource();
-    const before = cache.catalog('alpha', [WEATHER], mcp);
-    const after = cache.catalog('alpha', [WEATHER, STOCKS], mcp);
+    const none = await cache.catalog('alpha', stored(null, ''), mcp);
+    expect(none.byCallableName('weather')).toBeUndefined();
+    const before = await cache.catalog('alpha', stored([WEATHER], 'v1'), mcp);
+    const after = await cache.catalog('alpha', stored([WEATHER, STOCKS], 'v2'), mcp);
     expect(after).not.toBe(before);
     expect(before.byCallableName('stocks')).toBeUndefined();
     expect(after.byCallableName('stocks')?.replaySafe).toBe(true);
-    const changed = cache.catalog('alpha', [{ ...WEATHER, description: 'Weather and wind' }], mcp);
+    const changed = await cache.catalog('alpha', stored([{ ...WEATHER, description: 'Weather and wind' }], 'v3'), mcp);
     expect(changed.byCallableName('weather')?.description).toBe('Weather and wind');
   });
 
-  it('builds anew when the MCP snapshot changes', () => {
+  it('keeps a catalog under the version its bytes were read at, when a registration landed between', async () => {
     const cache = new SessionCatalogCache();
-    const first = cache.catalog('alpha', [], mcpSource(1));
+    const mcp = mcpSource();
+    // The run read version v1; by the time the bytes were read the list was at v2.
+    const raced: StoredToolsSource = {
+      version: 'v1',
+      read: () => Promise.resolve({ version: 'v2', bytes: Buffer.from(JSON.stringify([STOCKS])) }),
+    };
+    const built = await cache.catalog('alpha', raced, mcp);
+    expect(built.byCallableName('stocks')).toBeDefined();
+    const next = stored([STOCKS], 'v2');
+    expect(await cache.catalog('alpha', next, mcp)).toBe(built);
+    expect(next.reads).toBe(0);
+  });
+
+  it('builds anew when the MCP snapshot changes', async () => {
+    const cache = new SessionCatalogCache();
+    const first = await cache.catalog('alpha', stored(null, ''), mcpSource(1));
     const next = mcpSource(2);
-    expect(cache.catalog('alpha', [], next)).not.toBe(first);
+    expect(await cache.catalog('alpha', stored(null, ''), next)).not.toBe(first);
     expect(next.reads).toBe(1);
   });
 
-  it("keeps tenants apart: a server scoped to one tenant is not in another's catalog", () => {
+  it("keeps tenants apart: a server scoped to one tenant is not in another's catalog", async () => {
     const cache = new SessionCatalogCache();
     const mcp = mcpSource();
-    const alpha = cache.catalog('alpha', [], mcp);
-    const beta = cache.catalog('beta', [], mcp);
+    const alpha = await cache.catalog('alpha', stored(null, ''), mcp);
+    const beta = await cache.catalog('beta', stored(null, ''), mcp);
     expect(alpha.guestCatalog().mcp.map((server) => server.serverName)).toEqual(['crm', 'tracker']);
     expect(beta.guestCatalog().mcp.map((server) => server.serverName)).toEqual(['tracker']);
     // Tenant and snapshot version do not run together: ('a1', 1) is not ('a', 11).
-    expect(cache.catalog('a1', [], mcpSource(1))).not.toBe(cache.catalog('a', [], mcpSource(11)));
+    expect(await cache.catalog('a1', stored(null, ''), mcpSource(1))).not.toBe(await cache.catalog('a', stored(null, ''), mcpSource(11)));
   });
 
-  it('drops the least recently used catalog beyond maxEntries', () => {
+  it('drops the least recently used catalog beyond maxEntries', async () => {
     const cache = new SessionCatalogCache({ maxEntries: 2 });
     const mcp = mcpSource();
-    const a = cache.catalog('a', [], mcp);
-    const b = cache.catalog('b', [], mcp);
-    expect(cache.catalog('a', [], mcp)).toBe(a);
-    cache.catalog('c', [], mcp);
+    const a = await cache.catalog('a', stored(null, ''), mcp);
+    const b = await cache.catalog('b', stored(null, ''), mcp);
+    expect(await cache.catalog('a', stored(null, ''), mcp)).toBe(a);
+    await cache.catalog('c', stored(null, ''), mcp);
     expect(cache.size).toBe(2);
-    expect(cache.catalog('a', [], mcp)).toBe(a);
-    expect(cache.catalog('b', [], mcp)).not.toBe(b);
+    expect(await cache.catalog('a', stored(null, ''), mcp)).toBe(a);
+    expect(await cache.catalog('b', stored(null, ''), mcp)).not.toBe(b);
   });
 
-  it('bounds the characters kept, and does not keep a catalog larger than the bound', () => {
-    const one = new SessionCatalogCache().catalog('t', [WEATHER], mcpSource());
-    const chars = JSON.stringify(['t', 1]).length + JSON.stringify([WEATHER]).length + one.guestCatalogJson().length;
+  it('bounds the characters kept, and does not keep a catalog larger than the bound', async () => {
+    const one = await new SessionCatalogCache().catalog('t', stored([WEATHER], 'v'), mcpSource());
+    const chars = JSON.stringify([WEATHER]).length + one.guestCatalogJson().length;
     const cache = new SessionCatalogCache({ maxChars: chars + 10 });
     const mcp = mcpSource();
-    const kept = cache.catalog('t', [WEATHER], mcp);
-    expect(cache.catalog('t', [WEATHER], mcp)).toBe(kept);
-    cache.catalog('u', [WEATHER], mcp);
+    const kept = await cache.catalog('t', stored([WEATHER], 'v'), mcp);
+    expect(await cache.catalog('t', stored([WEATHER], 'v'), mcp)).toBe(kept);
+    await cache.catalog('u', stored([WEATHER], 'v'), mcp);
     expect(cache.size).toBe(1);
-    expect(cache.catalog('t', [WEATHER], mcp)).not.toBe(kept);
+    expect(await cache.catalog('t', stored([WEATHER], 'v'), mcp)).not.toBe(kept);
 
     const tiny = new SessionCatalogCache({ maxChars: chars - 1 });
-    const built = tiny.catalog('t', [WEATHER], mcp);
+    const built = await tiny.catalog('t', stored([WEATHER], 'v'), mcp);
     expect(tiny.size).toBe(0);
-    expect(tiny.catalog('t', [WEATHER], mcp)).not.toBe(built);
+    expect(await tiny.catalog('t', stored([WEATHER], 'v'), mcp)).not.toBe(built);
   });
 });

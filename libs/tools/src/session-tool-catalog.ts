@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ClientTool, GuestCatalog, Telemetry } from '@codemode/contracts';
 import {
-  apiFiles,
+  apiFileSteps,
   buildCatalog,
   catalogTelemetry,
   clientToolDefinition,
@@ -9,12 +9,16 @@ import {
   handleMetadata,
   buildExecDescription,
   catalogMetadata,
+  searchCatalog,
+  searchDocument,
+  type SearchOptions,
   type ApiFile,
   type CatalogEntry,
   type McpServerInfo,
   type ToolDefinition,
 } from '@codemode/catalog';
 import { coreToolDefinitions } from './core/definitions';
+import type { EventLoopSlices } from './core/event-loop-slices';
 import { scopeMcpToTenant, type McpServerScope } from './mcp/mcp-tenants';
 
 /**
@@ -28,6 +32,7 @@ export class SessionToolCatalog {
   readonly clientTools: ReadonlyMap<string, ClientTool>;
   private readonly mcpServers: readonly McpServerInfo[];
   private files: ApiFile[] | undefined;
+  private documents: string[][] | undefined;
   private guest: GuestCatalog | undefined;
   private guestJson: string | undefined;
   private guestHash: string | undefined;
@@ -82,9 +87,32 @@ export class SessionToolCatalog {
     return this.entries.find((entry) => entry.source === 'openclaw' && entry.toolName === toolName)?.callableName ?? toolName;
   }
 
-  apiFiles(): ApiFile[] {
-    this.files ??= apiFiles(this.entries, this.mcpServers);
-    return this.files;
+  /**
+   * The API files (`API.read`/`list`), declared once, in `slices` of the event loop: 512 tools at
+   * the schema caps take ~100 ms.
+   */
+  async apiFiles(slices: EventLoopSlices): Promise<ApiFile[]> {
+    if (this.files) return this.files;
+    const files: ApiFile[] = [];
+    for (const file of apiFileSteps(this.entries, this.mcpServers)) {
+      files.push(file);
+      await slices.pause();
+    }
+    this.files = files;
+    return files;
+  }
+
+  /** `catalog.search` (SPEC §4) over documents indexed once, in `slices` (8 KB descriptions of 512 tools). */
+  async search(query: unknown, options: SearchOptions, slices: EventLoopSlices): Promise<CatalogEntry[]> {
+    if (!this.documents) {
+      const documents: string[][] = [];
+      for (const entry of this.entries) {
+        documents.push(searchDocument(entry));
+        await slices.pause();
+      }
+      this.documents = documents;
+    }
+    return searchCatalog(this.entries, query, options, this.documents);
   }
 
   /**

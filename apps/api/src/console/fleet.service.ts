@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { FleetRun, FleetView, FleetWorker, RunView } from '@codemode/contracts';
-import type { AppConfig } from '@codemode/config';
+import type { FleetCapacity, FleetRun, FleetView, FleetWorker, FleetWorkerReport, RunView, WorkerReport } from '@codemode/contracts';
+import { apiTenancy, type AppConfig } from '@codemode/config';
 import { RunListing, SessionIndex, WorkerReports } from '@codemode/events';
 import { CellQueue } from '../core/cell-queue';
 import { APP_CONFIG } from '../core/tokens';
@@ -9,26 +9,36 @@ import { APP_CONFIG } from '../core/tokens';
 export const FLEET_SESSION_SCAN = 50;
 
 /**
- * `GET /v1/fleet`: who is alive and how busy (every tenant sees the same workers and queue depth,
- * which name no tenant), and the caller's own live runs per worker, found through the caller's
- * session index only, so another tenant's runs are never read.
+ * `GET /v1/fleet`: who is alive and what they can run, and the caller's own live runs per worker,
+ * found through the caller's session index only, so another tenant's runs are never read.
+ * Occupancy (busy threads, parked runs, the queue) counts every tenant's work: in multi-tenant mode
+ * it is left out, since a tenant could read another's activity from it (SPEC §10 "Tenants see
+ * their own numbers"); in single mode there is no other tenant and it is shown.
  */
 @Injectable()
 export class FleetService {
+  private readonly showsOccupancy: boolean;
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly reports: WorkerReports,
     private readonly cells: CellQueue,
     private readonly index: SessionIndex,
     private readonly runs: RunListing,
-  ) {}
+  ) {
+    this.showsOccupancy = apiTenancy(config) === 'single';
+  }
 
   async view(tenant: string): Promise<FleetView> {
-    const [alive, queue, live] = await Promise.all([this.reports.alive(), this.cells.stats(), this.liveRunsOf(tenant)]);
+    const [alive, queue, live] = await Promise.all([
+      this.reports.alive(),
+      this.showsOccupancy ? this.cells.stats() : null,
+      this.liveRunsOf(tenant),
+    ]);
     const workers: FleetWorker[] = alive.map((w) => ({
       workerId: w.workerId,
       leaseAgeMs: Math.max(0, this.config.presenceTtlMs - w.leaseLeftMs),
-      report: w.report,
+      report: w.report === null ? null : this.shown(w.report),
       runs: { running: [], parked: [] },
     }));
     const byId = new Map(workers.map((w) => [w.workerId, w]));
@@ -42,14 +52,24 @@ export class FleetService {
     }
     return {
       workers,
-      queue: {
-        waiting: queue.counts.waiting + queue.counts.prioritized,
-        active: queue.counts.active,
-        delayed: queue.counts.delayed,
-        oldestWaitingAt: queue.oldestWaitingAt === null ? null : new Date(queue.oldestWaitingAt).toISOString(),
-      },
+      capacity: capacityOf(workers),
+      queue:
+        queue === null
+          ? null
+          : {
+              waiting: queue.counts.waiting + queue.counts.prioritized,
+              active: queue.counts.active,
+              delayed: queue.counts.delayed,
+              oldestWaitingAt: queue.oldestWaitingAt === null ? null : new Date(queue.oldestWaitingAt).toISOString(),
+            },
       unheld,
     };
+  }
+
+  private shown(report: WorkerReport): FleetWorkerReport {
+    if (this.showsOccupancy) return report;
+    const { busyThreads: _busy, parkedRuns: _parked, ...capacity } = report;
+    return capacity;
   }
 
   private async liveRunsOf(tenant: string): Promise<RunView[]> {
@@ -57,4 +77,15 @@ export class FleetService {
     const live = await this.runs.liveRuns(page.sessionIds.map((sessionId) => ({ tenant, sessionId })));
     return live.flat();
   }
+}
+
+function capacityOf(workers: readonly FleetWorker[]): FleetCapacity {
+  const sum = (of: (report: FleetWorkerReport) => number | undefined) =>
+    workers.reduce((total, w) => total + (w.report === null ? 0 : (of(w.report) ?? 0)), 0);
+  return {
+    workers: workers.length,
+    threads: sum((r) => r.threads),
+    cellSlots: sum((r) => r.cellSlots),
+    parkedSlots: sum((r) => r.parkedSlots),
+  };
 }

@@ -2,7 +2,7 @@ import { INVALID_SESSION_ID_MESSAGE } from '@codemode/contracts';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import type { ApiErrorBody, ApiErrorCode } from '@codemode/contracts';
-import { EventsError, isStoreUnavailable } from '@codemode/events';
+import { EventsError, isStoreFull, isStoreUnavailable } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { emptyTelemetry, failedInputResult } from '@codemode/sandbox';
 import { InvalidInputException, StoreUnavailableException } from './api-errors';
@@ -31,7 +31,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     const http = isStoreUnavailable(exception)
-      ? new StoreUnavailableException()
+      ? new StoreUnavailableException(isStoreFull(exception))
       : exception instanceof EventsError && exception.code === 'invalid_input'
         ? new InvalidInputException(exception.message)
         : exception;

@@ -2,6 +2,7 @@ import { HttpException, HttpStatus } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import type { ApiErrorBody } from '@codemode/contracts';
 import { bodyTooLargeError } from './request-context';
+import { STORE_FULL_ERROR } from '../runs/host-results';
 
 /** HTTP 400 naming the field that is wrong. */
 export class InvalidInputException extends HttpException {
@@ -39,6 +40,13 @@ export class ForbiddenApiException extends HttpException {
   }
 }
 
+/** HTTP 403: the session's tool policy does not let this key's call through (SPEC §11: agent keys on the REST shell routes). */
+export class PolicyDeniedApiException extends HttpException {
+  constructor(error: string) {
+    super({ error, code: 'policy_denied' } satisfies ApiErrorBody, HttpStatus.FORBIDDEN);
+  }
+}
+
 /** HTTP 413: a body over its route's cap (SPEC §10 "API"), refused without being read whole. */
 export class PayloadTooLargeApiException extends HttpException {
   constructor(limitBytes: number) {
@@ -57,11 +65,14 @@ export function sendApiError(res: ServerResponse, exception: HttpException, opts
   res.end(JSON.stringify(exception.getResponse()));
 }
 
-/** Redis is unreachable: the client should retry; nothing was written. */
+/** Redis is unreachable, or refused the write for memory (`full`): the client should retry. */
 export class StoreUnavailableException extends HttpException {
-  constructor() {
+  constructor(full = false) {
     super(
-      { error: 'the session store is unavailable; retry in a few seconds.', code: 'runtime_unavailable' } satisfies ApiErrorBody,
+      {
+        error: full ? STORE_FULL_ERROR : 'the session store is unavailable; retry in a few seconds.',
+        code: 'runtime_unavailable',
+      } satisfies ApiErrorBody,
       HttpStatus.SERVICE_UNAVAILABLE,
     );
   }

@@ -6,8 +6,10 @@ import { QUEUES } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import {
   createRedis,
+  waitUntilReady,
   EventLog,
   KeySpace,
+  LiveRunIndex,
   ScriptLoader,
   RunLedger,
   RunReplies,
@@ -20,6 +22,7 @@ import {
 } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { SessionStore } from '@codemode/store';
+import { BodyThreads } from '../bodies/body-threads';
 import { CellQueue } from './cell-queue';
 import { ShellQueue } from './shell-queue';
 import { TenancyAnnouncement } from './tenancy-announcement.service';
@@ -44,7 +47,18 @@ const REPLIES_CONNECTION = Symbol('REPLIES_CONNECTION');
 @Global()
 @Module({
   providers: [
-    { provide: REDIS, inject: [APP_CONFIG, LOGGER], useFactory: (c: AppConfig, l: Logger) => connect(c, l, 'api') },
+    {
+      provide: REDIS,
+      inject: [APP_CONFIG, LOGGER],
+      useFactory: async (c: AppConfig, l: Logger) => {
+        const redis = connect(c, l, 'api');
+        // As the worker does: listen only once Redis answers (a fail-fast client refuses commands
+        // until then, so the first requests were answered "store unavailable"); if it does not,
+        // start anyway and report not-ready.
+        await waitUntilReady(redis, 10_000).catch(() => l.warn('Redis not ready at start-up; will keep retrying'));
+        return redis;
+      },
+    },
     {
       provide: REPLIES_CONNECTION,
       inject: [APP_CONFIG, LOGGER],
@@ -61,6 +75,7 @@ const REPLIES_CONNECTION = Symbol('REPLIES_CONNECTION');
     },
     { provide: EventLog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new EventLog(r, k) },
     { provide: RunLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new RunLedger(r, k) },
+    { provide: LiveRunIndex, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new LiveRunIndex(r, k) },
     { provide: SessionLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new SessionLedger(r, k) },
     {
       provide: RunReplies,
@@ -88,6 +103,7 @@ const REPLIES_CONNECTION = Symbol('REPLIES_CONNECTION');
     { provide: SessionStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new SessionStore(r, k) },
     { provide: TenancyRecord, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new TenancyRecord(r, k) },
     TenancyAnnouncement,
+    { provide: BodyThreads, useFactory: () => new BodyThreads() },
     {
       provide: WorkerQueues,
       inject: [REDIS, KeySpace, WorkerPresence],
@@ -99,6 +115,7 @@ const REPLIES_CONNECTION = Symbol('REPLIES_CONNECTION');
     KeySpace,
     EventLog,
     RunLedger,
+    LiveRunIndex,
     SessionLedger,
     RunReplies,
     CellQueue,
@@ -109,6 +126,7 @@ const REPLIES_CONNECTION = Symbol('REPLIES_CONNECTION');
     DeploymentCatalog,
     SessionStore,
     TenancyAnnouncement,
+    BodyThreads,
   ],
 })
 export class CoreModule implements OnApplicationShutdown {
@@ -118,6 +136,7 @@ export class CoreModule implements OnApplicationShutdown {
     private readonly queue: CellQueue,
     private readonly workerQueues: WorkerQueues,
     private readonly shellQueue: ShellQueue,
+    private readonly clientTools: ClientToolsLedger,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
@@ -125,6 +144,7 @@ export class CoreModule implements OnApplicationShutdown {
     await this.workerQueues.close();
     await this.shellQueue.close().catch(() => undefined);
     await this.replies.close().catch(() => undefined);
+    this.clientTools.close();
     this.redis.disconnect();
   }
 }

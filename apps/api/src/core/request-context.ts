@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { KeyRole } from '@codemode/config';
+import { BODY_TOO_DEEP_ERROR } from '@codemode/contracts';
 
 /** What the raw-body middleware made of the request body. */
 export type ParsedBody =
@@ -7,7 +8,14 @@ export type ParsedBody =
   | { kind: 'empty' }
   /** Refused past `limitBytes` (declared or counted) without being buffered whole. */
   | { kind: 'too_large'; limitBytes: number }
-  | { kind: 'invalid_json' };
+  | { kind: 'invalid_json' }
+  /** Nested deeper than SPEC §10 allows: refused before it was parsed. */
+  | { kind: 'too_deep' }
+  /**
+   * A body of a large-body route too big to parse on the event loop: its route checks it on a body
+   * thread (`BodyThreads`), parsing included.
+   */
+  | { kind: 'large'; bytes: Buffer };
 
 /** The request as our middleware and guard leave it. */
 export interface ApiRequest extends IncomingMessage {
@@ -23,6 +31,12 @@ export interface ApiRequest extends IncomingMessage {
 
 export const MIB = 1024 * 1024;
 export const BODY_NOT_JSON_ERROR = 'request body must be a JSON object.';
+
+/** What exec and wait answer (as `invalid_input`) for a body that is not a JSON value they can read. */
+export function bodyRefusalError(body: Exclude<ParsedBody, { kind: 'json' } | { kind: 'large' }>): string {
+  if (body.kind === 'too_large') return bodyTooLargeError(body.limitBytes);
+  return body.kind === 'too_deep' ? BODY_TOO_DEEP_ERROR : BODY_NOT_JSON_ERROR;
+}
 
 /** SPEC §2 and §10 "API": `request body exceeds <N> MiB.` */
 export function bodyTooLargeError(limitBytes: number): string {

@@ -1,5 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import { INVALID_SESSION_ID_MESSAGE, SESSION_ID_PATTERN, type SessionRef } from '@codemode/contracts';
+import type { KeyRole } from '@codemode/config';
+import { BODY_TOO_DEEP_ERROR, INVALID_SESSION_ID_MESSAGE, SESSION_ID_PATTERN, type SessionRef } from '@codemode/contracts';
 import { ForbiddenApiException, InvalidInputException, PayloadTooLargeApiException, UnauthorizedApiException } from './api-errors';
 import type { ApiRequest, ParsedBody } from './request-context';
 
@@ -12,6 +13,11 @@ export const JsonBody = createParamDecorator((_: unknown, ctx: ExecutionContext)
 export const Tenant = createParamDecorator((_: unknown, ctx: ExecutionContext): string =>
   tenantOf(ctx.switchToHttp().getRequest<ApiRequest>()),
 );
+
+/** The role of the request's key (SPEC §11); every request is an operator's without configured keys. */
+export const Role = createParamDecorator((_: unknown, ctx: ExecutionContext): KeyRole => {
+  return ctx.switchToHttp().getRequest<ApiRequest>().role ?? 'operator';
+});
 
 /** Tenant + validated session id, for REST resources (400 naming `sessionId` when malformed). */
 export const Session = createParamDecorator((_: unknown, ctx: ExecutionContext): SessionRef => {
@@ -41,6 +47,7 @@ function tenantOf(req: ApiRequest): string {
 export function requireObjectBody(body: ParsedBody): Record<string, unknown> {
   // The body middleware answers 413 itself; this only keeps a too-large body from reading as "not an object".
   if (body.kind === 'too_large') throw new PayloadTooLargeApiException(body.limitBytes);
+  if (body.kind === 'too_deep') throw new InvalidInputException(BODY_TOO_DEEP_ERROR);
   if (body.kind === 'json' && typeof body.value === 'object' && body.value !== null && !Array.isArray(body.value)) {
     return body.value as Record<string, unknown>;
   }

@@ -41,16 +41,17 @@ const fleetView: FleetView = {
     {
       workerId: WORKER,
       leaseAgeMs: 1200,
-      report: { startedAt: AT, threads: 2, busyThreads: 1, parkedRuns: 3 },
+      report: { startedAt: AT, threads: 2, cellSlots: 16, parkedSlots: 64 },
       runs: { running: [], parked: [{ sessionId: 's1', runId: RUN_ID, title: 'open a ticket', status: 'waiting' }] },
     },
   ],
-  queue: { waiting: 0, active: 1, delayed: 0, oldestWaitingAt: null },
+  capacity: { workers: 1, threads: 2, cellSlots: 16, parkedSlots: 64 },
+  queue: null,
   unheld: [],
 };
 
 export const CONSOLE_EXAMPLES = {
   SessionList: { page: { summary: 'Newest activity first, with a next page', value: sessionList } },
   RunList: { page: { summary: 'A parked run', value: runList } },
-  FleetView: { fleet: { summary: 'One worker holding one of your parked runs', value: fleetView } },
+  FleetView: { fleet: { summary: 'Multi-tenant mode: one worker holding one of your parked runs', value: fleetView } },
 } satisfies Record<string, Record<string, Example>>;

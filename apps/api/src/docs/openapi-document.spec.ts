@@ -11,6 +11,7 @@ import { REQUEST_SCHEMAS, RESPONSE_SCHEMAS, type SchemaName } from './openapi-sc
 const SPEC_ROUTES = [
   'PUT /v1/sessions/{sid}',
   'GET /v1/sessions/{sid}',
+  'DELETE /v1/sessions/{sid}',
   'POST /v1/sessions/{sid}/exec',
   'POST /v1/sessions/{sid}/wait',
   'GET /v1/sessions/{sid}/runs/{runId}',

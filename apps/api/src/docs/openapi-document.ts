@@ -96,7 +96,7 @@ const PARAMETERS: Record<string, unknown> = {
     in: 'header',
     required: false,
     description: 'Tenant + session scope, kept 24 h: a repeated key returns the first answer (waiting for it while the first still runs).',
-    // Same rule as exec.service's IDEMPOTENCY_KEY_PATTERN: 1-256 printable ASCII characters.
+    // Same rule as host-results' IDEMPOTENCY_KEY_PATTERN: 1-256 printable ASCII characters.
     schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,256}$' },
     example: 'turn-42-call-1',
   },

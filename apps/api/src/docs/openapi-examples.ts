@@ -189,6 +189,9 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
   },
   SessionConfig: { config: { summary: 'Clamped configuration', value: sessionConfig } },
   SessionView: { view: { summary: 'Configuration, counts and times', value: sessionView } },
+  SessionDeleted: {
+    deleted: { summary: 'Deleted after aborting its parked run', value: { sessionId: 'chat-1', deleted: true, abortedRuns: [RUN_ID] } },
+  },
   RunView: { parked: { summary: 'A run parked on a client tool', value: runView } },
   ToolsView: { catalog: { summary: 'Catalog metadata and exec description', value: toolsView } },
   Event: { event: { summary: 'One event', value: eventPage.events[0] } },

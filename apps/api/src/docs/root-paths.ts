@@ -34,7 +34,8 @@ export function rootPaths(): Record<string, PathItem> {
         operationId: 'metrics',
         tags: ['operations'],
         summary: 'Prometheus metrics',
-        description: 'Prometheus text exposition format. Workers serve theirs on `WORKER_METRICS_PORT`.',
+        description:
+          'Prometheus text exposition format. In multi-tenant mode served on `API_METRICS_PORT` instead (404 here). Workers serve theirs on `WORKER_METRICS_PORT`.',
         security: OPEN,
         responses: {
           '200': { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' }, example: METRICS_EXAMPLE } } },

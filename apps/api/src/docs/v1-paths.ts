@@ -39,6 +39,18 @@ export function v1Paths(): Record<string, PathItem> {
         summary: 'Read a session',
         responses: { '200': ok('Configuration, counts, created/updated times.', 'SessionView'), ...errors(400, 401, 404, 503) },
       },
+      delete: {
+        operationId: 'deleteSession',
+        tags: ['sessions'],
+        summary: 'Delete a session and everything of it',
+        description:
+          'Aborts the live runs of the session first (as `DELETE …/runs/{runId}`), then removes its events, transcript, store, tools, policy, approvals, runs, parked images and results from Redis, ' +
+          "giving their bytes back to the tenant's `CODEMODE_TENANT_MAX_STORED_BYTES` (SPEC §10). 404 for an unknown session, also another tenant's.",
+        responses: {
+          '200': ok('The session is gone; `abortedRuns` names the runs that were aborted first.', 'SessionDeleted'),
+          ...errors(400, 401, 404, 409, 503),
+        },
+      },
     },
     [`${SESSION}/exec`]: {
       parameters: [param('SessionId')],
@@ -61,7 +73,10 @@ export function v1Paths(): Record<string, PathItem> {
         tags: ['runs'],
         summary: 'Resume a parked run',
         description:
-          '`{runId}` (`run_id` accepted). An unknown, expired or ended run is `failed` with `code mode run is unavailable or expired.`',
+          '`{runId}` (`run_id` accepted). An unknown, expired or ended run is `failed` with `code mode run is unavailable or expired.` ' +
+          '(for an ended run, followed by where to read its outcome). With `Idempotency-Key` (tenant + session scope, kept 24 h, apart from ' +
+          "exec's keys) a repeated key returns the first wait's answer, also when the first call's connection died with its API.",
+        parameters: [param('IdempotencyKey')],
         requestBody: body('WaitInput'),
         responses: { '200': ok(CODE_MODE_200, 'CodeModeResult', ['completed', 'waiting', 'failed']), ...errors(401) },
       },
@@ -175,10 +190,11 @@ export function v1Paths(): Record<string, PathItem> {
       get: {
         operationId: 'getFleet',
         tags: ['operations'],
-        summary: 'Workers, the cell queue, and your live runs per worker',
+        summary: 'Workers, their capacity, and your live runs per worker',
         description:
-          "Live workers (lease age, start time, busy threads as each reports it), the shared cell queue, and the caller's own requested, running and parked runs " +
-          "placed on the worker holding each (or in `unheld`). Other tenants' runs are never listed. For the operator console.",
+          "Live workers (lease age, start time, threads and slots as each reports it) and the caller's own requested, running and parked runs " +
+          "placed on the worker holding each (or in `unheld`). Other tenants' runs are never listed. Occupancy (busy threads, parked runs, the shared " +
+          'cell queue) only in single-tenant mode: in multi-tenant mode it would tell of other tenants, and `queue` is null. For the operator console.',
         responses: { '200': ok('The fleet as this tenant may see it.', 'FleetView'), ...errors(401, 503) },
       },
     },

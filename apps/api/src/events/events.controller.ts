@@ -6,19 +6,18 @@ import { InvalidInputException, NotFoundApiException } from '../core/api-errors'
 import { Session } from '../core/request-params';
 import type { ApiRequest } from '../core/request-context';
 import { TenantLimitException } from '../quotas/tenant-limit.exception';
-import { TenantLimits } from '../quotas/tenant-limits.service';
 import { retryAfter } from '../quotas/tenant-rate.guard';
+import { EventStreams } from './event-stream.service';
 
 const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 /** Stream id parts are unsigned 64-bit; the largest one has no id after it. */
 const MAX_ID_PART = 2n ** 64n - 1n;
-const HEARTBEAT_MS = 15_000;
 
 @Controller('v1/sessions/:sid/events')
 export class EventsController {
   constructor(
     private readonly log: EventLog,
-    private readonly limits: TenantLimits,
+    private readonly streams: EventStreams,
   ) {}
 
   /** A page of the session's events, or with `Accept: text/event-stream` a live stream (SSE). */
@@ -35,7 +34,7 @@ export class EventsController {
     const pageSize = parseLimit(limit);
     if (!(await this.log.exists(ref))) throw new NotFoundApiException(`session ${ref.sessionId} not found.`);
     if ((req.headers.accept ?? '').includes('text/event-stream')) {
-      await this.stream(ref, cursor, req, res);
+      await this.stream(ref, cursor, res);
       return;
     }
     const page: EventPage = await this.log.read(ref, { after: cursor, limit: pageSize });
@@ -44,34 +43,12 @@ export class EventsController {
     res.end(JSON.stringify(page));
   }
 
-  private async stream(ref: SessionRef, after: string | undefined, req: ApiRequest, res: ServerResponse): Promise<void> {
-    // SPEC §10: each open stream holds one of its tenant's stream slots (and a Redis connection).
-    let slot;
+  private async stream(ref: SessionRef, after: string | undefined, res: ServerResponse): Promise<void> {
     try {
-      slot = await this.limits.stream(ref.tenant);
+      await this.streams.serve(ref, after, res);
     } catch (error) {
       if (error instanceof TenantLimitException) retryAfter(res, error);
       throw error;
-    }
-    const controller = new AbortController();
-    res.on('close', () => controller.abort());
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    res.write(': streaming session events\n\n');
-    const heartbeat = setInterval(() => res.write(': ping\n\n'), HEARTBEAT_MS);
-    try {
-      // Without a cursor the stream replays the session from its first event, then goes live.
-      for await (const event of this.log.follow(ref, after ?? '0-0', controller.signal)) {
-        res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-      }
-    } finally {
-      clearInterval(heartbeat);
-      res.end();
-      await slot.release().catch(() => undefined);
     }
   }
 }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { EventStreams } from './event-stream.service';
 import { EventsController } from './events.controller';
 
-@Module({ controllers: [EventsController] })
+@Module({ controllers: [EventsController], providers: [EventStreams] })
 export class EventsModule {}

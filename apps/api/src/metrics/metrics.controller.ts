@@ -1,7 +1,7 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiMetrics, PROMETHEUS_CONTENT_TYPE } from '@codemode/telemetry';
 
-/** Prometheus scrape endpoint at the root, outside `/v1` and its auth. */
+/** Prometheus scrape endpoint at the root, outside `/v1` and its auth (single mode; see PublicMetricsModule). */
 @Controller('metrics')
 export class MetricsController {
   constructor(private readonly metrics: ApiMetrics) {}

@@ -1,20 +1,25 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
+import { onStoreFailure } from '@codemode/events';
 import { ApiMetrics, createApiMetrics } from '@codemode/telemetry';
 import { APP_CONFIG } from '../core/tokens';
-import { MetricsController } from './metrics.controller';
+import { MetricsPort } from './metrics-port.service';
 import { QueueGauges } from './queue-gauges.service';
 
-/** The API's Prometheus registry, its scrape endpoint and the queue gauges. */
+/** The API's Prometheus registry, the queue gauges, and the metrics port of multi-tenant mode. */
 @Module({
-  controllers: [MetricsController],
   providers: [
     {
       provide: ApiMetrics,
       inject: [APP_CONFIG],
-      useFactory: (c: AppConfig) => createApiMetrics(c.version, { tenantLabel: c.tenancySettings.metricsTenantLabel }),
+      useFactory: (c: AppConfig) => {
+        const metrics = createApiMetrics(c.version, { tenantLabel: c.tenancySettings.metricsTenantLabel });
+        onStoreFailure((reason) => metrics.storeFailed(reason));
+        return metrics;
+      },
     },
     QueueGauges,
+    MetricsPort,
   ],
   exports: [ApiMetrics],
 })

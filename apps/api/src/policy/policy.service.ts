@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PolicySchema, type Policy, type SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { PolicyStore } from '@codemode/events';
+import { mergePolicies } from '@codemode/tools';
 import { InvalidInputException } from '../core/api-errors';
 import { APP_CONFIG } from '../core/tokens';
 
@@ -26,6 +27,11 @@ export class PolicyService {
 
   async session(ref: SessionRef): Promise<Policy | null> {
     return this.store.session(ref);
+  }
+
+  /** The policy the session's cells run under: the tenant's merged with the session's (one read of both). */
+  async effective(ref: SessionRef): Promise<Policy> {
+    return mergePolicies(...(await this.store.both(ref)));
   }
 
   /** Stores a session's `policy` (already checked with `parseSessionPolicy`) once the session exists. */

@@ -1,8 +1,9 @@
 import { Global, Module } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { KeySpace, TenantQuotaLedger } from '@codemode/events';
+import { KeySpace, StoredBytesLedger, TenantQuotaLedger } from '@codemode/events';
 import { REDIS } from '../core/tokens';
 import { MetricsModule } from '../metrics/metrics.module';
+import { StoredBytesInterceptor } from './stored-bytes.interceptor';
 import { TenantLimits } from './tenant-limits.service';
 
 /** Per-tenant quotas of the API (SPEC §10). */
@@ -11,8 +12,10 @@ import { TenantLimits } from './tenant-limits.service';
   imports: [MetricsModule],
   providers: [
     { provide: TenantQuotaLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new TenantQuotaLedger(r, k) },
+    { provide: StoredBytesLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new StoredBytesLedger(r, k) },
     TenantLimits,
+    StoredBytesInterceptor,
   ],
-  exports: [TenantLimits],
+  exports: [TenantLimits, StoredBytesInterceptor],
 })
 export class QuotasModule {}

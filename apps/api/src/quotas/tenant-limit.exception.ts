@@ -2,7 +2,7 @@ import { HttpException, HttpStatus } from '@nestjs/common';
 import type { ApiErrorBody } from '@codemode/contracts';
 
 /** What `details.limit` names (SPEC §10). */
-export type ApiTenantLimit = 'inflight' | 'streams' | 'rate';
+export type ApiTenantLimit = 'inflight' | 'streams' | 'rate' | 'stored_bytes';
 
 /** HTTP 429 `{error, code:"tenant_limit", details:{limit}}`; the caller sets `Retry-After` from `retryAfterSeconds`. */
 export class TenantLimitException extends HttpException {

@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { apiTenancy, quotasFor, type AppConfig, type TenantQuotas } from '@codemode/config';
-import { isStoreUnavailable, SlotLeases, TenantQuotaLedger, type HeldSlot } from '@codemode/events';
+import type { SessionRef } from '@codemode/contracts';
+import { isStoreUnavailable, SlotLeases, StoredBytesLedger, TenantQuotaLedger, type HeldSlot } from '@codemode/events';
 import { ApiMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { TenantLimitException } from './tenant-limit.exception';
@@ -17,6 +18,19 @@ function failOpen(error: unknown): null {
 /** A call refused at the in-flight or stream quota is asked to come back after this long. */
 const SLOT_RETRY_AFTER_SECONDS = 1;
 
+/** SPEC §10 "Redis storage": what a write past the tenant's stored bytes is answered. */
+export const STORAGE_QUOTA_ERROR = 'code mode storage quota reached for this tenant; delete sessions or wait for retention to free space.';
+/** Space comes back by a DELETE or by retention, whose trims run at most once a minute: come back then. */
+const STORAGE_RETRY_AFTER_SECONDS = 60;
+/** A tenant at its stored bytes has its largest sessions trimmed by retention at most this often (per API process)… */
+const RECLAIM_EVERY_MS = 60_000;
+/** …this many of them. */
+const RECLAIM_SESSIONS = 16;
+/** A tenant found under half its stored bytes is not asked again for this long (per API process). */
+const ROOMY_FOR_MS = 1000;
+/** A session's measure after a write waits this long, so a burst of writes costs one measure. */
+const MEASURE_DELAY_MS = 200;
+
 /**
  * The API's side of SPEC §10 quotas, fleet-wide through Redis: in-flight `exec`/`wait` calls,
  * open event streams and the request rate of each tenant. Refusals are HTTP 429 with
@@ -31,12 +45,19 @@ export class TenantLimits implements OnApplicationShutdown {
    * costs the API as little as possible. Only ever refuses what Redis would refuse too.
    */
   private readonly emptyUntil = new Map<string, number>();
+  /** Per tenant, when this process last had retention trim its largest sessions (see `storageRoom`). */
+  private readonly reclaimedAt = new Map<string, number>();
+  /** Per tenant, until when it is known to be under half its stored bytes. */
+  private readonly roomyUntil = new Map<string, number>();
+  /** Sessions whose measure is due (`storageWritten`), by `<tenant>/<sid>`. */
+  private readonly measuring = new Map<string, NodeJS.Timeout>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly ledger: TenantQuotaLedger,
     private readonly metrics: ApiMetrics,
+    private readonly stored: StoredBytesLedger,
   ) {
     this.leases = new SlotLeases(
       ledger,
@@ -47,6 +68,7 @@ export class TenantLimits implements OnApplicationShutdown {
 
   onApplicationShutdown(): void {
     this.leases.close();
+    for (const timer of this.measuring.values()) clearTimeout(timer);
   }
 
   /** A parked run the API ended gives its place back (best effort: the place stops counting at the run's expiry anyway). */
@@ -113,6 +135,60 @@ export class TenantLimits implements OnApplicationShutdown {
     if (taken) return;
     this.emptyUntil.set(tenant, Date.now() + retryAfterMs);
     throw this.refuse(tenant, 'rate', rateError(rate, burst), Math.max(1, Math.ceil(retryAfterMs / 1000)));
+  }
+
+  /**
+   * Whether the tenant may write to Redis (SPEC §10 "Redis storage"): its stored bytes, fleet-wide,
+   * are under `maxStoredBytes`. At or over it, retention is first applied to its largest sessions
+   * (at most once a minute per process: a refused tenant writes nothing, so no append would trim
+   * them), and the tenant is refused only if that did not bring it under. Refusals are counted.
+   * A tenant under half its quota is not asked again for ROOMY_FOR_MS. Without Redis the write
+   * goes on and meets the outage itself.
+   */
+  async storageRoom(tenant: string): Promise<boolean> {
+    const max = this.quotas(tenant).maxStoredBytes;
+    if (!Number.isFinite(max)) return true;
+    const now = Date.now();
+    if ((this.roomyUntil.get(tenant) ?? 0) > now) return true;
+    const total = await this.stored.total(tenant, RECLAIM_SESSIONS).catch(failOpen);
+    if (total && total.bytes <= max / 2) this.roomyUntil.set(tenant, now + ROOMY_FOR_MS);
+    if (!total || total.bytes < max) return true;
+    let bytes = total.bytes;
+    if (now - (this.reclaimedAt.get(tenant) ?? 0) >= RECLAIM_EVERY_MS) {
+      this.reclaimedAt.set(tenant, now);
+      for (const sessionId of total.largest) {
+        bytes = (await this.stored.refresh({ tenant, sessionId }, true).catch(failOpen)) ?? bytes;
+      }
+    }
+    if (bytes < max) return true;
+    this.metrics.tenantLimitedOnce('stored_bytes', tenant);
+    this.logger.debug({ tenant, limit: 'stored_bytes', bytes }, 'write refused at the tenant storage quota');
+    return false;
+  }
+
+  /** `storageRoom` for routes answered with HTTP 429 (`details.limit: "stored_bytes"`). */
+  async requireStorage(tenant: string): Promise<void> {
+    if (await this.storageRoom(tenant)) return;
+    throw new TenantLimitException('stored_bytes', STORAGE_QUOTA_ERROR, STORAGE_RETRY_AFTER_SECONDS);
+  }
+
+  /**
+   * After a write to the session (its answer sent or not): MEASURE_DELAY_MS later, the session is
+   * measured and the measure reported to its tenant's total, best effort (writes meanwhile share
+   * it); the next write of the session mends a report that did not land.
+   */
+  storageWritten(ref: SessionRef): void {
+    if (!Number.isFinite(this.quotas(ref.tenant).maxStoredBytes)) return;
+    const key = `${ref.tenant}/${ref.sessionId}`;
+    if (this.measuring.has(key)) return;
+    const timer = setTimeout(() => {
+      this.measuring.delete(key);
+      this.stored.refresh(ref).catch((error: unknown) => {
+        if (!isStoreUnavailable(error)) this.logger.warn({ err: error, sessionId: ref.sessionId }, 'could not measure a session');
+      });
+    }, MEASURE_DELAY_MS);
+    timer.unref();
+    this.measuring.set(key, timer);
   }
 
   /**

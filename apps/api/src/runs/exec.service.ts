@@ -12,6 +12,8 @@ import {
 import { effectiveLimits, effectiveShellConfig, type AppConfig } from '@codemode/config';
 import {
   isStoreUnavailable,
+  LiveRunIndex,
+  mayHaveRun,
   retryWhileStoreUnavailable,
   RunLedger,
   RunOwnership,
@@ -19,18 +21,25 @@ import {
   SessionLedger,
   type SessionSettingsAt,
 } from '@codemode/events';
-import { checkExecInput, emptyTelemetry, failedInputResult, hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/sandbox';
+import { emptyTelemetry, failedInputResult, hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
-import { BODY_NOT_JSON_ERROR, bodyTooLargeError, type ParsedBody } from '../core/request-context';
+import { BodyThreads } from '../bodies/body-threads';
+import { bodyRefusalError, type ParsedBody } from '../core/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { IDEMPOTENT_PENDING_ERROR, NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
+import {
+  IDEMPOTENCY_KEY_PATTERN,
+  IDEMPOTENT_PENDING_ERROR,
+  IDEMPOTENT_POLL_MS,
+  INVALID_IDEMPOTENCY_KEY_ERROR,
+  NO_ANSWER_ERROR,
+  storeFailureError,
+} from './host-results';
 import { ApprovalHold } from '../approvals/approval-hold';
+import { checkExecBody, type ExecBody } from './exec-body';
 import { ReplyDeadline } from './reply-deadline';
 import { SessionSettingsCache } from './session-settings-cache';
 
-const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,256}$/;
-const IDEMPOTENT_POLL_MS = 25;
 /** How long the API keeps trying to close a run it could not queue while Redis is away. */
 const CLOSE_UNQUEUED_MS = 10 * 60_000;
 /** How long `wait` can tell which session a run belongs to. */
@@ -46,11 +55,13 @@ export class ExecService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runs: RunLedger,
+    private readonly live: LiveRunIndex,
     private readonly sessions: SessionLedger,
     private readonly replies: RunReplies,
     private readonly queue: CellQueue,
     private readonly ownership: RunOwnership,
     private readonly approvals: ApprovalHold,
+    private readonly bodies: BodyThreads,
   ) {}
 
   private readonly settingsCache = new SessionSettingsCache();
@@ -61,52 +72,78 @@ export class ExecService {
       return failedInputResult(INVALID_SESSION_ID_MESSAGE, emptyTelemetry(), false);
     }
     const ref: SessionRef = { tenant, sessionId };
-    if (body.kind !== 'json') {
-      const error = body.kind === 'too_large' ? bodyTooLargeError(body.limitBytes) : BODY_NOT_JSON_ERROR;
-      return this.reject(ref, { body: body.kind }, failedInputResult(error, emptyTelemetry(), false));
+    const read = await this.read(tenant, body);
+    if (read.kind !== 'checked') {
+      return this.reject(ref, { body: read.kind }, failedInputResult(bodyRefusalError(read), emptyTelemetry(), false));
     }
-    const replaySafe = isRecord(body.value) && body.value.restartSafe === true;
+    const { check, replaySafe, summary } = read;
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey)) {
-      const error = 'Idempotency-Key must be 1-256 printable ASCII characters.';
-      return this.reject(ref, summarize(body.value), failedInputResult(error, emptyTelemetry(), replaySafe));
+      return this.reject(ref, summary, failedInputResult(INVALID_IDEMPOTENCY_KEY_ERROR, emptyTelemetry(), replaySafe));
     }
-    const check = checkExecInput(body.value);
     if (!check.ok) {
-      return this.reject(ref, summarize(body.value), failedInputResult(check.error, emptyTelemetry(), replaySafe));
+      return this.reject(ref, summary, failedInputResult(check.error, emptyTelemetry(), replaySafe));
     }
     try {
       return await this.run(ref, check.input, idempotencyKey, rank);
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
-      this.logger.warn({ tenant, sessionId, err: error }, 'exec refused: Redis unavailable');
-      return hostFailureResult(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', check.input.restartSafe);
+      this.logger.warn({ tenant, sessionId, err: error }, 'exec refused: Redis unavailable or full');
+      return hostFailureResult(storeFailureError(error), 'runtime_unavailable', check.input.restartSafe);
     }
+  }
+
+  /** SPEC §10 "Event loops": a large body is parsed and its code checked on a body thread. */
+  private async read(
+    tenant: string,
+    body: ParsedBody,
+  ): Promise<Exclude<ParsedBody, { kind: 'json' | 'large' }> | ({ kind: 'checked' } & ExecBody)> {
+    if (body.kind === 'json') return { kind: 'checked', ...checkExecBody(body.value) };
+    if (body.kind !== 'large') return body;
+    // A body that kills its thread (out of memory) is not one this API can read.
+    return this.bodies.run(tenant, { kind: 'exec', bytes: body.bytes }).catch(() => ({ kind: 'invalid_json' }) as const);
   }
 
   private async run(ref: SessionRef, input: ValidExecInput, idempotencyKey: string | undefined, rank: number): Promise<CodeModeResult> {
     const runId = `cm_${randomUUID()}`;
+    const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId });
     // The settings this process last read for the session: request-run refuses them if the
     // session was configured since. Then read again; a configuration racing this exec may land on
     // either side of it, so the second request is not checked.
     let at = this.settingsCache.get(ref) ?? (await this.readSettings(ref));
-    let requested = await this.request(ref, runId, input, idempotencyKey, at, at.version);
-    if ('settingsChanged' in requested) {
-      at = await this.readSettings(ref);
-      requested = await this.request(ref, runId, input, idempotencyKey, at, '');
+    this.markLive(ref, runId, input, at);
+    let requested: Awaited<ReturnType<ExecService['request']>>;
+    try {
+      requested = await this.request(ref, runId, input, idempotencyKey, at, at.version);
+      if ('settingsChanged' in requested) {
+        at = await this.readSettings(ref);
+        requested = await this.request(ref, runId, input, idempotencyKey, at, '');
+      }
+    } catch (error) {
+      // A request whose reply was lost (Redis restarting, a timeout) may still have been recorded:
+      // closed with the answer this exec gets, once Redis answers, it never dangles as `requested`.
+      if (isStoreUnavailable(error) && mayHaveRun(error)) {
+        void this.closeUnqueued(
+          ref,
+          runId,
+          hostFailureResult(storeFailureError(error), 'runtime_unavailable', input.restartSafe),
+          idempotencyKey,
+          log,
+        );
+      }
+      throw error;
     }
     const stored = at.settings;
     const limits = effectiveLimits(this.config, ref.tenant, stored?.codeMode);
     if ('settingsChanged' in requested) throw new Error('request-run refused an unchecked request');
     if (!requested.created) return this.awaitExisting(ref, requested.runId, limits, input.restartSafe);
 
-    const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId });
     // Fire and forget: only `wait` reads it, to tell "another session" from "unknown run".
     this.runs.locateLater(ref, runId, RUN_LOCATION_TTL_SECONDS).catch(() => undefined);
     const answerBudgetMs = input.awaitResults ? limits.snapshotTtlSeconds * 1000 : limits.timeoutMs;
     const deadline = new ReplyDeadline(limits.timeoutMs, answerBudgetMs, this.config.replyGraceMs, {
       onStartOverdue: async () => {
         const result = hostFailureResult(NOT_STARTED_MESSAGE, 'runtime_unavailable', input.restartSafe);
-        const outcome = await this.runs.abandonUnstarted(ref, runId, result);
+        const outcome = await this.runs.abandonUnstarted(ref, runId, result, idempotencyKey);
         if (!outcome.abandoned) return null;
         log.warn('no worker started the cell within its budget');
         await this.queue.remove(runId);
@@ -143,18 +180,30 @@ export class ExecService {
       // started the cell keeps it, abandoning declines, and the run's own answer comes as for any
       // exec (never "nothing was run" for a cell that runs). Redis still away: answer now and keep
       // trying to close it.
-      const result = hostFailureResult(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', input.restartSafe);
-      this.runs.abandonUnstarted(ref, runId, result).then(
+      const result = hostFailureResult(storeFailureError(error), 'runtime_unavailable', input.restartSafe);
+      this.runs.abandonUnstarted(ref, runId, result, idempotencyKey).then(
         (outcome) => {
           if (outcome.abandoned || outcome.status === null) deadline.reject(error);
         },
         () => {
           deadline.reject(error);
-          void this.closeUnqueued(ref, runId, result, log);
+          void this.closeUnqueued(ref, runId, result, idempotencyKey, log);
         },
       );
     }
     return deadline.outcome;
+  }
+
+  /**
+   * Indexes the run before it is requested (in the same socket write): if nobody ends it (this
+   * API dies, or cannot close it while Redis is away), a worker's sweep does, a lease after its
+   * answer was due (LiveRunSweeper). Best effort: a run the index misses is still ended by this API.
+   */
+  private markLive(ref: SessionRef, runId: string, input: ValidExecInput, at: SessionSettingsAt): void {
+    const limits = effectiveLimits(this.config, ref.tenant, at.settings?.codeMode);
+    const answerBudgetMs = input.awaitResults ? limits.snapshotTtlSeconds * 1000 : limits.timeoutMs;
+    const due = Date.now() + answerBudgetMs + this.config.replyGraceMs + this.config.presenceTtlMs;
+    this.live.add(ref, runId, due).catch(() => undefined);
   }
 
   private async readSettings(ref: SessionRef): Promise<SessionSettingsAt> {
@@ -177,9 +226,17 @@ export class ExecService {
     return this.runs.request(ref, runId, data, { idempotencyKey, settingsVersion: version });
   }
 
-  private async closeUnqueued(ref: SessionRef, runId: string, result: CodeModeResult, log: Logger): Promise<void> {
+  private async closeUnqueued(
+    ref: SessionRef,
+    runId: string,
+    result: CodeModeResult,
+    idempotencyKey: string | undefined,
+    log: Logger,
+  ): Promise<void> {
     try {
-      await retryWhileStoreUnavailable(() => this.runs.abandonUnstarted(ref, runId, result), { giveUpMs: CLOSE_UNQUEUED_MS });
+      await retryWhileStoreUnavailable(() => this.runs.abandonUnstarted(ref, runId, result, idempotencyKey), {
+        giveUpMs: CLOSE_UNQUEUED_MS,
+      });
     } catch (error) {
       log.error({ err: error }, 'could not close a run that was never queued; it stays requested');
     }
@@ -206,21 +263,4 @@ export class ExecService {
     }
     return result;
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** What the transcript keeps of a refused body: the fields a reader needs, bounded. */
-function summarize(value: unknown): unknown {
-  if (!isRecord(value)) return { bodyType: Array.isArray(value) ? 'array' : typeof value };
-  const out: Record<string, unknown> = {};
-  for (const key of ['title', 'code', 'command', 'language', 'typecheck', 'restartSafe', 'awaitResults', 'runId', 'run_id']) {
-    const field = value[key];
-    if (field === undefined) continue;
-    if (typeof field === 'string') out[key] = field.length > 4096 ? `${field.slice(0, 4096)}…` : field;
-    else out[key] = JSON.stringify(field).length > 4096 ? '[omitted: over 4096 characters]' : field;
-  }
-  return out;
 }

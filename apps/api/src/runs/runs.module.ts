@@ -24,5 +24,6 @@ import { WaitService } from './wait.service';
       useFactory: (r: RunLedger, p: WorkerPresence, images: ParkedImageStore) => new RunOwnership(r, p, undefined, images),
     },
   ],
+  exports: [AbortService],
 })
 export class RunsModule {}

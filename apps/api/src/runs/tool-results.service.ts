@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { isEndedStatus, ToolResultsInputSchema, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
+import { isEndedStatus, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
 import {
   EventLog,
   NotAwaitingPlatformError,
@@ -13,6 +13,10 @@ import {
 } from '@codemode/events';
 import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
 import { WorkerQueues } from '../core/worker-queues';
+import { BodyThreads } from '../bodies/body-threads';
+import { requireObjectBody } from '../core/request-params';
+import type { ParsedBody } from '../core/request-context';
+import { checkToolResults, type ToolResultsCheck } from './tool-results-body';
 
 const OWNER_ACK_MS = 5000;
 
@@ -31,22 +35,19 @@ export class ToolResultsService {
     private readonly workers: WorkerQueues,
     private readonly log: EventLog,
     private readonly ownership: RunOwnership,
+    private readonly bodies: BodyThreads,
   ) {}
 
-  async submit(ref: SessionRef, runId: string, body: Record<string, unknown>): Promise<{ accepted: number }> {
-    const parsed = ToolResultsInputSchema.safeParse(body);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const field = issue.path.map(String).join('.') || 'results';
-      throw new InvalidInputException(`${field}: ${issue.message}`, { field });
-    }
+  async submit(ref: SessionRef, runId: string, body: ParsedBody): Promise<{ accepted: number }> {
+    const parsed = await this.check(ref.tenant, body);
+    if (!parsed.ok) throw new InvalidInputException(parsed.error, parsed.field === undefined ? undefined : { field: parsed.field });
     const run = await this.runs.get(ref, runId);
     if (!run) throw new NotFoundApiException(`run ${runId} not found in session ${ref.sessionId}.`);
     if (isEndedStatus(run.status)) {
       throw new ConflictApiException('run has already ended.', { status: run.status });
     }
     const pending = new Set(run.lastResult?.status === 'waiting' ? (run.lastResult.pendingToolCalls ?? []).map((c) => c.id) : []);
-    const unknown = parsed.data.results.map((r) => r.id).filter((id) => !pending.has(id));
+    const unknown = parsed.results.map((r) => r.id).filter((id) => !pending.has(id));
     if (unknown.length > 0) {
       throw new InvalidInputException(
         `unknown tool call id ${unknown[0]}; answer only the pendingToolCalls of the run's last waiting result.`,
@@ -56,8 +57,8 @@ export class ToolResultsService {
         },
       );
     }
-    if (parsed.data.results.length === 0) return { accepted: 0 };
-    if (await this.ownership.ownerGone(run)) return this.recordInLog(ref, run, parsed.data.results);
+    if (parsed.results.length === 0) return { accepted: 0 };
+    if (await this.ownership.ownerGone(run)) return this.recordInLog(ref, run, parsed.results);
     const owner = run.owner ?? '';
     const requestId = randomUUID();
     const controller = new AbortController();
@@ -69,17 +70,17 @@ export class ToolResultsService {
         tenant: ref.tenant,
         sessionId: ref.sessionId,
         runId,
-        results: parsed.data.results,
+        results: parsed.results,
         requestId,
         replyTo: this.replies.channel,
       });
       const answer = (await ack) as { accepted?: number; error?: string };
       if (answer.error !== undefined) throw new ConflictApiException(answer.error);
-      return { accepted: answer.accepted ?? parsed.data.results.length };
+      return { accepted: answer.accepted ?? parsed.results.length };
     } catch (error) {
       if (!controller.signal.aborted) throw error;
       // Its owner never took them (it may be dead with its lease not lapsed yet): taken back, they go to the log.
-      if (jobId !== undefined && (await this.workers.withdraw(owner, jobId))) return this.recordInLog(ref, run, parsed.data.results);
+      if (jobId !== undefined && (await this.workers.withdraw(owner, jobId))) return this.recordInLog(ref, run, parsed.results);
       throw new ConflictApiException('the worker holding the run did not take the results; retry, or wait on the run.');
     } finally {
       clearTimeout(timer);
@@ -92,6 +93,17 @@ export class ToolResultsService {
    * recorded there, each checked against the log to be an unsettled call only the platform answers
    * (as the owner would check it).
    */
+  /** SPEC §10 "Event loops": a large body is parsed and checked on a body thread. */
+  private async check(tenant: string, body: ParsedBody): Promise<ToolResultsCheck> {
+    if (body.kind !== 'large') return checkToolResults(requireObjectBody(body));
+    // A body that kills its thread (out of memory) is not one this API can read.
+    const read = await this.bodies
+      .run(tenant, { kind: 'tool-results', bytes: body.bytes })
+      .catch(() => ({ kind: 'invalid_json' }) as const);
+    // Unreadable: requireObjectBody answers it as it answers a small body that is.
+    return read.kind === 'checked' ? read.check : checkToolResults(requireObjectBody(read));
+  }
+
   private async recordInLog(ref: SessionRef, run: RunView, results: ToolResult[]): Promise<{ accepted: number }> {
     try {
       await recordPlatformAnswers(this.log, ref, run, results);

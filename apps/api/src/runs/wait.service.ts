@@ -12,6 +12,8 @@ import {
 import { effectiveLimits, type AppConfig } from '@codemode/config';
 import {
   isStoreUnavailable,
+  keyedWaitStep,
+  LiveRunIndex,
   pastExpiry,
   retryWhileStoreUnavailable,
   RunLedger,
@@ -19,15 +21,25 @@ import {
   RunReplies,
   SessionLedger,
   WorkerPresence,
+  type KeyUsed,
   type OwnedRun,
+  type Reservation,
 } from '@codemode/events';
 import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult, RUN_UNAVAILABLE_MESSAGE } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
 import { WorkerQueues } from '../core/worker-queues';
-import { BODY_NOT_JSON_ERROR, bodyTooLargeError, type ParsedBody } from '../core/request-context';
+import { BODY_NOT_JSON_ERROR, bodyRefusalError, type ParsedBody } from '../core/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { NO_ANSWER_ERROR, STORE_UNAVAILABLE_ERROR } from './host-results';
+import {
+  endedRunError,
+  IDEMPOTENCY_KEY_PATTERN,
+  IDEMPOTENT_PENDING_ERROR,
+  IDEMPOTENT_POLL_MS,
+  INVALID_IDEMPOTENCY_KEY_ERROR,
+  NO_ANSWER_ERROR,
+  waitStoreFailureError,
+} from './host-results';
 import { ApprovalHold } from '../approvals/approval-hold';
 import { ReplyDeadline } from './reply-deadline';
 
@@ -38,7 +50,6 @@ const RESERVATION_TTL_MS = 130_000;
 /** A reservation this old with no resume job anywhere was left by a wait that died (see `abandoned`). */
 const ABANDONED_RESERVATION_MS = 1000;
 
-type Reservation = Awaited<ReturnType<RunLedger['reserveResume']>>;
 /** A run this wait reserved: its owner ('' when released) and the epoch it was parked at. */
 type ReservedRun = OwnedRun & { owner: string; epoch: number };
 type Withdraw = () => Promise<unknown>;
@@ -64,6 +75,7 @@ export class WaitService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runs: RunLedger,
+    private readonly live: LiveRunIndex,
     private readonly sessions: SessionLedger,
     private readonly replies: RunReplies,
     private readonly workers: WorkerQueues,
@@ -73,29 +85,78 @@ export class WaitService {
     private readonly approvals: ApprovalHold,
   ) {}
 
-  async wait(tenant: string, sessionId: string, body: ParsedBody): Promise<CodeModeResult> {
+  async wait(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey?: string): Promise<CodeModeResult> {
     if (!SESSION_ID_PATTERN.test(sessionId)) {
       return failedInputResult(INVALID_SESSION_ID_MESSAGE, emptyTelemetry(), false);
     }
     const ref: SessionRef = { tenant, sessionId };
-    if (body.kind !== 'json') {
-      const error = body.kind === 'too_large' ? bodyTooLargeError(body.limitBytes) : BODY_NOT_JSON_ERROR;
-      return this.refuse(ref, { body: body.kind }, error, false);
-    }
+    // `large` never reaches wait: its bodies are small-body-route bodies, parsed before the route runs.
+    if (body.kind !== 'json')
+      return this.refuse(ref, { body: body.kind }, body.kind === 'large' ? BODY_NOT_JSON_ERROR : bodyRefusalError(body), false);
     const check = checkWaitInput(body.value);
     if (!check.ok) return this.refuse(ref, body.value, check.error, false);
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey)) {
+      return this.refuse(ref, body.value, INVALID_IDEMPOTENCY_KEY_ERROR, false);
+    }
     try {
-      return await this.resume(ref, check.runId);
+      return idempotencyKey === undefined ? await this.resume(ref, check.runId) : await this.resumeKeyed(ref, check.runId, idempotencyKey);
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
-      this.logger.warn({ tenant, sessionId, err: error }, 'wait refused: Redis unavailable');
-      return hostFailureResult(STORE_UNAVAILABLE_ERROR, 'runtime_unavailable', false);
+      this.logger.warn({ tenant, sessionId, err: error }, 'wait refused: Redis unavailable or full');
+      return hostFailureResult(waitStoreFailureError(error, sessionId, check.runId), 'runtime_unavailable', false);
+    }
+  }
+
+  /**
+   * SPEC §2: a wait with an Idempotency-Key. The first with the key reserves the run as any wait
+   * and its leg is linked to the key (claim-resume, resume-run); a repeat answers that leg's
+   * answer, waiting while it runs, or waits in the first's place if the first never resumed the
+   * run (keyedWaitStep). Bounded like a repeated exec key.
+   */
+  private async resumeKeyed(ref: SessionRef, runId: string, key: string): Promise<CodeModeResult> {
+    let replaces = '';
+    let until: number | undefined;
+    for (;;) {
+      const { token, reservation, limits } = await this.reserve(ref, runId, { key, replaces });
+      if (!('keyUsed' in reservation)) return this.resumeReserved(ref, runId, token, reservation, limits);
+      const used = reservation.keyUsed;
+      until ??= Date.now() + limits.timeoutMs * 2 + this.config.replyGraceMs;
+      const { view, legToken, resumeToken } = used.answerEvent
+        ? { view: null, legToken: null, resumeToken: null }
+        : await this.runs.keyedWait(ref, used.runId);
+      const step = keyedWaitStep({
+        token: used.token,
+        answerEvent: used.answerEvent,
+        run: view ? { status: view.status, legToken, resumeToken } : null,
+      });
+      if (step.kind === 'stale') {
+        replaces = used.token;
+        continue;
+      }
+      const unavailable = (): CodeModeResult => failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), view?.restartSafe ?? false);
+      if (step.kind === 'answer-event') return (await this.runs.resultAt(ref, step.eventId)) ?? unavailable();
+      if (!view) return unavailable();
+      if (step.kind === 'answer-run') return runAnswer(view, view.restartSafe) ?? unavailable();
+      const held = used.heldForMs === null ? null : { token: used.token, forMs: used.heldForMs, owner: view.owner ?? '' };
+      if (held && (await this.abandoned(ref, used.runId, held))) continue;
+      if (Date.now() >= until) return hostFailureResult(IDEMPOTENT_PENDING_ERROR, 'runtime_unavailable', view.restartSafe);
+      await new Promise((resolve) => setTimeout(resolve, IDEMPOTENT_POLL_MS));
     }
   }
 
   /** Reserve the run, classify what the reservation found, then answer or route the resume. */
   private async resume(ref: SessionRef, runId: string): Promise<CodeModeResult> {
     const { token, reservation, limits } = await this.reserve(ref, runId);
+    return this.resumeReserved(ref, runId, token, reservation, limits);
+  }
+
+  private async resumeReserved(
+    ref: SessionRef,
+    runId: string,
+    token: string,
+    reservation: Reservation,
+    limits: Limits,
+  ): Promise<CodeModeResult> {
     const plan = await this.classify(ref, runId, reservation);
     switch (plan.kind) {
       case 'unknown':
@@ -107,14 +168,14 @@ export class WaitService {
       case 'expired':
         // Past snapshotTtlSeconds but not ended yet (its holder is gone, or its timer is late).
         await this.ownership.expire(ref, runId, plan.run.epoch);
-        return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), plan.run.restartSafe);
+        return failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), plan.run.restartSafe);
       case 'lose':
         await this.ownership.lose(ref, runId, plan.run.epoch);
         this.logger.warn(
           { tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: plan.run.owner },
           'owner of the parked run is gone and the run is not replay-safe; recorded as lost',
         );
-        return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
+        return failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), false);
       case 'held':
       case 'restore':
       case 'replay':
@@ -127,14 +188,27 @@ export class WaitService {
    * case too, and the session's limits are read alongside it (auto-pipelined). A reservation left
    * by a wait that died is released and the reservation tried again.
    */
-  private async reserve(ref: SessionRef, runId: string): Promise<{ token: string; reservation: Reservation; limits: Limits }> {
+  private reserve(ref: SessionRef, runId: string): Promise<{ token: string; reservation: Reservation; limits: Limits }>;
+  private reserve(
+    ref: SessionRef,
+    runId: string,
+    idempotency: { key: string; replaces: string },
+  ): Promise<{ token: string; reservation: Reservation | { reserved: false; keyUsed: KeyUsed }; limits: Limits }>;
+  private async reserve(
+    ref: SessionRef,
+    runId: string,
+    idempotency?: { key: string; replaces: string },
+  ): Promise<{ token: string; reservation: Reservation | { reserved: false; keyUsed: KeyUsed }; limits: Limits }> {
     for (;;) {
       const token = randomUUID();
       const [reservation, session] = await Promise.all([
-        this.runs.reserveResume(ref, runId, token, RESERVATION_TTL_MS),
+        idempotency
+          ? this.runs.reserveKeyedResume(ref, runId, token, RESERVATION_TTL_MS, idempotency)
+          : this.runs.reserveResume(ref, runId, token, RESERVATION_TTL_MS),
         this.sessions.get(ref),
       ]);
-      if (!reservation.reserved && reservation.held && (await this.abandoned(ref, runId, reservation.held))) continue;
+      if (!reservation.reserved && 'held' in reservation && reservation.held && (await this.abandoned(ref, runId, reservation.held)))
+        continue;
       return { token, reservation, limits: effectiveLimits(this.config, ref.tenant, session?.codeMode) };
     }
   }
@@ -146,7 +220,7 @@ export class WaitService {
         return { kind: 'running-orphan', restartSafe: reservation.restartSafe };
       }
       if (reservation.status === null) return { kind: 'unknown' };
-      const error = isEndedStatus(reservation.status) ? RUN_UNAVAILABLE_MESSAGE : RUN_BEING_RESUMED_ERROR;
+      const error = isEndedStatus(reservation.status) ? endedRunError(ref.sessionId, runId) : RUN_BEING_RESUMED_ERROR;
       return { kind: 'refused', error, replaySafe: reservation.restartSafe };
     }
     const run: ReservedRun = { runId, owner: reservation.owner, epoch: reservation.epoch, restartSafe: reservation.restartSafe };
@@ -176,7 +250,7 @@ export class WaitService {
         if (fate === 'held' && (await this.ownership.classify(run, ref)) === 'lose') {
           await this.ownership.lose(ref, runId, run.epoch);
           log.warn('owner of the parked run is gone; run recorded as lost');
-          return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), run.restartSafe);
+          return failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), run.restartSafe);
         }
         // SPEC §3: nothing is lost; the next wait goes to the owner or, once its lease lapsed, to replay.
         log.warn('the wait was not taken within its budget; the run stays parked');
@@ -194,6 +268,7 @@ export class WaitService {
       heldForApproval: (sinceMs) => this.approvals.holdsRun(ref, runId, sinceMs),
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
+    this.markLive(ref, runId, limits);
     if (fate === 'replay') log.info('owner of the parked replay-safe run is gone; rebuilding it by replay');
     const withdrawal = this.send(ref, runId, token, fate, run.owner).catch((error: unknown) => {
       deadline.reject(error);
@@ -205,6 +280,12 @@ export class WaitService {
       return nothingToWithdraw;
     });
     return deadline.outcome;
+  }
+
+  /** The leg this wait sets going is ended by a worker's sweep if nobody else ends it (ExecService.markLive). */
+  private markLive(ref: SessionRef, runId: string, limits: Limits): void {
+    const due = Date.now() + limits.timeoutMs + this.config.replyGraceMs + this.config.presenceTtlMs;
+    this.live.add(ref, runId, due).catch(() => undefined);
   }
 
   /** Queues the resume job; answers how to take it back if nobody takes it in time. */
@@ -249,7 +330,7 @@ export class WaitService {
         await this.ownership.lose(ref, runId, run.epoch);
         log.warn('the worker running this run died; recorded as lost');
       }
-      return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
+      return failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), false);
     }
     log.warn('the worker running this replay-safe run died; rebuilding it by replay');
     const lastAnswer = async (): Promise<CodeModeResult> => {
@@ -264,6 +345,7 @@ export class WaitService {
       onNoAnswer: lastAnswer,
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
+    this.markLive(ref, runId, limits);
     try {
       await this.cells.replay({
         tenant: ref.tenant,
@@ -329,13 +411,18 @@ function runAnswer(run: RunView | null, replaySafe: boolean): CodeModeResult | u
   if (!run?.lastResult) return undefined;
   if (run.status === 'waiting') return run.lastResult;
   if (!isEndedStatus(run.status)) return undefined;
-  return run.lastResult.status === 'waiting' ? failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), replaySafe) : run.lastResult;
+  return run.lastResult.status === 'waiting'
+    ? failedInputResult(endedRunError(run.sessionId, run.runId), emptyTelemetry(), replaySafe)
+    : run.lastResult;
 }
 
 /** The run's last `waiting` answer again, without the output it already returned. */
 function waitingAgain(run: RunView | null, replaySafe: boolean): CodeModeResult {
   const last = run?.lastResult;
-  if (last?.status !== 'waiting') return failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), replaySafe);
+  if (last?.status !== 'waiting') {
+    const error = run && isEndedStatus(run.status) ? endedRunError(run.sessionId, run.runId) : RUN_UNAVAILABLE_MESSAGE;
+    return failedInputResult(error, emptyTelemetry(), replaySafe);
+  }
   const { output: _returned, ...rest } = last;
   return rest;
 }

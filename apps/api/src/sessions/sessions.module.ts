@@ -6,12 +6,16 @@ import { RunListController, SessionListController } from './session-listing.cont
 import { SessionListing } from './session-listing.service';
 import { SessionsController } from './sessions.controller';
 import { StoreController } from './store.controller';
+import { RunsModule } from '../runs/runs.module';
+import { SessionDeletion } from './session-deletion.service';
 import { SessionsService } from './sessions.service';
 
 @Module({
+  imports: [RunsModule],
   controllers: [SessionListController, SessionsController, RunListController, StoreController],
   providers: [
     SessionsService,
+    SessionDeletion,
     SessionListing,
     { provide: SessionIndex, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new SessionIndex(r, k) },
     { provide: RunListing, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new RunListing(r, k) },

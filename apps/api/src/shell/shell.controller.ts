@@ -1,6 +1,7 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
 import type { SessionRef, ShellAnswer } from '@codemode/contracts';
-import { JsonBody, requireObjectBody, Session } from '../core/request-params';
+import type { KeyRole } from '@codemode/config';
+import { JsonBody, requireObjectBody, Role, Session } from '../core/request-params';
 import type { ParsedBody } from '../core/request-context';
 import { ShellService } from './shell.service';
 
@@ -10,13 +11,13 @@ export class ShellController {
 
   @Post('shell/exec')
   @HttpCode(200)
-  exec(@Session() ref: SessionRef, @JsonBody() body: ParsedBody): Promise<ShellAnswer> {
-    return this.shell.exec(ref, requireObjectBody(body));
+  exec(@Session() ref: SessionRef, @Role() role: KeyRole, @JsonBody() body: ParsedBody): Promise<ShellAnswer> {
+    return this.shell.exec(ref, role, requireObjectBody(body));
   }
 
   @Post('process')
   @HttpCode(200)
-  process(@Session() ref: SessionRef, @JsonBody() body: ParsedBody): Promise<ShellAnswer> {
-    return this.shell.process(ref, requireObjectBody(body));
+  process(@Session() ref: SessionRef, @Role() role: KeyRole, @JsonBody() body: ParsedBody): Promise<ShellAnswer> {
+    return this.shell.process(ref, role, requireObjectBody(body));
   }
 }

@@ -9,13 +9,15 @@ import {
   type ShellConfig,
   type ShellJob,
 } from '@codemode/contracts';
-import { effectiveShellConfig, type AppConfig } from '@codemode/config';
+import { effectiveShellConfig, type AppConfig, type KeyRole } from '@codemode/config';
 import { RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
-import { InvalidInputException } from '../core/api-errors';
+import { shellRouteRefusal } from '@codemode/tools';
+import { InvalidInputException, PolicyDeniedApiException } from '../core/api-errors';
 import { ShellQueue } from '../core/shell-queue';
 import { WorkerQueues } from '../core/worker-queues';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { PolicyService } from '../policy/policy.service';
 
 /** Longest a `process poll` may wait (SPEC §7). */
 const MAX_POLL_WAIT_MS = 30_000;
@@ -24,7 +26,8 @@ const REPLY_GRACE_MS = 5_000;
 /**
  * `shell/exec` and `process` (SPEC §7). The API runs no commands: each request goes to the
  * worker that serves the session's shell scope (its "home"), or to any worker when the scope has
- * none alive, and the answer is pushed back.
+ * none alive, and the answer is pushed back. An agent key's request is under the session's tool
+ * policy (SPEC §11), checked before anything is written; an operator key's is the platform's own.
  */
 @Injectable()
 export class ShellService {
@@ -36,28 +39,33 @@ export class ShellService {
     private readonly replies: RunReplies,
     private readonly shared: ShellQueue,
     private readonly workers: WorkerQueues,
+    private readonly policies: PolicyService,
   ) {}
 
-  exec(ref: SessionRef, body: Record<string, unknown>): Promise<ShellAnswer> {
+  exec(ref: SessionRef, role: KeyRole, body: Record<string, unknown>): Promise<ShellAnswer> {
     const input = checkTypes(ShellExecInputSchema.partial(), body);
     const cap = this.config.shellSandbox.maxTimeoutSeconds;
     // awaitResults waits for the command itself: as long as the timeout the worker applies.
     const waitMs = (config: ShellConfig): number =>
       input.awaitResults === true ? commandTimeoutSeconds(input.timeoutSeconds, config.timeoutSeconds, cap) * 1000 : 120_000;
-    return this.send(ref, 'exec', { ...input, command: input.command ?? '' }, waitMs);
+    return this.send(ref, role, 'exec', { ...input, command: input.command ?? '' }, waitMs);
   }
 
-  process(ref: SessionRef, body: Record<string, unknown>): Promise<ShellAnswer> {
+  process(ref: SessionRef, role: KeyRole, body: Record<string, unknown>): Promise<ShellAnswer> {
     const input = checkTypes(ProcessInputSchema.partial(), body);
-    return this.send(ref, 'process', { ...input, action: input.action ?? '' }, () => MAX_POLL_WAIT_MS);
+    return this.send(ref, role, 'process', { ...input, action: input.action ?? '' }, () => MAX_POLL_WAIT_MS);
   }
 
   private async send(
     ref: SessionRef,
+    role: KeyRole,
     kind: ShellJob['kind'],
     input: Record<string, unknown>,
     waitMsFor: (config: ShellConfig) => number,
   ): Promise<ShellAnswer> {
+    // The shell tool's policy name is `exec`, the process tool's `process`: the job kinds.
+    const refusal = role === 'agent' ? shellRouteRefusal(await this.policies.effective(ref), kind) : null;
+    if (refusal !== null) throw new PolicyDeniedApiException(refusal);
     // A shell request is a write: it creates the session with defaults (SPEC §1).
     const session = (await this.sessions.get(ref)) ?? (await this.sessions.configure(ref, {}));
     const scopeKey = shellScopeKey(ref.sessionId, session.agentId);

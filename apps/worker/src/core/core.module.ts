@@ -7,6 +7,8 @@ import {
   DeploymentCatalog,
   EventLog,
   KeySpace,
+  LiveRunIndex,
+  onStoreFailure,
   ParkedRunIndex,
   RunLedger,
   ScriptLoader,
@@ -16,7 +18,7 @@ import {
   WorkerPresence,
 } from '@codemode/events';
 import { ResultsStore, SessionStore } from '@codemode/store';
-import { SandboxPool } from '@codemode/sandbox';
+import { DEFAULT_MAX_PARKED, SandboxPool } from '@codemode/sandbox';
 import { createWorkerMetrics, WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { MeteredEventLog, MeteredRunLedger, MeteredSessionStore } from '../metrics/metered-ledgers';
 import { WorkerTenancy } from './worker-tenancy.service';
@@ -51,7 +53,11 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
     {
       provide: WorkerMetrics,
       inject: [APP_CONFIG],
-      useFactory: (c: AppConfig) => createWorkerMetrics(c.version, { tenantLabel: c.tenancySettings.metricsTenantLabel }),
+      useFactory: (c: AppConfig) => {
+        const metrics = createWorkerMetrics(c.version, { tenantLabel: c.tenancySettings.metricsTenantLabel });
+        onStoreFailure((reason) => metrics.storeFailed(reason));
+        return metrics;
+      },
     },
     // Every ledger write of the worker is timed and checked for a stale epoch (codemode_event_append_*).
     {
@@ -71,6 +77,7 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
         new WorkerPresence(r, k, { shellHomeTtlSeconds: c.tenancySettings.sessionTtlSeconds }),
     },
     { provide: ParkedRunIndex, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ParkedRunIndex(r, k) },
+    { provide: LiveRunIndex, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new LiveRunIndex(r, k) },
     { provide: TenancyRecord, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new TenancyRecord(r, k) },
     {
       provide: TenantUids,
@@ -88,12 +95,17 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
     { provide: ResultsStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ResultsStore(r, k) },
     {
       provide: SandboxPool,
-      inject: [APP_CONFIG, LOGGER],
+      inject: [APP_CONFIG, LOGGER, WorkerTenancy],
       // Threads and their first instances are warmed before the worker takes any job.
-      useFactory: (c: AppConfig, logger: Logger) =>
+      useFactory: (c: AppConfig, logger: Logger, tenancy: WorkerTenancy) =>
         SandboxPool.start({
           threads: c.sandboxThreads,
           logger: (level, msg, fields) => logger[level](fields ?? {}, msg),
+          maxParkedMemoryBytes: c.workerParkedMemoryBytes,
+          // SPEC §10: one tenant keeps at most half of the in-memory parked slots.
+          maxParkedPerTenant: () => (tenancy.mode === 'multi' ? Math.floor(DEFAULT_MAX_PARKED / 2) : DEFAULT_MAX_PARKED),
+          // SPEC §10: and the guest time of at most half of the threads (rounded up).
+          maxGuestThreadsPerTenant: () => (tenancy.mode === 'multi' ? Math.ceil(c.sandboxThreads / 2) : c.sandboxThreads),
         }),
     },
   ],
@@ -105,6 +117,7 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
     EventLog,
     WorkerPresence,
     ParkedRunIndex,
+    LiveRunIndex,
     TenancyRecord,
     TenantUids,
     WorkerTenancy,
@@ -119,10 +132,12 @@ export class CoreModule implements OnApplicationShutdown {
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     private readonly pool: SandboxPool,
+    private readonly clientTools: ClientToolsLedger,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.pool.close();
+    this.clientTools.close();
     this.redis.disconnect();
   }
 }

@@ -1,13 +1,13 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
 import { WorkerReports } from '@codemode/events';
-import { SandboxPool } from '@codemode/sandbox';
+import { DEFAULT_MAX_PARKED, SandboxPool } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 
 /**
  * Tells the operator console's fleet view what this worker is doing: when it started, its
- * sandbox threads and how many are busy, its parked runs. Written every quarter lease and
+ * sandbox threads and how many are busy, its parked runs, and its configured slots. Written every quarter lease and
  * expiring with the lease, so a dead worker's report goes with it.
  */
 @Injectable()
@@ -39,7 +39,15 @@ export class WorkerReporter implements OnApplicationBootstrap, OnApplicationShut
     const stats = this.pool.stats();
     await this.reports.publish(
       this.config.workerId,
-      { startedAt: this.startedAt, threads: stats.threads, busyThreads: stats.busy, parkedRuns: stats.parked },
+      {
+        startedAt: this.startedAt,
+        threads: stats.threads,
+        busyThreads: stats.busy,
+        parkedRuns: stats.parked,
+        cellSlots: this.config.cellConcurrency,
+        // The pool is started without `maxParked`, so its cap is the default.
+        parkedSlots: DEFAULT_MAX_PARKED,
+      },
       this.config.presenceTtlMs,
     );
   }

@@ -3,13 +3,15 @@ import { CellsModule } from '../cells/cells.module';
 import { ResumesModule } from '../resumes/resumes.module';
 import { RunsModule } from '../runs/runs.module';
 import { ShellModule } from '../shell/shell.module';
+import { LiveRunSweeper } from './live-run-sweeper.service';
 import { ParkedRunSweeper } from './parked-run-sweeper.service';
 import { PresenceHeartbeat } from './presence-heartbeat.service';
 import { WorkerQueueJanitor } from './worker-queue-janitor.service';
 import { WorkerShutdown } from './worker-shutdown.service';
+import { WorkspaceCleanup } from './workspace-cleanup.service';
 
 @Module({
   imports: [CellsModule, ResumesModule, RunsModule, ShellModule],
-  providers: [WorkerShutdown, PresenceHeartbeat, ParkedRunSweeper, WorkerQueueJanitor],
+  providers: [WorkerShutdown, PresenceHeartbeat, ParkedRunSweeper, LiveRunSweeper, WorkerQueueJanitor, WorkspaceCleanup],
 })
 export class LifecycleModule {}

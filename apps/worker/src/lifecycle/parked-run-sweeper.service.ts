@@ -1,8 +1,9 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
-import { ParkedRunIndex, RunLedger, RunOwnership, type DueParkedRun } from '@codemode/events';
+import { ParkedRunIndex, RunLedger, RunOwnership, type DueRun } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { RunIndexSweeper } from './run-index-sweeper';
 
 /** Runs looked at per sweep; the rest wait for the next one. */
 const SWEEP_BATCH = 100;
@@ -14,53 +15,25 @@ const SWEEP_BATCH = 100;
  * sweeper and a wait, cannot both end a run.
  */
 @Injectable()
-export class ParkedRunSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping = false;
-
+export class ParkedRunSweeper extends RunIndexSweeper {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) logger: Logger,
     private readonly index: ParkedRunIndex,
     private readonly runs: RunLedger,
     private readonly ownership: RunOwnership,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.sweep(), this.config.presenceTtlMs);
-    this.timer.unref();
+  ) {
+    super(config, logger, index, { name: 'parked-run', batch: SWEEP_BATCH });
   }
 
-  onApplicationShutdown(): void {
-    clearInterval(this.timer);
-  }
-
-  /** One sweep; answers how many runs it ended. */
-  async sweep(now = Date.now()): Promise<number> {
-    if (this.sweeping) return 0;
-    this.sweeping = true;
-    try {
-      let ended = 0;
-      for (const due of await this.index.due(now, SWEEP_BATCH)) {
-        if (await this.settle(due, now)) ended += 1;
-      }
-      return ended;
-    } catch (error) {
-      this.logger.warn({ err: error }, 'parked-run sweep failed; retrying at the next one');
-      return 0;
-    } finally {
-      this.sweeping = false;
-    }
-  }
-
-  private async settle(due: DueParkedRun, now: number): Promise<boolean> {
+  protected async settle(due: DueRun, now: number): Promise<boolean> {
     const { ref, runId } = due;
     const run = await this.runs.get(ref, runId);
     if (!run || run.status !== 'waiting') {
       await this.index.remove(ref, runId);
       return false;
     }
-    const expiresAt = run.expiresAt ? Date.parse(run.expiresAt) : due.expiresAt;
+    const expiresAt = run.expiresAt ? Date.parse(run.expiresAt) : due.dueAt;
     if (expiresAt > now) {
       await this.index.postpone(ref, runId, expiresAt);
       return false;

@@ -68,6 +68,17 @@ export class WorkerTenantLimits implements OnApplicationShutdown {
     return admission.limit === 'runs' ? PARKED_RUNS_QUOTA_ERROR : parkedBytesQuotaError(this.quotas(tenant).maxParkedBytes);
   }
 
+  /**
+   * SPEC §10 "Parked memory": a parked run whose VM left this worker's memory counts its image's
+   * size from now on. Awaited before the run is released, so no other worker can have parked it
+   * again (counting its VM) in between.
+   */
+  async recountParked(ref: SessionRef, runId: string, bytes: number): Promise<void> {
+    await this.ledger
+      .recountParked(ref.tenant, runId, bytes)
+      .catch((error: unknown) => this.logger.warn({ runId, err: error }, 'could not recount a parked run; it counts its VM until it ends'));
+  }
+
   /** Best effort: a place nobody gives back stops counting at the run's expiry anyway. */
   releaseParked(ref: SessionRef, runId: string): void {
     this.ledger

@@ -55,6 +55,17 @@ describe('restorePlan (SPEC §12)', () => {
     });
   });
 
+  it('makes a call still waiting for its approval again (never dispatched), but loses one approved and dispatched', () => {
+    const asked = [event('approval.requested', { approvalId: 'ap_1', runId: 'cm_x', callId: 'bridge:callValue:5', tool: 'charge' })];
+    expect(restorePlan([call('bridge:callValue:5', 'charge')], asked, catalog)).toEqual({
+      answers: [],
+      redo: ['bridge:callValue:5'],
+      platform: [],
+    });
+    const dispatched = [...asked, event('tool.called', { callId: 'bridge:callValue:5', tool: 'charge' })];
+    expect(restorePlan([call('bridge:callValue:5', 'charge')], dispatched, catalog)).toEqual({ lost: 'bridge:callValue:5' });
+  });
+
   it('leaves queued calls to start as usual, unless they were dispatched while parked', () => {
     const queued = call('bridge:callValue:4', 'charge', false);
     expect(restorePlan([queued], [], catalog)).toEqual({ answers: [], redo: [], platform: [] });

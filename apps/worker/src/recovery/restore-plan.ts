@@ -19,8 +19,9 @@ const REPEATABLE_METHODS: ReadonlySet<BridgeMethod> = new Set(['search', 'descri
  * its log (`events`: the run's own, oldest first) and its catalog now. A dispatched call (in flight
  * at the park, or queued then and dispatched while parked) is answered from the log when the log
  * recorded its outcome (platform answers, replay-safe runs' results); else, a platform call keeps
- * waiting for the platform, a replay-safe tool or host surface is made again, and any other call
- * is lost: its id is answered and the run fails. Timers and yields are the engine's; queued calls
+ * waiting for the platform, a call still waiting for its approval (SPEC §11: requested, never
+ * dispatched) and a replay-safe tool or host surface are made again (the approval is found again
+ * with its decision), and any other call is lost: its id is answered and the run fails. Timers and yields are the engine's; queued calls
  * never dispatched start as usual.
  */
 export function restorePlan(
@@ -31,10 +32,12 @@ export function restorePlan(
   const platformCalls = new Set<string>();
   const dispatched = new Set<string>();
   const outcomes = new Map<string, { ok: boolean; payload: string } | null>();
+  const approvalAsked = new Set<string>();
   for (const event of events) {
     const callId = event.data.callId;
     if (typeof callId !== 'string') continue;
-    if (event.type === 'tool.called') {
+    if (event.type === 'approval.requested') approvalAsked.add(callId);
+    else if (event.type === 'tool.called') {
       dispatched.add(callId);
       if (event.data.answeredBy === 'platform') platformCalls.add(callId);
     } else if (event.type === 'tool.settled') {
@@ -50,7 +53,7 @@ export function restorePlan(
       plan.answers.push({ id: call.id, ...outcome });
     } else if (outcome === undefined && platformCalls.has(call.id)) {
       if (call.inFlight) plan.platform.push(call.id);
-    } else if (repeatable(call, catalog)) {
+    } else if (repeatable(call, catalog) || (approvalAsked.has(call.id) && !dispatched.has(call.id))) {
       if (call.inFlight) plan.redo.push(call.id);
     } else {
       return { lost: call.id };

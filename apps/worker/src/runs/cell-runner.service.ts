@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { CellJob, CellSpec, CodeModeResult, ReplayPlan, RunRecoverySeed, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { publishStarted, RunLedger } from '@codemode/events';
+import { publishStarted, retryWhileStoreUnavailable, RunLedger } from '@codemode/events';
 import type { Redis } from 'ioredis';
 import { failedOutcome, replayDivergedMessage, SandboxPool, type CellOutcome } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
@@ -50,7 +50,11 @@ export class CellRunner {
   async run(job: CellJob): Promise<{ started: true } | { started: false; status: string | null }> {
     const ref = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
-    const hosting = this.toolHosts.create(ref, job.runId, FIRST_EPOCH, job.spec);
+    // Reads only: read again while Redis does not answer, within the cell's budget, as the claim is
+    // sent again, so a claim that lands once Redis is back finds its tools read too.
+    const hosting = retryWhileStoreUnavailable(() => this.toolHosts.create(ref, job.runId, FIRST_EPOCH, job.spec), {
+      giveUpMs: job.spec.limits.timeoutMs,
+    });
     let host: RunToolHost;
     let recovery: RunRecoverySeed | undefined;
     if (job.spec.restartSafe) {
@@ -66,7 +70,7 @@ export class CellRunner {
       if (!claimed.value.started) return notStarted(log, claimed.value);
       if (hosted.status === 'rejected') {
         log.error({ err: hosted.reason }, "could not read the session's tools or policy; the claimed run fails");
-        await this.outcomes.failUnprepared({ ref, runId: job.runId, epoch: FIRST_EPOCH, restartSafe: false }, job.replyTo);
+        await this.outcomes.failUnprepared({ ref, runId: job.runId, epoch: FIRST_EPOCH, restartSafe: false }, job.replyTo, hosted.reason);
         return claimed.value;
       }
       host = hosted.value;
@@ -84,9 +88,15 @@ export class CellRunner {
     return { started: true };
   }
 
-  /** Only a `requested` run becomes this worker's (SPEC §6): the first epoch's claim. */
+  /**
+   * Only a `requested` run becomes this worker's (SPEC §6): the first epoch's claim. A claim whose
+   * reply was lost may have landed: it is sent again with its token while Redis does not answer,
+   * within the cell's budget (past it the API has abandoned the run), so a landed claim is never
+   * left `running` with no cell.
+   */
   private claim(ref: SessionRef, job: CellJob, recovery: RunRecoverySeed | undefined): ReturnType<RunLedger['start']> {
-    return this.runs.start(ref, job.runId, { workerId: this.config.workerId, epoch: FIRST_EPOCH, replyTo: job.replyTo, recovery });
+    const opts = { workerId: this.config.workerId, epoch: FIRST_EPOCH, replyTo: job.replyTo, recovery, claimToken: randomUUID() };
+    return retryWhileStoreUnavailable(() => this.runs.start(ref, job.runId, opts), { giveUpMs: job.spec.limits.timeoutMs });
   }
 
   /** Runs the cell (from the start, or rebuilt from its log first), then records and answers it. */

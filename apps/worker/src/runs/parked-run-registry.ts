@@ -18,6 +18,8 @@ export interface ParkedRun {
   holdsParkedQuota?: boolean;
   /** Its image is in Redis (SPEC §12): it can be handed over or evicted instead of lost. */
   imaged?: boolean;
+  /** Its image's size: what it counts against its tenant's parked bytes once its VM left memory (SPEC §10). */
+  imageBytes?: number;
 }
 
 /**

@@ -8,8 +8,8 @@ import { WorkerTenantLimits } from '../quotas/worker-tenant-limits.service';
 import { ParkedImages } from './parked-images.service';
 import { ParkedRunRegistry, type ParkedRun } from './parked-run-registry';
 
-/** Why an evicted run was released (SPEC §12). */
-const EVICTED_REASON = 'evicted from memory to its image: the worker’s parked slots were full';
+/** Why an evicted run was released (SPEC §10 "Parked memory", §12). */
+const EVICTED_REASON = 'evicted from memory to its image: the worker’s parked slots or parked memory were full';
 
 /**
  * The runs parked on this worker. Each has two halves that must change together: its VM, parked in
@@ -36,9 +36,11 @@ export class ParkedRuns implements OnModuleDestroy {
     this.pool.onRunsLost((runIds, reason) => {
       for (const runId of runIds) void (this.registry.get(runId)?.imaged ? this.vmGone(runId, reason) : this.lose(runId, reason));
     });
-    // SPEC §12: the pool's slots bound the VMs kept in memory; a run whose image is in Redis may
-    // leave, unless a call of its is in progress: evicting would abort it, and its restore would
-    // then fail the run for a call whose effect may have happened (or wait on an approval).
+    // SPEC §10, §12: the pool's slots and memory budget bound the VMs kept in memory; a run whose
+    // image is in Redis may leave, unless a call of its is in progress: evicting would abort it,
+    // and its restore would then fail the run for a call whose effect may have happened. A call
+    // waiting for an approval or the platform is no host work (a record in Redis): made again
+    // where the run is restored.
     this.pool.evictWith({
       evictable: (runId) => this.registry.get(runId)?.imaged === true && !this.pool.hasHostWork(runId),
       evicted: (runId) => void this.vmGone(runId, EVICTED_REASON),
@@ -52,6 +54,11 @@ export class ParkedRuns implements OnModuleDestroy {
   /** A run whose leg just parked its VM in the pool: kept until resumed, aborted or expired. */
   park(run: ParkedRun): void {
     this.registry.park(run);
+  }
+
+  /** A run's park is recorded: VMs that may leave now go, while the parked VMs are past the worker's memory budget. */
+  keepWithinBudget(): void {
+    this.pool.keepWithinBudget();
   }
 
   get(runId: string): ParkedRun | undefined {
@@ -149,10 +156,14 @@ export class ParkedRuns implements OnModuleDestroy {
     if (run) await this.release(run, reason);
   }
 
-  /** Releases in the ledger a parked run whose VM this worker no longer has; its quota place stays (it is still parked). */
+  /**
+   * Releases in the ledger a parked run whose VM this worker no longer has; its quota place stays
+   * (it is still parked), counting from now on what it holds: its image in Redis (SPEC §10).
+   */
   private async release(run: ParkedRun, reason: string): Promise<void> {
     const runId = run.runId;
     const fields = { tenant: run.ref.tenant, sessionId: run.ref.sessionId, runId };
+    if (run.holdsParkedQuota) await this.limits.recountParked(run.ref, runId, run.imaged ? (run.imageBytes ?? 0) : 0);
     try {
       const released = await this.runs.release(run.ref, runId, { workerId: this.config.workerId, epoch: run.epoch, reason });
       this.logger.info({ ...fields, released, reason }, 'parked run handed over');

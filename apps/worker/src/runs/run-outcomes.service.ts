@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { CodeModeResult, Limits, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import {
+  isStoreUnavailable,
+  LiveRunIndex,
   ParkedRunIndex,
   resultReply,
   retryWhileStoreUnavailable,
@@ -9,6 +11,8 @@ import {
   RunAlreadyEndedError,
   RunHistoryLimitError,
   RunLedger,
+  storeStopMessage,
+  toStoreError,
 } from '@codemode/events';
 import {
   buildCellResult,
@@ -51,6 +55,13 @@ function historyLimitOutcome(outcome: CellOutcome): TerminalCellOutcome {
   return failedOutcome({ code: 'internal_error', phase: 'host', error: RUN_HISTORY_LIMIT_MESSAGE }, outcome);
 }
 
+/** What a run its host stopped ends with, whatever its cell did: the history cap, or a Redis failure of a host call. */
+function stoppedOutcome(host: RunToolHost, outcome: CellOutcome): CellOutcome {
+  if (host.historyFull) return historyLimitOutcome(outcome);
+  const storeFailure = host.storeFailure;
+  return storeFailure === null ? outcome : failedOutcome({ code: 'runtime_unavailable', phase: 'host', error: storeFailure }, outcome);
+}
+
 /** A cell that would have parked past its tenant's quota: it fails, and the run ends (SPEC §10). */
 function parkedQuotaOutcome(outcome: CellOutcome, error: string): TerminalCellOutcome {
   return failedOutcome({ code: 'runtime_unavailable', phase: 'host', error }, outcome);
@@ -76,6 +87,7 @@ export class RunOutcomes {
     private readonly results: ResultsStore,
     private readonly metrics: WorkerMetrics,
     private readonly parkedIndex: ParkedRunIndex,
+    private readonly live: LiveRunIndex,
     private readonly limits: WorkerTenantLimits,
     private readonly images: ParkedImages,
   ) {}
@@ -84,7 +96,7 @@ export class RunOutcomes {
   async record(ctx: RunContext, outcome: CellOutcome, replyTo: string, legStartedAt: number): Promise<CodeModeResult> {
     const result = await this.untilRecorded(ctx, async () => {
       try {
-        return await this.write(ctx, ctx.host.historyFull ? historyLimitOutcome(outcome) : outcome, replyTo);
+        return await this.write(ctx, stoppedOutcome(ctx.host, outcome), replyTo);
       } catch (error) {
         // SPEC §6: the run reached its history cap while being recorded (parking it, committing
         // its store): it fails with the cap's error, which is always recorded.
@@ -109,8 +121,12 @@ export class RunOutcomes {
   async failUnprepared(
     run: { ref: SessionRef; runId: string; epoch: number; restartSafe: boolean },
     replyTo: string,
+    cause: unknown,
   ): Promise<CodeModeResult> {
-    const result = hostFailureResult(UNPREPARED_MESSAGE, 'internal_error', run.restartSafe);
+    // Redis not answering (or full) is an outage, in the store's words; anything else is a bug.
+    const result = isStoreUnavailable(cause)
+      ? hostFailureResult(storeStopMessage(toStoreError(cause)), 'runtime_unavailable', run.restartSafe)
+      : hostFailureResult(UNPREPARED_MESSAGE, 'internal_error', run.restartSafe);
     const recorded = await this.untilRecorded(run, async () => {
       await this.runs.finish(run.ref, run.runId, { epoch: run.epoch, type: 'run.failed', result, replyTo });
       return result;
@@ -141,7 +157,7 @@ export class RunOutcomes {
       {
         giveUpMs: RECORD_RETRY_MS,
         onRetry: (attempt, retryInMs) =>
-          this.logger.warn({ ...fields, attempt, retryInMs }, 'Redis unavailable; recording the run outcome again'),
+          this.logger.warn({ ...fields, attempt, retryInMs }, 'Redis unavailable or full; recording the run outcome again'),
       },
     );
   }
@@ -149,8 +165,9 @@ export class RunOutcomes {
   private async write(ctx: RunContext, outcome: CellOutcome, replyTo: string): Promise<CodeModeResult> {
     if (outcome.status === 'waiting') {
       const expiresAt = Date.now() + ctx.limits.snapshotTtlSeconds * 1000;
-      // SPEC §10: past its tenant's parked-run quota (runs or bytes) the cell fails instead of parking.
-      const admission = await this.limits.admitParked(ctx.ref, ctx.runId, expiresAt, outcome.snapshotBytes);
+      // SPEC §10: past its tenant's parked-run quota (runs or bytes) the cell fails instead of
+      // parking. Its VM is in this worker's memory: it counts its wasm memory, not its image.
+      const admission = await this.limits.admitParked(ctx.ref, ctx.runId, expiresAt, outcome.memoryBytes);
       if (!admission.admitted) {
         this.parked.discard(ctx.runId);
         const error = this.limits.parkedRefusal(ctx.ref.tenant, admission);
@@ -170,7 +187,7 @@ export class RunOutcomes {
       // SPEC §12: the image is in Redis before the park is acknowledged, so any worker can resume the run.
       // CODEMODE_ALWAYS_REPLAY: a replay-safe run is always rebuilt by replay, so it gets no image.
       const imaged = this.config.alwaysReplay && ctx.restartSafe ? false : await this.images.save(parked, outcome, expiresAt);
-      this.parked.park({ ...parked, imaged });
+      this.parked.park({ ...parked, imaged, imageBytes: outcome.snapshotBytes });
       await this.runs.append(ctx.ref, {
         type: 'run.parked',
         runId: ctx.runId,
@@ -183,11 +200,13 @@ export class RunOutcomes {
         },
         publish: resultReply(replyTo, ctx.runId, result),
       });
+      this.leftLive(ctx);
       // Best effort: lets any worker expire the run if its holder goes away (ParkedRunSweeper).
       await this.parkedIndex
         .add(ctx.ref, ctx.runId, expiresAt)
         .catch((error: unknown) => this.logger.warn({ runId: ctx.runId, err: error }, 'could not index the parked run for expiry'));
       if (this.config.alwaysReplay && ctx.restartSafe) await this.parked.handOver(ctx.runId, ALWAYS_REPLAY_REASON);
+      else this.parked.keepWithinBudget();
       return result;
     }
     const committed = outcome.status === 'completed' ? await this.commitStore(ctx, outcome) : null;
@@ -211,11 +230,17 @@ export class RunOutcomes {
       result,
       replyTo,
     });
+    this.leftLive(ctx);
     if (ctx.holdsParkedQuota) {
       this.limits.releaseParked(ctx.ref, ctx.runId);
       this.images.drop(ctx.ref, ctx.runId);
     }
     return result;
+  }
+
+  /** Parked or ended: no sweep needs to look at the run as live any more (best effort; the sweep forgets what stays). */
+  private leftLive(ctx: RunContext): void {
+    this.live.remove(ctx.ref, ctx.runId).catch(() => undefined);
   }
 
   /**

@@ -1,10 +1,9 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { join, relative, sep } from 'node:path';
 import type { ProcessInput, SessionRef, ShellAnswer, ShellConfig, ShellExecInput, ShellJob } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { EventLog, publishAnswer, WorkerPresence, type HeldSlot } from '@codemode/events';
-import { ProcessRegistry, rebuildSessions, SHELL_TEXTS, type ShellEvent } from '@codemode/shell';
+import { ProcessRegistry, rebuildSessions, removeSessionWorkspace, sessionWorkspace, SHELL_TEXTS, type ShellEvent } from '@codemode/shell';
 import type { Logger } from '@codemode/telemetry';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
@@ -13,6 +12,8 @@ import { ShellConfinement } from './shell-confinement.service';
 
 /** How long `wait` recognizes a shell session id passed to it by mistake. */
 const SHELL_ID_MEMORY_SECONDS = 24 * 3600;
+/** How long the events of a deleted session's last processes are still dropped after they were ended. */
+const DELETED_SESSION_MEMORY_MS = 60_000;
 
 /** Where a shell call comes from: its session, its scope, and whether a cell made it. */
 export interface ShellCaller {
@@ -37,6 +38,11 @@ export class ShellHost implements OnApplicationShutdown {
   private readonly slotByShellId = new Map<string, HeldSlot>();
   /** Sessions that exited before their exec answered (a background `true`): their slot is given back at once. */
   private readonly exitedEarly = new Set<string>();
+  /**
+   * Workspaces of deleted Code Mode sessions: their processes' last events are not logged, since an
+   * append would create the session again (SPEC §10: DELETE removes everything of it).
+   */
+  private readonly deleted = new Set<string>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -55,6 +61,7 @@ export class ShellHost implements OnApplicationShutdown {
       sandbox: confinement.setup,
       maxTimeoutSeconds: config.shellSandbox.maxTimeoutSeconds,
       workspaceMaxBytes: config.shellSandbox.workspaceMaxBytes,
+      workspaceMaxFiles: config.shellSandbox.workspaceMaxFiles,
     });
   }
 
@@ -131,18 +138,23 @@ export class ShellHost implements OnApplicationShutdown {
     return this.registry.counts();
   }
 
-  /**
-   * Per-session workspace `<root>/<tenant>/<sessionId>`. Ids are validated where they enter, and
-   * this checks again that the folder is exactly two levels below the root, so no id (`..`, `.`)
-   * can ever name the root, a tenant folder or anything outside it.
-   */
+  /** The session's workspace on this worker's disk (`sessionWorkspace`, the one derivation). */
   workspaceOf(ref: SessionRef): string {
-    const path = join(this.config.workspaceRoot, ref.tenant, ref.sessionId);
-    const parts = relative(this.config.workspaceRoot, path).split(sep);
-    if (parts.length !== 2 || parts[0] !== ref.tenant || parts[1] !== ref.sessionId) {
-      throw new Error(`refusing workspace for tenant ${JSON.stringify(ref.tenant)} session ${JSON.stringify(ref.sessionId)}`);
-    }
-    return path;
+    return sessionWorkspace(this.config.workspaceRoot, ref);
+  }
+
+  /** Whether a shell process of this worker still runs in the workspace (the janitor keeps it). */
+  runsIn(workspace: string): boolean {
+    return this.registry.runsIn(workspace);
+  }
+
+  /** A deleted session (SPEC §10): its shell processes on this worker end, then its workspace goes. */
+  async removeWorkspace(ref: SessionRef): Promise<void> {
+    const workspace = this.workspaceOf(ref);
+    this.deleted.add(workspace);
+    setTimeout(() => this.deleted.delete(workspace), DELETED_SESSION_MEMORY_MS).unref();
+    await this.registry.endIn(workspace);
+    await removeSessionWorkspace(this.config.workspaceRoot, ref);
   }
 
   private scope(caller: ShellCaller): string {
@@ -178,6 +190,7 @@ export class ShellHost implements OnApplicationShutdown {
         this.exitedEarly.add(id);
       }
     }
+    if (this.deleted.has(this.workspaceOf(ref))) return;
     this.log.append(ref, { type: event.type, data: event.data }).catch((error: unknown) => {
       this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, shellSessionId: id, err: error }, 'could not record a shell event');
     });

@@ -23,6 +23,9 @@ import { CANCELED_MESSAGE, ToolCallError } from './tool-call-error';
 const DECISION_POLL_FIRST_MS = 100;
 const DECISION_POLL_MAX_MS = 2000;
 
+/** Why an approved call is not dispatched after all: the tool's endpoint is not the one its approval showed. */
+const ENDPOINT_CHANGED_REASON = 'its endpoint changed after the approval was requested';
+
 /** What the policy check of one run needs from the worker. */
 export interface CallPolicyDeps {
   approvals: ApprovalLedger;
@@ -33,6 +36,8 @@ export interface CallPolicyDeps {
   append: (type: 'tool.blocked', data: Record<string, unknown>) => Promise<void>;
   /** Called once per new approval (the optional approval webhook). */
   requested: (approval: StoredApproval) => void;
+  /** Where a call of `entry` goes: a client tool's webhook endpoint, shown on its approval card (SPEC §11). */
+  endpointOf: (entry: CatalogEntry) => string | undefined;
 }
 
 /**
@@ -78,14 +83,17 @@ export class CallPolicy {
       await this.deps.append('tool.blocked', { callId: call.id, tool });
       throw new ToolCallError(toolBlockedMessage(tool));
     }
-    const approval = await this.approvalOf(call, tool, input);
+    const endpoint = this.deps.endpointOf(entry);
+    const approval = await this.approvalOf(call, tool, input, endpoint);
     // Decided already (a resumed or replayed run): applied at once, the call never steps aside.
     const outcome = approval.decision ?? (await this.awaitDecision(approval, signal, gate));
     if (outcome.decision === 'deny') throw new ToolCallError(toolDeniedMessage(tool, outcome.reason));
+    // A run resumed elsewhere reads the session's tools again: an approval is for the endpoint it showed.
+    if (approval.endpoint !== endpoint) throw new ToolCallError(toolDeniedMessage(tool, ENDPOINT_CHANGED_REASON));
   }
 
   /** The call's approval: the one recorded before (resumed or replayed run), else a new one. */
-  private async approvalOf(call: BridgeCall, tool: string, input: unknown): Promise<StoredApproval> {
+  private async approvalOf(call: BridgeCall, tool: string, input: unknown, endpoint: string | undefined): Promise<StoredApproval> {
     const { ref, runId, epoch } = this.run;
     const earlier = await this.deps.approvals.forCall(ref, runId, call.id);
     if (earlier) return earlier;
@@ -96,6 +104,7 @@ export class CallPolicy {
       callId: call.id,
       tool,
       input,
+      endpoint,
     });
     this.deps.requested(approval);
     return approval;

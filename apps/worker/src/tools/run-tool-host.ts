@@ -1,21 +1,22 @@
 import { shellScopeKey, type Limits, type Policy, type SessionRef, type ShellConfig } from '@codemode/contracts';
+import { apiList, apiRead, describe, findByCallableName, handleMetadata, mapMcpArguments, type CatalogEntry } from '@codemode/catalog';
 import {
-  apiList,
-  apiRead,
-  describe,
-  findByCallableName,
-  handleMetadata,
-  mapMcpArguments,
-  searchCatalog,
-  type CatalogEntry,
-} from '@codemode/catalog';
-import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, type ApprovalLedger, type EventLog, type StoredApproval } from '@codemode/events';
+  isStoreUnavailable,
+  RUN_HISTORY_LIMIT_MESSAGE,
+  RunHistoryLimitError,
+  storeStopMessage,
+  toStoreError,
+  type ApprovalLedger,
+  type EventLog,
+  type StoredApproval,
+} from '@codemode/events';
 import type { BridgeCall, BridgeHost, CallGate } from '@codemode/sandbox';
 import { ResultUnavailableError, StoreBuffer, type ResultsStore, type SessionStore } from '@codemode/store';
 import {
   callWebhookTool,
   isWorkspaceToolName,
   runCoreTool,
+  SHARED_SLICES,
   type McpServers,
   type SessionToolCatalog,
   type WebhookAddressPolicy,
@@ -78,6 +79,7 @@ export class RunToolHost implements BridgeHost {
   private storeSnapshot: StoreBuffer | undefined;
   private legDeadline = 0;
   private historyLimitReached = false;
+  private storeFailed: unknown;
   private replayedListener: (() => void) | undefined;
   /** The run's tool policy (SPEC §11), checked before every tool call is dispatched. */
   private readonly policy: CallPolicy;
@@ -94,6 +96,7 @@ export class RunToolHost implements BridgeHost {
       metrics: deps.metrics,
       approvalTimeoutMs: deps.approvalTimeoutMs,
       requested: (approval) => deps.approvalRequested(run.ref, approval),
+      endpointOf: (entry) => (entry.source === 'client' ? catalog.clientTools.get(entry.toolName)?.endpoint : undefined),
       append: (type, data) => this.logged({ type, runId: run.runId, epoch: run.epoch, data }),
     });
   }
@@ -121,6 +124,11 @@ export class RunToolHost implements BridgeHost {
   /** A write of this run was refused at the history cap: the run fails with it, whatever the cell did. */
   get historyFull(): boolean {
     return this.historyLimitReached;
+  }
+
+  /** A host call met a Redis failure and stopped the run: what it fails with (runtime_unavailable), else null. */
+  get storeFailure(): string | null {
+    return this.storeFailed === undefined ? null : storeStopMessage(toStoreError(this.storeFailed));
   }
 
   telemetry() {
@@ -156,7 +164,23 @@ export class RunToolHost implements BridgeHost {
     return entry !== undefined && this.isPlatformTool(entry) && this.policy.decisionFor(entry) === 'allow';
   }
 
+  /**
+   * A host call that met a Redis failure (full, or not answering) stops the run: it could not be
+   * recorded, so the run fails `runtime_unavailable` with the store's text (`storeFailure`),
+   * never with a class name the guest would see as an internal error.
+   */
   async dispatch(call: BridgeCall, signal: AbortSignal, gate?: CallGate): Promise<unknown> {
+    try {
+      return await this.dispatchCall(call, signal, gate);
+    } catch (error) {
+      if (signal.aborted || !isStoreUnavailable(error)) throw error;
+      this.storeFailed ??= error;
+      this.deps.stopRun(this.run.runId);
+      throw new ToolCallError(storeStopMessage(toStoreError(error)));
+    }
+  }
+
+  private async dispatchCall(call: BridgeCall, signal: AbortSignal, gate?: CallGate): Promise<unknown> {
     const args = argsOf(call);
     switch (call.method) {
       case 'callValue':
@@ -165,16 +189,24 @@ export class RunToolHost implements BridgeHost {
         return this.callNamespace(call, args, signal, gate);
       case 'search':
         this.counts.searchCount += 1;
-        return searchCatalog(this.catalog.entries, args.query, {
-          limit: typeof args.limit === 'number' ? args.limit : undefined,
-          defaultLimit: this.run.limits.searchDefaultLimit,
-          maxLimit: this.run.limits.maxSearchLimit,
-        }).map(handleMetadata);
+        return (
+          await this.catalog.search(
+            args.query,
+            {
+              limit: typeof args.limit === 'number' ? args.limit : undefined,
+              defaultLimit: this.run.limits.searchDefaultLimit,
+              maxLimit: this.run.limits.maxSearchLimit,
+            },
+            SHARED_SLICES,
+          )
+        ).map(handleMetadata);
       case 'describe':
         this.counts.describeCount += 1;
         return describe(this.requireHandle(args.tool));
-      case 'api':
-        return args.op === 'read' ? apiRead(this.catalog.apiFiles(), args.path) : apiList(this.catalog.apiFiles(), args.prefix);
+      case 'api': {
+        const files = await this.catalog.apiFiles(SHARED_SLICES);
+        return args.op === 'read' ? apiRead(files, args.path) : apiList(files, args.prefix);
+      }
       case 'resultSave':
         return this.deps.results.save(this.run.ref, JSON.stringify(args.value ?? null), this.run.limits);
       case 'resultLoad':

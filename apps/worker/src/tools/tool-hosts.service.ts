@@ -91,13 +91,14 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
   }
 
   async create(ref: SessionRef, runId: string, epoch: number, spec: CellSpec): Promise<RunToolHost> {
-    // Read once per run (and again when another worker resumes or replays it), together: one socket write.
-    const [clientTools, [tenantPolicy, sessionPolicy]] = await Promise.all([this.clientTools.get(ref), this.policies.both(ref)]);
-    const catalog = this.catalogs.catalog(ref.tenant, clientTools, {
-      version: this.mcpVersion,
-      tools: () => this.mcp?.listTools() ?? [],
-      servers: () => this.mcpServers(),
-    });
+    // Read once per run (and again when another worker resumes or replays it), together: one socket
+    // write. The list itself (up to 16 MiB) is read only when its version's catalog is not kept.
+    const [toolsVersion, [tenantPolicy, sessionPolicy]] = await Promise.all([this.clientTools.version(ref), this.policies.both(ref)]);
+    const catalog = await this.catalogs.catalog(
+      ref.tenant,
+      { version: toolsVersion, read: () => this.clientTools.snapshot(ref) },
+      { version: this.mcpVersion, tools: () => this.mcp?.listTools() ?? [], servers: () => this.mcpServers() },
+    );
     return new RunToolHost(
       {
         ref,

@@ -1,13 +1,17 @@
 --[[
   API side: a run no worker started within its budget is ended with `run.failed`, so it can never
   start later. Races with start-run.lua; both test `requested` atomically, so exactly one wins.
+  A cell that never ran does not consume its exec Idempotency-Key (SPEC §2): with ARGV[3], the
+  key is given back when it still names this run, so a repeat runs the cell instead of answering
+  "not run" for a day.
 
     Input:
       KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,
-      KEYS[5] runs index
+      KEYS[5] runs index, KEYS[6] the exec's idempotency key (any name when ARGV[3] is '')
 
       ARGV[1] runId
       ARGV[2] result: CodeModeResult JSON (kept verbatim)
+      ARGV[3] '1' to give the idempotency key back, else ''
 
     Output:
       {1, eventId}  abandoned
@@ -24,4 +28,5 @@ if st[1] ~= 'requested' then return { 0, st[1] or '' } end
 
 local id = append_event(KEYS, { type = 'run.failed', runId = runId, epoch = tonumber(st[2]), head = '{}',
   raws = { { 'result', ARGV[2] } }, facts = {} })
+if ARGV[3] == '1' and redis.call('GET', KEYS[6]) == runId then redis.call('DEL', KEYS[6]) end
 return { 1, id }

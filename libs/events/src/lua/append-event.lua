@@ -1,6 +1,8 @@
 --[[
   Append one event to a session's log through the shared append path, updating projections,
-  and optionally publish a message once the event is in the log.
+  and optionally publish a message once the event is in the log. A `run.parked` for a run that is
+  already parked is the retry of one whose reply was lost (only a resume makes a parked run run
+  again): it answers the first park's event id and writes nothing.
 
     Input:
       KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash (run:'' for session events),
@@ -39,6 +41,10 @@ local ev = { type = evType, runId = ARGV[2], epoch = tonumber(ARGV[3]), head = A
 
 local refused = check_run_write(KEYS, ev.runId, ev.epoch)
 if refused then return refused end
+if evType == 'run.parked' then
+  local st = redis.call('HMGET', KEYS[3], 'status', 'resultEvent')
+  if st[1] == 'waiting' and st[2] then return { 1, st[2] } end
+end
 
 local id = append_event(KEYS, ev)
 if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end

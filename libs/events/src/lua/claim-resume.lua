@@ -3,11 +3,21 @@
   no live reservation is reserved, so two concurrent waits cannot both resume it; a reservation
   whose holder vanished (API crash) lapses at `until`.
 
+  With a wait Idempotency-Key (SPEC §2), the key's record (`<base>:wait-idem:<key>`, hash runId,
+  token) is written with the reservation, and the run hash names it as `resumeKey`: resume-run
+  makes it the key of the leg, and the leg's answer is found from it later (RunLedger.keyedWait).
+  A key already used answers its record instead of reserving, unless it is the record the caller
+  saw go stale (ARGV[4]: its token), or its run no longer exists (a deleted session's key).
+
     Input:
       KEYS[1] run hash
+      KEYS[2] the wait key's record (any name when ARGV[3] is '')
 
       ARGV[1] token (unique per wait call)
       ARGV[2] reservation lifetime in ms
+      ARGV[3] '1' when the wait carries an Idempotency-Key, else ''
+      ARGV[4] token of the key's record this call replaces ('' for none)
+      ARGV[5] the key's lifetime in ms (at most the session's TTL)
 
     Output:
       {1, owner, epoch, restartSafe, expiresAt}
@@ -18,17 +28,44 @@
                                       counts from when that reservation was made, assuming it was
                                       made with the same lifetime (lets a wait spot one whose API
                                       died before it routed the resume)
+      {3, runId, token, answerEvent, heldForMs}
+                                      the key was used: its run and token, the stream id of its
+                                      leg's answer once a later leg began ('' before), and how long
+                                      its reservation has been held when it still holds this run
+                                      ('' otherwise)
 
     Events:
       none (the worker appends run.resumed when it really resumes)
 ]]
+--- @define SESSION_TTL_MS
 local st = redis.call('HMGET', KEYS[1], 'status', 'resumeToken', 'resumeUntil', 'owner', 'epoch', 'restartSafe', 'expiresAt')
 local restartSafe = st[6] or 'false'
-if st[1] ~= 'waiting' then return { 0, st[1] or '', restartSafe, st[4] or '' } end
 local t = redis.call('TIME')
 local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local keyed = ARGV[3] == '1'
+local base = string.match(KEYS[1], '^(.*):run:[^:]*$')
+local heldFor = function() return tostring(nowMs - (tonumber(st[3]) - tonumber(ARGV[2]))) end
+
+if keyed then
+  local rec = redis.call('HMGET', KEYS[2], 'runId', 'token', 'answerEvent')
+  if rec[2] and rec[2] ~= ARGV[4] and redis.call('EXISTS', base .. ':run:' .. rec[1]) == 1 then
+    local held = ''
+    if base .. ':run:' .. rec[1] == KEYS[1] and st[2] == rec[2] and st[1] == 'waiting' then held = heldFor() end
+    return { 3, rec[1], rec[2], rec[3] or '', held }
+  end
+end
+
+if st[1] ~= 'waiting' then return { 0, st[1] or '', restartSafe, st[4] or '' } end
 if st[2] and tonumber(st[3] or '0') > nowMs then
-  return { 2, 'waiting', restartSafe, st[2], tostring(nowMs - (tonumber(st[3]) - tonumber(ARGV[2]))), st[4] or '' }
+  return { 2, 'waiting', restartSafe, st[2], heldFor(), st[4] or '' }
 end
 redis.call('HSET', KEYS[1], 'resumeToken', ARGV[1], 'resumeUntil', nowMs + tonumber(ARGV[2]))
+if keyed then
+  redis.call('DEL', KEYS[2])
+  redis.call('HSET', KEYS[2], 'runId', string.match(KEYS[1], ':run:([^:]*)$'), 'token', ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], math.min(tonumber(ARGV[5]), SESSION_TTL_MS))
+  redis.call('HSET', KEYS[1], 'resumeKey', KEYS[2])
+else
+  redis.call('HDEL', KEYS[1], 'resumeKey')
+end
 return { 1, st[4] or '', st[5] or '0', restartSafe, st[7] or '' }

@@ -1,7 +1,9 @@
 --[[
   Commit a completed cell's buffered store writes: one `store.committed` event and the store hash
   in the same step, fenced by the run's epoch. Capacity is re-checked here, in commit order: a
-  concurrent cell may have filled the store since this cell read its snapshot.
+  concurrent cell may have filled the store since this cell read its snapshot. A run commits once
+  (only its completion commits): a retry whose first attempt landed with its reply lost, or a
+  rebuilt run completing again, finds `storeCommitted` on the run hash and writes nothing.
 
     Input:
       KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash (the committing run),
@@ -15,7 +17,7 @@
               a field is the store key as JSON string text; every field appears once
 
     Output:
-      {1, eventId, totalBytes}
+      {1, eventId, totalBytes}  committed (or committed before: the first commit's eventId)
       {0, totalBytes, wouldBe}  declined: over capacity; nothing written
       {-1, ''}      run not found
       {-2, status}  run already ended
@@ -30,6 +32,8 @@ local runId, epoch, data, capacity = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumb
 
 local refused = check_run_write(KEYS, runId, epoch)
 if refused then return refused end
+local before = redis.call('HGET', KEYS[3], 'storeCommitted')
+if before then return { 1, before, redis.call('HGET', KEYS[2], 'storeBytes') or '0' } end
 
 local n = tonumber(ARGV[5])
 local sets, dels = {}, {}
@@ -53,4 +57,5 @@ if delta > 0 and total + delta > capacity then return { 0, tostring(total), tost
 
 local id = append_event(KEYS, { type = 'store.committed', runId = runId, epoch = epoch, head = data, raws = {},
   facts = {}, store = { sets = sets, dels = dels, delta = delta } })
+redis.call('HSET', KEYS[3], 'storeCommitted', id)
 return { 1, id, tostring(total + delta) }

@@ -16,7 +16,7 @@
 ]]
 local st = redis.call('HMGET', KEYS[1], 'status', 'resumeToken')
 if st[1] == 'waiting' and st[2] == ARGV[1] then
-  redis.call('HDEL', KEYS[1], 'resumeToken', 'resumeUntil')
+  redis.call('HDEL', KEYS[1], 'resumeToken', 'resumeUntil', 'resumeKey')
   return { 1, '' }
 end
 return { 0, st[1] or '' }

@@ -19,7 +19,7 @@
 
     Output:
       {1, eventId}  created
-      {0, runId}    idempotency key already used: the first request's runId
+      {0, runId}    idempotency key already used in this session: the first request's runId
       {2, version}  the session's settings changed since ARGV[5]: nothing written; read them again
       {-4, runId}   a run with this id exists
 
@@ -32,7 +32,8 @@ local runId = ARGV[1]
 local idemKey = ARGV[3]
 if idemKey ~= '' then
   local first = redis.call('GET', KEYS[6])
-  if first then return { 0, first } end
+  -- A key outliving its session (deleted, DELETE /v1/sessions/{sid}) names a run that is gone.
+  if first and redis.call('EXISTS', KEYS[2]) == 1 then return { 0, first } end
 end
 if redis.call('EXISTS', KEYS[3]) == 1 then return { -4, runId } end
 if ARGV[5] ~= '' then

@@ -1,6 +1,9 @@
 --[[
   Worker side: the owner of a parked run takes the reservation a `wait` made and resumes it.
   Appends `run.resumed` (transcript: the wait input) and publishes `started` in the same step.
+  The reservation's token becomes the leg's (`legToken`), and its wait Idempotency-Key record
+  (`resumeKey`, claim-resume) the leg's key (`legKey`). The previous leg's key, if any, is given
+  the stream id of that leg's answer (`answerEvent`), since the run's `lastResult` will now move on.
 
     Input:
       KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,
@@ -28,7 +31,11 @@ local st = redis.call('HMGET', KEYS[3], 'status', 'epoch', 'resumeToken')
 if st[1] ~= 'waiting' or st[3] ~= token then return { 0, st[1] or '' } end
 if epoch < tonumber(st[2]) then return { -3, st[2] } end
 
-redis.call('HDEL', KEYS[3], 'resumeToken', 'resumeUntil')
+local leg = redis.call('HMGET', KEYS[3], 'legKey', 'resultEvent', 'resumeKey')
+if leg[1] and leg[2] and redis.call('EXISTS', leg[1]) == 1 then redis.call('HSETNX', leg[1], 'answerEvent', leg[2]) end
+redis.call('HSET', KEYS[3], 'legToken', token)
+if leg[3] then redis.call('HSET', KEYS[3], 'legKey', leg[3]) else redis.call('HDEL', KEYS[3], 'legKey') end
+redis.call('HDEL', KEYS[3], 'resumeToken', 'resumeUntil', 'resumeKey')
 local head = '{"workerId":' .. cjson.encode(workerId) .. ',"epoch":' .. epoch .. '}'
 local id = append_event(KEYS, { type = 'run.resumed', runId = runId, epoch = epoch, head = head,
   raws = { { 'input', ARGV[6] } }, facts = { workerId = workerId } })

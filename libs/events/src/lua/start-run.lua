@@ -1,6 +1,8 @@
 --[[
   A worker claims a run. Only a run still `requested` starts: a run the API has abandoned (or one
   another worker took) is never run later. Publishes the `started` reply after the append.
+  Safe to retry: a claim whose reply was lost (a timeout; Redis may still have run it) is sent
+  again with the same claim token and answers started, without a second `run.started`.
 
     Input:
       KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,
@@ -11,9 +13,10 @@
       ARGV[3] epoch the worker holds the run with
       ARGV[4] reply channel ('' for none)
       ARGV[5] recovery facts JSON ('' for none): a restartSafe run's random seed and catalog hash
+      ARGV[6] claim token, unique per claim and the same for its retries ('' for none)
 
     Output:
-      {1, eventId}  started
+      {1, eventId}  started ('' as eventId: started before by this claim token)
       {0, status}   not started; status is the run's current status ('' when there is no run)
       {-3, epoch}   stale epoch (the run's epoch)
 
@@ -23,9 +26,12 @@
 --- @include "includes/append"
 
 local runId, workerId, epoch = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local st = redis.call('HMGET', KEYS[3], 'status', 'epoch')
+local claimToken = ARGV[6] or ''
+local st = redis.call('HMGET', KEYS[3], 'status', 'epoch', 'claimToken')
+if st[1] == 'running' and claimToken ~= '' and st[3] == claimToken then return { 1, '' } end
 if st[1] ~= 'requested' then return { 0, st[1] or '' } end
 if epoch < tonumber(st[2]) then return { -3, st[2] } end
+if claimToken ~= '' then redis.call('HSET', KEYS[3], 'claimToken', claimToken) end
 
 local head = '{"workerId":' .. cjson.encode(workerId) .. ',"epoch":' .. epoch .. '}'
 local raws = {}

@@ -1,4 +1,12 @@
-import { BRIDGE_METHODS, type BridgeMethod } from '@codemode/contracts';
+import {
+  BRIDGE_METHODS,
+  jsonNestsDeeperThan,
+  MAX_JSON_DEPTH,
+  VALUE_TOO_DEEP_ERROR,
+  type BridgeMethod,
+  type CodeModeOutput,
+  type LegJournal,
+} from '@codemode/contracts';
 import {
   ABORTED_MESSAGE,
   BridgeProtocolError,
@@ -7,6 +15,7 @@ import {
   SNAPSHOT_LIMIT_MESSAGE,
   STACK_OVERFLOW_TEXT,
   TIMEOUT_MESSAGE,
+  ValueTooDeepError,
   bridgeQueueLimitMessage,
 } from '../errors';
 import { sleepDelay } from './bridge-args';
@@ -47,6 +56,8 @@ export class CellRun implements VmHostSink {
   private aborted = false;
   private deadline = 0;
   private awaitResults = false;
+  /** The next leg goes on with a rescued leg (its journal, output and yields as they were). */
+  private carried = false;
 
   constructor(
     readonly vm: CellVm,
@@ -91,6 +102,24 @@ export class CellRun implements VmHostSink {
     this.inbox.recheck();
   }
 
+  /** A rescue image's view of the leg in progress (`engine/rescue-image.ts`); the VM is idle. */
+  legState(): { output: CodeModeOutput[]; journal?: LegJournal; inbox: Settlement[]; remainingMs: number } {
+    const journal = this.recorder.journal;
+    return {
+      output: this.printed.peek(),
+      ...(journal ? { journal: structuredClone(journal) } : {}),
+      inbox: this.inbox.queued(),
+      remainingMs: this.deadline - performance.now(),
+    };
+  }
+
+  /** The next leg continues a rescued one: its output so far and journal are kept, its yields stay open. */
+  resumeLeg(output: CodeModeOutput[], journal: LegJournal | undefined): void {
+    this.carried = true;
+    this.printed.carry(output);
+    this.recorder.continueLeg(journal);
+  }
+
   /** Ends the current leg (if any) as `aborted` at its next step. */
   abort(): void {
     this.aborted = true;
@@ -99,7 +128,7 @@ export class CellRun implements VmHostSink {
 
   async leg(options: LegOptions): Promise<CellOutcome> {
     this.awaitResults = options.awaitResults;
-    this.recorder.startLeg();
+    if (!this.carried) this.recorder.startLeg();
     this.renew(options.timeoutMs, options.startedAt);
     try {
       return await this.drive(options.timeoutMs);
@@ -121,7 +150,9 @@ export class CellRun implements VmHostSink {
 
   private async drive(timeoutMs: number): Promise<CellOutcome> {
     this.port.busy(true);
-    const first = this.started ? this.releaseYields() : this.begin(timeoutMs);
+    const carried = this.carried;
+    this.carried = false;
+    const first = carried ? undefined : this.started ? this.releaseYields() : this.begin(timeoutMs);
     if (first) return first;
     const ttlDeadline = performance.now() + this.cell.limits.snapshotTtlSeconds * 1000;
     for (;;) {
@@ -263,6 +294,8 @@ export class CellRun implements VmHostSink {
     if (this.safety.refused) return this.refuse();
     if (this.vm.timedOut) return this.timeout();
     if (!value.ok) return this.failGuest(value.record);
+    // SPEC §10 "Depth": checked on the guest's JSON text, so no reader of the result ever recurses past the bound.
+    if (jsonNestsDeeperThan(value.json)) return this.fail({ code: 'invalid_input', phase: 'guest', error: VALUE_TOO_DEEP_ERROR });
     return { status: 'completed', valueJson: value.json, ...this.common() };
   }
 
@@ -274,7 +307,15 @@ export class CellRun implements VmHostSink {
     }
     const pending = this.ledger.pending(this.inbox.ids());
     this.recorder.parked(this.ledger.openIds());
-    return { status: 'waiting', reason, pending, snapshotBytes, ...(image ? { image } : {}), ...this.common() };
+    return {
+      status: 'waiting',
+      reason,
+      pending,
+      snapshotBytes,
+      memoryBytes: this.vm.memoryBytes(),
+      ...(image ? { image } : {}),
+      ...this.common(),
+    };
   }
 
   output(kind: number, text: string): void {
@@ -284,6 +325,8 @@ export class CellRun implements VmHostSink {
 
   request(method: string, argsJson: string): string {
     if (!METHODS.has(method)) throw new BridgeProtocolError(`unknown code mode bridge method ${method}`);
+    // SPEC §10 "Depth": the guest's values sit one level inside the args (`{"input": v}`), an MCP call's two (`{"args": [v]}`).
+    if (jsonNestsDeeperThan(argsJson, MAX_JSON_DEPTH + (method === 'namespace' ? 2 : 1))) throw new ValueTooDeepError();
     this.safety.check(method, argsJson);
     const bridgeMethod = method as BridgeMethod;
     // SPEC §3: past the in-flight slots requests wait, up to MAX_QUEUED_BRIDGE_REQUESTS; one more fails the cell

@@ -164,6 +164,11 @@ export class CellVm {
     this.interrupted = false;
   }
 
+  /** Its wasm memory's current size: what keeping it in a worker's memory holds (SPEC §10 "Parked memory"). */
+  memoryBytes(): number {
+    return this.instance.memory.buffer.byteLength;
+  }
+
   /**
    * What keeping this VM costs: its non-zero 4 KiB pages of wasm memory × 4096 (SPEC §3), not the
    * raw memory size (at least 16 MiB, mostly untouched zero pages).

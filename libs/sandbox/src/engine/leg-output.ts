@@ -44,6 +44,16 @@ export class LegOutput {
     else if (kind === OUT_JSON) this.entries.push({ type: 'json', value: JSON.parse(text) as unknown });
   }
 
+  /** This leg's entries so far, kept (a rescue image carries them). */
+  peek(): CodeModeOutput[] {
+    return [...this.entries];
+  }
+
+  /** A rescued leg's entries, handed out with this leg's. */
+  carry(entries: CodeModeOutput[]): void {
+    this.entries = [...entries, ...this.entries];
+  }
+
   /** This leg's entries, handed out once. */
   take(): CodeModeOutput[] {
     const entries = this.entries;

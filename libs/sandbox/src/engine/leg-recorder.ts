@@ -23,6 +23,12 @@ export class LegRecorder {
     this.current = this.enabled ? { calls: [], settled: [], clock: [], timers: [] } : undefined;
   }
 
+  /** A rescued leg goes on: its journal continues (a fresh one if it had none). */
+  continueLeg(journal: LegJournal | undefined): void {
+    if (journal && this.enabled) this.current = journal;
+    else this.startLeg();
+  }
+
   call(id: string, argsJson: string): void {
     this.current?.calls.push([id, argsJson]);
   }

@@ -16,19 +16,24 @@ export function captureParkedRun(run: CellRun): ParkedImage | undefined {
     if (error instanceof SandboxError) return undefined;
     throw error;
   }
-  const state: ParkedRunState = {
-    ledger: run.ledger.state(),
-    timers: run.recorder.timers(),
-    dispatched: run.dispatched,
-    output: run.printed.state(),
-    seeded: run.cell.restartSafe === true && run.cell.seed !== undefined,
-  };
+  const state = parkedRunState(run);
   const inFlight = state.ledger.calls.filter(([, method, , queued]) => !queued && method !== 'yield').map(([id]) => id);
   return {
     bytes: encodeParkedImage(run.cell.runId, captured, state),
     wasmHash: captured.wasmHash,
     preludeVersion: GUEST_PRELUDE_VERSION,
     inFlight,
+  };
+}
+
+/** CellRun's host state an image carries beside the VM. */
+export function parkedRunState(run: CellRun): ParkedRunState {
+  return {
+    ledger: run.ledger.state(),
+    timers: run.recorder.timers(),
+    dispatched: run.dispatched,
+    output: run.printed.state(),
+    seeded: run.cell.restartSafe === true && run.cell.seed !== undefined,
   };
 }
 

@@ -24,6 +24,11 @@ export class SettlementInbox {
     return new Set(this.queue.map((settlement) => settlement.id));
   }
 
+  /** The queued settlements, in arrival order (kept). */
+  queued(): Settlement[] {
+    return [...this.queue];
+  }
+
   push(settlement: Settlement): void {
     this.queue.push(settlement);
   }

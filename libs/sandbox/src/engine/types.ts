@@ -144,6 +144,8 @@ export type WaitingOutcome = {
   pending: PendingCall[];
   /** Non-zero 4 KiB pages of the parked VM's wasm memory × 4096; with an image, its compressed bytes. */
   snapshotBytes: number;
+  /** The parked VM's wasm memory size: what it holds while it stays in memory (SPEC §10 "Parked memory"). */
+  memoryBytes: number;
   /** The run's image, when the request asked for one and the VM could be captured (SPEC §12). */
   image?: ParkedImage;
 } & OutcomeCommon;

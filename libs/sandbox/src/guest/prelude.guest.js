@@ -55,8 +55,10 @@
     }
 
     // Errors become {name, message, ...own}; promises a marker; plain objects and arrays are
-    // copied so nested ones are projected too (cycles stay cycles and fail JSON.stringify).
-    function project(value, seen) {
+    // copied so nested ones are projected too (cycles stay cycles and fail JSON.stringify). Past
+    // HOST.MAX_JSON_DEPTH levels the copy ends in an empty array one level too deep: the text stays
+    // bounded and the host refuses it with SPEC §10's depth error, before JSON.stringify could overflow.
+    function project(value, seen, depth = 0) {
       if (typeof value === 'function') {
         const meta = WeakMapGet(handles, value);
         return meta === undefined ? value : meta;
@@ -68,6 +70,7 @@
       const array = isArray(value);
       const proto = getPrototypeOf(value);
       if (!isError && !array && proto !== ObjectProto && proto !== null) return value;
+      if (depth >= HOST.MAX_JSON_DEPTH) return [];
       const copy = array ? [] : isError ? { name: value.name, message: value.message } : {};
       MapSet(seen, value, copy);
       if (array) copy.length = value.length;
@@ -75,7 +78,7 @@
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i];
         if (isError && key === 'toJSON') continue;
-        defineProperty(copy, key, prop(project(value[key], seen), true));
+        defineProperty(copy, key, prop(project(value[key], seen, depth + 1), true));
       }
       return copy;
     }

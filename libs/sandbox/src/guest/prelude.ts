@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH } from '@codemode/contracts';
 import { SET_TIMEOUT_DELAY_MESSAGE } from '../errors';
 import { UNAWAITED_PROMISE_TEXT } from './console-inspect';
 import { guestSource } from './guest-source';
@@ -21,4 +22,5 @@ export const PRELUDE_SOURCE = guestSource('prelude', {
   TOOL_API: TOOL_API_SOURCE,
   UNAWAITED_PROMISE_TEXT: JSON.stringify(UNAWAITED_PROMISE_TEXT),
   SET_TIMEOUT_DELAY_MESSAGE: JSON.stringify(SET_TIMEOUT_DELAY_MESSAGE),
+  MAX_JSON_DEPTH: JSON.stringify(MAX_JSON_DEPTH),
 });

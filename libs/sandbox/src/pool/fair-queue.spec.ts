@@ -13,6 +13,20 @@ describe('FairQueue', () => {
     expect(queue.shift()).toBeUndefined();
   });
 
+  it('passes over tenants that may not be served now, who keep their turn', () => {
+    const queue = new FairQueue<string>();
+    queue.push('flood', 'f1');
+    queue.push('flood', 'f2');
+    queue.push('victim', 'v1');
+    queue.push('other', 'o1');
+    expect(queue.shiftFirst((tenant) => tenant !== 'flood')).toBe('v1');
+    expect(queue.shiftFirst(() => false)).toBeUndefined();
+    expect(queue.size).toBe(3);
+    // flood was passed over, not sent to the back: it is served first once it may be.
+    expect(queue.shift()).toBe('f1');
+    expect(queue.drain()).toEqual(['o1', 'f2']);
+  });
+
   it('a tenant arriving late is served right after the tenant being served now', () => {
     const queue = new FairQueue<string>();
     for (let i = 1; i <= 3; i += 1) queue.push('flood', `f${i}`);

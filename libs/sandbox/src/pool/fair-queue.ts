@@ -26,8 +26,17 @@ export class FairQueue<T> {
 
   /** The next tenant's oldest item; that tenant goes to the back of the turn order. */
   shift(): T | undefined {
-    const tenant = this.turns.shift();
-    if (tenant === undefined) return undefined;
+    return this.shiftFirst(() => true);
+  }
+
+  /**
+   * {@link shift}, passing over tenants that may not be served now (`eligible` false): they keep
+   * their place in the turn order. Undefined when no waiting tenant is eligible.
+   */
+  shiftFirst(eligible: (tenant: string) => boolean): T | undefined {
+    const turn = this.turns.findIndex(eligible);
+    if (turn < 0) return undefined;
+    const [tenant] = this.turns.splice(turn, 1);
     const items = this.byTenant.get(tenant)!;
     const item = items.shift()!;
     this.count -= 1;

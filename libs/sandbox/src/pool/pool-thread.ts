@@ -7,7 +7,9 @@ import type {
   RestorePlan,
   ResumeOptions,
   SandboxVariant,
+  Settlement,
 } from '../engine/types';
+import type { RescueImage, RescueState } from '../engine/rescue-image';
 import { ABORTED_MESSAGE, SandboxStartError, THREAD_LOST_MESSAGE, TIMEOUT_MESSAGE } from '../errors';
 import { failedOutcome } from '../result/failed-outcome';
 import type { FromThread, ThreadData, ToThread } from '../thread/protocol';
@@ -22,6 +24,15 @@ export const SANDBOX_THREAD_STACK_MB = 32;
  */
 const MAX_DEFERRED_OVERRUN_MS = 65_000;
 
+/**
+ * Settlement bytes kept per run for a rescue (posted since its last rescue image); past it the run
+ * is not rescued until a newer image reflects them.
+ */
+const MAX_UNACKED_BYTES = 16 * 1024 ** 2;
+
+/** Least budget a rescued leg gets (one whose budget ran out while its thread was stuck parks at once). */
+const MIN_RESCUED_LEG_MS = 100;
+
 export type ThreadState = 'starting' | 'ready' | 'dead';
 export type PoolLogger = (level: 'info' | 'warn' | 'error', msg: string, fields?: object) => void;
 
@@ -31,8 +42,12 @@ export interface PoolThreadEvents {
   dead(thread: PoolThread, beforeReady: boolean): void;
   /** Parked runs that died with the thread (no caller is waiting for them). */
   lost(runIds: string[], reason: string): void;
+  /** SPEC §10: runs in a leg taken out of a thread terminated for another run's overrun, to go on elsewhere (`adopt`). */
+  rescued(runs: MovedRun[]): void;
   /** A run ended (terminal outcome, discarded, or lost): it holds no VM in this thread any more. */
   ended(runId: string): void;
+  /** SPEC §10: `runId` overran its deadline, and the thread is being terminated for it. */
+  overran(thread: PoolThread, runId: string): void;
   log: PoolLogger;
 }
 
@@ -40,17 +55,43 @@ interface Leg {
   resolve(outcome: CellOutcome): void;
   watchdog?: NodeJS.Timeout;
   deferredSince?: number;
+  /** The message that started it: a new cell or restore the thread never began is started again elsewhere. */
+  start: ToThread;
+  timeoutMs: number;
+  awaitResults: boolean;
+  /**
+   * SPEC §10 thread share: the leg has not yet called the host since it was posted, so its guest
+   * code executes now or will once the thread begins it (the busy flag alone misses that moment).
+   */
+  beforeHostCall: boolean;
 }
 
 interface LiveRun {
   runId: string;
   slot: number;
+  request: CellRunRequest;
   bridge: RunBridge;
+  /** SPEC §10: its latest rescue image; current until the thread says `stale` or the run changes its calls. */
+  rescue?: { image: RescueImage; state: RescueState };
+  /** Settlements posted (numbered from 1) while the thread held other runs, not yet reflected in a rescue image. */
+  unacked: { seq: number; settlement: Settlement }[];
+  unackedBytes: number;
+  sent: number;
+  /** Settlements up to this number were not kept (over the bound): no rescue before an image reflects them. */
+  droppedUpTo: number;
   /** Set while a run/resume call waits for this run; unset while parked. */
   leg?: Leg;
   discarded: boolean;
   /** Its leg was posted and the thread has not begun it yet (no message from it since). */
   starting?: boolean;
+}
+
+/** A run taken out of a terminated thread, on its way to another (`PoolThread.adopt`). */
+export interface MovedRun {
+  readonly run: LiveRun;
+  readonly leg: Leg;
+  /** The terminated thread had begun the leg. */
+  readonly begun: boolean;
 }
 
 /**
@@ -110,6 +151,26 @@ export class PoolThread {
     return this.legsNotBegun;
   }
 
+  /**
+   * The thread is executing some run's guest code right now: a cell posted here waits behind it,
+   * and behind a native builtin that may not end before the watchdog terminates the thread.
+   */
+  get executingGuestCode(): boolean {
+    return Atomics.load(this.busyFlag, 0) !== 0;
+  }
+
+  /**
+   * Runs that hold the thread's guest time now or next: the one whose guest code it is executing,
+   * and those whose leg has not called the host yet (SPEC §10: the pool counts a tenant's threads
+   * by them). A run waiting on a host call holds no guest time.
+   */
+  guestRunIds(): string[] {
+    const slot = Atomics.load(this.busyFlag, 0);
+    const ids: string[] = [];
+    for (const run of this.runs.values()) if (run.slot === slot || run.leg?.beforeHostCall === true) ids.push(run.runId);
+    return ids;
+  }
+
   /** Runs with a run/resume call in progress. */
   get activeLegs(): number {
     let count = 0;
@@ -121,18 +182,80 @@ export class PoolThread {
     if (this.state !== 'ready') throw new SandboxStartError(`sandbox thread is ${this.state}, not ready`);
     this.warm = false;
     const { runId } = request;
-    const bridge = new RunBridge(
-      host,
-      (id, ok, payload) => this.post({ type: 'settle', runId, id, ok, payload }),
+    const bridge = new RunBridge(host, () => undefined);
+    const awaitResults = request.awaitResults === true;
+    bridge.beginLeg(host, awaitResults);
+    const run = this.admitRun(runId, request, bridge);
+    const budget = { timeoutMs: request.limits.timeoutMs, awaitResults };
+    if (!restoring) return this.startLeg(run, { type: 'run', request, slot: run.slot }, budget);
+    for (const id of restoring.plan.platform) bridge.awaitPlatform(id);
+    return this.startLeg(run, { type: 'restore', request, slot: run.slot, ...restoring }, budget);
+  }
+
+  /**
+   * SPEC §10: goes on with a run taken out of a terminated thread: a cell or restore that thread
+   * never began starts here as it would have there; otherwise its rescue image is restored and its
+   * leg goes on, with the settlements that thread had not applied and those that arrived since.
+   * Calls the host is still working on settle here.
+   */
+  adopt(moved: MovedRun): Promise<CellOutcome> {
+    if (this.state !== 'ready') throw new SandboxStartError(`sandbox thread is ${this.state}, not ready`);
+    this.warm = false;
+    const message = rescueMessage(moved);
+    const run = this.admitRun(moved.run.runId, message.request, moved.run.bridge);
+    const budget = { timeoutMs: message.request.limits.timeoutMs, awaitResults: moved.leg.awaitResults };
+    const outcome = this.startLeg(run, { ...message, slot: run.slot }, budget);
+    // A rescued leg waiting on the host holds no guest time until a settlement wakes it.
+    if (message.type === 'rescue' && run.bridge.hostCallsInFlight > 0 && run.leg) run.leg.beforeHostCall = false;
+    if (message.type === 'rescue') for (const id of run.bridge.platformPending()) this.post({ type: 'platform', runId: run.runId, id });
+    return outcome;
+  }
+
+  private admitRun(runId: string, request: CellRunRequest, bridge: RunBridge): LiveRun {
+    const run: LiveRun = {
+      runId,
+      slot: (this.nextSlot += 1),
+      request,
+      bridge,
+      discarded: false,
+      unacked: [],
+      unackedBytes: 0,
+      sent: 0,
+      droppedUpTo: 0,
+    };
+    this.runs.set(runId, run);
+    bridge.rewire(
+      (id, ok, payload) => {
+        // Also while its leg is not begun: a terminate then sends its start again, and what was
+        // posted behind it never reached the VM.
+        this.keepForRescue(run, { id, ok, payload }, this.runs.size > 1 || run.starting === true);
+        this.post({ type: 'settle', runId, id, ok, payload });
+      },
       (id) => this.post({ type: 'platform', runId, id }),
       (id, held) => this.post({ type: held ? 'hold' : 'unhold', runId, id }),
     );
-    bridge.beginLeg(host, request.awaitResults === true);
-    const run: LiveRun = { runId, slot: (this.nextSlot += 1), bridge, discarded: false };
-    this.runs.set(runId, run);
-    if (!restoring) return this.startLeg(run, { type: 'run', request, slot: run.slot });
-    for (const id of restoring.plan.platform) bridge.awaitPlatform(id);
-    return this.startLeg(run, { type: 'restore', request, slot: run.slot, ...restoring });
+    return run;
+  }
+
+  /**
+   * A settlement a rescue would have to apply again: one posted while other runs live here (with
+   * this run alone, any capture comes after a message of another run, so after this one arrived).
+   */
+  private keepForRescue(run: LiveRun, settlement: Settlement, keep: boolean): void {
+    run.sent += 1;
+    if (!keep) return;
+    run.unacked.push({ seq: run.sent, settlement });
+    run.unackedBytes += settlement.payload.length;
+    if (run.unackedBytes <= MAX_UNACKED_BYTES) return;
+    run.droppedUpTo = run.sent;
+    run.unacked = [];
+    run.unackedBytes = 0;
+  }
+
+  private onRescueImage(run: LiveRun, image: RescueImage, state: RescueState): void {
+    run.rescue = { image, state };
+    run.unacked = run.unacked.filter((entry) => entry.seq > state.received);
+    run.unackedBytes = run.unacked.reduce((bytes, entry) => bytes + entry.settlement.payload.length, 0);
   }
 
   /** Resumes a run parked here; the pool guarantees it is parked (not in a leg). */
@@ -141,10 +264,11 @@ export class PoolThread {
     if (!run || run.leg || this.state !== 'ready') throw new SandboxStartError(`run ${runId} is not parked in this thread`);
     run.bridge.beginLeg(host, options.awaitResults === true);
     const awaitResults = options.awaitResults === true;
-    return this.startLeg(run, { type: 'resume', runId, timeoutMs: options.timeoutMs, awaitResults });
+    const budget = { timeoutMs: options.timeoutMs, awaitResults };
+    return this.startLeg(run, { type: 'resume', runId, timeoutMs: options.timeoutMs, awaitResults }, budget);
   }
 
-  /** The host is still working on (or holding for an approval) calls of the run. */
+  /** The host is still working on calls of the run (not counting calls held for an approval or answered by the platform). */
   hasHostWork(runId: string): boolean {
     return (this.runs.get(runId)?.bridge.hostCallsInFlight ?? 0) > 0;
   }
@@ -189,9 +313,9 @@ export class PoolThread {
     await this.worker.terminate();
   }
 
-  private startLeg(run: LiveRun, message: ToThread): Promise<CellOutcome> {
+  private startLeg(run: LiveRun, message: ToThread, budget: { timeoutMs: number; awaitResults: boolean }): Promise<CellOutcome> {
     return new Promise((resolve) => {
-      run.leg = { resolve };
+      run.leg = { resolve, start: message, timeoutMs: budget.timeoutMs, awaitResults: budget.awaitResults, beforeHostCall: true };
       run.starting = true;
       this.legsNotBegun += 1;
       this.post(message);
@@ -214,7 +338,14 @@ export class PoolThread {
     }
     const run = this.runs.get(message.runId);
     if (!run) return;
+    // An image is taken while another run executes: it says nothing about this run's leg.
+    if (message.type === 'rescue') return this.onRescueImage(run, message.image, message.state);
     this.begun(run);
+    if (message.type === 'bridge' && run.leg) run.leg.beforeHostCall = false;
+    // The run's calls change (or its guest code runs again): its rescue image no longer holds.
+    if (message.type === 'stale' || message.type === 'bridge' || message.type === 'cancel' || message.type === 'admitted') {
+      run.rescue = undefined;
+    }
     if (message.type === 'bridge') run.bridge.dispatch(message.id, message.method, message.argsJson);
     else if (message.type === 'cancel') run.bridge.cancel(message.id);
     else if (message.type === 'watch') this.watch(run, message.timeoutMs);
@@ -262,13 +393,48 @@ export class PoolThread {
       }
     }
     this.events.log('warn', 'sandbox thread overran its deadline; terminating it', { runId: run.runId, liveRuns: this.runs.size });
+    this.events.overran(this, run.runId);
     this.end(
       run,
       failedOutcome({ code: 'timeout', phase: 'guest', error: TIMEOUT_MESSAGE }, { bridgeDispatchStarted: run.bridge.dispatchStarted }),
     );
+    const rescued = this.takeRescuable();
     this.loseAll('sandbox thread terminated: another run overran its deadline');
     this.state = 'dead';
     void this.worker.terminate();
+    if (rescued.length > 0) {
+      this.events.log('info', 'runs rescued from a terminated sandbox thread', { runIds: rescued.map((moved) => moved.run.runId) });
+      this.events.rescued(rescued);
+    }
+  }
+
+  /**
+   * SPEC §10: the runs in a leg here that go on elsewhere: a leg the thread never began of a new
+   * cell or restore, or any leg (begun or a parked run's resume) with a current rescue image.
+   * They leave without ending: their host calls go on, settlements are kept until `adopt`.
+   */
+  private takeRescuable(): MovedRun[] {
+    const moved: MovedRun[] = [];
+    for (const run of [...this.runs.values()]) {
+      const leg = run.leg;
+      if (!leg || run.discarded || !rescuable(run, leg)) continue;
+      clearTimeout(leg.watchdog);
+      leg.watchdog = undefined;
+      const begun = run.starting !== true;
+      if (run.starting) {
+        run.starting = false;
+        this.legsNotBegun -= 1;
+      }
+      run.leg = undefined;
+      this.runs.delete(run.runId);
+      run.bridge.rewire(
+        (id, ok, payload) => this.keepForRescue(run, { id, ok, payload }, true),
+        () => undefined,
+        () => undefined,
+      );
+      moved.push({ run, leg, begun });
+    }
+    return moved;
   }
 
   private onExit(exitCode: number): void {
@@ -322,4 +488,35 @@ export class PoolThread {
   private post(message: ToThread): void {
     this.worker.postMessage(message);
   }
+}
+
+/** A new cell or restore never begun starts again; otherwise a current rescue image that reflects every settlement not kept. */
+function rescuable(run: LiveRun, leg: Leg): boolean {
+  if (run.starting && leg.start.type !== 'resume') return true;
+  return run.rescue !== undefined && run.rescue.state.received >= run.droppedUpTo;
+}
+
+/** What the adopting thread is sent for a moved run (its slot is set there). */
+function rescueMessage({ run, leg, begun }: MovedRun): Extract<ToThread, { type: 'run' | 'restore' | 'rescue' }> {
+  const start = leg.start;
+  if (!begun && start.type === 'run') return start;
+  // A restore or rescue never begun starts again with the settlements posted behind it, which the
+  // terminated thread never read (a run moved twice would otherwise wait for them forever).
+  if (!begun && (start.type === 'restore' || start.type === 'rescue')) {
+    const behind = run.unacked.map((entry) => entry.settlement);
+    if (behind.length === 0) return start;
+    return start.type === 'restore'
+      ? { ...start, plan: { ...start.plan, answers: [...start.plan.answers, ...behind] } }
+      : { ...start, plan: { ...start.plan, answers: [...start.plan.answers, ...behind] } };
+  }
+  const rescue = run.rescue;
+  if (!rescue) throw new SandboxStartError(`run ${run.runId} has no rescue image`);
+  const { state } = rescue;
+  const later = run.unacked.filter((entry) => entry.seq > state.received).map((entry) => entry.settlement);
+  // A begun leg goes on with what was left of its budget; a resume that never began gets all of it.
+  const left = state.remainingMs - (Date.now() - state.capturedAt);
+  const timeoutMs = !begun || leg.awaitResults ? leg.timeoutMs : Math.max(MIN_RESCUED_LEG_MS, left);
+  const request = { ...run.request, awaitResults: leg.awaitResults, limits: { ...run.request.limits, timeoutMs } };
+  const carried = begun ? { leg: { output: state.output, ...(state.journal ? { journal: state.journal } : {}) } } : {};
+  return { type: 'rescue', request, slot: 0, image: rescue.image, plan: { answers: [...state.inbox, ...later], ...carried } };
 }

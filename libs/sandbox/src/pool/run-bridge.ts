@@ -20,16 +20,27 @@ export class RunBridge {
   private awaitResults = false;
   private closed = false;
   dispatchStarted = false;
-  /** Calls the host is working on (or holding for an approval): not yet settled. */
-  hostCallsInFlight = 0;
+  /**
+   * Calls the host is working on, not yet settled. A call held for an approval, or handed to the
+   * platform, leaves it: all it waits on is a record in Redis, so the run may leave memory for its
+   * image (SPEC §10 "Parked memory") and the call is made again where it is restored.
+   */
+  private readonly working = new Set<string>();
 
   constructor(
     private host: BridgeHost | undefined,
-    private readonly settle: SettleFn,
-    private readonly onPlatformCall: (id: string) => void = () => undefined,
+    private settle: SettleFn,
+    private onPlatformCall: (id: string) => void = () => undefined,
     /** A call steps aside for a decision (`held`), or was approved and wants its slot back. */
-    private readonly onHold: (id: string, held: boolean) => void = () => undefined,
+    private onHold: (id: string, held: boolean) => void = () => undefined,
   ) {}
+
+  /** SPEC §10: the run moved to another thread (rescued); calls in progress settle there. */
+  rewire(settle: SettleFn, onPlatformCall: (id: string) => void, onHold: (id: string, held: boolean) => void): void {
+    this.settle = settle;
+    this.onPlatformCall = onPlatformCall;
+    this.onHold = onHold;
+  }
 
   /** Starts a leg: calls it makes go to `host` (kept from the last leg when undefined). */
   beginLeg(host: BridgeHost | undefined, awaitResults: boolean): void {
@@ -50,6 +61,8 @@ export class RunBridge {
     }
     if (method === 'sleep') {
       const delay = Array.isArray(args) && typeof args[0] === 'number' && Number.isFinite(args[0]) ? Math.max(0, args[0]) : 0;
+      // A rescued run re-arms its timers with what is left: the old timer goes.
+      clearTimeout(this.timers.get(id));
       const timer = setTimeout(() => {
         this.timers.delete(id);
         this.send(id, true, 'null');
@@ -57,22 +70,28 @@ export class RunBridge {
       this.timers.set(id, timer);
       return;
     }
+    // Before the host sees it: the host may hold the call at once.
+    this.working.add(id);
     const pending = this.host
       ? this.host.dispatch({ id, method, args }, this.abort.signal, this.gate(id))
       : Promise.reject(new BridgeUnavailableError(method));
-    this.hostCallsInFlight += 1;
     pending.then(
       (value) => {
-        this.hostCallsInFlight -= 1;
+        this.working.delete(id);
         const json = toJson(value);
         if (json === undefined) this.send(id, false, errorJson(new TypeError('bridge result is not JSON-serializable')));
         else this.send(id, true, json);
       },
       (error: unknown) => {
-        this.hostCallsInFlight -= 1;
+        this.working.delete(id);
         this.send(id, false, errorJson(error));
       },
     );
+  }
+
+  /** Calls the host is working on (see `working`). */
+  get hostCallsInFlight(): number {
+    return this.working.size;
   }
 
   /** A held call holds a slot again (the thread admitted it): its host goes on. */
@@ -138,16 +157,20 @@ export class RunBridge {
   private gate(id: string): CallGate {
     return {
       hold: () => {
-        if (!this.closed) this.onHold(id, true);
+        if (this.closed) return;
+        this.working.delete(id);
+        this.onHold(id, true);
       },
       resume: () =>
         new Promise<void>((resolve) => {
           if (this.closed) return resolve();
+          this.working.add(id);
           this.admissions.set(id, resolve);
           this.onHold(id, false);
         }),
       handToPlatform: () => {
         if (this.closed) return;
+        this.working.delete(id);
         this.platformCalls.add(id);
         this.onPlatformCall(id);
       },

@@ -34,7 +34,7 @@ describe('SandboxPool: hostile cells', () => {
     await stillServes();
     await stillServes();
     for (let i = 0; i < 50 && pool.stats().idle < 2; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(pool.stats()).toEqual({ threads: 2, busy: 0, idle: 2, starting: 0, parked: 0 });
+    expect(pool.stats()).toEqual({ threads: 2, busy: 0, idle: 2, starting: 0, parked: 0, parkedMemoryBytes: 0 });
   });
 
   it('fails a memory bomb under a 16 MiB cap without harming the worker', async () => {

@@ -136,6 +136,6 @@ describe('SandboxPool: cell semantics', () => {
   });
 
   it('reports stats', () => {
-    expect(pool.stats()).toEqual({ threads: 2, busy: 0, idle: 2, starting: 0, parked: 0 });
+    expect(pool.stats()).toEqual({ threads: 2, busy: 0, idle: 2, starting: 0, parked: 0, parkedMemoryBytes: 0 });
   });
 });

@@ -10,6 +10,7 @@ import type {
 } from '../engine/types';
 import { wasmFileHash } from '../engine/wasm-loader';
 import {
+  ABORTED_MESSAGE,
   NOT_STARTED_MESSAGE,
   ParkedRunBusyError,
   ParkedRunNotFoundError,
@@ -21,7 +22,8 @@ import {
 import { failedOutcome } from '../result/failed-outcome';
 import { threadScriptPath } from '../thread/thread-script';
 import { FairQueue } from './fair-queue';
-import { type PoolLogger, PoolThread } from './pool-thread';
+import { ParkedMemory, type ParkedMemoryLimits } from './parked-memory';
+import { type MovedRun, type PoolLogger, PoolThread } from './pool-thread';
 
 export interface SandboxPoolOptions {
   /** Number of worker threads; each executes one VM at a time but may hold several live runs. */
@@ -33,7 +35,21 @@ export interface SandboxPoolOptions {
   watchdogGraceMs?: number;
   /** Runs that may be parked at once in this pool (SPEC §3: 64 per worker process). @default 64 */
   maxParked?: number;
+  /** Wasm memory parked VMs may keep together; past it the coldest leave for their images (SPEC §10). @default Infinity */
+  maxParkedMemoryBytes?: number;
+  /** VMs one tenant may keep parked here (SPEC §10: half of `maxParked` in multi-tenant mode). @default () => maxParked */
+  maxParkedPerTenant?: () => number;
+  /**
+   * Threads whose guest time one tenant may hold at once: executing its code, or about to begin
+   * its leg (SPEC §10: half of `threads`, rounded up, in multi-tenant mode). A tenant's cell waits
+   * in the queue while it holds that many, so cells stuck in a native builtin until the watchdog
+   * never take every thread from the other tenants. @default () => threads
+   */
+  maxGuestThreadsPerTenant?: () => number;
 }
+
+/** How soon the queue is looked at again while only tenants at their thread share wait in it. */
+const GUEST_SHARE_RECHECK_MS = 5;
 
 /** Parked runs that died with their thread (the watchdog terminated it, or it exited). */
 export type RunsLostListener = (runIds: string[], reason: string) => void;
@@ -54,18 +70,25 @@ export interface SandboxPoolStats {
   idle: number;
   starting: number;
   parked: number;
+  /** Wasm memory of the VMs of parked (and resuming) runs, in bytes. */
+  parkedMemoryBytes: number;
 }
 
 interface Queued {
   request: CellRunRequest;
+  tenant: string;
   host: BridgeHost | undefined;
   /** A parked run's image to restore instead of running the cell (SPEC §12). */
   restoring?: { image: Uint8Array; plan: RestorePlan };
+  /** SPEC §10: a run in a leg taken out of a terminated thread, to go on on another. */
+  moved?: MovedRun;
   timer: NodeJS.Timeout;
   resolve(outcome: CellOutcome): void;
 }
 
 const RESPAWN_BACKOFF_MS = 1000;
+/** The fair queue's lane for rescued runs: no tenant's cells wait ahead of them for long. */
+const RESCUE_LANE = '\u0000rescue';
 export const DEFAULT_MAX_PARKED = 64;
 
 /**
@@ -84,6 +107,15 @@ export class SandboxPool {
   private readonly resuming = new Map<string, PoolThread>();
   /** Runs in their first leg (started by `run`, not yet answered). */
   private readonly starting = new Map<string, PoolThread>();
+  /** The VMs of parked and resuming runs in memory, and which of them leave when room is needed. */
+  private readonly memory = new ParkedMemory();
+  /** Runs taken out of a terminated thread, waiting in the queue for another (SPEC §10). */
+  private readonly moving = new Map<string, Queued>();
+  /** The tenant of each cell or restore in its first leg (SPEC §10 thread share; parked runs: `memory`). */
+  private readonly legTenants = new Map<string, string>();
+  /** Threads terminated for a tenant's overrun, and the replacements starting for them: theirs until ready. */
+  private readonly overrunBy = new Map<PoolThread, string>();
+  private recheck: NodeJS.Timeout | undefined;
   private readonly lostListeners: RunsLostListener[] = [];
   private eviction: ParkedEviction | undefined;
   private readonly script = threadScriptPath();
@@ -148,6 +180,7 @@ export class SandboxPool {
     const queuedOutcome = new Promise<CellOutcome>((resolve) => {
       const queued: Queued = {
         request,
+        tenant,
         host,
         restoring,
         resolve,
@@ -172,7 +205,9 @@ export class SandboxPool {
     this.parked.delete(runId);
     this.resuming.set(runId, thread);
     try {
-      return this.admit(runId, thread, await thread.resume(runId, options, host));
+      const outcome = await thread.resume(runId, options, host);
+      // A rescue may have moved the run to another thread (SPEC §10).
+      return this.admit(runId, this.resuming.get(runId) ?? thread, undefined, outcome);
     } finally {
       this.resuming.delete(runId);
     }
@@ -206,9 +241,20 @@ export class SandboxPool {
    * first, or a resume) ends `aborted` at its next step. False when unknown.
    */
   discard(runId: string): boolean {
+    const moving = this.moving.get(runId);
+    if (moving && this.queue.remove(moving)) {
+      this.moving.delete(runId);
+      clearTimeout(moving.timer);
+      const { bridge } = moving.moved!.run;
+      bridge.close();
+      moving.resolve(
+        failedOutcome({ code: 'aborted', phase: 'host', error: ABORTED_MESSAGE }, { bridgeDispatchStarted: bridge.dispatchStarted }),
+      );
+      return true;
+    }
     const thread = this.parked.get(runId) ?? this.resuming.get(runId) ?? this.starting.get(runId);
     if (!thread) return false;
-    this.parked.delete(runId);
+    if (this.parked.delete(runId)) this.memory.forget(runId);
     return thread.discard(runId);
   }
 
@@ -235,9 +281,9 @@ export class SandboxPool {
   }
 
   /**
-   * SPEC §12: with this set, a run that must park while every slot is taken evicts the coldest
-   * evictable parked run (parked longest ago) instead of failing; `maxParked` then bounds only the
-   * VMs kept in memory.
+   * SPEC §12: with this set, a run that must park while every slot is taken, or past the memory
+   * budget, evicts a parked run that may leave instead of failing (`ParkedMemory` says which);
+   * `maxParked` then bounds only the VMs kept in memory.
    */
   evictWith(eviction: ParkedEviction): void {
     this.eviction = eviction;
@@ -257,60 +303,122 @@ export class SandboxPool {
       else if (thread.state === 'ready' && thread.activeLegs > 0) busy += 1;
       else if (thread.state === 'ready') idle += 1;
     }
-    return { threads: this.threads.size, busy, idle, starting, parked: this.parked.size };
+    return { threads: this.threads.size, busy, idle, starting, parked: this.parked.size, parkedMemoryBytes: this.memory.bytes };
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.recheck);
     for (const queued of this.queue.drain()) {
       clearTimeout(queued.timer);
+      queued.moved?.run.bridge.close();
       queued.resolve(notStarted('code mode sandbox pool closed'));
     }
+    this.moving.clear();
     await Promise.all([...this.threads].map((thread) => thread.terminate()));
     this.threads.clear();
     this.parked.clear();
+    this.memory.clear();
   }
 
-  /** A leg ended: a waiting outcome parks the run if a slot is free (a resuming run has one). */
-  private admit(runId: string, thread: PoolThread, outcome: CellOutcome): CellOutcome {
-    if (outcome.status !== 'waiting') return outcome;
-    const resumingHere = this.resuming.has(runId);
-    if (!resumingHere && this.parked.size + this.resuming.size >= this.maxParked && !this.evictColdest()) {
+  /**
+   * Evicts parked runs that may leave (the coldest of the tenant holding the most memory first)
+   * while the parked VMs are past the memory budget: for runs that could not leave when they
+   * parked (their image was not written yet).
+   */
+  keepWithinBudget(): void {
+    for (const runId of this.memory.overBudget(this.memoryLimits(), (id) => this.mayLeave(id))) this.evict(runId);
+  }
+
+  /**
+   * A leg ended: a waiting outcome parks the run, after the runs `ParkedMemory` names have left
+   * memory, or fails `too many suspended code mode runs.` when its tenant's share or the slots are
+   * full of runs that may not leave. A resuming run keeps its slot.
+   */
+  private admit(runId: string, thread: PoolThread, tenant: string | undefined, outcome: CellOutcome): CellOutcome {
+    if (outcome.status !== 'waiting') {
+      this.memory.forget(runId);
+      return outcome;
+    }
+    const vm = { runId, tenant: this.memory.tenantOf(runId) ?? tenant ?? '', bytes: outcome.memoryBytes };
+    const plan = this.memory.plan(vm, this.memoryLimits(), (id) => this.mayLeave(id));
+    if ('refused' in plan) {
+      this.memory.forget(runId);
       thread.discard(runId);
-      this.log('warn', 'too many suspended code mode runs; failing the run', { runId, maxParked: this.maxParked });
+      this.log('warn', 'too many suspended code mode runs; failing the run', { runId, refused: plan.refused, maxParked: this.maxParked });
       return failedOutcome({ code: 'invalid_input', phase: 'host', error: TOO_MANY_SUSPENDED_MESSAGE }, outcome);
     }
+    for (const id of plan.evict) this.evict(id);
+    this.memory.keep(vm);
     this.parked.set(runId, thread);
     return outcome;
   }
 
-  /** Drops the VM of the parked run parked longest ago that may leave memory; false when none may. */
-  private evictColdest(): boolean {
-    const eviction = this.eviction;
-    if (!eviction) return false;
-    // `parked` keeps park order: a resumed run parks again at its end.
-    for (const [runId, thread] of this.parked) {
-      if (!eviction.evictable(runId)) continue;
-      this.parked.delete(runId);
-      thread.discard(runId);
-      eviction.evicted(runId);
-      return true;
-    }
-    return false;
+  private memoryLimits(): ParkedMemoryLimits {
+    return {
+      slots: this.maxParked,
+      bytes: this.options.maxParkedMemoryBytes ?? Number.POSITIVE_INFINITY,
+      tenantSlots: this.options.maxParkedPerTenant?.() ?? this.maxParked,
+    };
+  }
+
+  /** Parked (not resuming) and its owner says its VM may leave memory (its image is in Redis). */
+  private mayLeave(runId: string): boolean {
+    return this.parked.has(runId) && this.eviction?.evictable(runId) === true;
+  }
+
+  /** Drops the VM of a parked run that may leave memory, and tells its owner. */
+  private evict(runId: string): void {
+    const thread = this.parked.get(runId);
+    if (!thread) return;
+    this.parked.delete(runId);
+    this.memory.forget(runId);
+    thread.discard(runId);
+    this.eviction?.evicted(runId);
   }
 
   private spawn(): PoolThread {
     const thread = new PoolThread(this.script, this.options.variant ?? 'release', this.options.watchdogGraceMs ?? 300, {
-      ready: () => this.dispatch(),
+      ready: () => {
+        // `ready` also says "a prepared VM is there" (`warm`), which a starting thread can send
+        // before it is ready: only readiness ends a replacement's hold for its culprit tenant.
+        if (thread.state === 'ready') this.overrunBy.delete(thread);
+        this.dispatch();
+      },
       dead: (dead, beforeReady) => this.replace(dead, beforeReady),
+      overran: (dead, runId) => {
+        const tenant = this.tenantOfRun(runId);
+        if (tenant !== undefined) this.overrunBy.set(dead, tenant);
+      },
       lost: (runIds, reason) => this.reportLost(runIds, reason),
+      rescued: (moved) => this.rescue(moved),
       ended: (runId) => {
-        if (this.parked.get(runId) === thread) this.parked.delete(runId);
+        if (this.parked.get(runId) !== thread) return;
+        this.parked.delete(runId);
+        this.memory.forget(runId);
       },
       log: this.log,
     });
     this.threads.add(thread);
     return thread;
+  }
+
+  /** SPEC §10: runs of a terminated thread go on on other threads, ahead of new cells (FairQueue's own lane). */
+  private rescue(moved: MovedRun[]): void {
+    for (const entry of moved) {
+      const queued: Queued = {
+        request: entry.run.request,
+        // Only the queue reads it: the outcome goes back to the leg's own caller, which admits it.
+        tenant: RESCUE_LANE,
+        host: undefined,
+        moved: entry,
+        resolve: (outcome) => entry.leg.resolve(outcome),
+        timer: setTimeout(() => this.expire(queued), entry.leg.timeoutMs),
+      };
+      this.queue.push(RESCUE_LANE, queued);
+      this.moving.set(entry.run.runId, queued);
+    }
+    this.dispatch();
   }
 
   private reportLost(runIds: string[], reason: string): void {
@@ -326,10 +434,15 @@ export class SandboxPool {
 
   private replace(dead: PoolThread, beforeReady: boolean): void {
     this.threads.delete(dead);
+    const culprit = this.overrunBy.get(dead);
+    this.overrunBy.delete(dead);
     if (this.closed) return;
     if (beforeReady) this.log('error', 'sandbox thread died before it was ready; respawning after backoff');
     const respawn = () => {
-      if (!this.closed) this.spawn();
+      if (this.closed) return;
+      const thread = this.spawn();
+      // SPEC §10: the tenant whose overrun cost the thread holds its replacement until it is ready.
+      if (culprit !== undefined) this.overrunBy.set(thread, culprit);
     };
     if (beforeReady) setTimeout(respawn, RESPAWN_BACKOFF_MS).unref();
     else respawn();
@@ -339,17 +452,35 @@ export class SandboxPool {
     while (this.queue.size > 0) {
       const thread = this.pickThread();
       if (!thread) return;
-      const queued = this.queue.shift()!;
+      const queued = this.queue.shiftFirst((tenant) => this.mayTakeThread(tenant));
+      if (!queued) {
+        // Executing guest code ends without a message to the pool (it awaits a host call, or is done).
+        this.recheck ??= setTimeout(() => {
+          this.recheck = undefined;
+          this.dispatch();
+        }, GUEST_SHARE_RECHECK_MS).unref();
+        return;
+      }
       clearTimeout(queued.timer);
       const { runId } = queued.request;
+      if (queued.moved) {
+        this.moving.delete(runId);
+        this.place(thread, queued.moved, queued);
+        continue;
+      }
       this.starting.set(runId, thread);
+      this.legTenants.set(runId, queued.tenant);
       thread.run(queued.request, queued.host, queued.restoring).then(
         (outcome) => {
+          // A rescue may have moved the run to another thread (SPEC §10).
+          const at = this.starting.get(runId) ?? thread;
           this.starting.delete(runId);
-          queued.resolve(this.admit(runId, thread, outcome));
+          this.legTenants.delete(runId);
+          queued.resolve(this.admit(runId, at, queued.tenant, outcome));
         },
         (error: unknown) => {
           this.starting.delete(runId);
+          this.legTenants.delete(runId);
           this.log('error', 'sandbox run failed on the host', { error: String(error) });
           queued.resolve(notStarted('code mode sandbox thread refused the run'));
         },
@@ -357,9 +488,27 @@ export class SandboxPool {
     }
   }
 
+  /** A moved run goes on on `thread`; the caller waiting for its leg gets that outcome. */
+  private place(thread: PoolThread, moved: MovedRun, queued: Queued): void {
+    const { runId } = moved.run;
+    if (this.starting.has(runId)) this.starting.set(runId, thread);
+    if (this.resuming.has(runId)) this.resuming.set(runId, thread);
+    let outcome: Promise<CellOutcome>;
+    try {
+      outcome = thread.adopt(moved);
+    } catch (error) {
+      this.log('error', 'a rescued run could not be placed', { runId, error: String(error) });
+      moved.run.bridge.close();
+      queued.resolve(notStarted('code mode sandbox thread refused the run'));
+      return;
+    }
+    void outcome.then((result) => queued.resolve(result));
+  }
+
   /**
    * A ready thread that has begun every leg it was given (so a new cell starts as soon as the guest
-   * code on it yields, and waits for nothing queued behind it), with the fewest running legs, then
+   * code on it yields, and waits for nothing queued behind it), preferring one not executing guest
+   * code right now (SPEC §10: that code may hold it until the watchdog), with the fewest running legs, then
    * the fewest live runs, then a prepared VM.
    */
   private pickThread(): PoolThread | undefined {
@@ -367,7 +516,7 @@ export class SandboxPool {
     let bestKey = Infinity;
     for (const thread of this.threads) {
       if (thread.state !== 'ready' || thread.legsWaitingToBegin > 0) continue;
-      const key = thread.activeLegs * 1e6 + thread.liveRuns * 2 + (thread.warm ? 0 : 1);
+      const key = (thread.executingGuestCode ? 1e9 : 0) + thread.activeLegs * 1e6 + thread.liveRuns * 2 + (thread.warm ? 0 : 1);
       if (key < bestKey) {
         best = thread;
         bestKey = key;
@@ -376,8 +525,32 @@ export class SandboxPool {
     return best;
   }
 
+  /**
+   * SPEC §10: `tenant` holds fewer threads' guest time than its share (rescued runs always may go
+   * on). Counted per thread: one whose executing or not-yet-begun leg is the tenant's, and one
+   * terminated for the tenant's overrun or starting in place of such a thread.
+   */
+  private mayTakeThread(tenant: string): boolean {
+    const share = this.options.maxGuestThreadsPerTenant?.();
+    if (tenant === RESCUE_LANE || share === undefined || share >= this.options.threads) return true;
+    let held = 0;
+    for (const thread of this.threads) {
+      const overrun = this.overrunBy.get(thread);
+      if (overrun !== undefined ? overrun === tenant : thread.guestRunIds().some((runId) => this.tenantOfRun(runId) === tenant)) held += 1;
+    }
+    return held < share;
+  }
+
+  private tenantOfRun(runId: string): string | undefined {
+    return this.legTenants.get(runId) ?? this.memory.tenantOf(runId);
+  }
+
   private expire(queued: Queued): void {
     if (!this.queue.remove(queued)) return;
+    if (queued.moved) {
+      this.moving.delete(queued.request.runId);
+      queued.moved.run.bridge.close();
+    }
     queued.resolve(notStarted(NOT_STARTED_MESSAGE));
   }
 }

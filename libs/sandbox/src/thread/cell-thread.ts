@@ -4,6 +4,7 @@ import { CellVm, type PreparedImage } from '../engine/cell-vm';
 import { adoptParkedRun } from '../engine/park-image';
 import { decodeParkedImage, GUEST_PRELUDE_VERSION, type ParkedRunState } from '../engine/parked-image';
 import type { CellOutcome, CellRunRequest, LegOptions, RestorePlan } from '../engine/types';
+import { adoptRescuedRun, captureRunForRescue, type RescueImage, type RescuePlan } from '../engine/rescue-image';
 import type { VmImage } from '../engine/vm-image';
 import { DEFAULT_MEMORY_BYTES, memoryMaxBytes, MIN_MEMORY_BYTES, WasmLoader } from '../engine/wasm-loader';
 import { RUN_UNAVAILABLE_MESSAGE, SandboxStartError } from '../errors';
@@ -28,6 +29,12 @@ interface LiveRun {
   vm: CellVm;
   inLeg: boolean;
   discarded: boolean;
+  /** Changed since its last rescue image (or never captured). */
+  dirty: boolean;
+  /** The pool holds a rescue image of it that is still current. */
+  imaged: boolean;
+  /** Settle messages received for it (a rescue image says how many it reflects). */
+  received: number;
 }
 
 let loader: WasmLoader;
@@ -35,6 +42,9 @@ let loader: WasmLoader;
 let image: PreparedImage | undefined;
 let next: Promise<CellVm> | undefined;
 const runs = new Map<string, LiveRun>();
+type RunMessage = Exclude<ToThread, { type: 'run' | 'restore' | 'rescue' }>;
+/** Messages for runs whose VM is still being made (a rescued run's calls settle meanwhile), applied once it is live. */
+const arriving = new Map<string, RunMessage[]>();
 
 async function boot(): Promise<void> {
   const t0 = performance.now();
@@ -92,11 +102,11 @@ function prepareNext(): void {
   );
 }
 
-/** A parked run's image to start from (SPEC §12) instead of running the cell. */
-interface Restoring {
-  image: Uint8Array;
-  plan: RestorePlan;
-}
+/**
+ * A parked run's image to start from (SPEC §12) instead of running the cell, or (`rescue`) the
+ * rescue image of a run whose thread was terminated under it (SPEC §10).
+ */
+type Restoring = { image: Uint8Array; plan: RestorePlan; rescue?: undefined } | { image: RescueImage; rescue: RescuePlan };
 
 async function startRun(request: CellRunRequest, slot: number, restoring?: Restoring): Promise<void> {
   const startedAt = performance.now();
@@ -104,7 +114,11 @@ async function startRun(request: CellRunRequest, slot: number, restoring?: Resto
   let vm: CellVm;
   let parked: { vm: VmImage; run: ParkedRunState } | undefined;
   try {
-    parked = restoring && decodeParkedImage(restoring.image, runId, { wasmHash: loader.wasmHash, preludeVersion: GUEST_PRELUDE_VERSION });
+    parked = !restoring
+      ? undefined
+      : restoring.rescue
+        ? restoring.image
+        : decodeParkedImage(restoring.image, runId, { wasmHash: loader.wasmHash, preludeVersion: GUEST_PRELUDE_VERSION });
     vm = parked ? await CellVm.restoreParked(loader, parked.vm, request.limits.memoryLimitBytes, parked.run.seeded) : await takeVm(request);
   } catch (error) {
     notStarted(runId, error, restoring !== undefined);
@@ -116,12 +130,16 @@ async function startRun(request: CellRunRequest, slot: number, restoring?: Resto
     watch: (timeoutMs) => post({ type: 'watch', runId, timeoutMs }),
     replayed: () => post({ type: 'replayed', runId }),
     admitted: (id) => post({ type: 'admitted', runId, id }),
-    busy: (on) => Atomics.store(busyFlag, 0, on ? slot : 0),
+    busy: (on) => {
+      if (on) executing(runId);
+      Atomics.store(busyFlag, 0, on ? slot : 0);
+    },
     abortRequested: () => Atomics.load(busyFlag, 1) === slot,
   });
   if (parked && restoring) {
     try {
-      adoptParkedRun(run, parked.run, restoring.plan);
+      if (restoring.rescue) adoptRescuedRun(run, parked.run, restoring.rescue);
+      else adoptParkedRun(run, parked.run, restoring.plan);
     } catch (error) {
       // A host state that does not fit its VM: this run is unavailable, the thread's other runs go on.
       vm.release();
@@ -129,13 +147,42 @@ async function startRun(request: CellRunRequest, slot: number, restoring?: Resto
       return;
     }
   }
-  const live: LiveRun = { run, vm, inLeg: false, discarded: false };
+  const live: LiveRun = { run, vm, inLeg: false, discarded: false, dirty: true, imaged: false, received: 0 };
   runs.set(runId, live);
-  await leg(runId, live, { timeoutMs: request.limits.timeoutMs, awaitResults: request.awaitResults === true, startedAt });
+  const legDone = leg(runId, live, { timeoutMs: request.limits.timeoutMs, awaitResults: request.awaitResults === true, startedAt });
+  const early = arriving.get(runId) ?? [];
+  arriving.delete(runId);
+  for (const message of early) onRunMessage(message);
+  await legDone;
+}
+
+/**
+ * SPEC §10: `runId`'s guest code is about to execute, and nothing stops a native builtin in it but
+ * terminating this thread. So every other run here (idle in a leg, or parked: a resume may be
+ * waiting behind this code) that changed since its last rescue image gets a new one first (the pool rebuilds it from that on another thread), and this
+ * run's own image stops holding.
+ */
+function executing(runId: string): void {
+  const self = runs.get(runId);
+  if (self) {
+    self.dirty = true;
+    if (self.imaged) post({ type: 'stale', runId });
+    self.imaged = false;
+  }
+  if (runs.size < 2) return;
+  for (const [otherId, other] of runs) {
+    if (otherId === runId || !other.dirty || other.discarded) continue;
+    other.dirty = false;
+    const captured = captureRunForRescue(other.run, other.received);
+    if (!captured) continue;
+    other.imaged = true;
+    post({ type: 'rescue', runId: otherId, image: captured.image, state: captured.state });
+  }
 }
 
 /** The run could not start here: it fails `runtime_unavailable` (SPEC §12: an image this thread cannot restore leaves it unavailable). */
 function notStarted(runId: string, error: unknown, restoring: boolean): void {
+  arriving.delete(runId);
   const outcome: CellOutcome = {
     status: 'failed',
     code: 'runtime_unavailable',
@@ -177,15 +224,32 @@ function crash(runId: string, error: unknown): void {
 }
 
 port.on('message', (message: ToThread) => {
-  if (message.type === 'run' || message.type === 'restore') {
-    const restoring = message.type === 'restore' ? { image: message.image, plan: message.plan } : undefined;
+  if (message.type === 'run' || message.type === 'restore' || message.type === 'rescue') {
+    const restoring: Restoring | undefined =
+      message.type === 'restore'
+        ? { image: message.image, plan: message.plan }
+        : message.type === 'rescue'
+          ? { image: message.image, rescue: message.plan }
+          : undefined;
+    arriving.set(message.request.runId, []);
     startRun(message.request, message.slot, restoring).catch((error: unknown) => crash(message.request.runId, error));
     return;
   }
+  onRunMessage(message);
+});
+
+function onRunMessage(message: RunMessage): void {
   const live = runs.get(message.runId);
-  if (!live) return;
-  if (message.type === 'settle') live.run.settleLater(message);
-  else if (message.type === 'platform') live.run.markPlatform(message.id);
+  if (!live) {
+    arriving.get(message.runId)?.push(message);
+    return;
+  }
+  // Host state changes here (and queued calls may start): the next rescue image must show it.
+  live.dirty = true;
+  if (message.type === 'settle') {
+    live.received += 1;
+    live.run.settleLater(message);
+  } else if (message.type === 'platform') live.run.markPlatform(message.id);
   else if (message.type === 'hold') live.run.hold(message.id);
   else if (message.type === 'unhold') live.run.unhold(message.id);
   else if (message.type === 'discard') {
@@ -196,7 +260,7 @@ port.on('message', (message: ToThread) => {
     const options = { timeoutMs: message.timeoutMs, awaitResults: message.awaitResults };
     leg(message.runId, live, options).catch((error: unknown) => crash(message.runId, error));
   }
-});
+}
 
 boot().catch((error: unknown) => {
   post({ type: 'log', level: 'error', msg: 'sandbox thread failed to start', fields: { error: describe(error) } });

@@ -1,4 +1,5 @@
 import type { BridgeMethod } from '@codemode/contracts';
+import type { RescueImage, RescuePlan, RescueState } from '../engine/rescue-image';
 import type { CellOutcome, CellRunRequest, RestorePlan, SandboxVariant } from '../engine/types';
 
 /**
@@ -12,6 +13,8 @@ export type ToThread =
   | { type: 'run'; request: CellRunRequest; slot: number }
   /** A parked run from its image (SPEC §12): restored into a new VM, then resumed (a leg of `request.limits.timeoutMs`). */
   | { type: 'restore'; request: CellRunRequest; slot: number; image: Uint8Array; plan: RestorePlan }
+  /** A run whose thread was terminated under it (SPEC §10), from its rescue image: its leg goes on here. */
+  | { type: 'rescue'; request: CellRunRequest; slot: number; image: RescueImage; plan: RescuePlan }
   | { type: 'resume'; runId: string; timeoutMs: number; awaitResults: boolean }
   | { type: 'settle'; runId: string; id: string; ok: boolean; payload: string }
   /** The call is answered only by the platform (through `SandboxPool.settle`). */
@@ -35,6 +38,13 @@ export type FromThread =
   | { type: 'done'; runId: string; outcome: CellOutcome }
   /** The run was rebuilt from its log; its live leg (with a budget of its own) starts now. */
   | { type: 'replayed'; runId: string }
+  /**
+   * SPEC §10: the run is idle in a leg and another run's guest code is about to execute here; if
+   * that one overruns and the thread is terminated, this image and state rebuild the run elsewhere.
+   */
+  | { type: 'rescue'; runId: string; image: RescueImage; state: RescueState }
+  /** The run's guest code executes again: its last rescue image no longer holds. */
+  | { type: 'stale'; runId: string }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; msg: string; fields?: Record<string, unknown> };
 
 export interface ThreadData {

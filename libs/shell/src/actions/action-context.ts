@@ -56,7 +56,8 @@ export function inputWaitHint(ctx: ActionContext, state: InputState | undefined)
  */
 export function exitedText(view: SessionView): string {
   if (view.timedOut) return `${texts.exitedWithTimeout}\n\n${timedOutGuidance(view)}`;
-  return texts.exitedWith(view.exitSignal ? `signal ${view.exitSignal}` : `code ${view.exitCode ?? 0}`);
+  const exited = texts.exitedWith(view.exitSignal ? `signal ${view.exitSignal}` : `code ${view.exitCode ?? 0}`);
+  return view.stoppedReason ? `${exited}\n\n${view.stoppedReason}` : exited;
 }
 
 /** `Command timed out after <N> seconds. …` for a session its timeout ended. */

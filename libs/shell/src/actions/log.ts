@@ -36,11 +36,9 @@ export function logAction(ctx: ActionContext, id: string): ShellAnswer {
       details: { status: 'running', sessionId: id, name: sessionName(running.command), ...state, ...paging },
     };
   }
-  // A session its timeout ended says so, after its output or instead of `(no output recorded)`.
-  const text = !view.timedOut
-    ? `${body}${note}`
-    : window.slice
-      ? `${window.slice}${note}\n\n${timedOutGuidance(view)}`
-      : timedOutGuidance(view);
+  // A session its timeout or a workspace limit ended says so, after its output or instead of
+  // `(no output recorded)`.
+  const ending = view.timedOut ? timedOutGuidance(view) : view.stoppedReason;
+  const text = !ending ? `${body}${note}` : window.slice ? `${window.slice}${note}\n\n${ending}` : ending;
   return { text: `${retentionNote(view)}${text}`, details: { ...finishedDetails(view), ...paging } };
 }

@@ -1,5 +1,7 @@
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
 import { WORKSPACE_MOUNT } from '@codemode/contracts';
+import { SECCOMP_FILE } from './sandbox-etc';
 
 /** Per-command caps of SPEC §10, applied as rlimits inside the sandbox and as the `/tmp` size. */
 export interface SandboxLimits {
@@ -11,7 +13,7 @@ export interface SandboxLimits {
   readonly maxFileBytes: number;
   /** RLIMIT_NOFILE. */
   readonly openFiles: number;
-  /** Size of the sandbox's private `/tmp` tmpfs. */
+  /** Size of the sandbox's private `/tmp` tmpfs, and of its `/dev/shm`. */
   readonly tmpBytes: number;
 }
 
@@ -54,7 +56,12 @@ export interface BwrapInvocation {
    * command's environment is set with `--setenv` after `--clearenv`.
    */
   readonly env: Record<string, string>;
+  /** The seccomp program bubblewrap reads from fd 3 (`--seccomp 3`): open it and pass it as `stdio[3]`. */
+  readonly seccompFile: string | null;
 }
+
+/** The fd bubblewrap reads the seccomp program from. */
+const SECCOMP_FD = 3;
 
 /** The uid and gid commands see inside (mapped to the tenant's host uid); never 0. */
 const INNER_ID = '1000';
@@ -85,8 +92,9 @@ function systemMounts(): string[] {
  *   own processes and a loopback-only network, and `--disable-userns` so it cannot nest another;
  * - `--die-with-parent` and pid 1 inside: once bubblewrap ends, the kernel ends every process of
  *   the sandbox, whatever it did to detach (`setsid`, double fork);
- * - the workspace as the only writable path besides a size-capped `/tmp`; `/usr`, a minimal
- *   `/etc` and the root itself read-only; fresh `/proc` and `/dev`;
+ * - the workspace as the only writable path besides a size-capped `/tmp` and `/dev/shm`; `/usr`,
+ *   a minimal `/etc`, `/dev` and the root itself read-only; fresh `/proc` and `/dev`;
+ * - a seccomp program that refuses `fallocate` and io_uring (see `sandboxSeccompProgram`);
  * - `prlimit` as the first program inside: the process cap counts in the sandbox's own user
  *   namespace (so it is per command, and one tenant at its cap cannot stop another's commands),
  *   and the other caps hold for every process the command starts.
@@ -119,6 +127,14 @@ export function bwrapInvocation(setup: SandboxSetup, command: SandboxedCommand):
     '/proc',
     '--dev',
     '/dev',
+    // bubblewrap's `/dev` is an uncapped tmpfs (a share of the host's memory): it gets its own
+    // capped `/dev/shm` and is then read-only; device nodes stay writable on a read-only mount.
+    '--size',
+    String(limits.tmpBytes),
+    '--tmpfs',
+    '/dev/shm',
+    '--remount-ro',
+    '/dev',
     '--size',
     String(limits.tmpBytes),
     '--tmpfs',
@@ -134,6 +150,9 @@ export function bwrapInvocation(setup: SandboxSetup, command: SandboxedCommand):
     '--clearenv',
   ];
   for (const [name, value] of Object.entries(command.env)) args.push('--setenv', name, value);
+  const seccompFile = path.join(setup.etcDir, SECCOMP_FILE);
+  const seccomp = existsSync(seccompFile);
+  if (seccomp) args.push('--seccomp', String(SECCOMP_FD));
   args.push(
     setup.prlimitPath,
     `--nproc=${limits.maxProcesses}`,
@@ -144,5 +163,5 @@ export function bwrapInvocation(setup: SandboxSetup, command: SandboxedCommand):
     '--',
     ...command.argv,
   );
-  return { file: setup.bwrapPath, args, env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' } };
+  return { file: setup.bwrapPath, args, env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' }, seccompFile: seccomp ? seccompFile : null };
 }

@@ -120,6 +120,49 @@ describe('confined shell commands (bubblewrap)', () => {
     await registry.shutdown();
   });
 
+  it('caps /dev/shm like /tmp, and /dev itself is read-only (its devices still work)', async () => {
+    const { registry } = confinedRegistry();
+    const answer = await registry.exec(
+      's',
+      {
+        command: [
+          // Files under the 1 MiB file cap, so the filesystem's own cap is what stops them.
+          '(for i in $(seq 12); do head -c 900000 /dev/zero > /dev/shm/f$i || exit; done) 2>&1 | grep -o "No space left on device" | head -1',
+          '(echo x > /dev/planted) 2>&1 | grep -o "Read-only file system"',
+          'mkdir /dev/d 2>&1 | grep -o "Read-only file system"',
+          'echo ok > /dev/null; echo "null $?"',
+          'df -B1 --output=size /dev/shm /tmp | tail -n 2 | tr -d " "',
+        ].join('; '),
+      },
+      CONFIG,
+      { confinement: tenantA },
+    );
+    const lines = answer.text.split('\n');
+    expect(lines.slice(0, 4)).toEqual(['No space left on device', 'Read-only file system', 'Read-only file system', 'null 0']);
+    expect(lines.slice(4).map(Number)).toEqual([8 * 1024 * 1024, 8 * 1024 * 1024]);
+    await registry.shutdown();
+  });
+
+  it('refuses fallocate and io_uring, which would take disk faster than the watchdog sees', async () => {
+    const { registry, workspaceRoot } = confinedRegistry();
+    const answer = await registry.exec(
+      's',
+      {
+        command: `fallocate -l 900000 f 2>&1; echo "rc=$?"; perl -e 'my $p = "\\0" x 120; print syscall(425, 8, $p) == -1 ? "uring $!\\n" : "uring open\\n"'; ls -l /proc/self/fd /proc/1/fd | grep -c seccomp`,
+      },
+      CONFIG,
+      { confinement: tenantA },
+    );
+    const out = answer.text.split('\n');
+    expect(out[0]).toMatch(/Operation not supported/);
+    expect(out[1]).toMatch(/^rc=[1-9]/);
+    expect(out[2]).toBe('uring Function not implemented');
+    // The program bubblewrap read from fd 3 is not left open inside.
+    expect(out[3]).toBe('0');
+    expect(statSync(path.join(workspaceRoot, 'f')).blocks).toBe(0);
+    await registry.shutdown();
+  });
+
   it('kill ends every process of the sandbox, setsid and double-forked ones included', async () => {
     const { registry } = confinedRegistry();
     const id = details(

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { WORKSPACE_MOUNT } from '@codemode/contracts';
@@ -29,17 +29,25 @@ export async function probeSandbox(setup: SandboxSetup, identity: SandboxIdentit
       env: { PATH: '/usr/bin:/bin' },
       cpuSeconds: 5,
     });
-    return await run(invocation.file, invocation.args, invocation.env, identity);
+    return await run(invocation.file, invocation.args, invocation.env, identity, invocation.seccompFile);
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }
 }
 
-function run(file: string, args: string[], env: Record<string, string>, identity: SandboxIdentity | null): Promise<SandboxProbe> {
+function run(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  identity: SandboxIdentity | null,
+  seccompFile: string | null,
+): Promise<SandboxProbe> {
   return new Promise((resolve) => {
-    const child = spawn(file, args, { env, stdio: ['ignore', 'ignore', 'pipe'], ...(identity ?? {}) });
+    const seccomp = seccompFile === null ? null : openSync(seccompFile, 'r');
+    const child = spawn(file, args, { env, stdio: ['ignore', 'ignore', 'pipe', seccomp ?? 'ignore'], ...(identity ?? {}) });
+    if (seccomp !== null) closeSync(seccomp);
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
     child.once('error', (err) => {
       clearTimeout(timer);

@@ -1,64 +1,75 @@
-import { lstat, readdir } from 'node:fs/promises';
-import path from 'node:path';
+import { WorkspaceOverFileLimitError, WorkspaceOverLimitError, type ShellToolError } from '../errors';
+import { texts } from '../texts';
+import { WorkspaceWalker, type WorkspaceFigures } from './workspace-walker';
+
+/** `CODEMODE_WORKSPACE_MAX_BYTES` and `CODEMODE_WORKSPACE_MAX_FILES` (SPEC §10). */
+export interface WorkspaceLimits {
+  readonly maxBytes: number;
+  readonly maxFiles: number;
+}
+
+/** Which limit a workspace is over. */
+export type WorkspaceOverrun = 'size' | 'files';
 
 /**
- * Disk use of session workspaces, for `CODEMODE_WORKSPACE_MAX_BYTES` (SPEC §10). A workspace is
- * measured when a command of it exits (off the caller's path) and, while it is over, again before
- * each call, so removing files lets the next call through. Allocated blocks are counted, not
- * apparent sizes: a sparse file costs what it occupies.
+ * Disk use and entry count of session workspaces (SPEC §10), the one owner of both limits. A
+ * workspace is measured while its commands run (see `WorkspaceWatchdog`), when a command of it
+ * exits, and, while it is over, again before each call, so removing files lets the next call
+ * through. Allocated blocks are counted, not apparent sizes: a sparse file costs what it occupies.
+ * Walks run on the walker's own thread and stop as soon as a limit is passed.
  */
 export class WorkspaceUsage {
-  private readonly bytes = new Map<string, number>();
+  private readonly figures = new Map<string, WorkspaceFigures>();
   /** Measurements under way: the next call waits for the one its previous command started. */
-  private readonly measuring = new Map<string, Promise<number>>();
+  private readonly measuring = new Map<string, Promise<WorkspaceFigures>>();
+  private readonly walker = new WorkspaceWalker();
 
-  constructor(readonly maxBytes: number) {}
+  constructor(readonly limits: WorkspaceLimits) {}
 
-  /** Bytes over the limit decide a refusal; a workspace never measured on this worker is measured now. */
-  async isOver(workspace: string): Promise<boolean> {
+  /** Which limit decides a refusal; a workspace never measured on this worker is measured now. */
+  async overrun(workspace: string): Promise<WorkspaceOverrun | null> {
     await this.measuring.get(workspace);
-    const known = this.bytes.get(workspace);
-    if (known !== undefined && known <= this.maxBytes) return false;
-    return (await this.measure(workspace)) > this.maxBytes;
+    const known = this.figures.get(workspace);
+    if (known && this.overrunOf(known) === null) return null;
+    return this.overrunOf(await this.measure(workspace));
   }
 
-  /** Measures again (after a command exits); errors leave the last figure. */
-  measure(workspace: string): Promise<number> {
-    const running = diskUse(workspace)
-      .catch(() => this.bytes.get(workspace) ?? 0)
-      .then((total) => {
-        this.bytes.set(workspace, total);
+  /**
+   * Measures again (while commands run, with their pids, and after one exits); a failed walk
+   * leaves the last figure.
+   */
+  measure(workspace: string, pids: readonly number[] = []): Promise<WorkspaceFigures> {
+    const bounds = { bytes: this.limits.maxBytes, entries: this.limits.maxFiles };
+    const running = this.walker
+      .measure(workspace, bounds, pids)
+      .catch(() => this.figures.get(workspace) ?? { bytes: 0, entries: 0, unmeasurable: false })
+      .then((figures) => {
+        this.figures.set(workspace, figures);
         if (this.measuring.get(workspace) === running) this.measuring.delete(workspace);
-        return total;
+        return figures;
       });
     this.measuring.set(workspace, running);
     return running;
   }
 
-  forget(workspace: string): void {
-    this.bytes.delete(workspace);
+  /** A tree too deep to walk counts as over its file limit: what it holds below cannot be counted. */
+  overrunOf(figures: WorkspaceFigures): WorkspaceOverrun | null {
+    if (figures.bytes > this.limits.maxBytes) return 'size';
+    if (figures.entries > this.limits.maxFiles || figures.unmeasurable) return 'files';
+    return null;
   }
-}
 
-/** Allocated bytes of everything below `dir`, never following symbolic links. */
-async function diskUse(dir: string): Promise<number> {
-  let total = 0;
-  const pending = [dir];
-  while (pending.length > 0) {
-    const current = pending.pop()!;
-    let entries;
-    try {
-      entries = await readdir(current, { withFileTypes: true });
-    } catch {
-      continue; // removed while we walked, or unreadable: nothing to count
-    }
-    for (const entry of entries) {
-      const full = path.join(current, entry.name);
-      const info = await lstat(full).catch(() => undefined);
-      if (!info) continue;
-      total += info.blocks * 512;
-      if (info.isDirectory()) pending.push(full);
-    }
+  /** The refusal of a new command while the workspace is over. */
+  refusal(overrun: WorkspaceOverrun): ShellToolError {
+    return overrun === 'size' ? new WorkspaceOverLimitError(this.limits.maxBytes) : new WorkspaceOverFileLimitError(this.limits.maxFiles);
   }
-  return total;
+
+  /** What a command stopped for passing a limit says. */
+  stopText(overrun: WorkspaceOverrun): string {
+    return overrun === 'size' ? texts.workspaceSizeStopped(this.limits.maxBytes) : texts.workspaceFilesStopped(this.limits.maxFiles);
+  }
+
+  close(): Promise<void> {
+    return this.walker.close();
+  }
 }

@@ -13,6 +13,7 @@ export const METRIC = {
   jobScheduleToStart: 'codemode_job_schedule_to_start_seconds',
   parkedRuns: 'codemode_parked_runs',
   parkedSlotsAvailable: 'codemode_parked_slots_available',
+  parkedMemoryBytes: 'codemode_parked_memory_bytes',
   toolCallsTotal: 'codemode_tool_calls_total',
   toolCallDuration: 'codemode_tool_call_duration_seconds',
   resumesTotal: 'codemode_resumes_total',
@@ -20,6 +21,8 @@ export const METRIC = {
   staleWritesRejectedTotal: 'codemode_stale_writes_rejected_total',
   recoveriesTotal: 'codemode_recoveries_total',
   leaseLapsesTotal: 'codemode_lease_lapses_total',
+  storeFailuresTotal: 'codemode_store_failures_total',
+  strandedRunsEndedTotal: 'codemode_stranded_runs_ended_total',
   shellSessions: 'codemode_shell_sessions',
   eventAppendDuration: 'codemode_event_append_duration_seconds',
   sandboxThreads: 'codemode_sandbox_threads',
@@ -39,6 +42,7 @@ export const API_METRIC_NAMES: readonly MetricName[] = [
   METRIC.queueJobs,
   METRIC.queueOldestWaitingAge,
   METRIC.tenantLimitedTotal,
+  METRIC.storeFailuresTotal,
 ];
 
 /** Metrics served by each worker's `GET /metrics` (besides the Node default metrics). */
@@ -49,6 +53,7 @@ export const WORKER_METRIC_NAMES: readonly MetricName[] = [
   METRIC.jobScheduleToStart,
   METRIC.parkedRuns,
   METRIC.parkedSlotsAvailable,
+  METRIC.parkedMemoryBytes,
   METRIC.toolCallsTotal,
   METRIC.toolCallDuration,
   METRIC.resumesTotal,
@@ -56,6 +61,8 @@ export const WORKER_METRIC_NAMES: readonly MetricName[] = [
   METRIC.staleWritesRejectedTotal,
   METRIC.recoveriesTotal,
   METRIC.leaseLapsesTotal,
+  METRIC.storeFailuresTotal,
+  METRIC.strandedRunsEndedTotal,
   METRIC.shellSessions,
   METRIC.eventAppendDuration,
   METRIC.sandboxThreads,

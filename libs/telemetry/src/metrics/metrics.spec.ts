@@ -36,8 +36,8 @@ describe('createApiMetrics', () => {
     expect(names).toContain('process_cpu_seconds_total');
     expect(names).toContain('nodejs_eventloop_lag_seconds');
     expect(text).toContain('codemode_build_info{version="1.2.3"} 1');
-    // Both processes refuse at tenant quotas (SPEC §10); the rest is each one's own.
-    const shared = new Set<string>([METRIC.buildInfo, METRIC.tenantLimitedTotal]);
+    // Both processes refuse at tenant quotas (SPEC §10) and count Redis failures; the rest is each one's own.
+    const shared = new Set<string>([METRIC.buildInfo, METRIC.tenantLimitedTotal, METRIC.storeFailuresTotal]);
     for (const name of WORKER_METRIC_NAMES.filter((n) => !shared.has(n))) expect(names).not.toContain(name);
   });
 
@@ -102,7 +102,11 @@ describe('createWorkerMetrics', () => {
     metrics.toolCalled('openclaw', true, 20);
     metrics.toolCalled('client', false);
     metrics.resumed('owner');
-    metrics.setGauges({ sandbox: { busy: 1, idle: 2, starting: 0, parked: 5 }, maxParked: 64, shell: { running: 1, finished: 4 } });
+    metrics.setGauges({
+      sandbox: { busy: 1, idle: 2, starting: 0, parked: 5, parkedMemoryBytes: 5 * 16_777_216 },
+      maxParked: 64,
+      shell: { running: 1, finished: 4 },
+    });
     const text = await metrics.scrape();
     expect(text).toContain('codemode_job_schedule_to_start_seconds_sum{queue="cells"} 0.05');
     expect(text).toContain('codemode_tool_calls_total{source="openclaw",outcome="ok"} 1');
@@ -111,6 +115,7 @@ describe('createWorkerMetrics', () => {
     expect(text).toContain('codemode_resumes_total{path="owner"} 1');
     expect(text).toContain('codemode_parked_runs 5');
     expect(text).toContain('codemode_parked_slots_available 59');
+    expect(text).toContain('codemode_parked_memory_bytes 83886080');
     expect(text).toContain('codemode_sandbox_threads{state="idle"} 2');
     expect(text).toContain('codemode_shell_sessions{state="finished"} 4');
   });

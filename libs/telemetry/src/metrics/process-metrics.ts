@@ -8,7 +8,7 @@ export const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 export type ScrapeCollector = () => void | Promise<void>;
 
 /** The per-tenant quotas of SPEC §10, as `codemode_tenant_limited_total{limit}` names them. */
-export const TENANT_LIMITS = ['inflight', 'streams', 'rate', 'shell_processes', 'parked_runs', 'parked_bytes'] as const;
+export const TENANT_LIMITS = ['inflight', 'streams', 'rate', 'shell_processes', 'parked_runs', 'parked_bytes', 'stored_bytes'] as const;
 export type TenantLimit = (typeof TENANT_LIMITS)[number];
 
 export interface ProcessMetricsOptions {
@@ -28,6 +28,12 @@ export abstract class ProcessMetrics {
   private readonly collectors: ScrapeCollector[] = [];
   private readonly tenantLimited: Counter<string>;
   private readonly tenantLabel: boolean;
+  private readonly storeFailures = new Counter<'reason'>({
+    name: METRIC.storeFailuresTotal,
+    help: "Redis commands of this process's stores (event log, ledgers; not BullMQ's own) that failed: refused for memory (full) or not answered (unavailable).",
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
 
   protected constructor(version: string, options: ProcessMetricsOptions = {}) {
     collectDefaultMetrics({ register: this.registry });
@@ -46,6 +52,12 @@ export abstract class ProcessMetrics {
       registers: [this.registry],
     });
     if (!this.tenantLabel) for (const limit of TENANT_LIMITS) this.tenantLimited.inc({ limit }, 0);
+    for (const reason of ['full', 'unavailable']) this.storeFailures.inc({ reason }, 0);
+  }
+
+  /** Counts one Redis command that failed for memory (`full`) or for want of an answer (`unavailable`). */
+  storeFailed(reason: 'full' | 'unavailable'): void {
+    this.storeFailures.inc({ reason });
   }
 
   /** Counts one refusal at a tenant quota. */

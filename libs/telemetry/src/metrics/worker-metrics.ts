@@ -25,7 +25,7 @@ type McpServerStateLabel = (typeof MCP_SERVER_STATE_LABELS)[number];
 
 /** What the worker reads from its sandbox pool and shell registry when scraped. */
 export interface WorkerGaugeReadings {
-  sandbox: { busy: number; idle: number; starting: number; parked: number };
+  sandbox: { busy: number; idle: number; starting: number; parked: number; parkedMemoryBytes: number };
   maxParked: number;
   shell: { running: number; finished: number };
 }
@@ -67,6 +67,12 @@ export class WorkerMetrics extends ProcessMetrics {
     registers: [this.registry],
   });
 
+  readonly parkedMemoryBytes = new Gauge({
+    name: METRIC.parkedMemoryBytes,
+    help: 'Wasm memory of the VMs of runs parked (or being resumed) in this worker’s memory, in bytes (SPEC §10), read when scraped.',
+    registers: [this.registry],
+  });
+
   readonly toolCallsTotal = new Counter<'source' | 'outcome'>({
     name: METRIC.toolCallsTotal,
     help: 'Tool calls made by cells, by tool source and outcome.',
@@ -105,6 +111,13 @@ export class WorkerMetrics extends ProcessMetrics {
   readonly recoveriesTotal = new Counter<'outcome'>({
     name: METRIC.recoveriesTotal,
     help: 'Runs whose worker was gone, by what recovery did: replayed, rerun, lost, diverged, failed.',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
+  readonly strandedRunsEnded = new Counter<'outcome'>({
+    name: METRIC.strandedRunsEndedTotal,
+    help: 'Runs a sweep ended a lease past their answer deadline because nothing else would: abandoned (still requested) or lost (its worker gone).',
     labelNames: ['outcome'],
     registers: [this.registry],
   });
@@ -169,13 +182,18 @@ export class WorkerMetrics extends ProcessMetrics {
       this.runDuration.zero({ outcome });
     }
     for (const queue of WORKER_QUEUE_LABELS) this.jobScheduleToStart.zero({ queue });
+    for (const outcome of ['abandoned', 'lost']) this.strandedRunsEnded.inc({ outcome }, 0);
     for (const source of TOOL_SOURCES) {
       this.toolCallDuration.zero({ source });
       for (const outcome of TOOL_OUTCOMES) this.toolCallsTotal.inc({ source, outcome }, 0);
     }
     for (const path of RESUME_PATHS) this.resumesTotal.inc({ path }, 0);
     for (const outcome of RECOVERY_OUTCOMES) this.recoveriesTotal.inc({ outcome }, 0);
-    this.setGauges({ sandbox: { busy: 0, idle: 0, starting: 0, parked: 0 }, maxParked: 0, shell: { running: 0, finished: 0 } });
+    this.setGauges({
+      sandbox: { busy: 0, idle: 0, starting: 0, parked: 0, parkedMemoryBytes: 0 },
+      maxParked: 0,
+      shell: { running: 0, finished: 0 },
+    });
     this.setMcpServers({});
     for (const decision of APPROVAL_OUTCOMES) this.approvalsTotal.inc({ decision }, 0);
   }
@@ -221,6 +239,7 @@ export class WorkerMetrics extends ProcessMetrics {
     const { sandbox, shell } = readings;
     this.parkedRuns.set(sandbox.parked);
     this.parkedSlotsAvailable.set(Math.max(0, readings.maxParked - sandbox.parked));
+    this.parkedMemoryBytes.set(sandbox.parkedMemoryBytes);
     for (const state of SANDBOX_THREAD_STATES) this.sandboxThreads.set({ state }, sandbox[state]);
     for (const state of SHELL_SESSION_STATES) this.shellSessions.set({ state }, shell[state]);
   }

@@ -11,13 +11,14 @@ import {
   GREP_MAX_LINE_CHARS,
   looksBinary,
   MAX_OUTPUT_BYTES,
+  WALK_MAX_DEPTH,
   WALK_MAX_ENTRIES,
 } from './limits';
 import { createLineMatcher, type LineMatcher } from './line-matcher';
 import { MatchBudget } from './match-budget';
-import { walkWorkspace } from './walk';
-import { WorkspaceHandle } from './workspace-handle';
-import { resolveWorkspacePath, workspaceRelative, type Workspace } from './workspace-path';
+import { walkWorkspace, type WalkEntry, type WalkSummary } from './walk';
+import { openGuestPath, type WorkspaceEntry } from './workspace-entry';
+import { workspaceRelative, type Workspace } from './workspace-path';
 
 /** One matching line. `before`/`after` hold up to `context` neighbouring lines. */
 export interface GrepMatch {
@@ -37,7 +38,6 @@ export interface GrepResult {
 }
 
 interface SearchState {
-  readonly workspace: Workspace;
   readonly matcher: LineMatcher;
   readonly limit: number;
   readonly context: number;
@@ -49,68 +49,75 @@ interface SearchState {
   skippedLarge: number;
 }
 
-function cutLine(state: SearchState, text: string): string {
-  const clean = text.replace(/\r$/u, '');
-  if (clean.length <= GREP_MAX_LINE_CHARS) {
-    return clean;
-  }
-  state.linesCut = true;
-  return `${clean.slice(0, GREP_MAX_LINE_CHARS)}...`;
-}
-
-/** Searches a walked file, opened through a descriptor checked to be inside the workspace; one
- * that cannot be opened (gone, unreadable, or now leading outside) is skipped. Returns false once
- * the search must stop (limit or output budget). */
-async function searchPath(state: SearchState, absolute: string, shownPath: string): Promise<boolean> {
-  let file: WorkspaceHandle;
+/** Searches a walked file, opened beneath the workspace root; one that cannot be opened (gone,
+ * unreadable, or a link now leading outside) is skipped. Returns false once the search must stop
+ * (limit or output budget). */
+async function searchPath(state: SearchState, entry: WalkEntry, shownPath: string): Promise<boolean> {
+  let file: WorkspaceEntry;
   try {
-    file = await WorkspaceHandle.open(state.workspace, absolute, shownPath);
+    file = await entry.open();
   } catch {
     return true;
   }
   return searchFile(state, file, shownPath);
 }
 
-/** Searches an opened file and closes it; returns false once the search must stop. */
-async function searchFile(state: SearchState, file: WorkspaceHandle, shownPath: string): Promise<boolean> {
-  let text: string;
+/** A text file's bytes, in a buffer of their own (handed to the matching thread); undefined for
+ * what grep skips: not a regular file, too large, binary, or unreadable. */
+async function textBytes(state: SearchState, file: WorkspaceEntry): Promise<Uint8Array<ArrayBuffer> | undefined> {
+  if (file.kind !== 'file' || file.stats.size === 0) {
+    return undefined; // an empty file has no line to match: no round trip to the matching thread
+  }
+  if (file.stats.size > GREP_MAX_FILE_BYTES) {
+    state.skippedLarge += 1;
+    return undefined;
+  }
+  const bytes = new Uint8Array(file.stats.size);
+  let filled = 0;
   try {
-    if (!file.stats.isFile()) {
-      return true;
+    while (filled < bytes.length) {
+      const read = await file.read(bytes, filled, bytes.length - filled, filled);
+      if (read === 0) {
+        break;
+      }
+      filled += read;
     }
-    if (file.stats.size > GREP_MAX_FILE_BYTES) {
-      state.skippedLarge += 1;
-      return true;
-    }
-    const buffer = await file.readBytes().catch(() => undefined);
-    if (!buffer || looksBinary(buffer)) {
-      return true; // binary files are skipped, as ripgrep does
-    }
-    text = buffer.toString('utf8');
+  } catch {
+    return undefined;
+  }
+  const text = filled === bytes.length ? bytes : bytes.slice(0, filled);
+  // Binary files are skipped, as ripgrep does.
+  return looksBinary(Buffer.from(text.buffer, 0, text.length)) ? undefined : text;
+}
+
+/** Searches an opened file and closes it; returns false once the search must stop. */
+async function searchFile(state: SearchState, file: WorkspaceEntry, shownPath: string): Promise<boolean> {
+  let bytes: Uint8Array<ArrayBuffer> | undefined;
+  try {
+    bytes = await textBytes(state, file);
   } finally {
     await file.close();
   }
-  // Split as the line matcher does: the final newline ends the last line rather than starting one.
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') {
-    lines.pop();
+  if (!bytes) {
+    return true;
   }
-  // One index past the limit tells that the limit cut the results.
-  for (const index of await state.matcher.matchingLines(text, state.limit - state.matches.length + 1)) {
+  // One match past the limit tells that the limit cut the results.
+  const found = await state.matcher.search(bytes, {
+    maxMatches: state.limit - state.matches.length + 1,
+    context: state.context,
+    maxBytes: state.budget.remaining,
+  });
+  for (const line of found) {
     if (state.matches.length >= state.limit) {
       state.limitReached = true;
       return false;
     }
+    state.linesCut ||= line.cut;
     const match: GrepMatch = {
       path: shownPath,
-      line: index + 1,
-      text: cutLine(state, lines[index]),
-      ...(state.context > 0
-        ? {
-            before: lines.slice(Math.max(0, index - state.context), index).map((line) => cutLine(state, line)),
-            after: lines.slice(index + 1, index + 1 + state.context).map((line) => cutLine(state, line)),
-          }
-        : {}),
+      line: line.index + 1,
+      text: line.text,
+      ...(state.context > 0 ? { before: line.before, after: line.after } : {}),
     };
     const rendered = [...(match.before ?? []), `${match.path}:${match.line}: ${match.text}`, ...(match.after ?? [])].join('\n');
     if (!state.budget.take(rendered)) {
@@ -130,10 +137,8 @@ async function searchFile(state: SearchState, file: WorkspaceHandle, shownPath: 
 export async function grepTool(workspace: Workspace, input: GrepInput, signal?: AbortSignal): Promise<GrepResult> {
   const budget = new MatchBudget();
   const glob = input.glob === undefined ? undefined : compileGlob(input.glob, budget);
-  const target = await resolveWorkspacePath(workspace, input.path ?? '.');
   const matcher = await createLineMatcher(input.pattern, { ignoreCase: input.ignoreCase, literal: input.literal }, budget);
   const state: SearchState = {
-    workspace,
     matcher,
     limit: clampLimit(input.limit, GREP_DEFAULT_LIMIT, GREP_MAX_LIMIT),
     context: Math.min(input.context ?? 0, GREP_MAX_CONTEXT),
@@ -144,27 +149,30 @@ export async function grepTool(workspace: Workspace, input: GrepInput, signal?: 
     linesCut: false,
     skippedLarge: 0,
   };
-  let exhausted = false;
+  let summary: WalkSummary = { exhausted: false, tooDeep: false };
   try {
-    const opened = await WorkspaceHandle.open(workspace, target.absolute, input.path ?? '.');
-    if (opened.stats.isDirectory()) {
-      await opened.close();
-      const summary = await walkWorkspace(
-        workspace,
-        opened.realPath,
-        (entry) =>
-          entry.isDirectory || (glob && !glob.matches(entry.relative))
-            ? true
-            : searchPath(state, entry.absolute, workspaceRelative(target.relative, entry.relative)),
-        { signal, toolName: 'grep' },
-      );
-      exhausted = summary.exhausted;
+    const opened = await openGuestPath(workspace, input.path ?? '.');
+    if (opened.kind === 'directory') {
+      try {
+        summary = await walkWorkspace(
+          workspace,
+          opened,
+          (entry) =>
+            entry.isDirectory || (glob && !glob.matches(entry.relative))
+              ? true
+              : searchPath(state, entry, workspaceRelative(opened.relative, entry.relative)),
+          { signal, toolName: 'grep' },
+        );
+      } finally {
+        await opened.close();
+      }
     } else {
-      await searchFile(state, opened, target.relative);
+      await searchFile(state, opened, opened.relative);
     }
   } finally {
     await matcher.close();
   }
+  const { exhausted, tooDeep } = summary;
   const notices: string[] = [];
   if (state.limitReached) {
     notices.push(
@@ -183,7 +191,10 @@ export async function grepTool(workspace: Workspace, input: GrepInput, signal?: 
   if (exhausted) {
     notices.push(`Stopped after scanning ${WALK_MAX_ENTRIES} entries; pass a narrower path or glob`);
   }
-  const truncated = state.limitReached || state.bytesReached || exhausted || state.skippedLarge > 0;
+  if (tooDeep) {
+    notices.push(`Directories more than ${WALK_MAX_DEPTH} levels deep were not searched; pass a deeper path`);
+  }
+  const truncated = state.limitReached || state.bytesReached || exhausted || tooDeep || state.skippedLarge > 0;
   return notices.length === 0
     ? { matches: state.matches, truncated }
     : { matches: state.matches, truncated, notice: `[${notices.join('. ')}]` };

@@ -32,6 +32,9 @@ export const GLOB_MAX_CHARS = 512;
 
 /** Directory entries one find/grep call visits at most; deeper trees need a narrower path. */
 export const WALK_MAX_ENTRIES = 50_000;
+/** Directory levels below its start a find/grep walk descends at most: a walk holds one open
+ * descriptor per level, so this bounds the descriptors one call holds. */
+export const WALK_MAX_DEPTH = 64;
 /** Directories find and grep never descend into (OpenClaw ignores the same two). */
 export const WALK_SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(['.git', 'node_modules']);
 
@@ -67,6 +70,11 @@ export function looksBinary(buffer: Buffer): boolean {
 export class ByteBudget {
   private used = 0;
   constructor(private readonly limit: number = MAX_OUTPUT_BYTES) {}
+
+  /** Bytes still free. */
+  get remaining(): number {
+    return this.limit - this.used;
+  }
 
   /** Takes the line if it fits (plus its separator) and says whether it did. */
   take(line: string): boolean {

@@ -2,7 +2,7 @@ import { RE2JS } from 're2js';
 import { InvalidGrepPatternError, PatternTooExpensiveError } from '../errors';
 import type { MatchBudget } from './match-budget';
 import { compileErrorDetail, isSizeLimitError } from './re2-error';
-import { RegexWorker } from './regex-worker';
+import { RegexWorker, type FoundLine, type SearchRequest } from './regex-worker';
 
 /**
  * grep's pattern, as a line matcher. Patterns are RE2 regular expressions, the syntax of ripgrep's
@@ -11,11 +11,12 @@ import { RegexWorker } from './regex-worker';
  */
 export interface LineMatcher {
   /**
-   * 0-based indexes of the first `maxMatches` matching lines of `text`, split on `\n` (a final
-   * newline ends the last line rather than starting an empty one).
+   * The first `request.maxMatches` matching lines of a file's bytes, split on `\n` (a final
+   * newline ends the last line rather than starting an empty one), with their context. The bytes'
+   * buffer is handed to the matching thread: unusable afterwards.
    * @throws PatternTooExpensiveError once the call's matching budget is spent.
    */
-  matchingLines(text: string, maxMatches: number): Promise<number[]>;
+  search(bytes: Uint8Array<ArrayBuffer>, request: SearchRequest): Promise<FoundLine[]>;
   /** Ends the worker thread; call it when the search is over, also after a failure. */
   close(): Promise<void>;
 }

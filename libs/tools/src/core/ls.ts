@@ -1,10 +1,10 @@
-import { realpath, stat } from 'node:fs/promises';
-import path from 'node:path';
+import type { Dirent } from 'node:fs';
 import { WorkspacePathKindError } from '../errors';
+import { SHARED_SLICES, sortInSlices } from './event-loop-slices';
 import type { LsInput } from './inputs';
 import { ByteBudget, clampLimit, formatSize, LS_DEFAULT_LIMIT, LS_MAX_LIMIT, MAX_OUTPUT_BYTES } from './limits';
-import { WorkspaceHandle } from './workspace-handle';
-import { isInside, resolveWorkspacePath, type Workspace, type WorkspacePath } from './workspace-path';
+import { openChild, openGuestPath, type WorkspaceEntry } from './workspace-entry';
+import type { Workspace } from './workspace-path';
 
 /** What `ls` returns: entry names sorted case-insensitively, directories with a `/` suffix. */
 export interface LsResult {
@@ -14,60 +14,56 @@ export interface LsResult {
   readonly notice?: string;
 }
 
-/** `/` for a directory, `` for anything else; a symlink leaving the workspace is never followed. */
-async function suffixOf(workspace: Workspace, absolute: string): Promise<string> {
-  try {
-    const target = await realpath(absolute);
-    if (!isInside(workspace.root, target)) {
-      return '';
-    }
-    return (await stat(target)).isDirectory() ? '/' : '';
-  } catch {
-    return ''; // dangling symlink: listed by name only
-  }
-}
+/** The order `ls` shows names in: case-insensitive, by the default locale's collation. */
+const collator = new Intl.Collator();
 
-/** Names in a directory, read through a descriptor checked to be inside the workspace, and the
- * directory's real path. */
-async function listDirectory(
-  workspace: Workspace,
-  target: WorkspacePath,
-  shownPath: string,
-): Promise<{ directory: string; names: string[] }> {
-  const handle = await WorkspaceHandle.open(workspace, target.absolute, shownPath);
+/** `/` for a directory, `` for anything else; a symlink counts as a directory only when it leads
+ * to one inside the workspace (looked up beneath the root, never followed out). */
+async function suffixOf(workspace: Workspace, directory: WorkspaceEntry, child: Dirent): Promise<string> {
+  if (!child.isSymbolicLink()) {
+    return child.isDirectory() ? '/' : '';
+  }
   try {
-    if (!handle.stats.isDirectory()) {
-      throw new WorkspacePathKindError(target.relative, 'directory');
-    }
-    return { directory: handle.realPath, names: (await handle.readEntries()).map((entry) => entry.name) };
-  } finally {
-    await handle.close();
+    const target = await openChild(workspace, directory, child.name, child.name);
+    await target.close();
+    return target.kind === 'directory' ? '/' : '';
+  } catch {
+    return ''; // dangling or leading out: listed by name only
   }
 }
 
 /** Lists one workspace directory, dotfiles included, up to `limit` entries and 50 KB. */
 export async function lsTool(workspace: Workspace, input: LsInput): Promise<LsResult> {
-  const target = await resolveWorkspacePath(workspace, input.path ?? '.');
-  const { directory, names } = await listDirectory(workspace, target, input.path ?? '.');
-  const limit = clampLimit(input.limit, LS_DEFAULT_LIMIT, LS_MAX_LIMIT);
-  names.sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase()));
-  const entries: string[] = [];
-  const budget = new ByteBudget(MAX_OUTPUT_BYTES);
-  const notices: string[] = [];
-  for (const name of names) {
-    if (entries.length >= limit) {
-      notices.push(`${limit} entries limit reached. Use limit=${Math.min(limit * 2, LS_MAX_LIMIT)} for more`);
-      break;
+  const slices = SHARED_SLICES;
+  const directory = await openGuestPath(workspace, input.path ?? '.');
+  try {
+    if (directory.kind !== 'directory') {
+      throw new WorkspacePathKindError(directory.relative, 'directory');
     }
-    const entry = name + (await suffixOf(workspace, path.join(directory, name)));
-    if (!budget.take(entry)) {
-      notices.push(`${formatSize(MAX_OUTPUT_BYTES)} limit reached`);
-      break;
+    const children = (await directory.readEntries(slices)).map((child) => ({ child, key: child.name.toLowerCase() }));
+    await sortInSlices(children, (a, b) => collator.compare(a.key, b.key), slices);
+    const limit = clampLimit(input.limit, LS_DEFAULT_LIMIT, LS_MAX_LIMIT);
+    const entries: string[] = [];
+    const budget = new ByteBudget(MAX_OUTPUT_BYTES);
+    const notices: string[] = [];
+    for (const { child } of children) {
+      if (entries.length >= limit) {
+        notices.push(`${limit} entries limit reached. Use limit=${Math.min(limit * 2, LS_MAX_LIMIT)} for more`);
+        break;
+      }
+      const entry = child.name + (await suffixOf(workspace, directory, child));
+      if (!budget.take(entry)) {
+        notices.push(`${formatSize(MAX_OUTPUT_BYTES)} limit reached`);
+        break;
+      }
+      entries.push(entry);
+      await slices.pause();
     }
-    entries.push(entry);
+    if (notices.length === 0) {
+      return { path: directory.relative, entries, truncated: false };
+    }
+    return { path: directory.relative, entries, truncated: true, notice: `[${notices.join('. ')}]` };
+  } finally {
+    await directory.close();
   }
-  if (notices.length === 0) {
-    return { path: target.relative, entries, truncated: false };
-  }
-  return { path: target.relative, entries, truncated: true, notice: `[${notices.join('. ')}]` };
 }

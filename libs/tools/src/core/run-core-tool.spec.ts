@@ -1,4 +1,5 @@
-import { chmod, symlink } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { runCoreTool } from './run-core-tool';
 import { createTestWorkspace, type TestWorkspace } from './test-support';
@@ -61,6 +62,48 @@ describe('runCoreTool', () => {
       const result = await run('read', { path: 'one-line.txt' });
       expect(result).toMatchObject({ truncated: true, endLine: 1 });
       expect((result as { content: string }).content).toHaveLength(50 * 1024);
+    });
+
+    it('reads lines across its 1 MiB chunks as split on newlines, CRLF and multi-byte characters included', async () => {
+      // 1000-byte lines: the first chunk ends inside an é. 17-byte lines: it ends between a \r and its \n.
+      const wide = Array.from({ length: 3000 }, (_, i) => `${String(i + 1).padStart(6, '0')} ${'é'.repeat(300)}${'x'.repeat(391)}`);
+      const narrow = Array.from({ length: 70_000 }, (_, i) => String(i + 1).padStart(15, '0'));
+      await ws.write('wide.txt', `${wide.join('\r\n')}\r\n`);
+      await ws.write('narrow.txt', `${narrow.join('\r\n')}\r\n`);
+      const cases: Array<[string, string[], number]> = [
+        ['wide.txt', wide, 1],
+        ['wide.txt', wide, 1040],
+        ['wide.txt', wide, 2961],
+        ['narrow.txt', narrow, 61_670],
+        ['narrow.txt', narrow, 69_990],
+      ];
+      for (const [file, lines, offset] of cases) {
+        const result = (await run('read', { path: file, offset, limit: 40 })) as { content: string; totalLines: number };
+        expect(result.totalLines).toBe(lines.length);
+        expect(result.content).toBe(lines.slice(offset - 1, offset - 1 + 40).join('\n'));
+      }
+    });
+
+    it('keeps the event loop turning while it reads a 64 MiB file of newlines', async () => {
+      await ws.write('lines.txt', Buffer.alloc(64 * 1024 * 1024, '\n'));
+      let last = performance.now();
+      let longest = 0;
+      const probe = setInterval(() => {
+        const now = performance.now();
+        longest = Math.max(longest, now - last);
+        last = now;
+      }, 1);
+      try {
+        await expect(run('read', { path: 'lines.txt', offset: 64 * 1024 * 1024, limit: 1 })).resolves.toMatchObject({
+          totalLines: 64 * 1024 * 1024,
+          content: '',
+        });
+        longest = Math.max(longest, performance.now() - last);
+      } finally {
+        clearInterval(probe);
+      }
+      // The whole-file split it replaced held the loop for 10-18 s; slices are 8 ms (loose for loaded machines).
+      expect(longest).toBeLessThan(1000);
     });
 
     it('refuses directories and binary files with guidance', async () => {
@@ -143,6 +186,21 @@ describe('runCoreTool', () => {
       ]);
     });
 
+    it('never opens a FIFO planted in the workspace: read refuses it at once, walks skip it', async () => {
+      execFileSync('mkfifo', [path.join(ws.root, 'pipe')]);
+      await ws.write('notes.txt', 'a note\n');
+      await expect(run('read', { path: 'pipe' })).rejects.toThrow(
+        new Error('Not a regular file: pipe (a FIFO, socket or device); read returns regular files only.'),
+      );
+      await expect(run('grep', { pattern: 'note' })).resolves.toEqual({
+        matches: [{ path: 'notes.txt', line: 1, text: 'a note' }],
+        truncated: false,
+      });
+      await expect(run('grep', { pattern: 'note', path: 'pipe' })).resolves.toEqual({ matches: [], truncated: false });
+      await expect(run('find', { pattern: '*' })).resolves.toMatchObject({ files: ['notes.txt'] });
+      await expect(run('ls', {})).resolves.toMatchObject({ entries: ['notes.txt', 'pipe'] });
+    });
+
     it('never prints the host workspace path in errors', async () => {
       const messages = await Promise.all(
         [
@@ -208,6 +266,23 @@ describe('runCoreTool', () => {
       await ws.write('src/lib/util.ts', '');
       await ws.write('node_modules/dep/index.ts', '');
       await ws.write('.git/config.ts', '');
+    });
+
+    it('walks at most 64 levels below its start and says so', async () => {
+      const deep = Array.from({ length: 70 }, () => 'd').join('/');
+      await mkdir(path.join(ws.root, 'deep', deep), { recursive: true });
+      await ws.write(`deep/${deep}/bottom.txt`, 'x');
+      const result = (await run('find', { pattern: 'bottom.txt', path: 'deep' })) as {
+        files: string[];
+        truncated: boolean;
+        notice?: string;
+      };
+      expect(result).toMatchObject({ files: [], truncated: true });
+      expect(result.notice).toContain('Directories more than 64 levels deep were not searched; pass a deeper path');
+      await expect(run('find', { pattern: 'bottom.txt', path: `deep/${deep.slice(0, 20 * 2)}` })).resolves.toMatchObject({
+        files: [`deep/${deep}/bottom.txt`],
+        truncated: false,
+      });
     });
 
     it('matches names at any depth, skipping .git and node_modules', async () => {

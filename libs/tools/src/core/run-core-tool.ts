@@ -4,7 +4,7 @@ import { grepTool, type GrepResult } from './grep';
 import { FindInputSchema, GrepInputSchema, LsInputSchema, parseToolInput, ReadInputSchema } from './inputs';
 import { lsTool, type LsResult } from './ls';
 import { readTool, type ReadResult } from './read';
-import { openWorkspace } from './workspace-path';
+import { closeWorkspace, openWorkspace, type Workspace } from './workspace-path';
 
 /** Core tools this library executes (the shell tools `exec`/`process` run in libs/shell). */
 export const WORKSPACE_TOOL_NAMES = ['read', 'ls', 'find', 'grep'] as const;
@@ -48,22 +48,33 @@ export async function runCoreTool(name: string, input: unknown, context: CoreToo
 }
 
 async function dispatch(name: WorkspaceToolName, input: unknown, context: CoreToolContext): Promise<CoreToolResult> {
+  const run = toolOf(name, input);
+  const workspace = await openWorkspace(context.workspaceRoot);
+  try {
+    return await run(workspace, context.signal);
+  } finally {
+    await closeWorkspace(workspace);
+  }
+}
+
+/** The tool with its input checked (before the workspace is opened). */
+function toolOf(name: WorkspaceToolName, input: unknown): (workspace: Workspace, signal?: AbortSignal) => Promise<CoreToolResult> {
   switch (name) {
     case 'read': {
       const parsed = parseToolInput(name, ReadInputSchema, input);
-      return readTool(await openWorkspace(context.workspaceRoot), parsed);
+      return (workspace) => readTool(workspace, parsed);
     }
     case 'ls': {
       const parsed = parseToolInput(name, LsInputSchema, input);
-      return lsTool(await openWorkspace(context.workspaceRoot), parsed);
+      return (workspace) => lsTool(workspace, parsed);
     }
     case 'find': {
       const parsed = parseToolInput(name, FindInputSchema, input);
-      return findTool(await openWorkspace(context.workspaceRoot), parsed, context.signal);
+      return (workspace, signal) => findTool(workspace, parsed, signal);
     }
     case 'grep': {
       const parsed = parseToolInput(name, GrepInputSchema, input);
-      return grepTool(await openWorkspace(context.workspaceRoot), parsed, context.signal);
+      return (workspace, signal) => grepTool(workspace, parsed, signal);
     }
   }
 }

@@ -2,7 +2,8 @@ import { rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { createTestWorkspace, type TestWorkspace } from './test-support';
 import { walkWorkspace } from './walk';
-import { openWorkspace, type Workspace } from './workspace-path';
+import { WorkspaceEntry } from './workspace-entry';
+import { closeWorkspace, openWorkspace, type Workspace } from './workspace-path';
 
 describe('walkWorkspace', () => {
   let ws: TestWorkspace;
@@ -14,13 +15,16 @@ describe('walkWorkspace', () => {
     await ws.write('sub/b.txt', 'b\n');
     workspace = await openWorkspace(ws.root);
   });
-  afterEach(() => ws.cleanup());
+  afterEach(async () => {
+    await closeWorkspace(workspace);
+    await ws.cleanup();
+  });
 
   const walk = async (onVisit: (relative: string) => Promise<void> = async () => undefined) => {
     const seen: string[] = [];
     await walkWorkspace(
       workspace,
-      workspace.root,
+      await WorkspaceEntry.root(workspace),
       async (entry) => {
         seen.push(entry.relative);
         await onVisit(entry.relative);

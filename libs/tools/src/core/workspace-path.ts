@@ -1,53 +1,54 @@
-import { mkdir, realpath } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { WORKSPACE_MOUNT } from '@codemode/contracts';
-import { WorkspacePathEscapeError, WorkspacePathNotFoundError } from '../errors';
 
 /**
- * Confinement of core tool paths to the session workspace. A guest path is resolved lexically (so
- * `..` and absolute paths outside are refused before touching the disk) and through `realpath` (so
- * a symlink inside the workspace that points outside is refused with a clear error). That check is
- * advisory: a shell command can swap a path component between it and the open, so the word that
- * counts is the check on the opened descriptor (workspace-handle.ts). Errors name only what the
- * guest wrote, never the host's absolute workspace path.
+ * The lexical half of confining core tool paths to the session workspace (SPEC §10 "Paths tell
+ * nothing"): a guest path, or the text of a symlink met on the way, becomes a list of names below
+ * the workspace root, or is refused, without looking at the disk. `..` is applied to the names
+ * already walked, so it can never climb above the root; an absolute path counts only when it
+ * names the workspace (as the host or the shell sandbox spells it). The names are then opened one
+ * by one beneath the root's descriptor (workspace-entry.ts).
  */
 
-/** A workspace with its real (symlink-free) root. */
+/** A session workspace, its root open as a directory for the length of one tool call. */
 export interface Workspace {
-  /** `realpath` of the workspace root. */
+  /** `realpath` of the workspace root. Never shown to the guest. */
   readonly root: string;
   /** The root as configured (absolute, possibly through symlinks such as `/tmp` on macOS). */
   readonly configuredRoot: string;
-}
-
-/** A path inside the workspace. */
-export interface WorkspacePath {
-  /** Real absolute path on the host. Never shown to the guest. */
-  readonly absolute: string;
-  /** Path relative to the workspace root, with `/` separators; `.` for the root itself. */
-  readonly relative: string;
+  /** The root directory, opened once: every lookup starts from this descriptor. */
+  readonly rootDir: FileHandle;
 }
 
 /**
  * Opens the session workspace, creating its directory when it does not exist yet: a new session
- * has an empty workspace rather than a missing one.
+ * has an empty workspace rather than a missing one. The root is the worker's own directory (it
+ * names the tenant and session), so it is the one path opened by name; close it with
+ * `closeWorkspace`.
  */
 export async function openWorkspace(workspaceRoot: string): Promise<Workspace> {
-  const lexical = path.resolve(workspaceRoot);
-  await mkdir(lexical, { recursive: true });
-  return { root: await realpath(lexical), configuredRoot: lexical };
+  const configuredRoot = path.resolve(workspaceRoot);
+  await mkdir(configuredRoot, { recursive: true });
+  const root = await realpath(configuredRoot);
+  const rootDir = await open(root, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  return { root, configuredRoot, rootDir };
+}
+
+export function closeWorkspace(workspace: Workspace): Promise<void> {
+  return workspace.rootDir.close();
 }
 
 /** True when `candidate` is `root` or below it (both absolute and normalized). */
-export function isInside(root: string, candidate: string): boolean {
-  const rel = path.relative(root, candidate);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+function isInside(root: string, candidate: string): boolean {
+  const rel = path.posix.relative(root, candidate);
+  return rel === '' || (!rel.startsWith('..') && !path.posix.isAbsolute(rel));
 }
 
-/** Workspace-relative display form of a real path inside the workspace. */
-export function toRelative(workspace: Workspace, absolute: string): string {
-  const rel = path.relative(workspace.root, absolute);
-  return rel === '' ? '.' : rel.split(path.sep).join('/');
+/** Workspace-relative display form of a list of names: `/`-joined, `.` for the root. */
+export function displayPath(names: readonly string[]): string {
+  return names.length === 0 ? '.' : names.join('/');
 }
 
 /** Joins a workspace-relative directory (`.` for the root) and a `/`-separated path below it. */
@@ -55,73 +56,54 @@ export function workspaceRelative(directory: string, relative: string): string {
   return directory === '.' ? relative : `${directory}/${relative}`;
 }
 
-function isNotFound(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
-}
-
-/** `realpath` of the deepest existing ancestor of `absolute` (itself when it exists). */
-async function realpathOfExistingAncestor(absolute: string): Promise<string> {
-  let current = absolute;
-  for (;;) {
-    try {
-      return await realpath(current);
-    } catch (error) {
-      const parent = path.dirname(current);
-      if (!isNotFound(error) || parent === current) {
-        throw error;
+/**
+ * Applies `segments` (from a `/`-separated text) to the names below the root in `base`.
+ * @returns the names, or undefined when a `..` climbs above the root.
+ */
+function applySegments(base: readonly string[], segments: readonly string[]): string[] | undefined {
+  const names = [...base];
+  for (const segment of segments) {
+    if (segment === '' || segment === '.') {
+      continue;
+    }
+    if (segment === '..') {
+      if (names.length === 0) {
+        return undefined;
       }
-      current = parent;
+      names.pop();
+      continue;
+    }
+    names.push(segment);
+  }
+  return names;
+}
+
+/** Names below the root of an absolute path, when it names the workspace: through the host's real
+ * or configured root, or `/workspace`, where the session's shell commands see the same folder. */
+function absoluteNames(workspace: Workspace, absolute: string): string[] | undefined {
+  const normalized = path.posix.normalize(absolute);
+  for (const root of [workspace.root, workspace.configuredRoot, WORKSPACE_MOUNT]) {
+    if (isInside(root, normalized)) {
+      return applySegments([], path.posix.relative(root, normalized).split('/'));
     }
   }
+  return undefined;
 }
 
 /**
- * Resolves a guest path (relative to the workspace root, or absolute inside it) to a real path.
- * @throws WorkspacePathEscapeError when it leaves the workspace, lexically or through a symlink.
- * @throws WorkspacePathNotFoundError when it is inside but does not exist.
+ * Names below the root that a guest path (relative to the root, or absolute inside it) stands for.
+ * @returns undefined when the path leaves the workspace.
  */
-export async function resolveWorkspacePath(workspace: Workspace, input: string): Promise<WorkspacePath> {
+export function guestPathNames(workspace: Workspace, input: string): string[] | undefined {
   const raw = input.trim() === '' ? '.' : input;
-  const candidate = lexicalCandidate(workspace, raw);
-  if (!isInside(workspace.root, candidate)) {
-    throw new WorkspacePathEscapeError(input);
-  }
-  let real: string;
-  try {
-    real = await realpath(candidate);
-  } catch (error) {
-    if (!isNotFound(error)) {
-      throw error;
-    }
-    // A missing path below a symlink that leaves the workspace is still an escape, not "not found".
-    const ancestor = await realpathOfExistingAncestor(candidate);
-    if (!isInside(workspace.root, ancestor)) {
-      throw new WorkspacePathEscapeError(input);
-    }
-    throw new WorkspacePathNotFoundError(input);
-  }
-  if (!isInside(workspace.root, real)) {
-    throw new WorkspacePathEscapeError(input);
-  }
-  return { absolute: real, relative: toRelative(workspace, real) };
+  return raw.startsWith('/') ? absoluteNames(workspace, raw) : applySegments([], raw.split('/'));
 }
 
 /**
- * Absolute lexical form of a guest path. An absolute path written against the configured (not yet
- * real) root, e.g. `/tmp/ws/a.txt` when `/tmp` is a symlink, is rebased onto the real root; so is
- * one under `/workspace`, where the model's shell commands see the same folder.
+ * Names below the root that a symlink's text points to, read from the link at `directory` (the
+ * names of the real directory holding it).
+ * @returns undefined when the link leads out of the workspace (whether its target exists or not).
  */
-function lexicalCandidate(workspace: Workspace, raw: string): string {
-  if (!path.isAbsolute(raw)) {
-    return path.resolve(workspace.root, raw);
-  }
-  const normalized = path.resolve(raw);
-  if (workspace.configuredRoot !== workspace.root && isInside(workspace.configuredRoot, normalized)) {
-    return path.join(workspace.root, path.relative(workspace.configuredRoot, normalized));
-  }
-  if (!isInside(workspace.root, normalized) && isInside(WORKSPACE_MOUNT, normalized)) {
-    return path.join(workspace.root, path.relative(WORKSPACE_MOUNT, normalized));
-  }
-  return normalized;
+export function linkTargetNames(workspace: Workspace, directory: readonly string[], text: string): string[] | undefined {
+  return text.startsWith('/') ? absoluteNames(workspace, text) : applySegments(directory, text.split('/'));
 }

@@ -1,6 +1,7 @@
 import { mcpToolDefinition, type ToolDefinition } from '@codemode/catalog';
 import type { ClientTool } from '@codemode/contracts';
 import { SessionToolCatalog } from '../session-tool-catalog';
+import { SHARED_SLICES } from '../core/event-loop-slices';
 import { mcpServerVisibleTo, scopeMcpToTenant, withTenants, type McpServerScope } from './mcp-tenants';
 
 const tool = (serverName: string, toolName: string): ToolDefinition =>
@@ -40,7 +41,7 @@ describe('MCP tenant scoping (SPEC §10)', () => {
     expect(alpha.servers).toEqual([{ name: 'crm', description: 'Alpha CRM' }, { name: 'tracker' }]);
   });
 
-  it("leaves a scoped server out of every view of another tenant's catalog", () => {
+  it("leaves a scoped server out of every view of another tenant's catalog", async () => {
     const client: ClientTool[] = [];
     const beta = new SessionToolCatalog(TOOLS, client, SERVERS, 'beta');
     const alpha = new SessionToolCatalog(TOOLS, client, SERVERS, 'alpha');
@@ -48,13 +49,13 @@ describe('MCP tenant scoping (SPEC §10)', () => {
       beta.entries,
       beta.guestCatalog(),
       beta.view({ timeoutMs: 10_000, maxOutputBytes: 65_536 }),
-      beta.apiFiles(),
+      await beta.apiFiles(SHARED_SLICES),
     ]);
     expect(betaText).not.toMatch(/crm|find_customer|findCustomer|Alpha CRM/iu);
     expect(beta.mcpTool('crm', 'find_customer')).toBeUndefined();
     expect(beta.guestCatalog().mcp.map((server) => server.serverName)).toEqual(['tracker']);
     expect(alpha.mcpTool('crm', 'find_customer')).toBeDefined();
     expect(alpha.guestCatalog().mcp.map((server) => server.serverName)).toEqual(['crm', 'tracker']);
-    expect(JSON.stringify(alpha.apiFiles())).toContain('Alpha CRM');
+    expect(JSON.stringify(await alpha.apiFiles(SHARED_SLICES))).toContain('Alpha CRM');
   });
 });

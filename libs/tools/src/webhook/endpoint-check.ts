@@ -8,7 +8,7 @@ export const REGISTRATION_RESOLVE_TIMEOUT_MS = 5000;
 /** The first client tool whose endpoint may not be reached, with its index in the registration. */
 export interface RefusedClientTool {
   readonly index: number;
-  readonly tool: ClientTool;
+  readonly tool: Pick<ClientTool, 'name' | 'endpoint'>;
   /** `http://host:port` of the endpoint, as the URL normalizes it (no path, query or credentials). */
   readonly origin: string;
   readonly refusal: EndpointRefusal;
@@ -49,7 +49,7 @@ function registrationResolver(resolve: HostResolver): HostResolver {
  * @returns the first refused tool in registration order, or undefined when all may be stored.
  */
 export async function findRefusedEndpoint(
-  tools: readonly ClientTool[],
+  tools: readonly Pick<ClientTool, 'name' | 'endpoint'>[],
   policy: WebhookAddressPolicy,
   resolve: HostResolver = systemResolver,
 ): Promise<RefusedClientTool | undefined> {

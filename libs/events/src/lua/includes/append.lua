@@ -21,7 +21,9 @@
     facts = table of plain strings the projections need (see event-encoding.ts),
     store = (store.committed only) { sets = {{field, json}...}, dels = {field...}, delta = bytes }:
             fields are store keys as JSON string text, values JSON text, never decoded here,
-    tools = (tools.registered only) the full client tool list as JSON text.
+    tools = (tools.registered only) { staged = key holding the new list's JSON text, version }:
+            the staged key is renamed onto the client tools key, and `version` kept as the
+            session's `toolsVersion`.
   }
   User-written JSON (code, inputs, results) is never decoded in Lua: cjson rejects lone
   surrogate escapes and re-encodes numbers with 14 digits and empty arrays as objects.
@@ -54,7 +56,8 @@
   including other runs' hashes read while trimming, lives in the session's hash-tag slot.
 
   Session expiry (SPEC §10). An append refreshes the TTL of all the session's long-lived keys
-  (stream, session hash, transcript, runs index, store hash, client tools, policy, approvals; one PEXPIRE each; keys
+  (stream, session hash, transcript, runs index, store hash, client tools, policy, approvals, the
+  two stored-bytes keys; one PEXPIRE each; keys
   not created yet are skipped by Redis) to SESSION_TTL_MS + REFRESH_SLACK_MS, and the run hash of
   a run event with them: the session expires between SESSION_TTL_MS and SESSION_TTL_MS +
   REFRESH_SLACK_MS (min(60 s, 1% of the TTL)) after its last write, never before. The refresh of
@@ -71,6 +74,23 @@
   session's slot. Writes that bypass append_event touch only keys that already have a TTL
   (claim-resume and release-resume: the run hash) or set their own (request-run: the
   idempotency key lives min(its 24 h, the session's TTL), read from `session_ttl_ms`).
+
+  Stored bytes (SPEC §10 "Redis storage"). The session hash keeps `storedBytes`: what the
+  session's keys hold, counted as they are written and freed, in the same step. A stream entry
+  counts its field values plus ENTRY_OVERHEAD (twice its data for a terminal or parked event:
+  the run hash keeps that result as `lastResult` and expires about when the entry is trimmed;
+  RUN_OVERHEAD more for `run.requested`, for the rest of the run hash and its runs index entry); a
+  transcript entry its length plus LIST_OVERHEAD; the store its value bytes (`storeBytes`'s delta);
+  the client tools their JSON; a parked run's image (`<p>:{t:sid}:image:<runId>`, written by the
+  worker before `run.parked`) its bytes at `run.parked`, kept on the run hash as `imageBytes` and
+  given back by the run's terminal event. Trimming gives back what it removes without reading
+  the entries it cuts: the log's bytes are also kept per bucket of BUCKET_MS (min(60 s,
+  RETENTION_MS)) of their stream ids (`<p>:{t:sid}:stored-log`, hash bucket → bytes, and
+  `<p>:{t:sid}:stored-minutes`, zset of those buckets), and a trim to a point gives back the
+  buckets wholly before it; so the count is high by at most the session's log bytes of one bucket,
+  until a later trim passes it (a new bucket refreshes the session's TTLs, once a bucket). A
+  transcript entry is given back as it is popped. Results (libs/store) keep their own sizes hash;
+  `measure-session.lua` adds them. The tenant's total lives in its own slot (`tenant-stored-bytes.lua`).
 
   The settings are compiled in: the loader (script-loader.ts) turns each `--- @define NAME` line
   below into `local NAME = <value>` from the deployment's configuration.
@@ -91,6 +111,16 @@ local ENDED = { completed = true, failed = true, expired = true, lost = true }
 local TRIM_BATCH = 100
 local TRANSCRIPT_POP_MAX = 1000
 local TRIM_EVERY_MS = math.min(60000, RETENTION_MS)
+-- Stored bytes (see the header): per stream entry and per transcript entry beyond their values.
+local ENTRY_OVERHEAD = 64
+local LIST_OVERHEAD = 16
+local IMAGE_OVERHEAD = 64
+-- A run's hash (about 15 fields) and runs index entry, counted with its run.requested entry: the
+-- hash expires RETENTION_MS after the run's end, about when retention trims that entry.
+local RUN_OVERHEAD = 1024
+-- The log's stored bytes are kept per BUCKET_MS of stream ids; at most BUCKETS_PER_TRIM given back per trim.
+local BUCKET_MS = math.min(60000, RETENTION_MS)
+local BUCKETS_PER_TRIM = 1000
 -- Session expiry (see the header): how much longer than asked a refresh sets, so the next appends may skip it.
 local REFRESH_SLACK_MS = math.min(60000, math.floor(SESSION_TTL_MS / 100))
 -- Events that may create a session key their append must give a TTL.
@@ -118,6 +148,31 @@ local function iso_ms(iso)
   local doy = math.floor((153 * ((mo + 9) % 12) + 2) / 5) + tonumber(d) - 1
   local days = era * 146097 + yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy - 719468
   return (((days * 24 + tonumber(h)) * 60 + tonumber(mi)) * 60 + tonumber(s)) * 1000 + tonumber(ms)
+end
+
+-- Stored bytes (see the header): what one stream entry counts.
+local function entry_bytes(type, runId, at, data)
+  local n = ENTRY_OVERHEAD + #type + #runId + #at + #data
+  if TERMINAL[type] or type == 'run.parked' then n = n + #data end
+  if type == 'run.requested' then n = n + RUN_OVERHEAD end
+  return n
+end
+
+-- What this script changed the session's storedBytes by, written once by flush_stored.
+local stored_delta = 0
+
+local function count_stored(delta)
+  stored_delta = stored_delta + delta
+end
+
+local function flush_stored(K)
+  if stored_delta ~= 0 then redis.call('HINCRBY', K[2], 'storedBytes', stored_delta) end
+  stored_delta = 0
+end
+
+-- `<p>:{t:sid}` from the session hash's name: every key of the session starts with it.
+local function session_base(K)
+  return string.sub(K[2], 1, -#':session' - 1)
 end
 
 -- Returns nil when a run-scoped write may proceed, else {code, detail}.
@@ -171,6 +226,21 @@ end
 -- Appends a transcript entry; a new list (the first entry, or the first after a trim emptied it) needs its TTL.
 local function push_transcript(K, entry)
   if redis.call('RPUSH', K[4], entry) == 1 then created_key = true end
+  count_stored(#entry + LIST_OVERHEAD)
+end
+
+-- A parked run's image counts from its park to the run's end (see the header).
+local function count_image(K, ev)
+  local held = tonumber(redis.call('HGET', K[3], 'imageBytes') or '0')
+  local now = 0
+  if ev.type == 'run.parked' then
+    local image = session_base(K) .. ':image:' .. ev.runId
+    local size = redis.call('HSTRLEN', image, 'image') + redis.call('HSTRLEN', image, 'host')
+    if size > 0 then now = size + IMAGE_OVERHEAD end
+  end
+  if now == held then return end
+  if now > 0 then redis.call('HSET', K[3], 'imageBytes', now) else redis.call('HDEL', K[3], 'imageBytes') end
+  count_stored(now - held)
 end
 
 local function project_run(K, ev, at, id)
@@ -202,10 +272,11 @@ local function project_run(K, ev, at, id)
     if input then push_transcript(K, transcript_entry('input', 'wait', ev.runId, at, 'input', input)) end
   elseif terminal then
     redis.call('HSET', run, 'status', terminal, 'endedAt', at)
-    redis.call('HDEL', run, 'expiresAt', 'resumeToken', 'resumeUntil')
+    redis.call('HDEL', run, 'expiresAt', 'resumeToken', 'resumeUntil', 'resumeKey')
   end
+  if terminal or ev.type == 'run.parked' then count_image(K, ev) end
   if result and (terminal or ev.type == 'run.parked') then
-    redis.call('HSET', run, 'lastResult', result)
+    redis.call('HSET', run, 'lastResult', result, 'resultEvent', id)
     local call = redis.call('HGET', run, 'call') or 'exec'
     push_transcript(K, transcript_entry('result', call, ev.runId, at, 'result', result))
   end
@@ -218,6 +289,7 @@ local function project_store(K, st)
   -- One HDEL per field: a commit may delete more keys than unpack() can spread.
   for _, field in ipairs(st.dels) do redis.call('HDEL', K[6], field) end
   redis.call('HINCRBY', K[2], 'storeBytes', st.delta)
+  count_stored(st.delta)
 end
 
 local function project_session(K, ev, at)
@@ -237,7 +309,10 @@ local function project_session(K, ev, at)
     project_store(K, ev.store)
   elseif ev.type == 'tools.registered' then
     -- Endpoints live only here, never in the event: a PUT replaces the whole list.
-    redis.call('SET', K[6], ev.tools)
+    local before = redis.call('STRLEN', K[6])
+    redis.call('RENAME', ev.tools.staged, K[6])
+    redis.call('HSET', K[2], 'toolsVersion', ev.tools.version)
+    count_stored(redis.call('STRLEN', K[6]) - before)
   end
 end
 
@@ -256,23 +331,70 @@ local function trim_point(K, runKeyBase, cutoff, nowMs)
   return cutoff
 end
 
--- Transcript entries are in log order; those older than the oldest event left are popped.
--- Each entry starts {"kind":..,"call":..,"runId":..,"at":"<iso>" (transcript_entry), so the first
--- "at" is its own.
-local function trim_transcript(K)
+-- Transcript entries are in log order; those older than the oldest event left are popped, or
+-- older than `point` (ms) when no event is left. Each entry starts
+-- {"kind":..,"call":..,"runId":..,"at":"<iso>" (transcript_entry), so the first "at" is its own.
+local function trim_transcript(K, point)
   local oldest = redis.call('XRANGE', K[1], '-', '+', 'COUNT', 1)[1]
-  if not oldest then return end
   local keep
-  for i = 1, #oldest[2], 2 do
-    if oldest[2][i] == 'at' then keep = oldest[2][i + 1] end
+  if oldest then
+    for i = 1, #oldest[2], 2 do
+      if oldest[2][i] == 'at' then keep = oldest[2][i + 1] end
+    end
+    if not keep then return end
   end
-  if not keep then return end
   for _ = 1, TRANSCRIPT_POP_MAX do
     local entry = redis.call('LINDEX', K[4], 0)
     local at = entry and string.match(entry, '"at":"([^"]*)"')
-    if not at or at >= keep then return end
+    if not at then return end
+    if keep then
+      if at >= keep then return end
+    elseif iso_ms(at) >= point then
+      return
+    end
     redis.call('LPOP', K[4])
+    count_stored(-(#entry + LIST_OVERHEAD))
   end
+end
+
+-- Stored bytes of the log are kept per BUCKET_MS of their entries' ids (see the header): the
+-- buckets wholly before `point` (ms) are given back once the stream is cut there, at most
+-- BUCKETS_PER_TRIM per trim (the next trim goes on).
+local function give_back_log(K, point)
+  local base = session_base(K)
+  local minutes = redis.call('ZRANGE', base .. ':stored-minutes', '-inf', '(' .. int(math.floor(point / BUCKET_MS)),
+    'BYSCORE', 'LIMIT', 0, BUCKETS_PER_TRIM)
+  if #minutes == 0 then return end
+  local freed = 0
+  for _, minute in ipairs(minutes) do
+    freed = freed + tonumber(redis.call('HGET', base .. ':stored-log', minute) or '0')
+    redis.call('HDEL', base .. ':stored-log', minute)
+  end
+  redis.call('ZREM', base .. ':stored-minutes', unpack(minutes))
+  count_stored(-freed)
+end
+
+-- Counts a new stream entry in its bucket; a new bucket may have made the two keys: they need their TTL.
+local function count_log(K, id, bytes)
+  local base = session_base(K)
+  local minute = int(math.floor(tonumber(string.match(id, '^(%d+)')) / BUCKET_MS))
+  redis.call('HINCRBY', base .. ':stored-log', minute, bytes)
+  if redis.call('ZADD', base .. ':stored-minutes', 'NX', minute, minute) == 1 then created_key = true end
+  count_stored(bytes)
+end
+
+-- Retention (see the header): trims the session's log, runs index and transcript now.
+local function trim_session(K, nowMs)
+  redis.call('HSET', K[2], 'trimmedAt', int(nowMs))
+  local runKeyBase = session_base(K) .. ':run:'
+  local point = trim_point(K, runKeyBase, nowMs - RETENTION_MS, nowMs)
+  redis.call('ZREMRANGEBYSCORE', K[5], '-inf', '(' .. int(point))
+  -- Exact, not `~`: whole stream nodes below the point are dropped without reading their entries,
+  -- so the cost is one step per node plus the one node the point falls in, and the cut lies
+  -- exactly between two milliseconds, where the transcript is cut too.
+  redis.call('XTRIM', K[1], 'MINID', int(point))
+  give_back_log(K, point)
+  trim_transcript(K, point)
 end
 
 -- Retention (see the header): on terminal events, else at most once per TRIM_EVERY_MS.
@@ -281,16 +403,7 @@ local function maybe_trim(K, ev, nowMs)
     local last = redis.call('HGET', K[2], 'trimmedAt')
     if last and nowMs - tonumber(last) < TRIM_EVERY_MS then return end
   end
-  redis.call('HSET', K[2], 'trimmedAt', int(nowMs))
-  -- K[3] is <p>:{t:sid}:run:<runId>; every run hash of the session shares this prefix and slot.
-  local runKeyBase = string.sub(K[3], 1, #K[3] - #ev.runId)
-  local point = trim_point(K, runKeyBase, nowMs - RETENTION_MS, nowMs)
-  redis.call('ZREMRANGEBYSCORE', K[5], '-inf', '(' .. int(point))
-  -- Exact, not `~`: whole stream nodes below the point are dropped without reading their entries,
-  -- so the cost is one step per node plus the one node the point falls in, and the cut lies
-  -- exactly between two milliseconds, where the transcript is cut too.
-  redis.call('XTRIM', K[1], 'MINID', int(point))
-  trim_transcript(K)
+  trim_session(K, nowMs)
 end
 
 -- XADDs the entry with the millisecond of `at` as its id's time (`<ms>-*`), so that the log cut by
@@ -312,9 +425,9 @@ local function expire_session(K, ev)
   local fresh = left >= ttl and not created_key and not CREATES_KEYS[ev.type]
   local target = math.max(ttl + REFRESH_SLACK_MS, left)
   if not fresh then
-    local base = string.sub(K[2], 1, -#':session' - 1)
+    local base = session_base(K)
     for _, key in ipairs({ K[1], K[2], K[4], K[5], base .. ':store', base .. ':tools',
-      base .. ':policy', base .. ':approvals' }) do
+      base .. ':policy', base .. ':approvals', base .. ':stored-log', base .. ':stored-minutes' }) do
       redis.call('PEXPIRE', key, int(target))
     end
   end
@@ -333,6 +446,7 @@ local function append_event(K, ev)
   check_history(K, ev, #data)
   local at = now_iso()
   local id = xadd(K, ev, at, data)
+  count_log(K, id, entry_bytes(ev.type, ev.runId, at, data))
   local ms = tonumber(string.match(id, '^(%d+)'))
   project_session(K, ev, at)
   if ev.runId ~= '' then
@@ -340,6 +454,7 @@ local function append_event(K, ev)
     count_history(K, #data, ms)
   end
   maybe_trim(K, ev, ms)
+  flush_stored(K)
   session_ttl_ms = expire_session(K, ev)
   return id
 end

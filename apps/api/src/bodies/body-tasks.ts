@@ -1,0 +1,56 @@
+import { parseJsonBytes, type ParsedJson } from '../core/json-bytes';
+import { checkExecBody, type ExecBody } from '../runs/exec-body';
+import { checkToolResults, type ToolResultsCheck } from '../runs/tool-results-body';
+import { checkToolsPut, toolsViewOfJson, type ToolsPutCheck, type ToolsViewContext } from '../tools/tools-body';
+
+/** A body that did not parse (or nests too deep): the route answers it as it answers any such body. */
+export type Unreadable = Exclude<ParsedJson, { kind: 'json' }>;
+
+/** Work whose cost grows with what a tenant sends, done on a body thread (SPEC §10 "Event loops"). */
+export type BodyTask =
+  | { kind: 'json'; bytes: Uint8Array }
+  | { kind: 'exec'; bytes: Uint8Array }
+  | { kind: 'tools'; bytes: Uint8Array; context: ToolsViewContext }
+  | { kind: 'tools-view'; bytes: Uint8Array; context: ToolsViewContext }
+  | { kind: 'tool-results'; bytes: Uint8Array };
+
+/**
+ * What each task answers; only small or flat values (strings, bytes) cross back to the event loop.
+ * A catalog view (as large as the registration) comes back serialized, as its JSON's bytes.
+ */
+export interface BodyTaskResults {
+  json: ParsedJson;
+  exec: Unreadable | ({ kind: 'checked' } & ExecBody);
+  tools: Unreadable | { kind: 'checked'; check: ToolsPutCheck<Uint8Array> };
+  'tools-view': Uint8Array;
+  'tool-results': Unreadable | { kind: 'checked'; check: ToolResultsCheck };
+}
+
+export function runBodyTask(task: BodyTask): BodyTaskResults[BodyTask['kind']] {
+  switch (task.kind) {
+    case 'json':
+      return parseJsonBytes(task.bytes);
+    case 'tools-view':
+      return jsonBytes(toolsViewOfJson(Buffer.from(task.bytes).toString('utf8'), task.context));
+  }
+  const body = parseJsonBytes(task.bytes);
+  if (body.kind !== 'json') return body;
+  switch (task.kind) {
+    case 'exec':
+      return { kind: 'checked', ...checkExecBody(body.value) };
+    case 'tools': {
+      const check = checkToolsPut(body.value, task.context);
+      // Encoded here: the event loop hands the bytes to Redis, and the view to the client, as they are.
+      return {
+        kind: 'checked',
+        check: check.ok ? { ...check, toolsJson: Buffer.from(check.toolsJson), view: jsonBytes(check.view) } : check,
+      };
+    }
+    case 'tool-results':
+      return { kind: 'checked', check: checkToolResults(body.value) };
+  }
+}
+
+function jsonBytes(value: unknown): Uint8Array {
+  return Buffer.from(JSON.stringify(value));
+}

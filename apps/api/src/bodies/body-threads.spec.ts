@@ -1,0 +1,47 @@
+import { BodyThreadError, BodyThreads } from './body-threads';
+
+const bytes = (value: unknown): Uint8Array => new Uint8Array(Buffer.from(JSON.stringify(value)));
+
+describe('BodyThreads', () => {
+  let threads: BodyThreads;
+  afterEach(async () => {
+    await threads.onModuleDestroy();
+  });
+
+  it('parses, depth-checks and checks exec bodies off the event loop with the answers of the inline path', async () => {
+    threads = new BodyThreads(1);
+    expect(await threads.run('a', { kind: 'json', bytes: bytes({ a: [1] }) })).toEqual({ kind: 'json', value: { a: [1] } });
+    expect(await threads.run('a', { kind: 'json', bytes: new Uint8Array(Buffer.from('['.repeat(129) + ']'.repeat(129))) })).toEqual({
+      kind: 'too_deep',
+    });
+    expect(await threads.run('a', { kind: 'json', bytes: new Uint8Array(Buffer.from('{nope')) })).toEqual({ kind: 'invalid_json' });
+    expect(await threads.run('a', { kind: 'exec', bytes: bytes({ title: 't', code: 'return 1' }) })).toMatchObject({
+      kind: 'checked',
+      check: { ok: true, input: { title: 't', code: 'return 1', restartSafe: false, awaitResults: false } },
+    });
+    expect(await threads.run('a', { kind: 'exec', bytes: bytes({ title: 't', code: 'require("fs")', restartSafe: true }) })).toMatchObject({
+      kind: 'checked',
+      check: { ok: false, error: 'code mode module access is disabled.' },
+      replaySafe: true,
+    });
+  });
+
+  it('serves tenants round-robin: one tenant queueing many big bodies delays another by at most one of them', async () => {
+    threads = new BodyThreads(1);
+    const code = Array.from({ length: 3000 }, (_, i) => `const v${i} = [${i}];`).join('\n');
+    const order: string[] = [];
+    const big = Array.from({ length: 5 }, (_, i) =>
+      threads.run('attacker', { kind: 'exec', bytes: bytes({ title: 't', code }) }).then(() => order.push(`attacker-${i}`)),
+    );
+    const small = threads.run('victim', { kind: 'exec', bytes: bytes({ title: 't', code: 'return 1' }) }).then(() => order.push('victim'));
+    await Promise.all([...big, small]);
+    // The attacker's first body was on the thread already and its second was next in turn; then the victim's.
+    expect(order.indexOf('victim')).toBe(2);
+  });
+
+  it('refuses tasks once shut down, with a BodyThreadError', async () => {
+    threads = new BodyThreads(1);
+    await threads.onModuleDestroy();
+    await expect(threads.run('a', { kind: 'json', bytes: bytes([1]) })).rejects.toBeInstanceOf(BodyThreadError);
+  });
+});

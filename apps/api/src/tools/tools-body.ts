@@ -1,0 +1,52 @@
+import { ClientToolsPutSchema, type ClientTool, type ToolsView } from '@codemode/contracts';
+import type { ToolDefinition } from '@codemode/catalog';
+import { SessionToolCatalog, type McpServerScope } from '@codemode/tools';
+import { BODY_NOT_JSON_ERROR } from '../core/request-context';
+
+/** What a session's catalog view is built from besides its client tools. */
+export interface ToolsViewContext {
+  tenant: string;
+  mcp: { tools: unknown[]; servers: unknown[] };
+  limits: { timeoutMs: number; maxOutputBytes: number };
+}
+
+/** A registered tool as the event loop sees it: enough for the endpoint check, never its schemas. */
+export type ToolEndpoint = Pick<ClientTool, 'name' | 'endpoint'>;
+
+/**
+ * A checked `PUT /tools` body. Registrations reach 16 MiB, so the tools themselves stay where they
+ * were parsed (a body thread, for a large body): the event loop gets their names and endpoints,
+ * the JSON it stores, and the view it answers with. Checked on a body thread (`Encoded` is
+ * `Uint8Array`), the JSON and the view come as UTF-8 bytes (see `ClientToolsLedger.putJson`).
+ */
+export type ToolsPutCheck<Encoded = never> =
+  | { ok: false; error: string; field?: string }
+  | { ok: true; endpoints: ToolEndpoint[]; toolsJson: string | Encoded; view: ToolsView | Encoded };
+
+export function checkToolsPut(value: unknown, context: ToolsViewContext): ToolsPutCheck {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, error: BODY_NOT_JSON_ERROR };
+  const parsed = ClientToolsPutSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue.path.map(String).join('.') || 'tools';
+    return { ok: false, error: `${field}: ${issue.message}`, field };
+  }
+  const tools = parsed.data.tools;
+  return {
+    ok: true,
+    endpoints: tools.map(({ name, endpoint }) => ({ name, ...(endpoint === undefined ? {} : { endpoint }) })),
+    toolsJson: JSON.stringify(tools),
+    view: toolsView(tools, context),
+  };
+}
+
+/** `GET /tools`: the catalog metadata and exec description of a session with `clientTools`. */
+export function toolsView(clientTools: readonly ClientTool[], context: ToolsViewContext): ToolsView {
+  const { tenant, mcp, limits } = context;
+  return new SessionToolCatalog(mcp.tools as ToolDefinition[], clientTools, mcp.servers as McpServerScope[], tenant).view(limits);
+}
+
+/** {@link toolsView} over the JSON the ledger stores (`[]` when the session registered none). */
+export function toolsViewOfJson(toolsJson: string | null, context: ToolsViewContext): ToolsView {
+  return toolsView(toolsJson === null ? [] : (JSON.parse(toolsJson) as ClientTool[]), context);
+}

@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { AppConfig } from '@codemode/config';
+import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
+import type { SessionRef } from '@codemode/contracts';
+import { EventLog, KeySpace, LiveRunIndex, RunLedger, RunOwnership, WorkerPresence } from '@codemode/events';
+import { hostFailureResult } from '@codemode/sandbox';
+import { createLogger, createWorkerMetrics } from '@codemode/telemetry';
+import { deleteKeys, testPrefix, testRedis } from '../../../../test/utils/redis-test-keys';
+import { LiveRunSweeper } from './live-run-sweeper.service';
+
+/** SPEC §2: runs left requested or running with nobody to end them are ended by the sweep, each once. */
+const prefix = testPrefix('worker', 'live-sweep');
+const keys = new KeySpace(prefix);
+const LEASE_MS = 1000;
+let redis: Redis;
+let runs: RunLedger;
+let log: EventLog;
+let presence: WorkerPresence;
+let index: LiveRunIndex;
+let n = 0;
+const newRef = (): SessionRef => ({ tenant: 'acme', sessionId: `ls-${++n}` });
+const newRunId = (): string => `cm_${randomUUID()}`;
+const request = { title: 't', code: 'return 1', restartSafe: false, awaitResults: false, limits: { ...SPEC_DEFAULT_LIMITS } };
+const done = hostFailureResult('ended by its worker', 'internal_error', false);
+
+beforeAll(async () => {
+  redis = await testRedis('live-sweep');
+  runs = new RunLedger(redis, keys);
+  log = new EventLog(redis, keys);
+  presence = new WorkerPresence(redis, keys);
+  index = new LiveRunIndex(redis, keys);
+});
+
+afterAll(async () => {
+  await deleteKeys(redis, prefix);
+  await redis.quit();
+});
+
+/** A sweeper on worker `w-self`, which holds the runs in `held`. */
+function sweeper(held: Set<string>) {
+  const ownership = new RunOwnership(runs, presence, { workerId: 'w-self', holds: (runId) => held.has(runId) });
+  const metrics = createWorkerMetrics('test');
+  const logger = createLogger({ service: 'test', level: 'silent', version: 'test' });
+  return { sweeper: new LiveRunSweeper({ presenceTtlMs: LEASE_MS } as AppConfig, logger, index, runs, ownership, metrics), metrics };
+}
+
+async function running(ref: SessionRef, owner: string): Promise<string> {
+  const runId = newRunId();
+  await runs.request(ref, runId, request);
+  await runs.start(ref, runId, { workerId: owner, epoch: 1, replyTo: '' });
+  return runId;
+}
+
+test('ends what nobody will, once; leaves runs a live owner holds, and forgets the rest', async () => {
+  const ref = newRef();
+  const requested = newRunId();
+  await runs.request(ref, requested, request);
+  const deadOwner = await running(ref, 'w-dead');
+  const liveOwner = await running(ref, 'w-live');
+  await presence.beat('w-live', 60_000);
+  const heldHere = await running(ref, 'w-self');
+  const lostHere = await running(ref, 'w-self');
+  const ended = await running(ref, 'w-live');
+  await runs.finish(ref, ended, { epoch: 1, type: 'run.failed', result: done });
+  const all = [requested, deadOwner, liveOwner, heldHere, lostHere, ended];
+  const now = Date.now();
+  for (const runId of all) await index.add(ref, runId, now - 1);
+  const { sweeper: sweep, metrics } = sweeper(new Set([heldHere]));
+
+  expect(await sweep.sweep(now)).toBe(3);
+  const status = async (runId: string) => (await runs.get(ref, runId))?.status;
+  expect(await Promise.all(all.map(status))).toEqual(['failed', 'lost', 'running', 'running', 'lost', 'failed']);
+  expect((await runs.get(ref, requested))?.lastResult).toMatchObject({
+    status: 'failed',
+    code: 'runtime_unavailable',
+    error: 'no worker started the cell within its budget; it was not run.',
+  });
+  // The two held by live owners are looked at again a lease later; the rest left the index.
+  expect((await index.due(now + 10 * LEASE_MS, 100)).map((d) => d.runId).sort()).toEqual([liveOwner, heldHere].sort());
+  // A second sweep of the same runs ends nothing more: one terminal event each.
+  for (const runId of all) await index.add(ref, runId, now - 1);
+  expect(await sweep.sweep(now)).toBe(0);
+  const terminals = (await log.history(ref)).filter((e) => ['run.completed', 'run.failed', 'run.lost'].includes(e.type));
+  expect(terminals.map((e) => e.runId).sort()).toEqual([requested, deadOwner, lostHere, ended].sort());
+  const text = await metrics.scrape();
+  expect(text).toContain('codemode_stranded_runs_ended_total{outcome="abandoned"} 1');
+  expect(text).toContain('codemode_stranded_runs_ended_total{outcome="lost"} 2');
+});
+
+test('looks only at runs that are due', async () => {
+  const ref = newRef();
+  const runId = newRunId();
+  await runs.request(ref, runId, request);
+  const now = Date.now();
+  await index.add(ref, runId, now + 60_000);
+  expect(await sweeper(new Set()).sweeper.sweep(now)).toBe(0);
+  expect((await runs.get(ref, runId))?.status).toBe('requested');
+  await index.remove(ref, runId);
+});

@@ -1,0 +1,67 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '@codemode/config';
+import { LiveRunIndex, RunLedger, RunOwnership, strandedRunFate, type DueRun } from '@codemode/events';
+import { hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/sandbox';
+import { WorkerMetrics, type Logger } from '@codemode/telemetry';
+import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { RunIndexSweeper } from './run-index-sweeper';
+
+/** Runs looked at per sweep; the rest wait for the next one. */
+const SWEEP_BATCH = 200;
+
+/**
+ * SPEC §2, no run left without its terminal event: ends the runs an exec or a wait set going
+ * that are still `requested` or `running` a lease past their answer's deadline with nobody left to
+ * end them (the API that asked died or could not close it, Redis refused the end, the worker no
+ * longer holds it: strandedRunFate decides). Every worker sweeps once per lease; each end is
+ * fenced (a `requested` run only, or the epoch it was seen at), so two sweepers, or a sweeper and
+ * the run's own worker, cannot both end a run.
+ */
+@Injectable()
+export class LiveRunSweeper extends RunIndexSweeper {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) logger: Logger,
+    private readonly index: LiveRunIndex,
+    private readonly runs: RunLedger,
+    private readonly ownership: RunOwnership,
+    private readonly metrics: WorkerMetrics,
+  ) {
+    super(config, logger, index, { name: 'live-run', batch: SWEEP_BATCH });
+  }
+
+  protected async settle(due: DueRun, now: number): Promise<boolean> {
+    const { ref, runId } = due;
+    const run = await this.runs.get(ref, runId);
+    const fate = strandedRunFate(run?.status ?? null, run?.status === 'running' && (await this.ownership.ownerGone(run)));
+    if (fate === 'postpone') {
+      await this.index.postpone(ref, runId, now + this.config.presenceTtlMs);
+      return false;
+    }
+    let ended = false;
+    const fields = { tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run?.owner ?? null };
+    if (run && fate === 'abandon') {
+      const result = hostFailureResult(NOT_STARTED_MESSAGE, 'runtime_unavailable', run.restartSafe);
+      ended = (await this.runs.abandonUnstarted(ref, runId, result)).abandoned;
+      if (ended) {
+        this.metrics.strandedRunsEnded.inc({ outcome: 'abandoned' });
+        this.logger.warn(
+          fields,
+          'ended a run still requested a lease past its deadline: no worker started it and its API did not close it',
+        );
+      }
+    } else if (run && fate === 'lose') {
+      ended = await this.ownership.lose(ref, runId, run.epoch);
+      if (ended) {
+        this.metrics.strandedRunsEnded.inc({ outcome: 'lost' });
+        this.logger.warn(
+          fields,
+          'ended a run still running a lease past its deadline under a worker that no longer holds it; recorded as lost',
+        );
+      }
+    }
+    // Ended, forgotten, or moved on meanwhile (whoever moved it is responsible for it). A failed write throws: next sweep.
+    await this.index.remove(ref, runId);
+    return ended;
+  }
+}

@@ -1,0 +1,52 @@
+import { StoreCommandError, StoreFullError, StoreUnavailableError } from './errors';
+import { isStoreFull, isStoreUnavailable, mayHaveRun, toStoreError } from './redis';
+
+/** A server reply as ioredis raises it. */
+function reply(message: string): Error {
+  const error = new Error(message);
+  error.name = 'ReplyError';
+  return error;
+}
+
+/** A MULTI Redis discarded, with the errors its queued commands met (ioredis's `previousErrors`). */
+function discarded(...previous: Error[]): Error {
+  return Object.assign(reply('EXECABORT Transaction discarded because of previous errors.'), { previousErrors: previous });
+}
+
+const OOM = "OOM command not allowed when used memory > 'maxmemory'.";
+
+describe('toStoreError: the one mapping of Redis failures', () => {
+  it.each([
+    ['a write refused for memory', reply(OOM), StoreFullError],
+    ['a script write refused for memory', reply(`${OOM} script: 5dda67, on @user_script:57.`), StoreFullError],
+    ['a MULTI discarded because Redis is full', discarded(reply(OOM)), StoreFullError],
+    ['a replica after a failover', reply("READONLY You can't write against a read only replica."), StoreUnavailableError],
+    ['Redis loading its data', reply('LOADING Redis is loading the dataset in memory'), StoreUnavailableError],
+    ['a busy script', reply('BUSY Redis is busy running a script.'), StoreUnavailableError],
+    ['a cluster that is down', reply('CLUSTERDOWN The cluster is down'), StoreUnavailableError],
+    ['a MULTI discarded on a replica', discarded(reply('READONLY no writes here')), StoreUnavailableError],
+    ['a command timeout', new Error('Command timed out'), StoreUnavailableError],
+    ['a lost connection', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), StoreUnavailableError],
+    ['a wrong command (a bug)', reply('ERR wrong number of arguments'), StoreCommandError],
+    ['a MULTI discarded for a bug', discarded(reply('ERR unknown command')), StoreCommandError],
+  ])('%s', (_name, error, type) => {
+    const mapped = toStoreError(error);
+    expect(mapped).toBeInstanceOf(type);
+    expect(isStoreUnavailable(error)).toBe(type !== StoreCommandError);
+    expect(isStoreFull(error)).toBe(type === StoreFullError);
+  });
+});
+
+describe('mayHaveRun: whether a failed command may have reached Redis', () => {
+  it.each([
+    ['no connection to send it on', new Error("Stream isn't writeable and enableOfflineQueue options is false"), false],
+    ['a refused connection', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }), false],
+    ['a command timeout (its reply lost)', new Error('Command timed out'), true],
+    ['a connection reset after the write', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), true],
+    ['a script refused for memory at a later write', reply(`${OOM} script: 5dda67, on @user_script:466.`), true],
+  ])('%s', (_name, error, may) => {
+    expect(mayHaveRun(error)).toBe(may);
+    // Also once mapped to the typed error callers see.
+    expect(mayHaveRun(toStoreError(error))).toBe(may);
+  });
+});
