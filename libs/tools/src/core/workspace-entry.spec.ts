@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -182,19 +182,26 @@ describe('openGuestPath (SPEC §10 "Paths tell nothing")', () => {
   it('never gets outside while another process keeps swapping a directory on the path for a link out', async () => {
     await writeFile(path.join(ws.outside, 'a.txt'), 'top secret\n');
     // A real race: a shell loop renames the directory back and forth with a symlink to `outside`.
-    const swapper = execFileSync('sh', [
-      '-c',
-      `cd '${ws.root}' && ln -s '${ws.outside}' out && (while :; do mv src real; mv out src; mv src out; mv real src; done) >/dev/null 2>&1 & echo $!`,
-    ])
-      .toString()
-      .trim();
+    // It stops at the end of a round once `stop` exists, so no rename is left running when the
+    // workspace is removed (a killed loop's last `mv` could still land during the cleanup).
+    const stop = path.join(ws.outside, 'stop');
+    const swapper = spawn(
+      'sh',
+      [
+        '-c',
+        `cd '${ws.root}' && ln -s '${ws.outside}' out && while [ ! -e '${stop}' ]; do mv src real; mv out src; mv src out; mv real src; done`,
+      ],
+      { stdio: 'ignore' },
+    );
+    const stopped = new Promise((resolve) => swapper.once('exit', resolve));
     const answers = new Set<string>();
     try {
       for (let attempt = 0; attempt < 400; attempt += 1) {
         answers.add(await outcome('src/a.txt'));
       }
     } finally {
-      process.kill(Number(swapper));
+      await writeFile(stop, '');
+      await stopped;
     }
     expect([...answers].filter((answer) => answer.includes('secret') || answer.includes('outside'))).toEqual([]);
     expect([...answers].every((answer) => answer === 'file src/a.txt: inside' || answer.startsWith('error: '))).toBe(true);
