@@ -222,6 +222,13 @@ describe('chaos: Redis restarts while cells run and park (appendonly keeps what 
         `redis-restart timeline (ms; Redis down ${restartBegan - t0}..${restartEnded - t0}):\n` +
           calls.map((c) => `${c.sentAt - t0}..${c.exchange.at - t0} ${c.call} #${c.i} ${c.runId ?? ''} ${show(c.exchange)}`).join('\n'),
       );
+      // What the api and worker logged about those runs (at warn and above unless CHAOS_LOG_LEVEL says more).
+      const runIds = calls.filter((c) => c.runId && unexpected.some((u) => u.includes(c.runId ?? ''))).map((c) => c.runId ?? '');
+      const lines = stack
+        .logs()
+        .split('\n')
+        .filter((line) => runIds.some((runId) => line.includes(runId)));
+      if (lines.length > 0) console.log(`logs of the runs answered unexpectedly:\n${lines.join('\n')}`);
     }
     expect(unexpected).toEqual([]);
 

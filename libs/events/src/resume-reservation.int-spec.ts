@@ -43,6 +43,23 @@ async function parkedRun(ref: SessionRef, opts: { owner?: string; restartSafe?: 
   return runId;
 }
 
+test('a take sent again with its token (its answer was lost) answers taken and appends no second run.resumed', async () => {
+  const ref = newRef();
+  const runId = await parkedRun(ref);
+  expect(await runs.reserveResume(ref, runId, 'tok-1', 10_000)).toMatchObject({ reserved: true });
+  const take = { token: 'tok-1', workerId: 'w-1', epoch: 1, replyTo: '', input: { runId } };
+  expect(await runs.resume(ref, runId, take)).toBe(true);
+  expect(await runs.resume(ref, runId, take)).toBe(true);
+  // Only the worker that took it: the same token from another worker is not its take.
+  expect(await runs.resume(ref, runId, { ...take, workerId: 'w-2' })).toBe(false);
+  const events = await log.history(ref);
+  expect(events.map((e) => e.type)).toEqual(['run.requested', 'run.started', 'run.parked', 'run.resumed']);
+  expect(await runs.get(ref, runId)).toEqual(rebuildRun(ref, runId, events));
+  // Once the leg ended, the token takes nothing.
+  await runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(1) });
+  expect(await runs.resume(ref, runId, take)).toBe(false);
+});
+
 test('a wait reserves a parked run; the owner resumes it; the transcript shows the wait', async () => {
   const ref = newRef();
   const runId = await parkedRun(ref);

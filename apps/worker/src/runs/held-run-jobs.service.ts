@@ -15,6 +15,7 @@ import {
   NotAwaitingPlatformError,
   publishAnswer,
   recordPlatformAnswers,
+  retryWhileStoreUnavailable,
   RunAlreadyEndedError,
   RunLedger,
   StaleEpochError,
@@ -77,13 +78,11 @@ export class HeldRunJobs {
   private async resumeTaken(job: ResumeJob, ref: SessionRef, parked: ParkedRun, log: Logger): Promise<boolean> {
     let taken: boolean;
     try {
-      taken = await this.runs.resume(ref, job.runId, {
-        token: job.token,
-        workerId: this.config.workerId,
-        epoch: parked.epoch,
-        replyTo: job.replyTo,
-        input: job.input,
-      });
+      // Sent again while Redis does not answer, within the leg's budget: a take that landed but
+      // whose answer was lost answers `taken` again (resume-run), so the run is never left
+      // `running` in the log while its VM sits parked here.
+      const take = { token: job.token, workerId: this.config.workerId, epoch: parked.epoch, replyTo: job.replyTo, input: job.input };
+      taken = await retryWhileStoreUnavailable(() => this.runs.resume(ref, job.runId, take), { giveUpMs: parked.limits.timeoutMs });
     } catch (error) {
       // Taken over by another worker: this VM is stale. Otherwise (Redis away) it stays parked.
       if (error instanceof StaleEpochError) this.parkedRuns.discard(job.runId);

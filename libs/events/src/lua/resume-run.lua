@@ -17,7 +17,8 @@
       ARGV[6] wait input JSON (kept verbatim in the transcript)
 
     Output:
-      {1, eventId}  resumed
+      {1, eventId}  resumed ('' as eventId: resumed before with this token, by this worker; a take
+                    whose answer was lost is sent again while Redis does not answer)
       {0, status}   not resumed: not waiting, or the reservation is not this token's
       {-3, epoch}   stale epoch (the run's epoch)
 
@@ -27,7 +28,8 @@
 --- @include "includes/append"
 
 local runId, token, workerId, epoch = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local st = redis.call('HMGET', KEYS[3], 'status', 'epoch', 'resumeToken')
+local st = redis.call('HMGET', KEYS[3], 'status', 'epoch', 'resumeToken', 'legToken', 'owner')
+if st[1] == 'running' and st[4] == token and st[5] == workerId then return { 1, '' } end
 if st[1] ~= 'waiting' or st[3] ~= token then return { 0, st[1] or '' } end
 if epoch < tonumber(st[2]) then return { -3, st[2] } end
 
