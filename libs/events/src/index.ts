@@ -15,6 +15,7 @@ export {
   type RunFate,
   type StrandedRunFate,
 } from './run-ownership';
+export { RunEnds, ParkedRunHoldings, type EndingRun, type LostAnswer, type RunHoldings } from './run-ends';
 export { DeploymentCatalog } from './deployment-catalog';
 export {
   createRedis,

@@ -5,7 +5,6 @@ import type { z } from 'zod';
 import { EventLog, type AppendInput } from './event-log';
 import { decodeEntry } from './event-encoding';
 import type { KeySpace } from './keys';
-import { RunAlreadyEndedError, StaleEpochError } from './errors';
 import { checkReply, LUA_CODES, toRunStatus } from './lua-errors';
 import { runFromHash } from './projections/views';
 import { execMulti, guard } from './redis';
@@ -304,24 +303,5 @@ export class RunLedger {
     const args = [runId, opts.workerId, opts.epoch, opts.reason];
     const raw = await guard(() => this.scripts.run(this.redis, 'release-run', this.keys.scriptKeys(ref, runId), args));
     return checkReply(raw, { runId, epoch: opts.epoch, type: 'run.released' })[0] === LUA_CODES.ok;
-  }
-
-  /**
-   * Ends a run nobody is running any more (its worker is gone, or it outlived its expiry) with
-   * `run.lost` or `run.expired`, fenced by the epoch it was seen at. False when it already ended or
-   * moved to a newer epoch meanwhile: then whoever did that is responsible for it.
-   */
-  async endOrphaned(
-    ref: SessionRef,
-    runId: string,
-    opts: { type: 'run.lost' | 'run.expired'; epoch: number; reason: string; publish?: AppendInput['publish'] },
-  ): Promise<boolean> {
-    try {
-      await this.append(ref, { type: opts.type, runId, epoch: opts.epoch, data: { reason: opts.reason }, publish: opts.publish });
-      return true;
-    } catch (error) {
-      if (error instanceof RunAlreadyEndedError || error instanceof StaleEpochError) return false;
-      throw error;
-    }
   }
 }

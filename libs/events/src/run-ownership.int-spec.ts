@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { RUN_END_REASONS, type SessionRef } from '@codemode/contracts';
+import type { SessionRef } from '@codemode/contracts';
 import { EventLog } from './event-log';
 import { KeySpace } from './keys';
 import { ParkedImageStore } from './parked-image-store';
@@ -23,7 +23,7 @@ beforeAll(async () => {
   runs = new RunLedger(redis, keys);
   log = new EventLog(redis, keys);
   presence = new WorkerPresence(redis, keys);
-  ownership = new RunOwnership(runs, presence);
+  ownership = new RunOwnership(presence);
   await presence.beat('w-alive', 60_000);
 });
 
@@ -62,7 +62,7 @@ describe('RunOwnership', () => {
 
   it('judges runs this worker owns by what it holds, not by its lease', async () => {
     const held = new Set(['r-held']);
-    const local = new RunOwnership(runs, presence, { workerId: 'w-alive', holds: (runId) => held.has(runId) });
+    const local = new RunOwnership(presence, { workerId: 'w-alive', holds: (runId) => held.has(runId) });
     expect(await local.ownerGone({ runId: 'r-held', owner: 'w-alive' })).toBe(false);
     expect(await local.ownerGone({ runId: 'r-dropped', owner: 'w-alive' })).toBe(true);
     expect(await local.ownerGone({ runId: 'r-dropped', owner: 'w-dead' })).toBe(true);
@@ -77,7 +77,7 @@ describe('RunOwnership', () => {
 
   it('classifies a run whose owner is gone and whose image is in Redis as restored (SPEC §12)', async () => {
     const images = new ParkedImageStore(redis, keys);
-    const withImages = new RunOwnership(runs, presence, undefined, images);
+    const withImages = new RunOwnership(presence, undefined, images);
     const ref = newRef();
     await images.put(ref, 'r-imaged', { image: Buffer.from([1]), wasmHash: 'h', preludeVersion: 'v', epoch: 1, host: '{}' }, 60_000);
     expect(await withImages.classify({ runId: 'r-imaged', owner: 'w-dead', restartSafe: false }, ref)).toBe('restore');
@@ -94,44 +94,17 @@ describe('RunOwnership', () => {
     expect(await ownership.runningOrphan({ runId: 'r', status: 'waiting', owner: 'w-dead' })).toBe(false);
   });
 
-  it('loses an orphaned running run that is not replay-safe, once, with the owner-lost reason', async () => {
+  it('calls an orphaned running run that is not replay-safe one to lose; replay-safe orphans, live owners and no run are not', async () => {
     const ref = newRef();
-    const runId = await startedRun(ref, 'w-dead');
-    expect(await ownership.loseIfOrphaned(ref, await runs.get(ref, runId))).toBe(true);
-    expect(await ownership.loseIfOrphaned(ref, await runs.get(ref, runId))).toBe(false);
-    const events = await log.history(ref);
-    expect(events.map((e) => e.type)).toEqual(['run.requested', 'run.started', 'run.lost']);
-    expect(events[2].data).toEqual({ reason: RUN_END_REASONS.ownerLost });
-  });
-
-  it('leaves a replay-safe orphan to recovery and a run with a live owner alone', async () => {
-    const ref = newRef();
+    const orphan = await startedRun(ref, 'w-dead');
     const safe = await startedRun(ref, 'w-dead', { restartSafe: true });
     const live = await startedRun(ref, 'w-alive');
-    expect(await ownership.loseIfOrphaned(ref, await runs.get(ref, safe))).toBe(false);
-    expect(await ownership.loseIfOrphaned(ref, await runs.get(ref, live))).toBe(false);
-    expect(await ownership.loseIfOrphaned(ref, null)).toBe(false);
-    expect((await eventTypes(ref)).filter((type) => type === 'run.lost')).toEqual([]);
-  });
-
-  it('expires a parked run fenced by the epoch it saw', async () => {
-    const ref = newRef();
-    const runId = await startedRun(ref, 'w-dead', { parked: true });
-    expect(await ownership.expire(ref, runId, 0)).toBe(false);
-    expect(await ownership.expire(ref, runId, 1)).toBe(true);
-    expect(await ownership.lose(ref, runId, 1, { reason: 'late' })).toBe(false);
-    const events = await log.history(ref);
-    expect(events.map((e) => e.type)).toEqual(['run.requested', 'run.started', 'run.parked', 'run.expired']);
-    expect(events[3].data).toEqual({ reason: RUN_END_REASONS.expired });
-    expect((await runs.get(ref, runId))?.status).toBe('expired');
-  });
-
-  it('loses a run with a caller-given reason', async () => {
-    const ref = newRef();
-    const runId = await startedRun(ref, 'w-alive', { parked: true });
-    expect(await ownership.lose(ref, runId, 1, { reason: 'the worker holding the parked cell shut down' })).toBe(true);
-    const events = await log.history(ref);
-    expect(events[3]).toMatchObject({ type: 'run.lost', data: { reason: 'the worker holding the parked cell shut down' } });
+    expect(await ownership.orphanToLose(await runs.get(ref, orphan))).toBe(true);
+    expect(await ownership.orphanToLose(await runs.get(ref, safe))).toBe(false);
+    expect(await ownership.orphanToLose(await runs.get(ref, live))).toBe(false);
+    expect(await ownership.orphanToLose(null)).toBe(false);
+    // Deciding writes nothing: ending is RunEnds' (run-ends.int-spec.ts).
+    expect(await eventTypes(ref)).not.toContain('run.lost');
   });
 });
 

@@ -1,7 +1,5 @@
-import { RUN_END_REASONS, type RunStatus, type SessionRef } from '@codemode/contracts';
-import type { AppendInput } from './event-log';
+import type { RunStatus, SessionRef } from '@codemode/contracts';
 import type { ParkedImageStore } from './parked-image-store';
-import type { RunLedger } from './run-ledger';
 import type { WorkerPresence } from './worker-presence';
 
 /**
@@ -38,12 +36,11 @@ export interface OwnedRun {
  * the workers alike. A run's owner is gone when it has none (released or evicted) or its lease
  * lapsed; a run whose owner is gone is restored from its image when there is one (SPEC §12),
  * else replayed when it is replay-safe, else lost. Whoever finds a
- * run nobody will end (its owner gone, or past its expiry) ends it here, fenced by the epoch it
- * saw: a run that moved on meanwhile is left to whoever moved it.
+ * run nobody will end (its owner gone, or past its expiry) ends it through `RunEnds`, fenced by
+ * the epoch it saw: a run that moved on meanwhile is left to whoever moved it.
  */
 export class RunOwnership {
   constructor(
-    private readonly runs: RunLedger,
     private readonly presence: WorkerPresence,
     private readonly local?: LocalRunHolder,
     private readonly images?: Pick<ParkedImageStore, 'has'>,
@@ -75,31 +72,12 @@ export class RunOwnership {
   }
 
   /**
-   * Ends a running run whose worker is gone with `run.lost`, so it has its one terminal event,
-   * unless it is replay-safe: recovery (its re-delivered cell job, or the next wait) rebuilds that
-   * one. True when this call ended it.
+   * A running run whose worker is gone, and that is not replay-safe: nothing will answer for it,
+   * so whoever finds it ends it `run.lost` (`RunEnds.lose`), so it has its one terminal event. A
+   * replay-safe one is left to recovery (its re-delivered cell job, or the next wait rebuilds it).
    */
-  async loseIfOrphaned(ref: SessionRef, run: (OwnedRun & { status: RunStatus; epoch: number }) | null): Promise<boolean> {
-    if (!run || run.restartSafe || !(await this.runningOrphan(run))) return false;
-    return this.lose(ref, run.runId, run.epoch);
-  }
-
-  /**
-   * Ends a run nobody will end with `run.lost` (default reason: its owner stopped renewing its
-   * lease), fenced by `epoch`. False when it already ended or moved to a newer epoch.
-   */
-  lose(ref: SessionRef, runId: string, epoch: number, opts: { reason?: string; publish?: AppendInput['publish'] } = {}): Promise<boolean> {
-    return this.runs.endOrphaned(ref, runId, {
-      type: 'run.lost',
-      epoch,
-      reason: opts.reason ?? RUN_END_REASONS.ownerLost,
-      publish: opts.publish,
-    });
-  }
-
-  /** Ends a parked run past its `snapshotTtlSeconds` with `run.expired`, fenced by `epoch`. */
-  expire(ref: SessionRef, runId: string, epoch: number): Promise<boolean> {
-    return this.runs.endOrphaned(ref, runId, { type: 'run.expired', epoch, reason: RUN_END_REASONS.expired });
+  async orphanToLose(run: (OwnedRun & { status: RunStatus }) | null): Promise<boolean> {
+    return !!run && !run.restartSafe && (await this.runningOrphan(run));
   }
 }
 

@@ -16,6 +16,6 @@ import { TenantLimits } from './tenant-limits.service';
     TenantLimits,
     StoredBytesInterceptor,
   ],
-  exports: [TenantLimits, StoredBytesInterceptor],
+  exports: [TenantLimits, TenantQuotaLedger, StoredBytesInterceptor],
 })
 export class QuotasModule {}

@@ -71,13 +71,6 @@ export class TenantLimits implements OnApplicationShutdown {
     for (const timer of this.measuring.values()) clearTimeout(timer);
   }
 
-  /** A parked run the API ended gives its place back (best effort: the place stops counting at the run's expiry anyway). */
-  releaseParked(tenant: string, runId: string): void {
-    this.ledger
-      .releaseParked(tenant, runId)
-      .catch((error: unknown) => this.logger.warn({ runId, err: error }, 'could not release a parked-run quota place'));
-  }
-
   quotas(tenant: string): TenantQuotas {
     return quotasFor(this.config.tenancySettings, tenant, apiTenancy(this.config));
   }

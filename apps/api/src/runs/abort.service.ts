@@ -1,13 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { isEndedStatus, type CodeModeResult, type SessionRef } from '@codemode/contracts';
-import { ParkedImageStore, RunAlreadyEndedError, RunLedger, RunReplies } from '@codemode/events';
+import { RunAlreadyEndedError, RunEnds, RunLedger, RunReplies } from '@codemode/events';
 import { ABORTED_MESSAGE, emptyTelemetry } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { ConflictApiException, NotFoundApiException } from '../core/api-errors';
 import { WorkerQueues } from '../core/worker-queues';
 import { LOGGER } from '../core/tokens';
-import { TenantLimits } from '../quotas/tenant-limits.service';
 
 /** How long the owner gets to discard the parked cell before the API ends the run itself. */
 const OWNER_ABORT_MS = 3000;
@@ -20,8 +19,7 @@ export class AbortService {
     private readonly runs: RunLedger,
     private readonly replies: RunReplies,
     private readonly workers: WorkerQueues,
-    private readonly images: ParkedImageStore,
-    private readonly limits: TenantLimits,
+    private readonly ends: RunEnds,
   ) {}
 
   /**
@@ -52,7 +50,7 @@ export class AbortService {
     const result = abortedResult(run.restartSafe);
     if (isEndedStatus(run.status)) throw alreadyEnded(run.status, run.lastResult);
     if (run.status === 'requested') {
-      const outcome = await this.runs.abandonUnstarted(ref, runId, result);
+      const outcome = await this.ends.abandon(ref, runId, result);
       if (outcome.abandoned) return result;
       return this.abortExecuting(ref, runId);
     }
@@ -87,12 +85,8 @@ export class AbortService {
   /** Ends a parked run from the API (no worker holds it, or its owner did not answer). */
   private async endHere(ref: SessionRef, runId: string, epoch: number, result: CodeModeResult): Promise<CodeModeResult> {
     try {
-      await this.runs.finish(ref, runId, { epoch, type: 'run.failed', result });
       // What the parked run held goes now, not at its expiry: its quota place and its image.
-      this.limits.releaseParked(ref.tenant, runId);
-      this.images
-        .delete(ref, runId)
-        .catch((error: unknown) => this.logger.warn({ runId, err: error }, 'could not remove an aborted run image'));
+      await this.ends.finish({ ref, runId, epoch, holdsParkedQuota: true, imaged: true }, result);
       return result;
     } catch (error) {
       if (!(error instanceof RunAlreadyEndedError)) throw error;

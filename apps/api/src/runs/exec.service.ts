@@ -16,6 +16,7 @@ import {
   mayHaveRun,
   retryWhileStoreUnavailable,
   RunLedger,
+  RunEnds,
   RunOwnership,
   RunReplies,
   SessionLedger,
@@ -60,6 +61,7 @@ export class ExecService {
     private readonly replies: RunReplies,
     private readonly queue: CellQueue,
     private readonly ownership: RunOwnership,
+    private readonly ends: RunEnds,
     private readonly approvals: ApprovalHold,
     private readonly bodies: BodyThreads,
   ) {}
@@ -143,7 +145,7 @@ export class ExecService {
     const deadline = new ReplyDeadline(limits.timeoutMs, answerBudgetMs, this.config.replyGraceMs, {
       onStartOverdue: async () => {
         const result = hostFailureResult(NOT_STARTED_MESSAGE, 'runtime_unavailable', input.restartSafe);
-        const outcome = await this.runs.abandonUnstarted(ref, runId, result, idempotencyKey);
+        const outcome = await this.ends.abandon(ref, runId, result, idempotencyKey);
         if (!outcome.abandoned) return null;
         log.warn('no worker started the cell within its budget');
         await this.queue.remove(runId);
@@ -156,7 +158,7 @@ export class ExecService {
         if (run?.lastResult && (isEndedStatus(run.status) || run.status === 'waiting')) return run.lastResult;
         log.error('the worker running the cell did not answer within its budget');
         // Its worker may be gone: then the run ends here, so it has its one terminal event.
-        await this.ownership.loseIfOrphaned(ref, run);
+        if (run && (await this.ownership.orphanToLose(run))) await this.ends.lose({ ref, runId, epoch: run.epoch });
         return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', input.restartSafe);
       },
       heldForApproval: (sinceMs) => this.approvals.holdsRun(ref, runId, sinceMs),
@@ -181,7 +183,7 @@ export class ExecService {
       // exec (never "nothing was run" for a cell that runs). Redis still away: answer now and keep
       // trying to close it.
       const result = hostFailureResult(storeFailureError(error), 'runtime_unavailable', input.restartSafe);
-      this.runs.abandonUnstarted(ref, runId, result, idempotencyKey).then(
+      this.ends.abandon(ref, runId, result, idempotencyKey).then(
         (outcome) => {
           if (outcome.abandoned || outcome.status === null) deadline.reject(error);
         },
@@ -234,7 +236,7 @@ export class ExecService {
     log: Logger,
   ): Promise<void> {
     try {
-      await retryWhileStoreUnavailable(() => this.runs.abandonUnstarted(ref, runId, result, idempotencyKey), {
+      await retryWhileStoreUnavailable(() => this.ends.abandon(ref, runId, result, idempotencyKey), {
         giveUpMs: CLOSE_UNQUEUED_MS,
       });
     } catch (error) {

@@ -1,7 +1,18 @@
 import { Module } from '@nestjs/common';
-import { KeySpace, ParkedImageStore, RunLedger, RunOwnership, WorkerPresence } from '@codemode/events';
+import {
+  KeySpace,
+  LiveRunIndex,
+  ParkedImageStore,
+  ParkedRunHoldings,
+  RunEnds,
+  RunLedger,
+  RunOwnership,
+  TenantQuotaLedger,
+  WorkerPresence,
+} from '@codemode/events';
+import type { Logger } from '@codemode/telemetry';
 import type { Redis } from 'ioredis';
-import { REDIS } from '../core/tokens';
+import { LOGGER, REDIS } from '../core/tokens';
 import { AbortService } from './abort.service';
 import { ExecService } from './exec.service';
 import { ToolResultsService } from './tool-results.service';
@@ -20,8 +31,15 @@ import { WaitService } from './wait.service';
     { provide: ParkedImageStore, inject: [REDIS, KeySpace], useFactory: (redis: Redis, k: KeySpace) => new ParkedImageStore(redis, k) },
     {
       provide: RunOwnership,
-      inject: [RunLedger, WorkerPresence, ParkedImageStore],
-      useFactory: (r: RunLedger, p: WorkerPresence, images: ParkedImageStore) => new RunOwnership(r, p, undefined, images),
+      inject: [WorkerPresence, ParkedImageStore],
+      useFactory: (p: WorkerPresence, images: ParkedImageStore) => new RunOwnership(p, undefined, images),
+    },
+    {
+      provide: RunEnds,
+      inject: [RunLedger, LiveRunIndex, TenantQuotaLedger, ParkedImageStore, LOGGER],
+      // A parked run the API ends gives back its quota place and its image, as a worker's would.
+      useFactory: (r: RunLedger, live: LiveRunIndex, quotas: TenantQuotaLedger, images: ParkedImageStore, logger: Logger) =>
+        new RunEnds(r, live, new ParkedRunHoldings(quotas, images, (fields, message) => logger.warn(fields, message))),
     },
   ],
   exports: [AbortService],

@@ -17,6 +17,7 @@ import {
   pastExpiry,
   retryWhileStoreUnavailable,
   RunLedger,
+  RunEnds,
   RunOwnership,
   RunReplies,
   SessionLedger,
@@ -82,6 +83,7 @@ export class WaitService {
     private readonly cells: CellQueue,
     private readonly presence: WorkerPresence,
     private readonly ownership: RunOwnership,
+    private readonly ends: RunEnds,
     private readonly approvals: ApprovalHold,
   ) {}
 
@@ -167,10 +169,10 @@ export class WaitService {
         return this.recoverRunning(ref, runId, plan.restartSafe, limits);
       case 'expired':
         // Past snapshotTtlSeconds but not ended yet (its holder is gone, or its timer is late).
-        await this.ownership.expire(ref, runId, plan.run.epoch);
+        await this.ends.expire({ ref, runId, epoch: plan.run.epoch });
         return failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), plan.run.restartSafe);
       case 'lose':
-        await this.ownership.lose(ref, runId, plan.run.epoch);
+        await this.ends.lose({ ref, runId, epoch: plan.run.epoch });
         this.logger.warn(
           { tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: plan.run.owner },
           'owner of the parked run is gone and the run is not replay-safe; recorded as lost',
@@ -248,7 +250,7 @@ export class WaitService {
         const withdraw = await withdrawal;
         await withdraw();
         if (fate === 'held' && (await this.ownership.classify(run, ref)) === 'lose') {
-          await this.ownership.lose(ref, runId, run.epoch);
+          await this.ends.lose({ ref, runId, epoch: run.epoch });
           log.warn('owner of the parked run is gone; run recorded as lost');
           return failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), run.restartSafe);
         }
@@ -262,7 +264,7 @@ export class WaitService {
         if (known) return known;
         log.error('the owner did not answer the wait within its budget');
         // Its worker may be gone: then the run ends here (a replay-safe one is rebuilt by the next wait).
-        await this.ownership.loseIfOrphaned(ref, now);
+        if (now && (await this.ownership.orphanToLose(now))) await this.ends.lose({ ref, runId, epoch: now.epoch });
         return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', run.restartSafe);
       },
       heldForApproval: (sinceMs) => this.approvals.holdsRun(ref, runId, sinceMs),
@@ -327,7 +329,7 @@ export class WaitService {
     if (!restartSafe) {
       const run = await this.runs.get(ref, runId);
       if (run?.status === 'running') {
-        await this.ownership.lose(ref, runId, run.epoch);
+        await this.ends.lose({ ref, runId, epoch: run.epoch });
         log.warn('the worker running this run died; recorded as lost');
       }
       return failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), false);

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
 import type { SessionRef } from '@codemode/contracts';
-import { EventLog, KeySpace, LiveRunIndex, RunLedger, RunOwnership, WorkerPresence } from '@codemode/events';
+import { EventLog, KeySpace, LiveRunIndex, RunEnds, RunLedger, RunOwnership, WorkerPresence } from '@codemode/events';
 import { hostFailureResult } from '@codemode/sandbox';
 import { createLogger, createWorkerMetrics } from '@codemode/telemetry';
 import { deleteKeys, testPrefix, testRedis } from '../../../../test/utils/redis-test-keys';
@@ -39,10 +39,11 @@ afterAll(async () => {
 
 /** A sweeper on worker `w-self`, which holds the runs in `held`. */
 function sweeper(held: Set<string>) {
-  const ownership = new RunOwnership(runs, presence, { workerId: 'w-self', holds: (runId) => held.has(runId) });
+  const ownership = new RunOwnership(presence, { workerId: 'w-self', holds: (runId) => held.has(runId) });
   const metrics = createWorkerMetrics('test');
   const logger = createLogger({ service: 'test', level: 'silent', version: 'test' });
-  return { sweeper: new LiveRunSweeper({ presenceTtlMs: LEASE_MS } as AppConfig, logger, index, runs, ownership, metrics), metrics };
+  const ends = new RunEnds(runs, index);
+  return { sweeper: new LiveRunSweeper({ presenceTtlMs: LEASE_MS } as AppConfig, logger, index, runs, ownership, ends, metrics), metrics };
 }
 
 async function running(ref: SessionRef, owner: string): Promise<string> {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
-import { LiveRunIndex, RunLedger, RunOwnership, strandedRunFate, type DueRun } from '@codemode/events';
+import { LiveRunIndex, RunEnds, RunLedger, RunOwnership, strandedRunFate, type DueRun } from '@codemode/events';
 import { hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
@@ -25,6 +25,7 @@ export class LiveRunSweeper extends RunIndexSweeper {
     private readonly index: LiveRunIndex,
     private readonly runs: RunLedger,
     private readonly ownership: RunOwnership,
+    private readonly ends: RunEnds,
     private readonly metrics: WorkerMetrics,
   ) {
     super(config, logger, index, { name: 'live-run', batch: SWEEP_BATCH });
@@ -42,7 +43,7 @@ export class LiveRunSweeper extends RunIndexSweeper {
     const fields = { tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run?.owner ?? null };
     if (run && fate === 'abandon') {
       const result = hostFailureResult(NOT_STARTED_MESSAGE, 'runtime_unavailable', run.restartSafe);
-      ended = (await this.runs.abandonUnstarted(ref, runId, result)).abandoned;
+      ended = (await this.ends.abandon(ref, runId, result)).abandoned;
       if (ended) {
         this.metrics.strandedRunsEnded.inc({ outcome: 'abandoned' });
         this.logger.warn(
@@ -51,7 +52,7 @@ export class LiveRunSweeper extends RunIndexSweeper {
         );
       }
     } else if (run && fate === 'lose') {
-      ended = await this.ownership.lose(ref, runId, run.epoch);
+      ended = await this.ends.lose({ ref, runId, epoch: run.epoch });
       if (ended) {
         this.metrics.strandedRunsEnded.inc({ outcome: 'lost' });
         this.logger.warn(

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
-import { ParkedRunIndex, RunLedger, RunOwnership, type DueRun } from '@codemode/events';
+import { ParkedRunIndex, RunEnds, RunLedger, RunOwnership, type DueRun } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { RunIndexSweeper } from './run-index-sweeper';
@@ -22,6 +22,7 @@ export class ParkedRunSweeper extends RunIndexSweeper {
     private readonly index: ParkedRunIndex,
     private readonly runs: RunLedger,
     private readonly ownership: RunOwnership,
+    private readonly ends: RunEnds,
   ) {
     super(config, logger, index, { name: 'parked-run', batch: SWEEP_BATCH });
   }
@@ -44,7 +45,7 @@ export class ParkedRunSweeper extends RunIndexSweeper {
       return false;
     }
     // Not ended: someone ended or took it over meanwhile. A failed write throws: next sweep.
-    const ended = await this.ownership.expire(ref, runId, run.epoch);
+    const ended = await this.ends.expire({ ref, runId, epoch: run.epoch });
     if (ended)
       this.logger.info({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run.owner }, 'expired a parked run nobody holds');
     await this.index.remove(ref, runId);

@@ -3,7 +3,7 @@ import type { AppConfig } from '@codemode/config';
 import { WorkerPresence } from '@codemode/events';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { ParkedRuns } from '../runs/parked-runs.service';
+import { ResidentRuns } from '../runs/resident-runs.service';
 
 /**
  * Keeps this worker's lease (renewed from the main thread every TTL/4, never from a thread
@@ -26,7 +26,7 @@ export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationS
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly presence: WorkerPresence,
-    private readonly parkedRuns: ParkedRuns,
+    private readonly residentRuns: ResidentRuns,
     private readonly metrics: WorkerMetrics,
   ) {}
 
@@ -69,7 +69,7 @@ export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationS
     }
     if (this.reconcilePending) {
       // After the lease is ours again, so no takeover can slip in between the check and it.
-      const { kept, dropped } = await this.parkedRuns.reconcile();
+      const { kept, dropped } = await this.residentRuns.reconcile();
       this.reconcilePending = false;
       this.logger.warn({ workerId, kept, dropped }, 'parked runs reconciled after the lease lapsed');
     }

@@ -3,7 +3,7 @@ import type { Logger } from '@codemode/telemetry';
 import { LOGGER } from '../core/tokens';
 import { CellsProcessor } from '../cells/cells.processor';
 import { ResumesProcessor } from '../resumes/resumes.processor';
-import { ParkedRuns } from '../runs/parked-runs.service';
+import { ResidentRuns } from '../runs/resident-runs.service';
 import { ShellProcessor } from '../shell/shell.processor';
 import { PresenceHeartbeat } from './presence-heartbeat.service';
 import { WorkerQueueJanitor } from './worker-queue-janitor.service';
@@ -23,7 +23,7 @@ export class WorkerShutdown implements BeforeApplicationShutdown {
   constructor(
     private readonly cells: CellsProcessor,
     private readonly resumes: ResumesProcessor,
-    private readonly parkedRuns: ParkedRuns,
+    private readonly residentRuns: ResidentRuns,
     private readonly shell: ShellProcessor,
     private readonly heartbeat: PresenceHeartbeat,
     private readonly janitor: WorkerQueueJanitor,
@@ -32,7 +32,7 @@ export class WorkerShutdown implements BeforeApplicationShutdown {
 
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.all([this.cells.close(), this.resumes.close(), this.shell.close()]);
-    await this.parkedRuns.giveUpAll(SHUTDOWN_LOST_REASON);
+    await this.residentRuns.giveUpAll(SHUTDOWN_LOST_REASON);
     await this.heartbeat.stop();
     // Jobs routed here since the consumers closed go with it; their callers' deadlines answer them.
     // If this fails, the other workers remove the queue after the grace.

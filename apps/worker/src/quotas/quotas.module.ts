@@ -11,6 +11,6 @@ import { WorkerTenantLimits } from './worker-tenant-limits.service';
     { provide: TenantQuotaLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new TenantQuotaLedger(r, k) },
     WorkerTenantLimits,
   ],
-  exports: [WorkerTenantLimits],
+  exports: [WorkerTenantLimits, TenantQuotaLedger],
 })
 export class QuotasModule {}

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CellJob, CellSpec, CodeModeResult, ReplayJob, ReplayPlan, ResumeJob, RunView, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { EventLog, retryWhileStoreUnavailable, RunAlreadyEndedError, RunLedger, RunOwnership, resultReply } from '@codemode/events';
+import { EventLog, retryWhileStoreUnavailable, RunAlreadyEndedError, RunEnds, RunLedger, RunOwnership } from '@codemode/events';
 import {
   buildReplayPlan,
   emptyTelemetry,
@@ -13,7 +13,8 @@ import {
 } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { CellRunner } from '../runs/cell-runner.service';
+import { CellRunner, divergedOutcome } from '../runs/cell-runner.service';
+import { WorkerRun } from '../runs/worker-run';
 import { ToolHosts } from '../tools/tool-hosts.service';
 import { runHistory, type RunHistory } from './run-history';
 import { RunRestore } from './run-restore.service';
@@ -44,6 +45,7 @@ export class RunRecovery {
     private readonly ownership: RunOwnership,
     private readonly toolHosts: ToolHosts,
     private readonly cells: CellRunner,
+    private readonly ends: RunEnds,
     private readonly metrics: WorkerMetrics,
     private readonly restorer: RunRestore,
   ) {}
@@ -71,8 +73,11 @@ export class RunRecovery {
       const image = await this.restorer.usableImage(ref, run, log);
       if (!image && !run.restartSafe) {
         const result = failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
-        const publish = resultReply(job.replyTo, job.runId, result);
-        if (await this.ownership.lose(ref, job.runId, run.epoch, { reason: NO_IMAGE_REASON, publish })) this.metrics.recovered('lost');
+        const lost = await this.ends.lose(
+          { ref, runId: job.runId, epoch: run.epoch },
+          { reason: NO_IMAGE_REASON, answer: { replyTo: job.replyTo, result, recorded: false } },
+        );
+        if (lost) this.metrics.recovered('lost');
         return;
       }
       const taken = await this.runs.takeOver(ref, job.runId, {
@@ -116,8 +121,10 @@ export class RunRecovery {
       return;
     }
     const result = failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), false);
-    const publish = resultReply(job.replyTo, job.runId, result);
-    await this.ownership.lose(ref, job.runId, run.epoch, { reason: NOT_HELD_REASON, publish });
+    await this.ends.lose(
+      { ref, runId: job.runId, epoch: run.epoch },
+      { reason: NOT_HELD_REASON, answer: { replyTo: job.replyTo, result, recorded: false } },
+    );
   }
 
   /**
@@ -164,7 +171,7 @@ export class RunRecovery {
       if (spec && !history.sideEffects && !history.parked) {
         log.warn({ from: run.owner }, 'running again a cell whose worker died before it called any tool');
         const host = await this.toolHosts.create(ref, runId, taken.epoch, spec);
-        await this.cells.execute({ ref, runId, epoch: taken.epoch, spec, host, replyTo, log });
+        await this.cells.execute(new WorkerRun(ref, runId, taken.epoch, spec, host), { kind: 'first' }, replyTo, log);
         this.metrics.recovered('rerun');
       } else {
         log.warn({ from: run.owner }, 'run lost with its worker after calling tools; recorded as lost');
@@ -199,22 +206,13 @@ export class RunRecovery {
       const host = await this.toolHosts.create(ref, run.runId, epoch, cellSpec);
       const plan = this.planOf(history, host.catalog.guestCatalogHash());
       this.metrics.resumed('replay');
+      const rebuilt = new WorkerRun(ref, run.runId, epoch, cellSpec, host);
       if (typeof plan === 'string') {
         log.error({ divergence: plan }, 'run cannot be rebuilt from its log');
-        await this.cells.execute({ ref, runId: run.runId, epoch, spec: cellSpec, host, replyTo, log, divergence: plan });
+        await this.cells.execute(rebuilt, { kind: 'none', outcome: divergedOutcome(plan) }, replyTo, log);
         this.metrics.recovered('diverged');
       } else {
-        const result = await this.cells.execute({
-          ref,
-          runId: run.runId,
-          epoch,
-          spec: cellSpec,
-          host,
-          replyTo,
-          log,
-          seed: history.recovery?.seed,
-          replay: plan,
-        });
+        const result = await this.cells.execute(rebuilt, { kind: 'replay', seed: history.recovery?.seed, plan }, replyTo, log);
         const diverged = result.status === 'failed' && result.error.startsWith(REPLAY_DIVERGED_PREFIX);
         if (diverged) log.error({ error: result.error }, 'replay diverged from the recorded run');
         this.metrics.recovered(diverged ? 'diverged' : 'replayed');
@@ -256,12 +254,15 @@ export class RunRecovery {
     type: 'run.failed' | 'run.lost',
     result: CodeModeResult,
   ): Promise<void> {
-    const publish = resultReply(replyTo, runId, result);
+    const run = { ref, runId, epoch };
     await retryWhileStoreUnavailable(
       async () => {
+        if (type === 'run.lost') {
+          await this.ends.lose(run, { reason: STALLED_REASON, answer: { replyTo, result, recorded: true } });
+          return;
+        }
         try {
-          if (type === 'run.failed') await this.runs.finish(ref, runId, { epoch, type, result, replyTo });
-          else await this.runs.append(ref, { type, runId, epoch, data: { reason: STALLED_REASON, result }, publish });
+          await this.ends.finish(run, result, replyTo);
         } catch (error) {
           if (!(error instanceof RunAlreadyEndedError)) throw error;
         }

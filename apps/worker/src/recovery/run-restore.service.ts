@@ -4,10 +4,10 @@ import { EventLog } from '@codemode/events';
 import { checkBinding, failedOutcome, RUN_LOST_PENDING_CALL_MESSAGE, SandboxPool, type CellOutcome } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { LOGGER } from '../core/tokens';
+import { LegRunner, type Leg } from '../runs/leg-runner.service';
 import { ParkedImages, type LoadedParkedImage } from '../runs/parked-images.service';
-import { ParkedRuns } from '../runs/parked-runs.service';
-import { hostFailureOutcome } from '../runs/run-loop';
-import { RunOutcomes } from '../runs/run-outcomes.service';
+import { ResidentRuns } from '../runs/resident-runs.service';
+import { WorkerRun } from '../runs/worker-run';
 import { ToolHosts } from '../tools/tool-hosts.service';
 import { restorePlan } from './restore-plan';
 import { runHistory } from './run-history';
@@ -24,10 +24,10 @@ export class RunRestore {
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly log: EventLog,
     private readonly images: ParkedImages,
-    private readonly parked: ParkedRuns,
+    private readonly resident: ResidentRuns,
     private readonly pool: SandboxPool,
     private readonly toolHosts: ToolHosts,
-    private readonly outcomes: RunOutcomes,
+    private readonly legs: LegRunner,
     private readonly metrics: WorkerMetrics,
   ) {}
 
@@ -56,7 +56,7 @@ export class RunRestore {
     const started = Date.now();
     const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId: run.runId });
     // A VM of this run still here is of an older epoch (released while this worker kept it): stale.
-    this.parked.discard(run.runId);
+    this.resident.dropStale(run.runId);
     // Read after the takeover: the old owner can no longer add to it (fencing).
     const events = (await this.log.history(ref, Date.parse(run.createdAt))).filter((event) => event.runId === run.runId);
     const history = runHistory(events, run.runId);
@@ -69,40 +69,19 @@ export class RunRestore {
     host.adoptParkedState(record.host);
     const plan = restorePlan(record.calls, events, host.catalog.guestCatalog());
     this.metrics.resumed('image');
-    let outcome: CellOutcome;
+    let leg: Leg;
     if ('lost' in plan) {
       log.warn({ callId: plan.lost }, 'restored run had a pending call that cannot be settled or made again');
-      outcome = lostCallOutcome();
+      leg = { kind: 'none', outcome: lostCallOutcome() };
     } else {
-      host.beginLeg(spec.limits.timeoutMs);
-      const request = {
-        runId: run.runId,
-        code: spec.code,
-        limits: spec.limits,
-        restartSafe: spec.restartSafe,
-        catalogJson: host.catalog.guestCatalogJson(),
-        seed: history.recovery?.seed,
-        parkImage: true,
-      };
-      try {
-        outcome = await this.pool.restore(request, loaded.stored.image, plan, host, ref.tenant);
-      } catch (error) {
-        log.error({ err: error }, 'sandbox failed to restore the run');
-        outcome = hostFailureOutcome();
-      }
+      leg = { kind: 'restore', seed: history.recovery?.seed, image: loaded.stored.image, plan };
     }
-    const context = {
-      ref,
-      runId: run.runId,
-      epoch,
-      limits: spec.limits,
-      restartSafe: spec.restartSafe,
-      awaitResults: spec.awaitResults,
+    const restored = new WorkerRun(ref, run.runId, epoch, spec, host, {
       priorOutputBytes: record.priorOutputBytes,
-      host,
       holdsParkedQuota: true,
-    };
-    const result = await this.outcomes.record(context, outcome, replyTo, started);
+    });
+    this.resident.begin(restored);
+    const result = await this.legs.run(restored, leg, replyTo, log, started);
     this.metrics.recovered('restored');
     log.info({ status: result.status, durationMs: Date.now() - started }, 'parked run restored from its image');
   }

@@ -1,34 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { CellJob, CellSpec, CodeModeResult, ReplayPlan, RunRecoverySeed, SessionRef } from '@codemode/contracts';
+import type { CellJob, CodeModeResult, RunRecoverySeed, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { publishStarted, retryWhileStoreUnavailable, RunLedger } from '@codemode/events';
-import type { Redis } from 'ioredis';
-import { failedOutcome, replayDivergedMessage, SandboxPool, type CellOutcome } from '@codemode/sandbox';
+import { retryWhileStoreUnavailable, RunLedger } from '@codemode/events';
+import { failedOutcome, replayDivergedMessage, type CellOutcome } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
-import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
-import { RunOutcomes, type RunContext } from './run-outcomes.service';
-import { hostFailureOutcome, keepResuming } from './run-loop';
+import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { LegRunner, type Leg } from './leg-runner.service';
+import { ResidentRuns } from './resident-runs.service';
+import { RunOutcomes } from './run-outcomes.service';
 import type { RunToolHost } from '../tools/run-tool-host';
 import { ToolHosts } from '../tools/tool-hosts.service';
+import { WorkerRun } from './worker-run';
 
 /** The epoch a run's first owner holds it with; every takeover adds one (fencing). */
 export const FIRST_EPOCH = 1;
-
-/** One cell to run on this worker: a new run, or one being rebuilt (`replay`). */
-export interface CellExecution {
-  ref: SessionRef;
-  runId: string;
-  epoch: number;
-  spec: CellSpec;
-  host: RunToolHost;
-  replyTo: string;
-  log: Logger;
-  seed?: number[];
-  replay?: ReplayPlan;
-  /** The run cannot be rebuilt from its log (why): it fails without running. */
-  divergence?: string;
-}
 
 /** Runs one queued cell: claim it in the ledger, run it in the sandbox, record and push its answer. */
 @Injectable()
@@ -36,9 +22,9 @@ export class CellRunner {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(REDIS) private readonly redis: Redis,
     private readonly runs: RunLedger,
-    private readonly pool: SandboxPool,
+    private readonly resident: ResidentRuns,
+    private readonly legs: LegRunner,
     private readonly outcomes: RunOutcomes,
     private readonly toolHosts: ToolHosts,
   ) {}
@@ -75,16 +61,8 @@ export class CellRunner {
       }
       host = hosted.value;
     }
-    await this.execute({
-      ref,
-      runId: job.runId,
-      epoch: FIRST_EPOCH,
-      spec: job.spec,
-      host,
-      replyTo: job.replyTo,
-      log,
-      seed: recovery?.seed,
-    });
+    const run = new WorkerRun(ref, job.runId, FIRST_EPOCH, job.spec, host);
+    await this.execute(run, { kind: 'first', seed: recovery?.seed }, job.replyTo, log);
     return { started: true };
   }
 
@@ -99,59 +77,16 @@ export class CellRunner {
     return retryWhileStoreUnavailable(() => this.runs.start(ref, job.runId, opts), { giveUpMs: job.spec.limits.timeoutMs });
   }
 
-  /** Runs the cell (from the start, or rebuilt from its log first), then records and answers it. */
-  async execute(cell: CellExecution): Promise<CodeModeResult> {
+  /** Runs a leg of a run that starts on this worker (a new cell, or one taken over: rerun, replay, restore), then records and answers it. */
+  async execute(run: WorkerRun, leg: Leg, replyTo: string, log: Logger): Promise<CodeModeResult> {
     const started = Date.now();
-    if (cell.replay) {
-      // The rebuild may take a while: the caller's answer deadline restarts with the live leg.
-      cell.host.whenReplayed(() => {
-        publishStarted(this.redis, cell.replyTo, cell.runId, this.config.workerId).catch((error: unknown) =>
-          cell.log.warn({ err: error }, 'could not tell the caller the rebuilt run goes on'),
-        );
-      });
-    }
-    const outcome = await this.sandbox(cell);
-    const ctx: RunContext = {
-      host: cell.host,
-      ref: cell.ref,
-      runId: cell.runId,
-      epoch: cell.epoch,
-      limits: cell.spec.limits,
-      restartSafe: cell.spec.restartSafe,
-      awaitResults: cell.spec.awaitResults,
-      priorOutputBytes: 0,
-    };
-    const result = await this.outcomes.record(ctx, outcome, cell.replyTo, started);
-    cell.log.info(
+    this.resident.begin(run);
+    const result = await this.legs.run(run, leg, replyTo, log, started);
+    log.info(
       { status: result.status, code: result.status === 'failed' ? result.code : undefined, durationMs: Date.now() - started },
       'cell answered',
     );
     return result;
-  }
-
-  private async sandbox(cell: CellExecution): Promise<CellOutcome> {
-    const { spec, host, runId } = cell;
-    if (cell.divergence !== undefined) return divergedOutcome(cell.divergence);
-    try {
-      host.beginLeg(spec.limits.timeoutMs);
-      const request = {
-        runId,
-        code: spec.code,
-        limits: spec.limits,
-        awaitResults: spec.awaitResults,
-        restartSafe: spec.restartSafe,
-        catalogJson: host.catalog.guestCatalogJson(),
-        seed: cell.seed,
-        replay: cell.replay,
-        // SPEC §12: each park writes the run's image, so any worker can resume it.
-        parkImage: true,
-      };
-      const first = await this.pool.run(request, host, cell.ref.tenant);
-      return spec.awaitResults ? await keepResuming(this.pool, runId, spec.limits, first, host) : first;
-    } catch (error) {
-      cell.log.error({ err: error }, 'sandbox failed to run the cell');
-      return hostFailureOutcome();
-    }
   }
 }
 
@@ -161,7 +96,7 @@ function notStarted(log: Logger, claim: { started: false; status: string | null 
 }
 
 /** SPEC §6: a run whose log cannot be replayed fails, naming why; it is never guessed. */
-function divergedOutcome(detail: string): CellOutcome {
+export function divergedOutcome(detail: string): CellOutcome {
   return failedOutcome({ code: 'internal_error', phase: 'host', error: replayDivergedMessage(detail) }, { bridgeDispatchStarted: true });
 }
 

@@ -17,6 +17,7 @@ import {
   recordPlatformAnswers,
   retryWhileStoreUnavailable,
   RunAlreadyEndedError,
+  RunEnds,
   RunLedger,
   StaleEpochError,
 } from '@codemode/events';
@@ -31,10 +32,9 @@ import {
 } from '@codemode/sandbox';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
-import { hostFailureOutcome, keepResuming } from './run-loop';
-import { RunOutcomes } from './run-outcomes.service';
-import type { ParkedRun } from './parked-run-registry';
-import { ParkedRuns } from './parked-runs.service';
+import { LegRunner } from './leg-runner.service';
+import { ResidentRuns } from './resident-runs.service';
+import type { WorkerRun } from './worker-run';
 
 /**
  * The jobs a run's owner takes from its own queue, for runs it holds: resume a parked run (its
@@ -42,11 +42,6 @@ import { ParkedRuns } from './parked-runs.service';
  */
 @Injectable()
 export class HeldRunJobs {
-  /** Runs taken from the registry for a resume that has not reached the sandbox yet. */
-  private readonly taking = new Set<string>();
-  /** Of those, the ones an abort reached meanwhile: their leg ends aborted without running. */
-  private readonly abortedWhileTaking = new Set<string>();
-
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -54,8 +49,9 @@ export class HeldRunJobs {
     private readonly runs: RunLedger,
     private readonly log: EventLog,
     private readonly pool: SandboxPool,
-    private readonly parkedRuns: ParkedRuns,
-    private readonly outcomes: RunOutcomes,
+    private readonly resident: ResidentRuns,
+    private readonly legs: LegRunner,
+    private readonly ends: RunEnds,
     private readonly metrics: WorkerMetrics,
   ) {}
 
@@ -63,45 +59,41 @@ export class HeldRunJobs {
   async resume(job: ResumeJob): Promise<boolean> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
-    // Taken before any await, so a hand-over or expiry cannot drop the VM under this resume.
-    const parked = this.parkedRuns.takeForResume(job.runId);
-    if (!parked) return false;
-    this.taking.add(job.runId);
-    try {
-      return await this.resumeTaken(job, ref, parked, log);
-    } finally {
-      this.taking.delete(job.runId);
-      this.abortedWhileTaking.delete(job.runId);
-    }
-  }
-
-  private async resumeTaken(job: ResumeJob, ref: SessionRef, parked: ParkedRun, log: Logger): Promise<boolean> {
+    // Taken before any await, so a hand-over, expiry or eviction cannot drop the VM under this resume.
+    const run = this.resident.take(job.runId);
+    if (!run) return false;
     let taken: boolean;
     try {
       // Sent again while Redis does not answer, within the leg's budget: a take that landed but
       // whose answer was lost answers `taken` again (resume-run), so the run is never left
       // `running` in the log while its VM sits parked here.
-      const take = { token: job.token, workerId: this.config.workerId, epoch: parked.epoch, replyTo: job.replyTo, input: job.input };
-      taken = await retryWhileStoreUnavailable(() => this.runs.resume(ref, job.runId, take), { giveUpMs: parked.limits.timeoutMs });
+      const take = { token: job.token, workerId: this.config.workerId, epoch: run.epoch, replyTo: job.replyTo, input: job.input };
+      taken = await retryWhileStoreUnavailable(() => this.runs.resume(ref, job.runId, take), { giveUpMs: run.limits.timeoutMs });
     } catch (error) {
       // Taken over by another worker: this VM is stale. Otherwise (Redis away) it stays parked.
-      if (error instanceof StaleEpochError) this.parkedRuns.discard(job.runId);
-      else this.parkedRuns.park(parked);
+      if (error instanceof StaleEpochError) this.resident.drop(run);
+      else this.giveBack(run);
       throw error;
     }
     if (!taken) {
       log.info('resume not taken: the wait gave up or another took it');
-      // Unless an abort discarded its VM meanwhile (the API then ends the run itself).
-      if (!this.abortedWhileTaking.has(job.runId)) this.parkedRuns.park(parked);
+      this.giveBack(run);
       return true;
     }
+    this.resident.resumed(run);
     this.metrics.resumed('owner');
     const started = Date.now();
-    await this.applyLoggedAnswers(ref, parked, log);
-    const outcome = this.abortedWhileTaking.has(job.runId) ? abortedOutcome() : await this.leg(job, parked, log);
-    const result = await this.outcomes.record(parked, outcome, job.replyTo, started);
+    await this.applyLoggedAnswers(ref, run, log);
+    const leg = run.abortRequested ? { kind: 'none' as const, outcome: abortedOutcome() } : { kind: 'resume' as const };
+    const result = await this.legs.run(run, leg, job.replyTo, log, started);
     log.info({ status: result.status }, 'wait answered');
     return true;
+  }
+
+  /** A resume not taken: the run is parked again, unless an abort discarded its VM meanwhile (the API then ends the run itself). */
+  private giveBack(run: WorkerRun): void {
+    if (run.abortRequested) this.resident.drop(run);
+    else this.resident.giveBack(run);
   }
 
   /**
@@ -110,42 +102,27 @@ export class HeldRunJobs {
    * the leg, so none is lost. Reads the log, from shortly before the park, only while a platform
    * call is still unanswered.
    */
-  private async applyLoggedAnswers(ref: SessionRef, parked: ParkedRun, log: Logger): Promise<void> {
-    const pending = new Set(this.pool.platformPending(parked.runId));
+  private async applyLoggedAnswers(ref: SessionRef, run: WorkerRun, log: Logger): Promise<void> {
+    const pending = new Set(this.pool.platformPending(run.runId));
     if (pending.size === 0) return;
-    const parkedAt = parked.expiresAt - parked.limits.snapshotTtlSeconds * 1000;
+    const parkedAt = run.expiresAt - run.limits.snapshotTtlSeconds * 1000;
     // A restore's leg (at most its budget, plus taking the run over) may have been answered before it parked.
-    const since = parkedAt - parked.limits.timeoutMs - RESTORE_SLACK_MS;
+    const since = parkedAt - run.limits.timeoutMs - RESTORE_SLACK_MS;
     for (const event of await this.log.history(ref, since)) {
       const id = event.data.callId;
-      if (event.runId !== parked.runId || event.type !== 'tool.settled' || typeof id !== 'string' || !pending.has(id)) continue;
+      if (event.runId !== run.runId || event.type !== 'tool.settled' || typeof id !== 'string' || !pending.has(id)) continue;
       const outcome = loggedPlatformOutcome(event.data);
       if (!outcome) continue;
       pending.delete(id);
-      this.pool.settle(parked.runId, id, outcome);
+      this.pool.settle(run.runId, id, outcome);
       log.info({ callId: id }, 'platform answer taken from the log');
-    }
-  }
-
-  private async leg(job: ResumeJob, parked: ParkedRun, log: Logger): Promise<CellOutcome> {
-    try {
-      parked.host.beginLeg(parked.limits.timeoutMs);
-      const next = await this.pool.resume(
-        job.runId,
-        { timeoutMs: parked.limits.timeoutMs, awaitResults: parked.awaitResults },
-        parked.host,
-      );
-      return parked.awaitResults ? await keepResuming(this.pool, job.runId, parked.limits, next, parked.host) : next;
-    } catch (error) {
-      log.error({ err: error }, 'sandbox failed to resume the run');
-      return hostFailureOutcome();
     }
   }
 
   /** Platform answers to pending client tool calls: settled in the VM, recorded, acknowledged. */
   async toolResults(job: ToolResultsJob): Promise<void> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
-    const parked = this.parkedRuns.get(job.runId);
+    const parked = this.resident.parked(job.runId);
     let answer: { accepted: number } | { error: string };
     if (!parked) {
       answer = await this.answerNotHeld(ref, job);
@@ -182,7 +159,7 @@ export class HeldRunJobs {
     const run = await this.runs.get(ref, job.runId);
     // Released, or being released by this worker right now (its VM already dropped); not a run
     // this worker is taking for a resume (its VM is about to get a leg).
-    const handedOver = !run?.owner || (run.owner === this.config.workerId && !this.taking.has(job.runId));
+    const handedOver = !run?.owner || (run.owner === this.config.workerId && this.resident.get(job.runId)?.residency !== 'resuming');
     if (run?.status !== 'waiting' || !handedOver) return { error: RUN_UNAVAILABLE_MESSAGE };
     try {
       await recordPlatformAnswers(this.log, ref, run, job.results);
@@ -201,27 +178,27 @@ export class HeldRunJobs {
 
   /** SPEC §3: aborted, pending calls cancelled, slot freed, nothing committed. */
   async abort(job: AbortJob): Promise<void> {
-    const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
-    const { parked, discarded } = this.parkedRuns.discard(job.runId);
-    if (!parked) {
-      // An exec or wait is executing it: its leg ends `aborted`, and whoever runs the leg records
-      // and answers that outcome (the API reads it from the run).
-      if (this.taking.has(job.runId)) this.abortedWhileTaking.add(job.runId);
-      else if (!discarded) this.logger.info({ runId: job.runId }, 'abort of a run this worker does not hold; ignored');
+    const { run, discarded } = this.resident.discardVm(job.runId);
+    if (run?.residency !== 'parked') {
+      // An exec or wait is executing it: its leg ends `aborted` (its VM is gone), and whoever runs
+      // the leg records and answers that outcome (the API reads it from the run). A resume taking
+      // it ends aborted without running.
+      if (run?.residency === 'resuming') run.abortRequested = true;
+      else if (!run && !discarded) this.logger.info({ runId: job.runId }, 'abort of a run this worker does not hold; ignored');
       return;
     }
+    this.resident.ended(run);
     const result: CodeModeResult = {
       status: 'failed',
       error: ABORTED_MESSAGE,
       code: 'aborted',
       failurePhase: 'host',
       bridgeDispatchStarted: false,
-      replaySafe: parked.restartSafe,
-      telemetry: parked.host.telemetry(),
+      replaySafe: run.restartSafe,
+      telemetry: run.host.telemetry(),
     };
     try {
-      await this.runs.finish(ref, job.runId, { epoch: parked.epoch, type: 'run.failed', result, replyTo: job.replyTo });
-      this.parkedRuns.ended(parked);
+      await this.ends.finish(run, result, job.replyTo);
     } catch (error) {
       if (!(error instanceof RunAlreadyEndedError)) throw error;
     }

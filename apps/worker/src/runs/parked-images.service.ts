@@ -6,7 +6,7 @@ import type { Logger } from '@codemode/telemetry';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { LOGGER, REDIS } from '../core/tokens';
-import type { RunToolHost } from '../tools/run-tool-host';
+import type { WorkerRun } from './worker-run';
 
 /** What the worker keeps of a parked run beside its VM image (SPEC §12), as JSON in the image's record. */
 export const ParkedHostRecordSchema = z.object({
@@ -30,15 +30,6 @@ export interface LoadedParkedImage {
   record: ParkedHostRecord;
 }
 
-/** The run a parked image is written for. */
-export interface ImagedRun {
-  ref: SessionRef;
-  runId: string;
-  epoch: number;
-  priorOutputBytes: number;
-  host: RunToolHost;
-}
-
 /**
  * Parked-run images in Redis (SPEC §12): written when a run parks, before the park is
  * acknowledged, so any worker can resume the run once this one is gone; read by the worker that
@@ -57,7 +48,7 @@ export class ParkedImages {
   }
 
   /** Writes the image of a run that just parked; false when its VM could not be captured (it parks in memory only). */
-  async save(run: ImagedRun, outcome: WaitingOutcome, expiresAt: number): Promise<boolean> {
+  async save(run: WorkerRun, outcome: WaitingOutcome, expiresAt: number): Promise<boolean> {
     const image = outcome.image;
     if (!image) {
       this.logger.warn({ runId: run.runId }, 'parked run has no image; it lives only in this worker');

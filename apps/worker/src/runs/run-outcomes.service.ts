@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CodeModeResult, Limits, SessionRef } from '@codemode/contracts';
+import type { CodeModeResult, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import {
   isStoreUnavailable,
@@ -9,6 +9,7 @@ import {
   retryWhileStoreUnavailable,
   RUN_HISTORY_LIMIT_MESSAGE,
   RunAlreadyEndedError,
+  RunEnds,
   RunHistoryLimitError,
   RunLedger,
   storeStopMessage,
@@ -27,24 +28,9 @@ import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { WorkerTenantLimits } from '../quotas/worker-tenant-limits.service';
 import { ParkedImages } from './parked-images.service';
-import { ParkedRuns } from './parked-runs.service';
+import { ResidentRuns } from './resident-runs.service';
+import type { WorkerRun } from './worker-run';
 import type { RunToolHost } from '../tools/run-tool-host';
-
-/** Everything needed to record what a run's cell just did. */
-export interface RunContext {
-  ref: SessionRef;
-  runId: string;
-  epoch: number;
-  limits: Limits;
-  restartSafe: boolean;
-  awaitResults: boolean;
-  priorOutputBytes: number;
-  host: RunToolHost;
-  /** It parked before and holds a place in its tenant's parked-run quota, given back when it ends. */
-  holdsParkedQuota?: boolean;
-  /** Its image is in Redis (SPEC §12): any worker can resume it once this one lets it go. */
-  imaged?: boolean;
-}
 
 /** Why a claimed run failed before it ran (`RunOutcomes.failUnprepared`). */
 const UNPREPARED_MESSAGE =
@@ -73,8 +59,9 @@ const RECORD_RETRY_MS = 10 * 60_000;
 const ALWAYS_REPLAY_REASON = 'CODEMODE_ALWAYS_REPLAY: every wait rebuilds the run by replay';
 
 /**
- * Records a cell's outcome in the log and pushes the answer: a terminal event for completed and
- * failed cells, `run.parked` for waiting ones (which then stay parked on this worker: ParkedRuns).
+ * Records a leg's outcome in the log and pushes the answer: a terminal event for completed and
+ * failed cells (through RunEnds), `run.parked` for waiting ones (which then stay parked on this
+ * worker: ResidentRuns).
  */
 @Injectable()
 export class RunOutcomes {
@@ -82,7 +69,8 @@ export class RunOutcomes {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runs: RunLedger,
-    private readonly parked: ParkedRuns,
+    private readonly resident: ResidentRuns,
+    private readonly ends: RunEnds,
     private readonly sessionStore: SessionStore,
     private readonly results: ResultsStore,
     private readonly metrics: WorkerMetrics,
@@ -93,21 +81,22 @@ export class RunOutcomes {
   ) {}
 
   /** `legStartedAt`: when this exec or wait leg started (epoch ms), for `codemode_run_duration_seconds`. */
-  async record(ctx: RunContext, outcome: CellOutcome, replyTo: string, legStartedAt: number): Promise<CodeModeResult> {
-    const result = await this.untilRecorded(ctx, async () => {
+  async record(run: WorkerRun, outcome: CellOutcome, replyTo: string, legStartedAt: number): Promise<CodeModeResult> {
+    // What earlier legs returned: every attempt of this leg's write counts its output from here.
+    const prior = run.priorOutputBytes;
+    const result = await this.untilRecorded(run, async () => {
       try {
-        return await this.write(ctx, stoppedOutcome(ctx.host, outcome), replyTo);
+        return await this.write(run, prior, stoppedOutcome(run.host, outcome), replyTo);
       } catch (error) {
         // SPEC §6: the run reached its history cap while being recorded (parking it, committing
-        // its store): it fails with the cap's error, which is always recorded.
+        // its store): it fails with the cap's error, which is always recorded. A VM its refused
+        // park left here goes, and so does its image (with the run's end).
         if (!(error instanceof RunHistoryLimitError)) throw error;
-        this.parked.dropUnrecorded(ctx.runId);
-        // The run ends here: an image its refused park left in Redis would only wait for its TTL.
-        this.images.drop(ctx.ref, ctx.runId);
-        return this.write(ctx, historyLimitOutcome(outcome), replyTo);
+        this.resident.dropUnrecorded(run);
+        return this.write(run, prior, historyLimitOutcome(outcome), replyTo);
       }
     }).catch((error: unknown) => {
-      this.parked.dropUnrecorded(ctx.runId);
+      this.resident.dropUnrecorded(run);
       throw error;
     });
     this.metrics.runAnswered(result, legStartedAt);
@@ -128,7 +117,7 @@ export class RunOutcomes {
       ? hostFailureResult(storeStopMessage(toStoreError(cause)), 'runtime_unavailable', run.restartSafe)
       : hostFailureResult(UNPREPARED_MESSAGE, 'internal_error', run.restartSafe);
     const recorded = await this.untilRecorded(run, async () => {
-      await this.runs.finish(run.ref, run.runId, { epoch: run.epoch, type: 'run.failed', result, replyTo });
+      await this.ends.finish(run, result, replyTo);
       return result;
     });
     this.metrics.runAnswered(recorded, Date.now());
@@ -141,17 +130,17 @@ export class RunOutcomes {
    * `runtime_unavailable` meanwhile; the run still gets its one terminal event). A retry that
    * finds the run already ended (the first write landed, its reply did not) answers what it holds.
    */
-  private untilRecorded(ctx: Pick<RunContext, 'ref' | 'runId'>, write: () => Promise<CodeModeResult>): Promise<CodeModeResult> {
-    const fields = { tenant: ctx.ref.tenant, sessionId: ctx.ref.sessionId, runId: ctx.runId };
+  private untilRecorded(run: { ref: SessionRef; runId: string }, write: () => Promise<CodeModeResult>): Promise<CodeModeResult> {
+    const fields = { tenant: run.ref.tenant, sessionId: run.ref.sessionId, runId: run.runId };
     return retryWhileStoreUnavailable(
       async (attempt) => {
         try {
           return await write();
         } catch (error) {
           if (attempt === 1 || !(error instanceof RunAlreadyEndedError)) throw error;
-          const run = await this.runs.get(ctx.ref, ctx.runId);
-          if (!run?.lastResult) throw error;
-          return run.lastResult;
+          const now = await this.runs.get(run.ref, run.runId);
+          if (!now?.lastResult) throw error;
+          return now.lastResult;
         }
       },
       {
@@ -162,96 +151,88 @@ export class RunOutcomes {
     );
   }
 
-  private async write(ctx: RunContext, outcome: CellOutcome, replyTo: string): Promise<CodeModeResult> {
+  /** `prior`: the output bytes returned by the run's earlier legs. */
+  private async write(run: WorkerRun, prior: number, outcome: CellOutcome, replyTo: string): Promise<CodeModeResult> {
     if (outcome.status === 'waiting') {
-      const expiresAt = Date.now() + ctx.limits.snapshotTtlSeconds * 1000;
+      const expiresAt = Date.now() + run.limits.snapshotTtlSeconds * 1000;
       // SPEC §10: past its tenant's parked-run quota (runs or bytes) the cell fails instead of
       // parking. Its VM is in this worker's memory: it counts its wasm memory, not its image.
-      const admission = await this.limits.admitParked(ctx.ref, ctx.runId, expiresAt, outcome.memoryBytes);
+      const admission = await this.limits.admitParked(run.ref, run.runId, expiresAt, outcome.memoryBytes);
       if (!admission.admitted) {
-        this.parked.discard(ctx.runId);
-        const error = this.limits.parkedRefusal(ctx.ref.tenant, admission);
-        return this.write({ ...ctx, holdsParkedQuota: false }, parkedQuotaOutcome(outcome, error), replyTo);
+        this.resident.discardVm(run.runId);
+        run.holdsParkedQuota = false;
+        const error = this.limits.parkedRefusal(run.ref.tenant, admission);
+        return this.write(run, prior, parkedQuotaOutcome(outcome, error), replyTo);
       }
       const { result, outputBytes } = buildWaitingResult({
-        runId: ctx.runId,
+        runId: run.runId,
         reason: outcome.reason,
         pending: outcome.pending,
         output: outcome.output,
-        limits: ctx.limits,
-        restartSafe: ctx.restartSafe,
-        telemetry: ctx.host.telemetry(),
-        priorOutputBytes: ctx.priorOutputBytes,
+        limits: run.limits,
+        restartSafe: run.restartSafe,
+        telemetry: run.host.telemetry(),
+        priorOutputBytes: prior,
       });
-      const parked = { ...ctx, holdsParkedQuota: true, priorOutputBytes: ctx.priorOutputBytes + outputBytes, expiresAt };
+      run.holdsParkedQuota = true;
+      run.priorOutputBytes = prior + outputBytes;
+      run.expiresAt = expiresAt;
       // SPEC §12: the image is in Redis before the park is acknowledged, so any worker can resume the run.
       // CODEMODE_ALWAYS_REPLAY: a replay-safe run is always rebuilt by replay, so it gets no image.
-      const imaged = this.config.alwaysReplay && ctx.restartSafe ? false : await this.images.save(parked, outcome, expiresAt);
-      this.parked.park({ ...parked, imaged, imageBytes: outcome.snapshotBytes });
-      await this.runs.append(ctx.ref, {
+      run.imaged = this.config.alwaysReplay && run.restartSafe ? false : await this.images.save(run, outcome, expiresAt);
+      run.imageBytes = outcome.snapshotBytes;
+      this.resident.park(run);
+      await this.runs.append(run.ref, {
         type: 'run.parked',
-        runId: ctx.runId,
-        epoch: ctx.epoch,
+        runId: run.runId,
+        epoch: run.epoch,
         data: {
           result,
           expiresAt: new Date(expiresAt).toISOString(),
           snapshotBytes: outcome.snapshotBytes,
           ...(outcome.journal ? { journal: outcome.journal } : {}),
         },
-        publish: resultReply(replyTo, ctx.runId, result),
+        publish: resultReply(replyTo, run.runId, result),
       });
-      this.leftLive(ctx);
+      // Parked: no sweep needs to look at the run as live any more (best effort; the sweep forgets what stays).
+      this.live.remove(run.ref, run.runId).catch(() => undefined);
       // Best effort: lets any worker expire the run if its holder goes away (ParkedRunSweeper).
       await this.parkedIndex
-        .add(ctx.ref, ctx.runId, expiresAt)
-        .catch((error: unknown) => this.logger.warn({ runId: ctx.runId, err: error }, 'could not index the parked run for expiry'));
-      if (this.config.alwaysReplay && ctx.restartSafe) await this.parked.handOver(ctx.runId, ALWAYS_REPLAY_REASON);
-      else this.parked.keepWithinBudget();
+        .add(run.ref, run.runId, expiresAt)
+        .catch((error: unknown) => this.logger.warn({ runId: run.runId, err: error }, 'could not index the parked run for expiry'));
+      if (this.config.alwaysReplay && run.restartSafe) await this.resident.handOver(run, ALWAYS_REPLAY_REASON);
+      else this.resident.keepWithinBudget();
       return result;
     }
-    const committed = outcome.status === 'completed' ? await this.commitStore(ctx, outcome) : null;
+    const committed = outcome.status === 'completed' ? await this.commitStore(run, outcome) : null;
     const { result } = await buildCellResult({
       outcome: committed ?? outcome,
-      limits: ctx.limits,
-      restartSafe: ctx.restartSafe,
-      telemetry: ctx.host.telemetry(),
-      priorOutputBytes: ctx.priorOutputBytes,
-      saveReference: ctx.restartSafe
+      limits: run.limits,
+      restartSafe: run.restartSafe,
+      telemetry: run.host.telemetry(),
+      priorOutputBytes: prior,
+      saveReference: run.restartSafe
         ? undefined
         : (valueJson) =>
-            this.results.save(ctx.ref, valueJson, ctx.limits).then(
+            this.results.save(run.ref, valueJson, run.limits).then(
               (d) => ({ ...d }),
               () => null,
             ),
     });
-    await this.runs.finish(ctx.ref, ctx.runId, {
-      epoch: ctx.epoch,
-      type: result.status === 'completed' ? 'run.completed' : 'run.failed',
-      result,
-      replyTo,
-    });
-    this.leftLive(ctx);
-    if (ctx.holdsParkedQuota) {
-      this.limits.releaseParked(ctx.ref, ctx.runId);
-      this.images.drop(ctx.ref, ctx.runId);
-    }
+    await this.ends.finish(run, result, replyTo);
+    this.resident.ended(run);
     return result;
-  }
-
-  /** Parked or ended: no sweep needs to look at the run as live any more (best effort; the sweep forgets what stays). */
-  private leftLive(ctx: RunContext): void {
-    this.live.remove(ctx.ref, ctx.runId).catch(() => undefined);
   }
 
   /**
    * SPEC §4: buffered store writes are committed only when the cell completes, capacity
    * re-checked in commit order; a commit the store no longer has room for fails the cell instead.
    */
-  private async commitStore(ctx: RunContext, outcome: TerminalCellOutcome): Promise<TerminalCellOutcome | null> {
-    const writes = ctx.host.storeWrites();
+  private async commitStore(run: WorkerRun, outcome: TerminalCellOutcome): Promise<TerminalCellOutcome | null> {
+    const writes = run.host.storeWrites();
     if (writes.size === 0) return null;
     try {
-      await this.sessionStore.commit(ctx.ref, { runId: ctx.runId, epoch: ctx.epoch, writes });
+      await this.sessionStore.commit(run.ref, { runId: run.runId, epoch: run.epoch, writes });
       return null;
     } catch (error) {
       if (!(error instanceof StoreCapacityError)) throw error;

@@ -1,13 +1,26 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
-import { RunLedger, RunOwnership, WorkerPresence } from '@codemode/events';
+import {
+  KeySpace,
+  LiveRunIndex,
+  ParkedImageStore,
+  ParkedRunHoldings,
+  RunEnds,
+  RunLedger,
+  RunOwnership,
+  TenantQuotaLedger,
+  WorkerPresence,
+} from '@codemode/events';
+import type { Logger } from '@codemode/telemetry';
+import type { Redis } from 'ioredis';
 import { SandboxPool } from '@codemode/sandbox';
-import { APP_CONFIG } from '../core/tokens';
+import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { ToolsModule } from '../tools/tools.module';
 import { CellRunner } from './cell-runner.service';
 import { HeldRunJobs } from './held-run-jobs.service';
+import { LegRunner } from './leg-runner.service';
 import { ParkedImages } from './parked-images.service';
-import { ParkedRuns } from './parked-runs.service';
+import { ResidentRuns } from './resident-runs.service';
 import { RunOutcomes } from './run-outcomes.service';
 
 @Module({
@@ -15,17 +28,29 @@ import { RunOutcomes } from './run-outcomes.service';
   providers: [
     {
       provide: RunOwnership,
-      inject: [RunLedger, WorkerPresence, SandboxPool, APP_CONFIG],
+      inject: [WorkerPresence, SandboxPool, APP_CONFIG],
       // A run this worker owns is alive while its VM is in this worker's pool, whatever the lease says.
-      useFactory: (r: RunLedger, p: WorkerPresence, pool: SandboxPool, c: AppConfig) =>
-        new RunOwnership(r, p, { workerId: c.workerId, holds: (runId) => pool.holds(runId) }),
+      useFactory: (p: WorkerPresence, pool: SandboxPool, c: AppConfig) =>
+        new RunOwnership(p, { workerId: c.workerId, holds: (runId) => pool.holds(runId) }),
     },
-    ParkedRuns,
+    {
+      provide: RunEnds,
+      inject: [RunLedger, LiveRunIndex, TenantQuotaLedger, REDIS, KeySpace, LOGGER],
+      // A run this worker kept parked holds a quota place and an image, given back when it ends.
+      useFactory: (r: RunLedger, live: LiveRunIndex, quotas: TenantQuotaLedger, redis: Redis, k: KeySpace, logger: Logger) =>
+        new RunEnds(
+          r,
+          live,
+          new ParkedRunHoldings(quotas, new ParkedImageStore(redis, k), (fields, message) => logger.warn(fields, message)),
+        ),
+    },
+    ResidentRuns,
     ParkedImages,
     RunOutcomes,
+    LegRunner,
     CellRunner,
     HeldRunJobs,
   ],
-  exports: [RunOwnership, ParkedRuns, ParkedImages, RunOutcomes, CellRunner, HeldRunJobs],
+  exports: [RunOwnership, RunEnds, ResidentRuns, ParkedImages, LegRunner, CellRunner, HeldRunJobs],
 })
 export class RunsModule {}
