@@ -1,6 +1,7 @@
 import type { Limits } from '@codemode/contracts';
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
-import { SandboxPool, type CellOutcome } from '@codemode/sandbox';
+import { SandboxPool } from '@codemode/sandbox';
+import type { CellOutcome } from '@codemode/cells';
 
 const LIMITS: Limits = { ...SPEC_DEFAULT_LIMITS, timeoutMs: 60_000 };
 

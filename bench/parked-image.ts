@@ -1,6 +1,7 @@
 import type { CodeModeClient } from '@codemode/client';
 import { KeySpace, ParkedImageStore, RunLedger } from '@codemode/events';
-import { SandboxPool, type CellOutcome, type CellRunRequest } from '@codemode/sandbox';
+import { SandboxPool, type CellRunRequest } from '@codemode/sandbox';
+import type { CellOutcome } from '@codemode/cells';
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
 import { Redis } from 'ioredis';
 import { REDIS_URL, type TestStack } from '../test/utils/test-stack';

@@ -1,20 +1,4 @@
-export type {
-  BridgeCall,
-  BridgeHost,
-  CallGate,
-  CellOutcome,
-  CellRunRequest,
-  CompletedOutcome,
-  ExternalSettlement,
-  FailedOutcome,
-  ParkedImage,
-  PendingCall,
-  RestorePlan,
-  ResumeOptions,
-  SandboxVariant,
-  TerminalCellOutcome,
-  WaitingOutcome,
-} from './engine/types';
+export type { BridgeHost, CallGate, CellRunRequest, ExternalSettlement, RestorePlan, ResumeOptions, SandboxVariant } from './engine/types';
 export {
   DEFAULT_MAX_PARKED,
   SandboxPool,
@@ -24,10 +8,7 @@ export {
   type SandboxPoolStats,
 } from './pool/sandbox-pool';
 export type { PoolLogger } from './pool/pool-thread';
-export { FairQueue } from './pool/fair-queue';
 export * from './errors';
-export * from './result';
-export * from './source';
 export * from './replay/replay-plan';
 export { CellStartProbe } from './engine/cell-start-probe';
 export {

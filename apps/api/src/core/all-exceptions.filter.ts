@@ -4,7 +4,7 @@ import type { ServerResponse } from 'node:http';
 import type { ApiErrorBody, ApiErrorCode } from '@codemode/contracts';
 import { EventsError, isStoreFull, isStoreUnavailable } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
-import { emptyTelemetry, failedInputResult } from '@codemode/sandbox';
+import { emptyTelemetry, failedInputResult } from '@codemode/cells';
 import { InvalidInputException, StoreUnavailableException } from './api-errors';
 import { isCodeModeCall } from './raw-body.middleware';
 import type { ApiRequest } from './request-context';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { isEndedStatus, type CodeModeResult, type SessionRef } from '@codemode/contracts';
 import { RunAlreadyEndedError, RunEnds, RunLedger, RunReplies } from '@codemode/events';
-import { ABORTED_MESSAGE, emptyTelemetry } from '@codemode/sandbox';
+import { ABORTED_MESSAGE, emptyTelemetry } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
 import { ConflictApiException, NotFoundApiException } from '../core/api-errors';
 import { WorkerQueues } from '../core/worker-queues';

@@ -1,4 +1,4 @@
-import { checkExecInput, type ExecInputCheck } from '@codemode/sandbox';
+import { checkExecInput, type ExecInputCheck } from '@codemode/cells';
 
 /** What the exec path needs of its body: the SPEC §3 input check and what a refusal records. */
 export interface ExecBody {

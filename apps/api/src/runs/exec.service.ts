@@ -22,7 +22,7 @@ import {
   SessionLedger,
   type SessionSettingsAt,
 } from '@codemode/events';
-import { emptyTelemetry, failedInputResult, hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/sandbox';
+import { emptyTelemetry, failedInputResult, hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
 import { BodyThreads } from '../bodies/body-threads';

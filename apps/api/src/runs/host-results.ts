@@ -1,5 +1,5 @@
 import { isStoreFull, mayHaveRun, STORE_FULL_MESSAGE } from '@codemode/events';
-import { RUN_UNAVAILABLE_MESSAGE } from '@codemode/sandbox';
+import { RUN_UNAVAILABLE_MESSAGE } from '@codemode/cells';
 
 /** The cell was not run: the call never reached Redis, or what it recorded is ended with this answer. */
 export const STORE_UNAVAILABLE_ERROR =

@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, Headers, HttpCode, Param, Post, Res, UseInterceptors } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { RUN_ID_PATTERN, SESSION_ID_PATTERN, type CodeModeResult, type RunView, type SessionRef } from '@codemode/contracts';
-import { hostFailureResult } from '@codemode/sandbox';
+import { hostFailureResult } from '@codemode/cells';
 import { RunLedger } from '@codemode/events';
 import { NotFoundApiException } from '../core/api-errors';
 import { JsonBody, Session, Tenant } from '../core/request-params';

@@ -26,7 +26,7 @@ import {
   type OwnedRun,
   type Reservation,
 } from '@codemode/events';
-import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult, RUN_UNAVAILABLE_MESSAGE } from '@codemode/sandbox';
+import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult, RUN_UNAVAILABLE_MESSAGE } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
 import { WorkerQueues } from '../core/worker-queues';

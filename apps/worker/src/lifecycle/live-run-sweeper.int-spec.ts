@@ -4,7 +4,7 @@ import type { AppConfig } from '@codemode/config';
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
 import type { SessionRef } from '@codemode/contracts';
 import { EventLog, KeySpace, LiveRunIndex, RunEnds, RunLedger, RunOwnership, WorkerPresence } from '@codemode/events';
-import { hostFailureResult } from '@codemode/sandbox';
+import { hostFailureResult } from '@codemode/cells';
 import { createLogger, createWorkerMetrics } from '@codemode/telemetry';
 import { deleteKeys, testPrefix, testRedis } from '../../../../test/utils/redis-test-keys';
 import { LiveRunSweeper } from './live-run-sweeper.service';

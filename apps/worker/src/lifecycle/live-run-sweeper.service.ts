@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
 import { LiveRunIndex, RunEnds, RunLedger, RunOwnership, strandedRunFate, type DueRun } from '@codemode/events';
-import { hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/sandbox';
+import { hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/cells';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { RunIndexSweeper } from './run-index-sweeper';

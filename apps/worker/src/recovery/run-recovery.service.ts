@@ -2,15 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { CellJob, CellSpec, CodeModeResult, ReplayJob, ReplayPlan, ResumeJob, RunView, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { EventLog, retryWhileStoreUnavailable, RunAlreadyEndedError, RunEnds, RunLedger, RunOwnership } from '@codemode/events';
-import {
-  buildReplayPlan,
-  emptyTelemetry,
-  failedInputResult,
-  hostFailureResult,
-  REPLAY_DIVERGED_PREFIX,
-  ReplayRecordMissingError,
-  RUN_UNAVAILABLE_MESSAGE,
-} from '@codemode/sandbox';
+import { buildReplayPlan, ReplayRecordMissingError } from '@codemode/sandbox';
+import { emptyTelemetry, failedInputResult, hostFailureResult, REPLAY_DIVERGED_PREFIX, RUN_UNAVAILABLE_MESSAGE } from '@codemode/cells';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { CellRunner, divergedOutcome } from '../runs/cell-runner.service';

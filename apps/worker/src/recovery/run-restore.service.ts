@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CellSpec, RunView, SessionRef } from '@codemode/contracts';
 import { EventLog } from '@codemode/events';
-import { checkBinding, failedOutcome, RUN_LOST_PENDING_CALL_MESSAGE, SandboxPool, type CellOutcome } from '@codemode/sandbox';
+import { checkBinding, RUN_LOST_PENDING_CALL_MESSAGE, SandboxPool } from '@codemode/sandbox';
+import { failedOutcome, type CellOutcome } from '@codemode/cells';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { LOGGER } from '../core/tokens';
 import { LegRunner, type Leg } from '../runs/leg-runner.service';

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { CellJob, CodeModeResult, RunRecoverySeed, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { retryWhileStoreUnavailable, RunLedger } from '@codemode/events';
-import { failedOutcome, replayDivergedMessage, type CellOutcome } from '@codemode/sandbox';
+import { failedOutcome, replayDivergedMessage, type CellOutcome } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { LegRunner, type Leg } from './leg-runner.service';

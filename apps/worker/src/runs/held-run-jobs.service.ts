@@ -21,15 +21,8 @@ import {
   RunLedger,
   StaleEpochError,
 } from '@codemode/events';
-import {
-  ABORTED_MESSAGE,
-  failedOutcome,
-  RUN_UNAVAILABLE_MESSAGE,
-  SandboxPool,
-  UnknownBridgeCallError,
-  type CellOutcome,
-  type ExternalSettlement,
-} from '@codemode/sandbox';
+import { SandboxPool, UnknownBridgeCallError, type ExternalSettlement } from '@codemode/sandbox';
+import { ABORTED_MESSAGE, failedOutcome, RUN_UNAVAILABLE_MESSAGE, type CellOutcome } from '@codemode/cells';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { LegRunner } from './leg-runner.service';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BRIDGE_METHODS, ShellConfigSchema, type SessionRef } from '@codemode/contracts';
 import { KeySpace, ParkedImageStore, type StoredParkedImage } from '@codemode/events';
-import type { WaitingOutcome } from '@codemode/sandbox';
+import type { WaitingOutcome } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';

@@ -11,7 +11,8 @@ import {
   type LiveRunIndex,
   type RunLedger,
 } from '@codemode/events';
-import { ABORTED_MESSAGE, emptyTelemetry, type SandboxPool } from '@codemode/sandbox';
+import { ABORTED_MESSAGE, emptyTelemetry } from '@codemode/cells';
+import type { SandboxPool } from '@codemode/sandbox';
 import { createLogger, createWorkerMetrics } from '@codemode/telemetry';
 import type { Redis } from 'ioredis';
 import type { WorkerTenantLimits } from '../quotas/worker-tenant-limits.service';

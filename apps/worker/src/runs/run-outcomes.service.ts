@@ -22,7 +22,7 @@ import {
   hostFailureResult,
   type CellOutcome,
   type TerminalCellOutcome,
-} from '@codemode/sandbox';
+} from '@codemode/cells';
 import { ResultsStore, SessionStore, StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';

@@ -9,7 +9,8 @@ import {
 } from '@codemode/contracts';
 import type { CatalogEntry } from '@codemode/catalog';
 import { ApprovalClosedError, type ApprovalLedger, type StoredApproval } from '@codemode/events';
-import type { BridgeCall, CallGate } from '@codemode/sandbox';
+import type { CallGate } from '@codemode/sandbox';
+import type { BridgeCall } from '@codemode/cells';
 import type { WorkerMetrics } from '@codemode/telemetry';
 import { decideTool, policyName } from '@codemode/tools';
 import type { ToolRun } from './run-tool-host';

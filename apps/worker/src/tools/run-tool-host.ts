@@ -10,7 +10,8 @@ import {
   type EventLog,
   type StoredApproval,
 } from '@codemode/events';
-import type { BridgeCall, BridgeHost, CallGate } from '@codemode/sandbox';
+import type { BridgeHost, CallGate } from '@codemode/sandbox';
+import type { BridgeCall } from '@codemode/cells';
 import { ResultUnavailableError, StoreBuffer, type ResultsStore, type SessionStore } from '@codemode/store';
 import {
   callWebhookTool,

@@ -1,6 +1,5 @@
 import type { BridgeMethod } from '@codemode/contracts';
-import { MAX_QUEUED_BRIDGE_REQUESTS } from '../errors';
-import type { PendingCall } from './types';
+import { MAX_QUEUED_BRIDGE_REQUESTS, type PendingCall } from '@codemode/cells';
 
 interface OpenCall {
   method: BridgeMethod;

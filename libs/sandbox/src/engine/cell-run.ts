@@ -9,15 +9,15 @@ import {
 } from '@codemode/contracts';
 import {
   ABORTED_MESSAGE,
-  BridgeProtocolError,
+  bridgeQueueLimitMessage,
   PENDING_WITHOUT_HOST_WORK_MESSAGE,
-  SandboxEngineError,
   SNAPSHOT_LIMIT_MESSAGE,
   STACK_OVERFLOW_TEXT,
   TIMEOUT_MESSAGE,
-  ValueTooDeepError,
-  bridgeQueueLimitMessage,
-} from '../errors';
+  type CellOutcome,
+  type WaitingOutcome,
+} from '@codemode/cells';
+import { BridgeProtocolError, SandboxEngineError, ValueTooDeepError } from '../errors';
 import { sleepDelay } from './bridge-args';
 import { BridgeLedger } from './bridge-ledger';
 import type { CellVm, VmHostSink } from './cell-vm';
@@ -28,7 +28,7 @@ import { captureParkedRun } from './park-image';
 import { dispatchedBefore, ReplayDriver, type ReplayStop } from './replay-driver';
 import { RestartSafety } from './restart-safety';
 import { SettlementInbox, type Wakeup } from './settlement-inbox';
-import type { BridgePort, CellOutcome, CellRunRequest, LegOptions, Settlement, WaitingOutcome } from './types';
+import type { BridgePort, CellRunRequest, LegOptions, Settlement } from './types';
 
 /** Jobs run per `executePendingJobs` call; the deadline is checked between batches. */
 export const JOB_BATCH = 2000;

@@ -1,5 +1,5 @@
 import type { CodeModeErrorCode, FailurePhase } from '@codemode/contracts';
-import { MODULE_ACCESS_MESSAGE, STACK_OVERFLOW_TEXT } from '../errors';
+import { MODULE_ACCESS_MESSAGE, STACK_OVERFLOW_TEXT } from '@codemode/cells';
 import { CELL_FILE, CELL_PREFIX, PRELUDE_FILE } from '../guest/prelude';
 
 /** A thrown guest value as the prelude's `describe` reported it (one JSON string). */

@@ -1,6 +1,6 @@
 import type { CodeModeOutput } from '@codemode/contracts';
+import { ConsoleBudget } from '@codemode/cells';
 import { OUT_CONSOLE, OUT_JSON, OUT_TEXT } from '../guest/prelude';
-import { ConsoleBudget } from '../result';
 
 /** What a parked run's output budget had spent (its image); entries were handed out already. */
 export interface LegOutputState {

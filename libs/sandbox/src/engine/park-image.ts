@@ -1,7 +1,8 @@
+import type { ParkedImage } from '@codemode/cells';
 import { SandboxError } from '../errors';
 import type { CellRun } from './cell-run';
 import { encodeParkedImage, GUEST_PRELUDE_VERSION, type ParkedRunState } from './parked-image';
-import type { ParkedImage, RestorePlan } from './types';
+import type { RestorePlan } from './types';
 
 /**
  * SPEC §12: the image of a run that just parked (its VM is idle; `CellRunRequest.parkImage`), its

@@ -1,10 +1,11 @@
 import type { ReplayPlan } from '@codemode/contracts';
-import { BridgeProtocolError, replayDivergedMessage } from '../errors';
+import { replayDivergedMessage, type CellOutcome } from '@codemode/cells';
+import { BridgeProtocolError } from '../errors';
 import { methodOf, sameCall, sameIds } from './bridge-args';
 import type { BridgeLedger } from './bridge-ledger';
 import type { CellVm } from './cell-vm';
 import type { Failure } from './guest-error';
-import type { CellOutcome, Settlement } from './types';
+import type { Settlement } from './types';
 
 /** The run a replay rebuilds: how its recorded legs start and run, and whether it was aborted. */
 export interface ReplayedRun {

@@ -1,5 +1,6 @@
 import type { GuestCatalog } from '@codemode/contracts';
-import { BridgeProtocolError, RESTART_SAFE_NAMESPACE_MESSAGE, RESTART_SAFE_SURFACE_MESSAGE } from '../errors';
+import { RESTART_SAFE_NAMESPACE_MESSAGE, RESTART_SAFE_SURFACE_MESSAGE } from '@codemode/cells';
+import { BridgeProtocolError } from '../errors';
 import { toolOf } from './bridge-args';
 import type { CellVm } from './cell-vm';
 import type { Failure } from './guest-error';

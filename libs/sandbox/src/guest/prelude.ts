@@ -1,5 +1,5 @@
 import { MAX_JSON_DEPTH } from '@codemode/contracts';
-import { SET_TIMEOUT_DELAY_MESSAGE } from '../errors';
+import { SET_TIMEOUT_DELAY_MESSAGE } from '@codemode/cells';
 import { UNAWAITED_PROMISE_TEXT } from './console-inspect';
 import { guestSource } from './guest-source';
 import { TOOL_API_SOURCE } from './tool-api';

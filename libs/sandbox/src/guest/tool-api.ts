@@ -1,4 +1,4 @@
-import { VALUE_NOT_SERIALIZABLE_PREFIX } from '../errors';
+import { VALUE_NOT_SERIALIZABLE_PREFIX } from '@codemode/cells';
 import { guestSource } from './guest-source';
 
 /** Guest source of the tool-facing API (`tool-api.guest.js`): the function the prelude embeds and calls. */

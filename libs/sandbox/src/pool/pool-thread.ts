@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
+import { ABORTED_MESSAGE, failedOutcome, THREAD_LOST_MESSAGE, TIMEOUT_MESSAGE, type CellOutcome } from '@codemode/cells';
 import type {
   BridgeHost,
-  CellOutcome,
   CellRunRequest,
   ExternalSettlement,
   RestorePlan,
@@ -10,8 +10,7 @@ import type {
   Settlement,
 } from '../engine/types';
 import type { RescueImage, RescueState } from '../engine/rescue-image';
-import { ABORTED_MESSAGE, SandboxStartError, THREAD_LOST_MESSAGE, TIMEOUT_MESSAGE } from '../errors';
-import { failedOutcome } from '../result/failed-outcome';
+import { SandboxStartError } from '../errors';
 import type { FromThread, ThreadData, ToThread } from '../thread/protocol';
 import { RunBridge } from './run-bridge';
 

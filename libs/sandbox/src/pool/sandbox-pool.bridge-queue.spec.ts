@@ -1,6 +1,7 @@
 import type { LegJournal } from '@codemode/contracts';
-import type { BridgeCall, BridgeHost } from '../engine/types';
-import { bridgeQueueLimitMessage, UnknownBridgeCallError } from '../errors';
+import { bridgeQueueLimitMessage, type BridgeCall } from '@codemode/cells';
+import type { BridgeHost } from '../engine/types';
+import { UnknownBridgeCallError } from '../errors';
 import { buildReplayPlan, type RecordedToolCall } from '../replay/replay-plan';
 import { SandboxPool } from './sandbox-pool';
 import { cell, failure, testCatalog, tick, valueOf, waiting } from './test-support';

@@ -1,5 +1,5 @@
-import type { BridgeCall, BridgeHost } from '../engine/types';
-import { STACK_OVERFLOW_TEXT } from '../errors';
+import { STACK_OVERFLOW_TEXT, type BridgeCall } from '@codemode/cells';
+import type { BridgeHost } from '../engine/types';
 import { UNAWAITED_PROMISE_TEXT } from '../guest/console-inspect';
 import { SandboxPool } from './sandbox-pool';
 import { cell, failure, testCatalog, valueOf, waiting } from './test-support';

@@ -1,6 +1,6 @@
-import type { BridgeHost, CellOutcome, ParkedImage, RestorePlan } from '../engine/types';
+import { RUN_UNAVAILABLE_MESSAGE, SNAPSHOT_LIMIT_MESSAGE, type CellOutcome, type ParkedImage } from '@codemode/cells';
+import type { BridgeHost, RestorePlan } from '../engine/types';
 import { RUN_LOST_PENDING_CALL_MESSAGE } from '../engine/parked-image';
-import { RUN_UNAVAILABLE_MESSAGE, SNAPSHOT_LIMIT_MESSAGE } from '../errors';
 import { SandboxPool } from './sandbox-pool';
 import { cell, failure, testCatalog, tick, valueOf, waiting } from './test-support';
 

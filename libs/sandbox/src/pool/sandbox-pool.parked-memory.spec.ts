@@ -1,5 +1,5 @@
+import { TOO_MANY_SUSPENDED_MESSAGE } from '@codemode/cells';
 import type { BridgeHost } from '../engine/types';
-import { TOO_MANY_SUSPENDED_MESSAGE } from '../errors';
 import { SandboxPool } from './sandbox-pool';
 import { cell, failure, testCatalog, tick, valueOf, waiting } from './test-support';
 

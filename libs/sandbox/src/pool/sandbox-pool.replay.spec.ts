@@ -1,6 +1,6 @@
 import type { LegJournal } from '@codemode/contracts';
-import type { BridgeCall, BridgeHost, CellOutcome, CellRunRequest } from '../engine/types';
-import { REPLAY_DIVERGED_PREFIX } from '../errors';
+import { REPLAY_DIVERGED_PREFIX, type BridgeCall, type CellOutcome } from '@codemode/cells';
+import type { BridgeHost, CellRunRequest } from '../engine/types';
 import { buildReplayPlan, type RecordedToolCall } from '../replay/replay-plan';
 import { SandboxPool } from './sandbox-pool';
 import { cell, failure, testCatalog, valueOf, waiting } from './test-support';

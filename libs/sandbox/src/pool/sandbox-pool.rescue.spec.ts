@@ -1,4 +1,5 @@
-import type { BridgeCall, BridgeHost } from '../engine/types';
+import type { BridgeCall } from '@codemode/cells';
+import type { BridgeHost } from '../engine/types';
 import { SandboxPool } from './sandbox-pool';
 import { cell, failure, testCatalog, tick, valueOf, waiting } from './test-support';
 

@@ -1,4 +1,4 @@
-import { bridgeQueueLimitMessage } from '../errors';
+import { bridgeQueueLimitMessage } from '@codemode/cells';
 import { SandboxPool } from './sandbox-pool';
 import { cell, failure, valueOf } from './test-support';
 

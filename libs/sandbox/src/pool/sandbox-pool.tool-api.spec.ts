@@ -1,5 +1,5 @@
-import type { BridgeCall, BridgeHost } from '../engine/types';
-import { RESTART_SAFE_NAMESPACE_MESSAGE, RESTART_SAFE_SURFACE_MESSAGE } from '../errors';
+import { RESTART_SAFE_NAMESPACE_MESSAGE, RESTART_SAFE_SURFACE_MESSAGE, type BridgeCall } from '@codemode/cells';
+import type { BridgeHost } from '../engine/types';
 import { SandboxPool } from './sandbox-pool';
 import { cell, failure, testCatalog, toolMetadata, valueOf, waiting } from './test-support';
 

@@ -1,27 +1,16 @@
-import { GUEST_PRELUDE_VERSION, type ParkedImageBinding } from '../engine/parked-image';
-import type {
-  BridgeHost,
-  CellOutcome,
-  CellRunRequest,
-  ExternalSettlement,
-  RestorePlan,
-  ResumeOptions,
-  SandboxVariant,
-} from '../engine/types';
-import { wasmFileHash } from '../engine/wasm-loader';
 import {
   ABORTED_MESSAGE,
+  failedOutcome,
+  FairQueue,
   NOT_STARTED_MESSAGE,
-  ParkedRunBusyError,
-  ParkedRunNotFoundError,
-  SandboxPoolClosedError,
-  SandboxStartError,
   TOO_MANY_SUSPENDED_MESSAGE,
-  UnknownBridgeCallError,
-} from '../errors';
-import { failedOutcome } from '../result/failed-outcome';
+  type CellOutcome,
+} from '@codemode/cells';
+import { GUEST_PRELUDE_VERSION, type ParkedImageBinding } from '../engine/parked-image';
+import type { BridgeHost, CellRunRequest, ExternalSettlement, RestorePlan, ResumeOptions, SandboxVariant } from '../engine/types';
+import { wasmFileHash } from '../engine/wasm-loader';
+import { ParkedRunBusyError, ParkedRunNotFoundError, SandboxPoolClosedError, SandboxStartError, UnknownBridgeCallError } from '../errors';
 import { threadScriptPath } from '../thread/thread-script';
-import { FairQueue } from './fair-queue';
 import { ParkedMemory, type ParkedMemoryLimits } from './parked-memory';
 import { type MovedRun, type PoolLogger, PoolThread } from './pool-thread';
 

@@ -1,6 +1,7 @@
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
 import type { GuestCatalog, HandleMetadata, Limits } from '@codemode/contracts';
-import type { CellOutcome, CellRunRequest, WaitingOutcome } from '../engine/types';
+import type { CellOutcome, WaitingOutcome } from '@codemode/cells';
+import type { CellRunRequest } from '../engine/types';
 
 /** SPEC §8 defaults, for specs. */
 export const DEFAULT_TEST_LIMITS: Limits = { ...SPEC_DEFAULT_LIMITS };

@@ -1,13 +1,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { RUN_UNAVAILABLE_MESSAGE, type CellOutcome } from '@codemode/cells';
 import { CellRun } from '../engine/cell-run';
 import { CellVm, type PreparedImage } from '../engine/cell-vm';
 import { adoptParkedRun } from '../engine/park-image';
 import { decodeParkedImage, GUEST_PRELUDE_VERSION, type ParkedRunState } from '../engine/parked-image';
-import type { CellOutcome, CellRunRequest, LegOptions, RestorePlan } from '../engine/types';
+import type { CellRunRequest, LegOptions, RestorePlan } from '../engine/types';
 import { adoptRescuedRun, captureRunForRescue, type RescueImage, type RescuePlan } from '../engine/rescue-image';
 import type { VmImage } from '../engine/vm-image';
 import { DEFAULT_MEMORY_BYTES, memoryMaxBytes, MIN_MEMORY_BYTES, WasmLoader } from '../engine/wasm-loader';
-import { RUN_UNAVAILABLE_MESSAGE, SandboxStartError } from '../errors';
+import { SandboxStartError } from '../errors';
 import type { FromThread, ThreadData, ToThread } from './protocol';
 
 /**

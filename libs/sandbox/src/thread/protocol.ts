@@ -1,6 +1,7 @@
 import type { BridgeMethod } from '@codemode/contracts';
+import type { CellOutcome } from '@codemode/cells';
 import type { RescueImage, RescuePlan, RescueState } from '../engine/rescue-image';
-import type { CellOutcome, CellRunRequest, RestorePlan, SandboxVariant } from '../engine/types';
+import type { CellRunRequest, RestorePlan, SandboxVariant } from '../engine/types';
 
 /**
  * Messages between the pool (main thread) and a cell thread. A thread holds several live runs

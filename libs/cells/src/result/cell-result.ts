@@ -1,5 +1,5 @@
 import type { CodeModeErrorCode, CodeModeOutput, CodeModeResult, FailurePhase, Limits, Telemetry } from '@codemode/contracts';
-import type { TerminalCellOutcome as CellOutcome } from '../engine/types';
+import type { TerminalCellOutcome as CellOutcome } from '../outcome';
 import { boundError } from './bound-error';
 import { boundOutput, type BoundedOutput } from './bound-output';
 import { OUTPUT_LIMIT_EXCEEDED_ERROR, PREFIX_GUIDANCE, RESTART_SAFE_GUIDANCE } from './truncation-text';

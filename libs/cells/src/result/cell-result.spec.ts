@@ -1,6 +1,6 @@
 import type { CodeModeOutput, CodeModeResult } from '@codemode/contracts';
 import { CodeModeResultSchema } from '@codemode/contracts';
-import type { TerminalCellOutcome as CellOutcome } from '../engine/types';
+import type { TerminalCellOutcome as CellOutcome } from '../outcome';
 import { buildCellResult, emptyTelemetry, failedInputResult } from './cell-result';
 import {
   OUTPUT_LIMIT_EXCEEDED_ERROR,

@@ -1,5 +1,5 @@
 import type { CodeModeErrorCode, FailurePhase } from '@codemode/contracts';
-import type { CellOutcome, FailedOutcome } from '../engine/types';
+import type { CellOutcome, FailedOutcome } from '../outcome';
 
 /** Why a leg failed, as its result will say it. */
 export interface LegFailure {
