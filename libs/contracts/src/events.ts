@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { LimitsSchema } from './limits';
 
 /** Every event type the log holds, defined once. */
 export const EVENT_TYPES = [
@@ -53,13 +52,3 @@ export type Event = z.infer<typeof EventSchema>;
 
 export const EventPageSchema = z.object({ events: z.array(EventSchema), next: z.string().nullable() });
 export type EventPage = z.infer<typeof EventPageSchema>;
-
-/** The `data` of `run.requested`, as the API writes it and the worker reads it back. */
-export const RunRequestedDataSchema = z.object({
-  title: z.string(),
-  code: z.string(),
-  restartSafe: z.boolean(),
-  awaitResults: z.boolean(),
-  limits: LimitsSchema,
-  idempotencyKey: z.string().optional(),
-});

@@ -1,5 +1,6 @@
 export * from './api-error';
 export * from './events';
+export * from './event-data';
 export * from './exec';
 export * from './ids';
 export * from './jobs';

@@ -58,26 +58,19 @@ export const ReplayPlanSchema = z.object({
 });
 export type ReplayPlan = z.infer<typeof ReplayPlanSchema>;
 
+/** A tool call's outcome as the guest sees it: the value, or the error `{name, message}` it rejects with. */
+export type ToolOutcome = { ok: true; value: unknown } | { ok: false; error: { name: string; message: string } };
+
 /**
  * A platform's answer to a client tool call (`POST …/tool-results`) as the guest sees it: the
  * value, or the error `{name, message}` the call rejects with. A replay-safe run's `tool.settled`
  * keeps it as `result` / `failure`, so a replay answers the call the same way.
  */
-export function platformToolOutcome(
-  result: ToolResult,
-): { ok: true; value: unknown } | { ok: false; error: { name: string; message: string } } {
+export function platformToolOutcome(result: ToolResult): ToolOutcome {
   if (result.ok) return { ok: true, value: result.value ?? null };
   const error =
     typeof result.error === 'string'
       ? { message: result.error || 'client tool failed' }
       : (result.error ?? { message: 'client tool failed' });
   return { ok: false, error: { name: error.name ?? 'Error', message: error.message } };
-}
-
-/** The `tool.settled` data that records a platform's answer (with its outcome for replay-safe runs). */
-export function platformSettledData(result: ToolResult, restartSafe: boolean): Record<string, unknown> {
-  const data: Record<string, unknown> = { callId: result.id, ok: result.ok, source: 'client', answeredBy: 'platform' };
-  if (!restartSafe) return data;
-  const outcome = platformToolOutcome(result);
-  return outcome.ok ? { ...data, result: outcome.value } : { ...data, failure: outcome.error };
 }

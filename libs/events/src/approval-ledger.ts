@@ -5,6 +5,7 @@ import {
   isEndedStatus,
   type ApprovalDecision,
   type ApprovalView,
+  type EventData,
   type SessionRef,
   type TenantApprovalView,
 } from '@codemode/contracts';
@@ -105,7 +106,13 @@ export class ApprovalLedger {
       throw new ApprovalClosedError(approvalId, 'timed_out');
     }
     const recorded: ApprovalDecision = { ...decision, decidedAt: new Date().toISOString() };
-    const data = { approvalId, runId: approval.runId, callId: approval.callId, tool: approval.tool, ...recorded };
+    const data: EventData<'approval.decided'> = {
+      approvalId,
+      runId: approval.runId,
+      callId: approval.callId,
+      tool: approval.tool,
+      ...recorded,
+    };
     const keys = [...this.keys.scriptKeys(ref, approval.runId), this.keys.approvals(ref)];
     const args = [approvalId, approval.runId, JSON.stringify(data), JSON.stringify(recorded)];
     const raw = await guard(() => this.scripts.run(this.redis, 'decide-approval', keys, args));

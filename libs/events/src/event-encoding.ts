@@ -1,7 +1,12 @@
-import type { Event, EventType } from '@codemode/contracts';
+import type { Event, EventData, EventType } from '@codemode/contracts';
 import { InvalidEventError, StoreCommandError } from './errors';
 
-/** An event as stored, with the writer's epoch (the REST `Event` leaves it out). */
+/**
+ * An event as stored, with the writer's epoch (the REST `Event` leaves it out). Its `data` is as
+ * stored, not decoded: the REST feed serves it so, and a reader that needs fields decodes them
+ * with `decodeEventData` (libs/contracts/src/event-data.ts), which answers null for data that
+ * does not parse (an older build's, say) rather than failing the read.
+ */
 export type LoggedEvent = Event & { epoch: number };
 
 /**
@@ -19,8 +24,8 @@ export interface EncodedEvent {
 /** Data fields that are copied verbatim into projections (transcript, lastResult). */
 const RAW_FIELDS = ['input', 'result'] as const;
 
-/** Encodes `data` for the generic append path (lua/append-event.lua). */
-export function encodeEvent(type: EventType, data: Record<string, unknown>): EncodedEvent {
+/** Encodes `data` for the append scripts (lua/append-event.lua, and those that take a head and raws). */
+export function encodeEvent<T extends EventType>(type: T, data: EventData<T>): EncodedEvent {
   const rest: Record<string, unknown> = { ...data };
   const raws: [string, string][] = [];
   for (const name of RAW_FIELDS) {
@@ -126,5 +131,6 @@ export function storeKeyOfField(field: string): string {
  */
 export function encodeToolsRegistered(tools: readonly { name: string }[]): { data: string; toolsJson: string } {
   const names = tools.map((tool) => tool.name);
-  return { data: JSON.stringify({ tools: names, count: names.length }), toolsJson: JSON.stringify(tools) };
+  const data: EventData<'tools.registered'> = { tools: names, count: names.length };
+  return { data: JSON.stringify(data), toolsJson: JSON.stringify(tools) };
 }

@@ -4,7 +4,7 @@ import { InvalidArgumentError, InvalidCursorError, InvalidEventError } from './e
 import { EventLog } from './event-log';
 import { KeySpace } from './keys';
 import { RunLedger } from './run-ledger';
-import { deleteKeys, failed, newRunId, requestData, testPrefix, testRedis } from './test-support';
+import { deleteKeys, failed, newRunId, requestData, testPrefix, testRedis, untypedAppend } from './test-support';
 
 const prefix = testPrefix('log');
 const keys = new KeySpace(prefix);
@@ -15,7 +15,7 @@ const paged: SessionRef = { tenant: 'acme', sessionId: 'paged' };
 beforeAll(async () => {
   redis = await testRedis('log');
   log = new EventLog(redis, keys);
-  for (let i = 0; i < 250; i++) await log.append(paged, { type: 'shell.output', data: { i } });
+  for (let i = 0; i < 250; i++) await log.append(paged, untypedAppend({ type: 'shell.output', data: { i } }));
 });
 
 afterAll(async () => {
@@ -60,10 +60,10 @@ test('limit bounds and invalid cursors', async () => {
 
 test('history from a millisecond on: only events appended from then (what recovery reads)', async () => {
   const ref = { tenant: 'acme', sessionId: 'since' };
-  await log.append(ref, { type: 'shell.output', data: { n: 1 } });
+  await log.append(ref, untypedAppend({ type: 'shell.output', data: { n: 1 } }));
   await new Promise((resolve) => setTimeout(resolve, 5));
-  const { eventId } = await log.append(ref, { type: 'shell.output', data: { n: 2 } });
-  await log.append(ref, { type: 'shell.output', data: { n: 3 } });
+  const { eventId } = await log.append(ref, untypedAppend({ type: 'shell.output', data: { n: 2 } }));
+  await log.append(ref, untypedAppend({ type: 'shell.output', data: { n: 3 } }));
   const since = Number(eventId.split('-')[0]);
   expect((await log.history(ref, since)).map((e) => e.data.n)).toEqual([2, 3]);
   expect((await log.history(ref)).map((e) => e.data.n)).toEqual([1, 2, 3]);
@@ -72,23 +72,27 @@ test('history from a millisecond on: only events appended from then (what recove
 test('exists: false until the first write', async () => {
   const ref = { tenant: 'acme', sessionId: 'fresh' };
   expect(await log.exists(ref)).toBe(false);
-  await log.append(ref, { type: 'shell.output', data: {} });
+  await log.append(ref, untypedAppend({ type: 'shell.output', data: {} }));
   expect(await log.exists(ref)).toBe(true);
 });
 
 test('generic append refuses scripted types and run events without runId', async () => {
   const ref = { tenant: 'acme', sessionId: 'generic' };
-  await expect(log.append(ref, { type: 'run.started', runId: newRunId(), data: {} })).rejects.toBeInstanceOf(InvalidEventError);
-  await expect(log.append(ref, { type: 'session.configured', data: {} })).rejects.toBeInstanceOf(InvalidEventError);
-  await expect(log.append(ref, { type: 'tools.registered', data: {} })).rejects.toBeInstanceOf(InvalidEventError);
-  await expect(log.append(ref, { type: 'store.committed', runId: newRunId(), data: {} })).rejects.toBeInstanceOf(InvalidEventError);
+  await expect(log.append(ref, untypedAppend({ type: 'run.started', runId: newRunId(), data: {} }))).rejects.toBeInstanceOf(
+    InvalidEventError,
+  );
+  await expect(log.append(ref, untypedAppend({ type: 'session.configured', data: {} }))).rejects.toBeInstanceOf(InvalidEventError);
+  await expect(log.append(ref, untypedAppend({ type: 'tools.registered', data: {} }))).rejects.toBeInstanceOf(InvalidEventError);
+  await expect(log.append(ref, untypedAppend({ type: 'store.committed', runId: newRunId(), data: {} }))).rejects.toBeInstanceOf(
+    InvalidEventError,
+  );
   await expect(log.append(ref, { type: 'run.output', data: {} })).rejects.toBeInstanceOf(InvalidEventError);
   expect(await log.exists(ref)).toBe(false);
 });
 
 test('follow yields events appended after it started and stops on abort', async () => {
   const ref = { tenant: 'acme', sessionId: 'live' };
-  await log.append(ref, { type: 'shell.output', data: { n: 0 } });
+  await log.append(ref, untypedAppend({ type: 'shell.output', data: { n: 0 } }));
   const start = (await log.read(ref, { limit: 10 })).events[0].id;
   const controller = new AbortController();
   const got: Event[] = [];
@@ -103,8 +107,8 @@ test('follow yields events appended after it started and stops on abort', async 
   await new Promise((r) => setTimeout(r, 50));
   await runs.request(ref, runId, requestData());
   await runs.abandonUnstarted(ref, runId, failed('no worker'));
-  await log.append(ref, { type: 'shell.output', data: { n: 1 } });
-  await log.append(ref, { type: 'shell.output', data: { n: 2 } });
+  await log.append(ref, untypedAppend({ type: 'shell.output', data: { n: 1 } }));
+  await log.append(ref, untypedAppend({ type: 'shell.output', data: { n: 2 } }));
   await done;
   expect(got.map((e) => e.type)).toEqual(['run.requested', 'run.failed', 'shell.output']);
   expect(got[0].runId).toBe(runId);
@@ -112,12 +116,12 @@ test('follow yields events appended after it started and stops on abort', async 
 
 test('follow without a cursor starts at the tail; abort ends an idle wait and closes its connection', async () => {
   const ref = { tenant: 'acme', sessionId: 'tail' };
-  await log.append(ref, { type: 'shell.output', data: { old: true } });
+  await log.append(ref, untypedAppend({ type: 'shell.output', data: { old: true } }));
   const controller = new AbortController();
   const iterator = log.follow(ref, undefined, controller.signal)[Symbol.asyncIterator]();
   const first = iterator.next();
   await new Promise((r) => setTimeout(r, 100));
-  await log.append(ref, { type: 'shell.output', data: { old: false } });
+  await log.append(ref, untypedAppend({ type: 'shell.output', data: { old: false } }));
   expect((await first).value).toMatchObject({ data: { old: false } });
   const clientsBefore = await countFollowers();
   const idle = iterator.next();
@@ -139,8 +143,8 @@ async function countFollowers(): Promise<number> {
 test('a page is bounded by bytes as well as by count; an event larger than the bound comes alone', async () => {
   const ref = { tenant: 'acme', sessionId: 'large' };
   const big = 'x'.repeat(100_000);
-  for (let i = 0; i < 5; i++) await log.append(ref, { type: 'shell.output', data: { i, big } });
-  await log.append(ref, { type: 'shell.output', data: { i: 5, big: big.repeat(4) } });
+  for (let i = 0; i < 5; i++) await log.append(ref, untypedAppend({ type: 'shell.output', data: { i, big } }));
+  await log.append(ref, untypedAppend({ type: 'shell.output', data: { i: 5, big: big.repeat(4) } }));
   const sizes: number[] = [];
   let after: string | undefined;
   for (;;) {
@@ -157,14 +161,14 @@ test('follow reads the next page only once the consumer took the last event of t
   const ref = { tenant: 'acme', sessionId: 'paced' };
   const big = 'x'.repeat(100_000);
   const ids: string[] = [];
-  for (let i = 0; i < 6; i++) ids.push((await log.append(ref, { type: 'shell.output', data: { i, big } })).eventId);
+  for (let i = 0; i < 6; i++) ids.push((await log.append(ref, untypedAppend({ type: 'shell.output', data: { i, big } }))).eventId);
   const controller = new AbortController();
   const iterator = log.follow(ref, '0-0', controller.signal, 250_000)[Symbol.asyncIterator]();
   expect((await iterator.next()).value).toMatchObject({ data: { i: 0 } });
   expect((await iterator.next()).value).toMatchObject({ data: { i: 1 } });
   // Events 2-5 go before the consumer asks again: a follower that had read ahead would still yield them.
   await redis.xdel(keys.events(ref), ...ids.slice(2));
-  await log.append(ref, { type: 'shell.output', data: { i: 6 } });
+  await log.append(ref, untypedAppend({ type: 'shell.output', data: { i: 6 } }));
   expect((await iterator.next()).value).toMatchObject({ data: { i: 6 } });
   controller.abort();
   expect(await iterator.next()).toEqual({ done: true, value: undefined });

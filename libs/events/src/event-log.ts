@@ -1,4 +1,4 @@
-import type { Event, EventPage, EventType, SessionRef } from '@codemode/contracts';
+import type { Event, EventData, EventPage, EventType, SessionRef } from '@codemode/contracts';
 import type { Redis } from 'ioredis';
 import { EVENT_PAGE_BYTES } from '@codemode/config';
 import { InvalidArgumentError, InvalidCursorError, InvalidEventError } from './errors';
@@ -19,17 +19,20 @@ const FOLLOW_PAGE_EVENTS = 100;
 
 type StreamEntry = [id: string, fields: string[]];
 
-/** A generic event write; see lua/append-event.lua for which types need their own script. */
-export interface AppendInput {
-  type: EventType;
+/** A generic write of an event of type `T`, its data typed by `T` (libs/contracts/src/event-data.ts). */
+export interface AppendOf<T extends EventType> {
+  type: T;
   /** Set for run-scoped events; the write is then fenced by `epoch`. */
   runId?: string;
   /** The writer's lease epoch; @default 0 (session-level writes). */
   epoch?: number;
-  data: Record<string, unknown>;
+  data: EventData<T>;
   /** Published (verbatim `message`) in the same script, after the event is in the log. */
   publish?: { channel: string; message: string };
 }
+
+/** A generic event write, one member per type; see lua/append-event.lua for which types need their own script. */
+export type AppendInput = { [T in EventType]: AppendOf<T> }[EventType];
 
 /** Reads, tails and (generically) appends a session's event stream. */
 export class EventLog {

@@ -1,5 +1,6 @@
 import { platformSettledData, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
 import type { EventLog } from './event-log';
+import { openPlatformCalls } from './platform-calls';
 
 /** Why answers were not recorded: the first id that is not an unsettled platform call. */
 export class NotAwaitingPlatformError extends Error {
@@ -18,11 +19,8 @@ export class NotAwaitingPlatformError extends Error {
  */
 export async function recordPlatformAnswers(log: EventLog, ref: SessionRef, run: RunView, results: readonly ToolResult[]): Promise<void> {
   const events = (await log.history(ref, Date.parse(run.createdAt))).filter((e) => e.runId === run.runId);
-  const platformCalls = new Set(
-    events.filter((e) => e.type === 'tool.called' && e.data.answeredBy === 'platform').map((e) => e.data.callId),
-  );
-  const settled = new Set(events.filter((e) => e.type === 'tool.settled').map((e) => e.data.callId));
-  const refused = results.find((r) => !platformCalls.has(r.id) || settled.has(r.id));
+  const open = openPlatformCalls(events);
+  const refused = results.find((r) => !open.has(r.id));
   if (refused) throw new NotAwaitingPlatformError(refused.id);
   for (const result of results) {
     await log.append(ref, { type: 'tool.settled', runId: run.runId, epoch: run.epoch, data: platformSettledData(result, true) });

@@ -6,7 +6,7 @@ import { KeySpace } from './keys';
 import { rebuildRun } from './projections/rebuild-run';
 import { rebuildTranscript } from './projections/rebuild-transcript';
 import { RunLedger } from './run-ledger';
-import { completed, deleteKeys, newRunId, requestData, testPrefix, testRedis, waiting } from './test-support';
+import { completed, deleteKeys, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from './test-support';
 
 const prefix = testPrefix('resume');
 const keys = new KeySpace(prefix);
@@ -34,12 +34,15 @@ async function parkedRun(ref: SessionRef, opts: { owner?: string; restartSafe?: 
   await runs.request(ref, runId, { ...requestData(), restartSafe: opts.restartSafe ?? false });
   const recovery = opts.restartSafe ? { seed: [1, 2, 3, 4], catalogHash: 'h' } : undefined;
   await runs.start(ref, runId, { workerId, epoch: 1, replyTo: '', recovery });
-  await runs.append(ref, {
-    type: 'run.parked',
-    runId,
-    epoch: 1,
-    data: { result: waiting(runId), expiresAt: new Date(Date.now() + 60_000).toISOString() },
-  });
+  await runs.append(
+    ref,
+    untypedAppend({
+      type: 'run.parked',
+      runId,
+      epoch: 1,
+      data: { result: waiting(runId), expiresAt: new Date(Date.now() + 60_000).toISOString() },
+    }),
+  );
   return runId;
 }
 

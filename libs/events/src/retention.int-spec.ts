@@ -5,7 +5,7 @@ import { KeySpace } from './keys';
 import { rebuildTranscript } from './projections/rebuild-transcript';
 import { RunLedger } from './run-ledger';
 import { ScriptLoader } from './script-loader';
-import { completed, deleteKeys, failed, newRunId, requestData, testPrefix, testRedis, waiting } from './test-support';
+import { completed, deleteKeys, failed, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from './test-support';
 
 const prefix = testPrefix('retention');
 const keys = new KeySpace(prefix);
@@ -85,7 +85,7 @@ test('a finished run expires after the retention; old entries are trimmed, a fre
 test('a live run holds trimming back, however old, until it ends', async () => {
   const ref = newRef();
   const parked = await liveRun(ref, MANY);
-  await runs.append(ref, { type: 'run.parked', runId: parked, epoch: 1, data: { result: waiting(parked) } });
+  await runs.append(ref, untypedAppend({ type: 'run.parked', runId: parked, epoch: 1, data: { result: waiting(parked) } }));
   const ended = await finishedRun(ref, MANY);
   await outwaitRetention();
 

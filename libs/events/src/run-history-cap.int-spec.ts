@@ -7,7 +7,7 @@ import { rebuildTranscript } from './projections/rebuild-transcript';
 import { RunLedger } from './run-ledger';
 import { ScriptLoader } from './script-loader';
 import { StoreLedger } from './store-ledger';
-import { deleteKeys, failed, newRunId, requestData, testPrefix, testRedis, waiting } from './test-support';
+import { deleteKeys, failed, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from './test-support';
 
 const prefix = testPrefix('history-cap');
 const keys = new KeySpace(prefix);
@@ -109,7 +109,9 @@ test('the byte cap counts event data; a write that would pass it is refused, a s
   // Exactly filling the cap is allowed; then even a one-byte event is refused.
   await runs.append(ref, output(runId, tooBig.slice(1)));
   expect((await counters(ref, runId)).bytes).toBe(MAX_BYTES);
-  expect(await rejection(runs.append(ref, { type: 'tool.called', runId, epoch: 1, data: {} }))).toBeInstanceOf(RunHistoryLimitError);
+  expect(await rejection(runs.append(ref, untypedAppend({ type: 'tool.called', runId, epoch: 1, data: {} })))).toBeInstanceOf(
+    RunHistoryLimitError,
+  );
 
   // run.lost and run.expired end runs through the generic path: never refused.
   await runs.append(ref, { type: 'run.lost', runId, epoch: 1, data: { reason: 'worker gone' } });
@@ -120,7 +122,7 @@ test('lifecycle transitions are not held to the cap (they write before appending
   const ref = newRef();
   const runId = await runningRun(ref);
   for (let i = 2; i < MAX_EVENTS - 1; i++) await runs.append(ref, output(runId));
-  await runs.append(ref, { type: 'run.parked', runId, epoch: 1, data: { result: waiting(runId) } });
+  await runs.append(ref, untypedAppend({ type: 'run.parked', runId, epoch: 1, data: { result: waiting(runId) } }));
   expect((await counters(ref, runId)).events).toBe(MAX_EVENTS);
 
   expect(await runs.reserveResume(ref, runId, 'tok', 10_000)).toMatchObject({ reserved: true });

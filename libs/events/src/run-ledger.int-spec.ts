@@ -8,7 +8,7 @@ import { rebuildSession } from './projections/rebuild-session';
 import { rebuildTranscript } from './projections/rebuild-transcript';
 import { RunLedger } from './run-ledger';
 import { SessionLedger } from './session-ledger';
-import { completed, deleteKeys, failed, newRunId, requestData, testPrefix, testRedis, waiting } from './test-support';
+import { completed, deleteKeys, failed, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from './test-support';
 
 const prefix = testPrefix('runs');
 const keys = new KeySpace(prefix);
@@ -81,14 +81,14 @@ test('park, resume (generic append) and expire keep projections equal to the log
   const runId = newRunId();
   await runs.request(ref, runId, { ...requestData('park'), restartSafe: true });
   await workerRuns.start(ref, runId, W);
-  await log.append(ref, { type: 'tool.called', runId, epoch: 1, data: { id: 'bridge:yield:1', input: [] } });
+  await log.append(ref, untypedAppend({ type: 'tool.called', runId, epoch: 1, data: { id: 'bridge:yield:1', input: [] } }));
   const park = { type: 'run.parked', runId, epoch: 1, data: { expiresAt: '2030-01-01T00:00:00.000Z', result: waiting(runId) } } as const;
-  const parked = await log.append(ref, park);
+  const parked = await log.append(ref, untypedAppend(park));
   expect((await runs.get(ref, runId))?.status).toBe('waiting');
   // The same park again (its reply was lost) writes nothing and answers the first one's id.
-  expect(await log.append(ref, park)).toEqual(parked);
+  expect(await log.append(ref, untypedAppend(park))).toEqual(parked);
   expect((await log.history(ref)).filter((e) => e.type === 'run.parked')).toHaveLength(1);
-  await log.append(ref, { type: 'run.resumed', runId, epoch: 2, data: { workerId: 'w-2' } });
+  await log.append(ref, untypedAppend({ type: 'run.resumed', runId, epoch: 2, data: { workerId: 'w-2' } }));
   expect(await runs.get(ref, runId)).toMatchObject({ status: 'running', owner: 'w-2', epoch: 2, parkedAt: null });
   await expect(log.append(ref, { type: 'run.output', runId, epoch: 1, data: {} })).rejects.toBeInstanceOf(StaleEpochError);
   await log.append(ref, { type: 'run.expired', runId, epoch: 2, data: { reason: 'idle' } });

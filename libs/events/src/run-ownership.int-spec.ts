@@ -5,7 +5,7 @@ import { KeySpace } from './keys';
 import { ParkedImageStore } from './parked-image-store';
 import { RunLedger } from './run-ledger';
 import { pastExpiry, RunOwnership } from './run-ownership';
-import { deleteKeys, newRunId, requestData, testPrefix, testRedis, waiting } from './test-support';
+import { deleteKeys, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from './test-support';
 import { WorkerPresence } from './worker-presence';
 
 const prefix = testPrefix('ownership');
@@ -38,12 +38,15 @@ async function startedRun(ref: SessionRef, owner: string, opts: { restartSafe?: 
   await runs.request(ref, runId, { ...requestData(), restartSafe: opts.restartSafe ?? false });
   await runs.start(ref, runId, { workerId: owner, epoch: 1, replyTo: '' });
   if (opts.parked) {
-    await runs.append(ref, {
-      type: 'run.parked',
-      runId,
-      epoch: 1,
-      data: { result: waiting(runId), expiresAt: new Date(Date.now() + 60_000).toISOString() },
-    });
+    await runs.append(
+      ref,
+      untypedAppend({
+        type: 'run.parked',
+        runId,
+        epoch: 1,
+        data: { result: waiting(runId), expiresAt: new Date(Date.now() + 60_000).toISOString() },
+      }),
+    );
   }
   return runId;
 }

@@ -7,7 +7,7 @@ import { RunLedger } from './run-ledger';
 import { ScriptLoader } from './script-loader';
 import { SessionLedger } from './session-ledger';
 import { StoreLedger } from './store-ledger';
-import { completed, deleteKeys, newRunId, requestData, testPrefix, testRedis, waiting } from './test-support';
+import { completed, deleteKeys, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from './test-support';
 
 /** SPEC §10: a session's keys expire CODEMODE_SESSION_TTL_SECONDS after its last write. */
 const prefix = testPrefix('expiry');
@@ -160,7 +160,10 @@ describe('session keys expire CODEMODE_SESSION_TTL_SECONDS after the last write'
   it('a resume reservation keeps the run hash TTL', async () => {
     const ref = newRef();
     const runId = await startedRun(ref);
-    await log.append(ref, { type: 'run.parked', runId, epoch: 1, data: { expiresAt: '2030-01-01T00:00:00.000Z', result: waiting(runId) } });
+    await log.append(
+      ref,
+      untypedAppend({ type: 'run.parked', runId, epoch: 1, data: { expiresAt: '2030-01-01T00:00:00.000Z', result: waiting(runId) } }),
+    );
     expect(await runs.reserveResume(ref, runId, 'tok', 10_000)).toMatchObject({ reserved: true });
     expectWithin(await ttls(ref), [`run:${runId}`]);
     await runs.releaseResume(ref, runId, 'tok');
@@ -182,12 +185,15 @@ describe('a session outlives its live runs', () => {
     const runId = newRunId();
     await shortRuns.request(ref, runId, requestData());
     await shortRuns.start(ref, runId, { workerId: 'w-1', epoch: 1, replyTo: '' });
-    await new EventLog(redis, keys, short).append(ref, {
-      type: 'run.parked',
-      runId,
-      epoch: 1,
-      data: { expiresAt: '2030-01-01T00:00:00.000Z', result: waiting(runId) },
-    });
+    await new EventLog(redis, keys, short).append(
+      ref,
+      untypedAppend({
+        type: 'run.parked',
+        runId,
+        epoch: 1,
+        data: { expiresAt: '2030-01-01T00:00:00.000Z', result: waiting(runId) },
+      }),
+    );
     expectWithin(await ttls(ref), ['session', 'events', 'transcript', 'runs', `run:${runId}`], IDLE_MS + slackOf(60_000));
 
     await new SessionLedger(redis, keys, short).configure(ref, { agentId: 'b' });

@@ -9,7 +9,7 @@ import { rebuildStore, storeBytes } from './projections/rebuild-store';
 import { RunLedger } from './run-ledger';
 import { SessionLedger } from './session-ledger';
 import { StoreLedger } from './store-ledger';
-import { completed, deleteKeys, newRunId, requestData, testPrefix, testRedis } from './test-support';
+import { completed, deleteKeys, newRunId, requestData, testPrefix, testRedis, untypedAppend } from './test-support';
 
 const prefix = testPrefix('store');
 const keys = new KeySpace(prefix);
@@ -146,10 +146,10 @@ test('fenced like every run write: an ended run or a stale epoch commits nothing
 test('the generic append refuses store.committed and tools.registered', async () => {
   const ref = newRef();
   const runId = await runningRun(ref);
-  await expect(log.append(ref, { type: 'store.committed', runId, epoch: 1, data: { set: {}, deleted: [] } })).rejects.toBeInstanceOf(
-    InvalidEventError,
-  );
-  await expect(log.append(ref, { type: 'tools.registered', data: { tools: [] } })).rejects.toBeInstanceOf(InvalidEventError);
+  await expect(
+    log.append(ref, untypedAppend({ type: 'store.committed', runId, epoch: 1, data: { set: {}, deleted: [] } })),
+  ).rejects.toBeInstanceOf(InvalidEventError);
+  await expect(log.append(ref, untypedAppend({ type: 'tools.registered', data: { tools: [] } }))).rejects.toBeInstanceOf(InvalidEventError);
 });
 
 test('readIfSession: null for a session never created, the values otherwise', async () => {

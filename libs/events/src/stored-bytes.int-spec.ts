@@ -7,7 +7,7 @@ import { ScriptLoader } from './script-loader';
 import { SessionRemoval } from './session-removal';
 import { StoreLedger } from './store-ledger';
 import { StoredBytesLedger } from './stored-bytes-ledger';
-import { completed, deleteKeys, newRunId, requestData, testPrefix, testRedis, waiting } from './test-support';
+import { completed, deleteKeys, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from './test-support';
 
 const prefix = testPrefix('stored-bytes');
 const keys = new KeySpace(prefix);
@@ -188,7 +188,7 @@ test('a parked run counts its image until it ends', async () => {
   await redis.hset(keys.parkedImage(ref, runId), 'image', Buffer.alloc(50_000), 'host', '{}');
   await redis.pexpire(keys.parkedImage(ref, runId), 60_000);
   const before = await counter(ref);
-  await runs.append(ref, { type: 'run.parked', runId, epoch: 1, data: { result: waiting(runId) } });
+  await runs.append(ref, untypedAppend({ type: 'run.parked', runId, epoch: 1, data: { result: waiting(runId) } }));
   const parked = await counter(ref);
   expect(parked - before).toBeGreaterThan(50_000);
   await runs.finish(ref, runId, { epoch: 1, type: 'run.failed', result: completed(0) });

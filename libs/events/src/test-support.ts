@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
 import { testPrefix as sharedTestPrefix } from '../../../test/utils/redis-test-keys';
-import type { CodeModeResult, Limits } from '@codemode/contracts';
+import type { CodeModeResult, EventType, Limits, WaitingResult } from '@codemode/contracts';
+import type { AppendInput } from './event-log';
 import type { RunRequestedData } from './run-ledger';
 
 /** Test-only helpers for the *.int-spec.ts files of this library. */
@@ -12,6 +13,14 @@ export const testPrefix = (name: string): string => sharedTestPrefix('events', n
 export const newRunId = (): string => `cm_${randomUUID()}`;
 
 export const LIMITS: Limits = { ...SPEC_DEFAULT_LIMITS };
+
+/**
+ * An append whose data no writer of this build writes, for specs of the log's own mechanics
+ * (paging, fencing, counters, refused types): its data is not checked against its type's.
+ */
+export function untypedAppend(input: Omit<AppendInput, 'type' | 'data'> & { type: EventType; data: Record<string, unknown> }): AppendInput {
+  return input as AppendInput;
+}
 
 export function requestData(title = 'sum', code = 'return 1 + 1'): RunRequestedData {
   return { title, code, restartSafe: false, awaitResults: false, limits: LIMITS };
@@ -35,6 +44,6 @@ export function failed(error: string, code: 'runtime_unavailable' | 'invalid_inp
   return { status: 'failed', error, code, failurePhase: 'host', bridgeDispatchStarted: false, replaySafe: false, telemetry: TELEMETRY };
 }
 
-export function waiting(runId: string): CodeModeResult {
+export function waiting(runId: string): WaitingResult {
   return { status: 'waiting', runId, reason: 'yield', replaySafe: false, telemetry: TELEMETRY };
 }

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { CodeModeResult, SessionRef } from '@codemode/contracts';
 import { KeySpace } from './keys';
 import { RunLedger } from './run-ledger';
-import { completed, deleteKeys, newRunId, requestData, testPrefix, testRedis, waiting } from './test-support';
+import { completed, deleteKeys, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from './test-support';
 
 /** SPEC §2: a wait Idempotency-Key's record, written with the reservation and linked to its leg by resume-run. */
 const prefix = testPrefix('wait-idem');
@@ -32,7 +32,7 @@ async function parkedRun(ref: SessionRef): Promise<string> {
 
 async function park(ref: SessionRef, runId: string, result: CodeModeResult): Promise<void> {
   const expiresAt = new Date(Date.now() + 60_000).toISOString();
-  await runs.append(ref, { type: 'run.parked', runId, epoch: 1, data: { result, expiresAt } });
+  await runs.append(ref, untypedAppend({ type: 'run.parked', runId, epoch: 1, data: { result, expiresAt } }));
 }
 
 const resume = (ref: SessionRef, runId: string, token: string): Promise<boolean> =>

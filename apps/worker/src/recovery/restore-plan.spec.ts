@@ -1,3 +1,4 @@
+import { platformSettledData, toolSettledData, type EventData, type EventType } from '@codemode/contracts';
 import type { LoggedEvent } from '@codemode/events';
 import { restorePlan, type OpenCallRecord } from './restore-plan';
 
@@ -11,9 +12,13 @@ const catalog = {
 };
 
 let seq = 0;
-function event(type: string, data: Record<string, unknown>): LoggedEvent {
+function event<T extends EventType>(type: T, data: EventData<T>): LoggedEvent {
   seq += 1;
-  return { id: `${seq}-0`, type, runId: 'cm_x', at: new Date(0).toISOString(), data } as LoggedEvent;
+  return { id: `${seq}-0`, type, runId: 'cm_x', at: new Date(0).toISOString(), data, epoch: 1 };
+}
+/** `tool.called` as the worker writes it. */
+function called(callId: string, tool: string, platform = false): LoggedEvent {
+  return event('tool.called', { callId, tool, source: 'client', inputBytes: 2, ...(platform ? { answeredBy: 'platform' as const } : {}) });
 }
 function call(id: string, tool: string, inFlight = true): OpenCallRecord {
   return { id, method: 'callValue', args: { tool, input: {} }, inFlight };
@@ -22,10 +27,10 @@ function call(id: string, tool: string, inFlight = true): OpenCallRecord {
 describe('restorePlan (SPEC §12)', () => {
   it('answers from the log, keeps platform calls waiting, makes replay-safe calls again', () => {
     const events = [
-      event('tool.called', { callId: 'bridge:callValue:1', tool: 'ask', answeredBy: 'platform' }),
-      event('tool.called', { callId: 'bridge:callValue:2', tool: 'ask', answeredBy: 'platform' }),
-      event('tool.settled', { callId: 'bridge:callValue:2', ok: true, source: 'client', answeredBy: 'platform', result: { v: 7 } }),
-      event('tool.called', { callId: 'bridge:callValue:3', tool: 'lookup' }),
+      called('bridge:callValue:1', 'ask', true),
+      called('bridge:callValue:2', 'ask', true),
+      event('tool.settled', platformSettledData({ id: 'bridge:callValue:2', ok: true, value: { v: 7 } }, true)),
+      called('bridge:callValue:3', 'lookup'),
     ];
     const calls = [call('bridge:callValue:1', 'ask'), call('bridge:callValue:2', 'ask'), call('bridge:callValue:3', 'lookup')];
     expect(restorePlan([...calls, { id: 'bridge:sleep:1', method: 'sleep', args: [5], inFlight: true }], events, catalog)).toEqual({
@@ -36,7 +41,8 @@ describe('restorePlan (SPEC §12)', () => {
   });
 
   it('answers a recorded failure with its name and message', () => {
-    const events = [event('tool.settled', { callId: 'bridge:callValue:1', ok: false, failure: { name: 'TypeError', message: 'no' } })];
+    const failure = { ok: false, error: { name: 'TypeError', message: 'no' } } as const;
+    const events = [event('tool.settled', toolSettledData({ callId: 'bridge:callValue:1', tool: 'charge', durationMs: 3 }, failure, true))];
     expect(restorePlan([call('bridge:callValue:1', 'charge')], events, catalog)).toEqual({
       answers: [{ id: 'bridge:callValue:1', ok: false, payload: '{"name":"TypeError","message":"no"}' }],
       redo: [],
@@ -46,8 +52,11 @@ describe('restorePlan (SPEC §12)', () => {
 
   it('loses an in-flight call of a tool that is not replay-safe and whose outcome the log does not have', () => {
     const events = [
-      event('tool.called', { callId: 'bridge:callValue:1', tool: 'charge' }),
-      event('tool.settled', { callId: 'bridge:callValue:1', ok: true, resultBytes: 2 }),
+      called('bridge:callValue:1', 'charge'),
+      event(
+        'tool.settled',
+        toolSettledData({ callId: 'bridge:callValue:1', tool: 'charge', durationMs: 3 }, { ok: true, value: {} }, false),
+      ),
     ];
     expect(restorePlan([call('bridge:callValue:1', 'charge')], events, catalog)).toEqual({ lost: 'bridge:callValue:1' });
     expect(restorePlan([{ id: 'bridge:namespace:1', method: 'namespace', args: {}, inFlight: true }], [], catalog)).toEqual({
@@ -56,20 +65,22 @@ describe('restorePlan (SPEC §12)', () => {
   });
 
   it('makes a call still waiting for its approval again (never dispatched), but loses one approved and dispatched', () => {
-    const asked = [event('approval.requested', { approvalId: 'ap_1', runId: 'cm_x', callId: 'bridge:callValue:5', tool: 'charge' })];
+    const asked = [
+      event('approval.requested', { approvalId: 'ap_1', runId: 'cm_x', callId: 'bridge:callValue:5', tool: 'charge', input: {} }),
+    ];
     expect(restorePlan([call('bridge:callValue:5', 'charge')], asked, catalog)).toEqual({
       answers: [],
       redo: ['bridge:callValue:5'],
       platform: [],
     });
-    const dispatched = [...asked, event('tool.called', { callId: 'bridge:callValue:5', tool: 'charge' })];
+    const dispatched = [...asked, called('bridge:callValue:5', 'charge')];
     expect(restorePlan([call('bridge:callValue:5', 'charge')], dispatched, catalog)).toEqual({ lost: 'bridge:callValue:5' });
   });
 
   it('leaves queued calls to start as usual, unless they were dispatched while parked', () => {
     const queued = call('bridge:callValue:4', 'charge', false);
     expect(restorePlan([queued], [], catalog)).toEqual({ answers: [], redo: [], platform: [] });
-    expect(restorePlan([queued], [event('tool.called', { callId: 'bridge:callValue:4', tool: 'charge' })], catalog)).toEqual({
+    expect(restorePlan([queued], [called('bridge:callValue:4', 'charge')], catalog)).toEqual({
       lost: 'bridge:callValue:4',
     });
   });

@@ -1,6 +1,7 @@
-import type { BridgeMethod, GuestCatalog } from '@codemode/contracts';
-import type { LoggedEvent } from '@codemode/events';
+import { decodeEventData, type BridgeMethod, type GuestCatalog } from '@codemode/contracts';
+import { openPlatformCalls, type LoggedEvent } from '@codemode/events';
 import type { RestorePlan } from '@codemode/sandbox';
+import { recordedOutcome } from './run-history';
 
 /** A call open when the run parked, as its image's record lists it. */
 export interface OpenCallRecord {
@@ -29,19 +30,20 @@ export function restorePlan(
   events: readonly LoggedEvent[],
   catalog: GuestCatalog,
 ): RestorePlan | { lost: string } {
-  const platformCalls = new Set<string>();
+  const platformCalls = openPlatformCalls(events);
   const dispatched = new Set<string>();
   const outcomes = new Map<string, { ok: boolean; payload: string } | null>();
   const approvalAsked = new Set<string>();
   for (const event of events) {
-    const callId = event.data.callId;
-    if (typeof callId !== 'string') continue;
-    if (event.type === 'approval.requested') approvalAsked.add(callId);
-    else if (event.type === 'tool.called') {
-      dispatched.add(callId);
-      if (event.data.answeredBy === 'platform') platformCalls.add(callId);
+    if (event.type === 'approval.requested') {
+      const asked = decodeEventData(event.type, event.data);
+      if (asked) approvalAsked.add(asked.callId);
+    } else if (event.type === 'tool.called') {
+      const called = decodeEventData(event.type, event.data);
+      if (called) dispatched.add(called.callId);
     } else if (event.type === 'tool.settled') {
-      outcomes.set(callId, recordedOutcome(event.data));
+      const settled = decodeEventData(event.type, event.data);
+      if (settled) outcomes.set(settled.callId, recordedOutcome(settled));
     }
   }
   const plan: RestorePlan = { answers: [], redo: [], platform: [] };
@@ -51,7 +53,7 @@ export function restorePlan(
     const outcome = outcomes.get(call.id);
     if (outcome) {
       plan.answers.push({ id: call.id, ...outcome });
-    } else if (outcome === undefined && platformCalls.has(call.id)) {
+    } else if (platformCalls.has(call.id)) {
       if (call.inFlight) plan.platform.push(call.id);
     } else if (repeatable(call, catalog) || (approvalAsked.has(call.id) && !dispatched.has(call.id))) {
       if (call.inFlight) plan.redo.push(call.id);
@@ -60,19 +62,6 @@ export function restorePlan(
     }
   }
   return plan;
-}
-
-/** The outcome as the guest sees it, when the log has it: the result's JSON, or the `{name, message}` it rejected with. */
-function recordedOutcome(data: Record<string, unknown>): { ok: boolean; payload: string } | null {
-  if (data.ok === true && 'result' in data) return { ok: true, payload: JSON.stringify(data.result ?? null) };
-  const failure = data.failure as { name?: unknown; message?: unknown } | undefined;
-  if (data.ok === false && typeof failure?.message === 'string') {
-    return {
-      ok: false,
-      payload: JSON.stringify({ name: typeof failure.name === 'string' ? failure.name : 'Error', message: failure.message }),
-    };
-  }
-  return null;
 }
 
 function repeatable(call: OpenCallRecord, catalog: GuestCatalog): boolean {

@@ -1,17 +1,17 @@
 import {
-  LegJournalSchema,
-  RunRecoverySeedSchema,
-  RunRequestedDataSchema,
+  decodeEventData,
+  settledOutcome,
+  type EventData,
   type LegJournal,
   type RunRecoverySeed,
+  type ToolSettledData,
 } from '@codemode/contracts';
 import type { LoggedEvent } from '@codemode/events';
 import type { RecordedToolCall } from '@codemode/sandbox';
-import type { z } from 'zod';
 
 /** What the log says about one run, as recovery needs it. */
 export interface RunHistory {
-  requested: z.infer<typeof RunRequestedDataSchema> | null;
+  requested: EventData<'run.requested'> | null;
   /** restartSafe runs: the seed and catalog hash of `run.started`. */
   recovery: RunRecoverySeed | null;
   /** Journals of the legs that parked, in order. */
@@ -40,18 +40,13 @@ export function runHistory(events: readonly LoggedEvent[], runId: string): RunHi
   let parked = false;
   for (const event of events) {
     if (event.runId !== runId) continue;
-    const data = event.data;
     switch (event.type) {
-      case 'run.requested': {
-        const parsed = RunRequestedDataSchema.safeParse(data);
-        history.requested = parsed.success ? parsed.data : null;
+      case 'run.requested':
+        history.requested = decodeEventData(event.type, event.data);
         break;
-      }
-      case 'run.started': {
-        const parsed = RunRecoverySeedSchema.safeParse(data.recovery);
-        history.recovery = parsed.success ? parsed.data : null;
+      case 'run.started':
+        history.recovery = decodeEventData(event.type, event.data)?.recovery ?? null;
         break;
-      }
       case 'run.resumed':
         parked = false;
         break;
@@ -60,23 +55,27 @@ export function runHistory(events: readonly LoggedEvent[], runId: string): RunHi
         if (parked) break;
         parked = true;
         history.parked = true;
-        const parsed = LegJournalSchema.safeParse(data.journal);
-        if (parsed.success) history.journals.push(parsed.data);
+        const journal = decodeEventData(event.type, event.data)?.journal;
+        if (journal) history.journals.push(journal);
         else history.unreplayable ??= `parked leg ${history.journals.length + 1} has no journal in the log`;
         break;
       }
       case 'store.committed':
         history.sideEffects = true;
         break;
-      case 'tool.called':
+      case 'tool.called': {
         history.sideEffects = true;
-        if (typeof data.callId === 'string' && typeof data.tool === 'string') {
-          history.calls.set(data.callId, { tool: data.tool, inputJson: JSON.stringify(data.input ?? {}) });
-        }
+        const called = decodeEventData(event.type, event.data);
+        if (called) history.calls.set(called.callId, { tool: called.tool, inputJson: JSON.stringify(called.input ?? {}) });
         break;
-      case 'tool.settled':
-        if (typeof data.callId === 'string') recordOutcome(history.calls.get(data.callId), data);
+      }
+      case 'tool.settled': {
+        const settled = decodeEventData(event.type, event.data);
+        const call = settled && history.calls.get(settled.callId);
+        const outcome = settled && recordedOutcome(settled);
+        if (call && outcome) call.outcome = outcome;
         break;
+      }
       default:
         break;
     }
@@ -86,13 +85,9 @@ export function runHistory(events: readonly LoggedEvent[], runId: string): RunHi
   return history;
 }
 
-/** The outcome as the guest saw it: the result's JSON, or the `{name, message}` it rejected with. */
-function recordOutcome(call: RecordedToolCall | undefined, data: Record<string, unknown>): void {
-  if (!call) return;
-  if (data.ok === true && 'result' in data) call.outcome = { ok: true, payload: JSON.stringify(data.result ?? null) };
-  else if (data.ok === false && isFailure(data.failure)) call.outcome = { ok: false, payload: JSON.stringify(data.failure) };
-}
-
-function isFailure(value: unknown): value is { name: string; message: string } {
-  return typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string';
+/** A settled call's outcome as the guest saw it, when the log kept it: the result's JSON, or the `{name, message}` it rejected with. */
+export function recordedOutcome(data: ToolSettledData): { ok: boolean; payload: string } | null {
+  const outcome = settledOutcome(data);
+  if (!outcome) return null;
+  return outcome.ok ? { ok: true, payload: JSON.stringify(outcome.value) } : { ok: false, payload: JSON.stringify(outcome.error) };
 }

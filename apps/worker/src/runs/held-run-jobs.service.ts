@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  decodeEventData,
   platformSettledData,
   platformToolOutcome,
+  settledOutcome,
   type AbortJob,
   type CodeModeResult,
   type ResumeJob,
@@ -21,7 +23,7 @@ import {
   RunLedger,
   StaleEpochError,
 } from '@codemode/events';
-import { SandboxPool, UnknownBridgeCallError, type ExternalSettlement } from '@codemode/sandbox';
+import { SandboxPool, UnknownBridgeCallError } from '@codemode/sandbox';
 import { ABORTED_MESSAGE, failedOutcome, RUN_UNAVAILABLE_MESSAGE, type CellOutcome } from '@codemode/cells';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
@@ -104,7 +106,8 @@ export class HeldRunJobs {
     for (const event of await this.log.history(ref, since)) {
       const id = event.data.callId;
       if (event.runId !== run.runId || event.type !== 'tool.settled' || typeof id !== 'string' || !pending.has(id)) continue;
-      const outcome = loggedPlatformOutcome(event.data);
+      const settled = decodeEventData(event.type, event.data);
+      const outcome = settled && settledOutcome(settled);
       if (!outcome) continue;
       pending.delete(id);
       this.pool.settle(run.runId, id, outcome);
@@ -200,14 +203,6 @@ export class HeldRunJobs {
 
 /** How long before a restored run's leg the platform may have answered it (taking the run over, reading its log). */
 const RESTORE_SLACK_MS = 10_000;
-
-/** A platform answer as `tool.settled` records it (with its value: SPEC §12), or undefined. */
-function loggedPlatformOutcome(data: Record<string, unknown>): ExternalSettlement | undefined {
-  if (data.ok === true && 'result' in data) return { ok: true, value: data.result ?? null };
-  const failure = data.failure as { name?: unknown; message?: unknown } | undefined;
-  if (data.ok !== false || typeof failure?.message !== 'string') return undefined;
-  return { ok: false, error: { name: typeof failure.name === 'string' ? failure.name : 'Error', message: failure.message } };
-}
 
 /** A resume whose run was aborted before its leg reached the sandbox. */
 function abortedOutcome(): CellOutcome {

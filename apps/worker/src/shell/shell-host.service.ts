@@ -191,7 +191,7 @@ export class ShellHost implements OnApplicationShutdown {
       }
     }
     if (this.deleted.has(this.workspaceOf(ref))) return;
-    this.log.append(ref, { type: event.type, data: event.data }).catch((error: unknown) => {
+    this.log.append(ref, event).catch((error: unknown) => {
       this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, shellSessionId: id, err: error }, 'could not record a shell event');
     });
   }

@@ -4,6 +4,7 @@ import {
   toolBlockedMessage,
   toolDeniedMessage,
   type ApprovalDecision,
+  type EventData,
   type Policy,
   type PolicyDecision,
 } from '@codemode/contracts';
@@ -34,7 +35,7 @@ export interface CallPolicyDeps {
   /** CODEMODE_APPROVAL_TIMEOUT_SECONDS in ms. */
   approvalTimeoutMs: number;
   /** Appends a run event (history cap and fencing handled by the caller). */
-  append: (type: 'tool.blocked', data: Record<string, unknown>) => Promise<void>;
+  append: (type: 'tool.blocked', data: EventData<'tool.blocked'>) => Promise<void>;
   /** Called once per new approval (the optional approval webhook). */
   requested: (approval: StoredApproval) => void;
   /** Where a call of `entry` goes: a client tool's webhook endpoint, shown on its approval card (SPEC §11). */

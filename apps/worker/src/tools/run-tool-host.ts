@@ -1,4 +1,4 @@
-import { shellScopeKey, type Limits, type Policy, type SessionRef, type ShellConfig } from '@codemode/contracts';
+import { shellScopeKey, toolSettledData, type Limits, type Policy, type SessionRef, type ShellConfig } from '@codemode/contracts';
 import { apiList, apiRead, describe, findByCallableName, handleMetadata, mapMcpArguments, type CatalogEntry } from '@codemode/catalog';
 import {
   isStoreUnavailable,
@@ -318,13 +318,8 @@ export class RunToolHost implements BridgeHost {
     try {
       const value = await run();
       this.deps.metrics.toolCalled(entry.source, true, Date.now() - started);
-      const recorded = this.run.restartSafe ? { result: value ?? null } : {};
-      await this.logged({
-        type: 'tool.settled',
-        runId,
-        epoch,
-        data: { callId: call.id, tool, ok: true, durationMs: Date.now() - started, resultBytes: jsonBytes(value), ...recorded },
-      });
+      const data = toolSettledData({ callId: call.id, tool, durationMs: Date.now() - started }, { ok: true, value }, this.run.restartSafe);
+      await this.logged({ type: 'tool.settled', runId, epoch, data });
       return value;
     } catch (error) {
       this.deps.metrics.toolCalled(entry.source, false, Date.now() - started);
@@ -333,13 +328,9 @@ export class RunToolHost implements BridgeHost {
       if (signal.aborted) throw error;
       const message = error instanceof Error ? error.message : String(error);
       // The guest's rejection is {name, message} of the error (see RunBridge).
-      const recorded = this.run.restartSafe ? { failure: { name: error instanceof Error ? error.name : 'Error', message } } : {};
-      await this.logged({
-        type: 'tool.settled',
-        runId,
-        epoch,
-        data: { callId: call.id, tool, ok: false, durationMs: Date.now() - started, error: message.slice(0, 1000), ...recorded },
-      }).catch((failure: unknown) => {
+      const outcome = { ok: false, error: { name: error instanceof Error ? error.name : 'Error', message } } as const;
+      const data = toolSettledData({ callId: call.id, tool, durationMs: Date.now() - started }, outcome, this.run.restartSafe);
+      await this.logged({ type: 'tool.settled', runId, epoch, data }).catch((failure: unknown) => {
         if (failure instanceof ToolCallError) throw failure;
       });
       throw error;
