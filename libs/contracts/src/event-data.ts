@@ -35,6 +35,13 @@ export const RunRequestedDataSchema = z.object({
   restartSafe: z.boolean(),
   awaitResults: z.boolean(),
   limits: LimitsSchema,
+  /**
+   * The rest of the run's spec, as its session's settings gave it at the exec: with them the log
+   * holds the whole spec, so a worker recovering the run needs no other source. Absent in logs
+   * written before they were recorded.
+   */
+  shell: ShellConfigSchema.optional(),
+  agentId: z.string().nullable().optional(),
   idempotencyKey: z.string().optional(),
 });
 

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Event, SessionRef } from '@codemode/contracts';
 import { InvalidArgumentError, InvalidCursorError, InvalidEventError } from './errors';
-import { EventLog } from './event-log';
+import { EventLog, MAX_PAGE } from './event-log';
 import { KeySpace } from './keys';
 import { RunLedger } from './run-ledger';
 import { deleteKeys, failed, newRunId, requestData, testPrefix, testRedis, untypedAppend } from './test-support';
@@ -67,6 +67,33 @@ test('history from a millisecond on: only events appended from then (what recove
   const since = Number(eventId.split('-')[0]);
   expect((await log.history(ref, since)).map((e) => e.data.n)).toEqual([2, 3]);
   expect((await log.history(ref)).map((e) => e.data.n)).toEqual([1, 2, 3]);
+});
+
+test('runEvents: one run’s events from a millisecond on, across pages, none of another run’s', async () => {
+  const ref = { tenant: 'acme', sessionId: 'one-run' };
+  const runs = new RunLedger(redis, keys);
+  const early = newRunId();
+  await runs.request(ref, early, requestData('early'));
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  const mine = newRunId();
+  const other = newRunId();
+  await runs.request(ref, mine, requestData('mine'));
+  await runs.request(ref, other, requestData('other'));
+  // More than a page of the session's log lies between the run's first and last events.
+  for (let i = 0; i < MAX_PAGE + 5; i++) await log.append(ref, untypedAppend({ type: 'shell.output', data: { i } }));
+  await runs.start(ref, mine, { workerId: 'w1', epoch: 1, replyTo: '' });
+  await runs.start(ref, other, { workerId: 'w1', epoch: 1, replyTo: '' });
+  await runs.finish(ref, mine, { epoch: 1, type: 'run.failed', result: failed('done') });
+  const since = Date.parse((await runs.get(ref, mine))!.createdAt);
+  const events = await log.runEvents(ref, mine, since);
+  expect(events.map((e) => [e.type, e.runId])).toEqual([
+    ['run.requested', mine],
+    ['run.started', mine],
+    ['run.failed', mine],
+  ]);
+  expect(events[0].data).toMatchObject({ title: 'mine' });
+  expect(await log.runEvents(ref, early, since)).toEqual([]);
+  expect((await log.runEvents(ref, early, 0)).map((e) => e.type)).toEqual(['run.requested']);
 });
 
 test('exists: false until the first write', async () => {

@@ -80,6 +80,29 @@ export class EventLog {
   }
 
   /**
+   * One run's events, oldest first, appended from `sinceMs` on (the run's creation, or later): the
+   * one reader of a run's history (recovery, restore, platform answers given to a parked run). The
+   * session's log is read a page at a time and only the run's own entries are decoded and kept,
+   * so a reader holds one run's events, not its session's.
+   */
+  async runEvents(ref: SessionRef, runId: string, sinceMs: number): Promise<LoggedEvent[]> {
+    const key = this.keys.events(ref);
+    const events: LoggedEvent[] = [];
+    let start = `${Math.max(0, Math.floor(sinceMs) - 1)}-0`;
+    for (;;) {
+      let entries: StreamEntry[];
+      try {
+        entries = await this.redis.xrange(key, start, '+', 'COUNT', MAX_PAGE);
+      } catch (err) {
+        throw failedCommand(err);
+      }
+      for (const entry of entries) if (fieldValue(entry[1], 'runId') === runId) events.push(decodeEntry(entry));
+      if (entries.length < MAX_PAGE) return events;
+      start = `(${entries[entries.length - 1][0]}`;
+    }
+  }
+
+  /**
    * The log of a session, oldest first (rebuilds and recovery; not for request paths); with
    * `sinceMs`, only events appended from that millisecond on (stream ids carry their time).
    */
@@ -203,4 +226,10 @@ export class EventLog {
 
 function checkCursor(after: string): void {
   if (!CURSOR_PATTERN.test(after)) throw new InvalidCursorError(after);
+}
+
+/** A field of a stream entry without decoding the entry (its data stays unparsed). */
+function fieldValue(fields: string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
 }

@@ -18,7 +18,7 @@ export class NotAwaitingPlatformError extends Error {
  * @throws NotAwaitingPlatformError; RunAlreadyEndedError or StaleEpochError from the appends
  */
 export async function recordPlatformAnswers(log: EventLog, ref: SessionRef, run: RunView, results: readonly ToolResult[]): Promise<void> {
-  const events = (await log.history(ref, Date.parse(run.createdAt))).filter((e) => e.runId === run.runId);
+  const events = await log.runEvents(ref, run.runId, Date.parse(run.createdAt));
   const open = openPlatformCalls(events);
   const refused = results.find((r) => !open.has(r.id));
   if (refused) throw new NotAwaitingPlatformError(refused.id);

@@ -76,6 +76,30 @@ test('request → start → finish: events in order, projections equal the rebui
   await expectProjectionsMatchLog(ref, [runId]);
 });
 
+test('run.requested records the whole spec: shell settings and agent too (the one source recovery reads)', async () => {
+  const ref = newRef();
+  const runId = newRunId();
+  const shell = {
+    backgroundMs: 1000,
+    timeoutSeconds: 30,
+    cleanupMs: 5000,
+    maxOutputChars: 100,
+    pendingMaxOutputChars: 50,
+    inputWaitIdleMs: 200,
+  };
+  await runs.request(ref, runId, { ...requestData('spec', 'return 1'), shell, agentId: 'agent-7' });
+  const unagented = newRunId();
+  await runs.request(ref, unagented, { ...requestData('none', 'return 2'), shell, agentId: null });
+  const [first, second] = (await log.read(ref, { limit: 10 })).events;
+  expect(first.data).toEqual({ ...requestData('spec', 'return 1'), shell, agentId: 'agent-7' });
+  expect(second.data).toEqual({ ...requestData('none', 'return 2'), shell, agentId: null });
+  // The transcript's input stays the cell's own fields.
+  expect((await runs.transcript(ref))?.[0]).toMatchObject({
+    input: { title: 'spec', code: 'return 1', restartSafe: false, awaitResults: false },
+  });
+  await expectProjectionsMatchLog(ref, [runId, unagented]);
+});
+
 test('park, resume (generic append) and expire keep projections equal to the log', async () => {
   const ref = newRef();
   const runId = newRunId();

@@ -69,9 +69,14 @@ export class RunLedger {
     opts: { idempotencyKey?: string; settingsVersion?: string } = {},
   ): Promise<{ created: true } | { created: false; runId: string } | { created: false; settingsChanged: true }> {
     const idempotencyKey = opts.idempotencyKey ?? data.idempotencyKey;
-    const { title, code, restartSafe, awaitResults, limits } = data;
-    // title and code are spliced in raw: Lua never decodes user-written text.
+    const { title, code, restartSafe, awaitResults, limits, shell, agentId } = data;
+    // title and code are spliced in raw: Lua never decodes user-written text. The shell settings
+    // and agent follow them (spliced too), so the cell's own fields lead the data as they did
+    // before those were recorded (one-line views of the log cut the data short).
     const head = JSON.stringify({ restartSafe, awaitResults, limits, ...(idempotencyKey ? { idempotencyKey } : {}) });
+    const raws: string[] = ['title', JSON.stringify(title), 'code', JSON.stringify(code)];
+    if (shell) raws.push('shell', JSON.stringify(shell));
+    if (agentId !== undefined) raws.push('agentId', JSON.stringify(agentId));
     const keys = [...this.keys.scriptKeys(ref, runId), this.keys.idempotency(ref, idempotencyKey ?? '')];
     const args = [
       runId,
@@ -79,11 +84,8 @@ export class RunLedger {
       idempotencyKey ?? '',
       IDEMPOTENCY_TTL_SECONDS,
       opts.settingsVersion ?? '',
-      '2',
-      'title',
-      JSON.stringify(title),
-      'code',
-      JSON.stringify(code),
+      String(raws.length / 2),
+      ...raws,
       'restartSafe',
       String(restartSafe),
       'awaitResults',

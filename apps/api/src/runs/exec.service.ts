@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
+  type CellSpec,
   isEndedStatus,
   INVALID_SESSION_ID_MESSAGE,
   SESSION_ID_PATTERN,
@@ -134,8 +135,7 @@ export class ExecService {
       }
       throw error;
     }
-    const stored = at.settings;
-    const limits = effectiveLimits(this.config, ref.tenant, stored?.codeMode);
+    const limits = effectiveLimits(this.config, ref.tenant, at.settings?.codeMode);
     if ('settingsChanged' in requested) throw new Error('request-run refused an unchecked request');
     if (!requested.created) return this.awaitExisting(ref, requested.runId, limits, input.restartSafe);
 
@@ -170,7 +170,7 @@ export class ExecService {
           tenant: ref.tenant,
           sessionId: ref.sessionId,
           runId,
-          spec: { ...input, limits, shell: effectiveShellConfig(this.config, stored?.shell), agentId: stored?.agentId ?? null },
+          spec: this.specOf(ref, input, at),
           replyTo: this.replies.channel,
           requestedAt: Date.now(),
         },
@@ -214,7 +214,17 @@ export class ExecService {
     return at;
   }
 
-  /** Records `run.requested` with the limits of the session's settings `at` (checked against `version` unless ''). */
+  /** The whole spec of the cell, as the session's settings `at` give it. */
+  private specOf(ref: SessionRef, input: ValidExecInput, at: SessionSettingsAt): CellSpec {
+    const stored = at.settings;
+    const limits = effectiveLimits(this.config, ref.tenant, stored?.codeMode);
+    return { ...input, limits, shell: effectiveShellConfig(this.config, stored?.shell), agentId: stored?.agentId ?? null };
+  }
+
+  /**
+   * Records `run.requested` with the cell's whole spec under the session's settings `at` (checked
+   * against `version` unless ''): the log is the one source of a run's spec for whoever recovers it.
+   */
   private request(
     ref: SessionRef,
     runId: string,
@@ -223,8 +233,7 @@ export class ExecService {
     at: SessionSettingsAt,
     version: string,
   ): ReturnType<RunLedger['request']> {
-    const limits = effectiveLimits(this.config, ref.tenant, at.settings?.codeMode);
-    const data = { ...input, limits, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
+    const data = { ...this.specOf(ref, input, at), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
     return this.runs.request(ref, runId, data, { idempotencyKey, settingsVersion: version });
   }
 

@@ -1,7 +1,9 @@
 import {
   decodeEventData,
   settledOutcome,
+  type CellSpec,
   type EventData,
+  type ShellConfig,
   type LegJournal,
   type RunRecoverySeed,
   type ToolSettledData,
@@ -26,8 +28,27 @@ export interface RunHistory {
   unreplayable: string | null;
 }
 
-/** Reads one run's events (oldest first, from its session's log) into a RunHistory. */
-export function runHistory(events: readonly LoggedEvent[], runId: string): RunHistory {
+/**
+ * The run's whole spec as its `run.requested` records it: the one source of a recovered run's
+ * spec. A log written before the shell settings and agent were recorded there takes them from
+ * `older` (a parked image's record, or a re-delivered cell job), else the worker's shell defaults
+ * and no agent. Null when the log has no readable `run.requested`.
+ */
+export function recordedSpec(
+  history: RunHistory,
+  older: { shell?: ShellConfig; agentId?: string | null } | null,
+  shellDefaults: ShellConfig,
+): CellSpec | null {
+  const requested = history.requested;
+  if (!requested) return null;
+  const { title, code, restartSafe, awaitResults, limits } = requested;
+  const shell = requested.shell ?? older?.shell ?? shellDefaults;
+  const agentId = requested.agentId !== undefined ? requested.agentId : (older?.agentId ?? null);
+  return { title, code, restartSafe, awaitResults, limits, shell, agentId };
+}
+
+/** Reads one run's events (oldest first, `EventLog.runEvents`) into a RunHistory. */
+export function runHistory(events: readonly LoggedEvent[]): RunHistory {
   const history: RunHistory = {
     requested: null,
     recovery: null,
@@ -39,7 +60,6 @@ export function runHistory(events: readonly LoggedEvent[], runId: string): RunHi
   };
   let parked = false;
   for (const event of events) {
-    if (event.runId !== runId) continue;
     switch (event.type) {
       case 'run.requested':
         history.requested = decodeEventData(event.type, event.data);

@@ -9,7 +9,7 @@ import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { CellRunner, divergedOutcome } from '../runs/cell-runner.service';
 import { WorkerRun } from '../runs/worker-run';
 import { ToolHosts } from '../tools/tool-hosts.service';
-import { runHistory, type RunHistory } from './run-history';
+import { recordedSpec, runHistory, type RunHistory } from './run-history';
 import { RunRestore } from './run-restore.service';
 
 /** SPEC §3 result of a cell lost with its worker after it had called tools that cannot run twice. */
@@ -158,13 +158,14 @@ export class RunRecovery {
     }
     await this.afterTakeover(ref, run, taken.epoch, replyTo, log, async () => {
       // Read after the takeover: the old owner can no longer add to it (fencing).
-      const history = runHistory(await this.log.history(ref, Date.parse(run.createdAt)), runId);
+      const history = runHistory(await this.log.runEvents(ref, runId, Date.parse(run.createdAt)));
       // Only a first leg (a re-delivered cell job, never parked) that touched nothing outside
       // its VM may run again from the start.
       if (spec && !history.sideEffects && !history.parked) {
         log.warn({ from: run.owner }, 'running again a cell whose worker died before it called any tool');
-        const host = await this.toolHosts.create(ref, runId, taken.epoch, spec);
-        await this.cells.execute(new WorkerRun(ref, runId, taken.epoch, spec, host), { kind: 'first' }, replyTo, log);
+        const rerunSpec = this.specOf(history, spec);
+        const host = await this.toolHosts.create(ref, runId, taken.epoch, rerunSpec);
+        await this.cells.execute(new WorkerRun(ref, runId, taken.epoch, rerunSpec, host), { kind: 'first' }, replyTo, log);
         this.metrics.recovered('rerun');
       } else {
         log.warn({ from: run.owner }, 'run lost with its worker after calling tools; recorded as lost');
@@ -194,7 +195,7 @@ export class RunRecovery {
     await this.afterTakeover(ref, run, epoch, replyTo, log, async () => {
       const started = performance.now();
       // Read after the takeover: the old owner can no longer add to it (fencing).
-      const history = runHistory(await this.log.history(ref, Date.parse(run.createdAt)), run.runId);
+      const history = runHistory(await this.log.runEvents(ref, run.runId, Date.parse(run.createdAt)));
       const cellSpec = this.specOf(history, spec);
       const host = await this.toolHosts.create(ref, run.runId, epoch, cellSpec);
       const plan = this.planOf(history, host.catalog.guestCatalogHash());
@@ -276,21 +277,10 @@ export class RunRecovery {
     }
   }
 
-  /** The cell as it was requested; shell settings and agent do not matter to replay-safe cells. */
-  private specOf(history: RunHistory, fallback: CellSpec | null): CellSpec {
-    const requested = history.requested;
-    if (!requested) {
-      if (fallback) return fallback;
-      throw new Error('run.requested is missing from the log');
-    }
-    return {
-      title: requested.title,
-      code: requested.code,
-      restartSafe: requested.restartSafe,
-      awaitResults: requested.awaitResults,
-      limits: requested.limits,
-      shell: fallback?.shell ?? this.config.shellDefaults,
-      agentId: fallback?.agentId ?? null,
-    };
+  /** The run's spec from its log (the one source); a log without a readable `run.requested` falls back to the re-delivered cell job's. */
+  private specOf(history: RunHistory, job: CellSpec | null): CellSpec {
+    const spec = recordedSpec(history, job, this.config.shellDefaults) ?? job;
+    if (!spec) throw new Error('run.requested is missing from the log');
+    return spec;
   }
 }

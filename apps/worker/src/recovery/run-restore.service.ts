@@ -1,17 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { CellSpec, RunView, SessionRef } from '@codemode/contracts';
+import type { RunView, SessionRef } from '@codemode/contracts';
+import type { AppConfig } from '@codemode/config';
 import { EventLog } from '@codemode/events';
 import { checkBinding, RUN_LOST_PENDING_CALL_MESSAGE, SandboxPool } from '@codemode/sandbox';
 import { failedOutcome, type CellOutcome } from '@codemode/cells';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
-import { LOGGER } from '../core/tokens';
+import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { LegRunner, type Leg } from '../runs/leg-runner.service';
 import { ParkedImages, type LoadedParkedImage } from '../runs/parked-images.service';
 import { ResidentRuns } from '../runs/resident-runs.service';
 import { WorkerRun } from '../runs/worker-run';
 import { ToolHosts } from '../tools/tool-hosts.service';
 import { restorePlan } from './restore-plan';
-import { runHistory } from './run-history';
+import { recordedSpec, runHistory } from './run-history';
 
 /**
  * SPEC §12: resumes a parked run on this worker from its image in Redis, once its owner is gone
@@ -22,6 +23,7 @@ import { runHistory } from './run-history';
 @Injectable()
 export class RunRestore {
   constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly log: EventLog,
     private readonly images: ParkedImages,
@@ -59,13 +61,12 @@ export class RunRestore {
     // A VM of this run still here is of an older epoch (released while this worker kept it): stale.
     this.resident.dropStale(run.runId);
     // Read after the takeover: the old owner can no longer add to it (fencing).
-    const events = (await this.log.history(ref, Date.parse(run.createdAt))).filter((event) => event.runId === run.runId);
-    const history = runHistory(events, run.runId);
-    const requested = history.requested;
-    if (!requested) throw new Error('run.requested is missing from the log');
+    const events = await this.log.runEvents(ref, run.runId, Date.parse(run.createdAt));
+    const history = runHistory(events);
     const { record } = loaded;
-    const { title, code, restartSafe, awaitResults, limits } = requested;
-    const spec: CellSpec = { title, code, restartSafe, awaitResults, limits, shell: record.shell, agentId: record.agentId };
+    // An image of an older build records the shell settings and agent its run.requested lacks.
+    const spec = recordedSpec(history, record, this.config.shellDefaults);
+    if (!spec) throw new Error('run.requested is missing from the log');
     const host = await this.toolHosts.create(ref, run.runId, epoch, spec);
     host.adoptParkedState(record.host);
     const plan = restorePlan(record.calls, events, host.catalog.guestCatalog());

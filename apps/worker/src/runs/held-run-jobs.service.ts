@@ -103,9 +103,9 @@ export class HeldRunJobs {
     const parkedAt = run.expiresAt - run.limits.snapshotTtlSeconds * 1000;
     // A restore's leg (at most its budget, plus taking the run over) may have been answered before it parked.
     const since = parkedAt - run.limits.timeoutMs - RESTORE_SLACK_MS;
-    for (const event of await this.log.history(ref, since)) {
+    for (const event of await this.log.runEvents(ref, run.runId, since)) {
       const id = event.data.callId;
-      if (event.runId !== run.runId || event.type !== 'tool.settled' || typeof id !== 'string' || !pending.has(id)) continue;
+      if (event.type !== 'tool.settled' || typeof id !== 'string' || !pending.has(id)) continue;
       const settled = decodeEventData(event.type, event.data);
       const outcome = settled && settledOutcome(settled);
       if (!outcome) continue;

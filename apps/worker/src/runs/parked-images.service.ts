@@ -12,8 +12,9 @@ import type { WorkerRun } from './worker-run';
 export const ParkedHostRecordSchema = z.object({
   /** Output bytes returned by the run's calls so far, this park's included. */
   priorOutputBytes: z.number().int().nonnegative(),
-  shell: ShellConfigSchema,
-  agentId: z.string().nullable(),
+  /** Written by older builds only: run.requested records them now (recordedSpec). */
+  shell: ShellConfigSchema.optional(),
+  agentId: z.string().nullable().optional(),
   /** The calls open at the park, in request order; `inFlight`: dispatched (not queued, not a yield). */
   calls: z.array(z.object({ id: z.string(), method: z.enum(BRIDGE_METHODS), args: z.unknown(), inFlight: z.boolean() })),
   /** The tool host's counters and buffered store writes (`RunToolHost.parkedState`). */
@@ -57,8 +58,6 @@ export class ParkedImages {
     const inFlight = new Set(image.inFlight);
     const record: ParkedHostRecord = {
       priorOutputBytes: run.priorOutputBytes,
-      shell: run.host.run.shell,
-      agentId: run.host.run.agentId,
       calls: outcome.pending.map((call) => ({ id: call.id, method: call.method, args: call.args, inFlight: inFlight.has(call.id) })),
       host: run.host.parkedState(),
     };
