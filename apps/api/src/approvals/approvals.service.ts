@@ -17,11 +17,11 @@ export class ApprovalsService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly approvals: ApprovalLedger,
-    private readonly log: EventLog,
+    private readonly events: EventLog,
   ) {}
 
   async pending(ref: SessionRef): Promise<{ approvals: ApprovalView[] }> {
-    if (!(await this.log.exists(ref))) throw new NotFoundApiException(`session ${ref.sessionId} not found.`);
+    if (!(await this.events.exists(ref))) throw new NotFoundApiException(`session ${ref.sessionId} not found.`);
     return { approvals: await this.approvals.pending(ref) };
   }
 

@@ -21,7 +21,7 @@ export class EventStreams {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    private readonly log: EventLog,
+    private readonly events: EventLog,
     private readonly limits: TenantLimits,
   ) {}
 
@@ -42,7 +42,7 @@ export class EventStreams {
     const heartbeat = setInterval(() => res.writableNeedDrain || res.write(': ping\n\n'), HEARTBEAT_MS);
     try {
       // Without a cursor the stream replays the session from its first event, then goes live.
-      for await (const event of this.log.follow(ref, after ?? '0-0', controller.signal, pageBytes)) {
+      for await (const event of this.events.follow(ref, after ?? '0-0', controller.signal, pageBytes)) {
         res.write(frame(event));
         const outcome = await socketDrain(res, maxLagMs);
         if (outcome === 'closed') return;

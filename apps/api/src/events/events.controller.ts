@@ -16,7 +16,7 @@ const MAX_ID_PART = 2n ** 64n - 1n;
 @Controller('v1/sessions/:sid/events')
 export class EventsController {
   constructor(
-    private readonly log: EventLog,
+    private readonly events: EventLog,
     private readonly streams: EventStreams,
   ) {}
 
@@ -32,12 +32,12 @@ export class EventsController {
     const lastEventId = req.headers['last-event-id'];
     const cursor = parseAfter(after ?? (typeof lastEventId === 'string' ? lastEventId : undefined));
     const pageSize = parseLimit(limit);
-    if (!(await this.log.exists(ref))) throw new NotFoundApiException(`session ${ref.sessionId} not found.`);
+    if (!(await this.events.exists(ref))) throw new NotFoundApiException(`session ${ref.sessionId} not found.`);
     if ((req.headers.accept ?? '').includes('text/event-stream')) {
       await this.stream(ref, cursor, res);
       return;
     }
-    const page: EventPage = await this.log.read(ref, { after: cursor, limit: pageSize });
+    const page: EventPage = await this.events.read(ref, { after: cursor, limit: pageSize });
     res.statusCode = 200;
     res.setHeader('content-type', 'application/json; charset=utf-8');
     res.end(JSON.stringify(page));

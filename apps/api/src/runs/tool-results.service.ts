@@ -33,7 +33,7 @@ export class ToolResultsService {
     private readonly runs: RunLedger,
     private readonly replies: RunReplies,
     private readonly workers: WorkerQueues,
-    private readonly log: EventLog,
+    private readonly events: EventLog,
     private readonly ownership: RunOwnership,
     private readonly bodies: BodyThreads,
   ) {}
@@ -106,7 +106,7 @@ export class ToolResultsService {
 
   private async recordInLog(ref: SessionRef, run: RunView, results: ToolResult[]): Promise<{ accepted: number }> {
     try {
-      await recordPlatformAnswers(this.log, ref, run, results);
+      await recordPlatformAnswers(this.events, ref, run, results);
     } catch (error) {
       if (error instanceof NotAwaitingPlatformError) throw new ConflictApiException(error.message, { id: error.callId });
       if (error instanceof RunAlreadyEndedError) throw new ConflictApiException('run has already ended.', { status: error.status });

@@ -23,12 +23,12 @@ export class WorkspaceCleanup implements OnApplicationBootstrap, OnApplicationSh
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     keys: KeySpace,
-    log: EventLog,
+    events: EventLog,
     private readonly shell: ShellHost,
   ) {
     this.janitor = new WorkspaceJanitor({
       root: config.workspaceRoot,
-      existing: (refs) => log.existing(refs),
+      existing: (refs) => events.existing(refs),
       busy: (workspace) => shell.runsIn(workspace),
     });
     const subscriber = createRedis(config.redisUrl, {

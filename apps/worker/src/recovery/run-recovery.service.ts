@@ -34,7 +34,7 @@ export class RunRecovery {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runs: RunLedger,
-    private readonly log: EventLog,
+    private readonly events: EventLog,
     private readonly ownership: RunOwnership,
     private readonly toolHosts: ToolHosts,
     private readonly cells: CellRunner,
@@ -158,7 +158,7 @@ export class RunRecovery {
     }
     await this.afterTakeover(ref, run, taken.epoch, replyTo, log, async () => {
       // Read after the takeover: the old owner can no longer add to it (fencing).
-      const history = runHistory(await this.log.runEvents(ref, runId, Date.parse(run.createdAt)));
+      const history = runHistory(await this.events.runEvents(ref, runId, Date.parse(run.createdAt)));
       // Only a first leg (a re-delivered cell job, never parked) that touched nothing outside
       // its VM may run again from the start.
       if (spec && !history.sideEffects && !history.parked) {
@@ -195,7 +195,7 @@ export class RunRecovery {
     await this.afterTakeover(ref, run, epoch, replyTo, log, async () => {
       const started = performance.now();
       // Read after the takeover: the old owner can no longer add to it (fencing).
-      const history = runHistory(await this.log.runEvents(ref, run.runId, Date.parse(run.createdAt)));
+      const history = runHistory(await this.events.runEvents(ref, run.runId, Date.parse(run.createdAt)));
       const cellSpec = this.specOf(history, spec);
       const host = await this.toolHosts.create(ref, run.runId, epoch, cellSpec);
       const plan = this.planOf(history, host.catalog.guestCatalogHash());

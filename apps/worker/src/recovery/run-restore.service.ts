@@ -25,7 +25,7 @@ export class RunRestore {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    private readonly log: EventLog,
+    private readonly events: EventLog,
     private readonly images: ParkedImages,
     private readonly resident: ResidentRuns,
     private readonly pool: SandboxPool,
@@ -61,7 +61,7 @@ export class RunRestore {
     // A VM of this run still here is of an older epoch (released while this worker kept it): stale.
     this.resident.dropStale(run.runId);
     // Read after the takeover: the old owner can no longer add to it (fencing).
-    const events = await this.log.runEvents(ref, run.runId, Date.parse(run.createdAt));
+    const events = await this.events.runEvents(ref, run.runId, Date.parse(run.createdAt));
     const history = runHistory(events);
     const { record } = loaded;
     // An image of an older build records the shell settings and agent its run.requested lacks.

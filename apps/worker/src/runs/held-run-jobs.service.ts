@@ -42,7 +42,7 @@ export class HeldRunJobs {
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(REDIS) private readonly redis: Redis,
     private readonly runs: RunLedger,
-    private readonly log: EventLog,
+    private readonly events: EventLog,
     private readonly pool: SandboxPool,
     private readonly resident: ResidentRuns,
     private readonly legs: LegRunner,
@@ -103,7 +103,7 @@ export class HeldRunJobs {
     const parkedAt = run.expiresAt - run.limits.snapshotTtlSeconds * 1000;
     // A restore's leg (at most its budget, plus taking the run over) may have been answered before it parked.
     const since = parkedAt - run.limits.timeoutMs - RESTORE_SLACK_MS;
-    for (const event of await this.log.runEvents(ref, run.runId, since)) {
+    for (const event of await this.events.runEvents(ref, run.runId, since)) {
       const id = event.data.callId;
       if (event.type !== 'tool.settled' || typeof id !== 'string' || !pending.has(id)) continue;
       const settled = decodeEventData(event.type, event.data);
@@ -158,7 +158,7 @@ export class HeldRunJobs {
     const handedOver = !run?.owner || (run.owner === this.config.workerId && this.resident.get(job.runId)?.residency !== 'resuming');
     if (run?.status !== 'waiting' || !handedOver) return { error: RUN_UNAVAILABLE_MESSAGE };
     try {
-      await recordPlatformAnswers(this.log, ref, run, job.results);
+      await recordPlatformAnswers(this.events, ref, run, job.results);
       return { accepted: job.results.length };
     } catch (error) {
       return { error: this.refusal(job, error) };

@@ -48,7 +48,7 @@ export class ShellHost implements OnApplicationShutdown {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(REDIS) private readonly redis: Redis,
-    private readonly log: EventLog,
+    private readonly events: EventLog,
     private readonly presence: WorkerPresence,
     private readonly confinement: ShellConfinement,
     private readonly limits: WorkerTenantLimits,
@@ -124,7 +124,7 @@ export class ShellHost implements OnApplicationShutdown {
       typeof input.sessionId === 'string' &&
       answer.details.status !== 'failed'
     ) {
-      await this.log.append(caller.ref, { type: 'shell.removed', data: { sessionId: input.sessionId, scope } });
+      await this.events.append(caller.ref, { type: 'shell.removed', data: { sessionId: input.sessionId, scope } });
     }
     return answer;
   }
@@ -162,7 +162,7 @@ export class ShellHost implements OnApplicationShutdown {
   }
 
   private async recorded(ref: SessionRef, scope: string, config: ShellConfig) {
-    const events = await this.log.history(ref);
+    const events = await this.events.history(ref);
     const shellEvents = events.filter((e) => e.type.startsWith('shell.') && (e.data as { scope?: unknown }).scope === scope);
     return rebuildSessions(shellEvents, {
       isOwnerAlive: (id) => this.registry.knows(scope, id),
@@ -191,7 +191,7 @@ export class ShellHost implements OnApplicationShutdown {
       }
     }
     if (this.deleted.has(this.workspaceOf(ref))) return;
-    this.log.append(ref, event).catch((error: unknown) => {
+    this.events.append(ref, event).catch((error: unknown) => {
       this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, shellSessionId: id, err: error }, 'could not record a shell event');
     });
   }

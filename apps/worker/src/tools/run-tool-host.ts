@@ -29,7 +29,7 @@ import { CANCELED_MESSAGE, ToolCallError } from './tool-call-error';
 
 /** Everything a run's tool calls need from the worker. */
 export interface ToolDeps {
-  log: EventLog;
+  events: EventLog;
   shell: ShellHost;
   mcp: McpServers | null;
   results: ResultsStore;
@@ -358,7 +358,7 @@ export class RunToolHost implements BridgeHost {
   /** Appends a run event; at the history cap the run is stopped and the call rejects with the cap's message. */
   private async logged(input: Parameters<EventLog['append']>[1]): Promise<void> {
     try {
-      await this.deps.log.append(this.run.ref, input);
+      await this.deps.events.append(this.run.ref, input);
     } catch (error) {
       if (!(error instanceof RunHistoryLimitError)) throw error;
       this.historyLimitReached = true;

@@ -42,7 +42,7 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    private readonly log: EventLog,
+    private readonly events: EventLog,
     private readonly clientTools: ClientToolsLedger,
     private readonly results: ResultsStore,
     private readonly sessionStore: SessionStore,
@@ -112,7 +112,7 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
       },
       catalog,
       {
-        log: this.log,
+        events: this.events,
         shell: this.shell,
         mcp: this.mcp,
         results: this.results,

@@ -29,7 +29,7 @@ export class CellStartProbe {
   }
 
   async fromImage(): Promise<void> {
-    this.runTiny(await CellVm.restore(this.loader, this.image, DEFAULT_MEMORY_BYTES));
+    this.runTiny(await CellVm.fromBootImage(this.loader, this.image, DEFAULT_MEMORY_BYTES));
   }
 
   async fromScratch(): Promise<void> {

@@ -5,7 +5,7 @@ import { DETERMINISM_SOURCE } from '../guest/determinism';
 import { CELL_FILE, CELL_PREFIX, CELL_SUFFIX, PRELUDE_FILE, PRELUDE_SOURCE } from '../guest/prelude';
 import { TEXT_CODEC_SOURCE } from '../guest/text-codec';
 import { type GuestErrorRecord, parseGuestErrorRecord } from './guest-error';
-import { capture, restore, type VmImage } from './vm-image';
+import { capture, instantiateImage, type VmImage } from './vm-image';
 import { clockFunction, HOST_FUNCTION_NAMES, hostFunctions } from './vm-host-functions';
 import { memoryMaxBytes, MIN_MEMORY_BYTES, type WasmInstance, type WasmLoader } from './wasm-loader';
 
@@ -78,13 +78,14 @@ export class CellVm {
   }
 
   /**
-   * A VM that starts from a prepared image: its own new instance and Memory (cap from this run's
-   * `memoryLimitBytes`), filled from the image; the limits are this run's, set after the restore.
+   * A VM that starts from the boot image (the prepared VM every cell starts from; not a parked
+   * run's image, see `restoreParked`): its own new instance and Memory (cap from this run's
+   * `memoryLimitBytes`), filled from the image; the limits are this run's, set after it is filled.
    */
-  static async restore(loader: WasmLoader, image: PreparedImage, memoryLimitBytes: number): Promise<CellVm> {
-    // The host functions are registered during the restore, before the VM they talk to exists.
+  static async fromBootImage(loader: WasmLoader, image: PreparedImage, memoryLimitBytes: number): Promise<CellVm> {
+    // The host functions are registered while the image is instantiated, before the VM they talk to exists.
     const owner: { vm?: CellVm } = {};
-    const parts = await restore(loader, image.vm, memoryMaxBytes(memoryLimitBytes), (ctx) => hostFunctions(ctx, () => owner.vm));
+    const parts = await instantiateImage(loader, image.vm, memoryMaxBytes(memoryLimitBytes), (ctx) => hostFunctions(ctx, () => owner.vm));
     const vm = new CellVm(loader, parts.instance, parts.runtime, parts.context, memoryLimitBytes);
     owner.vm = vm;
     vm.applyLimits();
@@ -96,7 +97,9 @@ export class CellVm {
   /** A parked run's VM from its image (SPEC §12): handles, result promise, host functions (`clock` if `seeded`) re-wrapped. */
   static async restoreParked(loader: WasmLoader, image: VmImage, memoryLimitBytes: number, seeded: boolean): Promise<CellVm> {
     const owner: { vm?: CellVm } = {};
-    const parts = await restore(loader, image, memoryMaxBytes(memoryLimitBytes), (ctx) => hostFunctions(ctx, () => owner.vm, seeded));
+    const parts = await instantiateImage(loader, image, memoryMaxBytes(memoryLimitBytes), (ctx) =>
+      hostFunctions(ctx, () => owner.vm, seeded),
+    );
     const vm = new CellVm(loader, parts.instance, parts.runtime, parts.context, memoryLimitBytes);
     owner.vm = vm;
     vm.applyLimits();

@@ -20,7 +20,7 @@ const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
 
   // The previous run: its secret in a big string, in ArrayBuffers (one kept, one of 8 MiB near the
   // top of the 16 MiB freed again: the heap may shrink back), and deep on the wasm stack.
-  const victim = await CellVm.restore(loader, image, DEFAULT_MEMORY_BYTES);
+  const victim = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   victim.bind(HOST, performance.now() + 5000);
   const cell = [
     'globalThis.big = ' + JSON.stringify(SECRET) + '.repeat(40000);',
@@ -43,12 +43,12 @@ const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
   out.released = victim.release() === undefined;
 
   // The next run on the same Memory, scanned before any guest code runs.
-  const next = await CellVm.restore(loader, image, DEFAULT_MEMORY_BYTES);
+  const next = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   out.recycled = memoryOf(next) === dirty;
   out.secretInNext = bytesOf(next).includes(SECRET);
 
   // What a never-used Memory + the image give (another cap: no recycled Memory has it).
-  const fresh = await CellVm.restore(loader, image, 2 * DEFAULT_MEMORY_BYTES);
+  const fresh = await CellVm.fromBootImage(loader, image, 2 * DEFAULT_MEMORY_BYTES);
   out.freshIsNew = memoryOf(fresh) !== dirty;
   const a = bytesOf(next);
   const b = bytesOf(fresh);

@@ -8,7 +8,7 @@ import { runBuiltEngineProbe } from './built-engine-probe';
 const PROBE = String.raw`
 const { WasmLoader, DEFAULT_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
 const { CellVm } = require(ENGINE + '/cell-vm.js');
-const { restore } = require(ENGINE + '/vm-image.js');
+const { instantiateImage } = require(ENGINE + '/vm-image.js');
 const SECRET = 'secret-of-cell-a-5c1d';
 const has = (vm, text) => Buffer.from(vm.instance.memory.buffer).includes(Buffer.from(text));
 function sink(log) {
@@ -38,13 +38,13 @@ function run(vm, code, timeoutMs = 5000) {
   out.imageHostFunctions = image.vm.hostRefIds.length;
 
   // 1. round trip: evaluates code, calls host functions (console → out, a tool call → request)
-  const a = await CellVm.restore(loader, image, DEFAULT_MEMORY_BYTES);
+  const a = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   const r1 = run(a, 'console.log("hi", 1 + 1); void API.list("x"); globalThis.keep = ' + JSON.stringify(SECRET) + '.repeat(4); Array.prototype.polluted = 1; return keep.length');
   out.roundTrip = { state: r1.state, value: r1.value, log: r1.log };
   out.secretInA = has(a, SECRET);
 
   // 2. a second cell from the same image, while A is still alive: none of A's globals
-  const b = await CellVm.restore(loader, image, DEFAULT_MEMORY_BYTES);
+  const b = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   out.ownMemory = b.instance.memory !== a.instance.memory;
   out.bSeesA = run(b, 'return [typeof keep, [].polluted === undefined, typeof Array.prototype.polluted, Math.random()]').value;
   out.secretInB = has(b, SECRET);
@@ -52,7 +52,7 @@ function run(vm, code, timeoutMs = 5000) {
   out.releaseA = a.release() === undefined; // last in: the next instance takes A's Memory
 
   // 3. the next cell gets A's recycled Memory: nothing of A's heap is in it
-  const c = await CellVm.restore(loader, image, DEFAULT_MEMORY_BYTES);
+  const c = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   out.cReusedMemory = c.instance.memory === a.instance.memory;
   out.secretInC = has(c, SECRET);
   out.cSeesA = run(c, 'return [typeof keep + "," + typeof Array.prototype.polluted, Math.random()]').value;
@@ -62,28 +62,28 @@ function run(vm, code, timeoutMs = 5000) {
   out.releaseC = c.release() === undefined;
 
   // 4. per-cell limits after restore: the run's Memory cap, QuickJS's own limit below 16 MiB, the deadline
-  const capped = await CellVm.restore(loader, image, 32 * 1024 * 1024);
+  const capped = await CellVm.fromBootImage(loader, image, 32 * 1024 * 1024);
   const bomb = run(capped, 'const keep = []; for (;;) keep.push(new Uint8Array(1024 * 1024).fill(1));');
   const grownTo = capped.instance.memory.buffer.byteLength;
   out.bomb = { state: bomb.state, error: bomb.value && bomb.value.message, stoppedAtCap: grownTo > 30 * 1024 * 1024 && grownTo <= 32 * 1024 * 1024 };
   capped.release();
-  const small = await CellVm.restore(loader, image, 8 * 1024 * 1024);
+  const small = await CellVm.fromBootImage(loader, image, 8 * 1024 * 1024);
   out.smallLimit = run(small, 'try { new ArrayBuffer(12 * 1024 * 1024); return "allocated"; } catch (e) { return String(e); }').value;
   out.smallMax = small.instance.memory.buffer.byteLength <= 16 * 1024 * 1024 && small.maxBytes === 16 * 1024 * 1024;
   small.release();
-  const loop = await CellVm.restore(loader, image, DEFAULT_MEMORY_BYTES);
+  const loop = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   const looped = run(loop, 'for (;;) {}', 100);
   out.deadline = looped.timedOut;
   loop.release();
-  const wide = await CellVm.restore(loader, image, 128 * 1024 * 1024);
+  const wide = await CellVm.fromBootImage(loader, image, 128 * 1024 * 1024);
   out.wideMax = wide.instance.maxBytes === 128 * 1024 * 1024 && run(wide, 'return 3').value.json === '3';
   wide.release();
 
   // 5. another wasm binary (the debug build) refuses the image
   const debug = await WasmLoader.load('debug');
-  try { await CellVm.restore(debug, image, DEFAULT_MEMORY_BYTES); out.otherBinary = 'restored'; }
+  try { await CellVm.fromBootImage(debug, image, DEFAULT_MEMORY_BYTES); out.otherBinary = 'restored'; }
   catch (e) { out.otherBinary = e.name + ': ' + e.message.replace(/[0-9a-f]{12}/g, 'H'); }
-  try { await restore(loader, image.vm, DEFAULT_MEMORY_BYTES, () => []); out.wrongFunctions = 'restored'; }
+  try { await instantiateImage(loader, image.vm, DEFAULT_MEMORY_BYTES, () => []); out.wrongFunctions = 'restored'; }
   catch (e) { out.wrongFunctions = e.name; }
 
   // 6. a VM that ran a cell cannot become an image

@@ -147,7 +147,12 @@ export function capture(parts: VmParts, loader: WasmLoader, randomStateOffset?: 
  * registered again in their original order, Math.random re-seeded. Stack size, memory limit and
  * interrupt handler are not part of the VM's host side: the caller sets them.
  */
-export async function restore(loader: WasmLoader, image: VmImage, maxBytes: number, hostFunctions: HostFunctionFactory): Promise<VmParts> {
+export async function instantiateImage(
+  loader: WasmLoader,
+  image: VmImage,
+  maxBytes: number,
+  hostFunctions: HostFunctionFactory,
+): Promise<VmParts> {
   if (image.wasmHash !== loader.wasmHash) {
     throw new VmImageError(
       `cannot restore a VM image of wasm ${image.wasmHash.slice(0, 12)} into wasm ${loader.wasmHash.slice(0, 12)}: not the same binary`,

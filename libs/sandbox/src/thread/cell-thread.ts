@@ -69,7 +69,7 @@ function takeVm(request: CellRunRequest): Promise<CellVm> {
 }
 
 function newVm(memoryLimitBytes: number): Promise<CellVm> {
-  return image ? CellVm.restore(loader, image, memoryLimitBytes) : CellVm.create(loader, memoryLimitBytes);
+  return image ? CellVm.fromBootImage(loader, image, memoryLimitBytes) : CellVm.create(loader, memoryLimitBytes);
 }
 
 /** Builds one VM from scratch and keeps its image; the VM itself never runs a cell. */
