@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ScriptLoader, SCRIPT_NAMES } from '@codemode/events';
+import { FLEET_SCRIPT_NAMES, fleetScripts } from '@codemode/fleet';
 import { REDIS_URL } from '../test/utils/test-stack';
 import { fmt } from './stats';
 
@@ -71,11 +72,12 @@ export function redisCostTable(report: RedisCostReport): string {
   ].join('\n');
 }
 
-/** sha1 → a readable name: this service's scripts as the default loader builds them, and BullMQ's. */
+/** sha1 → a readable name: this service's scripts as the default loaders build them, and BullMQ's. */
 function scriptNames(): Map<string, string> {
   const names = new Map<string, string>();
   const loader = ScriptLoader.default();
   for (const name of SCRIPT_NAMES) names.set(sha1(loader.source(name)), `${name}.lua`);
+  for (const name of FLEET_SCRIPT_NAMES) names.set(sha1(fleetScripts().source(name)), `${name}.lua`);
   // BullMQ defines each command from its script text, so its EVALSHA carries sha1(content).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const bullmqScripts = require('bullmq/dist/cjs/scripts') as Record<string, { name: string; content: string }>;

@@ -160,15 +160,6 @@ export class ReplyWaitAbortedError extends EventsError {
   }
 }
 
-/** Thrown when every uid of `CODEMODE_SHELL_UID_RANGE` is already some tenant's. */
-export class TenantUidsExhaustedError extends EventsError {
-  readonly code = 'runtime_unavailable';
-  constructor(first: number, last: number) {
-    super(`every uid of CODEMODE_SHELL_UID_RANGE ${first}-${last} belongs to a tenant; widen the range`);
-    this.name = 'TenantUidsExhaustedError';
-  }
-}
-
 /** Thrown when an approval id names no approval of the session (SPEC §11: 404). */
 export class ApprovalNotFoundError extends EventsError {
   readonly code = 'not_found';

@@ -5,7 +5,6 @@ export { SessionLedger, type SessionPatch, type SessionSettingsAt } from './sess
 export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type KeyUsed, type Reservation, type RunRequestedData } from './run-ledger';
 export { keyedWaitStep, type KeyedWaitState, type KeyedWaitStep } from './keyed-wait';
 export { RunReplies, publishAnswer, publishStarted, resultReply } from './run-replies';
-export { WorkerPresence } from './worker-presence';
 export {
   RunOwnership,
   pastExpiry,
@@ -16,7 +15,6 @@ export {
   type StrandedRunFate,
 } from './run-ownership';
 export { RunEnds, ParkedRunHoldings, type EndingRun, type LostAnswer, type RunHoldings } from './run-ends';
-export { DeploymentCatalog } from './deployment-catalog';
 export {
   createRedis,
   closeConnection,
@@ -49,13 +47,8 @@ export { rebuildRun } from './projections/rebuild-run';
 export { rebuildTranscript } from './projections/rebuild-transcript';
 export { rebuildStore, storeBytes } from './projections/rebuild-store';
 export { rebuildClientToolNames } from './projections/rebuild-client-tools';
-export { TenancyRecord, TENANCY_RECORD_TTL_SECONDS, type TenancyMode } from './tenancy-record';
-export { TenantUids, type UidRange } from './tenant-uids';
-export { TenantQuotaLedger, type LeasedQuota, type ParkedAdmission } from './tenant-quotas';
-export { SlotLeases, SLOT_LEASE_MS, type HeldSlot } from './slot-leases';
 export { SessionIndex } from './session-index';
 export { RunListing, LIVE_RUN_SCAN } from './run-listing';
-export { WorkerReports, type LiveWorker } from './worker-reports';
 export { PolicyStore } from './policy-store';
 export { ApprovalLedger, type ApprovalRequest, type StoredApproval } from './approval-ledger';
 export { StoredBytesLedger, type SessionMeasure } from './stored-bytes-ledger';

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RUN_END_REASONS, type SessionRef } from '@codemode/contracts';
+import { TenantQuotaLedger } from '@codemode/fleet';
 import { EventLog } from './event-log';
 import { KeySpace } from './keys';
 import { ParkedImageStore } from './parked-image-store';
@@ -9,7 +10,6 @@ import { RunLedger } from './run-ledger';
 import { RunReplies } from './run-replies';
 import { createRedis } from './redis';
 import { completed, deleteKeys, failed, newRunId, requestData, TEST_REDIS_URL, testPrefix, testRedis, waiting } from './test-support';
-import { TenantQuotaLedger } from './tenant-quotas';
 
 /** RunEnds: every terminal event, fenced, and what an ended run held given back. */
 const prefix = testPrefix('run-ends');

@@ -4,7 +4,6 @@ import type { ParkedImageStore } from './parked-image-store';
 import type { LiveRunIndex } from './parked-run-index';
 import type { RunLedger } from './run-ledger';
 import { resultReply } from './run-replies';
-import type { TenantQuotaLedger } from './tenant-quotas';
 
 /**
  * A run being ended, at the epoch its ender holds or saw. `holdsParkedQuota` / `imaged`: what a
@@ -27,6 +26,11 @@ export interface RunHoldings {
   free(run: EndingRun, ended: boolean): void;
 }
 
+/** Gives back a parked run's place in its tenant's parked-run quota (libs/fleet's `TenantQuotaLedger`). */
+export interface ParkedQuotaRelease {
+  releaseParked(tenant: string, runId: string): Promise<void>;
+}
+
 /**
  * A parked run's holdings: its place in its tenant's parked-run quota (SPEC §10) and its image in
  * Redis (SPEC §12), each given back best effort (a place nobody gives back stops counting at the
@@ -36,7 +40,7 @@ export interface RunHoldings {
  */
 export class ParkedRunHoldings implements RunHoldings {
   constructor(
-    private readonly quotas: Pick<TenantQuotaLedger, 'releaseParked'>,
+    private readonly quotas: ParkedQuotaRelease,
     private readonly images: Pick<ParkedImageStore, 'delete'>,
     private readonly warn: (fields: { runId: string; err: unknown }, message: string) => void,
   ) {}

@@ -1,12 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { SessionRef } from '@codemode/contracts';
+import { WorkerPresence } from '@codemode/fleet';
 import { EventLog } from './event-log';
 import { KeySpace } from './keys';
 import { ParkedImageStore } from './parked-image-store';
 import { RunLedger } from './run-ledger';
 import { pastExpiry, RunOwnership } from './run-ownership';
 import { deleteKeys, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from './test-support';
-import { WorkerPresence } from './worker-presence';
 
 const prefix = testPrefix('ownership');
 const keys = new KeySpace(prefix);

@@ -1,6 +1,10 @@
 import type { RunStatus, SessionRef } from '@codemode/contracts';
 import type { ParkedImageStore } from './parked-image-store';
-import type { WorkerPresence } from './worker-presence';
+
+/** Whether a worker's lease holds (libs/fleet's `WorkerPresence`). */
+export interface WorkerLiveness {
+  isAlive(workerId: string): Promise<boolean>;
+}
 
 /**
  * The process asking, when it is a worker. A run it owns itself is judged by its own memory, not
@@ -41,7 +45,7 @@ export interface OwnedRun {
  */
 export class RunOwnership {
   constructor(
-    private readonly presence: WorkerPresence,
+    private readonly presence: WorkerLiveness,
     private readonly local?: LocalRunHolder,
     private readonly images?: Pick<ParkedImageStore, 'has'>,
   ) {}

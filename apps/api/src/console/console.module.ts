@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { KeySpace, WorkerReports } from '@codemode/events';
+import { KeySpace } from '@codemode/events';
+import { WorkerReports } from '@codemode/fleet';
 import { REDIS } from '../core/tokens';
 import { SessionsModule } from '../sessions/sessions.module';
 import { ConsoleController } from './console.controller';

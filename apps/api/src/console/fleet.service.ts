@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FleetCapacity, FleetRun, FleetView, FleetWorker, FleetWorkerReport, RunView, WorkerReport } from '@codemode/contracts';
 import { apiTenancy, type AppConfig } from '@codemode/config';
-import { RunListing, SessionIndex, WorkerReports } from '@codemode/events';
+import { RunListing, SessionIndex } from '@codemode/events';
+import { WorkerReports } from '@codemode/fleet';
 import { CellQueue } from '../core/cell-queue';
 import { APP_CONFIG } from '../core/tokens';
 

@@ -14,12 +14,10 @@ import {
   RunLedger,
   RunReplies,
   SessionLedger,
-  WorkerPresence,
   ClientToolsLedger,
-  DeploymentCatalog,
-  TenancyRecord,
   type CreateRedisOptions,
 } from '@codemode/events';
+import { WorkerPresence, DeploymentCatalog, TenancyRecord } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import { SessionStore } from '@codemode/store';
 import { BodyThreads } from '../bodies/body-threads';

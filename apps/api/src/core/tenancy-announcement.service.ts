@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { apiTenancy, type AppConfig } from '@codemode/config';
-import { TENANCY_RECORD_TTL_SECONDS, TenancyRecord } from '@codemode/events';
+import { TENANCY_RECORD_TTL_SECONDS, TenancyRecord } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from './tokens';
 

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { WorkerPresence } from '@codemode/events';
+import type { WorkerPresence } from '@codemode/fleet';
 import { JOB_NAMES, workerQueueName, type AbortJob, type ResumeJob, type ShellJob, type ToolResultsJob } from '@codemode/contracts';
 
 /** Most workers an API instance keeps a queue handle for; older handles are closed and reopened on demand. */

@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { KeySpace, StoredBytesLedger, TenantQuotaLedger } from '@codemode/events';
+import { KeySpace, StoredBytesLedger } from '@codemode/events';
+import { TenantQuotaLedger } from '@codemode/fleet';
 import { REDIS } from '../core/tokens';
 import { MetricsModule } from '../metrics/metrics.module';
 import { StoredBytesInterceptor } from './stored-bytes.interceptor';

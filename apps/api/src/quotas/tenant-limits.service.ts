@@ -1,7 +1,8 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { apiTenancy, quotasFor, type AppConfig, type TenantQuotas } from '@codemode/config';
 import type { SessionRef } from '@codemode/contracts';
-import { isStoreUnavailable, SlotLeases, StoredBytesLedger, TenantQuotaLedger, type HeldSlot } from '@codemode/events';
+import { isStoreUnavailable, StoredBytesLedger } from '@codemode/events';
+import { SlotLeases, TenantQuotaLedger, type HeldSlot } from '@codemode/fleet';
 import { ApiMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { TenantLimitException } from './tenant-limit.exception';

@@ -1,15 +1,6 @@
 import { Module } from '@nestjs/common';
-import {
-  KeySpace,
-  LiveRunIndex,
-  ParkedImageStore,
-  ParkedRunHoldings,
-  RunEnds,
-  RunLedger,
-  RunOwnership,
-  TenantQuotaLedger,
-  WorkerPresence,
-} from '@codemode/events';
+import { KeySpace, LiveRunIndex, ParkedImageStore, ParkedRunHoldings, RunEnds, RunLedger, RunOwnership } from '@codemode/events';
+import { TenantQuotaLedger, WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import type { Redis } from 'ioredis';
 import { LOGGER, REDIS } from '../core/tokens';

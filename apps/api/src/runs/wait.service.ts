@@ -21,11 +21,11 @@ import {
   RunOwnership,
   RunReplies,
   SessionLedger,
-  WorkerPresence,
   type KeyUsed,
   type OwnedRun,
   type Reservation,
 } from '@codemode/events';
+import { WorkerPresence } from '@codemode/fleet';
 import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult, RUN_UNAVAILABLE_MESSAGE } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';

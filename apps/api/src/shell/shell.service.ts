@@ -10,7 +10,8 @@ import {
   type ShellJob,
 } from '@codemode/contracts';
 import { effectiveShellConfig, type AppConfig, type KeyRole } from '@codemode/config';
-import { RunReplies, SessionLedger, WorkerPresence } from '@codemode/events';
+import { RunReplies, SessionLedger } from '@codemode/events';
+import { WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import { shellRouteRefusal } from '@codemode/tools';
 import { InvalidInputException, PolicyDeniedApiException } from '../core/api-errors';

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ClientTool, RegisteredClientTool, SessionRef, ToolsView } from '@codemode/contracts';
 import { apiTenancy, effectiveLimits, type AppConfig, type KeyRole } from '@codemode/config';
-import { ClientToolsLedger, DeploymentCatalog, SessionLedger } from '@codemode/events';
+import { ClientToolsLedger, SessionLedger } from '@codemode/events';
+import { DeploymentCatalog } from '@codemode/fleet';
 import {
   findRefusedEndpoint,
   mergeRegistration,

@@ -4,7 +4,6 @@ import type { AppConfig } from '@codemode/config';
 import {
   ClientToolsLedger,
   createRedis,
-  DeploymentCatalog,
   EventLog,
   KeySpace,
   LiveRunIndex,
@@ -12,11 +11,9 @@ import {
   ParkedRunIndex,
   RunLedger,
   ScriptLoader,
-  TenancyRecord,
-  TenantUids,
   waitUntilReady,
-  WorkerPresence,
 } from '@codemode/events';
+import { DeploymentCatalog, TenancyRecord, TenantUids, WorkerPresence } from '@codemode/fleet';
 import { ResultsStore, SessionStore } from '@codemode/store';
 import { DEFAULT_MAX_PARKED, SandboxPool } from '@codemode/sandbox';
 import { createWorkerMetrics, WorkerMetrics, type Logger } from '@codemode/telemetry';

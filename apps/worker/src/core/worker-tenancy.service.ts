@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
-import { TenancyRecord, type TenancyMode } from '@codemode/events';
+import { TenancyRecord, type TenancyMode } from '@codemode/fleet';
 import { APP_CONFIG } from './tokens';
 
 /** How often the worker reads the deployment's tenancy mode again. */

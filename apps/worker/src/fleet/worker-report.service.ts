@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
-import { WorkerReports } from '@codemode/events';
+import { WorkerReports } from '@codemode/fleet';
 import { DEFAULT_MAX_PARKED, SandboxPool } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
-import { WorkerPresence } from '@codemode/events';
+import { WorkerPresence } from '@codemode/fleet';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { ResidentRuns } from '../runs/resident-runs.service';

@@ -3,7 +3,8 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
 import { workerQueueName } from '@codemode/contracts';
-import { DeploymentCatalog, KeySpace, WorkerPresence } from '@codemode/events';
+import { KeySpace } from '@codemode/events';
+import { DeploymentCatalog, WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 

@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { KeySpace, TenantQuotaLedger } from '@codemode/events';
+import { KeySpace } from '@codemode/events';
+import { TenantQuotaLedger } from '@codemode/fleet';
 import { REDIS } from '../core/tokens';
 import { WorkerTenantLimits } from './worker-tenant-limits.service';
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { SessionRef } from '@codemode/contracts';
 import { quotasFor, type AppConfig, type TenantQuotas } from '@codemode/config';
-import { SlotLeases, TenantQuotaLedger, type HeldSlot, type ParkedAdmission } from '@codemode/events';
+import { SlotLeases, TenantQuotaLedger, type HeldSlot, type ParkedAdmission } from '@codemode/fleet';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { WorkerTenancy } from '../core/worker-tenancy.service';
 import { APP_CONFIG, LOGGER } from '../core/tokens';

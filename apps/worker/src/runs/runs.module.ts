@@ -1,16 +1,7 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
-import {
-  KeySpace,
-  LiveRunIndex,
-  ParkedImageStore,
-  ParkedRunHoldings,
-  RunEnds,
-  RunLedger,
-  RunOwnership,
-  TenantQuotaLedger,
-  WorkerPresence,
-} from '@codemode/events';
+import { KeySpace, LiveRunIndex, ParkedImageStore, ParkedRunHoldings, RunEnds, RunLedger, RunOwnership } from '@codemode/events';
+import { TenantQuotaLedger, WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import type { Redis } from 'ioredis';
 import { SandboxPool } from '@codemode/sandbox';

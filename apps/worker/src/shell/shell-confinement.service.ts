@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { rmSync } from 'node:fs';
 import type { AppConfig } from '@codemode/config';
-import { TenantUids } from '@codemode/events';
+import { TenantUids } from '@codemode/fleet';
 import {
   decideConfinement,
   probeSandbox,

@@ -2,7 +2,8 @@ import { SandboxPool } from '@codemode/sandbox';
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { CellSpec, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { ApprovalLedger, ClientToolsLedger, DeploymentCatalog, EventLog, PolicyStore, type StoredApproval } from '@codemode/events';
+import { ApprovalLedger, ClientToolsLedger, EventLog, PolicyStore, type StoredApproval } from '@codemode/events';
+import { DeploymentCatalog } from '@codemode/fleet';
 import { ResultsStore, SessionStore } from '@codemode/store';
 import {
   McpServers,

@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { KeySpace } from './keys';
-import { guard } from './redis';
+import { guard, type KeySpace } from '@codemode/events';
 
 export type TenancyMode = 'multi' | 'single';
 

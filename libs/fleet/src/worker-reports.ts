@@ -1,7 +1,6 @@
 import { WorkerReportSchema, type WorkerReport } from '@codemode/contracts';
 import type { Redis } from 'ioredis';
-import type { KeySpace } from './keys';
-import { execMulti, guard } from './redis';
+import { execMulti, guard, type KeySpace } from '@codemode/events';
 
 /** A live worker as the fleet view shows it. */
 export interface LiveWorker {

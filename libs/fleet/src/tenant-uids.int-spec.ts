@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
+import { KeySpace } from '@codemode/events';
 import { TenantUidsExhaustedError } from './errors';
-import { KeySpace } from './keys';
 import { TenancyRecord, TENANCY_RECORD_TTL_SECONDS } from './tenancy-record';
 import { TenantUids } from './tenant-uids';
 import { deleteKeys, testPrefix, testRedis } from './test-support';

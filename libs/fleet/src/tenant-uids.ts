@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
+import { guard, type KeySpace } from '@codemode/events';
 import { TenantUidsExhaustedError } from './errors';
-import type { KeySpace } from './keys';
-import { guard } from './redis';
 
 /** An inclusive range of host uids. */
 export interface UidRange {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
+import { KeySpace } from '@codemode/events';
 import { DeploymentCatalog, MCP_SNAPSHOT_TTL_SECONDS } from './deployment-catalog';
-import { KeySpace } from './keys';
 import { deleteKeys, testPrefix, testRedis } from './test-support';
 import { WorkerPresence } from './worker-presence';
 

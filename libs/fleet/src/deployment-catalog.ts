@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { KeySpace } from './keys';
-import { guard } from './redis';
+import { guard, type KeySpace } from '@codemode/events';
 
 /**
  * The snapshot outlives the last worker that kept it by this much: every running worker renews it

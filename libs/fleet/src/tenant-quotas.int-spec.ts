@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { KeySpace } from './keys';
+import { KeySpace } from '@codemode/events';
 import { TenantQuotaLedger } from './tenant-quotas';
 import { deleteKeys, testPrefix, testRedis } from './test-support';
 

@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { KeySpace } from './keys';
-import { execMulti, guard, isStoreFull } from './redis';
+import { execMulti, guard, isStoreFull, type KeySpace } from '@codemode/events';
 
 /** SPEC §10 default of CODEMODE_SESSION_TTL_SECONDS: how long a shell home outlives its last claim. */
 const DEFAULT_SHELL_HOME_TTL_SECONDS = 2_592_000;

@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { KeySpace } from './keys';
-import { guard } from './redis';
-import { ScriptLoader } from './script-loader';
+import { guard, type KeySpace, type ScriptLoader } from '@codemode/events';
+import { fleetScripts, type FleetScriptName } from './scripts';
 
 /** Quotas held as leased slots: a holder keeps its slot by renewing its lease. */
 export type LeasedQuota = 'inflight' | 'streams' | 'shell';
@@ -18,7 +17,7 @@ export class TenantQuotaLedger {
   constructor(
     private readonly redis: Redis,
     private readonly keys: KeySpace,
-    private readonly scripts: ScriptLoader = ScriptLoader.default(),
+    private readonly scripts: ScriptLoader<FleetScriptName> = fleetScripts(),
   ) {}
 
   /** Takes a slot for `holder` (or renews its lease); `count` is the tenant's holders after it. */

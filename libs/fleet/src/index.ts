@@ -1,0 +1,9 @@
+export { TenantUidsExhaustedError } from './errors';
+export { FLEET_SCRIPT_NAMES, fleetScripts, type FleetScriptName } from './scripts';
+export { WorkerPresence } from './worker-presence';
+export { WorkerReports, type LiveWorker } from './worker-reports';
+export { DeploymentCatalog } from './deployment-catalog';
+export { TenancyRecord, TENANCY_RECORD_TTL_SECONDS, type TenancyMode } from './tenancy-record';
+export { TenantUids, type UidRange } from './tenant-uids';
+export { TenantQuotaLedger, type LeasedQuota, type ParkedAdmission } from './tenant-quotas';
+export { SlotLeases, SLOT_LEASE_MS, type HeldSlot } from './slot-leases';
