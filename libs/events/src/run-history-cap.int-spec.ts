@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { SessionRef } from '@codemode/contracts';
 import { InvalidArgumentError, RUN_HISTORY_LIMIT_MESSAGE, RunAlreadyEndedError, RunHistoryLimitError } from './errors';
 import { EventLog } from './event-log';
+import { createEventStores } from './event-stores';
 import { KeySpace } from './keys';
 import { rebuildTranscript } from './projections/rebuild-transcript';
 import { RunLedger } from './run-ledger';
@@ -30,7 +31,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  ScriptLoader.configureDefault({});
   await deleteKeys(redis, prefix);
   await redis.quit();
 });
@@ -158,14 +158,13 @@ test('settings are compiled into the scripts: SPEC defaults, per-loader values, 
   expect(() => ScriptLoader.withSettings({ runHistoryMaxEvents: 0 })).toThrow(InvalidArgumentError);
   expect(() => ScriptLoader.withSettings({ retentionSeconds: 1.5 })).toThrow(InvalidArgumentError);
 
-  // A ledger built on the shared loader before configureDefault follows it (boot wiring).
+  // Boot wiring: the stores of createEventStores run the scripts built with its settings; a ledger
+  // built on the shared default loader keeps the defaults.
   const ref = newRef();
-  const early = new RunLedger(redis, keys);
-  ScriptLoader.configureDefault({ runHistoryMaxEvents: 3 });
-  const runId = await runningRun(ref, early);
-  await early.append(ref, output(runId));
-  expect(await rejection(early.append(ref, output(runId)))).toBeInstanceOf(RunHistoryLimitError);
-  ScriptLoader.configureDefault({});
-  await early.append(ref, output(runId));
+  const stores = createEventStores({ redis, keys, settings: { runHistoryMaxEvents: 3 } });
+  const runId = await runningRun(ref, stores.runs);
+  await stores.runs.append(ref, output(runId));
+  expect(await rejection(stores.runs.append(ref, output(runId)))).toBeInstanceOf(RunHistoryLimitError);
+  await new RunLedger(redis, keys).append(ref, output(runId));
   expect((await counters(ref, runId)).events).toBe(4);
 });

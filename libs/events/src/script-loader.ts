@@ -103,29 +103,23 @@ export class ScriptLoader<N extends string = ScriptName> {
   constructor(
     private readonly dir = join(__dirname, 'lua'),
     names: readonly N[] = SCRIPT_NAMES as readonly string[] as readonly N[],
-    private defines: Readonly<Record<string, number>> = eventsDefines({}),
+    private readonly defines: Readonly<Record<string, number>> = eventsDefines({}),
   ) {
     this.names = names;
   }
 
-  /** One loader per process: scripts are read from disk once. Every ledger uses it by default. */
+  /**
+   * One loader per process with the default settings, never reconfigured: a ledger built without
+   * a loader uses it (tests). A process built with its deployment's settings passes its own
+   * (`createEventStores`).
+   */
   static default(): ScriptLoader {
     return (ScriptLoader.shared ??= new ScriptLoader());
   }
 
-  /** A loader of this library's scripts built with `settings` (the rest default); tests, or explicit wiring. */
+  /** A loader of this library's scripts built with `settings` (the rest default): `createEventStores`, and tests. */
   static withSettings(settings: Partial<EventsScriptSettings>): ScriptLoader {
     return new ScriptLoader(undefined, undefined, eventsDefines(settings));
-  }
-
-  /**
-   * Rebuilds the shared default loader's scripts with `settings` (the rest default). Call once at
-   * boot with the deployment's settings (AppConfig.history); ledgers built earlier see it too.
-   */
-  static configureDefault(settings: Partial<EventsScriptSettings>): void {
-    const loader = ScriptLoader.default();
-    loader.defines = eventsDefines(settings);
-    loader.scripts.clear();
   }
 
   /** The value of a `--- @define NAME` line (e.g. SESSION_TTL_MS), for code that must agree with the scripts. */

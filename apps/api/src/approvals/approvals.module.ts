@@ -1,7 +1,4 @@
 import { Global, Module } from '@nestjs/common';
-import type { Redis } from 'ioredis';
-import { ApprovalLedger, KeySpace } from '@codemode/events';
-import { REDIS } from '../core/tokens';
 import { ApprovalHold } from './approval-hold';
 import { ApprovalsController } from './approvals.controller';
 import { ApprovalsService } from './approvals.service';
@@ -10,11 +7,7 @@ import { ApprovalsService } from './approvals.service';
 @Global()
 @Module({
   controllers: [ApprovalsController],
-  providers: [
-    { provide: ApprovalLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ApprovalLedger(r, k) },
-    ApprovalsService,
-    ApprovalHold,
-  ],
-  exports: [ApprovalLedger, ApprovalHold],
+  providers: [ApprovalsService, ApprovalHold],
+  exports: [ApprovalHold],
 })
 export class ApprovalsModule {}

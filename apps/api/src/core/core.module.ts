@@ -5,23 +5,40 @@ import type { Redis } from 'ioredis';
 import { QUEUES } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import {
+  ApprovalLedger,
+  ClientToolsLedger,
+  createEventStores,
   createRedis,
-  waitUntilReady,
   EventLog,
   KeySpace,
   LiveRunIndex,
-  ScriptLoader,
+  ParkedImageStore,
+  PolicyStore,
   RunLedger,
+  RunListing,
   RunReplies,
+  SessionIndex,
   SessionLedger,
-  ClientToolsLedger,
+  SessionRemoval,
+  StoredBytesLedger,
+  waitUntilReady,
   type CreateRedisOptions,
+  type EventStores,
 } from '@codemode/events';
-import { WorkerPresence, DeploymentCatalog, TenancyRecord } from '@codemode/fleet';
+import {
+  createFleetStores,
+  DeploymentCatalog,
+  TenancyRecord,
+  TenantQuotaLedger,
+  WorkerPresence,
+  WorkerReports,
+  type FleetStores,
+} from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import { SessionStore } from '@codemode/store';
 import { BodyThreads } from '../bodies/body-threads';
 import { CellQueue } from './cell-queue';
+import { providersFrom } from './lib-providers';
 import { ShellQueue } from './shell-queue';
 import { TenancyAnnouncement } from './tenancy-announcement.service';
 import { WorkerQueues } from './worker-queues';
@@ -36,6 +53,31 @@ function connect(config: AppConfig, logger: Logger, name: string, options: Creat
 }
 
 const REPLIES_CONNECTION = Symbol('REPLIES_CONNECTION');
+const EVENT_STORES = Symbol('EVENT_STORES');
+const FLEET_STORES = Symbol('FLEET_STORES');
+
+/** The libs/events and libs/fleet classes the API's modules inject, by their field in the lib's stores. */
+const EVENT_CLASSES = {
+  log: EventLog,
+  runs: RunLedger,
+  sessions: SessionLedger,
+  clientTools: ClientToolsLedger,
+  liveRuns: LiveRunIndex,
+  parkedImages: ParkedImageStore,
+  policies: PolicyStore,
+  approvals: ApprovalLedger,
+  sessionIndex: SessionIndex,
+  runListing: RunListing,
+  storedBytes: StoredBytesLedger,
+  sessionRemoval: SessionRemoval,
+};
+const FLEET_CLASSES = {
+  presence: WorkerPresence,
+  reports: WorkerReports,
+  quotas: TenantQuotaLedger,
+  tenancy: TenancyRecord,
+  deploymentCatalog: DeploymentCatalog,
+};
 
 /**
  * Redis-backed services shared by every controller of the API. The queue producers share the
@@ -62,19 +104,26 @@ const REPLIES_CONNECTION = Symbol('REPLIES_CONNECTION');
       inject: [APP_CONFIG, LOGGER],
       useFactory: (c: AppConfig, l: Logger) => connect(c, l, 'api-replies', { subscriber: true }),
     },
+    { provide: KeySpace, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new KeySpace(c.keyPrefix) },
     {
-      provide: KeySpace,
-      inject: [APP_CONFIG],
-      useFactory: (c: AppConfig) => {
-        // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
-        ScriptLoader.configureDefault({ ...c.history, sessionTtlSeconds: c.tenancySettings.sessionTtlSeconds });
-        return new KeySpace(c.keyPrefix);
-      },
+      provide: EVENT_STORES,
+      inject: [REDIS, KeySpace, APP_CONFIG],
+      // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
+      useFactory: (redis: Redis, keys: KeySpace, c: AppConfig): EventStores =>
+        createEventStores({ redis, keys, settings: { ...c.history, sessionTtlSeconds: c.tenancySettings.sessionTtlSeconds } }),
     },
-    { provide: EventLog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new EventLog(r, k) },
-    { provide: RunLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new RunLedger(r, k) },
-    { provide: LiveRunIndex, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new LiveRunIndex(r, k) },
-    { provide: SessionLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new SessionLedger(r, k) },
+    ...providersFrom<EventStores>(EVENT_STORES, EVENT_CLASSES),
+    {
+      provide: FLEET_STORES,
+      inject: [REDIS, KeySpace, APP_CONFIG],
+      useFactory: (redis: Redis, keys: KeySpace, c: AppConfig): FleetStores =>
+        createFleetStores({
+          redis,
+          keys,
+          settings: { shellHomeTtlSeconds: c.tenancySettings.sessionTtlSeconds, uidRange: c.shellSandbox.uidRange },
+        }),
+    },
+    ...providersFrom<FleetStores>(FLEET_STORES, FLEET_CLASSES),
     {
       provide: RunReplies,
       inject: [REPLIES_CONNECTION, KeySpace, LOGGER],
@@ -95,11 +144,11 @@ const REPLIES_CONNECTION = Symbol('REPLIES_CONNECTION');
       inject: [REDIS, KeySpace],
       useFactory: (r: Redis, k: KeySpace) => new ShellQueue(new Queue(QUEUES.shell, { connection: r, prefix: k.queuePrefix })),
     },
-    { provide: WorkerPresence, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new WorkerPresence(r, k) },
-    { provide: ClientToolsLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ClientToolsLedger(r, k) },
-    { provide: DeploymentCatalog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new DeploymentCatalog(r, k) },
-    { provide: SessionStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new SessionStore(r, k) },
-    { provide: TenancyRecord, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new TenancyRecord(r, k) },
+    {
+      provide: SessionStore,
+      inject: [REDIS, KeySpace, EVENT_STORES],
+      useFactory: (r: Redis, k: KeySpace, events: EventStores) => new SessionStore(r, k, events.scripts),
+    },
     TenancyAnnouncement,
     { provide: BodyThreads, useFactory: () => new BodyThreads() },
     {
@@ -111,17 +160,12 @@ const REPLIES_CONNECTION = Symbol('REPLIES_CONNECTION');
   exports: [
     REDIS,
     KeySpace,
-    EventLog,
-    RunLedger,
-    LiveRunIndex,
-    SessionLedger,
+    ...Object.values(EVENT_CLASSES),
+    ...Object.values(FLEET_CLASSES),
     RunReplies,
     CellQueue,
     ShellQueue,
     WorkerQueues,
-    WorkerPresence,
-    ClientToolsLedger,
-    DeploymentCatalog,
     SessionStore,
     TenancyAnnouncement,
     BodyThreads,

@@ -1,7 +1,4 @@
 import { Global, Module } from '@nestjs/common';
-import type { Redis } from 'ioredis';
-import { KeySpace, PolicyStore } from '@codemode/events';
-import { REDIS } from '../core/tokens';
 import { PolicyController } from './policy.controller';
 import { PolicyService } from './policy.service';
 
@@ -9,10 +6,7 @@ import { PolicyService } from './policy.service';
 @Global()
 @Module({
   controllers: [PolicyController],
-  providers: [
-    { provide: PolicyStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new PolicyStore(r, k) },
-    PolicyService,
-  ],
+  providers: [PolicyService],
   exports: [PolicyService],
 })
 export class PolicyModule {}

@@ -1,9 +1,8 @@
 import { Module } from '@nestjs/common';
-import { KeySpace, LiveRunIndex, ParkedImageStore, ParkedRunHoldings, RunEnds, RunLedger, RunOwnership } from '@codemode/events';
+import { LiveRunIndex, ParkedImageStore, ParkedRunHoldings, RunEnds, RunLedger, RunOwnership } from '@codemode/events';
 import { TenantQuotaLedger, WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
-import type { Redis } from 'ioredis';
-import { LOGGER, REDIS } from '../core/tokens';
+import { LOGGER } from '../core/tokens';
 import { AbortService } from './abort.service';
 import { ExecService } from './exec.service';
 import { ToolResultsService } from './tool-results.service';
@@ -19,7 +18,6 @@ import { WaitService } from './wait.service';
     ToolResultsService,
     // The API judges every owner by its lease: it holds no run itself. A parked run with an image
     // in Redis is restored by any worker once its owner is gone (SPEC §12).
-    { provide: ParkedImageStore, inject: [REDIS, KeySpace], useFactory: (redis: Redis, k: KeySpace) => new ParkedImageStore(redis, k) },
     {
       provide: RunOwnership,
       inject: [WorkerPresence, ParkedImageStore],

@@ -16,16 +16,13 @@ import { AbortService } from '../runs/abort.service';
  */
 @Injectable()
 export class SessionDeletion {
-  private readonly removal: SessionRemoval;
-
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     private readonly keys: KeySpace,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly aborts: AbortService,
-  ) {
-    this.removal = new SessionRemoval(redis, keys);
-  }
+    private readonly removal: SessionRemoval,
+  ) {}
 
   async delete(ref: SessionRef): Promise<SessionDeleted> {
     if (!(await this.removal.exists(ref))) throw new NotFoundApiException(`session ${ref.sessionId} not found.`);

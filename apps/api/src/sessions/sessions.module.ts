@@ -1,7 +1,4 @@
 import { Module } from '@nestjs/common';
-import type { Redis } from 'ioredis';
-import { KeySpace, RunListing, SessionIndex } from '@codemode/events';
-import { REDIS } from '../core/tokens';
 import { RunListController, SessionListController } from './session-listing.controller';
 import { SessionListing } from './session-listing.service';
 import { SessionsController } from './sessions.controller';
@@ -13,13 +10,6 @@ import { SessionsService } from './sessions.service';
 @Module({
   imports: [RunsModule],
   controllers: [SessionListController, SessionsController, RunListController, StoreController],
-  providers: [
-    SessionsService,
-    SessionDeletion,
-    SessionListing,
-    { provide: SessionIndex, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new SessionIndex(r, k) },
-    { provide: RunListing, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new RunListing(r, k) },
-  ],
-  exports: [SessionIndex, RunListing],
+  providers: [SessionsService, SessionDeletion, SessionListing],
 })
 export class SessionsModule {}

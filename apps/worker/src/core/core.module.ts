@@ -2,24 +2,62 @@ import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
 import {
+  ApprovalLedger,
   ClientToolsLedger,
+  createEventStores,
   createRedis,
   EventLog,
   KeySpace,
   LiveRunIndex,
   onStoreFailure,
+  ParkedImageStore,
   ParkedRunIndex,
+  PolicyStore,
   RunLedger,
-  ScriptLoader,
   waitUntilReady,
+  type EventStores,
 } from '@codemode/events';
-import { DeploymentCatalog, TenancyRecord, TenantUids, WorkerPresence } from '@codemode/fleet';
+import {
+  createFleetStores,
+  DeploymentCatalog,
+  TenancyRecord,
+  TenantQuotaLedger,
+  TenantUids,
+  WorkerPresence,
+  WorkerReports,
+  type FleetStores,
+} from '@codemode/fleet';
 import { ResultsStore, SessionStore } from '@codemode/store';
 import { DEFAULT_MAX_PARKED, SandboxPool } from '@codemode/sandbox';
 import { createWorkerMetrics, WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { MeteredEventLog, MeteredRunLedger, MeteredSessionStore } from '../metrics/metered-ledgers';
+import { providersFrom } from './lib-providers';
 import { WorkerTenancy } from './worker-tenancy.service';
 import { APP_CONFIG, LOGGER, REDIS } from './tokens';
+
+const EVENT_STORES = Symbol('EVENT_STORES');
+const FLEET_STORES = Symbol('FLEET_STORES');
+
+/**
+ * The libs/events and libs/fleet classes the worker's modules inject, by their field in the lib's
+ * stores; RunLedger and EventLog are the metered ones below, over the same loader.
+ */
+const EVENT_CLASSES = {
+  clientTools: ClientToolsLedger,
+  liveRuns: LiveRunIndex,
+  parkedRuns: ParkedRunIndex,
+  parkedImages: ParkedImageStore,
+  policies: PolicyStore,
+  approvals: ApprovalLedger,
+};
+const FLEET_CLASSES = {
+  presence: WorkerPresence,
+  reports: WorkerReports,
+  quotas: TenantQuotaLedger,
+  tenancy: TenancyRecord,
+  tenantUids: TenantUids,
+  deploymentCatalog: DeploymentCatalog,
+};
 
 /** Redis, the ledgers and the sandbox thread pool, shared by the worker's consumers. */
 @Global()
@@ -38,15 +76,26 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
         return redis;
       },
     },
+    { provide: KeySpace, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new KeySpace(c.keyPrefix) },
     {
-      provide: KeySpace,
-      inject: [APP_CONFIG],
-      useFactory: (c: AppConfig) => {
-        // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
-        ScriptLoader.configureDefault({ ...c.history, sessionTtlSeconds: c.tenancySettings.sessionTtlSeconds });
-        return new KeySpace(c.keyPrefix);
-      },
+      provide: EVENT_STORES,
+      inject: [REDIS, KeySpace, APP_CONFIG],
+      // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
+      useFactory: (redis: Redis, keys: KeySpace, c: AppConfig): EventStores =>
+        createEventStores({ redis, keys, settings: { ...c.history, sessionTtlSeconds: c.tenancySettings.sessionTtlSeconds } }),
     },
+    ...providersFrom<EventStores>(EVENT_STORES, EVENT_CLASSES),
+    {
+      provide: FLEET_STORES,
+      inject: [REDIS, KeySpace, APP_CONFIG],
+      useFactory: (redis: Redis, keys: KeySpace, c: AppConfig): FleetStores =>
+        createFleetStores({
+          redis,
+          keys,
+          settings: { shellHomeTtlSeconds: c.tenancySettings.sessionTtlSeconds, uidRange: c.shellSandbox.uidRange },
+        }),
+    },
+    ...providersFrom<FleetStores>(FLEET_STORES, FLEET_CLASSES),
     {
       provide: WorkerMetrics,
       inject: [APP_CONFIG],
@@ -59,35 +108,22 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
     // Every ledger write of the worker is timed and checked for a stale epoch (codemode_event_append_*).
     {
       provide: RunLedger,
-      inject: [REDIS, KeySpace, WorkerMetrics, LOGGER],
-      useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics, l: Logger) => new MeteredRunLedger(r, k, { metrics: m, logger: l }),
+      inject: [REDIS, KeySpace, EVENT_STORES, WorkerMetrics, LOGGER],
+      useFactory: (r: Redis, k: KeySpace, e: EventStores, m: WorkerMetrics, l: Logger) =>
+        new MeteredRunLedger(r, k, e.scripts, { metrics: m, logger: l }),
     },
     {
       provide: EventLog,
-      inject: [REDIS, KeySpace, WorkerMetrics, LOGGER],
-      useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics, l: Logger) => new MeteredEventLog(r, k, { metrics: m, logger: l }),
-    },
-    {
-      provide: WorkerPresence,
-      inject: [REDIS, KeySpace, APP_CONFIG],
-      useFactory: (r: Redis, k: KeySpace, c: AppConfig) =>
-        new WorkerPresence(r, k, { shellHomeTtlSeconds: c.tenancySettings.sessionTtlSeconds }),
-    },
-    { provide: ParkedRunIndex, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ParkedRunIndex(r, k) },
-    { provide: LiveRunIndex, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new LiveRunIndex(r, k) },
-    { provide: TenancyRecord, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new TenancyRecord(r, k) },
-    {
-      provide: TenantUids,
-      inject: [REDIS, KeySpace, APP_CONFIG],
-      useFactory: (r: Redis, k: KeySpace, c: AppConfig) => new TenantUids(r, k, c.shellSandbox.uidRange),
+      inject: [REDIS, KeySpace, EVENT_STORES, WorkerMetrics, LOGGER],
+      useFactory: (r: Redis, k: KeySpace, e: EventStores, m: WorkerMetrics, l: Logger) =>
+        new MeteredEventLog(r, k, e.scripts, { metrics: m, logger: l }),
     },
     WorkerTenancy,
-    { provide: ClientToolsLedger, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ClientToolsLedger(r, k) },
-    { provide: DeploymentCatalog, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new DeploymentCatalog(r, k) },
     {
       provide: SessionStore,
-      inject: [REDIS, KeySpace, WorkerMetrics, LOGGER],
-      useFactory: (r: Redis, k: KeySpace, m: WorkerMetrics, l: Logger) => new MeteredSessionStore(r, k, { metrics: m, logger: l }),
+      inject: [REDIS, KeySpace, EVENT_STORES, WorkerMetrics, LOGGER],
+      useFactory: (r: Redis, k: KeySpace, e: EventStores, m: WorkerMetrics, l: Logger) =>
+        new MeteredSessionStore(r, k, e.scripts, { metrics: m, logger: l }),
     },
     { provide: ResultsStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ResultsStore(r, k) },
     {
@@ -112,14 +148,9 @@ import { APP_CONFIG, LOGGER, REDIS } from './tokens';
     WorkerMetrics,
     RunLedger,
     EventLog,
-    WorkerPresence,
-    ParkedRunIndex,
-    LiveRunIndex,
-    TenancyRecord,
-    TenantUids,
+    ...Object.values(EVENT_CLASSES),
+    ...Object.values(FLEET_CLASSES),
     WorkerTenancy,
-    ClientToolsLedger,
-    DeploymentCatalog,
     SessionStore,
     ResultsStore,
     SandboxPool,

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { EventLog, RunLedger, StaleEpochError, type KeySpace } from '@codemode/events';
+import { EventLog, RunLedger, StaleEpochError, type KeySpace, type ScriptLoader } from '@codemode/events';
 import { SessionStore } from '@codemode/store';
 import type { Logger, WorkerMetrics } from '@codemode/telemetry';
 
@@ -37,9 +37,10 @@ export class MeteredEventLog extends EventLog {
   constructor(
     redis: Redis,
     keys: KeySpace,
+    scripts: ScriptLoader,
     private readonly meter: WriteMeter,
   ) {
-    super(redis, keys);
+    super(redis, keys, scripts);
   }
 
   override append(...args: Parameters<EventLog['append']>): ReturnType<EventLog['append']> {
@@ -52,9 +53,10 @@ export class MeteredRunLedger extends RunLedger {
   constructor(
     redis: Redis,
     keys: KeySpace,
+    scripts: ScriptLoader,
     private readonly meter: WriteMeter,
   ) {
-    super(redis, keys);
+    super(redis, keys, scripts);
   }
 
   override start(...args: Parameters<RunLedger['start']>): ReturnType<RunLedger['start']> {
@@ -79,9 +81,10 @@ export class MeteredSessionStore extends SessionStore {
   constructor(
     redis: Redis,
     keys: KeySpace,
+    scripts: ScriptLoader,
     private readonly meter: WriteMeter,
   ) {
-    super(redis, keys);
+    super(redis, keys, scripts);
   }
 
   override commit(...args: Parameters<SessionStore['commit']>): ReturnType<SessionStore['commit']> {

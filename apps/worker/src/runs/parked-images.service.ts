@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BRIDGE_METHODS, ShellConfigSchema, type SessionRef } from '@codemode/contracts';
-import { KeySpace, ParkedImageStore, type StoredParkedImage } from '@codemode/events';
+import { ParkedImageStore, type StoredParkedImage } from '@codemode/events';
 import type { WaitingOutcome } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { LOGGER, REDIS } from '../core/tokens';
+import { LOGGER } from '../core/tokens';
 import type { WorkerRun } from './worker-run';
 
 /** What the worker keeps of a parked run beside its VM image (SPEC §12), as JSON in the image's record. */
@@ -38,15 +37,10 @@ export interface LoadedParkedImage {
  */
 @Injectable()
 export class ParkedImages {
-  private readonly store: ParkedImageStore;
-
   constructor(
-    @Inject(REDIS) redis: Redis,
-    keys: KeySpace,
+    private readonly store: ParkedImageStore,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {
-    this.store = new ParkedImageStore(redis, keys);
-  }
+  ) {}
 
   /** Writes the image of a run that just parked; false when its VM could not be captured (it parks in memory only). */
   async save(run: WorkerRun, outcome: WaitingOutcome, expiresAt: number): Promise<boolean> {

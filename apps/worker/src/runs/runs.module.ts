@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
-import { KeySpace, LiveRunIndex, ParkedImageStore, ParkedRunHoldings, RunEnds, RunLedger, RunOwnership } from '@codemode/events';
+import { LiveRunIndex, ParkedImageStore, ParkedRunHoldings, RunEnds, RunLedger, RunOwnership } from '@codemode/events';
 import { TenantQuotaLedger, WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
-import type { Redis } from 'ioredis';
 import { SandboxPool } from '@codemode/sandbox';
-import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
+import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { ToolsModule } from '../tools/tools.module';
 import { CellRunner } from './cell-runner.service';
 import { HeldRunJobs } from './held-run-jobs.service';
@@ -26,14 +25,10 @@ import { RunOutcomes } from './run-outcomes.service';
     },
     {
       provide: RunEnds,
-      inject: [RunLedger, LiveRunIndex, TenantQuotaLedger, REDIS, KeySpace, LOGGER],
+      inject: [RunLedger, LiveRunIndex, TenantQuotaLedger, ParkedImageStore, LOGGER],
       // A run this worker kept parked holds a quota place and an image, given back when it ends.
-      useFactory: (r: RunLedger, live: LiveRunIndex, quotas: TenantQuotaLedger, redis: Redis, k: KeySpace, logger: Logger) =>
-        new RunEnds(
-          r,
-          live,
-          new ParkedRunHoldings(quotas, new ParkedImageStore(redis, k), (fields, message) => logger.warn(fields, message)),
-        ),
+      useFactory: (r: RunLedger, live: LiveRunIndex, quotas: TenantQuotaLedger, images: ParkedImageStore, logger: Logger) =>
+        new RunEnds(r, live, new ParkedRunHoldings(quotas, images, (fields, message) => logger.warn(fields, message))),
     },
     ResidentRuns,
     ParkedImages,

@@ -1,0 +1,66 @@
+import type { Redis } from 'ioredis';
+import { ApprovalLedger } from './approval-ledger';
+import { ClientToolsLedger } from './client-tools-ledger';
+import { EventLog } from './event-log';
+import type { KeySpace } from './keys';
+import { ParkedImageStore } from './parked-image-store';
+import { LiveRunIndex, ParkedRunIndex } from './parked-run-index';
+import { PolicyStore } from './policy-store';
+import { RunLedger } from './run-ledger';
+import { RunListing } from './run-listing';
+import { ScriptLoader, type EventsScriptSettings } from './script-loader';
+import { SessionIndex } from './session-index';
+import { SessionLedger } from './session-ledger';
+import { SessionRemoval } from './session-removal';
+import { StoredBytesLedger } from './stored-bytes-ledger';
+
+interface EventStoresOptions {
+  readonly redis: Redis;
+  readonly keys: KeySpace;
+  /** What the scripts are built with (retention, the run history cap, session expiry); the rest default. */
+  readonly settings: Partial<EventsScriptSettings>;
+}
+
+/** Every store of this library that needs only Redis and the keys, over one loader. */
+export interface EventStores {
+  /** The loader they all run their scripts through, for other libs' classes that run these scripts (libs/store's `SessionStore`). */
+  readonly scripts: ScriptLoader;
+  readonly log: EventLog;
+  readonly runs: RunLedger;
+  readonly sessions: SessionLedger;
+  readonly clientTools: ClientToolsLedger;
+  readonly liveRuns: LiveRunIndex;
+  readonly parkedRuns: ParkedRunIndex;
+  readonly parkedImages: ParkedImageStore;
+  readonly policies: PolicyStore;
+  readonly approvals: ApprovalLedger;
+  readonly sessionIndex: SessionIndex;
+  readonly runListing: RunListing;
+  readonly storedBytes: StoredBytesLedger;
+  readonly sessionRemoval: SessionRemoval;
+}
+
+/**
+ * The stores of a process, built once at boot over ONE `ScriptLoader` built with the deployment's
+ * settings: a ledger built with the default loader instead would append with the default
+ * retention, history cap and session TTL.
+ */
+export function createEventStores({ redis, keys, settings }: EventStoresOptions): EventStores {
+  const scripts = ScriptLoader.withSettings(settings);
+  return {
+    scripts,
+    log: new EventLog(redis, keys, scripts),
+    runs: new RunLedger(redis, keys, scripts),
+    sessions: new SessionLedger(redis, keys, scripts),
+    clientTools: new ClientToolsLedger(redis, keys, scripts),
+    liveRuns: new LiveRunIndex(redis, keys),
+    parkedRuns: new ParkedRunIndex(redis, keys),
+    parkedImages: new ParkedImageStore(redis, keys),
+    policies: new PolicyStore(redis, keys),
+    approvals: new ApprovalLedger(redis, keys, scripts),
+    sessionIndex: new SessionIndex(redis, keys, scripts),
+    runListing: new RunListing(redis, keys),
+    storedBytes: new StoredBytesLedger(redis, keys, scripts),
+    sessionRemoval: new SessionRemoval(redis, keys, scripts),
+  };
+}

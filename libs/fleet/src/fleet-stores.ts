@@ -1,0 +1,42 @@
+import type { Redis } from 'ioredis';
+import type { KeySpace } from '@codemode/events';
+import { DeploymentCatalog } from './deployment-catalog';
+import { fleetScripts } from './scripts';
+import { TenancyRecord } from './tenancy-record';
+import { TenantQuotaLedger } from './tenant-quotas';
+import { TenantUids, type UidRange } from './tenant-uids';
+import { WorkerPresence } from './worker-presence';
+import { WorkerReports } from './worker-reports';
+
+interface FleetStoresOptions {
+  readonly redis: Redis;
+  readonly keys: KeySpace;
+  readonly settings: {
+    /** How long a shell scope's home outlives its last request (CODEMODE_SESSION_TTL_SECONDS). */
+    readonly shellHomeTtlSeconds: number;
+    /** The host uids tenants' shell sandboxes get (CODEMODE_SHELL_UID_RANGE). */
+    readonly uidRange: UidRange;
+  };
+}
+
+/** Every store of this library. */
+export interface FleetStores {
+  readonly presence: WorkerPresence;
+  readonly reports: WorkerReports;
+  readonly quotas: TenantQuotaLedger;
+  readonly tenancy: TenancyRecord;
+  readonly tenantUids: TenantUids;
+  readonly deploymentCatalog: DeploymentCatalog;
+}
+
+/** The fleet stores of a process, built once at boot; the quota scripts run through this library's loader. */
+export function createFleetStores({ redis, keys, settings }: FleetStoresOptions): FleetStores {
+  return {
+    presence: new WorkerPresence(redis, keys, { shellHomeTtlSeconds: settings.shellHomeTtlSeconds }),
+    reports: new WorkerReports(redis, keys),
+    quotas: new TenantQuotaLedger(redis, keys, fleetScripts()),
+    tenancy: new TenancyRecord(redis, keys),
+    tenantUids: new TenantUids(redis, keys, settings.uidRange),
+    deploymentCatalog: new DeploymentCatalog(redis, keys),
+  };
+}
