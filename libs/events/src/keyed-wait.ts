@@ -3,7 +3,7 @@ import type { RunStatus } from '@codemode/contracts';
 /**
  * A `wait` Idempotency-Key already used (SPEC §2): what its record says and the state of the run
  * it names. `legToken` is the token of the wait whose leg the run last ran (resume-run);
- * `resumeToken` that of the wait holding a reservation on it (claim-resume).
+ * `resumeToken` that of the wait holding a reservation on it (reserve-resume).
  */
 export interface KeyedWaitState {
   /** The token of the first wait with the key. */

@@ -77,7 +77,7 @@ test('a wait reserves a parked run; the owner resumes it; the transcript shows t
   });
   expect(await runs.resume(ref, runId, { token: 'tok-2', workerId: 'w-1', epoch: 1, replyTo: '', input: { runId } })).toBe(false);
   expect(await runs.resume(ref, runId, { token: 'tok-1', workerId: 'w-1', epoch: 1, replyTo: '', input: { runId } })).toBe(true);
-  expect(await runs.releaseResume(ref, runId, 'tok-1')).toBe(false);
+  expect(await runs.giveBackResume(ref, runId, 'tok-1')).toBe(false);
   await runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(1) });
 
   const events = await log.history(ref);
@@ -105,7 +105,7 @@ test('a released reservation leaves the run parked and untouched for the next wa
   const runId = await parkedRun(ref);
   const before = await runs.get(ref, runId);
   await runs.reserveResume(ref, runId, 'tok-a', 10_000);
-  expect(await runs.releaseResume(ref, runId, 'tok-a')).toBe(true);
+  expect(await runs.giveBackResume(ref, runId, 'tok-a')).toBe(true);
   expect(await runs.get(ref, runId)).toEqual(before);
   expect((await runs.reserveResume(ref, runId, 'tok-b', 10_000)).reserved).toBe(true);
 });

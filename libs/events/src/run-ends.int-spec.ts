@@ -90,7 +90,7 @@ describe('RunEnds', () => {
       { runs: 1, bytes: 10_000 },
     );
     expect(admitted.admitted).toBe(true);
-    await quotas.releaseParked(ref.tenant, 'other');
+    await quotas.freeParked(ref.tenant, 'other');
   });
 
   it('expires a parked run fenced by the epoch it saw, with the expiry reason', async () => {

@@ -27,8 +27,8 @@ export interface RunHoldings {
 }
 
 /** Gives back a parked run's place in its tenant's parked-run quota (libs/fleet's `TenantQuotaLedger`). */
-export interface ParkedQuotaRelease {
-  releaseParked(tenant: string, runId: string): Promise<void>;
+export interface ParkedQuotaFree {
+  freeParked(tenant: string, runId: string): Promise<void>;
 }
 
 /**
@@ -40,7 +40,7 @@ export interface ParkedQuotaRelease {
  */
 export class ParkedRunHoldings implements RunHoldings {
   constructor(
-    private readonly quotas: ParkedQuotaRelease,
+    private readonly quotas: ParkedQuotaFree,
     private readonly images: Pick<ParkedImageStore, 'delete'>,
     private readonly warn: (fields: { runId: string; err: unknown }, message: string) => void,
   ) {}
@@ -49,8 +49,8 @@ export class ParkedRunHoldings implements RunHoldings {
     const runId = run.runId;
     if (run.holdsParkedQuota) {
       this.quotas
-        .releaseParked(run.ref.tenant, runId)
-        .catch((err: unknown) => this.warn({ runId, err }, 'could not release a parked-run quota place'));
+        .freeParked(run.ref.tenant, runId)
+        .catch((err: unknown) => this.warn({ runId, err }, 'could not free a parked-run quota place'));
     }
     if (ended && (run.holdsParkedQuota || run.imaged)) {
       this.images.delete(run.ref, runId).catch((err: unknown) => this.warn({ runId, err }, 'could not remove a parked run image'));

@@ -17,7 +17,7 @@ export type FinishType = 'run.completed' | 'run.failed';
 /** SPEC §2: an exec or wait Idempotency-Key is kept 24 h. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 
-/** What reserving a parked run for a wait found (claim-resume). */
+/** What reserving a parked run for a wait found (reserve-resume). */
 export type Reservation =
   | { reserved: true; owner: string; epoch: number; restartSafe: boolean; expiresAt: string | null }
   | {
@@ -31,7 +31,7 @@ export type Reservation =
       held?: { token: string; forMs: number; owner: string };
     };
 
-/** A wait Idempotency-Key used before (claim-resume): its run, the first wait's token, and what is known of its answer. */
+/** A wait Idempotency-Key used before (reserve-resume): its run, the first wait's token, and what is known of its answer. */
 export interface KeyUsed {
   runId: string;
   token: string;
@@ -170,7 +170,7 @@ export class RunLedger {
    * `busy` when another wait holds it (SPEC: already being resumed).
    */
   async reserveResume(ref: SessionRef, runId: string, token: string, ttlMs: number): Promise<Reservation> {
-    return (await this.claimResume(ref, runId, token, ttlMs)) as Reservation;
+    return (await this.reserveResumeWith(ref, runId, token, ttlMs)) as Reservation;
   }
 
   /**
@@ -185,10 +185,10 @@ export class RunLedger {
     ttlMs: number,
     idempotency: { key: string; replaces: string },
   ): Promise<Reservation | { reserved: false; keyUsed: KeyUsed }> {
-    return this.claimResume(ref, runId, token, ttlMs, idempotency);
+    return this.reserveResumeWith(ref, runId, token, ttlMs, idempotency);
   }
 
-  private async claimResume(
+  private async reserveResumeWith(
     ref: SessionRef,
     runId: string,
     token: string,
@@ -197,7 +197,7 @@ export class RunLedger {
   ): Promise<Reservation | { reserved: false; keyUsed: KeyUsed }> {
     const keys = [this.keys.run(ref, runId), this.keys.waitIdempotency(ref, idempotency?.key ?? '')];
     const args = [token, ttlMs, idempotency ? '1' : '', idempotency?.replaces ?? '', IDEMPOTENCY_TTL_SECONDS * 1000];
-    const raw = await guard(() => this.scripts.run(this.redis, 'claim-resume', keys, args));
+    const raw = await guard(() => this.scripts.run(this.redis, 'reserve-resume', keys, args));
     const reply = checkReply(raw, { runId });
     if (reply[0] === LUA_CODES.ok) {
       return {
@@ -241,8 +241,8 @@ export class RunLedger {
   }
 
   /** Gives back a reservation the owner did not take; false when the owner already took it. */
-  async releaseResume(ref: SessionRef, runId: string, token: string): Promise<boolean> {
-    const raw = await guard(() => this.scripts.run(this.redis, 'release-resume', [this.keys.run(ref, runId)], [token]));
+  async giveBackResume(ref: SessionRef, runId: string, token: string): Promise<boolean> {
+    const raw = await guard(() => this.scripts.run(this.redis, 'give-back-resume', [this.keys.run(ref, runId)], [token]));
     return checkReply(raw, { runId })[0] === LUA_CODES.ok;
   }
 

@@ -166,7 +166,7 @@ describe('session keys expire CODEMODE_SESSION_TTL_SECONDS after the last write'
     );
     expect(await runs.reserveResume(ref, runId, 'tok', 10_000)).toMatchObject({ reserved: true });
     expectWithin(await ttls(ref), [`run:${runId}`]);
-    await runs.releaseResume(ref, runId, 'tok');
+    await runs.giveBackResume(ref, runId, 'tok');
     expectWithin(await ttls(ref), [`run:${runId}`]);
   });
 });

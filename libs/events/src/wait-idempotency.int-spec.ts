@@ -83,7 +83,7 @@ test('a stale record is replaced only by the caller that names its token; keys a
   const ref = newRef();
   const runId = await parkedRun(ref);
   await runs.reserveKeyedResume(ref, runId, 'tok-1', 10_000, { key: 'k1', replaces: '' });
-  expect(await runs.releaseResume(ref, runId, 'tok-1')).toBe(true);
+  expect(await runs.giveBackResume(ref, runId, 'tok-1')).toBe(true);
   // Another token does not replace it; the record's own does, and reserves the run.
   expect(await runs.reserveKeyedResume(ref, runId, 'tok-2', 10_000, { key: 'k1', replaces: 'tok-x' })).toMatchObject({
     keyUsed: { token: 'tok-1' },

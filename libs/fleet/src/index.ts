@@ -7,4 +7,4 @@ export { DeploymentCatalog } from './deployment-catalog';
 export { TenancyRecord, TENANCY_RECORD_TTL_SECONDS, type TenancyMode } from './tenancy-record';
 export { TenantUids, type UidRange } from './tenant-uids';
 export { TenantQuotaLedger, type LeasedQuota, type ParkedAdmission } from './tenant-quotas';
-export { SlotLeases, SLOT_LEASE_MS, type HeldSlot } from './slot-leases';
+export { SlotLeases, SLOT_LEASE_MS, type LeasedSlot } from './slot-leases';

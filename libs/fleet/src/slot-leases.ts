@@ -5,7 +5,7 @@ import type { LeasedQuota, TenantQuotaLedger } from './tenant-quotas';
 export const SLOT_LEASE_MS = 30_000;
 
 /** A slot this process holds; `release` is idempotent. */
-export interface HeldSlot {
+export interface LeasedSlot {
   /** The tenant's holders of this quota, this one included, when it was taken. */
   readonly count: number;
   release(): Promise<void>;
@@ -31,7 +31,7 @@ export class SlotLeases {
   }
 
   /** Takes a slot of `quota` for `tenant`, or answers null when the tenant holds `max` already. */
-  async take(tenant: string, quota: LeasedQuota, max: number): Promise<HeldSlot | null> {
+  async take(tenant: string, quota: LeasedQuota, max: number): Promise<LeasedSlot | null> {
     const holder = randomUUID();
     const { taken, count } = await this.ledger.takeSlot(tenant, quota, holder, max, this.leaseMs);
     if (!taken) return null;

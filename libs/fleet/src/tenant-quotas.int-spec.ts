@@ -60,7 +60,7 @@ test('parked runs: counted by runs and bytes, a run parking again keeps its plac
     admitted: true,
     runs: 2,
   });
-  await quotas.releaseParked('delta', 'r1');
+  await quotas.freeParked('delta', 'r1');
   expect(await quotas.admitParked('delta', 'r4', { expiresAt: later + 60_000, bytes: 500, now: later }, max)).toEqual({
     admitted: true,
     runs: 2,
@@ -90,7 +90,7 @@ test('parked runs: a run whose VM left memory counts its image from then on; a r
     limit: 'bytes',
     bytes: 120 * MiB,
   });
-  await quotas.releaseParked('theta', 'v2');
+  await quotas.freeParked('theta', 'v2');
   expect(await quotas.recountParked('theta', 'v2', 1000)).toBe(false);
   expect(await redis.hget(new KeySpace(prefix).tenantQuota('theta', 'parked-bytes'), 'v2')).toBeNull();
 });

@@ -87,7 +87,7 @@ export class TenantQuotaLedger {
   }
 
   /** The run is no longer parked (resumed to its end, aborted, lost, expired). */
-  async releaseParked(tenant: string, runId: string): Promise<void> {
+  async freeParked(tenant: string, runId: string): Promise<void> {
     await guard(() =>
       this.redis
         .multi()

@@ -2,13 +2,13 @@ import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { apiTenancy, quotasFor, type AppConfig, type TenantQuotas } from '@codemode/config';
 import type { SessionRef } from '@codemode/contracts';
 import { isStoreUnavailable, StoredBytesLedger } from '@codemode/events';
-import { SlotLeases, TenantQuotaLedger, type HeldSlot } from '@codemode/fleet';
+import { SlotLeases, TenantQuotaLedger, type LeasedSlot } from '@codemode/fleet';
 import { ApiMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { TenantLimitException } from './tenant-limit.exception';
 
 /** A slot nobody counts: for unlimited quotas, and while Redis is away. */
-const UNHELD: HeldSlot = { count: 1, release: () => Promise.resolve() };
+const UNHELD: LeasedSlot = { count: 1, release: () => Promise.resolve() };
 
 /** Redis away: the request goes on and meets the outage where it would anyway. */
 function failOpen(error: unknown): null {
@@ -100,7 +100,7 @@ export class TenantLimits implements OnApplicationShutdown {
   }
 
   /** Holds a stream slot until the returned release is called. */
-  async stream(tenant: string): Promise<HeldSlot> {
+  async stream(tenant: string): Promise<LeasedSlot> {
     const max = this.quotas(tenant).maxStreams;
     const slot = await this.take(tenant, 'streams', max);
     if (!slot)
@@ -190,7 +190,7 @@ export class TenantLimits implements OnApplicationShutdown {
    * Without Redis the call goes on unheld: it then answers the store outage itself, as SPEC §2 says
    * (`runtime_unavailable`, or 503), rather than a quota error that would be untrue.
    */
-  private async take(tenant: string, quota: 'inflight' | 'streams', max: number): Promise<HeldSlot | null> {
+  private async take(tenant: string, quota: 'inflight' | 'streams', max: number): Promise<LeasedSlot | null> {
     if (!Number.isFinite(max)) return UNHELD;
     try {
       return await this.leases.take(tenant, quota, max);

@@ -111,7 +111,7 @@ export class WaitService {
 
   /**
    * SPEC §2: a wait with an Idempotency-Key. The first with the key reserves the run as any wait
-   * and its leg is linked to the key (claim-resume, resume-run); a repeat answers that leg's
+   * and its leg is linked to the key (reserve-resume, resume-run); a repeat answers that leg's
    * answer, waiting while it runs, or waits in the first's place if the first never resumed the
    * run (keyedWaitStep). Bounded like a repeated exec key.
    */
@@ -246,7 +246,7 @@ export class WaitService {
     const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run.owner });
     const deadline = new ReplyDeadline(limits.timeoutMs, limits.timeoutMs, this.config.replyGraceMs, {
       onStartOverdue: async () => {
-        if (!(await this.runs.releaseResume(ref, runId, token))) return null;
+        if (!(await this.runs.giveBackResume(ref, runId, token))) return null;
         const withdraw = await withdrawal;
         await withdraw();
         if (fate === 'held' && (await this.ownership.classify(run, ref)) === 'lose') {
@@ -276,7 +276,7 @@ export class WaitService {
       deadline.reject(error);
       // Give the reservation back (once Redis answers again, if that was the failure), so the
       // next wait is not refused as "already being resumed" by a wait that already gave up.
-      void retryWhileStoreUnavailable(() => this.runs.releaseResume(ref, runId, token), { giveUpMs: RESERVATION_TTL_MS }).catch(
+      void retryWhileStoreUnavailable(() => this.runs.giveBackResume(ref, runId, token), { giveUpMs: RESERVATION_TTL_MS }).catch(
         (failure: unknown) => log.warn({ err: failure }, 'could not release the reservation of a failed wait; it lapses by itself'),
       );
       return nothingToWithdraw;
@@ -374,7 +374,7 @@ export class WaitService {
       this.cells.hasReplayJob(held.token),
     ]);
     if (ownerJob || replayJob) return false;
-    const released = await this.runs.releaseResume(ref, runId, held.token);
+    const released = await this.runs.giveBackResume(ref, runId, held.token);
     if (released)
       this.logger.warn(
         { tenant: ref.tenant, sessionId: ref.sessionId, runId, heldForMs: held.forMs },

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { SessionRef } from '@codemode/contracts';
 import { quotasFor, type AppConfig, type TenantQuotas } from '@codemode/config';
-import { SlotLeases, TenantQuotaLedger, type HeldSlot, type ParkedAdmission } from '@codemode/fleet';
+import { SlotLeases, TenantQuotaLedger, type LeasedSlot, type ParkedAdmission } from '@codemode/fleet';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { WorkerTenancy } from '../core/worker-tenancy.service';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
@@ -42,7 +42,7 @@ export class WorkerTenantLimits implements OnApplicationShutdown {
   }
 
   /** A running-shell-session slot, or null when the tenant runs its quota already. */
-  async shellSession(tenant: string): Promise<HeldSlot | null> {
+  async shellSession(tenant: string): Promise<LeasedSlot | null> {
     const max = this.quotas(tenant).maxShellProcesses;
     if (!Number.isFinite(max)) return { count: 0, release: () => Promise.resolve() };
     const slot = await this.leases.take(tenant, 'shell', max);
@@ -80,10 +80,10 @@ export class WorkerTenantLimits implements OnApplicationShutdown {
   }
 
   /** Best effort: a place nobody gives back stops counting at the run's expiry anyway. */
-  releaseParked(ref: SessionRef, runId: string): void {
+  freeParked(ref: SessionRef, runId: string): void {
     this.ledger
-      .releaseParked(ref.tenant, runId)
-      .catch((error: unknown) => this.logger.warn({ runId, err: error }, 'could not release a parked-run quota place'));
+      .freeParked(ref.tenant, runId)
+      .catch((error: unknown) => this.logger.warn({ runId, err: error }, 'could not free a parked-run quota place'));
   }
 
   private refused(tenant: string, limit: 'shell_processes' | 'parked_runs' | 'parked_bytes'): void {

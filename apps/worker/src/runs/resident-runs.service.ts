@@ -118,7 +118,7 @@ export class ResidentRuns implements OnModuleDestroy {
    */
   dropUnrecorded(run: WorkerRun): void {
     this.drop(run);
-    if (run.holdsParkedQuota) this.limits.releaseParked(run.ref, run.runId);
+    if (run.holdsParkedQuota) this.limits.freeParked(run.ref, run.runId);
   }
 
   /**

@@ -106,11 +106,11 @@ function parts(): Parts {
   const quotaReleased: string[] = [];
   const imagesDropped: string[] = [];
   const quotas = {
-    releaseParked: (_tenant: string, runId: string) => Promise.resolve(void quotaReleased.push(runId)),
+    freeParked: (_tenant: string, runId: string) => Promise.resolve(void quotaReleased.push(runId)),
   };
   const images = { delete: (_r: SessionRef, runId: string) => Promise.resolve(void imagesDropped.push(runId)) };
   const limits = {
-    releaseParked: (_r: SessionRef, runId: string) => quotaReleased.push(runId),
+    freeParked: (_r: SessionRef, runId: string) => quotaReleased.push(runId),
     recountParked: () => Promise.resolve(),
   } as unknown as WorkerTenantLimits;
   const live = { remove: () => Promise.resolve() } as unknown as LiveRunIndex;

@@ -3,7 +3,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ProcessInput, SessionRef, ShellAnswer, ShellConfig, ShellExecInput, ShellJob } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { EventLog, publishAnswer } from '@codemode/events';
-import { WorkerPresence, type HeldSlot } from '@codemode/fleet';
+import { WorkerPresence, type LeasedSlot } from '@codemode/fleet';
 import { ProcessRegistry, rebuildSessions, removeSessionWorkspace, sessionWorkspace, SHELL_TEXTS, type ShellEvent } from '@codemode/shell';
 import type { Logger } from '@codemode/telemetry';
 import type { Redis } from 'ioredis';
@@ -36,7 +36,7 @@ export class ShellHost implements OnApplicationShutdown {
   private readonly caller = new AsyncLocalStorage<SessionRef>();
   private readonly refByShellId = new Map<string, SessionRef>();
   /** Quota slots of running shell sessions, given back when each exits (SPEC §10). */
-  private readonly slotByShellId = new Map<string, HeldSlot>();
+  private readonly slotByShellId = new Map<string, LeasedSlot>();
   /** Sessions that exited before their exec answered (a background `true`): their slot is given back at once. */
   private readonly exitedEarly = new Set<string>();
   /**
@@ -103,7 +103,7 @@ export class ShellHost implements OnApplicationShutdown {
   }
 
   /** A session still running keeps its slot until it exits; any other answer gives it back now. */
-  private holdWhileRunning(answer: ShellAnswer, slot: HeldSlot): void {
+  private holdWhileRunning(answer: ShellAnswer, slot: LeasedSlot): void {
     const id = answer.details.status === 'running' ? answer.details.sessionId : undefined;
     if (id === undefined || this.exitedEarly.delete(id)) {
       void slot.release().catch(() => undefined);

@@ -2,7 +2,7 @@
   Worker side: the owner of a parked run takes the reservation a `wait` made and resumes it.
   Appends `run.resumed` (transcript: the wait input) and publishes `started` in the same step.
   The reservation's token becomes the leg's (`legToken`), and its wait Idempotency-Key record
-  (`resumeKey`, claim-resume) the leg's key (`legKey`). The previous leg's key, if any, is given
+  (`resumeKey`, reserve-resume) the leg's key (`legKey`). The previous leg's key, if any, is given
   the stream id of that leg's answer (`answerEvent`), since the run's `lastResult` will now move on.
 
     Input:

@@ -72,7 +72,7 @@
   included. A terminal event gives the run hash min(RETENTION_MS, the session's TTL). The store
   and tools keys are named from K[2] (`<base>:session` → `<base>:store`, `<base>:tools`), in the
   session's slot. Writes that bypass append_event touch only keys that already have a TTL
-  (claim-resume and release-resume: the run hash) or set their own (request-run: the
+  (reserve-resume and give-back-resume: the run hash) or set their own (request-run: the
   idempotency key lives min(its 24 h, the session's TTL), read from `session_ttl_ms`).
 
   Stored bytes (SPEC §10 "Redis storage"). The session hash keeps `storedBytes`: what the

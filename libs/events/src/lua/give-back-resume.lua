@@ -1,6 +1,6 @@
 --[[
   API side: gives back a reservation the owner did not take in time, so the next `wait` can try
-  again. Only the holder's own token is released; a resume the worker already began is left alone.
+  again. Only the holder's own token is given back; a resume the worker already began is left alone.
 
     Input:
       KEYS[1] run hash
@@ -8,8 +8,8 @@
       ARGV[1] token
 
     Output:
-      {1, ''}       released (the run is still waiting, untouched)
-      {0, status}   not released: the reservation is gone (the owner took it) or never matched
+      {1, ''}       given back (the run is still waiting, untouched)
+      {0, status}   not given back: the reservation is gone (the owner took it) or never matched
 
     Events:
       none
