@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bwrapInvocation, writeSandboxEtc, type SandboxSetup } from '@codemode/shell';
@@ -34,8 +34,14 @@ export class ConfinedSpawn {
       env: { PATH: '/usr/bin:/bin' },
       cpuSeconds: 10,
     });
+    // As the worker does: bubblewrap reads the seccomp program from fd 3.
+    const seccomp = invocation.seccompFile === null ? null : openSync(invocation.seccompFile, 'r');
     return new Promise((resolve, reject) => {
-      const child = spawn(invocation.file, invocation.args, { env: invocation.env, stdio: 'ignore' });
+      const child = spawn(invocation.file, invocation.args, {
+        env: invocation.env,
+        stdio: ['ignore', 'ignore', 'ignore', seccomp ?? 'ignore'],
+      });
+      if (seccomp !== null) closeSync(seccomp);
       child.on('error', reject);
       child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bwrap exited ${code}`))));
     });
