@@ -112,14 +112,16 @@ export class ExecService {
     // The settings this process last read for the session: request-run refuses them if the
     // session was configured since. Then read again; a configuration racing this exec may land on
     // either side of it, so the second request is not checked.
-    let at = this.settingsCache.get(ref) ?? (await this.readSettings(ref));
-    this.markLive(ref, runId, input, at);
+    const at = this.settingsCache.get(ref) ?? (await this.readSettings(ref));
+    // The cell's whole spec under those settings: recorded in run.requested and carried by its job.
+    let spec = this.specOf(ref, input, at);
+    this.markLive(ref, runId, spec);
     let requested: Awaited<ReturnType<ExecService['request']>>;
     try {
-      requested = await this.request(ref, runId, input, idempotencyKey, at, at.version);
+      requested = await this.request(ref, runId, spec, idempotencyKey, at.version);
       if ('settingsChanged' in requested) {
-        at = await this.readSettings(ref);
-        requested = await this.request(ref, runId, input, idempotencyKey, at, '');
+        spec = this.specOf(ref, input, await this.readSettings(ref));
+        requested = await this.request(ref, runId, spec, idempotencyKey, '');
       }
     } catch (error) {
       // A request whose reply was lost (Redis restarting, a timeout) may still have been recorded:
@@ -135,7 +137,7 @@ export class ExecService {
       }
       throw error;
     }
-    const limits = effectiveLimits(this.config, ref.tenant, at.settings?.codeMode);
+    const { limits } = spec;
     if ('settingsChanged' in requested) throw new Error('request-run refused an unchecked request');
     if (!requested.created) return this.awaitExisting(ref, requested.runId, limits, input.restartSafe);
 
@@ -170,7 +172,7 @@ export class ExecService {
           tenant: ref.tenant,
           sessionId: ref.sessionId,
           runId,
-          spec: this.specOf(ref, input, at),
+          spec,
           replyTo: this.replies.channel,
           requestedAt: Date.now(),
         },
@@ -201,9 +203,9 @@ export class ExecService {
    * API dies, or cannot close it while Redis is away), a worker's sweep does, a lease after its
    * answer was due (LiveRunSweeper). Best effort: a run the index misses is still ended by this API.
    */
-  private markLive(ref: SessionRef, runId: string, input: ValidExecInput, at: SessionSettingsAt): void {
-    const limits = effectiveLimits(this.config, ref.tenant, at.settings?.codeMode);
-    const answerBudgetMs = input.awaitResults ? limits.snapshotTtlSeconds * 1000 : limits.timeoutMs;
+  private markLive(ref: SessionRef, runId: string, spec: CellSpec): void {
+    const { limits } = spec;
+    const answerBudgetMs = spec.awaitResults ? limits.snapshotTtlSeconds * 1000 : limits.timeoutMs;
     const due = Date.now() + answerBudgetMs + this.config.replyGraceMs + this.config.presenceTtlMs;
     this.live.add(ref, runId, due).catch(() => undefined);
   }
@@ -222,18 +224,17 @@ export class ExecService {
   }
 
   /**
-   * Records `run.requested` with the cell's whole spec under the session's settings `at` (checked
-   * against `version` unless ''): the log is the one source of a run's spec for whoever recovers it.
+   * Records `run.requested` with the cell's whole spec (checked against the settings `version` it
+   * was computed from, unless ''): the log is the one source of a run's spec for whoever recovers it.
    */
   private request(
     ref: SessionRef,
     runId: string,
-    input: ValidExecInput,
+    spec: CellSpec,
     idempotencyKey: string | undefined,
-    at: SessionSettingsAt,
     version: string,
   ): ReturnType<RunLedger['request']> {
-    const data = { ...this.specOf(ref, input, at), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
+    const data = { ...spec, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
     return this.runs.request(ref, runId, data, { idempotencyKey, settingsVersion: version });
   }
 
