@@ -59,7 +59,8 @@ export class ResidentRuns implements OnModuleDestroy {
    * (kept after it was released or taken over): stale, its VM discarded first.
    */
   begin(run: WorkerRun): void {
-    if (this.runs.get(run.runId) !== run) this.dropStale(run.runId);
+    const stale = this.runs.get(run.runId);
+    if (stale && stale !== run) this.drop(stale);
     this.runs.begin(run);
   }
 
