@@ -1,3 +1,4 @@
+import type { AppConfig } from '@codemode/config';
 import type { Redis } from 'ioredis';
 import { ApprovalLedger } from './approval-ledger';
 import { ClientToolsLedger } from './client-tools-ledger';
@@ -19,6 +20,15 @@ interface EventStoresOptions {
   readonly keys: KeySpace;
   /** What the scripts are built with (retention, the run history cap, session expiry); the rest default. */
   readonly settings: Partial<EventsScriptSettings>;
+}
+
+/**
+ * What a deployment's configuration compiles into this library's scripts: retention and the
+ * per-run history cap (SPEC §6), session expiry (§10). The API and the workers build their stores
+ * with the same settings, so their scripts agree.
+ */
+export function eventStoreSettings(config: Pick<AppConfig, 'history' | 'tenancySettings'>): Partial<EventsScriptSettings> {
+  return { ...config.history, sessionTtlSeconds: config.tenancySettings.sessionTtlSeconds };
 }
 
 /** Every store of this library that needs only Redis and the keys, over one loader. */

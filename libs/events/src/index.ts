@@ -34,7 +34,7 @@ export {
 export { StoreLedger, type StoreWrites, type StoreCommitInput, type StoreCommitOutcome } from './store-ledger';
 export { ClientToolsLedger, type ClientToolsRead } from './client-tools-ledger';
 export { ScriptLoader, SCRIPT_NAMES, type ScriptName } from './script-loader';
-export { createEventStores, type EventStores } from './event-stores';
+export { createEventStores, eventStoreSettings, type EventStores } from './event-stores';
 export { retryWhileStoreUnavailable, type StoreRetryOptions } from './store-retry';
 export { LiveRunIndex, ParkedRunIndex, type DueRun } from './parked-run-index';
 export { ParkedImageStore, type StoredParkedImage } from './parked-image-store';

@@ -1,3 +1,4 @@
+import type { AppConfig } from '@codemode/config';
 import type { Redis } from 'ioredis';
 import type { KeySpace } from '@codemode/events';
 import { DeploymentCatalog } from './deployment-catalog';
@@ -11,12 +12,19 @@ import { WorkerReports } from './worker-reports';
 interface FleetStoresOptions {
   readonly redis: Redis;
   readonly keys: KeySpace;
-  readonly settings: {
-    /** How long a shell scope's home outlives its last request (CODEMODE_SESSION_TTL_SECONDS). */
-    readonly shellHomeTtlSeconds: number;
-    /** The host uids tenants' shell sandboxes get (CODEMODE_SHELL_UID_RANGE). */
-    readonly uidRange: UidRange;
-  };
+  readonly settings: FleetStoreSettings;
+}
+
+interface FleetStoreSettings {
+  /** How long a shell scope's home outlives its last request (CODEMODE_SESSION_TTL_SECONDS). */
+  readonly shellHomeTtlSeconds: number;
+  /** The host uids tenants' shell sandboxes get (CODEMODE_SHELL_UID_RANGE). */
+  readonly uidRange: UidRange;
+}
+
+/** What a deployment's configuration gives this library's stores, the same in the API and the workers. */
+export function fleetStoreSettings(config: Pick<AppConfig, 'tenancySettings' | 'shellSandbox'>): FleetStoreSettings {
+  return { shellHomeTtlSeconds: config.tenancySettings.sessionTtlSeconds, uidRange: config.shellSandbox.uidRange };
 }
 
 /** Every store of this library. */

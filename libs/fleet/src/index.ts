@@ -1,6 +1,6 @@
 export { TenantUidsExhaustedError } from './errors';
 export { FLEET_SCRIPT_NAMES, fleetScripts, type FleetScriptName } from './scripts';
-export { createFleetStores, type FleetStores } from './fleet-stores';
+export { createFleetStores, fleetStoreSettings, type FleetStores } from './fleet-stores';
 export { WorkerPresence } from './worker-presence';
 export { WorkerReports, type LiveWorker } from './worker-reports';
 export { DeploymentCatalog } from './deployment-catalog';

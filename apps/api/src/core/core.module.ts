@@ -8,6 +8,7 @@ import {
   ApprovalLedger,
   ClientToolsLedger,
   createEventStores,
+  eventStoreSettings,
   createRedis,
   EventLog,
   KeySpace,
@@ -27,6 +28,7 @@ import {
 } from '@codemode/events';
 import {
   createFleetStores,
+  fleetStoreSettings,
   DeploymentCatalog,
   TenancyRecord,
   TenantQuotaLedger,
@@ -110,18 +112,14 @@ const FLEET_CLASSES = {
       inject: [REDIS, KeySpace, APP_CONFIG],
       // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
       useFactory: (redis: Redis, keys: KeySpace, c: AppConfig): EventStores =>
-        createEventStores({ redis, keys, settings: { ...c.history, sessionTtlSeconds: c.tenancySettings.sessionTtlSeconds } }),
+        createEventStores({ redis, keys, settings: eventStoreSettings(c) }),
     },
     ...providersFrom<EventStores>(EVENT_STORES, EVENT_CLASSES),
     {
       provide: FLEET_STORES,
       inject: [REDIS, KeySpace, APP_CONFIG],
       useFactory: (redis: Redis, keys: KeySpace, c: AppConfig): FleetStores =>
-        createFleetStores({
-          redis,
-          keys,
-          settings: { shellHomeTtlSeconds: c.tenancySettings.sessionTtlSeconds, uidRange: c.shellSandbox.uidRange },
-        }),
+        createFleetStores({ redis, keys, settings: fleetStoreSettings(c) }),
     },
     ...providersFrom<FleetStores>(FLEET_STORES, FLEET_CLASSES),
     {
