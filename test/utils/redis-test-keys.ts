@@ -11,7 +11,7 @@ export function testPrefix(owner: string, name: string): string {
 }
 
 export async function testRedis(name: string): Promise<Redis> {
-  const redis = createRedis(TEST_REDIS_URL, { name });
+  const redis = createRedis(TEST_REDIS_URL, { name }) as Redis;
   await waitUntilReady(redis);
   return redis;
 }

@@ -7,6 +7,7 @@ import { ConfigError } from './errors';
 import { readEventStreamSettings, type EventStreamSettings } from './event-stream-settings';
 import { readHistorySettings, type HistorySettings } from './history-settings';
 import { clamp, LIMIT_RULES, SHELL_RULES, SPEC_DEFAULT_LIMITS, type LimitRule } from './limit-rules';
+import { readRedisSettings, type RedisSettings } from './redis-settings';
 import { resolveLimits } from './resolve-limits';
 import { readShellSandboxSettings, readTenancy, type ShellSandboxSettings } from './shell-sandbox-settings';
 import { readTenancySettings, type TenancySettings } from './tenancy-settings';
@@ -15,7 +16,7 @@ import { readTenancySettings, type TenancySettings } from './tenancy-settings';
 export interface AppConfig {
   readonly port: number;
   readonly host: string;
-  readonly redisUrl: string;
+  readonly redis: RedisSettings;
   /** Prefix of every Redis key and queue; tests give each stack its own. */
   readonly keyPrefix: string;
   /** null: authentication off, one tenant `default`. */
@@ -135,7 +136,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     port: readInt(env, 'PORT', 3000, 0, 65535),
     // Without API keys anyone who can reach the port owns the default tenant: stay on loopback.
     host: env.HOST?.trim() || (apiKeys ? '0.0.0.0' : '127.0.0.1'),
-    redisUrl: env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379',
+    redis: readRedisSettings(env),
     keyPrefix,
     apiKeys,
     apiKeyGrants: parseApiKeyGrants(env.CODEMODE_API_KEYS),

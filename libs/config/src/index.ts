@@ -3,6 +3,7 @@ export * from './app-config';
 export * from './errors';
 export * from './event-stream-settings';
 export * from './limit-rules';
+export * from './redis-settings';
 export * from './resolve-limits';
 export * from './package-version';
 export * from './history-settings';

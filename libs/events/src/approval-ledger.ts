@@ -9,7 +9,7 @@ import {
   type SessionRef,
   type TenantApprovalView,
 } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { ApprovalClosedError, ApprovalNotFoundError, StoreCommandError } from './errors';
 import { encodeEvent, rawsAndFactsArgs } from './event-encoding';
 import type { KeySpace } from './keys';
@@ -50,7 +50,7 @@ export interface ApprovalRequest {
  */
 export class ApprovalLedger {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly scripts = ScriptLoader.default(),
   ) {}

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ClientTool, RegisteredClientTool, SessionRef } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { StoreCommandError } from './errors';
 import { encodeToolsRegistered } from './event-encoding';
 import type { KeySpace } from './keys';
@@ -29,10 +29,10 @@ const BULK_BYTES = 256 * 1024;
  */
 export class ClientToolsLedger {
   private readonly index: SessionIndex;
-  private bulkConnection: Redis | null = null;
+  private bulkConnection: RedisClient | null = null;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly scripts = ScriptLoader.default(),
   ) {
@@ -103,12 +103,12 @@ export class ClientToolsLedger {
    * behind it on the shared connection never wait for it; the shared one otherwise, so a small
    * list never waits behind another session's megabytes on the ledger's (one STRLEN first).
    */
-  private async readerFor(ref: SessionRef): Promise<Redis> {
+  private async readerFor(ref: SessionRef): Promise<RedisClient> {
     const stored = await guard(() => this.redis.strlen(this.keys.clientTools(ref)));
     return stored > BULK_BYTES ? this.bulk() : this.redis;
   }
 
-  private bulk(): Redis {
+  private bulk(): RedisClient {
     this.bulkConnection ??= duplicateForBulk(this.redis, 'client-tools-bulk');
     return this.bulkConnection;
   }

@@ -1,5 +1,5 @@
 import type { Event, EventData, EventPage, EventType, SessionRef } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { EVENT_PAGE_BYTES } from '@codemode/config';
 import { InvalidArgumentError, InvalidCursorError, InvalidEventError } from './errors';
 import { decodeEntry, encodeEvent, rawsAndFactsArgs, toPublicEvent, type LoggedEvent } from './event-encoding';
@@ -39,7 +39,7 @@ export class EventLog {
   private readonly index: SessionIndex;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly scripts = ScriptLoader.default(),
   ) {
@@ -190,7 +190,7 @@ export class EventLog {
 
   /** One page through read-events-page.lua on `conn`; `more` says the log holds events after it. */
   private async page(
-    conn: Redis,
+    conn: RedisClient,
     ref: SessionRef,
     after: string,
     limit: number,
@@ -213,7 +213,7 @@ export class EventLog {
   }
 
   /** The first event after `after`, waiting up to FOLLOW_BLOCK_MS for it; none when it did not come. */
-  private async next(conn: Redis, key: string, after: string): Promise<LoggedEvent[]> {
+  private async next(conn: RedisClient, key: string, after: string): Promise<LoggedEvent[]> {
     const reply = await conn.xread('COUNT', 1, 'BLOCK', FOLLOW_BLOCK_MS, 'STREAMS', key, after);
     return (reply?.[0]?.[1] ?? []).map(decodeEntry);
   }

@@ -1,5 +1,5 @@
 import type { AppConfig } from '@codemode/config';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { ApprovalLedger } from './approval-ledger';
 import { ClientToolsLedger } from './client-tools-ledger';
 import { EventLog } from './event-log';
@@ -16,7 +16,7 @@ import { SessionRemoval } from './session-removal';
 import { StoredBytesLedger } from './stored-bytes-ledger';
 
 interface EventStoresOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: KeySpace;
   /** What the scripts are built with (retention, the run history cap, session expiry); the rest default. */
   readonly settings: Partial<EventsScriptSettings>;

@@ -28,7 +28,10 @@ export {
   guard,
   execMulti,
   onStoreFailure,
+  reportEvery,
   type CreateRedisOptions,
+  type RedisClient,
+  type RedisTarget,
   type StoreFailureReason,
 } from './redis';
 export { StoreLedger, type StoreWrites, type StoreCommitInput, type StoreCommitOutcome } from './store-ledger';

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { InvalidArgumentError } from './errors';
 import { guard } from './redis';
 
@@ -16,7 +16,7 @@ const TIE_SLACK = 64;
  * and member of the last entry served (base64url JSON), so members added meanwhile never shift
  * a page the way an offset would; members with the cursor's score sort by member, as Redis does.
  */
-export async function readNewestFirst(redis: Redis, key: string, limit: number, cursor?: string): Promise<NewestFirstPage> {
+export async function readNewestFirst(redis: RedisClient, key: string, limit: number, cursor?: string): Promise<NewestFirstPage> {
   const from = cursor === undefined ? null : decodeCursor(cursor);
   const max = from === null ? '+inf' : String(from.score);
   const raw = await guard(() => redis.zrevrangebyscore(key, max, '-inf', 'WITHSCORES', 'LIMIT', 0, limit + 1 + (from ? TIE_SLACK : 0)));

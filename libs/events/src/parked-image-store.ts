@@ -1,5 +1,5 @@
 import type { SessionRef } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import type { KeySpace } from './keys';
 import { guard } from './redis';
 
@@ -25,7 +25,7 @@ export interface StoredParkedImage {
  */
 export class ParkedImageStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
   ) {}
 

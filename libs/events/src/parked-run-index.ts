@@ -1,5 +1,5 @@
 import type { SessionRef } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import type { KeySpace } from './keys';
 import { guard } from './redis';
 
@@ -17,7 +17,7 @@ export interface DueRun {
  */
 abstract class RunDeadlineIndex {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly key: string,
   ) {}
 
@@ -52,7 +52,7 @@ abstract class RunDeadlineIndex {
  * snapshotTtlSeconds (ParkedRunSweeper). Rescored when it parks again.
  */
 export class ParkedRunIndex extends RunDeadlineIndex {
-  constructor(redis: Redis, keys: KeySpace) {
+  constructor(redis: RedisClient, keys: KeySpace) {
     super(redis, keys.parkedIndex());
   }
 }
@@ -60,11 +60,11 @@ export class ParkedRunIndex extends RunDeadlineIndex {
 /**
  * Every run an exec or a wait set going (requested, or resumed), by when its caller's answer is
  * due plus a lease: one still `requested` or `running` then, with nobody left to end it (the
- * API that asked died, Redis refused its end, its worker lost it), is ended by any worker
+ * API that asked died, RedisClient refused its end, its worker lost it), is ended by any worker
  * (LiveRunSweeper). Its worker takes it out when it parks or ends it; the sweeper forgets the rest.
  */
 export class LiveRunIndex extends RunDeadlineIndex {
-  constructor(redis: Redis, keys: KeySpace) {
+  constructor(redis: RedisClient, keys: KeySpace) {
     super(redis, keys.liveIndex());
   }
 }

@@ -1,5 +1,5 @@
 import { PolicySchema, type Policy, type SessionRef } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { StoreCommandError } from './errors';
 import type { KeySpace } from './keys';
 import { guard } from './redis';
@@ -11,7 +11,7 @@ import { guard } from './redis';
  */
 export class PolicyStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
   ) {}
 

@@ -1,5 +1,12 @@
-import { Redis, type ChainableCommander, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ChainableCommander } from 'ioredis';
+import type { RedisSettings } from '@codemode/config';
 import { EventsError, StoreCommandError, StoreFullError, StoreUnavailableError } from './errors';
+
+/** One Redis or a Redis Cluster (SPEC §13): every store takes either. */
+export type RedisClient = Redis | Cluster;
+
+/** Where to connect: a URL of one Redis, or the settings (a cluster when they name seed nodes). */
+export type RedisTarget = string | Pick<RedisSettings, 'url' | 'clusterNodes' | 'username' | 'password'>;
 
 export interface CreateRedisOptions {
   /** CLIENT SETNAME, so `CLIENT LIST` says who holds each connection. */
@@ -12,24 +19,27 @@ export interface CreateRedisOptions {
    * @default true
    */
   failFast?: boolean;
-  /** A connection for SUBSCRIBE (RunReplies): waits out outages, resubscribes. Implies failFast false. */
+  /** A connection for (S)SUBSCRIBE (RunReplies): waits out outages, resubscribes. Implies failFast false. */
   subscriber?: boolean;
   /** A connection for blocking commands (BullMQ Worker needs maxRetriesPerRequest null). Implies failFast false. */
   blocking?: boolean;
   /**
-   * Told about connection errors, at most once per 10 s per connection (ioredis retries on its
-   * own; readiness reports the outage). Without it they are dropped rather than printed raw.
+   * Told about connection errors, at most once per 10 s per cause (ioredis retries on its own;
+   * readiness reports the outage). Without it they are dropped rather than printed raw.
    */
   onError?: (error: Error) => void;
 }
 
 const ERROR_REPORT_INTERVAL_MS = 10_000;
 
+/** Reconnect backoff: capped, never giving up, so recovery needs no restart. */
+const reconnectDelay = (times: number): number => Math.min(50 * 2 ** Math.min(times, 6), 2_000);
+
 /** Redis's refusal of a write at `maxmemory` under `noeviction` (also raised inside a script). */
 const OUT_OF_MEMORY_REPLY = /^OOM\b/;
 
 /** Server replies that mean "not now" rather than "wrong": treated as an outage. */
-const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN|NOREPLICAS)\b/;
+const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN|NOREPLICAS|MOVED|ASK)\b/;
 
 /**
  * An ioredis client tuned so "Redis down" fails fast and "Redis back" heals by itself:
@@ -38,29 +48,65 @@ const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYA
  *   (`enableOfflineQueue: false`), in-flight ones get one retry, and `commandTimeout` bounds a
  *   half-open socket, so a request answers `runtime_unavailable` instead of hanging;
  * - auto-pipelining batches the many small script calls of concurrent requests.
+ * With cluster seed nodes it is an ioredis `Cluster` on the same terms: MOVED/ASK are followed,
+ * CLUSTERDOWN/TRYAGAIN and a failing-over primary retried briefly, then "unavailable".
  * A fail-fast client rejects commands until it is ready: await `waitUntilReady` at boot.
  */
-export function createRedis(url: string, opts: CreateRedisOptions = {}): Redis {
+export function createRedis(target: RedisTarget, opts: CreateRedisOptions = {}): RedisClient {
   const failFast = opts.subscriber || opts.blocking ? false : (opts.failFast ?? true);
-  const options: RedisOptions = {
-    connectionName: opts.name,
-    lazyConnect: opts.lazy ?? false,
-    enableAutoPipelining: true,
-    connectTimeout: 2_000,
-    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2_000),
-    ...(failFast
-      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 5_000 }
-      : { enableOfflineQueue: true, maxRetriesPerRequest: null }),
-  };
-  const redis = new Redis(url, options);
-  let lastReport = 0;
-  redis.on('error', (error: Error) => {
-    const now = Date.now();
-    if (now - lastReport < ERROR_REPORT_INTERVAL_MS) return;
-    lastReport = now;
-    opts.onError?.(error);
-  });
+  const commandOptions = failFast ? { maxRetriesPerRequest: 1, commandTimeout: 5_000 } : { maxRetriesPerRequest: null };
+  const settings = typeof target === 'string' ? null : target;
+  const redis: RedisClient = settings?.clusterNodes
+    ? new Cluster(settings.clusterNodes.map(({ host, port }) => ({ host, port })), {
+        lazyConnect: opts.lazy ?? false,
+        enableAutoPipelining: true,
+        enableOfflineQueue: !failFast,
+        clusterRetryStrategy: reconnectDelay,
+        // A failover takes a few seconds: retries (bounded by maxRedirections) span about that
+        // long, then the caller sees "unavailable".
+        retryDelayOnFailover: 200,
+        retryDelayOnClusterDown: 200,
+        retryDelayOnTryAgain: 100,
+        retryDelayOnMoved: 0,
+        shardedSubscribers: opts.subscriber === true,
+        redisOptions: {
+          connectionName: opts.name,
+          username: settings.username,
+          password: settings.password,
+          connectTimeout: 2_000,
+          ...commandOptions,
+        },
+      })
+    : new Redis(settings?.url ?? (target as string), {
+        connectionName: opts.name,
+        lazyConnect: opts.lazy ?? false,
+        enableAutoPipelining: true,
+        connectTimeout: 2_000,
+        retryStrategy: reconnectDelay,
+        ...(settings?.username ? { username: settings.username } : {}),
+        ...(settings?.password ? { password: settings.password } : {}),
+        enableOfflineQueue: !failFast,
+        ...commandOptions,
+      });
+  redis.on('error', reportEvery(ERROR_REPORT_INTERVAL_MS, (error) => opts.onError?.(error)));
   return redis;
+}
+
+/**
+ * Wraps `report` so it hears of each cause of failure (an error code or the message's first
+ * words) at most once per `intervalMs`: a Redis that is down must not become a log storm.
+ */
+export function reportEvery(intervalMs: number, report: (error: Error) => void): (error: Error) => void {
+  const last = new Map<string, number>();
+  return (error: Error) => {
+    const code = (error as Error & { code?: unknown }).code;
+    const cause = typeof code === 'string' ? code : error.message.split(/[\s:.]+/, 3).join(' ');
+    const now = Date.now();
+    if (now - (last.get(cause) ?? -Infinity) < intervalMs) return;
+    if (last.size > 64) last.clear();
+    last.set(cause, now);
+    report(error);
+  };
 }
 
 /**
@@ -68,17 +114,23 @@ export function createRedis(url: string, opts: CreateRedisOptions = {}): Redis {
  * parent's address and credentials, but a BLOCK call must not hit the parent's command timeout,
  * and the offline queue lets it be used right after creation.
  */
-export function duplicateForBlocking(redis: Redis, name: string): Redis {
-  const blocking = redis.duplicate({
+export function duplicateForBlocking(redis: RedisClient, name: string): RedisClient {
+  const connection = {
     connectionName: name,
-    lazyConnect: true,
-    enableAutoPipelining: false,
-    enableOfflineQueue: true,
     commandTimeout: undefined,
     // Client-side guard for a BLOCK whose socket died silently: BLOCK ms + grace.
     blockingTimeout: 30_000,
     maxRetriesPerRequest: 1,
-  });
+  };
+  const blocking: RedisClient =
+    redis instanceof Cluster
+      ? redis.duplicate(undefined, {
+          lazyConnect: true,
+          enableAutoPipelining: false,
+          enableOfflineQueue: true,
+          redisOptions: { ...redis.options.redisOptions, ...connection },
+        })
+      : redis.duplicate({ ...connection, lazyConnect: true, enableAutoPipelining: false, enableOfflineQueue: true });
   // Its failures reach the caller through the rejected command; the event itself is noise.
   blocking.on('error', () => undefined);
   return blocking;
@@ -90,9 +142,16 @@ export function duplicateForBlocking(redis: Redis, name: string): Redis {
  * value in the socket, and auto-pipelining copies it once more into the batch. Owned by its
  * caller (`closeConnection`).
  */
-export function duplicateForBulk(redis: Redis, name: string): Redis {
+export function duplicateForBulk(redis: RedisClient, name: string): RedisClient {
   // The offline queue lets it be used right after creation; the command timeout still bounds an outage.
-  const bulk = redis.duplicate({ connectionName: name, enableAutoPipelining: false, enableOfflineQueue: true });
+  const bulk: RedisClient =
+    redis instanceof Cluster
+      ? redis.duplicate(undefined, {
+          enableAutoPipelining: false,
+          enableOfflineQueue: true,
+          redisOptions: { ...redis.options.redisOptions, connectionName: name },
+        })
+      : redis.duplicate({ connectionName: name, enableAutoPipelining: false, enableOfflineQueue: true });
   // Its failures reach the caller through the rejected command; the event itself is noise.
   bulk.on('error', () => undefined);
   return bulk;
@@ -102,12 +161,12 @@ export function duplicateForBulk(redis: Redis, name: string): Redis {
  * Closes a connection at once, idempotently: ioredis arms a 2 s "destroy" timer on every
  * `disconnect()`, and one made after the socket closed is never cleared (it keeps a process alive).
  */
-export function closeConnection(redis: Redis): void {
+export function closeConnection(redis: RedisClient): void {
   if (redis.status !== 'end' && redis.status !== 'close') redis.disconnect();
 }
 
 /** Stops `listener` and closes a subscriber connection: QUIT when it is up, then at once either way. */
-export async function closeSubscriber(subscriber: Redis, listener: (channel: string, message: string) => void): Promise<void> {
+export async function closeSubscriber(subscriber: RedisClient, listener: (channel: string, message: string) => void): Promise<void> {
   subscriber.off('message', listener);
   try {
     if (subscriber.status === 'ready') await subscriber.quit();
@@ -117,7 +176,7 @@ export async function closeSubscriber(subscriber: Redis, listener: (channel: str
 }
 
 /** Resolves once `redis` is ready; rejects with StoreUnavailableError after `timeoutMs`. */
-export async function waitUntilReady(redis: Redis, timeoutMs = 5_000): Promise<void> {
+export async function waitUntilReady(redis: RedisClient, timeoutMs = 5_000): Promise<void> {
   if (redis.status === 'ready') return;
   if (redis.status === 'wait') {
     await guard(() => redis.connect());
@@ -150,7 +209,7 @@ const CONNECTION_CODES = new Set([
   'EAI_AGAIN',
 ]);
 const CONNECTION_MESSAGES =
-  /Connection is closed|Stream isn't writeable|Command timed out|Socket timeout|Reached the max retries|connect ETIMEDOUT/;
+  /Too many Cluster redirections|Cluster isn't ready|None of startup nodes is available|Failed to refresh slots cache|Connection is closed|Stream isn't writeable|Command timed out|Socket timeout|Reached the max retries|connect ETIMEDOUT/;
 
 /** True for what ioredis throws when it cannot talk to Redis, and for "not now" server replies. */
 function isConnectionError(err: Error): boolean {

@@ -1,6 +1,6 @@
 import type { CodeModeResult, RunRecoverySeed, RunStatus, RunView, SessionRef, TranscriptEntry } from '@codemode/contracts';
 import type { RunRequestedDataSchema } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import type { z } from 'zod';
 import { EventLog, type AppendInput } from './event-log';
 import { decodeEntry } from './event-encoding';
@@ -47,7 +47,7 @@ export class RunLedger {
   private readonly index: SessionIndex;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly scripts = ScriptLoader.default(),
   ) {

@@ -1,5 +1,5 @@
 import type { LiveRunCounts, RunStatus, RunView, SessionRef } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import type { KeySpace } from './keys';
 import { readNewestFirst } from './newest-first-page';
 import { runFromHash } from './projections/views';
@@ -17,7 +17,7 @@ const LIVE: ReadonlySet<RunStatus> = new Set<RunStatus>(['requested', 'running',
 /** Read side of a session's runs for the operator views: pages of run projections and live counts. */
 export class RunListing {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
   ) {}
 

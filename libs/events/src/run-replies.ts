@@ -1,5 +1,5 @@
 import { RunReplySchema, type CodeModeResult } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { ReplyWaitAbortedError } from './errors';
 import type { KeySpace } from './keys';
 import { closeSubscriber } from './redis';
@@ -24,7 +24,7 @@ export class RunReplies {
 
   /** @param subscriber a dedicated connection, owned (and closed) by this object */
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     keys: KeySpace,
     instanceId: string,
   ) {
@@ -115,11 +115,11 @@ export function resultReply(channel: string, runId: string, result: CodeModeResu
  * Tells the waiting API instance that a worker (again) starts the run's leg now, so its answer
  * deadline counts from here: a run rebuilt by replay sends it once the rebuild is done.
  */
-export async function publishStarted(redis: Redis, channel: string, runId: string, workerId: string): Promise<void> {
+export async function publishStarted(redis: RedisClient, channel: string, runId: string, workerId: string): Promise<void> {
   await redis.publish(channel, JSON.stringify({ kind: 'started', runId, workerId }));
 }
 
 /** Worker side: pushes a request's answer to the API instance waiting on `channel`. */
-export async function publishAnswer(redis: Redis, channel: string, requestId: string, answer: unknown): Promise<void> {
+export async function publishAnswer(redis: RedisClient, channel: string, requestId: string, answer: unknown): Promise<void> {
   await redis.publish(channel, JSON.stringify({ kind: 'answer', runId: requestId, answer }));
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { LIMIT_RULES, SPEC_DEFAULT_HISTORY, type HistorySettings } from '@codemode/config';
 import { InvalidArgumentError } from './errors';
 import { raisedScriptError } from './lua-errors';
@@ -132,7 +132,7 @@ export class ScriptLoader<N extends string = ScriptName> {
     return this.load(name).lua;
   }
 
-  async run(redis: Redis, name: N, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<unknown> {
+  async run(redis: RedisClient, name: N, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<unknown> {
     const script = this.load(name);
     try {
       return await this.call(redis, script, keys, args);
@@ -142,7 +142,7 @@ export class ScriptLoader<N extends string = ScriptName> {
   }
 
   private async call(
-    redis: Redis,
+    redis: RedisClient,
     script: LoadedScript,
     keys: readonly string[],
     args: readonly (string | number | Buffer)[],

@@ -1,5 +1,5 @@
 import type { SessionRef } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import type { KeySpace } from './keys';
 import { readNewestFirst } from './newest-first-page';
 import { guard } from './redis';
@@ -25,7 +25,7 @@ export class SessionIndex {
   private readonly trimmedAt = new Map<string, number>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly scripts: ScriptLoader = ScriptLoader.default(),
   ) {}

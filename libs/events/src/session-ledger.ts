@@ -1,5 +1,5 @@
 import type { Limits, SessionRef, ShellConfig } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { InvalidArgumentError } from './errors';
 import type { KeySpace } from './keys';
 import { checkReply } from './lua-errors';
@@ -29,7 +29,7 @@ export class SessionLedger {
   private readonly index: SessionIndex;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly scripts = ScriptLoader.default(),
   ) {

@@ -1,5 +1,5 @@
 import type { SessionRef } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { InvalidArgumentError } from './errors';
 import { encodeStoreCommit, storeKeyOfField } from './event-encoding';
 import type { KeySpace } from './keys';
@@ -31,7 +31,7 @@ export type StoreCommitOutcome =
  */
 export class StoreLedger {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly scripts = ScriptLoader.default(),
   ) {}

@@ -1,5 +1,5 @@
 import type { SessionRef } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import type { KeySpace } from './keys';
 import { guard } from './redis';
 import { ScriptLoader } from './script-loader';
@@ -21,7 +21,7 @@ export interface SessionMeasure {
  */
 export class StoredBytesLedger {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly scripts: ScriptLoader = ScriptLoader.default(),
   ) {}

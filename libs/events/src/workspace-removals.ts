@@ -1,5 +1,5 @@
 import { SessionRefSchema, type SessionRef } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import type { KeySpace } from './keys';
 import { closeSubscriber, guard } from './redis';
 
@@ -8,7 +8,7 @@ import { closeSubscriber, guard } from './redis';
  * worker to remove its workspace. Pub/sub reaches only the workers subscribed now; the workspace
  * janitor of each worker removes what a message missed.
  */
-export async function publishWorkspaceRemoval(redis: Redis, keys: KeySpace, ref: SessionRef): Promise<void> {
+export async function publishWorkspaceRemoval(redis: RedisClient, keys: KeySpace, ref: SessionRef): Promise<void> {
   await guard(() => redis.publish(keys.workspaceRemovals(), JSON.stringify({ tenant: ref.tenant, sessionId: ref.sessionId })));
 }
 
@@ -19,7 +19,7 @@ export class WorkspaceRemovals {
 
   /** @param subscriber a dedicated connection, owned (and closed) by this object */
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     keys: KeySpace,
     private readonly onRemoval: (ref: SessionRef) => void,
   ) {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { guard, type KeySpace } from '@codemode/events';
 
 /**
@@ -13,7 +13,7 @@ export const MCP_SNAPSHOT_TTL_SECONDS = 3600;
  */
 export class DeploymentCatalog {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
   ) {}
 

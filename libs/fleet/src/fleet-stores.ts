@@ -1,5 +1,5 @@
 import type { AppConfig } from '@codemode/config';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import type { KeySpace } from '@codemode/events';
 import { DeploymentCatalog } from './deployment-catalog';
 import { fleetScripts } from './scripts';
@@ -10,7 +10,7 @@ import { WorkerPresence } from './worker-presence';
 import { WorkerReports } from './worker-reports';
 
 interface FleetStoresOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: KeySpace;
   readonly settings: FleetStoreSettings;
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { guard, type KeySpace } from '@codemode/events';
 
 export type TenancyMode = 'multi' | 'single';
@@ -13,7 +13,7 @@ export const TENANCY_RECORD_TTL_SECONDS = 600;
  */
 export class TenancyRecord {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
   ) {}
 

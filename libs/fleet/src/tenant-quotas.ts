@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { guard, type KeySpace, type ScriptLoader } from '@codemode/events';
 import { fleetScripts, type FleetScriptName } from './scripts';
 
@@ -15,7 +15,7 @@ export type ParkedAdmission =
  */
 export class TenantQuotaLedger {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly scripts: ScriptLoader<FleetScriptName> = fleetScripts(),
   ) {}

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { guard, type KeySpace } from '@codemode/events';
 import { TenantUidsExhaustedError } from './errors';
 
@@ -18,7 +18,7 @@ export class TenantUids {
   private readonly known = new Map<string, number>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly range: UidRange,
   ) {}

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { execMulti, guard, isStoreFull, type KeySpace } from '@codemode/events';
 
 /** SPEC §10 default of CODEMODE_SESSION_TTL_SECONDS: how long a shell home outlives its last claim. */
@@ -25,7 +25,7 @@ export class WorkerPresence {
   private readonly shellHomeTtlSeconds: number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     options: WorkerPresenceOptions = {},
   ) {

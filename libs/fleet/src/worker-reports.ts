@@ -1,5 +1,5 @@
 import { WorkerReportSchema, type WorkerReport } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { execMulti, guard, type KeySpace } from '@codemode/events';
 
 /** A live worker as the fleet view shows it. */
@@ -19,7 +19,7 @@ const REGISTRY_SCAN = 1000;
  */
 export class WorkerReports {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
   ) {}
 

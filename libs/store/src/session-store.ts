@@ -1,6 +1,6 @@
 import type { SessionRef } from '@codemode/contracts';
 import { StoreLedger, type KeySpace, type ScriptLoader, type StoreWrites } from '@codemode/events';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { StoreCapacityError, StoreValueTooLargeError } from './errors';
 import { utf8Bytes } from './json';
 import { MAX_STORE_BYTES, MAX_STORE_VALUE_BYTES } from './limits';
@@ -26,7 +26,7 @@ export interface StoreCommitReceipt {
 export class SessionStore {
   private readonly ledger: StoreLedger;
 
-  constructor(redis: Redis, keys: KeySpace, scripts?: ScriptLoader) {
+  constructor(redis: RedisClient, keys: KeySpace, scripts?: ScriptLoader) {
     this.ledger = new StoreLedger(redis, keys, scripts);
   }
 

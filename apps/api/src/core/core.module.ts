@@ -1,7 +1,7 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { QUEUES } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import {
@@ -46,8 +46,8 @@ import { TenancyAnnouncement } from './tenancy-announcement.service';
 import { WorkerQueues } from './worker-queues';
 import { APP_CONFIG, LOGGER, REDIS } from './tokens';
 
-function connect(config: AppConfig, logger: Logger, name: string, options: CreateRedisOptions = {}): Redis {
-  return createRedis(config.redisUrl, {
+function connect(config: AppConfig, logger: Logger, name: string, options: CreateRedisOptions = {}): RedisClient {
+  return createRedis(config.redis, {
     name,
     ...options,
     onError: (error) => logger.warn({ connection: name, err: error.message }, 'Redis connection error; retrying'),
@@ -111,21 +111,21 @@ const FLEET_CLASSES = {
       provide: EVENT_STORES,
       inject: [REDIS, KeySpace, APP_CONFIG],
       // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
-      useFactory: (redis: Redis, keys: KeySpace, c: AppConfig): EventStores =>
+      useFactory: (redis: RedisClient, keys: KeySpace, c: AppConfig): EventStores =>
         createEventStores({ redis, keys, settings: eventStoreSettings(c) }),
     },
     ...providersFrom<EventStores>(EVENT_STORES, EVENT_CLASSES),
     {
       provide: FLEET_STORES,
       inject: [REDIS, KeySpace, APP_CONFIG],
-      useFactory: (redis: Redis, keys: KeySpace, c: AppConfig): FleetStores =>
+      useFactory: (redis: RedisClient, keys: KeySpace, c: AppConfig): FleetStores =>
         createFleetStores({ redis, keys, settings: fleetStoreSettings(c) }),
     },
     ...providersFrom<FleetStores>(FLEET_STORES, FLEET_CLASSES),
     {
       provide: RunReplies,
       inject: [REPLIES_CONNECTION, KeySpace, LOGGER],
-      useFactory: (r: Redis, k: KeySpace, logger: Logger) => {
+      useFactory: (r: RedisClient, k: KeySpace, logger: Logger) => {
         const replies = new RunReplies(r, k, `api-${process.pid}-${randomBytes(4).toString('hex')}`);
         // Not awaited: during a Redis outage the API still boots and answers runtime_unavailable.
         replies.start().catch((error: unknown) => logger.error({ err: error }, 'could not subscribe to the reply channel'));
@@ -135,24 +135,24 @@ const FLEET_CLASSES = {
     {
       provide: CellQueue,
       inject: [REDIS, KeySpace],
-      useFactory: (r: Redis, k: KeySpace) => new CellQueue(new Queue(QUEUES.cells, { connection: r, prefix: k.queuePrefix })),
+      useFactory: (r: RedisClient, k: KeySpace) => new CellQueue(new Queue(QUEUES.cells, { connection: r, prefix: k.queuePrefix })),
     },
     {
       provide: ShellQueue,
       inject: [REDIS, KeySpace],
-      useFactory: (r: Redis, k: KeySpace) => new ShellQueue(new Queue(QUEUES.shell, { connection: r, prefix: k.queuePrefix })),
+      useFactory: (r: RedisClient, k: KeySpace) => new ShellQueue(new Queue(QUEUES.shell, { connection: r, prefix: k.queuePrefix })),
     },
     {
       provide: SessionStore,
       inject: [REDIS, KeySpace, EVENT_STORES],
-      useFactory: (r: Redis, k: KeySpace, events: EventStores) => new SessionStore(r, k, events.scripts),
+      useFactory: (r: RedisClient, k: KeySpace, events: EventStores) => new SessionStore(r, k, events.scripts),
     },
     TenancyAnnouncement,
     { provide: BodyThreads, useFactory: () => new BodyThreads() },
     {
       provide: WorkerQueues,
       inject: [REDIS, KeySpace, WorkerPresence],
-      useFactory: (r: Redis, k: KeySpace, p: WorkerPresence) => new WorkerQueues(r, k.queuePrefix, p),
+      useFactory: (r: RedisClient, k: KeySpace, p: WorkerPresence) => new WorkerQueues(r, k.queuePrefix, p),
     },
   ],
   exports: [
@@ -171,7 +171,7 @@ const FLEET_CLASSES = {
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly replies: RunReplies,
     private readonly queue: CellQueue,
     private readonly workerQueues: WorkerQueues,

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import type { WorkerPresence } from '@codemode/fleet';
 import { JOB_NAMES, workerQueueName, type AbortJob, type ResumeJob, type ShellJob, type ToolResultsJob } from '@codemode/contracts';
 
@@ -21,7 +21,7 @@ export class WorkerQueues {
   private readonly queues = new Map<string, Queue>();
 
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly prefix: string,
     private readonly presence: WorkerPresence,
   ) {}

@@ -1,13 +1,13 @@
 import { Controller, Get, HttpCode, Inject, ServiceUnavailableException } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { TenancyAnnouncement } from '../core/tenancy-announcement.service';
 import { REDIS } from '../core/tokens';
 
-/** Liveness says the process answers; readiness says it can do work (Redis answers, tenancy mode recorded). */
+/** Liveness says the process answers; readiness says it can do work (RedisClient answers, tenancy mode recorded). */
 @Controller('health')
 export class HealthController {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly tenancy: TenancyAnnouncement,
   ) {}
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { SessionDeleted, SessionRef } from '@codemode/contracts';
 import { KeySpace, publishWorkspaceRemoval, SessionRemoval } from '@codemode/events';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { ConflictApiException, NotFoundApiException } from '../core/api-errors';
 import { LOGGER, REDIS } from '../core/tokens';
@@ -17,7 +17,7 @@ import { AbortService } from '../runs/abort.service';
 @Injectable()
 export class SessionDeletion {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly aborts: AbortService,

@@ -1,5 +1,5 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
 import {
   ApprovalLedger,
@@ -69,7 +69,7 @@ const FLEET_CLASSES = {
       provide: REDIS,
       inject: [APP_CONFIG, LOGGER],
       useFactory: async (c: AppConfig, logger: Logger) => {
-        const redis = createRedis(c.redisUrl, {
+        const redis = createRedis(c.redis, {
           name: `worker-${c.workerId}`,
           onError: (error) => logger.warn({ err: error.message }, 'Redis connection error; retrying'),
         });
@@ -83,14 +83,14 @@ const FLEET_CLASSES = {
       provide: EVENT_STORES,
       inject: [REDIS, KeySpace, APP_CONFIG],
       // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
-      useFactory: (redis: Redis, keys: KeySpace, c: AppConfig): EventStores =>
+      useFactory: (redis: RedisClient, keys: KeySpace, c: AppConfig): EventStores =>
         createEventStores({ redis, keys, settings: eventStoreSettings(c) }),
     },
     ...providersFrom<EventStores>(EVENT_STORES, EVENT_CLASSES),
     {
       provide: FLEET_STORES,
       inject: [REDIS, KeySpace, APP_CONFIG],
-      useFactory: (redis: Redis, keys: KeySpace, c: AppConfig): FleetStores =>
+      useFactory: (redis: RedisClient, keys: KeySpace, c: AppConfig): FleetStores =>
         createFleetStores({ redis, keys, settings: fleetStoreSettings(c) }),
     },
     ...providersFrom<FleetStores>(FLEET_STORES, FLEET_CLASSES),
@@ -107,23 +107,23 @@ const FLEET_CLASSES = {
     {
       provide: RunLedger,
       inject: [REDIS, KeySpace, EVENT_STORES, WorkerMetrics, LOGGER],
-      useFactory: (r: Redis, k: KeySpace, e: EventStores, m: WorkerMetrics, l: Logger) =>
+      useFactory: (r: RedisClient, k: KeySpace, e: EventStores, m: WorkerMetrics, l: Logger) =>
         new MeteredRunLedger(r, k, e.scripts, { metrics: m, logger: l }),
     },
     {
       provide: EventLog,
       inject: [REDIS, KeySpace, EVENT_STORES, WorkerMetrics, LOGGER],
-      useFactory: (r: Redis, k: KeySpace, e: EventStores, m: WorkerMetrics, l: Logger) =>
+      useFactory: (r: RedisClient, k: KeySpace, e: EventStores, m: WorkerMetrics, l: Logger) =>
         new MeteredEventLog(r, k, e.scripts, { metrics: m, logger: l }),
     },
     WorkerTenancy,
     {
       provide: SessionStore,
       inject: [REDIS, KeySpace, EVENT_STORES, WorkerMetrics, LOGGER],
-      useFactory: (r: Redis, k: KeySpace, e: EventStores, m: WorkerMetrics, l: Logger) =>
+      useFactory: (r: RedisClient, k: KeySpace, e: EventStores, m: WorkerMetrics, l: Logger) =>
         new MeteredSessionStore(r, k, e.scripts, { metrics: m, logger: l }),
     },
-    { provide: ResultsStore, inject: [REDIS, KeySpace], useFactory: (r: Redis, k: KeySpace) => new ResultsStore(r, k) },
+    { provide: ResultsStore, inject: [REDIS, KeySpace], useFactory: (r: RedisClient, k: KeySpace) => new ResultsStore(r, k) },
     {
       provide: SandboxPool,
       inject: [APP_CONFIG, LOGGER, WorkerTenancy],
@@ -156,7 +156,7 @@ const FLEET_CLASSES = {
 })
 export class CoreModule implements OnApplicationShutdown {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly pool: SandboxPool,
     private readonly clientTools: ClientToolsLedger,
   ) {}

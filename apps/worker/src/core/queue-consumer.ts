@@ -22,7 +22,7 @@ export class QueueConsumer {
 
   constructor(config: AppConfig, logger: Logger, options: ConsumerOptions, handle: (job: Job, token?: string) => Promise<void>) {
     this.worker = new Worker(options.queue, handle, {
-      connection: createRedis(config.redisUrl, {
+      connection: createRedis(config.redis, {
         name: `worker-${config.workerId}-${options.role}`,
         blocking: true,
         onError: (error) => logger.warn({ err: error.message, consumer: options.role }, 'Redis connection error; retrying'),

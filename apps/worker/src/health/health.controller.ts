@@ -1,5 +1,5 @@
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { SandboxPool } from '@codemode/sandbox';
 import { CellsProcessor } from '../cells/cells.processor';
 import { REDIS } from '../core/tokens';
@@ -15,7 +15,7 @@ import { ToolHosts } from '../tools/tool-hosts.service';
 @Controller('health')
 export class HealthController {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly pool: SandboxPool,
     private readonly cells: CellsProcessor,
     private readonly resumes: ResumesProcessor,

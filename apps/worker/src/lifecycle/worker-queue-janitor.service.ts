@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
 import { workerQueueName } from '@codemode/contracts';
 import { KeySpace } from '@codemode/events';
@@ -30,7 +30,7 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly presence: WorkerPresence,
     private readonly catalog: DeploymentCatalog,
     private readonly keys: KeySpace,

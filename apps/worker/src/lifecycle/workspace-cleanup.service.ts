@@ -31,7 +31,7 @@ export class WorkspaceCleanup implements OnApplicationBootstrap, OnApplicationSh
       existing: (refs) => events.existing(refs),
       busy: (workspace) => shell.runsIn(workspace),
     });
-    const subscriber = createRedis(config.redisUrl, {
+    const subscriber = createRedis(config.redis, {
       name: `worker-${config.workerId}-workspaces`,
       subscriber: true,
       onError: (error) => logger.warn({ err: error.message }, 'Redis connection error; retrying'),

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { EventLog, RunLedger, StaleEpochError, type KeySpace, type ScriptLoader } from '@codemode/events';
 import { SessionStore } from '@codemode/store';
 import type { Logger, WorkerMetrics } from '@codemode/telemetry';
@@ -35,7 +35,7 @@ export async function meteredWrite<T>(meter: WriteMeter, write: () => Promise<T>
 /** The worker's EventLog: tool and shell events. */
 export class MeteredEventLog extends EventLog {
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     keys: KeySpace,
     scripts: ScriptLoader,
     private readonly meter: WriteMeter,
@@ -51,7 +51,7 @@ export class MeteredEventLog extends EventLog {
 /** The worker's RunLedger: claims, parks, resumes and terminal events of runs. */
 export class MeteredRunLedger extends RunLedger {
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     keys: KeySpace,
     scripts: ScriptLoader,
     private readonly meter: WriteMeter,
@@ -79,7 +79,7 @@ export class MeteredRunLedger extends RunLedger {
 /** The worker's SessionStore: `store.committed` at completion is fenced by the run's epoch too. */
 export class MeteredSessionStore extends SessionStore {
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     keys: KeySpace,
     scripts: ScriptLoader,
     private readonly meter: WriteMeter,

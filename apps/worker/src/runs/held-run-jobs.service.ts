@@ -10,7 +10,7 @@ import {
   type SessionRef,
   type ToolResultsJob,
 } from '@codemode/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
 import {
   EventLog,
@@ -40,7 +40,7 @@ export class HeldRunJobs {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly runs: RunLedger,
     private readonly events: EventLog,
     private readonly pool: SandboxPool,
@@ -65,7 +65,7 @@ export class HeldRunJobs {
       const take = { token: job.token, workerId: this.config.workerId, epoch: run.epoch, replyTo: job.replyTo, input: job.input };
       taken = await retryWhileStoreUnavailable(() => this.runs.resume(ref, job.runId, take), { giveUpMs: run.limits.timeoutMs });
     } catch (error) {
-      // Taken over by another worker: this VM is stale. Otherwise (Redis away) it stays parked.
+      // Taken over by another worker: this VM is stale. Otherwise (RedisClient away) it stays parked.
       if (error instanceof StaleEpochError) this.resident.drop(run);
       else this.giveBack(run);
       throw error;

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { CodeModeResult, ReplayPlan } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { publishStarted } from '@codemode/events';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { failedOutcome, TIMEOUT_MESSAGE, type CellOutcome } from '@codemode/cells';
 import { SandboxPool, type CellRunRequest, type RestorePlan } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
@@ -43,7 +43,7 @@ const SANDBOX_FAILED: Record<Exclude<Leg['kind'], 'none'>, string> = {
 export class LegRunner {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly pool: SandboxPool,
     private readonly outcomes: RunOutcomes,
   ) {}

@@ -6,7 +6,7 @@ import { EventLog, publishAnswer } from '@codemode/events';
 import { WorkerPresence, type LeasedSlot } from '@codemode/fleet';
 import { ProcessRegistry, rebuildSessions, removeSessionWorkspace, sessionWorkspace, SHELL_TEXTS, type ShellEvent } from '@codemode/shell';
 import type { Logger } from '@codemode/telemetry';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { WorkerTenantLimits } from '../quotas/worker-tenant-limits.service';
 import { ShellConfinement } from './shell-confinement.service';
@@ -48,7 +48,7 @@ export class ShellHost implements OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly events: EventLog,
     private readonly presence: WorkerPresence,
     private readonly confinement: ShellConfinement,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Limits, SessionRef } from '@codemode/contracts';
 import { guard, type KeySpace, type ScriptLoader } from '@codemode/events';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@codemode/events';
 import { ResultIdError, ResultsCapacityError, ResultUnavailableError, ResultValueError, StoreArgumentError } from '../errors';
 import { MAX_RESULTS } from '../limits';
 import { storeScripts, type StoreScriptName } from '../scripts';
@@ -22,7 +22,7 @@ const RESULT_ID_PATTERN = /^result_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
  */
 export class ResultsStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly scripts: ScriptLoader<StoreScriptName> = storeScripts(),
   ) {}

@@ -1,0 +1,36 @@
+import { ConfigError } from './errors';
+import { readRedisSettings } from './redis-settings';
+
+describe('readRedisSettings', () => {
+  it('defaults to one local Redis and 16 queue shards', () => {
+    expect(readRedisSettings({})).toEqual({
+      url: 'redis://127.0.0.1:6379',
+      clusterNodes: null,
+      username: undefined,
+      password: undefined,
+      queueShards: 16,
+    });
+  });
+
+  it('reads cluster seeds as host:port or redis:// URLs, with the URLs credentials', () => {
+    const settings = readRedisSettings({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis://app:s%40cret@node-2:7001,node-3' });
+    expect(settings.clusterNodes).toEqual([
+      { host: '10.0.0.1', port: 7000 },
+      { host: 'node-2', port: 7001 },
+      { host: 'node-3', port: 6379 },
+    ]);
+    expect(settings.username).toBe('app');
+    expect(settings.password).toBe('s@cret');
+  });
+
+  it('lets REDIS_USERNAME / REDIS_PASSWORD apply to every node', () => {
+    const settings = readRedisSettings({ REDIS_CLUSTER_NODES: 'redis://a:b@h:1', REDIS_USERNAME: 'svc', REDIS_PASSWORD: 'pw' });
+    expect([settings.username, settings.password]).toEqual(['svc', 'pw']);
+  });
+
+  it('names the variable of a malformed seed or shard count', () => {
+    expect(() => readRedisSettings({ REDIS_CLUSTER_NODES: 'h:99999' })).toThrow(ConfigError);
+    expect(() => readRedisSettings({ REDIS_CLUSTER_NODES: 'h:99999' })).toThrow(/REDIS_CLUSTER_NODES/);
+    expect(() => readRedisSettings({ CODEMODE_QUEUE_SHARDS: '0' })).toThrow(/CODEMODE_QUEUE_SHARDS must be an integer from 1 to 1024/);
+  });
+});
