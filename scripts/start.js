@@ -68,6 +68,9 @@ function onPath(binary) {
 }
 
 async function ensureRedis(started) {
+  // A Redis Cluster (SPEC §13) is the operator's: the apps connect to its seeds and report
+  // not-ready until it answers; nothing is started for it.
+  if (process.env.REDIS_CLUSTER_NODES && process.env.REDIS_CLUSTER_NODES.trim() !== '') return;
   const address = redisAddress();
   if (await pingRedis(address)) return;
   const loopback = ['127.0.0.1', 'localhost', '::1'].includes(address.host);

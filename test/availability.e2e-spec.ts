@@ -1,7 +1,6 @@
-import { Redis } from 'ioredis';
 import { CodeModeResultSchema } from '@codemode/contracts';
 import { freePort } from './utils/free-port';
-import { REDIS_URL, TestStack } from './utils/test-stack';
+import { stackRedis, TestStack } from './utils/test-stack';
 
 jest.setTimeout(60_000);
 
@@ -44,11 +43,13 @@ describe('a cell no worker starts within its budget', () => {
       'run.started',
       'run.completed',
     ]);
-    const redis = new Redis(REDIS_URL);
+    const redis = stackRedis();
     try {
-      const waiting = await redis.llen(`{${stack.prefix}}:cells:wait`);
-      const prioritized = await redis.zcard(`{${stack.prefix}}:cells:prioritized`);
-      expect(waiting + prioritized).toBe(0);
+      // Every shard of the cell queue is empty (CODEMODE_QUEUE_SHARDS [16]).
+      for (let shard = 0; shard < 16; shard += 1) {
+        const queue = `{${stack.prefix}:cells-${shard}}:cells-${shard}`;
+        expect((await redis.llen(`${queue}:wait`)) + (await redis.zcard(`${queue}:prioritized`))).toBe(0);
+      }
     } finally {
       redis.disconnect();
     }

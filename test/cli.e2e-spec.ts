@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CodeModeClient } from '@codemode/client';
 import { freePort } from './utils/free-port';
-import { deleteKeys, REDIS_URL, TestStack } from './utils/test-stack';
+import { deleteKeys, redisEnv, TestStack } from './utils/test-stack';
 
 jest.setTimeout(90_000);
 
@@ -185,7 +185,7 @@ describe('npm start on Ctrl-C', () => {
       PORT: String(port),
       WORKER_METRICS_PORT: String(await freePort()),
       CODEMODE_KEY_PREFIX: prefix,
-      REDIS_URL,
+      ...redisEnv(),
       LOG_LEVEL: 'info',
     };
     // A process group of its own, as a terminal runs a foreground command; Ctrl-C signals the whole group.

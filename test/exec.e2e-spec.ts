@@ -1,6 +1,5 @@
-import Redis from 'ioredis';
 import { CodeModeResultSchema, type CodeModeResult } from '@codemode/contracts';
-import { REDIS_URL, TestStack } from './utils/test-stack';
+import { stackRedis, TestStack } from './utils/test-stack';
 
 jest.setTimeout(60_000);
 
@@ -245,7 +244,7 @@ describe('exec over REST (real api + worker)', () => {
     // read is failed by the worker, not left running.
     const sid = 's-unreadable-tools';
     expect(await exec(sid, { title: 'warm', code: 'return 1' })).toMatchObject({ status: 'completed', value: 1 });
-    const redis = new Redis(REDIS_URL);
+    const redis = stackRedis();
     try {
       await redis.set(`${stack.prefix}:{default:${sid}}:tools`, '{not json');
       const started = Date.now();

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { CodeModeClient } from '@codemode/client';
 import { freePort } from './utils/free-port';
-import { deleteKeys, REDIS_URL, TestStack } from './utils/test-stack';
+import { deleteKeys, redisEnv, TestStack } from './utils/test-stack';
 
 jest.setTimeout(60_000);
 
@@ -68,7 +68,7 @@ describe('npm start (the README command)', () => {
         PORT: String(port),
         WORKER_METRICS_PORT: String(await freePort()),
         CODEMODE_KEY_PREFIX: prefix,
-        REDIS_URL,
+        ...redisEnv(),
         LOG_LEVEL: 'warn',
       },
       stdio: 'ignore',
@@ -101,7 +101,7 @@ describe('npm run start:api / start:worker (one process each, as in production)'
       PORT: String(port),
       WORKER_METRICS_PORT: String(await freePort()),
       CODEMODE_KEY_PREFIX: prefix,
-      REDIS_URL,
+      ...redisEnv(),
       LOG_LEVEL: 'warn',
     };
     const script = join(__dirname, '..', 'scripts', 'start.js');

@@ -51,7 +51,7 @@ async function redisState(url: string, prefix: string, runIds: string[]): Promis
       const [, keys] = await redis.scan('0', 'MATCH', `${prefix}:*:run:${runId}`, 'COUNT', 100000);
       for (const key of keys) lines.push(`${key} ${JSON.stringify(await redis.hgetall(key))}`);
     }
-    const [, jobs] = await redis.scan('0', 'MATCH', `{${prefix}}:worker-*`, 'COUNT', 100000);
+    const [, jobs] = await redis.scan('0', 'MATCH', `{${prefix}:worker-*`, 'COUNT', 100000);
     lines.push(`worker queue keys: ${jobs.sort().join(' ')}`);
     return lines.join('\n');
   } finally {

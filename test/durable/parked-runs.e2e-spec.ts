@@ -1,9 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { CodeModeResult, Event } from '@codemode/contracts';
 import type { CodeModeClient } from '@codemode/client';
-import Redis from 'ioredis';
 import { allEvents, sleep } from '../chaos/chaos-helpers';
-import { REDIS_URL, TestStack } from '../utils/test-stack';
+import { stackRedis, TestStack } from '../utils/test-stack';
 
 jest.setTimeout(120_000);
 
@@ -59,10 +58,10 @@ function terminals(events: Event[], runId: string): string[] {
 describe('durable parked runs: kill -9 of the worker holding them', () => {
   let stack: TestStack;
   let hook: Awaited<ReturnType<typeof startHook>>;
-  let redis: Redis;
+  let redis: ReturnType<typeof stackRedis>;
   beforeAll(async () => {
     hook = await startHook();
-    redis = new Redis(REDIS_URL);
+    redis = stackRedis();
     stack = await TestStack.start({ workers: 1, env: { CODEMODE_LEASE_MS: '2000', CODEMODE_REPLY_GRACE_MS: '1000' } });
   });
   afterAll(async () => {
@@ -195,7 +194,7 @@ describe('durable parked runs: SIGTERM hand-over', () => {
     await stack.addWorker();
     expect(await holder.stop()).toBe(0);
     const key = `${stack.prefix}:{default:${sid}}:image:${runId}`;
-    const redis = new Redis(REDIS_URL);
+    const redis = stackRedis();
     try {
       expect(await redis.exists(key)).toBe(1);
       expect(await client.abort(sid, runId)).toMatchObject({ status: 'failed', code: 'aborted' });

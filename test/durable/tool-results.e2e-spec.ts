@@ -1,6 +1,5 @@
-import Redis from 'ioredis';
 import { allEvents } from '../chaos/chaos-helpers';
-import { REDIS_URL, TestStack } from '../utils/test-stack';
+import { stackRedis, TestStack } from '../utils/test-stack';
 
 jest.setTimeout(90_000);
 
@@ -70,7 +69,7 @@ describe('tool results the owner does not take', () => {
     const sid = 'aborted-image';
     const parked = await client.exec(sid, { title: 'park', code: 'await yield_control(); return 1;' });
     if (parked.status !== 'waiting') throw new Error(`expected waiting, got ${JSON.stringify(parked)}`);
-    const redis = new Redis(REDIS_URL);
+    const redis = stackRedis();
     try {
       const key = `${stack.prefix}:{default:${sid}}:image:${parked.runId}`;
       expect(await redis.exists(key)).toBe(1);

@@ -1,6 +1,5 @@
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { REDIS_URL, TestStack } from '../utils/test-stack';
+import { scanKeys, stackRedis, TestStack } from '../utils/test-stack';
 
 /**
  * SPEC §10 "API": sessions, stores, tool registrations and idempotency keys expire after
@@ -16,7 +15,7 @@ const LEASE_MS = 1000;
 const REMOVAL_WITHIN_MS = LEASE_MS * 5 + 5000;
 
 let stack: TestStack;
-let redis: Redis;
+let redis: ReturnType<typeof stackRedis>;
 
 beforeAll(async () => {
   stack = await TestStack.start({
@@ -24,7 +23,7 @@ beforeAll(async () => {
     env: { CODEMODE_SESSION_TTL_SECONDS: '60', CODEMODE_LEASE_MS: String(LEASE_MS) },
   });
   await stack.addWorker({ CODEMODE_WORKER_ID: 'exp-w1' });
-  redis = new Redis(REDIS_URL);
+  redis = stackRedis();
 });
 
 afterAll(async () => {
@@ -32,25 +31,18 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function scan(pattern: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    found.push(...batch);
-  } while (cursor !== '0');
-  return found;
-}
+const scan = (pattern: string): Promise<string[]> => scanKeys(redis, pattern);
 
 /** Keys documented as kept without a TTL, each removed by its own rule (or kept on purpose). */
 function documentedException(key: string, liveWorkers: string[]): boolean {
   const p = stack.prefix;
-  if ([`${p}:tenant-uids`, `${p}:tenant-uids:next`, `${p}:parked`, `${p}:live`, `${p}:worker-queues`].includes(key)) return true;
+  if ([`${p}:tenant-uids`, `${p}:tenant-uids:next`, `${p}:worker-queues`].includes(key)) return true;
+  // The parts of the parked-run and live-run indexes.
+  if (new RegExp(`^${p}:(parked|live):\\{${p}:index-\\d+\\}$`).test(key)) return true;
   // The shared queues' own keys (meta, id, events, marker…): one set per deployment.
-  if (new RegExp(`^\\{${p}\\}:(cells|shell):[a-z-]+$`).test(key)) return true;
+  if (new RegExp(`^\\{${p}:(cells-\\d+|shell)\\}:(cells-\\d+|shell):[a-z-]+$`).test(key)) return true;
   // A live worker's own queue.
-  return liveWorkers.some((id) => key.startsWith(`{${p}}:worker-${id}:`));
+  return liveWorkers.some((id) => key.startsWith(`{${p}:worker-${id}}:worker-${id}:`));
 }
 
 async function waitUntil(check: () => Promise<boolean>, withinMs: number): Promise<boolean> {
@@ -65,15 +57,15 @@ async function waitUntil(check: () => Promise<boolean>, withinMs: number): Promi
 /** A job nobody will take soon (delayed), so the queue surely has keys. */
 async function queueJob(workerId: string): Promise<void> {
   const queue = new Queue(`worker-${workerId}`, {
-    connection: new Redis(REDIS_URL, { maxRetriesPerRequest: null }),
-    prefix: `{${stack.prefix}}`,
+    connection: stackRedis({ maxRetriesPerRequest: null }),
+    prefix: `{${stack.prefix}:worker-${workerId}}`,
   });
   await queue.add('abort-run', { tenant: 'x', sessionId: 'x', runId: 'x', replyTo: '' }, { delay: 600_000 });
   await queue.close();
   await queue.disconnect();
 }
 
-const queueKeys = (workerId: string) => scan(`{${stack.prefix}}:worker-${workerId}:*`);
+const queueKeys = (workerId: string) => scan(`{${stack.prefix}:worker-${workerId}}:*`);
 
 describe('key expiry', () => {
   it('gives every key a TTL after session PUT, exec, store write, tools PUT and an idempotent exec', async () => {
@@ -90,7 +82,7 @@ describe('key expiry', () => {
     expect(await client.exec('exp-1', { title: 'once', code: 'return 7' }, { idempotencyKey: 'idem-1' })).toEqual(first);
     expect(await client.exec('exp-2', { title: 'other', code: 'return 3' })).toMatchObject({ status: 'completed' });
 
-    const keys = [...(await scan(`${stack.prefix}*`)), ...(await scan(`{${stack.prefix}}*`))];
+    const keys = [...(await scan(`${stack.prefix}:*`)), ...(await scan(`{${stack.prefix}:*`))];
     expect(keys.some((k) => k.endsWith(':store'))).toBe(true);
     expect(keys.some((k) => k.endsWith(':tools'))).toBe(true);
     expect(keys.some((k) => k.includes(':idem:'))).toBe(true);

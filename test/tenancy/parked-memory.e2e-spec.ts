@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import type { CodeModeResult } from '@codemode/contracts';
 import type { CodeModeClient } from '@codemode/client';
 import { allEvents } from '../chaos/chaos-helpers';
 import { decide, metric, pendingApprovals, putJson } from '../approvals/approval-helpers';
-import { REDIS_URL, TestStack } from '../utils/test-stack';
+import { stackRedis, TestStack } from '../utils/test-stack';
 
 jest.setTimeout(240_000);
 
@@ -36,7 +35,7 @@ describe('parked memory: big VMs are counted as held and kept within the worker 
   const keys = { alpha: `pma-${run}`, beta: `pmb-${run}`, gamma: `pmg-${run}` };
   const BUDGET = 160 * MiB;
   let stack: TestStack;
-  let redis: Redis;
+  let redis: ReturnType<typeof stackRedis>;
   let dir: string;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parked-memory-'));
@@ -46,7 +45,7 @@ describe('parked memory: big VMs are counted as held and kept within the worker 
       apiKeys: `${keys.alpha}:alpha,${keys.beta}:beta,${keys.gamma}:gamma`,
       env: { CODEMODE_WORKER_PARKED_MEMORY_BYTES: String(BUDGET), CODEMODE_TENANTS_FILE: file },
     });
-    redis = new Redis(REDIS_URL);
+    redis = stackRedis();
   });
   afterAll(async () => {
     redis?.disconnect();

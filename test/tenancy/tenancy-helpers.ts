@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { AppProcess } from '../utils/app-process';
 import { freePort } from '../utils/free-port';
-import { REDIS_URL, TestStack } from '../utils/test-stack';
+import { redisEnv, TestStack } from '../utils/test-stack';
 
 /**
  * Helpers of the adversarial two-tenant suite: canary secrets, leak detection over answers, raw
@@ -224,7 +224,7 @@ export class KeylessWorkerStack {
   async addWorker(extraEnv: Record<string, string> = {}): Promise<{ worker: AppProcess; url: string }> {
     const port = String(await freePort());
     const worker = AppProcess.spawn('worker', {
-      REDIS_URL,
+      ...redisEnv(),
       CODEMODE_KEY_PREFIX: this.stack.prefix,
       CODEMODE_WORKSPACE_ROOT: this.stack.workspaceRoot,
       CODEMODE_SANDBOX_THREADS: '2',

@@ -2,12 +2,47 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { CodeModeClient } from '@codemode/client';
 import { AppProcess } from './app-process';
 import { freePort } from './free-port';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * Seeds of the Redis Cluster the stacks run on instead, when set (SPEC §13: one of `.ci/run`'s
+ * passes sets it, so the e2e suites run against a cluster as well as one Redis).
+ */
+export const REDIS_CLUSTER_NODES = process.env.REDIS_CLUSTER_NODES?.trim() || undefined;
+
+/** The environment that points an app at the tests' Redis (the cluster when there is one). */
+export function redisEnv(): Record<string, string> {
+  return REDIS_CLUSTER_NODES ? { REDIS_URL, REDIS_CLUSTER_NODES } : { REDIS_URL };
+}
+
+/** A client of the stacks' Redis (the cluster when there is one), for tests that look at keys. */
+export function stackRedis(options: { maxRetriesPerRequest?: number | null } = {}): Redis | Cluster {
+  if (!REDIS_CLUSTER_NODES) return new Redis(REDIS_URL, options);
+  const seeds = REDIS_CLUSTER_NODES.split(',').map((seed) => {
+    const [host, port] = seed.replace(/^redis:\/\//, '').split(':');
+    return { host, port: Number(port) };
+  });
+  return new Cluster(seeds, { redisOptions: options });
+}
+
+/** Every key matching `pattern`, over every primary of a cluster. */
+export async function scanKeys(redis: Redis | Cluster, pattern: string): Promise<string[]> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  const found: string[] = [];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      found.push(...keys);
+    } while (cursor !== '0');
+  }
+  return found;
+}
 
 export interface StackOptions {
   /** Number of workers to start (default 1). */
@@ -43,7 +78,7 @@ export class TestStack {
     const prefix = `t${randomBytes(5).toString('hex')}`;
     const port = await freePort();
     const env: Record<string, string> = {
-      REDIS_URL: options.redisUrl ?? REDIS_URL,
+      ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : redisEnv()),
       // A multi-tenant API serves /metrics here (SPEC §10); each stack gets its own.
       API_METRICS_PORT: String(await freePort()),
       CODEMODE_KEY_PREFIX: prefix,
@@ -144,19 +179,14 @@ export class TestStack {
   }
 }
 
-/** Deletes every key of a test prefix (event keys and BullMQ's `{prefix}` keys); never flushes. */
+/** Deletes every key of a test prefix (event keys and BullMQ's `{prefix:…}` keys); never flushes. */
 export async function deleteKeys(prefix: string | null): Promise<void> {
   if (prefix === null) return;
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const redis = stackRedis({ maxRetriesPerRequest: 1 });
   try {
-    await redis.connect();
-    for (const pattern of [`${prefix}:*`, `{${prefix}}:*`]) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await redis.unlink(...keys);
-      } while (cursor !== '0');
+    for (const pattern of [`${prefix}:*`, `{${prefix}:*`]) {
+      // One UNLINK per key: on a cluster the keys are in many slots.
+      for (const key of await scanKeys(redis, pattern)) await redis.unlink(key);
     }
   } finally {
     redis.disconnect();

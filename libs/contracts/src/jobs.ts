@@ -3,8 +3,27 @@ import { CellSpecSchema } from './exec';
 import { CodeModeResultSchema } from './result';
 import { ShellConfigSchema } from './shell-config';
 
-/** Queue names, defined once. The shared `cells` queue takes only new cells. */
-export const QUEUES = { cells: 'cells', shell: 'shell' } as const;
+/** Queue names, defined once. The shared `shell` queue takes shell work for any worker. */
+export const QUEUES = { shell: 'shell' } as const;
+
+/**
+ * The cell queue is split into shards (SPEC §13: `CODEMODE_QUEUE_SHARDS`), each a BullMQ queue
+ * under its own hash tag, so a Redis Cluster spreads them; every worker consumes every shard.
+ * They take new cells and replays of parked runs.
+ */
+export function cellQueueName(shard: number): string {
+  return `cells-${shard}`;
+}
+
+/** The shard of a session's cells (FNV-1a of tenant and session id): the same on every process. */
+export function cellQueueShard(tenant: string, sessionId: string, shards: number): number {
+  let hash = 0x811c9dc5;
+  for (const char of `${tenant}\u0000${sessionId}`) {
+    hash ^= char.codePointAt(0)!;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+}
 
 /**
  * Each worker's own queue (a sticky task queue): work for what lives in that worker's memory —

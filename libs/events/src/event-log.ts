@@ -5,7 +5,7 @@ import { InvalidArgumentError, InvalidCursorError, InvalidEventError } from './e
 import { decodeEntry, encodeEvent, rawsAndFactsArgs, toPublicEvent, type LoggedEvent } from './event-encoding';
 import type { KeySpace } from './keys';
 import { checkReply } from './lua-errors';
-import { closeConnection, duplicateForBlocking, execMulti, failedCommand, guard } from './redis';
+import { closeConnection, duplicateForBlocking, failedCommand, guard } from './redis';
 import { ScriptLoader } from './script-loader';
 import { SessionIndex } from './session-index';
 
@@ -162,10 +162,10 @@ export class EventLog {
     return (await guard(() => this.redis.exists(this.keys.session(ref)))) === 1;
   }
 
-  /** `exists` for many sessions in one pipeline, answers in order (each EXISTS in its own session's slot). */
+  /** `exists` for many sessions, answers in order (one EXISTS each: sessions are in different Cluster slots). */
   async existing(refs: readonly SessionRef[]): Promise<boolean[]> {
     if (refs.length === 0) return [];
-    const counts = await execMulti(refs.reduce((p, ref) => p.exists(this.keys.session(ref)), this.redis.pipeline()));
+    const counts = await guard(() => Promise.all(refs.map((ref) => this.redis.exists(this.keys.session(ref)))));
     return counts.map((count) => count === 1);
   }
 

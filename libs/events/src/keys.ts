@@ -124,9 +124,13 @@ export class KeySpace {
     return [this.events(ref), this.session(ref), this.run(ref, runId), this.transcript(ref), this.runs(ref)];
   }
 
-  /** `{<prefix>}`: the prefix of every BullMQ queue of the deployment (one Cluster slot per deployment). */
-  get queuePrefix(): string {
-    return `{${this.prefix}}`;
+  /**
+   * `{<prefix>:<queue>}`: the BullMQ prefix of one queue. Each queue is its own hash tag, so on a
+   * Redis Cluster the queues (cell shards, the shell queue, every worker's own) spread over the
+   * slots while each queue's keys stay in one (BullMQ's scripts need that).
+   */
+  queuePrefix(queue: string): string {
+    return `{${this.prefix}:${queue}}`;
   }
 
   /** A worker's presence (its lease): present while the worker is alive. */
@@ -168,14 +172,14 @@ export class KeySpace {
     return `${this.prefix}:deployment:mcp`;
   }
 
-  /** Every parked run by expiry time, across sessions (ParkedRunIndex). */
-  parkedIndex(): string {
-    return `${this.prefix}:parked`;
+  /** One part of the index of every parked run by expiry time, across sessions (ParkedRunIndex). */
+  parkedIndex(part: number): string {
+    return `${this.prefix}:parked:{${this.prefix}:index-${part}}`;
   }
 
-  /** Every run an exec or a wait set going, by when it must have ended or parked (LiveRunIndex). */
-  liveIndex(): string {
-    return `${this.prefix}:live`;
+  /** One part of the index of every run an exec or a wait set going, by when it must have ended or parked (LiveRunIndex). */
+  liveIndex(part: number): string {
+    return `${this.prefix}:live:{${this.prefix}:index-${part}}`;
   }
 
   /** The deployment's tenancy mode (`multi` | `single`) as the API recorded it (SPEC §10 "Mode"). */

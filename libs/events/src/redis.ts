@@ -57,26 +57,29 @@ export function createRedis(target: RedisTarget, opts: CreateRedisOptions = {}):
   const commandOptions = failFast ? { maxRetriesPerRequest: 1, commandTimeout: 5_000 } : { maxRetriesPerRequest: null };
   const settings = typeof target === 'string' ? null : target;
   const redis: RedisClient = settings?.clusterNodes
-    ? new Cluster(settings.clusterNodes.map(({ host, port }) => ({ host, port })), {
-        lazyConnect: opts.lazy ?? false,
-        enableAutoPipelining: true,
-        enableOfflineQueue: !failFast,
-        clusterRetryStrategy: reconnectDelay,
-        // A failover takes a few seconds: retries (bounded by maxRedirections) span about that
-        // long, then the caller sees "unavailable".
-        retryDelayOnFailover: 200,
-        retryDelayOnClusterDown: 200,
-        retryDelayOnTryAgain: 100,
-        retryDelayOnMoved: 0,
-        shardedSubscribers: opts.subscriber === true,
-        redisOptions: {
-          connectionName: opts.name,
-          username: settings.username,
-          password: settings.password,
-          connectTimeout: 2_000,
-          ...commandOptions,
+    ? new Cluster(
+        settings.clusterNodes.map(({ host, port }) => ({ host, port })),
+        {
+          lazyConnect: opts.lazy ?? false,
+          enableAutoPipelining: true,
+          enableOfflineQueue: !failFast,
+          clusterRetryStrategy: reconnectDelay,
+          // A failover takes a few seconds: retries (bounded by maxRedirections) span about that
+          // long, then the caller sees "unavailable".
+          retryDelayOnFailover: 200,
+          retryDelayOnClusterDown: 200,
+          retryDelayOnTryAgain: 100,
+          retryDelayOnMoved: 0,
+          shardedSubscribers: opts.subscriber === true,
+          redisOptions: {
+            connectionName: opts.name,
+            username: settings.username,
+            password: settings.password,
+            connectTimeout: 2_000,
+            ...commandOptions,
+          },
         },
-      })
+      )
     : new Redis(settings?.url ?? (target as string), {
         connectionName: opts.name,
         lazyConnect: opts.lazy ?? false,
@@ -88,7 +91,10 @@ export function createRedis(target: RedisTarget, opts: CreateRedisOptions = {}):
         enableOfflineQueue: !failFast,
         ...commandOptions,
       });
-  redis.on('error', reportEvery(ERROR_REPORT_INTERVAL_MS, (error) => opts.onError?.(error)));
+  redis.on(
+    'error',
+    reportEvery(ERROR_REPORT_INTERVAL_MS, (error) => opts.onError?.(error)),
+  );
   return redis;
 }
 
@@ -168,6 +174,7 @@ export function closeConnection(redis: RedisClient): void {
 /** Stops `listener` and closes a subscriber connection: QUIT when it is up, then at once either way. */
 export async function closeSubscriber(subscriber: RedisClient, listener: (channel: string, message: string) => void): Promise<void> {
   subscriber.off('message', listener);
+  subscriber.off('smessage', listener);
   try {
     if (subscriber.status === 'ready') await subscriber.quit();
   } finally {

@@ -58,7 +58,7 @@ async function startedRun(ref: SessionRef, parked = false): Promise<string> {
 
 const types = async (ref: SessionRef): Promise<string[]> => (await log.history(ref)).map((e) => e.type);
 const liveIndexed = async (ref: SessionRef, runId: string): Promise<boolean> =>
-  (await redis.zscore(keys.liveIndex(), JSON.stringify([ref.tenant, ref.sessionId, runId]))) !== null;
+  (await live.due(Number.MAX_SAFE_INTEGER, 1000)).some((due) => due.runId === runId && due.ref.sessionId === ref.sessionId);
 /** Holdings are given back best effort (not awaited): the commands are on the wire; one round trip later they have run. */
 const settled = () => redis.ping();
 
@@ -137,9 +137,15 @@ describe('RunEnds', () => {
       const first = replies.waitFor(answered, { signal });
       const second = replies.waitFor(recorded, { signal });
       const unavailable = failed('code mode run is unavailable', 'invalid_input');
-      await ends.lose({ ref, runId: answered, epoch: 1 }, { answer: { replyTo: replies.channel, result: unavailable, recorded: false } });
+      await ends.lose(
+        { ref, runId: answered, epoch: 1 },
+        { answer: { replyTo: replies.channelFor(ref), result: unavailable, recorded: false } },
+      );
       const lostAfterCalls = failed('lost with its worker after it called tools');
-      await ends.lose({ ref, runId: recorded, epoch: 1 }, { answer: { replyTo: replies.channel, result: lostAfterCalls, recorded: true } });
+      await ends.lose(
+        { ref, runId: recorded, epoch: 1 },
+        { answer: { replyTo: replies.channelFor(ref), result: lostAfterCalls, recorded: true } },
+      );
       expect(await first).toEqual(unavailable);
       expect(await second).toEqual(lostAfterCalls);
       const lost = (await log.history(ref)).filter((e) => e.type === 'run.lost');

@@ -3,7 +3,7 @@ import type { RedisClient } from './redis';
 import type { KeySpace } from './keys';
 import { readNewestFirst } from './newest-first-page';
 import { runFromHash } from './projections/views';
-import { execMulti } from './redis';
+import { execMulti, guard } from './redis';
 
 /**
  * How many of a session's newest runs are looked at for its live ones. Live runs are the newest
@@ -31,15 +31,21 @@ export class RunListing {
     return { runs, next: page.next };
   }
 
-  /** The live runs among each session's LIVE_RUN_SCAN newest, in two pipelined round trips. */
+  /** The live runs among each session's LIVE_RUN_SCAN newest, in two batched round trips. */
   async liveRuns(refs: readonly SessionRef[]): Promise<RunView[][]> {
     if (refs.length === 0) return [];
-    const ids = (await execMulti(
-      refs.reduce((m, ref) => m.zrevrange(this.keys.runs(ref), 0, LIVE_RUN_SCAN - 1), this.redis.pipeline()),
-    )) as string[][];
-    const statuses = (await execMulti(
-      refs.reduce((m, ref, i) => ids[i].reduce((mm, id) => mm.hget(this.keys.run(ref, id), 'status'), m), this.redis.pipeline()),
-    )) as Array<string | null>;
+    // Per session, not one pipeline: sessions live in different Cluster slots (auto-pipelining
+    // still batches the commands per node).
+    const ids = await guard(() => Promise.all(refs.map((ref) => this.redis.zrevrange(this.keys.runs(ref), 0, LIVE_RUN_SCAN - 1))));
+    const statuses = (
+      await Promise.all(
+        refs.map((ref, i) =>
+          ids[i].length === 0
+            ? Promise.resolve([])
+            : execMulti(ids[i].reduce((m, id) => m.hget(this.keys.run(ref, id), 'status'), this.redis.pipeline())),
+        ),
+      )
+    ).flat() as Array<string | null>;
     let at = 0;
     const liveIds = ids.map((list) => list.filter(() => LIVE.has(statuses[at++] as RunStatus)));
     return Promise.all(refs.map((ref, i) => this.read(ref, liveIds[i])));

@@ -26,17 +26,17 @@ afterAll(async () => {
   await redis.quit();
 });
 
-test('started then result arrive through the PUBLISH inside start and finish', async () => {
+test('started then result arrive through the SPUBLISH inside start and finish', async () => {
   const runId = newRunId();
   await runs.request(ref, runId, requestData());
   const order: string[] = [];
   const controller = new AbortController();
   const answer = replies.waitFor(runId, { signal: controller.signal, onStarted: () => order.push('started') });
   const other = replies.waitFor(runId, { signal: controller.signal });
-  await runs.start(ref, newRunId(), { workerId: 'w', epoch: 1, replyTo: replies.channel }); // unknown run: no message
-  await runs.start(ref, runId, { workerId: 'w', epoch: 1, replyTo: replies.channel });
+  await runs.start(ref, newRunId(), { workerId: 'w', epoch: 1, replyTo: replies.channelFor(ref) }); // unknown run: no message
+  await runs.start(ref, runId, { workerId: 'w', epoch: 1, replyTo: replies.channelFor(ref) });
   const result = completed({ empty: [] });
-  await runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result, replyTo: replies.channel });
+  await runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result, replyTo: replies.channelFor(ref) });
   expect(await answer).toEqual(result);
   expect(await other).toEqual(result);
   order.push('result');
@@ -49,9 +49,9 @@ test('messages for unknown runIds and malformed messages are ignored; abort reje
   const runId = newRunId();
   const controller = new AbortController();
   const pending = replies.waitFor(runId, { signal: controller.signal });
-  await redis.publish(replies.channel, 'not json');
-  await redis.publish(replies.channel, JSON.stringify({ kind: 'result', runId: newRunId(), result: completed(1) }));
-  await redis.publish(replies.channel, JSON.stringify({ kind: 'result', runId }));
+  await redis.spublish(replies.channelFor(ref), 'not json');
+  await redis.spublish(replies.channelFor(ref), JSON.stringify({ kind: 'result', runId: newRunId(), result: completed(1) }));
+  await redis.spublish(replies.channelFor(ref), JSON.stringify({ kind: 'result', runId }));
   await new Promise((r) => setTimeout(r, 50));
   controller.abort();
   await expect(pending).rejects.toBeInstanceOf(ReplyWaitAbortedError);

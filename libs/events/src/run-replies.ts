@@ -1,5 +1,7 @@
-import { RunReplySchema, type CodeModeResult } from '@codemode/contracts';
+import { Cluster } from 'ioredis';
+import { RunReplySchema, type CodeModeResult, type SessionRef } from '@codemode/contracts';
 import type { RedisClient } from './redis';
+import { CLUSTER_SLOTS, keySlot, slotTag } from './cluster-slots';
 import { ReplyWaitAbortedError } from './errors';
 import type { KeySpace } from './keys';
 import { closeSubscriber } from './redis';
@@ -13,12 +15,22 @@ interface Waiter {
  * The API instance's inbox: workers publish `started` and `result` replies for the runs it waits
  * on (from inside the scripts that append those events, so a reply never precedes its event).
  *
+ * Replies travel by sharded pub/sub (SPUBLISH, Redis 7), so on a Redis Cluster a reply is sent
+ * by the node that holds the session and reaches only the subscribers of that node, never
+ * broadcast to every node (SPEC §13). A script may publish only on a channel of its own slot, so
+ * on a cluster the instance has one channel per slot (`<p>:reply:<instance>:{<tag of the slot>}`),
+ * all subscribed at start (ioredis keeps one subscriber connection per primary and moves the
+ * subscriptions on failover); `channelFor` names the one of a session's slot. On one Redis there
+ * is one channel.
+ *
  * Pub/sub delivers only to current subscribers and loses what is published during a reconnect:
  * register `waitFor` before enqueueing the job, and fall back to reading the run projection when
  * a wait ends without an answer.
  */
 export class RunReplies {
-  readonly channel: string;
+  private readonly channel: string;
+  private readonly sharded: boolean;
+  private readonly sessionSlot: (ref: SessionRef) => number;
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly onMessage = (channel: string, message: string) => this.dispatch(channel, message);
 
@@ -29,13 +41,29 @@ export class RunReplies {
     instanceId: string,
   ) {
     this.channel = keys.reply(instanceId);
+    this.sharded = subscriber instanceof Cluster;
+    this.sessionSlot = (ref) => keySlot(keys.sessionBase(ref));
+  }
+
+  /** The channel a worker answers on about `ref`'s runs and requests (a job's `replyTo`). */
+  channelFor(ref: SessionRef): string {
+    return this.sharded ? this.slotChannel(this.sessionSlot(ref)) : this.channel;
   }
 
   async start(): Promise<void> {
-    this.subscriber.on('message', this.onMessage);
+    this.subscriber.on('smessage', this.onMessage);
     // Not waiting for Redis: an API must boot (and report not-ready) during an outage. The offline
-    // queue sends SUBSCRIBE once connected, and ioredis re-subscribes after every reconnect.
-    await this.subscriber.subscribe(this.channel);
+    // queue sends SSUBSCRIBE once connected, and ioredis re-subscribes after every reconnect.
+    if (!this.sharded) {
+      await this.subscriber.ssubscribe(this.channel);
+      return;
+    }
+    // One channel per command: SSUBSCRIBE takes channels of one slot only.
+    await Promise.all(Array.from({ length: CLUSTER_SLOTS }, (_, slot) => this.subscriber.ssubscribe(this.slotChannel(slot))));
+  }
+
+  private slotChannel(slot: number): string {
+    return `${this.channel}:{${slotTag(slot)}}`;
   }
 
   /**
@@ -84,7 +112,7 @@ export class RunReplies {
   }
 
   private dispatch(channel: string, message: string): void {
-    if (channel !== this.channel) return;
+    if (channel !== this.channel && !channel.startsWith(`${this.channel}:{`)) return;
     let parsed: unknown;
     try {
       parsed = JSON.parse(message);
@@ -116,10 +144,10 @@ export function resultReply(channel: string, runId: string, result: CodeModeResu
  * deadline counts from here: a run rebuilt by replay sends it once the rebuild is done.
  */
 export async function publishStarted(redis: RedisClient, channel: string, runId: string, workerId: string): Promise<void> {
-  await redis.publish(channel, JSON.stringify({ kind: 'started', runId, workerId }));
+  await redis.spublish(channel, JSON.stringify({ kind: 'started', runId, workerId }));
 }
 
 /** Worker side: pushes a request's answer to the API instance waiting on `channel`. */
 export async function publishAnswer(redis: RedisClient, channel: string, requestId: string, answer: unknown): Promise<void> {
-  await redis.publish(channel, JSON.stringify({ kind: 'answer', runId: requestId, answer }));
+  await redis.spublish(channel, JSON.stringify({ kind: 'answer', runId: requestId, answer }));
 }

@@ -1,5 +1,5 @@
 import type { RedisClient } from '@codemode/events';
-import { execMulti, guard, isStoreFull, type KeySpace } from '@codemode/events';
+import { guard, isStoreFull, type KeySpace } from '@codemode/events';
 
 /** SPEC §10 default of CODEMODE_SESSION_TTL_SECONDS: how long a shell home outlives its last claim. */
 const DEFAULT_SHELL_HOME_TTL_SECONDS = 2_592_000;
@@ -34,8 +34,10 @@ export class WorkerPresence {
 
   /** Renews this worker's presence for `ttlMs`. Call from the main thread every few seconds. */
   async beat(workerId: string, ttlMs: number): Promise<void> {
-    const multi = this.redis.multi().set(this.aliveKey(workerId), '1', 'PX', ttlMs).zadd(this.registryKey(), Date.now(), workerId);
-    await execMulti(multi);
+    // Two commands, not a MULTI: the lease and the registry are in different Cluster slots. The
+    // registry is rescored by every beat, so one missed write is made good by the next.
+    await guard(() => this.redis.set(this.aliveKey(workerId), '1', 'PX', ttlMs));
+    await guard(() => this.redis.zadd(this.registryKey(), Date.now(), workerId));
   }
 
   /**
@@ -89,12 +91,6 @@ export class WorkerPresence {
    */
   async queued(workerId: string): Promise<void> {
     await guard(() => this.redis.zadd(this.registryKey(), Date.now(), workerId));
-  }
-
-  /** Registers queues found some other way (left by workers older than the registry), as long gone. */
-  async adopt(workerIds: readonly string[]): Promise<void> {
-    if (workerIds.length === 0) return;
-    await guard(() => this.redis.zadd(this.registryKey(), 'NX', ...workerIds.flatMap((id) => [0, id])));
   }
 
   /** Up to `limit` registered workers last seen before `beforeMs`, oldest first. */

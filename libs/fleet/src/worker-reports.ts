@@ -1,6 +1,6 @@
 import { WorkerReportSchema, type WorkerReport } from '@codemode/contracts';
 import type { RedisClient } from '@codemode/events';
-import { execMulti, guard, type KeySpace } from '@codemode/events';
+import { guard, type KeySpace } from '@codemode/events';
 
 /** A live worker as the fleet view shows it. */
 export interface LiveWorker {
@@ -31,14 +31,16 @@ export class WorkerReports {
   async alive(): Promise<LiveWorker[]> {
     const ids = await guard(() => this.redis.zrevrange(this.keys.workerQueues(), 0, REGISTRY_SCAN - 1));
     if (ids.length === 0) return [];
-    const replies = await execMulti(
-      ids.reduce((m, id) => m.pttl(this.keys.workerAlive(id)).get(this.keys.workerReport(id)), this.redis.pipeline()),
+    // One command per key, not a pipeline: each worker's keys are in a slot of their own on a
+    // Cluster (auto-pipelining still batches them per node).
+    const rows = await guard(() =>
+      Promise.all(ids.map((id) => Promise.all([this.redis.pttl(this.keys.workerAlive(id)), this.redis.get(this.keys.workerReport(id))]))),
     );
     const workers: LiveWorker[] = [];
     ids.forEach((workerId, i) => {
-      const leaseLeftMs = replies[2 * i] as number;
+      const [leaseLeftMs, report] = rows[i];
       if (leaseLeftMs < 0) return;
-      workers.push({ workerId, leaseLeftMs, report: parseReport(replies[2 * i + 1] as string | null) });
+      workers.push({ workerId, leaseLeftMs, report: parseReport(report) });
     });
     return workers;
   }

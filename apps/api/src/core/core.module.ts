@@ -134,13 +134,14 @@ const FLEET_CLASSES = {
     },
     {
       provide: CellQueue,
-      inject: [REDIS, KeySpace],
-      useFactory: (r: RedisClient, k: KeySpace) => new CellQueue(new Queue(QUEUES.cells, { connection: r, prefix: k.queuePrefix })),
+      inject: [REDIS, KeySpace, APP_CONFIG],
+      useFactory: (r: RedisClient, k: KeySpace, c: AppConfig) => CellQueue.open(r, k, c.redis.queueShards),
     },
     {
       provide: ShellQueue,
       inject: [REDIS, KeySpace],
-      useFactory: (r: RedisClient, k: KeySpace) => new ShellQueue(new Queue(QUEUES.shell, { connection: r, prefix: k.queuePrefix })),
+      useFactory: (r: RedisClient, k: KeySpace) =>
+        new ShellQueue(new Queue(QUEUES.shell, { connection: r, prefix: k.queuePrefix(QUEUES.shell) })),
     },
     {
       provide: SessionStore,
@@ -152,7 +153,7 @@ const FLEET_CLASSES = {
     {
       provide: WorkerQueues,
       inject: [REDIS, KeySpace, WorkerPresence],
-      useFactory: (r: RedisClient, k: KeySpace, p: WorkerPresence) => new WorkerQueues(r, k.queuePrefix, p),
+      useFactory: (r: RedisClient, k: KeySpace, p: WorkerPresence) => new WorkerQueues(r, k, p),
     },
   ],
   exports: [

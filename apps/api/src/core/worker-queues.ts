@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { RedisClient } from '@codemode/events';
+import type { KeySpace, RedisClient } from '@codemode/events';
 import type { WorkerPresence } from '@codemode/fleet';
 import { JOB_NAMES, workerQueueName, type AbortJob, type ResumeJob, type ShellJob, type ToolResultsJob } from '@codemode/contracts';
 
@@ -22,7 +22,7 @@ export class WorkerQueues {
 
   constructor(
     private readonly connection: RedisClient,
-    private readonly prefix: string,
+    private readonly keys: KeySpace,
     private readonly presence: WorkerPresence,
   ) {}
 
@@ -82,7 +82,8 @@ export class WorkerQueues {
       this.queues.set(workerId, queue);
       return queue;
     }
-    queue = new Queue(workerQueueName(workerId), { connection: this.connection, prefix: this.prefix });
+    const name = workerQueueName(workerId);
+    queue = new Queue(name, { connection: this.connection, prefix: this.keys.queuePrefix(name) });
     this.queues.set(workerId, queue);
     if (this.queues.size > MAX_HANDLES) {
       const [oldestId, oldest] = this.queues.entries().next().value as [string, Queue];

@@ -3,7 +3,7 @@ import type { RedisClient } from '@codemode/events';
 import { TenancyAnnouncement } from '../core/tenancy-announcement.service';
 import { REDIS } from '../core/tokens';
 
-/** Liveness says the process answers; readiness says it can do work (RedisClient answers, tenancy mode recorded). */
+/** Liveness says the process answers; readiness says it can do work (Redis answers, tenancy mode recorded). */
 @Controller('health')
 export class HealthController {
   constructor(

@@ -30,7 +30,7 @@ export class AbortService {
   private async abortExecuting(ref: SessionRef, runId: string): Promise<CodeModeResult> {
     const run = await this.runs.get(ref, runId);
     if (!run?.owner) throw new ConflictApiException('run has no owner yet; retry the abort.', { status: run?.status ?? null });
-    await this.workers.abort(run.owner, { tenant: ref.tenant, sessionId: ref.sessionId, runId, replyTo: this.replies.channel });
+    await this.workers.abort(run.owner, { tenant: ref.tenant, sessionId: ref.sessionId, runId, replyTo: this.replies.channelFor(ref) });
     const until = Date.now() + ABORT_EXECUTING_MS;
     while (Date.now() < until) {
       const now = await this.runs.get(ref, runId);
@@ -67,7 +67,12 @@ export class AbortService {
     const timer = setTimeout(() => controller.abort(), OWNER_ABORT_MS);
     try {
       const reply = this.replies.waitFor(runId, { signal: controller.signal });
-      await this.workers.abort(reservation.owner, { tenant: ref.tenant, sessionId: ref.sessionId, runId, replyTo: this.replies.channel });
+      await this.workers.abort(reservation.owner, {
+        tenant: ref.tenant,
+        sessionId: ref.sessionId,
+        runId,
+        replyTo: this.replies.channelFor(ref),
+      });
       return await reply;
     } catch {
       // The owner did not answer (gone, or Redis lost the push): end the run here; its VM, if

@@ -150,7 +150,7 @@ export class ExecService {
         const outcome = await this.ends.abandon(ref, runId, result, idempotencyKey);
         if (!outcome.abandoned) return null;
         log.warn('no worker started the cell within its budget');
-        await this.queue.remove(runId);
+        await this.queue.remove(ref, runId);
         return result;
       },
       onNoAnswer: async () => {
@@ -173,7 +173,7 @@ export class ExecService {
           sessionId: ref.sessionId,
           runId,
           spec,
-          replyTo: this.replies.channel,
+          replyTo: this.replies.channelFor(ref),
           requestedAt: Date.now(),
         },
         rank,

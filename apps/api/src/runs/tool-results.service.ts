@@ -72,7 +72,7 @@ export class ToolResultsService {
         runId,
         results: parsed.results,
         requestId,
-        replyTo: this.replies.channel,
+        replyTo: this.replies.channelFor(ref),
       });
       const answer = (await ack) as { accepted?: number; error?: string };
       if (answer.error !== undefined) throw new ConflictApiException(answer.error);

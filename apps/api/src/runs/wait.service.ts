@@ -293,7 +293,7 @@ export class WaitService {
   /** Queues the resume job; answers how to take it back if nobody takes it in time. */
   private async send(ref: SessionRef, runId: string, token: string, fate: 'held' | 'restore' | 'replay', owner: string): Promise<Withdraw> {
     const requestedAt = Date.now();
-    const replyTo = this.replies.channel;
+    const replyTo = this.replies.channelFor(ref);
     const input = { runId };
     // A restore and a replay are the same job: the worker taking it restores the image when it can.
     if (fate !== 'held') {
@@ -305,7 +305,7 @@ export class WaitService {
         resume: { token, input },
         requestedAt,
       });
-      return () => this.cells.withdraw(jobId);
+      return () => this.cells.withdraw(ref, jobId);
     }
     const jobId = await this.workers.resume(owner, {
       tenant: ref.tenant,
@@ -353,7 +353,7 @@ export class WaitService {
         tenant: ref.tenant,
         sessionId: ref.sessionId,
         runId,
-        replyTo: this.replies.channel,
+        replyTo: this.replies.channelFor(ref),
         requestedAt: Date.now(),
       });
     } catch (error) {
@@ -371,7 +371,7 @@ export class WaitService {
     if (held.forMs < ABANDONED_RESERVATION_MS) return false;
     const [ownerJob, replayJob] = await Promise.all([
       held.owner ? this.workers.hasResumeJob(held.owner, held.token) : Promise.resolve(false),
-      this.cells.hasReplayJob(held.token),
+      this.cells.hasReplayJob(ref, held.token),
     ]);
     if (ownerJob || replayJob) return false;
     const released = await this.runs.giveBackResume(ref, runId, held.token);

@@ -79,7 +79,7 @@ export class ShellService {
       input,
       config,
       requestId: randomUUID(),
-      replyTo: this.replies.channel,
+      replyTo: this.replies.channelFor(ref),
     };
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), waitMsFor(config) + REPLY_GRACE_MS);

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DelayedError, type Job } from 'bullmq';
-import { CellJobSchema, JOB_NAMES, QUEUES, ReplayJobSchema } from '@codemode/contracts';
+import { cellQueueName, CellJobSchema, JOB_NAMES, ReplayJobSchema } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { QueueProcessor, type ConsumerOptions } from '../core/queue-consumer';
@@ -8,7 +8,7 @@ import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { RunRecovery } from '../recovery/run-recovery.service';
 import { CellRunner } from '../runs/cell-runner.service';
 
-/** Consumer of the shared `cells` queue: one job per new cell, as many at once as sandbox threads. */
+/** Consumer of every shard of the cell queue: one job per new cell or replay, `cellConcurrency` at once over all shards. */
 @Injectable()
 export class CellsProcessor extends QueueProcessor {
   constructor(
@@ -24,7 +24,8 @@ export class CellsProcessor extends QueueProcessor {
   protected consumerOptions(): ConsumerOptions {
     // A job re-delivered after a stall finds its run `running`: recovery decides (see RunRecovery),
     // fenced by the run's epoch, so a second re-delivery (its recovering worker died too) is safe.
-    return { queue: QUEUES.cells, role: 'cells', concurrency: this.config.cellConcurrency, maxStalledCount: 2 };
+    const queues = Array.from({ length: this.config.redis.queueShards }, (_, shard) => cellQueueName(shard));
+    return { queues, role: 'cells', concurrency: this.config.cellConcurrency, maxStalledCount: 2 };
   }
 
   protected async handle(job: Job, token?: string): Promise<void> {

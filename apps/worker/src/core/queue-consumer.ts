@@ -1,11 +1,13 @@
 import { Worker, type Job } from 'bullmq';
 import type { AppConfig } from '@codemode/config';
-import { createRedis, KeySpace } from '@codemode/events';
+import { createRedis, KeySpace, reportEvery } from '@codemode/events';
+import { SharedConcurrency } from './shared-concurrency';
 import type { Logger } from '@codemode/telemetry';
 
 /** How one of the worker's queue consumers runs. */
 export interface ConsumerOptions {
-  queue: string;
+  /** The queues it consumes (the cell queue's shards, or one queue), sharing one `concurrency`. */
+  queues: readonly string[];
   /** Short name for its Redis connection and its log lines. */
   role: string;
   concurrency: number;
@@ -13,41 +15,58 @@ export interface ConsumerOptions {
   maxStalledCount: number;
 }
 
+/** A consumer logs one line per cause of failure a second at most (SPEC §13: no log storms). */
+const ERROR_LOG_INTERVAL_MS = 1_000;
+
 /**
- * A BullMQ consumer on its own blocking connection (BullMQ needs `maxRetriesPerRequest: null`),
- * under the deployment's key prefix, with its errors logged rather than thrown.
+ * BullMQ consumers, one per queue, on one connection of their own (BullMQ needs
+ * `maxRetriesPerRequest: null`; each Worker adds its blocking duplicate), under each queue's
+ * hash-tagged prefix, with their errors logged rather than thrown. Their queues share one
+ * concurrency budget (SharedConcurrency).
  */
 export class QueueConsumer {
-  private readonly worker: Worker;
+  private readonly workers: Worker[];
 
   constructor(config: AppConfig, logger: Logger, options: ConsumerOptions, handle: (job: Job, token?: string) => Promise<void>) {
-    this.worker = new Worker(options.queue, handle, {
-      connection: createRedis(config.redis, {
-        name: `worker-${config.workerId}-${options.role}`,
-        blocking: true,
-        onError: (error) => logger.warn({ err: error.message, consumer: options.role }, 'Redis connection error; retrying'),
-      }),
-      prefix: new KeySpace(config.keyPrefix).queuePrefix,
-      concurrency: options.concurrency,
-      maxStalledCount: options.maxStalledCount,
-      // A job's lock is the worker's lease (SPEC §6): renewed from this main thread every half of
-      // it; a dead worker's job is re-delivered about one lease after it stopped renewing.
-      lockDuration: config.presenceTtlMs,
-      stalledInterval: Math.max(500, Math.floor(config.presenceTtlMs / 2)),
+    const keys = new KeySpace(config.keyPrefix);
+    const connection = createRedis(config.redis, {
+      name: `worker-${config.workerId}-${options.role}`,
+      blocking: true,
+      onError: (error) => logger.warn({ err: error.message, consumer: options.role }, 'Redis connection error; retrying'),
     });
-    this.worker.on('error', (error) => logger.warn({ err: error, consumer: options.role }, 'queue consumer error'));
-    this.worker.on('failed', (job, error) =>
-      logger.error({ err: error, consumer: options.role, job: job?.name, jobId: job?.id }, 'queue job failed; its run may need recovery'),
+    const shared = new SharedConcurrency(options.concurrency, options.queues.length);
+    const logError = reportEvery(ERROR_LOG_INTERVAL_MS, (error) =>
+      logger.warn({ err: error, consumer: options.role }, 'queue consumer error'),
     );
+    this.workers = options.queues.map((queue, index) => {
+      const worker = new Worker(queue, (job, token) => shared.around(index, () => handle(job, token)), {
+        connection,
+        prefix: keys.queuePrefix(queue),
+        concurrency: shared.limit(index),
+        maxStalledCount: options.maxStalledCount,
+        // A job's lock is the worker's lease (SPEC §6): renewed from this main thread every half of
+        // it; a dead worker's job is re-delivered about one lease after it stopped renewing.
+        lockDuration: config.presenceTtlMs,
+        stalledInterval: Math.max(500, Math.floor(config.presenceTtlMs / 2)),
+      });
+      worker.on('error', logError);
+      worker.on('failed', (job, error) =>
+        logger.error({ err: error, consumer: options.role, job: job?.name, jobId: job?.id }, 'queue job failed; its run may need recovery'),
+      );
+      return worker;
+    });
+    shared.onChange((index, limit) => {
+      this.workers[index].concurrency = limit;
+    });
   }
 
   get running(): boolean {
-    return this.worker.isRunning();
+    return this.workers.every((worker) => worker.isRunning());
   }
 
   /** Takes no new jobs and waits for running ones to finish (within their budget). */
-  close(): Promise<void> {
-    return this.worker.close();
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.close()));
   }
 }
 

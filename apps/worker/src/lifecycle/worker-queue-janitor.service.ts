@@ -39,7 +39,6 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => void this.sweep(), this.config.presenceTtlMs);
     this.timer.unref();
-    void this.adoptLeftovers().catch((error: unknown) => this.logger.warn({ err: error }, 'could not look for queues of departed workers'));
   }
 
   onApplicationShutdown(): void {
@@ -78,7 +77,8 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
   /** Forgets the worker first, then removes its queue (the order WorkerPresence.forget explains). */
   private async removeQueue(workerId: string): Promise<void> {
     await this.presence.forget(workerId);
-    const queue = new Queue(workerQueueName(workerId), { connection: this.redis, prefix: this.queuePrefix(), skipMetasUpdate: true });
+    const name = workerQueueName(workerId);
+    const queue = new Queue(name, { connection: this.redis, prefix: this.keys.queuePrefix(name), skipMetasUpdate: true });
     try {
       await queue.obliterate({ force: true });
     } catch (error) {
@@ -88,24 +88,5 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
     } finally {
       await queue.close().catch(() => undefined);
     }
-  }
-
-  /**
-   * Queues left by workers that died before the registry existed: found once per start by their
-   * meta hash (`{<prefix>}:worker-<id>:meta`, which every BullMQ queue that ever took a job has)
-   * and registered as long silent; the sweep removes those whose worker has no lease.
-   */
-  private async adoptLeftovers(): Promise<void> {
-    const head = `${this.queuePrefix()}:${workerQueueName('')}`;
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${head}*:meta`, 'COUNT', 1000);
-      cursor = next;
-      await this.presence.adopt(keys.map((key) => key.slice(head.length, -':meta'.length)));
-    } while (cursor !== '0');
-  }
-
-  private queuePrefix(): string {
-    return this.keys.queuePrefix;
   }
 }

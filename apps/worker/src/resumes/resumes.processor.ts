@@ -35,7 +35,7 @@ export class ResumesProcessor extends QueueProcessor {
   }
 
   protected consumerOptions(): ConsumerOptions {
-    return { queue: workerQueueName(this.config.workerId), role: 'own', concurrency: CONCURRENCY, maxStalledCount: 0 };
+    return { queues: [workerQueueName(this.config.workerId)], role: 'own', concurrency: CONCURRENCY, maxStalledCount: 0 };
   }
 
   protected handle(job: Job): Promise<void> {

@@ -65,7 +65,7 @@ export class HeldRunJobs {
       const take = { token: job.token, workerId: this.config.workerId, epoch: run.epoch, replyTo: job.replyTo, input: job.input };
       taken = await retryWhileStoreUnavailable(() => this.runs.resume(ref, job.runId, take), { giveUpMs: run.limits.timeoutMs });
     } catch (error) {
-      // Taken over by another worker: this VM is stale. Otherwise (RedisClient away) it stays parked.
+      // Taken over by another worker: this VM is stale. Otherwise (Redis away) it stays parked.
       if (error instanceof StaleEpochError) this.resident.drop(run);
       else this.giveBack(run);
       throw error;

@@ -23,7 +23,7 @@ export class ShellProcessor extends QueueProcessor {
   }
 
   protected consumerOptions(): ConsumerOptions {
-    return { queue: QUEUES.shell, role: 'shell', concurrency: CONCURRENCY, maxStalledCount: 0 };
+    return { queues: [QUEUES.shell], role: 'shell', concurrency: CONCURRENCY, maxStalledCount: 0 };
   }
 
   protected handle(job: Job): Promise<void> {

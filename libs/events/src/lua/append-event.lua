@@ -47,5 +47,5 @@ if evType == 'run.parked' then
 end
 
 local id = append_event(KEYS, ev)
-if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
+if ARGV[5] ~= '' then redis.call('SPUBLISH', ARGV[5], ARGV[6]) end
 return { 1, id }

@@ -34,6 +34,6 @@ if refused then return refused end
 local id = append_event(KEYS, { type = evType, runId = runId, epoch = epoch, head = '{}',
   raws = { { 'result', result } }, facts = {} })
 if ARGV[5] ~= '' then
-  redis.call('PUBLISH', ARGV[5], '{"kind":"result","runId":' .. cjson.encode(runId) .. ',"result":' .. result .. '}')
+  redis.call('SPUBLISH', ARGV[5], '{"kind":"result","runId":' .. cjson.encode(runId) .. ',"result":' .. result .. '}')
 end
 return { 1, id }

@@ -42,7 +42,7 @@ local head = '{"workerId":' .. cjson.encode(workerId) .. ',"epoch":' .. epoch ..
 local id = append_event(KEYS, { type = 'run.resumed', runId = runId, epoch = epoch, head = head,
   raws = { { 'input', ARGV[6] } }, facts = { workerId = workerId } })
 if ARGV[5] ~= '' then
-  redis.call('PUBLISH', ARGV[5], '{"kind":"started","runId":' .. cjson.encode(runId) ..
+  redis.call('SPUBLISH', ARGV[5], '{"kind":"started","runId":' .. cjson.encode(runId) ..
     ',"workerId":' .. cjson.encode(workerId) .. '}')
 end
 return { 1, id }

@@ -39,7 +39,7 @@ if ARGV[5] and ARGV[5] ~= '' then raws = { { 'recovery', ARGV[5] } } end
 local id = append_event(KEYS, { type = 'run.started', runId = runId, epoch = epoch, head = head, raws = raws,
   facts = { workerId = workerId } })
 if ARGV[4] ~= '' then
-  redis.call('PUBLISH', ARGV[4], '{"kind":"started","runId":' .. cjson.encode(runId) ..
+  redis.call('SPUBLISH', ARGV[4], '{"kind":"started","runId":' .. cjson.encode(runId) ..
     ',"workerId":' .. cjson.encode(workerId) .. '}')
 end
 return { 1, id }
