@@ -19,6 +19,13 @@ export function redisEnv(): Record<string, string> {
   return REDIS_CLUSTER_NODES ? { REDIS_URL, REDIS_CLUSTER_NODES } : { REDIS_URL };
 }
 
+/** The stack's Redis: a private one when the options name it, else the shared one. */
+function privateRedisEnv(options: StackOptions): Record<string, string> {
+  if (options.redisClusterNodes) return { REDIS_CLUSTER_NODES: options.redisClusterNodes };
+  if (options.redisUrl) return { REDIS_URL: options.redisUrl };
+  return redisEnv();
+}
+
 /** A client of the stacks' Redis (the cluster when there is one), for tests that look at keys. */
 export function stackRedis(options: { maxRetriesPerRequest?: number | null } = {}): Redis | Cluster {
   if (!REDIS_CLUSTER_NODES) return new Redis(REDIS_URL, options);
@@ -50,7 +57,10 @@ export interface StackOptions {
   /** Extra environment for every process. */
   env?: Record<string, string>;
   apiKeys?: string;
+  /** A private Redis instead of the shared one (its keys are not cleaned up). */
   redisUrl?: string;
+  /** A private Redis Cluster's seeds instead of the shared Redis (its keys are not cleaned up). */
+  redisClusterNodes?: string;
 }
 
 /**
@@ -78,7 +88,7 @@ export class TestStack {
     const prefix = `t${randomBytes(5).toString('hex')}`;
     const port = await freePort();
     const env: Record<string, string> = {
-      ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : redisEnv()),
+      ...privateRedisEnv(options),
       // A multi-tenant API serves /metrics here (SPEC §10); each stack gets its own.
       API_METRICS_PORT: String(await freePort()),
       CODEMODE_KEY_PREFIX: prefix,
@@ -155,7 +165,7 @@ export class TestStack {
 
   async stop(): Promise<void> {
     await Promise.all([this.api.stop(), ...this.workers.map((w) => w.stop())]);
-    await deleteKeys(this.env.REDIS_URL === REDIS_URL ? this.prefix : null);
+    await deleteKeys(this.env.REDIS_URL === REDIS_URL && this.env.REDIS_CLUSTER_NODES === REDIS_CLUSTER_NODES ? this.prefix : null);
     rmSync(this.env.CODEMODE_WORKSPACE_ROOT, { recursive: true, force: true });
   }
 

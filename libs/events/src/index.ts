@@ -52,6 +52,7 @@ export { rebuildTranscript } from './projections/rebuild-transcript';
 export { rebuildStore, storeBytes } from './projections/rebuild-store';
 export { rebuildClientToolNames } from './projections/rebuild-client-tools';
 export { SessionIndex } from './session-index';
+export { CLUSTER_SLOTS, keySlot, slotTag } from './cluster-slots';
 export { RunListing, LIVE_RUN_SCAN } from './run-listing';
 export { PolicyStore } from './policy-store';
 export { ApprovalLedger, type ApprovalRequest, type StoredApproval } from './approval-ledger';
