@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadConfig } from '@codemode/config';
 import { API_METRIC_NAMES, WORKER_METRIC_NAMES } from '@codemode/telemetry';
@@ -71,7 +72,7 @@ describe('deploy/ manifests', () => {
       workloads()
         .map((w) => w.metadata.name)
         .sort(),
-    ).toEqual(['codemode-api', 'codemode-redis', 'codemode-worker']);
+    ).toEqual(['codemode-api', 'codemode-redis', 'codemode-redis-cluster', 'codemode-worker']);
     for (const w of workloads()) {
       expect(matches(w.spec.selector.matchLabels, w.spec.template.metadata.labels)).toBe(true);
       for (const c of w.spec.template.spec.containers) {
@@ -192,6 +193,50 @@ describe('deploy/ manifests', () => {
     expect(services.redis.command.join(' ')).toMatch(/--appendonly yes.*--maxmemory-policy noeviction/);
     expect(services.worker.deploy.replicas).toBe(2);
     expect(services.api.environment).toMatchObject({ HOST: '0.0.0.0' });
+  });
+
+  it('offer a Redis Cluster (SPEC §13): 3 primaries with a replica each, AOF, noeviction, the ACL user, in Kubernetes and compose', () => {
+    const conf = named('ConfigMap', 'codemode-redis-cluster')!.data['redis.conf'] as string;
+    for (const line of ['appendonly yes', 'maxmemory-policy noeviction', 'cluster-enabled yes'])
+      expect(conf).toMatch(new RegExp(`^${line}$`, 'm'));
+    const nodes = named('StatefulSet', 'codemode-redis-cluster')!;
+    expect(nodes.spec.replicas).toBe(6);
+    const command = (nodes.spec.template.spec.containers[0].command as string[]).join(' ');
+    expect(command).toMatch(/--user default off/);
+    expect(command).toMatch(/--masteruser codemode --masterauth "\$REDIS_PASSWORD"/);
+    const create = (named('Job', 'codemode-redis-cluster-create')!.spec.template.spec.containers[0].command as string[]).join(' ');
+    expect(create).toMatch(/--cluster create .*--cluster-replicas 1/);
+
+    // The overlay: the base plus the cluster, the single Redis removed, api and workers pointed at the cluster.
+    const overlay = manifests.find((m) => m.file === join('deploy', 'redis-cluster', 'kustomization.yaml'))!.doc;
+    expect(overlay.resources).toEqual(['../kubernetes', 'redis-cluster.yaml']);
+    const patches = (overlay.patches as Obj[]).map((p) => String(p.patch));
+    for (const kind of ['StatefulSet', 'Service', 'ConfigMap'])
+      expect(patches.some((p) => p.includes('$patch: delete') && p.includes(`kind: ${kind}`) && p.includes('name: codemode-redis }'))).toBe(
+        true,
+      );
+    const env = patches.find((p) => p.includes('REDIS_CLUSTER_NODES'))!;
+    for (let n = 0; n < 6; n += 1) expect(env).toContain(`codemode-redis-cluster-${n}.codemode-redis-cluster:6379`);
+    expect(env).toContain('name: REDIS_USERNAME, value: codemode');
+
+    // Compose: an override file with the same settings, the single Redis out of the default start.
+    const cluster = parseYaml(readFileSync(join(ROOT, 'docker-compose.redis-cluster.yml'), 'utf8'), {
+      merge: true,
+      customTags: [{ tag: '!override', collection: 'map', resolve: (value: unknown) => value }],
+    }) as Obj;
+    expect(cluster.services.redis.profiles).toEqual(['single-redis']);
+    const redisNodes = Object.keys(cluster.services).filter((name) => /^redis-\d$/.test(name));
+    expect(redisNodes).toHaveLength(6);
+    const nodeCommand = (cluster.services['redis-1'].command as string[]).join(' ');
+    expect(nodeCommand).toMatch(/--appendonly yes --maxmemory-policy noeviction --cluster-enabled yes/);
+    expect(nodeCommand).toMatch(/--user default off/);
+    for (const role of ['api', 'worker']) {
+      expect(cluster.services[role].environment).toMatchObject({
+        REDIS_USERNAME: 'codemode',
+        REDIS_PASSWORD: expect.stringMatching(/^\$\{REDIS_PASSWORD:\?/),
+      });
+      expect(cluster.services[role].environment.REDIS_CLUSTER_NODES.split(',')).toEqual(redisNodes.map((name) => `${name}:6379`));
+    }
   });
 });
 
