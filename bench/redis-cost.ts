@@ -22,8 +22,8 @@ export interface RedisCostReport {
  * apart by their case: ioredis sends command names in lower case, and the Lua of this service
  * and of BullMQ calls them in upper case.
  */
-export async function measureRedisCost(execs: number, exec: () => Promise<unknown>): Promise<RedisCostReport> {
-  const redis = new Redis(REDIS_URL);
+export async function measureRedisCost(execs: number, exec: () => Promise<unknown>, redisUrl = REDIS_URL): Promise<RedisCostReport> {
+  const redis = new Redis(redisUrl);
   const names = scriptNames();
   const [, threshold] = await redis.config('GET', 'slowlog-log-slower-than');
   const [, maxLen] = await redis.config('GET', 'slowlog-max-len');
@@ -63,9 +63,9 @@ export async function measureRedisCost(execs: number, exec: () => Promise<unknow
   }
 }
 
-export function redisCostTable(report: RedisCostReport): string {
+export function redisCostTable(report: RedisCostReport, what = ''): string {
   return [
-    `| per exec \`return 1+1\` (${report.execs} sequential) | calls | Redis µs |`,
+    `| per exec \`return 1+1\` (${report.execs} sequential${what}) | calls | Redis µs |`,
     '|---|---|---|',
     ...report.scripts.map((s) => `| ${s.name} | ${fmt(s.calls)} | ${fmt(s.us, 0)} |`),
     `| **all commands (round trips from api and worker)** | ${fmt(report.roundTrips, 1)} | ${fmt(report.redisUs, 0)} |`,

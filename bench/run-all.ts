@@ -16,6 +16,7 @@ import { cellStartTable, measureCellStart } from './cell-start';
 import { measureRedisCost, redisCostTable } from './redis-cost';
 import { measureParkedImages } from './parked-image';
 import { fateIsolationTable, measureFateIsolation } from './fate-isolation';
+import { measureScaleOut, scaleOutTable } from './scale-out';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
@@ -24,6 +25,7 @@ const REPLAY_SAMPLES = Number(process.env.BENCH_REPLAY_SAMPLES ?? 30);
 const CELL_START_SAMPLES = Number(process.env.BENCH_CELL_START_SAMPLES ?? 300);
 const REDIS_COST_EXECS = Number(process.env.BENCH_REDIS_COST_EXECS ?? 200);
 const PARKED_IMAGE_SAMPLES = Number(process.env.BENCH_PARKED_IMAGE_SAMPLES ?? 30);
+const SCALE_OUT_EXECS = Number(process.env.BENCH_SCALE_OUT_EXECS ?? 3000);
 const ROOT = join(__dirname, '..', '..'); // dist/bench → repository root
 
 /**
@@ -127,6 +129,7 @@ async function main(): Promise<void> {
     const parkedImages = await measureParkedImages(stack, replayStack.client(), PARKED_IMAGE_SAMPLES);
     const fairness = fairnessTable(await measureFairness());
     const fateIsolation = fateIsolationTable(await measureFateIsolation());
+    const scaleOut = scaleOutTable(await measureScaleOut(SCALE_OUT_EXECS));
     const redisPid = await redisServerPid();
     let echoThroughput = 0;
     let execThroughput = 0;
@@ -205,7 +208,7 @@ async function main(): Promise<void> {
       ),
     ].join('\n');
     process.stdout.write(
-      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${parkedImages}\n\n${fairness}\n\n${fateIsolation}\n`,
+      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${parkedImages}\n\n${fairness}\n\n${fateIsolation}\n\n${scaleOut}\n`,
     );
     const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
     const section = [
@@ -251,6 +254,10 @@ async function main(): Promise<void> {
       '## Fate isolation: another tenant under attack',
       '',
       fateIsolation,
+      '',
+      '## Scale-out: one Redis and a 3-primary Redis Cluster',
+      '',
+      scaleOut,
       '',
     ].join('\n');
     writeFileSync(join(ROOT, 'docs', 'bench-latest.md'), section);

@@ -85,3 +85,26 @@ export function show(exchange: Exchange | undefined): string {
   if (exchange.kind === 'http_error') return `HTTP ${exchange.status} ${exchange.text}`;
   return `no answer: ${exchange.error}`;
 }
+
+/**
+ * SPEC §13 "no log storm": the most lines one message got within one second of a process's JSON
+ * logs (pino's ISO `time`), with that message. The service logs a Redis failure at most once a
+ * second per cause, so a message over a few a second is a storm.
+ */
+export function busiestLogSecond(logs: string): { msg: string; lines: number } {
+  const counts = new Map<string, number>();
+  for (const line of logs.split('\n')) {
+    let entry: { time?: unknown; msg?: unknown };
+    try {
+      entry = JSON.parse(line) as { time?: unknown; msg?: unknown };
+    } catch {
+      continue;
+    }
+    if (typeof entry.time !== 'string' || typeof entry.msg !== 'string') continue;
+    const key = `${entry.time.slice(0, 19)} ${entry.msg}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  let busiest = { msg: '', lines: 0 };
+  for (const [key, lines] of counts) if (lines > busiest.lines) busiest = { msg: key.slice(20), lines };
+  return busiest;
+}

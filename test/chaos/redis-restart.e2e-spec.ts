@@ -4,6 +4,7 @@ import { PrivateRedis } from '../utils/private-redis';
 import { TestStack } from '../utils/test-stack';
 import {
   allEvents,
+  busiestLogSecond,
   execPath,
   NO_ANSWER_ERROR,
   NOT_STARTED_ERROR,
@@ -283,5 +284,7 @@ describe('chaos: Redis restarts while cells run and park (appendonly keeps what 
         `${NEW_EXECS} new execs after restart completed; ${acknowledged.length} acknowledged runs still readable; ` +
         `${views.size} runs checked: ${multiTerminal.length} with >1 terminal event, ${noTerminal.length} without one; api and worker never restarted`,
     );
+    // No log storm while Redis was down (SPEC §13): one line a second per cause at most.
+    for (const app of [stack.api, ...stack.workers]) expect(busiestLogSecond(app.logs()).lines).toBeLessThanOrEqual(3);
   });
 });

@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const NODES = 6;
+const PRIMARIES = 3;
 /** Redis Cluster's bus port is the client port + 10000 (both must be free). */
 const BUS_OFFSET = 10_000;
 
 /**
- * A private Redis Cluster for chaos tests (SPEC §13): 3 primaries with one replica each, on free
+ * A private Redis Cluster for chaos tests (SPEC §13): 3 primaries with one replica each (or none), on free
  * loopback ports, redis-server's own cluster mode, formed by `redis-cli --cluster create`. A short
  * node timeout makes a killed primary fail over in a few seconds. Never the shared Redis.
  */
@@ -21,10 +21,16 @@ export class PrivateRedisCluster {
   private constructor(
     readonly ports: readonly number[],
     private readonly dir: string,
+    private readonly replicas: 0 | 1,
   ) {}
 
-  static async start(): Promise<PrivateRedisCluster> {
-    const cluster = new PrivateRedisCluster(await freeBase(), mkdtempSync(join(tmpdir(), 'chaos-cluster-')));
+  static async start(options: { replicas?: 0 | 1 } = {}): Promise<PrivateRedisCluster> {
+    const replicas = options.replicas ?? 1;
+    const cluster = new PrivateRedisCluster(
+      await freeBase(PRIMARIES * (1 + replicas)),
+      mkdtempSync(join(tmpdir(), 'chaos-cluster-')),
+      replicas,
+    );
     try {
       await cluster.form();
     } catch (error) {
@@ -85,13 +91,21 @@ export class PrivateRedisCluster {
       this.children.set(port, spawn('redis-server', [...args, '--logfile', 'redis.log'], { cwd: dir, stdio: 'ignore' }));
     }
     for (const port of this.ports) await until(async () => (await cli(port, 'ping').catch(() => '')) === 'PONG', `node ${port} answers`);
-    await run('redis-cli', ['--cluster', 'create', ...this.ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes']);
-    // Ready to fail over: the cluster is ok on every node and every primary has its replica in sync.
+    await run('redis-cli', [
+      '--cluster',
+      'create',
+      ...this.ports.map((p) => `127.0.0.1:${p}`),
+      '--cluster-replicas',
+      String(this.replicas),
+      '--cluster-yes',
+    ]);
+    // Ready (to fail over): the cluster is ok on every node and every primary has its replica in sync.
     await until(async () => {
       for (const port of this.ports) if (!(await cli(port, 'cluster', 'info')).includes('cluster_state:ok')) return false;
       const primaries = await this.primaries();
-      if (primaries.length !== NODES / 2) return false;
-      for (const port of primaries) if (!/connected_slaves:1/.test(await cli(port, 'info', 'replication'))) return false;
+      if (primaries.length !== PRIMARIES) return false;
+      for (const port of primaries)
+        if (!new RegExp(`connected_slaves:${this.replicas}`).test(await cli(port, 'info', 'replication'))) return false;
       return true;
     }, 'the cluster is ok with a replica per primary');
   }
@@ -111,11 +125,11 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20
   throw new Error(`private Redis Cluster: not so within ${timeoutMs} ms: ${what}`);
 }
 
-/** A base port whose NODES ports and their bus ports are free on loopback. */
-async function freeBase(): Promise<number[]> {
+/** `nodes` consecutive ports that are free on loopback, with their bus ports. */
+async function freeBase(nodes: number): Promise<number[]> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
     const base = 20_000 + Math.floor(Math.random() * 30_000);
-    const ports = Array.from({ length: NODES }, (_, i) => base + i);
+    const ports = Array.from({ length: nodes }, (_, i) => base + i);
     const free = await Promise.all([...ports, ...ports.map((p) => p + BUS_OFFSET)].map(portFree));
     if (free.every(Boolean)) return ports;
   }

@@ -28,7 +28,6 @@ export {
   guard,
   execMulti,
   onStoreFailure,
-  reportEvery,
   type CreateRedisOptions,
   type RedisClient,
   type RedisTarget,
@@ -53,6 +52,7 @@ export { rebuildStore, storeBytes } from './projections/rebuild-store';
 export { rebuildClientToolNames } from './projections/rebuild-client-tools';
 export { SessionIndex } from './session-index';
 export { CLUSTER_SLOTS, keySlot, slotTag } from './cluster-slots';
+export { ErrorGate, redisFailureLog } from './error-gate';
 export { RunListing, LIVE_RUN_SCAN } from './run-listing';
 export { PolicyStore } from './policy-store';
 export { ApprovalLedger, type ApprovalRequest, type StoredApproval } from './approval-ledger';

@@ -1,5 +1,6 @@
 import { Cluster, Redis, type ChainableCommander } from 'ioredis';
 import type { RedisSettings } from '@codemode/config';
+import { ErrorGate } from './error-gate';
 import { EventsError, StoreCommandError, StoreFullError, StoreUnavailableError } from './errors';
 
 /** One Redis or a Redis Cluster (SPEC §13): every store takes either. */
@@ -24,12 +25,14 @@ export interface CreateRedisOptions {
   /** A connection for blocking commands (BullMQ Worker needs maxRetriesPerRequest null). Implies failFast false. */
   blocking?: boolean;
   /**
-   * Told about connection errors, at most once per 10 s per cause (ioredis retries on its own;
-   * readiness reports the outage). Without it they are dropped rather than printed raw.
+   * Told about connection errors, at most once per 10 s per cause over all of the process's
+   * connections (ioredis retries on its own; readiness reports the outage). Without it they are
+   * dropped rather than printed raw.
    */
   onError?: (error: Error) => void;
 }
 
+/** Connection errors are told once per 10 s per cause, over all of a process's connections. */
 const ERROR_REPORT_INTERVAL_MS = 10_000;
 
 /** Reconnect backoff: capped, never giving up, so recovery needs no restart. */
@@ -91,29 +94,13 @@ export function createRedis(target: RedisTarget, opts: CreateRedisOptions = {}):
         enableOfflineQueue: !failFast,
         ...commandOptions,
       });
-  redis.on(
-    'error',
-    reportEvery(ERROR_REPORT_INTERVAL_MS, (error) => opts.onError?.(error)),
-  );
+  redis.on('error', (error: Error) => {
+    if (connectionErrors.admit(error)) opts.onError?.(error);
+  });
   return redis;
 }
 
-/**
- * Wraps `report` so it hears of each cause of failure (an error code or the message's first
- * words) at most once per `intervalMs`: a Redis that is down must not become a log storm.
- */
-export function reportEvery(intervalMs: number, report: (error: Error) => void): (error: Error) => void {
-  const last = new Map<string, number>();
-  return (error: Error) => {
-    const code = (error as Error & { code?: unknown }).code;
-    const cause = typeof code === 'string' ? code : error.message.split(/[\s:.]+/, 3).join(' ');
-    const now = Date.now();
-    if (now - (last.get(cause) ?? -Infinity) < intervalMs) return;
-    if (last.size > 64) last.clear();
-    last.set(cause, now);
-    report(error);
-  };
-}
+const connectionErrors = new ErrorGate(ERROR_REPORT_INTERVAL_MS);
 
 /**
  * A connection for blocking reads and subscriptions, owned by its caller: it inherits the

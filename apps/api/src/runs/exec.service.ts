@@ -22,6 +22,7 @@ import {
   RunReplies,
   SessionLedger,
   type SessionSettingsAt,
+  redisFailureLog,
 } from '@codemode/events';
 import { emptyTelemetry, failedInputResult, hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
@@ -90,7 +91,8 @@ export class ExecService {
       return await this.run(ref, check.input, idempotencyKey, rank);
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
-      this.logger.warn({ tenant, sessionId, err: error }, 'exec refused: Redis unavailable or full');
+      const admitted = redisFailureLog.admit(error);
+      if (admitted) this.logger.warn({ tenant, sessionId, err: error, ...admitted }, 'exec refused: Redis unavailable or full');
       return hostFailureResult(storeFailureError(error), 'runtime_unavailable', check.input.restartSafe);
     }
   }

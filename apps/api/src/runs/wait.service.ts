@@ -24,6 +24,7 @@ import {
   type KeyUsed,
   type OwnedRun,
   type Reservation,
+  redisFailureLog,
 } from '@codemode/events';
 import { WorkerPresence } from '@codemode/fleet';
 import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult, RUN_UNAVAILABLE_MESSAGE } from '@codemode/cells';
@@ -104,7 +105,8 @@ export class WaitService {
       return idempotencyKey === undefined ? await this.resume(ref, check.runId) : await this.resumeKeyed(ref, check.runId, idempotencyKey);
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
-      this.logger.warn({ tenant, sessionId, err: error }, 'wait refused: Redis unavailable or full');
+      const admitted = redisFailureLog.admit(error);
+      if (admitted) this.logger.warn({ tenant, sessionId, err: error, ...admitted }, 'wait refused: Redis unavailable or full');
       return hostFailureResult(waitStoreFailureError(error, sessionId, check.runId), 'runtime_unavailable', false);
     }
   }

@@ -1,6 +1,6 @@
 import { Worker, type Job } from 'bullmq';
 import type { AppConfig } from '@codemode/config';
-import { createRedis, KeySpace, reportEvery } from '@codemode/events';
+import { createRedis, KeySpace, redisFailureLog } from '@codemode/events';
 import { SharedConcurrency } from './shared-concurrency';
 import type { Logger } from '@codemode/telemetry';
 
@@ -15,8 +15,6 @@ export interface ConsumerOptions {
   maxStalledCount: number;
 }
 
-/** A consumer logs one line per cause of failure a second at most (SPEC §13: no log storms). */
-const ERROR_LOG_INTERVAL_MS = 1_000;
 /**
  * How long a consumer waits to fetch again after losing its connection (BullMQ's default is
  * 15 s): a failed-over Cluster primary is back in seconds, and SPEC §13 wants new execs served
@@ -41,9 +39,11 @@ export class QueueConsumer {
       onError: (error) => logger.warn({ err: error.message, consumer: options.role }, 'Redis connection error; retrying'),
     });
     const shared = new SharedConcurrency(options.concurrency, options.queues.length);
-    const logError = reportEvery(ERROR_LOG_INTERVAL_MS, (error) =>
-      logger.warn({ err: error, consumer: options.role }, 'queue consumer error'),
-    );
+    // One line a second per cause over every consumer of the process (SPEC §13: no log storms).
+    const logError = (error: Error) => {
+      const admitted = redisFailureLog.admit(error);
+      if (admitted) logger.warn({ err: error, consumer: options.role, ...admitted }, 'queue consumer error');
+    };
     this.workers = options.queues.map((queue, index) => {
       const worker = new Worker(queue, (job, token) => shared.around(index, () => handle(job, token)), {
         connection,

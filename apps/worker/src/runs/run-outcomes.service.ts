@@ -14,6 +14,7 @@ import {
   RunLedger,
   storeStopMessage,
   toStoreError,
+  redisFailureLog,
 } from '@codemode/events';
 import {
   buildCellResult,
@@ -54,6 +55,8 @@ function parkedQuotaOutcome(outcome: CellOutcome, error: string): TerminalCellOu
 }
 
 /** How long a run outcome is retried while Redis is unreachable. */
+/** Logged (at most once a second) each time a run's outcome could not be recorded yet. */
+const RECORD_RETRY_LINE = 'Redis unavailable or full; recording the run outcome again';
 const RECORD_RETRY_MS = 10 * 60_000;
 
 const ALWAYS_REPLAY_REASON = 'CODEMODE_ALWAYS_REPLAY: every wait rebuilds the run by replay';
@@ -145,8 +148,10 @@ export class RunOutcomes {
       },
       {
         giveUpMs: RECORD_RETRY_MS,
-        onRetry: (attempt, retryInMs) =>
-          this.logger.warn({ ...fields, attempt, retryInMs }, 'Redis unavailable or full; recording the run outcome again'),
+        onRetry: (attempt, retryInMs) => {
+          const admitted = redisFailureLog.admit(RECORD_RETRY_LINE);
+          if (admitted) this.logger.warn({ ...fields, attempt, retryInMs, ...admitted }, RECORD_RETRY_LINE);
+        },
       },
     );
   }
