@@ -102,7 +102,18 @@ describe('chaos: a Redis Cluster primary is killed under load (SPEC §13 "Faults
     // Neither app restarted, and neither logged a storm (SPEC §13: one line a second per cause at most).
     expect(stack.api.alive && stack.workers[0].alive).toBe(true);
     for (const app of [stack.api, stack.workers[0]]) {
-      expect(busiestLogSecond(app.logs()).lines).toBeLessThanOrEqual(3);
+      const busiest = busiestLogSecond(app.logs());
+      console.log(`cluster-failover: ${app.role}'s busiest log second: ${JSON.stringify(busiest)}`);
+      if (process.env.CHAOS_DEBUG)
+        console.log(
+          app
+            .logs()
+            .split('\n')
+            .filter((l) => l.includes(busiest.msg))
+            .slice(0, 12)
+            .join('\n'),
+        );
+      expect(busiest.lines <= 3 ? 'no storm' : busiest).toBe('no storm');
       expect(app.logs()).not.toContain('unhandled error in request');
     }
   });

@@ -285,6 +285,9 @@ describe('chaos: Redis restarts while cells run and park (appendonly keeps what 
         `${views.size} runs checked: ${multiTerminal.length} with >1 terminal event, ${noTerminal.length} without one; api and worker never restarted`,
     );
     // No log storm while Redis was down (SPEC §13): one line a second per cause at most.
-    for (const app of [stack.api, ...stack.workers]) expect(busiestLogSecond(app.logs()).lines).toBeLessThanOrEqual(3);
+    for (const app of [stack.api, ...stack.workers]) {
+      const busiest = busiestLogSecond(app.logs());
+      expect(busiest.lines <= 3 ? 'no storm' : busiest).toBe('no storm');
+    }
   });
 });

@@ -128,7 +128,9 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20
 /** `nodes` consecutive ports that are free on loopback, with their bus ports. */
 async function freeBase(nodes: number): Promise<number[]> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    // Below Linux's ephemeral range (32768+), bus ports included: a port the kernel hands to an
+    // outgoing connection between this check and redis-server's bind would fail the start.
+    const base = 20_000 + Math.floor(Math.random() * 2_700);
     const ports = Array.from({ length: nodes }, (_, i) => base + i);
     const free = await Promise.all([...ports, ...ports.map((p) => p + BUS_OFFSET)].map(portFree));
     if (free.every(Boolean)) return ports;

@@ -17,6 +17,10 @@ describe('ErrorGate', () => {
     expect(gate.admit(new StoreUnavailableError(new Error('CLUSTERDOWN The cluster is down')), 0)).not.toBeNull();
     expect(gate.admit(new Error('CLUSTERDOWN The cluster is down'), 1)).toBeNull();
     expect(gate.admit(new Error('TRYAGAIN Multiple keys request during rehashing of slot'), 2)).not.toBeNull();
+    expect(gate.admit(new Error('MOVED 5272 127.0.0.1:29635'), 3)).not.toBeNull();
+    expect(gate.admit(new Error('MOVED 2142 127.0.0.1:29636'), 3)).toBeNull();
+    expect(gate.admit(new Error('Command timed out after 5000 ms'), 3)).not.toBeNull();
+    expect(gate.admit(new Error('Command timed out after 4999 ms'), 3)).toBeNull();
     expect(gate.admit('recording the run outcome again', 3)).not.toBeNull();
     expect(gate.admit('recording the run outcome again', 4)).toBeNull();
   });
