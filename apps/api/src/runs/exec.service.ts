@@ -10,7 +10,7 @@ import {
   type SessionRef,
   type ValidExecInput,
 } from '@codemode/contracts';
-import { effectiveLimits, effectiveShellConfig, type AppConfig } from '@codemode/config';
+import { effectiveLimits, effectiveShellConfig, LIMIT_RULES, type AppConfig } from '@codemode/config';
 import {
   isStoreUnavailable,
   LiveRunIndex,
@@ -45,8 +45,6 @@ import { SessionSettingsCache } from './session-settings-cache';
 
 /** How long the API keeps trying to close a run it could not queue while Redis is away. */
 const CLOSE_UNQUEUED_MS = 10 * 60_000;
-/** How long `wait` can tell which session a run belongs to. */
-const RUN_LOCATION_TTL_SECONDS = 7 * 24 * 3600;
 
 /**
  * The exec path (SPEC §2–§3): validate, record `run.requested`, enqueue, and answer with the
@@ -144,7 +142,7 @@ export class ExecService {
     if (!requested.created) return this.awaitExisting(ref, requested.runId, limits, input.restartSafe);
 
     // Fire and forget: only `wait` reads it, to tell "another session" from "unknown run".
-    this.runs.locateLater(ref, runId, RUN_LOCATION_TTL_SECONDS).catch(() => undefined);
+    this.runs.locateLater(ref, runId, this.runLocationTtlSeconds()).catch(() => undefined);
     const answerBudgetMs = input.awaitResults ? limits.snapshotTtlSeconds * 1000 : limits.timeoutMs;
     const deadline = new ReplyDeadline(limits.timeoutMs, answerBudgetMs, this.config.replyGraceMs, {
       onStartOverdue: async () => {
@@ -276,5 +274,14 @@ export class ExecService {
       if (!isStoreUnavailable(error)) throw error;
     }
     return result;
+  }
+
+  /**
+   * How long `wait` can tell which session a run belongs to: as long as a finished run is kept,
+   * plus the longest one leg can stay parked. Longer, these keys would be a large part of what an
+   * exec keeps in Redis at steady state (docs/sizing-redis.md) for runs nobody can wait on.
+   */
+  private runLocationTtlSeconds(): number {
+    return this.config.history.retentionSeconds + LIMIT_RULES.snapshotTtlSeconds.max;
   }
 }
