@@ -165,7 +165,7 @@ const KEY_KINDS: [string, RegExp][] = [
   ['run hashes (`:run:<id>`)', /^\{[^}]+\}:run:/],
   ['transcripts (`:transcript`)', /^\{[^}]+\}:transcript$/],
   ['runs index (`:runs`)', /^\{[^}]+\}:runs$/],
-  ['run locations (`runloc:`, 7 days)', /^runloc:/],
+  ['run locations (`runloc:`)', /^runloc:/],
   ['session hashes and other session keys', /^\{[^}]+\}:/],
 ];
 
