@@ -12,6 +12,8 @@ const LOAD_BEFORE_KILL_MS = 3_000;
 const LOAD_AFTER_KILL_MS = 20_000;
 /** SPEC §13: a killed primary fails over and the service serves new execs within this. */
 const SERVING_AGAIN_MS = 15_000;
+/** An exec slower than this is reported (a trivial exec takes tens of ms on a healthy cluster here). */
+const SERVED_WITHIN_MS = 2_000;
 
 interface Call {
   sid: string;
@@ -57,8 +59,8 @@ describe('chaos: a Redis Cluster primary is killed under load (SPEC §13 "Faults
     const running = Promise.all(sessions.map(load));
     await sleep(LOAD_BEFORE_KILL_MS);
     const [victim] = await cluster.primaries();
-    const served = await cluster.slotsOf(victim);
-    const hit = sessions.filter((sid) => served(keySlot(`${stack.prefix}:{default:${sid}}`)));
+    const onVictim = await cluster.slotsOf(victim);
+    const hit = sessions.filter((sid) => onVictim(keySlot(`${stack.prefix}:{default:${sid}}`)));
     const killedAt = Date.now();
     await cluster.kill(victim);
     stopAt = killedAt + LOAD_AFTER_KILL_MS;
@@ -86,18 +88,28 @@ describe('chaos: a Redis Cluster primary is killed under load (SPEC §13 "Faults
     });
     expect(badReads.map((c) => `${c.sid} +${c.sentAt - killedAt} ms: ${show(c.exchange)}`)).toEqual([]);
 
-    // Serving again: from some moment within 15 s of the kill, every exec of every session completes.
+    // Serving again: from some moment within 15 s of the kill, every exec of every session
+    // completes. How many took longer than SERVED_WITHIN_MS is reported: after a failover the
+    // sessions of the failed primary's slots are answered ~10 s late (issue 26's closing note).
+    const slow = execs.filter((c) => completed(c) && c.exchange.at - c.sentAt >= SERVED_WITHIN_MS);
     const failedAfter = execs.filter((c) => !completed(c)).map((c) => c.sentAt);
     const servingFrom = failedAfter.length === 0 ? killedAt : Math.max(...failedAfter) + 1;
+    if (process.env.CHAOS_DEBUG)
+      console.log(slow.map((c) => `${c.sid} +${c.sentAt - killedAt}..+${c.exchange.at - killedAt} ${show(c.exchange)}`).join('\n'));
     const slowest = Math.max(...execs.map((c) => c.exchange.at - c.sentAt));
+    if (process.env.CHAOS_DEBUG)
+      for (const sid of sessions) {
+        const late = execs.filter((c) => c.sid === sid && c.sentAt > killedAt + 5_000).map((c) => c.exchange.at - c.sentAt);
+        console.log(`${sid} ${hit.includes(sid) ? 'on victim' : ''}: ${late.length} execs after kill+5s, max ${Math.max(...late)} ms`);
+      }
     console.log(
       `cluster-failover: killed primary ${victim} (${hit.length}/${SESSIONS} sessions on it); ${execs.length} execs ` +
-        `(${failedAfter.length} runtime_unavailable, slowest ${slowest} ms), ${reads.length} reads ` +
+        `(${execs.filter((c) => !completed(c)).length} runtime_unavailable, ${slow.length} completed in ${SERVED_WITHIN_MS} ms or more, slowest ${slowest} ms), ${reads.length} reads ` +
         `(${reads.filter((c) => c.exchange.kind === 'http_error' && c.exchange.status === 503).length} 503); serving again ${Math.max(0, servingFrom - killedAt)} ms after the kill`,
     );
     expect(servingFrom - killedAt).toBeLessThanOrEqual(SERVING_AGAIN_MS);
     for (const sid of sessions)
-      expect(execs.filter((c) => c.sid === sid && c.sentAt >= servingFrom && completed(c)).length).toBeGreaterThan(0);
+      expect([sid, execs.filter((c) => c.sid === sid && c.sentAt >= servingFrom && completed(c)).length > 0]).toEqual([sid, true]);
 
     // Neither app restarted, and neither logged a storm (SPEC §13: one line a second per cause at most).
     expect(stack.api.alive && stack.workers[0].alive).toBe(true);

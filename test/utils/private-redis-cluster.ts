@@ -106,6 +106,9 @@ export class PrivateRedisCluster {
       if (primaries.length !== PRIMARIES) return false;
       for (const port of primaries)
         if (!new RegExp(`connected_slaves:${this.replicas}`).test(await cli(port, 'info', 'replication'))) return false;
+      // A replica counts as connected while its first sync runs; it can take over only once in sync.
+      for (const port of this.ports.filter((p) => !primaries.includes(p)))
+        if (!(await cli(port, 'info', 'replication')).includes('master_link_status:up')) return false;
       return true;
     }, 'the cluster is ok with a replica per primary');
   }
