@@ -12,7 +12,7 @@ const LOAD_BEFORE_KILL_MS = 3_000;
 const LOAD_AFTER_KILL_MS = 20_000;
 /** SPEC §13: a killed primary fails over and the service serves new execs within this. */
 const SERVING_AGAIN_MS = 15_000;
-/** An exec slower than this is reported (a trivial exec takes tens of ms on a healthy cluster here). */
+/** Served means answered as on a healthy cluster (a trivial exec takes tens of ms here), not just answered. */
 const SERVED_WITHIN_MS = 2_000;
 
 interface Call {
@@ -89,10 +89,10 @@ describe('chaos: a Redis Cluster primary is killed under load (SPEC §13 "Faults
     expect(badReads.map((c) => `${c.sid} +${c.sentAt - killedAt} ms: ${show(c.exchange)}`)).toEqual([]);
 
     // Serving again: from some moment within 15 s of the kill, every exec of every session
-    // completes. How many took longer than SERVED_WITHIN_MS is reported: after a failover the
-    // sessions of the failed primary's slots are answered ~10 s late (issue 26's closing note).
+    // completes promptly (an answer that comes only by the API's fallback read, ~10 s late, is
+    // not service: that is what lost reply subscriptions look like).
     const slow = execs.filter((c) => completed(c) && c.exchange.at - c.sentAt >= SERVED_WITHIN_MS);
-    const failedAfter = execs.filter((c) => !completed(c)).map((c) => c.sentAt);
+    const failedAfter = execs.filter((c) => !completed(c) || slow.includes(c)).map((c) => c.sentAt);
     const servingFrom = failedAfter.length === 0 ? killedAt : Math.max(...failedAfter) + 1;
     if (process.env.CHAOS_DEBUG)
       console.log(slow.map((c) => `${c.sid} +${c.sentAt - killedAt}..+${c.exchange.at - killedAt} ${show(c.exchange)}`).join('\n'));
@@ -109,7 +109,7 @@ describe('chaos: a Redis Cluster primary is killed under load (SPEC §13 "Faults
     );
     expect(servingFrom - killedAt).toBeLessThanOrEqual(SERVING_AGAIN_MS);
     for (const sid of sessions)
-      expect([sid, execs.filter((c) => c.sid === sid && c.sentAt >= servingFrom && completed(c)).length > 0]).toEqual([sid, true]);
+      expect([sid, execs.filter((c) => c.sid === sid && c.sentAt >= servingFrom).length >= 10]).toEqual([sid, true]);
 
     // Neither app restarted, and neither logged a storm (SPEC §13: one line a second per cause at most).
     expect(stack.api.alive && stack.workers[0].alive).toBe(true);

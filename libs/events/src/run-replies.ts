@@ -6,6 +6,9 @@ import { ReplyWaitAbortedError } from './errors';
 import type { KeySpace } from './keys';
 import { closeSubscriber } from './redis';
 
+/** How long after a change of subscribers RunReplies subscribes again (changes come in bursts). */
+const RESUBSCRIBE_AFTER_MS = 500;
+
 interface Waiter {
   onStarted?: () => void;
   resolve: (result: CodeModeResult) => void;
@@ -58,6 +61,23 @@ export class RunReplies {
       await this.subscriber.ssubscribe(this.channel);
       return;
     }
+    // ioredis moves the subscriptions of a failed primary to its successor's new subscriber, but
+    // that subscriber can be left unconnected (seen with ioredis 6.0.0 under load: the replies of
+    // the failed primary's slots never arrive again). Subscribing again is a no-op where the
+    // subscription holds and connects the new subscriber where it does not.
+    this.subscriber.on('+subscriber', () => this.resubscribeSoon());
+    await this.subscribeAll();
+  }
+
+  private resubscribeTimer: NodeJS.Timeout | undefined;
+
+  private resubscribeSoon(): void {
+    clearTimeout(this.resubscribeTimer);
+    this.resubscribeTimer = setTimeout(() => void this.subscribeAll().catch(() => undefined), RESUBSCRIBE_AFTER_MS);
+    this.resubscribeTimer.unref();
+  }
+
+  private async subscribeAll(): Promise<void> {
     // One channel per command: SSUBSCRIBE takes channels of one slot only.
     await Promise.all(Array.from({ length: CLUSTER_SLOTS }, (_, slot) => this.subscriber.ssubscribe(this.slotChannel(slot))));
   }
@@ -108,6 +128,7 @@ export class RunReplies {
 
   /** Unsubscribes and closes the subscriber connection; pending waits stay until their signals abort. */
   async close(): Promise<void> {
+    clearTimeout(this.resubscribeTimer);
     await closeSubscriber(this.subscriber, this.onMessage);
   }
 
