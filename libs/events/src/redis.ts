@@ -35,9 +35,7 @@ export interface CreateRedisOptions {
 /** Connection errors are told once per 10 s per cause, over all of a process's connections. */
 const ERROR_REPORT_INTERVAL_MS = 10_000;
 
-/** How often a Cluster client reads the slot map anyway (a quiet client would never notice a failover). */
-const SLOTS_REFRESH_MS = 5_000;
-/** A reply subscriber's: answers are lost while its subscriptions point at a failed primary. */
+/** How often a reply subscriber reads the slot map: answers are lost while its subscriptions point at a failed primary. */
 const SUBSCRIBER_SLOTS_REFRESH_MS = 1_000;
 
 /** Reconnect backoff: capped, never giving up, so recovery needs no restart. */
@@ -78,10 +76,11 @@ export function createRedis(target: RedisTarget, opts: CreateRedisOptions = {}):
           retryDelayOnClusterDown: 200,
           retryDelayOnTryAgain: 100,
           retryDelayOnMoved: 0,
-          // ioredis refreshes its slot map on MOVED and lost connections only: a subscriber sends
-          // no commands after subscribing, so without a timer it never learns of a failover and
-          // its sharded subscriptions on the failed primary's slots are never moved.
-          slotsRefreshInterval: opts.subscriber ? SUBSCRIBER_SLOTS_REFRESH_MS : SLOTS_REFRESH_MS,
+          // ioredis refreshes its slot map on MOVED and lost connections only, which is enough for
+          // connections that send commands. A subscriber sends none after subscribing: a timer
+          // makes it learn of a failover. (Not on every client: a worker has a Cluster per queue
+          // shard, and a fleet's timers would add up to hundreds of CLUSTER SLOTS a second.)
+          ...(opts.subscriber ? { slotsRefreshInterval: SUBSCRIBER_SLOTS_REFRESH_MS } : {}),
           shardedSubscribers: opts.subscriber === true,
           redisOptions: {
             connectionName: opts.name,

@@ -33,24 +33,23 @@ interface Waiter {
 export class RunReplies {
   private readonly channel: string;
   private readonly sharded: boolean;
-  private readonly sessionSlot: (ref: SessionRef) => number;
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly onMessage = (channel: string, message: string) => this.dispatch(channel, message);
+  private resubscribeTimer: NodeJS.Timeout | undefined;
 
   /** @param subscriber a dedicated connection, owned (and closed) by this object */
   constructor(
     private readonly subscriber: RedisClient,
-    keys: KeySpace,
+    private readonly keys: KeySpace,
     instanceId: string,
   ) {
     this.channel = keys.reply(instanceId);
     this.sharded = subscriber instanceof Cluster;
-    this.sessionSlot = (ref) => keySlot(keys.sessionBase(ref));
   }
 
   /** The channel a worker answers on about `ref`'s runs and requests (a job's `replyTo`). */
   channelFor(ref: SessionRef): string {
-    return this.sharded ? this.slotChannel(this.sessionSlot(ref)) : this.channel;
+    return this.sharded ? this.slotChannel(keySlot(this.keys.sessionBase(ref))) : this.channel;
   }
 
   async start(): Promise<void> {
@@ -68,8 +67,6 @@ export class RunReplies {
     this.subscriber.on('+subscriber', () => this.resubscribeSoon());
     await this.subscribeAll();
   }
-
-  private resubscribeTimer: NodeJS.Timeout | undefined;
 
   private resubscribeSoon(): void {
     clearTimeout(this.resubscribeTimer);
