@@ -3,13 +3,15 @@ import type { RedisClient } from '@codemode/events';
 import { SandboxPool } from '@codemode/sandbox';
 import { CellsProcessor } from '../cells/cells.processor';
 import { REDIS } from '../core/tokens';
+import { PresenceHeartbeat } from '../lifecycle/presence-heartbeat.service';
 import { ResumesProcessor } from '../resumes/resumes.processor';
 import { ShellConfinement } from '../shell/shell-confinement.service';
 import { ToolHosts } from '../tools/tool-hosts.service';
 
 /**
  * The worker's own health, on WORKER_METRICS_PORT. Ready = Redis answers, sandbox warm, consuming,
- * shell confinement works where required. MCP servers do not decide readiness (a lost server is
+ * holding its lease (so it is in the worker registry, and a queue routed to it is removed once it
+ * is gone), shell confinement works where required. MCP servers do not decide readiness (a lost server is
  * retried while cells that do not use it run on); the ready body reports each one's state.
  */
 @Controller('health')
@@ -21,6 +23,7 @@ export class HealthController {
     private readonly resumes: ResumesProcessor,
     private readonly confinement: ShellConfinement,
     private readonly tools: ToolHosts,
+    private readonly heartbeat: PresenceHeartbeat,
   ) {}
 
   @Get('live')
@@ -34,7 +37,7 @@ export class HealthController {
       () => true,
       () => false,
     );
-    if (!redisOk || !this.cells.running || !this.resumes.running) {
+    if (!redisOk || !this.cells.running || !this.resumes.running || !this.heartbeat.holdsLease) {
       throw new ServiceUnavailableException({
         error: redisOk ? 'not consuming cells yet.' : 'Redis does not answer; not ready.',
         code: 'runtime_unavailable',

@@ -13,5 +13,6 @@ import { WorkspaceCleanup } from './workspace-cleanup.service';
 @Module({
   imports: [CellsModule, ResumesModule, RunsModule, ShellModule],
   providers: [WorkerShutdown, PresenceHeartbeat, ParkedRunSweeper, LiveRunSweeper, WorkerQueueJanitor, WorkspaceCleanup],
+  exports: [PresenceHeartbeat],
 })
 export class LifecycleModule {}

@@ -48,6 +48,11 @@ export class PresenceHeartbeat implements OnApplicationBootstrap, OnApplicationS
     await this.stop();
   }
 
+  /** Whether this worker holds its lease (and so is in the worker registry): readiness needs it. */
+  get holdsLease(): boolean {
+    return this.held && !this.stopped;
+  }
+
   /** Stops beating and gives the lease up: nothing is routed to this worker any more. Idempotent. */
   async stop(): Promise<void> {
     this.stopped = true;
