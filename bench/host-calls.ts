@@ -1,3 +1,4 @@
+import { Worker } from 'node:worker_threads';
 import type { Limits } from '@codemode/contracts';
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
 import { SandboxPool } from '@codemode/sandbox';
@@ -14,6 +15,10 @@ export interface HostCallReport {
   calls: number;
   guestAwaitUs: number;
   bridgeNoopUs: number;
+  /** The floor under any bridge call: a bare postMessage round trip between a thread and the main thread. */
+  threadRoundTripUs: number;
+  /** CPU of the whole process (both threads) per bridge call. */
+  bridgeNoopCpuUs: number;
   /** Two cells making the same calls at once on the one thread: per call of either. */
   alternatingNoopUs: number;
   /** The same, each cell holding ~16 MiB (a 8 M-character string) in its VM. */
@@ -39,13 +44,17 @@ export async function measureHostCalls(calls: number, repeats = 5): Promise<Host
     );
     if (outcome.status !== 'completed') throw new Error(`bench cell failed: ${JSON.stringify(outcome)}`);
   };
+  let cpuUs = 0;
   const perCall = async (code: string, together = 1): Promise<number> => {
     const samples: number[] = [];
+    const cpuStart = process.cpuUsage();
     for (let i = 0; i < repeats; i += 1) {
       const started = performance.now();
       await Promise.all(Array.from({ length: together }, () => runCell(code)));
       samples.push(((performance.now() - started) * 1000) / (calls * together));
     }
+    const cpu = process.cpuUsage(cpuStart);
+    cpuUs = (cpu.user + cpu.system) / (repeats * calls * together);
     samples.sort((a, b) => a - b);
     return samples[Math.floor(samples.length / 2)];
   };
@@ -53,10 +62,44 @@ export async function measureHostCalls(calls: number, repeats = 5): Promise<Host
   try {
     const guestAwaitUs = await perCall(`for (let i = 0; i < ${calls}; i++) await null; return 1;`);
     const bridgeNoopUs = await perCall(noops);
+    const bridgeNoopCpuUs = cpuUs;
+    const threadRoundTripUs = await bareThreadRoundTrip(calls * repeats);
     const alternatingNoopUs = await perCall(noops, 2);
     const alternatingHeldNoopUs = await perCall(`const held = "x".repeat(8e6); ${noops.replace('return 1', 'return held.length')}`, 2);
-    return { calls, guestAwaitUs, bridgeNoopUs, alternatingNoopUs, alternatingHeldNoopUs };
+    return { calls, guestAwaitUs, bridgeNoopUs, threadRoundTripUs, bridgeNoopCpuUs, alternatingNoopUs, alternatingHeldNoopUs };
   } finally {
     await pool.close();
+  }
+}
+
+/** Thread side of `bareThreadRoundTrip`: asks, waits for the answer, asks again. */
+const PING_THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+let left = workerData.rounds;
+const started = performance.now();
+parentPort.on('message', () => {
+  left -= 1;
+  if (left > 0) parentPort.postMessage({ id: left, args: '{}' });
+  else parentPort.postMessage({ doneUs: ((performance.now() - started) * 1000) / workerData.rounds });
+});
+parentPort.postMessage({ id: left, args: '{}' });
+`;
+
+/**
+ * µs per round trip of a small message from a worker thread to the main thread and back, nothing
+ * else done: the wake-ups of two threads, which every bridge call pays at least.
+ */
+async function bareThreadRoundTrip(rounds: number): Promise<number> {
+  const thread = new Worker(PING_THREAD, { eval: true, workerData: { rounds } });
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      thread.on('error', reject);
+      thread.on('message', (message: { doneUs?: number }) => {
+        if (message.doneUs !== undefined) resolve(message.doneUs);
+        else thread.postMessage({ ok: true, value: {} });
+      });
+    });
+  } finally {
+    await thread.terminate();
   }
 }

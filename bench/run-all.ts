@@ -123,6 +123,18 @@ async function main(): Promise<void> {
       if (r.status !== 'completed') throw new Error(`tool loop failed: ${JSON.stringify(r)}`);
       toolSamples.push(((performance.now() - t) * 1000) / toolCalls);
     }
+    // The same calls 25 at a time: appends of calls that start or settle together share a socket
+    // write and a round trip (ioredis auto-pipelining).
+    const fanOutSamples: number[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const t = performance.now();
+      const r = await client.exec('bench-tools', {
+        title: 'ls fan-out',
+        code: `for (let k = 0; k < ${toolCalls / 25}; k++) await Promise.all(Array.from({ length: 25 }, () => ls({}))); return 1;`,
+      });
+      if (r.status !== 'completed') throw new Error(`tool fan-out failed: ${JSON.stringify(r)}`);
+      fanOutSamples.push(((performance.now() - t) * 1000) / toolCalls);
+    }
     const hostCalls = await measureHostCalls(1000);
     const cellStart = cellStartTable(await measureCellStart(CELL_START_SAMPLES));
     const replayRows = await measureReplay(client, replayStack.client(), [1, 10, 100], REPLAY_SAMPLES);
@@ -194,10 +206,12 @@ async function main(): Promise<void> {
       '| per call, inside one cell (p50 of 5 cells) | µs per call |',
       '|---|---|',
       `| guest \`await null\` (no host; the floor) | ${fmt(hostCalls.guestAwaitUs, 1)} |`,
-      `| bridge round trip to an in-process no-op host tool (${hostCalls.calls} sequential calls) | ${fmt(hostCalls.bridgeNoopUs, 1)} |`,
+      `| bridge round trip to an in-process no-op host tool (${hostCalls.calls} sequential calls) | ${fmt(hostCalls.bridgeNoopUs, 1)} (CPU ${fmt(hostCalls.bridgeNoopCpuUs, 1)}) |`,
+      `| bare postMessage round trip, worker thread ⇄ main thread (the floor under a bridge call) | ${fmt(hostCalls.threadRoundTripUs, 1)} |`,
       `| the same, two cells at once on the one thread (a rescue image of the other run at each switch) | ${fmt(hostCalls.alternatingNoopUs, 1)} |`,
       `| the same, each of the two VMs holding ~16 MiB | ${fmt(hostCalls.alternatingHeldNoopUs, 1)} |`,
       `| core tool \`ls({})\` over REST, with \`tool.called\`/\`tool.settled\` appended per call (${toolCalls} calls) | ${fmt(percentile(toolSamples, 50), 1)} |`,
+      `| the same calls 25 at a time (\`Promise.all\`), per call | ${fmt(percentile(fanOutSamples, 50), 1)} |`,
     ].join('\n');
     const replayTable = [
       `| recorded tool calls before the park (${REPLAY_SAMPLES} samples each) | wait, owner resumes (p50 ms) | wait, rebuilt by replay (p50 ms) | replay p99 (ms) | replay − owner (p50 ms) | ÷ owner |`,
