@@ -50,23 +50,40 @@ const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
   // What a never-used Memory + the image give (another cap: no recycled Memory has it).
   const fresh = await CellVm.fromBootImage(loader, image, 2 * DEFAULT_MEMORY_BYTES);
   out.freshIsNew = memoryOf(fresh) !== dirty;
-  const a = bytesOf(next);
-  const b = bytesOf(fresh);
-  out.sameLength = a.length === b.length;
   // Only Math.random's 8-byte state differs: every restore seeds it anew.
   const seed = image.vm.contextPointer + image.vm.randomStateOffset;
-  const differing = [];
-  for (let page = 0; page < a.length; page += 4096) {
-    if (a.compare(b, page, page + 4096, page, page + 4096) === 0) continue;
-    for (let i = page; i < page + 4096; i += 1) if (a[i] !== b[i] && (i < seed || i >= seed + 8)) differing.push(i);
-  }
-  out.differingBytes = differing.length;
-  for (const vm of [next, fresh]) vm.release();
+  const differingBytes = (a, b) => {
+    let count = 0;
+    for (let page = 0; page < a.length; page += 4096) {
+      if (a.compare(b, page, page + 4096, page, page + 4096) === 0) continue;
+      for (let i = page; i < page + 4096; i += 1) if (a[i] !== b[i] && (i < seed || i >= seed + 8)) count += 1;
+    }
+    return count;
+  };
+  out.sameLength = bytesOf(next).length === bytesOf(fresh).length;
+  out.differingBytes = differingBytes(bytesOf(next), bytesOf(fresh));
+
+  // Again, with the next start after the loader's fill ran (the usual case: the fill waits until
+  // the releasing task is done). The old run's Memory is all zeros before anything is built on it.
+  const victim2 = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
+  victim2.bind(HOST, performance.now() + 5000);
+  victim2.start(cell);
+  victim2.pump(2000);
+  const dirty2 = memoryOf(victim2);
+  out.secretInVictim2 = bytesOf(victim2).includes(SECRET);
+  victim2.release();
+  out.filledAtRelease = Buffer.from(dirty2.buffer).equals(Buffer.alloc(dirty2.buffer.byteLength));
+  await new Promise((resolve) => setImmediate(resolve));
+  out.filledSoonAfter = Buffer.from(dirty2.buffer).equals(Buffer.alloc(dirty2.buffer.byteLength));
+  const next2 = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
+  out.recycledAgain = memoryOf(next2) === dirty2;
+  out.differingBytesAfterFill = differingBytes(bytesOf(next2), bytesOf(fresh));
+  for (const vm of [next, next2, fresh]) vm.release();
   process.stdout.write(JSON.stringify(out));
 `;
 
 describe('a recycled Memory (built engine)', () => {
-  it('gives the next run nothing of the previous run: byte for byte what a new Memory + the image give', () => {
+  it('gives the next run nothing of the previous run, filled on the spot or after the release: byte for byte what a new Memory + the image give', () => {
     expect(runBuiltEngineProbe(PROBE, 30_000)).toEqual({
       started: true,
       value: { ok: true, json: '64' },
@@ -77,6 +94,11 @@ describe('a recycled Memory (built engine)', () => {
       freshIsNew: true,
       sameLength: true,
       differingBytes: 0,
+      secretInVictim2: true,
+      filledAtRelease: false,
+      filledSoonAfter: true,
+      recycledAgain: true,
+      differingBytesAfterFill: 0,
     });
   });
 });

@@ -50,12 +50,17 @@ export function memoryMaxBytes(memoryLimitBytes: number): number {
  * Memories are recycled: a new `WebAssembly.Memory` per run made V8 account 16 MiB of external
  * memory per instance and run a full GC every few runs (~3 ms CPU per run). A Memory comes back
  * only from a VM that was released cleanly (its instance is never called again) and never grew past
- * its initial 16 MiB, and it is zero-filled right before the next instance is built on it, so the
- * next run starts from exactly what a new Memory holds: 256 zero pages with the same maximum.
+ * its initial 16 MiB, and it is zero-filled before the next instance is built on it, so the next
+ * run starts from exactly what a new Memory holds: 256 zero pages with the same maximum. The fill
+ * (~0.7 ms) runs once the releasing task is done (the finished run's answer has left), so the next
+ * cell start does not wait for it; a Memory taken before its fill ran is filled on the spot.
  */
 export class WasmLoader {
-  /** maximum bytes → zero-ready-on-take Memories that held a finished, released instance. */
-  private readonly spare = new Map<number, WebAssembly.Memory[]>();
+  /** maximum bytes → Memories of finished, released instances, not zero-filled yet. */
+  private readonly dirty = new Map<number, WebAssembly.Memory[]>();
+  /** maximum bytes → recycled Memories zero-filled since their instance was released. */
+  private readonly clean = new Map<number, WebAssembly.Memory[]>();
+  private scrubbing: NodeJS.Immediate | undefined;
 
   /**
    * 4 KiB pages a bare instance has non-zero right after it was built (data segments, the initial
@@ -140,14 +145,28 @@ export class WasmLoader {
    */
   recycle(instance: WasmInstance): void {
     if (instance.memory.buffer.byteLength !== MIN_MEMORY_BYTES) return;
-    const stock = this.spare.get(instance.maxBytes) ?? [];
-    if (stock.length >= SPARE_MEMORIES_PER_MAX) return;
-    stock.push(instance.memory);
-    this.spare.set(instance.maxBytes, stock);
+    const max = instance.maxBytes;
+    if (stockOf(this.dirty, max).length + stockOf(this.clean, max).length >= SPARE_MEMORIES_PER_MAX) return;
+    stockOf(this.dirty, max).push(instance.memory);
+    this.scrubbing ??= setImmediate(() => this.scrub());
+    // A thread with nothing else to do may exit meanwhile: the next start fills on the spot.
+    this.scrubbing.unref();
+  }
+
+  /** Zero-fills every recycled Memory not filled yet (see `takeSpare` for why all of it). */
+  private scrub(): void {
+    this.scrubbing = undefined;
+    for (const [max, stock] of this.dirty) {
+      for (let memory = stock.pop(); memory; memory = stock.pop()) {
+        new Uint8Array(memory.buffer).fill(0);
+        stockOf(this.clean, max).push(memory);
+      }
+    }
   }
 
   /**
-   * A recycled Memory with this maximum, zero-filled now (every byte of the old run erased).
+   * A recycled Memory with this maximum, every byte of the old run erased: filled by `scrub`
+   * already, or zero-filled now.
    *
    * All 16 MiB, on purpose: the rule is that a run starts from exactly what a new Memory + the
    * image hold, whatever the previous run did. Zeroing only up to a high-water mark (the sbrk break,
@@ -160,12 +179,22 @@ export class WasmLoader {
    * (~0.7 ms). The image's own pages are few (~360 KiB): not worth skipping.
    */
   private takeSpare(maxBytes: number): WebAssembly.Memory | undefined {
-    const memory = this.spare.get(maxBytes)?.pop();
+    const filled = this.clean.get(maxBytes)?.pop();
+    if (filled) return filled;
+    const memory = this.dirty.get(maxBytes)?.pop();
     if (!memory) return undefined;
-    const bytes = new Uint8Array(memory.buffer);
-    bytes.fill(0);
+    new Uint8Array(memory.buffer).fill(0);
     return memory;
   }
+}
+
+function stockOf(stocks: Map<number, WebAssembly.Memory[]>, maxBytes: number): WebAssembly.Memory[] {
+  let stock = stocks.get(maxBytes);
+  if (!stock) {
+    stock = [];
+    stocks.set(maxBytes, stock);
+  }
+  return stock;
 }
 
 /** Page size of the non-zero page scans (SPEC §3 counts snapshots in non-zero 4 KiB pages). */
