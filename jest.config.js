@@ -14,5 +14,8 @@ module.exports = {
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
   ],
   maxWorkers: 2,
+  // A worker keeps every module and transform of the files it ran; on Node 24 one grew until it
+  // ran out of heap late in a full run. Jest starts a new one between files past this size.
+  workerIdleMemoryLimit: '1GB',
   testTimeout: 30000,
 };
