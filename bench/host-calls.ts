@@ -44,8 +44,8 @@ export async function measureHostCalls(calls: number, repeats = 5): Promise<Host
     );
     if (outcome.status !== 'completed') throw new Error(`bench cell failed: ${JSON.stringify(outcome)}`);
   };
-  let cpuUs = 0;
-  const perCall = async (code: string, together = 1): Promise<number> => {
+  /** p50 µs per call over `repeats` cells, and the process's CPU µs per call over all of them. */
+  const perCall = async (code: string, together = 1): Promise<{ us: number; cpuUs: number }> => {
     const samples: number[] = [];
     const cpuStart = process.cpuUsage();
     for (let i = 0; i < repeats; i += 1) {
@@ -54,18 +54,16 @@ export async function measureHostCalls(calls: number, repeats = 5): Promise<Host
       samples.push(((performance.now() - started) * 1000) / (calls * together));
     }
     const cpu = process.cpuUsage(cpuStart);
-    cpuUs = (cpu.user + cpu.system) / (repeats * calls * together);
     samples.sort((a, b) => a - b);
-    return samples[Math.floor(samples.length / 2)];
+    return { us: samples[Math.floor(samples.length / 2)], cpuUs: (cpu.user + cpu.system) / (repeats * calls * together) };
   };
   const noops = `for (let i = 0; i < ${calls}; i++) await noop({}); return 1;`;
   try {
-    const guestAwaitUs = await perCall(`for (let i = 0; i < ${calls}; i++) await null; return 1;`);
-    const bridgeNoopUs = await perCall(noops);
-    const bridgeNoopCpuUs = cpuUs;
+    const guestAwaitUs = (await perCall(`for (let i = 0; i < ${calls}; i++) await null; return 1;`)).us;
+    const { us: bridgeNoopUs, cpuUs: bridgeNoopCpuUs } = await perCall(noops);
     const threadRoundTripUs = await bareThreadRoundTrip(calls * repeats);
-    const alternatingNoopUs = await perCall(noops, 2);
-    const alternatingHeldNoopUs = await perCall(`const held = "x".repeat(8e6); ${noops.replace('return 1', 'return held.length')}`, 2);
+    const alternatingNoopUs = (await perCall(noops, 2)).us;
+    const alternatingHeldNoopUs = (await perCall(`const held = "x".repeat(8e6); ${noops.replace('return 1', 'return held.length')}`, 2)).us;
     return { calls, guestAwaitUs, bridgeNoopUs, threadRoundTripUs, bridgeNoopCpuUs, alternatingNoopUs, alternatingHeldNoopUs };
   } finally {
     await pool.close();

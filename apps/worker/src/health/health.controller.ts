@@ -37,9 +37,15 @@ export class HealthController {
       () => true,
       () => false,
     );
-    if (!redisOk || !this.cells.running || !this.resumes.running || !this.heartbeat.holdsLease) {
+    if (!redisOk || !this.cells.running || !this.resumes.running) {
       throw new ServiceUnavailableException({
         error: redisOk ? 'not consuming cells yet.' : 'Redis does not answer; not ready.',
+        code: 'runtime_unavailable',
+      });
+    }
+    if (!this.heartbeat.holdsLease) {
+      throw new ServiceUnavailableException({
+        error: 'no worker lease yet; nothing is routed here until it holds one.',
         code: 'runtime_unavailable',
       });
     }
