@@ -114,27 +114,33 @@ async function main(): Promise<void> {
     // Host calls inside a cell, through a real core tool with its events recorded (REST), per call.
     const toolCalls = 200;
     const toolSamples: number[] = [];
-    for (let i = 0; i < 5; i += 1) {
-      const t = performance.now();
-      const r = await client.exec('bench-tools', {
-        title: 'ls loop',
-        code: `for (let i = 0; i < ${toolCalls}; i++) await ls({}); return 1;`,
-      });
-      if (r.status !== 'completed') throw new Error(`tool loop failed: ${JSON.stringify(r)}`);
-      toolSamples.push(((performance.now() - t) * 1000) / toolCalls);
-    }
-    // The same calls 25 at a time: appends of calls that start or settle together share a socket
-    // write and a round trip (ioredis auto-pipelining).
+    const redisPid = await redisServerPid();
+    const toolPids = { worker: stack.workers[0].pid, redis: redisPid };
+    const toolCpu = await cpuDuring(toolPids, async () => {
+      for (let i = 0; i < 5; i += 1) {
+        const t = performance.now();
+        const r = await client.exec('bench-tools', {
+          title: 'ls loop',
+          code: `for (let i = 0; i < ${toolCalls}; i++) await ls({}); return 1;`,
+        });
+        if (r.status !== 'completed') throw new Error(`tool loop failed: ${JSON.stringify(r)}`);
+        toolSamples.push(((performance.now() - t) * 1000) / toolCalls);
+      }
+    });
+    // The same calls 25 at a time: the events of calls that start or settle together are written
+    // with one script call (SameTickAppends).
     const fanOutSamples: number[] = [];
-    for (let i = 0; i < 5; i += 1) {
-      const t = performance.now();
-      const r = await client.exec('bench-tools', {
-        title: 'ls fan-out',
-        code: `for (let k = 0; k < ${toolCalls / 25}; k++) await Promise.all(Array.from({ length: 25 }, () => ls({}))); return 1;`,
-      });
-      if (r.status !== 'completed') throw new Error(`tool fan-out failed: ${JSON.stringify(r)}`);
-      fanOutSamples.push(((performance.now() - t) * 1000) / toolCalls);
-    }
+    const fanOutCpu = await cpuDuring(toolPids, async () => {
+      for (let i = 0; i < 5; i += 1) {
+        const t = performance.now();
+        const r = await client.exec('bench-tools', {
+          title: 'ls fan-out',
+          code: `for (let k = 0; k < ${toolCalls / 25}; k++) await Promise.all(Array.from({ length: 25 }, () => ls({}))); return 1;`,
+        });
+        if (r.status !== 'completed') throw new Error(`tool fan-out failed: ${JSON.stringify(r)}`);
+        fanOutSamples.push(((performance.now() - t) * 1000) / toolCalls);
+      }
+    });
     const hostCalls = await measureHostCalls(1000);
     const cellStart = cellStartTable(await measureCellStart(CELL_START_SAMPLES));
     const replayRows = await measureReplay(client, replayStack.client(), [1, 10, 100], REPLAY_SAMPLES);
@@ -142,7 +148,6 @@ async function main(): Promise<void> {
     const fairness = fairnessTable(await measureFairness());
     const fateIsolation = fateIsolationTable(await measureFateIsolation());
     const scaleOut = scaleOutTable(await measureScaleOut(SCALE_OUT_EXECS));
-    const redisPid = await redisServerPid();
     let echoThroughput = 0;
     let execThroughput = 0;
     const echoCpu = await cpuDuring({ bench: process.pid, redis: redisPid }, async () => {
@@ -202,16 +207,18 @@ async function main(): Promise<void> {
       shellRow('the same `true` in a bubblewrap sandbox built as the worker builds one, in-process', confinedSpawnSamples),
       `| confinement's cost over REST (p50, confined − none) | ${fmt(percentile(shellSamples, 50) - percentile(unconfinedShellSamples, 50))} | | |`,
     ].join('\n');
+    const cpuPerCall = (cpu: Record<string, number>): string =>
+      `${fmt((cpu.worker * 1000) / (5 * toolCalls), 0)}, ${fmt((cpu.redis * 1000) / (5 * toolCalls), 0)}`;
     const hostTable = [
-      '| per call, inside one cell (p50 of 5 cells) | µs per call |',
-      '|---|---|',
+      '| per call, inside one cell (p50 of 5 cells) | µs per call | worker, Redis CPU µs per call (all 5 cells) |',
+      '|---|---|---|',
       `| guest \`await null\` (no host; the floor) | ${fmt(hostCalls.guestAwaitUs, 1)} |`,
       `| bridge round trip to an in-process no-op host tool (${hostCalls.calls} sequential calls) | ${fmt(hostCalls.bridgeNoopUs, 1)} (CPU ${fmt(hostCalls.bridgeNoopCpuUs, 1)}) |`,
       `| bare postMessage round trip, worker thread ⇄ main thread (the floor under a bridge call) | ${fmt(hostCalls.threadRoundTripUs, 1)} |`,
       `| the same, two cells at once on the one thread (a rescue image of the other run at each switch) | ${fmt(hostCalls.alternatingNoopUs, 1)} |`,
       `| the same, each of the two VMs holding ~16 MiB | ${fmt(hostCalls.alternatingHeldNoopUs, 1)} |`,
-      `| core tool \`ls({})\` over REST, with \`tool.called\`/\`tool.settled\` appended per call (${toolCalls} calls) | ${fmt(percentile(toolSamples, 50), 1)} |`,
-      `| the same calls 25 at a time (\`Promise.all\`), per call | ${fmt(percentile(fanOutSamples, 50), 1)} |`,
+      `| core tool \`ls({})\` over REST, with \`tool.called\`/\`tool.settled\` appended per call (${toolCalls} calls) | ${fmt(percentile(toolSamples, 50), 1)} | ${cpuPerCall(toolCpu)} |`,
+      `| the same calls 25 at a time (\`Promise.all\`), per call | ${fmt(percentile(fanOutSamples, 50), 1)} | ${cpuPerCall(fanOutCpu)} |`,
     ].join('\n');
     const replayTable = [
       `| recorded tool calls before the park (${REPLAY_SAMPLES} samples each) | wait, owner resumes (p50 ms) | wait, rebuilt by replay (p50 ms) | replay p99 (ms) | replay − owner (p50 ms) | ÷ owner |`,

@@ -1,10 +1,10 @@
 import type { Event, EventData, EventPage, EventType, SessionRef } from '@codemode/contracts';
 import type { RedisClient } from './redis';
 import { EVENT_PAGE_BYTES } from '@codemode/config';
-import { InvalidArgumentError, InvalidCursorError, InvalidEventError } from './errors';
+import { EventsError, InvalidArgumentError, InvalidCursorError, InvalidEventError, StoreCommandError } from './errors';
 import { decodeEntry, encodeEvent, rawsAndFactsArgs, toPublicEvent, type LoggedEvent } from './event-encoding';
 import type { KeySpace } from './keys';
-import { checkReply } from './lua-errors';
+import { checkReply, LUA_CODES, raisedScriptError } from './lua-errors';
 import { closeConnection, duplicateForBlocking, failedCommand, guard } from './redis';
 import { ScriptLoader } from './script-loader';
 import { SessionIndex } from './session-index';
@@ -186,6 +186,37 @@ export class EventLog {
     const raw = runId === '' ? await this.index.alongside(ref, write) : await write();
     const reply = checkReply(raw, { runId, epoch, type: input.type });
     return { eventId: String(reply[1]) };
+  }
+
+  /**
+   * Appends events of one run, in order, with one script call (lua/append-events.lua): what as many
+   * `append` calls in a row would do, each event's outcome answered in its place (an event id, or
+   * the typed error its own `append` would have thrown). Run-scoped events only, all of one run.
+   */
+  async appendAll(ref: SessionRef, inputs: readonly AppendInput[]): Promise<Array<{ eventId: string } | EventsError>> {
+    const runId = inputs[0]?.runId ?? '';
+    if (runId === '') throw new InvalidEventError('appendAll without a runId');
+    const args: (string | number)[] = [inputs.length];
+    for (const input of inputs) {
+      if (input.runId !== runId) throw new InvalidEventError(`appendAll across runs (${runId}, ${input.runId ?? ''})`);
+      const ev = encodeEvent(input.type, input.data);
+      const facts = Object.entries(ev.facts);
+      args.push(input.type, runId, input.epoch ?? 0, ev.head, input.publish?.channel ?? '', input.publish?.message ?? '');
+      args.push(ev.raws.length, facts.length, ...ev.raws.flat(), ...facts.flat());
+    }
+    const raw = await guard(() => this.scripts.run(this.redis, 'append-events', this.keys.scriptKeys(ref, runId), args));
+    if (!Array.isArray(raw) || raw.length !== inputs.length) throw new StoreCommandError(`unexpected script reply ${JSON.stringify(raw)}`);
+    return raw.map((reply: unknown, n) => {
+      const ctx = { runId, epoch: inputs[n].epoch ?? 0, type: inputs[n].type };
+      if (Array.isArray(reply) && reply[0] === LUA_CODES.raised)
+        return raisedScriptError(new Error(String(reply[1]))) ?? new StoreCommandError(String(reply[1]));
+      try {
+        return { eventId: String(checkReply(reply, ctx)[1]) };
+      } catch (error) {
+        if (error instanceof EventsError) return error;
+        throw error;
+      }
+    });
   }
 
   /** One page through read-events-page.lua on `conn`; `more` says the log holds events after it. */

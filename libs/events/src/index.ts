@@ -1,6 +1,7 @@
 export * from './errors';
 export { KeySpace, type SessionScriptKeys } from './keys';
 export { EventLog, MAX_PAGE, type AppendInput } from './event-log';
+export { SameTickAppends } from './same-tick-appends';
 export { SessionLedger, type SessionPatch, type SessionSettingsAt } from './session-ledger';
 export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type KeyUsed, type Reservation, type RunRequestedData } from './run-ledger';
 export { keyedWaitStep, type KeyedWaitState, type KeyedWaitStep } from './keyed-wait';

@@ -22,6 +22,8 @@ export const LUA_CODES = {
   staleEpoch: -3,
   runExists: -4,
   invalidEvent: -5,
+  /** append-events: the append raised an error reply (detail) before writing that event. */
+  raised: -6,
 } as const;
 
 /** `{code, ...details}` as every script returns it; a Lua false arrives as null. */

@@ -9,6 +9,7 @@ import { raisedScriptError } from './lua-errors';
 /** Every script of this library; the file is `lua/<name>.lua`. */
 export const SCRIPT_NAMES = [
   'append-event',
+  'append-events',
   'request-run',
   'start-run',
   'finish-run',

@@ -19,17 +19,20 @@ export async function meteredWrite<T>(meter: WriteMeter, write: () => Promise<T>
   try {
     return await write();
   } catch (error) {
-    if (error instanceof StaleEpochError) {
-      meter.metrics.staleWritesRejected.inc();
-      meter.logger.warn(
-        { runId: error.runId, epoch: error.epoch, runEpoch: error.storedEpoch },
-        'write refused: stale epoch (the run was taken over by another worker)',
-      );
-    }
+    reportRefused(meter, error);
     throw error;
   } finally {
     end();
   }
+}
+
+function reportRefused(meter: WriteMeter, error: unknown): void {
+  if (!(error instanceof StaleEpochError)) return;
+  meter.metrics.staleWritesRejected.inc();
+  meter.logger.warn(
+    { runId: error.runId, epoch: error.epoch, runEpoch: error.storedEpoch },
+    'write refused: stale epoch (the run was taken over by another worker)',
+  );
 }
 
 /** The worker's EventLog: tool and shell events. */
@@ -45,6 +48,13 @@ export class MeteredEventLog extends EventLog {
 
   override append(...args: Parameters<EventLog['append']>): ReturnType<EventLog['append']> {
     return meteredWrite(this.meter, () => super.append(...args));
+  }
+
+  /** One timed write however many events; each event fencing refused is reported. */
+  override async appendAll(...args: Parameters<EventLog['appendAll']>): ReturnType<EventLog['appendAll']> {
+    const outcomes = await meteredWrite(this.meter, () => super.appendAll(...args));
+    for (const outcome of outcomes) reportRefused(this.meter, outcome);
+    return outcomes;
   }
 }
 

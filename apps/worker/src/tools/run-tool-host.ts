@@ -4,6 +4,7 @@ import {
   isStoreUnavailable,
   RUN_HISTORY_LIMIT_MESSAGE,
   RunHistoryLimitError,
+  SameTickAppends,
   storeStopMessage,
   toStoreError,
   type ApprovalLedger,
@@ -85,6 +86,8 @@ export class RunToolHost implements BridgeHost {
   /** The run's tool policy (SPEC §11), checked before every tool call is dispatched. */
   private readonly policy: CallPolicy;
   private legsBegun = 0;
+  /** The run's events: calls that start or settle together are written with one script call. */
+  private readonly appends: SameTickAppends;
 
   constructor(
     readonly run: ToolRun,
@@ -92,6 +95,7 @@ export class RunToolHost implements BridgeHost {
     private readonly deps: ToolDeps,
     policy: Policy,
   ) {
+    this.appends = new SameTickAppends(deps.events, run.ref);
     this.policy = new CallPolicy(policy, run, {
       approvals: deps.approvals,
       metrics: deps.metrics,
@@ -358,7 +362,7 @@ export class RunToolHost implements BridgeHost {
   /** Appends a run event; at the history cap the run is stopped and the call rejects with the cap's message. */
   private async logged(input: Parameters<EventLog['append']>[1]): Promise<void> {
     try {
-      await this.deps.events.append(this.run.ref, input);
+      await this.appends.append(input);
     } catch (error) {
       if (!(error instanceof RunHistoryLimitError)) throw error;
       this.historyLimitReached = true;

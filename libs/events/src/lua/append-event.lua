@@ -29,23 +29,6 @@
 ]]
 --- @include "includes/append"
 
-local DEDICATED = {
-  ['run.requested'] = true, ['run.started'] = true, ['session.configured'] = true,
-  ['store.committed'] = true, ['tools.registered'] = true
-}
-local evType = ARGV[1]
-if DEDICATED[evType] then return { -5, evType } end
-
 local raws, facts = read_raws_and_facts(7)
-local ev = { type = evType, runId = ARGV[2], epoch = tonumber(ARGV[3]), head = ARGV[4], raws = raws, facts = facts }
-
-local refused = check_run_write(KEYS, ev.runId, ev.epoch)
-if refused then return refused end
-if evType == 'run.parked' then
-  local st = redis.call('HMGET', KEYS[3], 'status', 'resultEvent')
-  if st[1] == 'waiting' and st[2] then return { 1, st[2] } end
-end
-
-local id = append_event(KEYS, ev)
-if ARGV[5] ~= '' then redis.call('SPUBLISH', ARGV[5], ARGV[6]) end
-return { 1, id }
+return append_generic(KEYS, { type = ARGV[1], runId = ARGV[2], epoch = tonumber(ARGV[3]), head = ARGV[4],
+  raws = raws, facts = facts }, ARGV[5], ARGV[6])

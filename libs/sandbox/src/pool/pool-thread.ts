@@ -124,6 +124,7 @@ export class PoolThread {
     this.ready = new Promise((resolve, reject) => {
       this.readyReject = reject;
       this.worker.on('message', (message: FromThread) => {
+        if (message.type === 'bridges') return message.calls.forEach((call) => this.onMessage(call));
         if (message.type !== 'ready') return this.onMessage(message);
         this.state = 'ready';
         this.readyReject = undefined;
@@ -329,7 +330,7 @@ export class PoolThread {
     if (this.state === 'ready') this.events.ready(this);
   }
 
-  private onMessage(message: Exclude<FromThread, { type: 'ready' }>): void {
+  private onMessage(message: Exclude<FromThread, { type: 'ready' | 'bridges' }>): void {
     if (message.type === 'log') return this.events.log(message.level, message.msg, message.fields);
     if (message.type === 'warm') {
       this.warm = true;

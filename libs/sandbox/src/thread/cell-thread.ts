@@ -23,7 +23,37 @@ const port = parentPort;
 if (!port) throw new SandboxStartError('cell-thread must run in a worker thread');
 const data = workerData as ThreadData;
 const busyFlag = new Int32Array(data.busy);
-const post = (message: FromThread) => port.postMessage(message);
+type BridgeMessage = Extract<FromThread, { type: 'bridge' }>;
+/** A call waits in the batch at most this long while guest code keeps running (see `abortRequested`). */
+const CALL_BATCH_MAX_MS = 1;
+/**
+ * Bridge calls the guest made in its current stretch of execution, posted together once it stops
+ * (a microtask) as one message: the calls of a `Promise.all` cost the main thread one wake-up, and
+ * their `tool.called` events, asked for in one turn there, one script call (SameTickAppends).
+ * Every other message posts the batch first, so the order of messages is kept.
+ */
+let calls: BridgeMessage[] = [];
+let firstCallAt = 0;
+
+function postCalls(): void {
+  if (calls.length === 0) return;
+  const batch = calls;
+  calls = [];
+  port!.postMessage(batch.length === 1 ? batch[0] : ({ type: 'bridges', calls: batch } satisfies FromThread));
+}
+
+function postCall(message: BridgeMessage): void {
+  if (calls.length === 0) {
+    firstCallAt = performance.now();
+    queueMicrotask(postCalls);
+  }
+  calls.push(message);
+}
+
+const post = (message: FromThread) => {
+  postCalls();
+  port.postMessage(message);
+};
 
 interface LiveRun {
   run: CellRun;
@@ -126,7 +156,7 @@ async function startRun(request: CellRunRequest, slot: number, restoring?: Resto
     return;
   }
   const run = new CellRun(vm, request, {
-    dispatch: (id, method, argsJson) => post({ type: 'bridge', runId, id, method, argsJson }),
+    dispatch: (id, method, argsJson) => postCall({ type: 'bridge', runId, id, method, argsJson }),
     cancel: (id) => post({ type: 'cancel', runId, id }),
     watch: (timeoutMs) => post({ type: 'watch', runId, timeoutMs }),
     replayed: () => post({ type: 'replayed', runId }),
@@ -135,7 +165,12 @@ async function startRun(request: CellRunRequest, slot: number, restoring?: Resto
       if (on) executing(runId);
       Atomics.store(busyFlag, 0, on ? slot : 0);
     },
-    abortRequested: () => Atomics.load(busyFlag, 1) === slot,
+    // Checked by the interrupt handler while guest code runs: also when calls that have waited in
+    // the batch too long go, so a guest computing after a call does not hold the call back.
+    abortRequested: () => {
+      if (calls.length > 0 && performance.now() - firstCallAt >= CALL_BATCH_MAX_MS) postCalls();
+      return Atomics.load(busyFlag, 1) === slot;
+    },
   });
   if (parked && restoring) {
     try {

@@ -31,6 +31,8 @@ export type FromThread =
   /** The thread has its next VM prepared. */
   | { type: 'warm' }
   | { type: 'bridge'; runId: string; id: string; method: BridgeMethod; argsJson: string }
+  /** Bridge calls made in one stretch of guest execution, in order (cell-thread's `postCalls`). */
+  | { type: 'bridges'; calls: { type: 'bridge'; runId: string; id: string; method: BridgeMethod; argsJson: string }[] }
   | { type: 'cancel'; runId: string; id: string }
   /** A held call holds a slot again: its host may dispatch it now. */
   | { type: 'admitted'; runId: string; id: string }

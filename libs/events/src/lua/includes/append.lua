@@ -474,3 +474,26 @@ local function read_raws_and_facts(from)
   end
   return raws, facts
 end
+
+-- Types with preconditions or projection keys of their own, each written by its own script.
+local DEDICATED = {
+  ['run.requested'] = true, ['run.started'] = true, ['session.configured'] = true,
+  ['store.committed'] = true, ['tools.registered'] = true
+}
+
+-- The generic append of append-event.lua and append-events.lua (see their headers): the type's
+-- and the run's checks, the event with its projections, then the publish. A `run.parked` for a
+-- run already parked is the retry of one whose reply was lost: it answers the first park's id.
+-- Returns {1, eventId} or a refusal {code, detail}; raises RUN_HISTORY_LIMIT as append_event does.
+local function append_generic(K, ev, channel, message)
+  if DEDICATED[ev.type] then return { -5, ev.type } end
+  local refused = check_run_write(K, ev.runId, ev.epoch)
+  if refused then return refused end
+  if ev.type == 'run.parked' then
+    local st = redis.call('HMGET', K[3], 'status', 'resultEvent')
+    if st[1] == 'waiting' and st[2] then return { 1, st[2] } end
+  end
+  local id = append_event(K, ev)
+  if channel ~= '' then redis.call('SPUBLISH', channel, message) end
+  return { 1, id }
+end
