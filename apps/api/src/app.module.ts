@@ -10,6 +10,7 @@ import { DocsModule } from './docs/docs.module';
 import { APP_CONFIG, LOGGER } from './core/tokens';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
+import { McpModule } from './mcp/mcp.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PublicMetricsModule } from './metrics/public-metrics.module';
 import { QuotasModule } from './quotas/quotas.module';
@@ -39,6 +40,7 @@ export class AppModule {
         EventsModule,
         ShellModule,
         ToolsModule,
+        McpModule,
         DocsModule,
         PolicyModule,
         ApprovalsModule,

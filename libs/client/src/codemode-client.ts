@@ -15,6 +15,8 @@ import type {
   ShellAnswer,
   ShellExecInput,
   ToolResult,
+  ToolDefinitionFormat,
+  ToolDefinitions,
   ToolsView,
   TranscriptEntry,
 } from '@codemode/contracts';
@@ -112,6 +114,15 @@ export class CodeModeClient {
 
   getTools(sessionId: string): Promise<ToolsView> {
     return this.json('GET', `${sessionPath(sessionId)}/tools`);
+  }
+
+  /** exec and wait in the form a model API takes (SPEC §14); a never-written session gets the defaults. */
+  toolDefinitions<F extends ToolDefinitionFormat>(
+    sessionId: string,
+    format: F,
+    opts: RequestOptions = {},
+  ): Promise<{ tools: ToolDefinitions[F][] }> {
+    return this.json('GET', `${sessionPath(sessionId)}/tools/definitions?format=${enc(format)}`, undefined, {}, opts.signal);
   }
 
   /** Shell `exec` (SPEC §7); tool-level failures come back as `details.status:"failed"`, not thrown. */

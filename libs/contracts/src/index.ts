@@ -17,3 +17,4 @@ export * from './replay';
 export * from './console';
 export * from './policy';
 export * from './json-depth';
+export * from './code-mode-tools';

@@ -12,6 +12,7 @@ export type BodyTask =
   | { kind: 'exec'; bytes: Uint8Array }
   | { kind: 'tools'; bytes: Uint8Array; context: ToolsViewContext }
   | { kind: 'tools-view'; bytes: Uint8Array; context: ToolsViewContext }
+  | { kind: 'exec-description'; bytes: Uint8Array; context: ToolsViewContext }
   | { kind: 'tool-results'; bytes: Uint8Array };
 
 /**
@@ -23,6 +24,7 @@ export interface BodyTaskResults {
   exec: Unreadable | ({ kind: 'checked' } & ExecBody);
   tools: Unreadable | { kind: 'checked'; check: ToolsPutCheck<Uint8Array> };
   'tools-view': Uint8Array;
+  'exec-description': string;
   'tool-results': Unreadable | { kind: 'checked'; check: ToolResultsCheck };
 }
 
@@ -32,6 +34,8 @@ export function runBodyTask(task: BodyTask): BodyTaskResults[BodyTask['kind']] {
       return parseJsonBytes(task.bytes);
     case 'tools-view':
       return jsonBytes(toolsViewOfJson(Buffer.from(task.bytes).toString('utf8'), task.context));
+    case 'exec-description':
+      return toolsViewOfJson(Buffer.from(task.bytes).toString('utf8'), task.context).execDescription;
   }
   const body = parseJsonBytes(task.bytes);
   if (body.kind !== 'json') return body;

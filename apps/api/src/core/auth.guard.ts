@@ -5,8 +5,8 @@ import { UnauthorizedApiException } from './api-errors';
 import type { ApiRequest } from './request-context';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
-/** Route templates (`/v1/sessions/:sid/exec`) that need a tenant. */
-const V1_TEMPLATE = /^\/v1(\/|$)/i;
+/** Route templates (`/v1/sessions/:sid/exec`, `/mcp`) that need a tenant. */
+const KEYED_TEMPLATE = /^\/(v1|mcp)(\/|$)/i;
 
 const digest = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
@@ -47,7 +47,7 @@ export class AuthGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<ApiRequest>();
     if (req.tenant !== undefined) return true;
     const template = req.route?.path;
-    if (typeof template === 'string' && !V1_TEMPLATE.test(template)) return true;
+    if (typeof template === 'string' && !KEYED_TEMPLATE.test(template)) return true;
     throw new UnauthorizedApiException();
   }
 }

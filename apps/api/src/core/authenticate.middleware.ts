@@ -8,7 +8,8 @@ const SMALL_BODY_BYTES = 64 * 1024;
 /** Paths outside `/v1` we read exactly as the router does: plain segments only. */
 const PLAIN_PATH = /^(\/[A-Za-z0-9._~!$&'()*+,=:@-]+)*\/?$/;
 const DOT_SEGMENT = /\/\.\.?(\/|$)/;
-const V1_PATH = /^\/v1(\/|$)/i;
+/** The routes that need a key: `/v1` and Code Mode over MCP (SPEC §14). */
+const KEYED_PATH = /^\/(v1|mcp)(\/|$)/i;
 
 /**
  * SPEC §10 "API": authentication before the body is read. Runs ahead of the body middleware and
@@ -38,5 +39,5 @@ export function authenticate(keys: ApiKeyRing) {
 
 function needsKey(target: string): boolean {
   const path = routePath(target);
-  return path === null || !PLAIN_PATH.test(path) || DOT_SEGMENT.test(path) || V1_PATH.test(path);
+  return path === null || !PLAIN_PATH.test(path) || DOT_SEGMENT.test(path) || KEYED_PATH.test(path);
 }

@@ -19,6 +19,7 @@ const SPEC_ROUTES = [
   'POST /v1/sessions/{sid}/runs/{runId}/tool-results',
   'PUT /v1/sessions/{sid}/tools',
   'GET /v1/sessions/{sid}/tools',
+  'GET /v1/sessions/{sid}/tools/definitions',
   'GET /v1/sessions/{sid}/events',
   'GET /v1/sessions/{sid}/transcript',
   'GET /v1/sessions/{sid}/store',

@@ -1,3 +1,4 @@
+import { codeModeTools, TOOL_DEFINITION_FORMATS, toolDefinitions } from '@codemode/contracts';
 import { SSE_EXAMPLE } from './openapi-examples';
 import { body, errors, json, ok, param, type PathItem } from './openapi-builders';
 
@@ -144,6 +145,30 @@ export function v1Paths(): Record<string, PathItem> {
         tags: ['tools'],
         summary: 'Read the tool catalog',
         responses: { '200': ok('Catalog metadata and the model-visible exec description.', 'ToolsView'), ...errors(400, 401, 503) },
+      },
+    },
+    [`${SESSION}/tools/definitions`]: {
+      parameters: [param('SessionId')],
+      get: {
+        operationId: 'getToolDefinitions',
+        tags: ['tools'],
+        summary: 'exec and wait as a model API takes them',
+        description:
+          'The two Code Mode tools with the session exec description, as OpenAI function tools (`openai`), Anthropic `tools` ' +
+          '(`anthropic`) or MCP `Tool`s (`mcp`). A session never written gets the defaults; nothing is created.',
+        parameters: [{ name: 'format', in: 'query', required: true, schema: { type: 'string', enum: [...TOOL_DEFINITION_FORMATS] } }],
+        responses: {
+          '200': {
+            description: '`{tools: [...]}` in the chosen form.',
+            content: {
+              'application/json': {
+                schema: { type: 'object', required: ['tools'], properties: { tools: { type: 'array', items: { type: 'object' } } } },
+                example: { tools: toolDefinitions('anthropic', codeModeTools('Run JavaScript in a fresh sandbox. …')) },
+              },
+            },
+          },
+          ...errors(400, 401, 503),
+        },
       },
     },
     [`${SESSION}/events`]: {

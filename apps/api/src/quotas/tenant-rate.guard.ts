@@ -5,7 +5,7 @@ import { TenantLimitException } from './tenant-limit.exception';
 import { TenantLimits } from './tenant-limits.service';
 
 /**
- * SPEC §10 request rate: every `/v1` request of a tenant takes a token from its bucket. Runs after
+ * SPEC §10 request rate: every `/v1` (and `/mcp`) request of a tenant takes a token from its bucket. Runs after
  * the AuthGuard (registered after it), so only authenticated requests count, each against its
  * own tenant; operational routes carry no tenant and are not limited.
  */

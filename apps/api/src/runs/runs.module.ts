@@ -4,6 +4,7 @@ import { TenantQuotaLedger, WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import { LOGGER } from '../core/tokens';
 import { AbortService } from './abort.service';
+import { CodeModeCalls } from './code-mode-calls';
 import { ExecService } from './exec.service';
 import { ToolResultsService } from './tool-results.service';
 import { RunsController } from './runs.controller';
@@ -14,6 +15,7 @@ import { WaitService } from './wait.service';
   providers: [
     ExecService,
     WaitService,
+    CodeModeCalls,
     AbortService,
     ToolResultsService,
     // The API judges every owner by its lease: it holds no run itself. A parked run with an image
@@ -31,6 +33,6 @@ import { WaitService } from './wait.service';
         new RunEnds(r, live, new ParkedRunHoldings(quotas, images, (fields, message) => logger.warn(fields, message))),
     },
   ],
-  exports: [AbortService],
+  exports: [AbortService, CodeModeCalls],
 })
 export class RunsModule {}

@@ -1,6 +1,15 @@
-import { Controller, Get, Put, StreamableFile, UseInterceptors } from '@nestjs/common';
-import type { SessionRef, ToolsView } from '@codemode/contracts';
+import { Controller, Get, Put, Query, StreamableFile, UseInterceptors } from '@nestjs/common';
+import {
+  codeModeTools,
+  TOOL_DEFINITION_FORMATS,
+  toolDefinitions,
+  type SessionRef,
+  type ToolDefinitionFormat,
+  type ToolDefinitions,
+  type ToolsView,
+} from '@codemode/contracts';
 import type { KeyRole } from '@codemode/config';
+import { InvalidInputException } from '../core/api-errors';
 import { jsonReply } from '../core/json-reply';
 import { JsonBody, Role, Session } from '../core/request-params';
 import type { ParsedBody } from '../core/request-context';
@@ -21,6 +30,22 @@ export class ToolsController {
   async get(@Session() ref: SessionRef): Promise<ToolsView | StreamableFile> {
     return reply(await this.tools.view(ref));
   }
+
+  /** SPEC §14: exec and wait as a model API takes them; a never-written session gets the defaults and nothing is created. */
+  @Get('definitions')
+  async definitions(
+    @Session() ref: SessionRef,
+    @Query('format') format: unknown,
+  ): Promise<{ tools: ToolDefinitions[ToolDefinitionFormat][] }> {
+    if (!isFormat(format)) throw new InvalidInputException(FORMAT_ERROR, { field: 'format' });
+    return { tools: toolDefinitions(format, codeModeTools(await this.tools.execDescription(ref))) };
+  }
+}
+
+export const FORMAT_ERROR = `format must be one of ${TOOL_DEFINITION_FORMATS.join(', ')}.`;
+
+function isFormat(value: unknown): value is ToolDefinitionFormat {
+  return typeof value === 'string' && (TOOL_DEFINITION_FORMATS as readonly string[]).includes(value);
 }
 
 function reply(answer: ToolsAnswer): ToolsView | StreamableFile {

@@ -2,5 +2,5 @@ import { Module } from '@nestjs/common';
 import { ToolsController } from './tools.controller';
 import { ToolsService } from './tools.service';
 
-@Module({ controllers: [ToolsController], providers: [ToolsService] })
+@Module({ controllers: [ToolsController], providers: [ToolsService], exports: [ToolsService] })
 export class ToolsModule {}

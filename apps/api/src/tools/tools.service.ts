@@ -93,6 +93,14 @@ export class ToolsService {
     return this.bodies.run(ref.tenant, { kind: 'tools-view', bytes, context });
   }
 
+  /** The session's exec description (SPEC §5), as `view` has it; a never-written session gets the defaults. */
+  async execDescription(ref: SessionRef): Promise<string> {
+    const [bytes, context] = await Promise.all([this.clientTools.getJsonBytes(ref), this.viewContext(ref)]);
+    if (bytes === null || bytes.length <= INLINE_BODY_BYTES)
+      return toolsViewOfJson(bytes?.toString('utf8') ?? null, context).execDescription;
+    return this.bodies.run(ref.tenant, { kind: 'exec-description', bytes, context });
+  }
+
   private async check(ref: SessionRef, body: ParsedBody, context: ToolsViewContext): Promise<ToolsPutCheck<Uint8Array>> {
     if (body.kind !== 'large') return checkToolsPut(requireObjectBody(body), context);
     // A body that kills its thread (out of memory) is not one this API can read.

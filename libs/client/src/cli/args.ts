@@ -28,9 +28,10 @@ export type CliCommand = GlobalOptions &
     | { kind: 'shell'; sessionId: string; command: string; workdir: string | undefined; background: boolean; yieldMs: number | undefined }
     | { kind: 'tools-put'; sessionId: string; file: string }
     | { kind: 'tools-get'; sessionId: string }
+    | { kind: 'mcp'; sessionId: string }
   );
 
-type CommandName = 'exec' | 'wait' | 'events' | 'shell' | 'tools';
+type CommandName = 'exec' | 'wait' | 'events' | 'shell' | 'tools' | 'mcp';
 
 /** Every flag, with the commands it applies to (undefined: all). */
 const OPTIONS = {
@@ -38,7 +39,7 @@ const OPTIONS = {
   key: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
-  session: { type: 'string', short: 's', for: ['exec', 'wait'] },
+  session: { type: 'string', short: 's', for: ['exec', 'wait', 'mcp'] },
   title: { type: 'string', for: ['exec'] },
   'no-wait': { type: 'boolean', for: ['exec', 'wait'] },
   follow: { type: 'boolean', short: 'f', for: ['events'] },
@@ -59,12 +60,14 @@ Commands:
   shell <sid> -- <command...>    run a shell command in the session's workspace
   tools put <sid> <tools.json>   replace the session's client tools ({"tools":[...]} or [...])
   tools get <sid>                show the session's tool catalog
+  mcp                            serve exec and wait as an MCP server on stdio (for desktop MCP
+                                 clients), forwarding to the API; its messages go to stderr
 
 Options:
   --url <url>          API base URL (env CODEMODE_URL, default ${DEFAULT_URL})
   --key <key>          API key (env CODEMODE_API_KEY)
   --json               print raw JSON answers (one line each) instead of text
-  -s, --session <sid>  exec/wait: the session (default "${DEFAULT_SESSION}")
+  -s, --session <sid>  exec/wait/mcp: the session (default "${DEFAULT_SESSION}")
   --title <title>      exec: the cell's title (default the file name)
   --no-wait            exec/wait: do not follow a "waiting" result; print it (with its runId)
                        and exit 0, so "codemode wait <runId>" can resume later
@@ -166,6 +169,9 @@ export function parseCli(argv: string[], env: CliEnv): CliCommand {
         action === undefined ? 'tools needs an action: put or get.' : `unknown tools action "${action}"; use put or get.`,
       );
     }
+    case 'mcp':
+      exactly(args, [], name);
+      return { ...global, kind: 'mcp', sessionId };
   }
 }
 
@@ -174,7 +180,7 @@ function parseWith(argv: string[]) {
 }
 
 function isCommand(name: string | undefined): name is CommandName {
-  return name === 'exec' || name === 'wait' || name === 'events' || name === 'shell' || name === 'tools';
+  return name === 'exec' || name === 'wait' || name === 'events' || name === 'shell' || name === 'tools' || name === 'mcp';
 }
 
 function exactly(args: string[], names: string[], command: string): string[] {

@@ -1,7 +1,9 @@
+import { packageVersion } from '@codemode/config';
 import { CodeModeClient } from '../codemode-client';
 import { parseCli, USAGE, type CliCommand, type CliEnv } from './args';
 import { eventsCommand } from './commands/events';
 import { execCommand, waitCommand } from './commands/exec';
+import { mcpCommand } from './commands/mcp';
 import { shellCommand } from './commands/shell';
 import { toolsGetCommand, toolsPutCommand } from './commands/tools';
 import type { CliIo, CommandContext } from './context';
@@ -51,5 +53,7 @@ function dispatch(ctx: CommandContext, command: Exclude<CliCommand, { kind: 'hel
       return toolsPutCommand(ctx, command);
     case 'tools-get':
       return toolsGetCommand(ctx, command);
+    case 'mcp':
+      return mcpCommand(ctx, { sessionId: command.sessionId, version: packageVersion() });
   }
 }

@@ -1,3 +1,4 @@
+import type { Readable, Writable } from 'node:stream';
 import type { CodeModeClient } from '../codemode-client';
 import type { SpinnerStream } from './spinner';
 
@@ -9,6 +10,8 @@ export interface CliIo {
   readFile(path: string): Promise<string>;
   /** Aborted on Ctrl-C: open requests are cancelled and follow loops end. */
   signal: AbortSignal;
+  /** The process's own stdin and stdout, for `codemode mcp` (the MCP protocol runs over them). */
+  stdio?: { stdin: Readable; stdout: Writable };
 }
 
 export interface CommandContext {

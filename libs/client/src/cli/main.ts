@@ -25,6 +25,7 @@ export function start(): void {
     readStdin,
     readFile: (path) => readFile(path, 'utf8'),
     signal: controller.signal,
+    stdio: { stdin: process.stdin, stdout: process.stdout },
   }).then(
     (code) => exit(code),
     (error: unknown) => {

@@ -1,0 +1,144 @@
+import { HttpException, HttpStatus, Inject, Injectable } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  codeModeTools,
+  JSON_RPC_INVALID_PARAMS,
+  JSON_RPC_SERVER_ERROR,
+  JsonRpcRefusal,
+  mcpToolResult,
+  unknownToolError,
+  type ApiErrorBody,
+  type SessionRef,
+} from '@codemode/contracts';
+import { packageVersion } from '@codemode/config';
+import type { Logger } from '@codemode/telemetry';
+import { bodyRefusalError, type ApiRequest } from '../core/request-context';
+import { LOGGER } from '../core/tokens';
+import { TenantLimitException } from '../quotas/tenant-limit.exception';
+import { TenantLimits } from '../quotas/tenant-limits.service';
+import { CodeModeCalls } from '../runs/code-mode-calls';
+import { ToolsService } from '../tools/tools.service';
+import { MCP_SESSION_HEADER, mcpSession } from './mcp-session';
+
+/** How often an open notification stream (GET /mcp) looks at the session's catalog (SPEC §14 list_changed). */
+export const CATALOG_RECHECK_MS = 5_000;
+
+/**
+ * `/mcp` (SPEC §14): Code Mode over MCP's streamable HTTP, with the official SDK. Every request gets
+ * a fresh SDK server and a stateless transport: what an MCP session is (its Code Mode session) is
+ * derived from the request's headers (`mcpSession`), so any API replica serves any request and
+ * nothing lives only in one process. `exec` and `wait` go through the same calls as REST
+ * (`CodeModeCalls`: quotas, then the exec/wait services with their policy, approvals and event
+ * log); `tools/list` answers the session's exec description as `ToolsService` builds it for
+ * `GET …/tools`. A GET opens the notification stream: it holds one of the tenant's stream slots and
+ * sends `notifications/tools/list_changed` when the session's exec description changes.
+ */
+@Injectable()
+export class McpEndpoint {
+  constructor(
+    private readonly calls: CodeModeCalls,
+    private readonly tools: ToolsService,
+    private readonly limits: TenantLimits,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async handle(req: ApiRequest, res: ServerResponse, tenant: string): Promise<void> {
+    const body = req.parsedBody ?? { kind: 'empty' };
+    if (req.method === 'POST' && body.kind !== 'json') {
+      const message =
+        body.kind === 'empty' || body.kind === 'invalid_json' || body.kind === 'large'
+          ? 'Parse error: Invalid JSON-RPC message'
+          : bodyRefusalError(body);
+      return jsonRpcError(res, HttpStatus.BAD_REQUEST, ErrorCode.ParseError, message);
+    }
+    const message = body.kind === 'json' ? body.value : undefined;
+    const initialize = Array.isArray(message) ? message.some(isInitializeRequest) : isInitializeRequest(message);
+    const session = mcpSession(req.headers, initialize);
+    if (!session.ok) return jsonRpcError(res, session.status, ErrorCode.InvalidRequest, session.error);
+    if (session.issued !== undefined) res.setHeader(MCP_SESSION_HEADER, session.issued);
+    const ref: SessionRef = { tenant, sessionId: session.sessionId };
+
+    if (req.method === 'GET') return this.notificationStream(req, res, ref);
+    const { server, transport } = this.connect(ref, req);
+    res.on('close', () => void server.close().catch(() => undefined));
+    await server.connect(transport);
+    await transport.handleRequest(req, res, message);
+  }
+
+  /** A server for one request: the two tools, answered in `ref`'s session. */
+  private connect(ref: SessionRef, req: ApiRequest): { server: Server; transport: StreamableHTTPServerTransport } {
+    const server = new Server({ name: 'codemode', version: packageVersion() }, { capabilities: { tools: { listChanged: true } } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: codeModeTools(await this.describe(ref)) }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const { name, arguments: args } = request.params;
+      if (name !== 'exec' && name !== 'wait') throw new JsonRpcRefusal(JSON_RPC_INVALID_PARAMS, unknownToolError(name));
+      const body = { kind: 'json', value: args ?? {} } as const;
+      const idempotencyKey = headerValue(req, 'idempotency-key');
+      return mcpToolResult(await refusedAsMcpError(this.calls[name](ref.tenant, ref.sessionId, body, idempotencyKey)));
+    });
+    server.onerror = (error) =>
+      this.logger.debug({ tenant: ref.tenant, sessionId: ref.sessionId, error: error.message }, 'mcp request refused');
+    return { server, transport: new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true }) };
+  }
+
+  private describe(ref: SessionRef): Promise<string> {
+    return refusedAsMcpError(this.tools.execDescription(ref));
+  }
+
+  /**
+   * GET /mcp: the stream the server's notifications go on, open until the client goes. Its slot is
+   * one of the tenant's event stream slots (SPEC §10): past the quota, 429 and nothing held.
+   */
+  private async notificationStream(req: ApiRequest, res: ServerResponse, ref: SessionRef): Promise<void> {
+    let slot;
+    try {
+      slot = await this.limits.stream(ref.tenant);
+    } catch (error) {
+      if (!(error instanceof TenantLimitException)) throw error;
+      res.setHeader('retry-after', String(error.retryAfterSeconds));
+      return jsonRpcError(res, HttpStatus.TOO_MANY_REQUESTS, JSON_RPC_SERVER_ERROR, (error.getResponse() as ApiErrorBody).error);
+    }
+    const { server, transport } = this.connect(ref, req);
+    let last: string | undefined;
+    const check = async (): Promise<void> => {
+      const description = await this.tools.execDescription(ref).catch(() => last);
+      if (last !== undefined && description !== last) await server.sendToolListChanged().catch(() => undefined);
+      last = description;
+    };
+    const timer = setInterval(() => void check(), CATALOG_RECHECK_MS);
+    timer.unref();
+    res.on('close', () => {
+      clearInterval(timer);
+      void server.close().catch(() => undefined);
+      void slot.release().catch(() => undefined);
+    });
+    await check();
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  }
+}
+
+/** An HTTP refusal (JsonRpcRefusal.ofHttp) of the call. */
+async function refusedAsMcpError<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (!(error instanceof HttpException)) throw error;
+    const retry = error instanceof TenantLimitException ? { retryAfterSeconds: error.retryAfterSeconds } : {};
+    throw JsonRpcRefusal.ofHttp(error.getStatus(), error.getResponse() as ApiErrorBody, retry);
+  }
+}
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+function headerValue(req: ApiRequest, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

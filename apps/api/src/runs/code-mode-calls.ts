@@ -1,0 +1,59 @@
+import { Injectable } from '@nestjs/common';
+import { SESSION_ID_PATTERN, type CodeModeResult } from '@codemode/contracts';
+import { hostFailureResult } from '@codemode/cells';
+import type { ParsedBody } from '../core/request-context';
+import { STORAGE_QUOTA_ERROR, TenantLimits } from '../quotas/tenant-limits.service';
+import { ExecService } from './exec.service';
+import { WaitService } from './wait.service';
+
+/**
+ * `exec` and `wait` under the tenant's quotas, whichever surface asked (REST, MCP: SPEC §14).
+ * SPEC §10: past the tenant's in-flight quota, TenantLimitException before anything is recorded
+ * (an Idempotency-Key is not consumed); past its stored bytes, `failed`/`runtime_unavailable`
+ * before anything is recorded (checked while the in-flight slot is taken, so it costs no round
+ * trip of its own). After the call, the session is measured for the tenant's stored bytes.
+ */
+@Injectable()
+export class CodeModeCalls {
+  constructor(
+    private readonly execService: ExecService,
+    private readonly waitService: WaitService,
+    private readonly limits: TenantLimits,
+  ) {}
+
+  exec(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey: string | undefined): Promise<CodeModeResult> {
+    return this.inflight(tenant, sessionId, body, (rank) => this.execService.exec(tenant, sessionId, body, idempotencyKey, rank));
+  }
+
+  wait(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey: string | undefined): Promise<CodeModeResult> {
+    return this.inflight(tenant, sessionId, body, () => this.waitService.wait(tenant, sessionId, body, idempotencyKey));
+  }
+
+  private async inflight(
+    tenant: string,
+    sessionId: string,
+    body: ParsedBody,
+    call: (rank: number) => Promise<CodeModeResult>,
+  ): Promise<CodeModeResult> {
+    const room = this.limits.storageRoom(tenant);
+    room.catch(() => undefined);
+    return this.limits.inflight(tenant, async (rank) => {
+      if (!(await room)) return hostFailureResult(STORAGE_QUOTA_ERROR, 'runtime_unavailable', restartSafe(body));
+      try {
+        return await call(rank);
+      } finally {
+        if (SESSION_ID_PATTERN.test(sessionId)) this.limits.storageWritten({ tenant, sessionId });
+      }
+    });
+  }
+}
+
+/** What a refused exec answers for `replaySafe`: the body's own `restartSafe`, as any refused input. */
+function restartSafe(body: ParsedBody): boolean {
+  return (
+    body.kind === 'json' &&
+    typeof body.value === 'object' &&
+    body.value !== null &&
+    (body.value as Record<string, unknown>).restartSafe === true
+  );
+}
