@@ -46,22 +46,26 @@ async function inspect(args: string[]): Promise<Record<string, unknown>> {
 
 const structured = (result: unknown) => (result as CallToolResult).structuredContent as Record<string, unknown>;
 
-describe('Code Mode over MCP (/mcp, streamable HTTP)', () => {
-  let stack: TestStack;
-  const clients: Client[] = [];
-  const open = async (key: string, headers?: Record<string, string>) => {
-    const opened = await connect(stack, key, headers);
-    clients.push(opened.client);
-    return opened;
-  };
-
+/** Tenants alpha and beta on a stack of their own for one describe block; its clients close with it. */
+function twoTenants(env: Record<string, string> = {}): { stack: TestStack; clients: Client[] } {
+  const tenants = { stack: undefined as unknown as TestStack, clients: [] as Client[] };
   beforeAll(async () => {
-    stack = await TestStack.start({ apiKeys: `${ALPHA}:alpha,${BETA}:beta` });
+    tenants.stack = await TestStack.start({ apiKeys: `${ALPHA}:alpha,${BETA}:beta`, env });
   });
   afterAll(async () => {
-    for (const client of clients) await client.close().catch(() => undefined);
-    await stack?.stop();
+    for (const client of tenants.clients) await client.close().catch(() => undefined);
+    await tenants.stack?.stop();
   });
+  return tenants;
+}
+
+describe('Code Mode over MCP (/mcp, streamable HTTP)', () => {
+  const tenants = twoTenants();
+  const open = async (key: string, headers?: Record<string, string>) => {
+    const opened = await connect(tenants.stack, key, headers);
+    tenants.clients.push(opened.client);
+    return opened;
+  };
 
   test('lists exec, with the session exec description REST shows, and wait', async () => {
     const { client, transport } = await open(ALPHA);
@@ -70,7 +74,7 @@ describe('Code Mode over MCP (/mcp, streamable HTTP)', () => {
     const { tools } = await client.listTools();
 
     expect(tools.map((t) => t.name)).toEqual(['exec', 'wait']);
-    const view = await stack.client(ALPHA).raw('GET', `/v1/sessions/mcp-${transport.sessionId}/tools`);
+    const view = await tenants.stack.client(ALPHA).raw('GET', `/v1/sessions/mcp-${transport.sessionId}/tools`);
     expect(view.status).toBe(200);
     expect(tools[0].description).toBe((view.body as { execDescription: string }).execDescription);
     expect(tools[0].inputSchema).toMatchObject({ type: 'object', required: ['title', 'code'] });
@@ -86,7 +90,7 @@ describe('Code Mode over MCP (/mcp, streamable HTTP)', () => {
     expect(result.isError).toBe(false);
     expect(structured(result)).toMatchObject({ status: 'completed', value: 2 });
     expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(result.structuredContent) }]);
-    const events = await stack.client(ALPHA).raw('GET', `/v1/sessions/mcp-${transport.sessionId}/events`);
+    const events = await tenants.stack.client(ALPHA).raw('GET', `/v1/sessions/mcp-${transport.sessionId}/events`);
     expect((events.body as { events: { type: string }[] }).events.map((e) => e.type)).toEqual([
       'run.requested',
       'run.started',
@@ -129,12 +133,12 @@ describe('Code Mode over MCP (/mcp, streamable HTTP)', () => {
 
   test('a missing or unknown key is refused 401 before anything runs', async () => {
     for (const key of ['', 'not-a-key']) {
-      await expect(connect(stack, key)).rejects.toMatchObject({
+      await expect(connect(tenants.stack, key)).rejects.toMatchObject({
         code: 401,
         message: expect.stringContaining('missing or unknown API key'),
       });
     }
-    const raw = await fetch(`${stack.baseUrl}/mcp`, {
+    const raw = await fetch(`${tenants.stack.baseUrl}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
@@ -143,7 +147,7 @@ describe('Code Mode over MCP (/mcp, streamable HTTP)', () => {
   });
 
   test('the MCP Inspector CLI lists the tools and runs a cell over /mcp', async () => {
-    const target = [`${stack.baseUrl}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${ALPHA}`];
+    const target = [`${tenants.stack.baseUrl}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${ALPHA}`];
     const listed = (await inspect([...target, '--method', 'tools/list'])) as { tools: { name: string }[] };
     expect(listed.tools.map((t) => t.name)).toEqual(['exec', 'wait']);
     const called = await inspect([
@@ -160,7 +164,7 @@ describe('Code Mode over MCP (/mcp, streamable HTTP)', () => {
   });
 
   test('X-Codemode-Session names the session, in the caller\u2019s tenant only: beta sees nothing of alpha\u2019s session of that name', async () => {
-    const alpha = stack.client(ALPHA);
+    const alpha = tenants.stack.client(ALPHA);
     // A store write is committed when its cell completes; the parked run is for the wait below.
     expect((await alpha.exec('shared-name', { title: 'plant', code: 'await store("secret", "alpha-only"); return 1' })).status).toBe(
       'completed',
@@ -186,7 +190,7 @@ describe('Code Mode over MCP (/mcp, streamable HTTP)', () => {
   });
 
   test('a request without a session it can name is refused with what to send', async () => {
-    const raw = await fetch(`${stack.baseUrl}/mcp`, {
+    const raw = await fetch(`${tenants.stack.baseUrl}/mcp`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ALPHA}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
@@ -205,7 +209,7 @@ describe('Code Mode over MCP (/mcp, streamable HTTP)', () => {
     // The notification stream (GET /mcp) is open once the client has had time to make it.
     await new Promise((resolve) => setTimeout(resolve, 500));
 
-    const put = await stack.client(ALPHA).raw('PUT', `/v1/sessions/mcp-${transport.sessionId}/tools`, {
+    const put = await tenants.stack.client(ALPHA).raw('PUT', `/v1/sessions/mcp-${transport.sessionId}/tools`, {
       body: JSON.stringify({
         tools: [{ name: 'lookupInvoice', description: 'Find an invoice by number.', inputSchema: { type: 'object' } }],
       }),
@@ -220,11 +224,11 @@ describe('Code Mode over MCP (/mcp, streamable HTTP)', () => {
     const { client, transport } = await open(ALPHA);
     expect(structured(await client.callTool({ name: 'exec', arguments: { title: 'one', code: 'return 1' } }))).toMatchObject({ value: 1 });
 
-    await stack.restartApi();
+    await tenants.stack.restartApi();
 
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['exec', 'wait']);
     expect(structured(await client.callTool({ name: 'exec', arguments: { title: 'two', code: 'return 2' } }))).toMatchObject({ value: 2 });
-    const events = (await stack.client(ALPHA).raw('GET', `/v1/sessions/mcp-${transport.sessionId}/events`)).body as {
+    const events = (await tenants.stack.client(ALPHA).raw('GET', `/v1/sessions/mcp-${transport.sessionId}/events`)).body as {
       events: { type: string }[];
     };
     expect(events.events.filter((e) => e.type === 'run.completed')).toHaveLength(2);
@@ -232,16 +236,10 @@ describe('Code Mode over MCP (/mcp, streamable HTTP)', () => {
 });
 
 describe('GET /v1/sessions/{sid}/tools/definitions', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start({ apiKeys: `${ALPHA}:alpha` });
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const tenants = twoTenants();
 
   test('answers exec and wait in each format, with the session exec description; a never-written session gets the defaults and stays unwritten', async () => {
-    const client = stack.client(ALPHA);
+    const client = tenants.stack.client(ALPHA);
     const { execDescription } = (await client.raw('GET', '/v1/sessions/defs-fresh/tools')).body as { execDescription: string };
     for (const format of ['openai', 'anthropic', 'mcp'] as const) {
       const answer = await client.raw('GET', `/v1/sessions/defs-fresh/tools/definitions?format=${format}`);
@@ -254,7 +252,7 @@ describe('GET /v1/sessions/{sid}/tools/definitions', () => {
   });
 
   test('an unknown or missing format is refused with the formats it takes', async () => {
-    const client = stack.client(ALPHA);
+    const client = tenants.stack.client(ALPHA);
     for (const query of ['?format=xml', '', '?format=']) {
       const answer = await client.raw('GET', `/v1/sessions/defs-fresh/tools/definitions${query}`);
       expect(answer.status).toBe(400);
@@ -264,35 +262,26 @@ describe('GET /v1/sessions/{sid}/tools/definitions', () => {
 });
 
 describe('codemode mcp (stdio, forwarding to the API)', () => {
-  let stack: TestStack;
-  const clients: Client[] = [];
+  const tenants = twoTenants();
   /** The official SDK's stdio client, starting the CLI as a desktop MCP client would. */
   const spawnBridge = async (key: string, session: string): Promise<Client> => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [CLI, 'mcp', '--session', session, '--url', stack.baseUrl, '--key', key],
+      args: [CLI, 'mcp', '--session', session, '--url', tenants.stack.baseUrl, '--key', key],
       env: { PATH: process.env.PATH ?? '' },
       stderr: 'pipe',
     });
     const client = new Client({ name: 'e2e-stdio', version: '1.0.0' });
-    clients.push(client);
+    tenants.clients.push(client);
     await client.connect(transport);
     return client;
   };
-
-  beforeAll(async () => {
-    stack = await TestStack.start({ apiKeys: `${ALPHA}:alpha,${BETA}:beta` });
-  });
-  afterAll(async () => {
-    for (const client of clients) await client.close().catch(() => undefined);
-    await stack?.stop();
-  });
 
   test('lists the two tools, runs, parks and resumes a cell, and answers a failed one with isError', async () => {
     const client = await spawnBridge(ALPHA, 'desk');
 
     const { tools } = await client.listTools();
-    const view = (await stack.client(ALPHA).raw('GET', '/v1/sessions/desk/tools')).body as { execDescription: string };
+    const view = (await tenants.stack.client(ALPHA).raw('GET', '/v1/sessions/desk/tools')).body as { execDescription: string };
     expect(tools).toEqual(toolDefinitions('mcp', codeModeTools(view.execDescription)));
 
     const done = await client.callTool({ name: 'exec', arguments: { title: 'add', code: 'return 20 + 22' } });
@@ -313,12 +302,12 @@ describe('codemode mcp (stdio, forwarding to the API)', () => {
     expect(boom.isError).toBe(true);
     expect(structured(boom)).toMatchObject({ status: 'failed', error: expect.stringContaining('TypeError: nope') });
     // The same session as over REST: its runs are in the log there.
-    const events = (await stack.client(ALPHA).raw('GET', '/v1/sessions/desk/events')).body as { events: { type: string }[] };
+    const events = (await tenants.stack.client(ALPHA).raw('GET', '/v1/sessions/desk/events')).body as { events: { type: string }[] };
     expect(events.events.filter((e) => e.type === 'run.completed')).toHaveLength(2);
   });
 
   test('the MCP Inspector CLI runs a cell through codemode mcp on stdio', async () => {
-    const bridge = [process.execPath, CLI, 'mcp', '--session', 'desk-inspector', '--url', stack.baseUrl, '--key', ALPHA];
+    const bridge = [process.execPath, CLI, 'mcp', '--session', 'desk-inspector', '--url', tenants.stack.baseUrl, '--key', ALPHA];
     const called = await inspect([
       ...bridge,
       '--method',
@@ -336,14 +325,14 @@ describe('codemode mcp (stdio, forwarding to the API)', () => {
     const client = await spawnBridge(BETA, 'desk');
     const resumed = structured(await client.callTool({ name: 'exec', arguments: { title: 'look', code: 'return 1' } }));
     expect(resumed).toMatchObject({ status: 'completed', value: 1 });
-    const events = (await stack.client(BETA).raw('GET', '/v1/sessions/desk/events')).body as { events: { type: string }[] };
+    const events = (await tenants.stack.client(BETA).raw('GET', '/v1/sessions/desk/events')).body as { events: { type: string }[] };
     expect(events.events.map((e) => e.type)).toEqual(['run.requested', 'run.started', 'run.completed']);
   });
 
   test('a refused key fails the bridge at start, saying so on stderr', async () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [CLI, 'mcp', '--session', 'desk', '--url', stack.baseUrl, '--key', 'not-a-key'],
+      args: [CLI, 'mcp', '--session', 'desk', '--url', tenants.stack.baseUrl, '--key', 'not-a-key'],
       env: { PATH: process.env.PATH ?? '' },
       stderr: 'pipe',
     });
@@ -358,7 +347,7 @@ describe('codemode mcp (stdio, forwarding to the API)', () => {
   test('tells its client when the session’s tools change', async () => {
     const client = await spawnBridge(ALPHA, 'desk-tools');
     const changed = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
-    const put = await stack.client(ALPHA).raw('PUT', '/v1/sessions/desk-tools/tools', {
+    const put = await tenants.stack.client(ALPHA).raw('PUT', '/v1/sessions/desk-tools/tools', {
       body: JSON.stringify({ tools: [{ name: 'lookupOrder', description: 'Find an order.', inputSchema: { type: 'object' } }] }),
     });
     expect(put.status).toBe(200);
@@ -368,16 +357,10 @@ describe('codemode mcp (stdio, forwarding to the API)', () => {
 });
 
 describe('/mcp notification streams under the tenant stream quota (SPEC §10)', () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    stack = await TestStack.start({ apiKeys: `${ALPHA}:alpha,${BETA}:beta`, env: { CODEMODE_TENANT_MAX_STREAMS: '2' } });
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const tenants = twoTenants({ CODEMODE_TENANT_MAX_STREAMS: '2' });
 
   const openStream = (key: string, session: string, signal: AbortSignal) =>
-    fetch(`${stack.baseUrl}/mcp`, {
+    fetch(`${tenants.stack.baseUrl}/mcp`, {
       headers: {
         authorization: `Bearer ${key}`,
         accept: 'text/event-stream',

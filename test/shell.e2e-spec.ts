@@ -100,6 +100,21 @@ describe('shell exec and process over REST', () => {
     expect((await post('sh3', 'shell/exec', { command: 'sleep 1', background: true, awaitResults: true })).text).toContain(
       'cannot be detached',
     );
+    // SPEC §7: nothing runs elevated, nor on a node this service cannot reach.
+    expect(await post('sh3', 'shell/exec', { command: 'touch elevated-ran', elevated: true })).toEqual({
+      text: 'elevated exec is not available in this service.',
+      details: { status: 'failed' },
+    });
+    expect(await post('sh3', 'shell/exec', { command: 'touch node-ran', host: 'node', node: 'laptop' })).toEqual({
+      text: 'unknown node: laptop',
+      details: { status: 'failed' },
+    });
+    expect((await post('sh3', 'shell/exec', { command: 'ls' })).text).not.toMatch(/elevated-ran|node-ran/);
+    const elevatedType = await client.raw('POST', '/v1/sessions/sh3/shell/exec', {
+      body: JSON.stringify({ command: 'true', elevated: 'yes' }),
+    });
+    expect(elevatedType.status).toBe(400);
+    expect(elevatedType.body).toMatchObject({ code: 'invalid_input', details: { field: 'elevated' } });
   });
 
   it('forgets removed sessions, and answers commands it cannot spawn at once', async () => {

@@ -35,6 +35,11 @@ export const GUEST_GLOBAL_NAMES: readonly string[] = [
   'clearTimeout',
   'TextEncoder',
   'TextDecoder',
+  // SPEC §15's platform surfaces: reserved before they are installed, `agents` whether or not a
+  // session enables it, so a tool never takes the name a cell will know them by.
+  'nodes',
+  'skills',
+  'agents',
 ];
 
 /** Standard JavaScript globals (the list OpenClaw reserves). */

@@ -33,6 +33,11 @@ export const ShellExecInputSchema = z.object({
   timeoutSeconds: z.number().optional(),
   pty: z.boolean().optional(),
   awaitResults: z.boolean().optional(),
+  /** Where it runs (SPEC §7): `auto`, `sandbox` and `gateway` here; `node` on a paired node (`node`). */
+  host: z.string().optional(),
+  node: z.string().optional(),
+  /** Refused: this service never runs a command elevated. */
+  elevated: z.boolean().optional(),
 });
 export type ShellExecInput = z.infer<typeof ShellExecInputSchema>;
 

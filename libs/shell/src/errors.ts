@@ -26,6 +26,27 @@ export class CannotDetachError extends ShellToolError {
   }
 }
 
+/** Thrown for `elevated: true` (SPEC §7): nothing runs elevated here. */
+export class ElevatedExecError extends ShellToolError {
+  readonly code = 'elevated_unavailable';
+  constructor() {
+    super(texts.elevatedUnavailable);
+    this.name = 'ElevatedExecError';
+  }
+}
+
+/**
+ * Thrown for a `host` this service does not run commands on: a value outside SPEC §7's, or `node`
+ * naming a node that is not paired (SPEC §15: `unknown node: <idOrName>`).
+ */
+export class ShellHostError extends ShellToolError {
+  readonly code = 'unknown_host';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ShellHostError';
+  }
+}
+
 /** Thrown when `workdir` resolves outside the workspace root. */
 export class WorkdirOutsideWorkspaceError extends ShellToolError {
   readonly code = 'workdir_outside_workspace';

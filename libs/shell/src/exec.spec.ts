@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { CONFIG, details, makeRegistry, outputEvents, pollUntilExit } from './test-support';
 
@@ -59,6 +59,23 @@ describe('ProcessRegistry.exec', () => {
     const answer = await registry.exec('a', { command: 'true', background: true, awaitResults: true }, CONFIG);
     expect(answer.details).toEqual({ status: 'failed' });
     expect(answer.text).toContain('cannot be detached');
+  });
+
+  it('refuses elevated exec, and hosts it cannot run on, before anything runs', async () => {
+    const marker = path.join(workspaceRoot, 'ran');
+    const refused = [
+      [{ elevated: true }, 'elevated exec is not available in this service.'],
+      [{ host: 'node', node: 'laptop' }, 'unknown node: laptop'],
+      [{ host: 'mainframe' }, 'host must be one of auto, sandbox, gateway or node; got "mainframe".'],
+    ] as const;
+    for (const [extra, text] of refused) {
+      const answer = await registry.exec('a', { command: `touch ${marker}`, ...extra }, CONFIG);
+      expect(answer).toEqual({ text, details: { status: 'failed' } });
+    }
+    expect(existsSync(marker)).toBe(false);
+    for (const host of ['auto', 'sandbox', 'gateway']) {
+      expect((await registry.exec('a', { command: 'echo here', host }, CONFIG)).text).toBe('here');
+    }
   });
 
   it('awaitResults never yields', async () => {

@@ -3,8 +3,17 @@ import path from 'node:path';
 import { WORKSPACE_MOUNT, type ProcessInput, type ShellAnswer, type ShellConfig, type ShellExecInput } from '@codemode/contracts';
 import { runProcessAction } from './actions';
 import { failed } from './actions/action-context';
-import { CannotDetachError, EmptyCommandError, ShellSandboxUnavailableError, ShellShuttingDownError, ShellToolError } from './errors';
+import {
+  CannotDetachError,
+  ElevatedExecError,
+  EmptyCommandError,
+  ShellHostError,
+  ShellSandboxUnavailableError,
+  ShellShuttingDownError,
+  ShellToolError,
+} from './errors';
 import { finishedAnswer, runningAnswer, yieldDelay } from './exec-answers';
+import { texts } from './texts';
 import { ProcessSession } from './process-session';
 import { ProcessSpawner, type ConfinedSpawn, type ProcessSpawnerOptions } from './process-spawner';
 import type { SandboxSetup } from './sandbox/bwrap-invocation';
@@ -192,6 +201,8 @@ export class ProcessRegistry {
     if (this.closing) throw new ShellShuttingDownError();
     if (!input.command.trim()) throw new EmptyCommandError();
     if (input.awaitResults && input.background) throw new CannotDetachError();
+    if (input.elevated === true) throw new ElevatedExecError();
+    checkHost(input);
     const confinement = ctx.confinement ?? { kind: 'none' };
     if (confinement.kind === 'unavailable') throw new ShellSandboxUnavailableError(confinement.reason);
     const workspace = path.resolve(ctx.workspaceRoot ?? this.opts.workspaceRoot ?? process.cwd());
@@ -299,4 +310,16 @@ async function endSessions(sessions: readonly ProcessSession[]): Promise<void> {
     SHUTDOWN_WAIT_MS,
   );
   for (const session of sessions) if (!session.exited) session.signalGroup('SIGKILL');
+}
+
+/**
+ * SPEC §7 `host`: `auto` (the default), `sandbox` and `gateway` run the command here; `node` runs
+ * it on the paired node `node` names. No node can be paired with this service yet (SPEC §15), so
+ * every node is unknown.
+ */
+function checkHost(input: ShellExecInput): void {
+  const host = input.host ?? 'auto';
+  if (host === 'auto' || host === 'sandbox' || host === 'gateway') return;
+  if (host !== 'node') throw new ShellHostError(texts.unknownHost(host));
+  throw new ShellHostError(texts.unknownNode(input.node ?? ''));
 }

@@ -18,6 +18,9 @@ export const EXEC_INPUT_SCHEMA: JsonSchema = {
     timeoutSeconds: { type: 'number', description: 'Timeout in seconds (default 1800; 0 disables); kills the process on expiry' },
     pty: { type: 'boolean', description: 'Run in a pseudo-terminal (PTY) when available (TTY-required CLIs)' },
     title: { type: 'string', description: 'Short label for the session' },
+    host: { type: 'string', enum: ['auto', 'sandbox', 'gateway', 'node'], description: 'Exec host (default auto: here)' },
+    node: { type: 'string', description: 'Node id or name for host=node' },
+    elevated: { type: 'boolean', description: 'Run elevated (not available in this service)' },
   },
   required: ['command'],
 };
