@@ -44,6 +44,17 @@ async function inspect(args: string[]): Promise<Record<string, unknown>> {
   return JSON.parse(stdout) as Record<string, unknown>;
 }
 
+/** The Inspector CLI's arguments for one exec of `code`. */
+const inspectorExec = (code: string): string[] => [
+  '--method',
+  'tools/call',
+  '--tool-name',
+  'exec',
+  '--tool-arg',
+  'title=inspector',
+  `code=${code}`,
+];
+
 const structured = (result: unknown) => (result as CallToolResult).structuredContent as Record<string, unknown>;
 
 /** Tenants alpha and beta on a stack of their own for one describe block; its clients close with it. */
@@ -150,16 +161,7 @@ describe('Code Mode over MCP (/mcp, streamable HTTP)', () => {
     const target = [`${tenants.stack.baseUrl}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${ALPHA}`];
     const listed = (await inspect([...target, '--method', 'tools/list'])) as { tools: { name: string }[] };
     expect(listed.tools.map((t) => t.name)).toEqual(['exec', 'wait']);
-    const called = await inspect([
-      ...target,
-      '--method',
-      'tools/call',
-      '--tool-name',
-      'exec',
-      '--tool-arg',
-      'title=inspector',
-      'code=return 6 * 7',
-    ]);
+    const called = await inspect([...target, ...inspectorExec('return 6 * 7')]);
     expect(called).toMatchObject({ isError: false, structuredContent: { status: 'completed', value: 42 } });
   });
 
@@ -308,16 +310,7 @@ describe('codemode mcp (stdio, forwarding to the API)', () => {
 
   test('the MCP Inspector CLI runs a cell through codemode mcp on stdio', async () => {
     const bridge = [process.execPath, CLI, 'mcp', '--session', 'desk-inspector', '--url', tenants.stack.baseUrl, '--key', ALPHA];
-    const called = await inspect([
-      ...bridge,
-      '--method',
-      'tools/call',
-      '--tool-name',
-      'exec',
-      '--tool-arg',
-      'title=inspector',
-      'code=return "via stdio"',
-    ]);
+    const called = await inspect([...bridge, ...inspectorExec('return "via stdio"')]);
     expect(called).toMatchObject({ isError: false, structuredContent: { status: 'completed', value: 'via stdio' } });
   });
 
