@@ -39,6 +39,22 @@ describe('BodyThreads', () => {
     expect(order.indexOf('victim')).toBe(2);
   });
 
+  it('gives one tenant one thread at a time, leaving the other to another tenant', async () => {
+    threads = new BodyThreads(2);
+    const small = (tenant: string) => threads.run(tenant, { kind: 'exec', bytes: bytes({ title: 't', code: 'return 1' }) });
+    // Both threads started (a thread starts on first use), so only the attacker's bodies take time.
+    await Promise.all([small('warm-a'), small('warm-b')]);
+    const code = Array.from({ length: 20_000 }, (_, i) => `const v${i} = [${i}];`).join('\n');
+    const order: string[] = [];
+    const big = Array.from({ length: 3 }, (_, i) =>
+      threads.run('attacker', { kind: 'exec', bytes: bytes({ title: 't', code }) }).then(() => order.push(`attacker-${i}`)),
+    );
+    const victim = small('victim').then(() => order.push('victim'));
+    await Promise.all([...big, victim]);
+    // With both threads for the attacker, its first two bodies would both be running before the victim's.
+    expect(order).toEqual(['victim', 'attacker-0', 'attacker-1', 'attacker-2']);
+  });
+
   it('refuses tasks once shut down, with a BodyThreadError', async () => {
     threads = new BodyThreads(1);
     await threads.onModuleDestroy();

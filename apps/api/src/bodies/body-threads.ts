@@ -13,6 +13,12 @@ import type { BodyTask, BodyTaskResults } from './body-tasks';
 export const INLINE_BODY_BYTES = 8 * 1024;
 /** Two threads: one tenant's big body never holds up every other tenant's. */
 const BODY_THREADS = 2;
+/**
+ * Threads one tenant holds at once: its big bodies take one core at most, and the other core stays
+ * for the event loop, Redis and every other tenant (SPEC §10 "Fate isolation"). With both threads a
+ * tenant sending twenty ~11 MB registrations held both cores of a 2-core machine for seconds.
+ */
+const THREADS_PER_TENANT = 1;
 /** A body whose parse needs more than this fails alone, not the API. */
 const BODY_THREAD_HEAP_MB = 768;
 
@@ -25,6 +31,7 @@ export class BodyThreadError extends Error {
 }
 
 interface Job {
+  tenant: string;
   task: BodyTask;
   resolve: (result: unknown) => void;
   reject: (error: BodyThreadError) => void;
@@ -33,14 +40,16 @@ interface Job {
 /**
  * A small pool of worker threads for the API's input work whose cost a tenant controls (SPEC §10
  * "Event loops"): parsing large JSON bodies, checking their depth, their schemas and the code of
- * an exec. Tasks wait in a queue served round-robin across tenants, so a tenant sending many big
- * bodies delays another tenant's big body by at most one of its own per thread; small bodies
- * never come here. Threads start on first use and are replaced when one dies.
+ * an exec. Tasks wait in a queue served round-robin across tenants, and a tenant holds at most
+ * THREADS_PER_TENANT threads at once, so a tenant sending many big bodies delays another tenant's
+ * big body by at most one of its own and never holds every core; small bodies never come here. Threads start on first use and are replaced when one dies.
  */
 @Injectable()
 export class BodyThreads implements OnModuleDestroy {
   private readonly queue = new FairQueue<Job>();
   private readonly threads: BodyThread[] = [];
+  /** Tasks of each tenant on a thread now. */
+  private readonly running = new Map<string, number>();
   private closed = false;
 
   constructor(private readonly size = BODY_THREADS) {}
@@ -51,7 +60,7 @@ export class BodyThreads implements OnModuleDestroy {
         reject(new BodyThreadError('the API is shutting down'));
         return;
       }
-      this.queue.push(tenant, { task, resolve: resolve as (result: unknown) => void, reject });
+      this.queue.push(tenant, { tenant, task, resolve: resolve as (result: unknown) => void, reject });
       this.pump();
     });
   }
@@ -70,8 +79,15 @@ export class BodyThreads implements OnModuleDestroy {
         this.threads.push(thread);
       }
       if (!thread) return;
-      const job = this.queue.shift()!;
-      void thread.run(job).then(() => this.pump());
+      const job = this.queue.shiftFirst((tenant) => (this.running.get(tenant) ?? 0) < THREADS_PER_TENANT);
+      if (!job) return;
+      this.running.set(job.tenant, (this.running.get(job.tenant) ?? 0) + 1);
+      void thread.run(job).then(() => {
+        const left = (this.running.get(job.tenant) ?? 1) - 1;
+        if (left > 0) this.running.set(job.tenant, left);
+        else this.running.delete(job.tenant);
+        this.pump();
+      });
     }
   }
 }
