@@ -33,6 +33,10 @@ export class HealthController {
 
   @Get('ready')
   async ready(): Promise<{ status: 'ok'; sandbox: ReturnType<SandboxPool['stats']>; mcp: ReturnType<ToolHosts['mcpStatuses']> }> {
+    // SPEC §10: a worker that must confine shell commands and cannot is not ready. Said first: it
+    // never passes by waiting, unlike the checks below (a lease is held within a beat of start).
+    const unready = this.confinement.unreadyReason();
+    if (unready) throw new ServiceUnavailableException({ error: unready, code: 'runtime_unavailable' });
     const redisOk = await this.redis.ping().then(
       () => true,
       () => false,
@@ -49,9 +53,6 @@ export class HealthController {
         code: 'runtime_unavailable',
       });
     }
-    // SPEC §10: a worker that must confine shell commands and cannot is not ready.
-    const unready = this.confinement.unreadyReason();
-    if (unready) throw new ServiceUnavailableException({ error: unready, code: 'runtime_unavailable' });
     return { status: 'ok', sandbox: this.pool.stats(), mcp: this.tools.mcpStatuses() };
   }
 }
