@@ -34,7 +34,7 @@ export const CATALOG_RECHECK_MS = 5_000;
  * (`CodeModeCalls`: quotas, then the exec/wait services with their policy, approvals and event
  * log); `tools/list` answers the session's exec description as `ToolsService` builds it for
  * `GET …/tools`. A GET opens the notification stream: it holds one of the tenant's stream slots and
- * sends `notifications/tools/list_changed` when the session's exec description changes.
+ * sends `notifications/tools/list_changed` when what the session's exec description is built from changes.
  */
 @Injectable()
 export class McpEndpoint {
@@ -103,10 +103,13 @@ export class McpEndpoint {
     }
     const { server, transport } = this.connect(ref, req);
     let last: string | undefined;
+    // The inputs, not the description: building it would parse a list of up to 16 MiB every few
+    // seconds per open stream. A change of inputs that leaves the description as it was only
+    // makes the client list the tools again.
     const check = async (): Promise<void> => {
-      const description = await this.tools.execDescription(ref).catch(() => last);
-      if (last !== undefined && description !== last) await server.sendToolListChanged().catch(() => undefined);
-      last = description;
+      const inputs = await this.tools.catalogInputs(ref).catch(() => last);
+      if (last !== undefined && inputs !== last) await server.sendToolListChanged().catch(() => undefined);
+      last = inputs;
     };
     const timer = setInterval(() => void check(), CATALOG_RECHECK_MS);
     timer.unref();

@@ -101,6 +101,16 @@ export class ToolsService {
     return this.bodies.run(ref.tenant, { kind: 'exec-description', bytes, context });
   }
 
+  /**
+   * What the session's exec description is built from, cheaply (its client tools' version, the
+   * session's limits, the deployment's MCP catalog): it changes whenever the description may have,
+   * without the list itself being read or the description built (a list reaches 16 MiB).
+   */
+  async catalogInputs(ref: SessionRef): Promise<string> {
+    const [tools, context] = await Promise.all([this.clientTools.version(ref), this.viewContext(ref)]);
+    return JSON.stringify([tools, context]);
+  }
+
   private async check(ref: SessionRef, body: ParsedBody, context: ToolsViewContext): Promise<ToolsPutCheck<Uint8Array>> {
     if (body.kind !== 'large') return checkToolsPut(requireObjectBody(body), context);
     // A body that kills its thread (out of memory) is not one this API can read.
