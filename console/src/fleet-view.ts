@@ -1,4 +1,4 @@
-import type { FleetRun, FleetView, FleetWorker } from '@codemode/contracts';
+import type { FleetRun, FleetView, FleetWorker, NodeView } from '@codemode/contracts';
 import { api } from './api.js';
 import { fill, h, notice } from './elements.js';
 import { ago, clock, duration } from './format.js';
@@ -22,7 +22,7 @@ export function renderFleet(ctx: ViewContext): void {
   every(REFRESH_MS, ctx.signal, async () => {
     try {
       const fleet = await api<FleetView>('GET', '/v1/fleet', undefined, ctx.signal);
-      fill(body, fleetFacts(fleet), workersPart(fleet.workers, fleet.queue !== null), unheldPart(fleet.unheld));
+      fill(body, fleetFacts(fleet), workersPart(fleet.workers, fleet.queue !== null), nodesPart(fleet.nodes), unheldPart(fleet.unheld));
     } catch (error) {
       showFailure(ctx, body, error, 'the fleet');
     }
@@ -81,6 +81,46 @@ function workersPart(workers: FleetWorker[], occupancy: boolean): HTMLElement {
           occupancy ? h('td', { class: 'num' }, w.report?.parkedRuns ?? '—') : null,
           h('td', {}, runLinks(w.runs.running)),
           h('td', {}, runLinks(w.runs.parked)),
+        ),
+      ),
+    ),
+  );
+}
+
+/** The tenant's paired nodes (SPEC §15); how to pair one when there is none. */
+function nodesPart(nodes: NodeView[]): HTMLElement {
+  const head = h('h2', { id: 'nodes-title' }, 'Nodes');
+  if (nodes.length === 0) {
+    return h(
+      'section',
+      { 'aria-labelledby': 'nodes-title' },
+      head,
+      h(
+        'p',
+        { class: 'muted' },
+        'No node is paired. Pair one with ',
+        h('code', {}, 'codemode node --name <name>'),
+        ' (see docs/nodes.md).',
+      ),
+    );
+  }
+  return h(
+    'section',
+    { 'aria-labelledby': 'nodes-title' },
+    head,
+    table(
+      'Nodes',
+      ['Node', 'Id', 'Platform', 'Connection', 'Last seen', 'Commands'],
+      nodes.map((n) =>
+        h(
+          'tr',
+          { 'data-node': n.id },
+          h('td', {}, n.name),
+          h('td', { class: 'mono' }, n.id),
+          h('td', {}, n.platform),
+          h('td', {}, n.connected ? statusBadge('connected') : h('span', { class: 'muted' }, 'disconnected')),
+          h('td', { title: clock(n.lastSeenAt) }, ago(n.lastSeenAt)),
+          h('td', { class: 'mono' }, n.commands.join(', ')),
         ),
       ),
     ),

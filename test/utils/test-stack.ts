@@ -71,6 +71,8 @@ export class TestStack {
   readonly workers: AppProcess[] = [];
   /** API processes replaced by `restartApi()`, oldest first (kept for their logs). */
   readonly previousApis: AppProcess[] = [];
+  /** APIs started by `addApi()`. */
+  readonly extraApis: AppProcess[] = [];
   private readonly metricsPorts = new Map<AppProcess, string>();
   private constructor(
     readonly prefix: string,
@@ -140,6 +142,19 @@ export class TestStack {
     return api;
   }
 
+  /**
+   * Starts one more API process (same env) on its own port, or on the port of `baseUrl` (standing
+   * in for one that died); stopped with the stack.
+   */
+  async addApi(baseUrl?: string): Promise<{ api: AppProcess; baseUrl: string }> {
+    const port = baseUrl === undefined ? await freePort() : Number(new URL(baseUrl).port);
+    const api = AppProcess.spawn('api', { ...this.env, PORT: String(port), API_METRICS_PORT: String(await freePort()) });
+    this.extraApis.push(api);
+    const url = `http://127.0.0.1:${port}`;
+    await this.waitReady(url, api, true);
+    return { api, baseUrl: url };
+  }
+
   /** Starts one more worker and waits until it consumes cells. */
   async addWorker(env: Record<string, string> = {}): Promise<AppProcess> {
     const metricsPort = String(await freePort());
@@ -164,13 +179,15 @@ export class TestStack {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.api.stop(), ...this.workers.map((w) => w.stop())]);
+    await Promise.all([this.api.stop(), ...this.extraApis.map((a) => a.stop()), ...this.workers.map((w) => w.stop())]);
     await deleteKeys(this.env.REDIS_URL === REDIS_URL && this.env.REDIS_CLUSTER_NODES === REDIS_CLUSTER_NODES ? this.prefix : null);
     rmSync(this.env.CODEMODE_WORKSPACE_ROOT, { recursive: true, force: true });
   }
 
   logs(): string {
-    return [...this.previousApis, this.api, ...this.workers].map((p) => `--- ${p.role} ${p.pid}\n${p.logs()}`).join('\n');
+    return [...this.previousApis, this.api, ...this.extraApis, ...this.workers]
+      .map((p) => `--- ${p.role} ${p.pid}\n${p.logs()}`)
+      .join('\n');
   }
 
   private async waitReady(baseUrl: string, app: AppProcess, needReady: boolean): Promise<void> {

@@ -11,6 +11,7 @@ import { APP_CONFIG, LOGGER } from './core/tokens';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { McpModule } from './mcp/mcp.module';
+import { NodesModule } from './nodes/nodes.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PublicMetricsModule } from './metrics/public-metrics.module';
 import { QuotasModule } from './quotas/quotas.module';
@@ -39,6 +40,7 @@ export class AppModule {
         RunsModule,
         EventsModule,
         ShellModule,
+        NodesModule,
         ToolsModule,
         McpModule,
         DocsModule,

@@ -19,9 +19,12 @@ import type {
   ToolDefinitions,
   ToolsView,
   TranscriptEntry,
+  NodeConnectInput,
+  NodeResultInput,
+  NodeView,
 } from '@codemode/contracts';
 import { CodeModeApiError, CodeModeConnectionError, CodeModeStreamError, isAbort } from './errors';
-import { readSse } from './sse';
+import { readSse, type SseMessage } from './sse';
 import { readText, sendHttp, type HttpAnswer, type HttpRequest } from './http-transport';
 
 export interface CodeModeClientOptions {
@@ -193,6 +196,43 @@ export class CodeModeClient {
       opts.signal?.removeEventListener('abort', onAbort);
       controller.abort();
     }
+  }
+
+  /** `GET /v1/nodes` (SPEC §15): the tenant's paired nodes. */
+  listNodes(): Promise<{ nodes: NodeView[] }> {
+    return this.json('GET', '/v1/nodes');
+  }
+
+  /** `DELETE /v1/nodes/{id}` (operator keys): unpairs the node and closes its connection. */
+  removeNode(nodeId: string): Promise<{ id: string; deleted: true }> {
+    return this.json('DELETE', `/v1/nodes/${enc(nodeId)}`);
+  }
+
+  /**
+   * A node's connection (`POST /v1/nodes/connect`): the events the API sends it (`paired`, then
+   * `invoke`s) until the stream ends or `signal` aborts. Refusals throw CodeModeApiError.
+   */
+  async *connectNode(input: NodeConnectInput, signal: AbortSignal): AsyncGenerator<SseMessage> {
+    const response = await this.send('/v1/nodes/connect', {
+      method: 'POST',
+      headers: { ...this.authHeaders(), accept: 'text/event-stream', 'content-type': 'application/json' },
+      body: JSON.stringify(input),
+      signal,
+    });
+    if (response.status < 200 || response.status >= 300) {
+      throw new CodeModeApiError(response.status, parseBody(await readText(response)) as never);
+    }
+    try {
+      yield* readSse(response.body);
+    } catch (error) {
+      if (signal.aborted) return;
+      throw CodeModeConnectionError.from(this.options.baseUrl, error);
+    }
+  }
+
+  /** `POST /v1/nodes/{id}/results`: a node's answer to one invocation. */
+  answerNode(nodeId: string, result: NodeResultInput): Promise<{ accepted: true }> {
+    return this.json('POST', `/v1/nodes/${enc(nodeId)}/results`, result);
   }
 
   async transcript(sessionId: string): Promise<TranscriptEntry[]> {

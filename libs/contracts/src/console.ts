@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NodeViewSchema } from './nodes';
 import { RunViewSchema } from './run';
 
 /** `limit` and `cursor` of the operator listings (`GET /v1/sessions`, `…/runs`), as query strings. */
@@ -94,5 +95,7 @@ export const FleetViewSchema = z.object({
     .nullable(),
   /** The tenant's live runs held by no live worker (released, or their worker is gone). */
   unheld: z.array(FleetRunSchema),
+  /** The tenant's paired nodes (SPEC §15). */
+  nodes: z.array(NodeViewSchema),
 });
 export type FleetView = z.infer<typeof FleetViewSchema>;

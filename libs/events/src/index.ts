@@ -19,6 +19,7 @@ export { RunEnds, ParkedRunHoldings, type EndingRun, type LostAnswer, type RunHo
 export {
   createRedis,
   closeConnection,
+  closeSubscriber,
   duplicateForBlocking,
   duplicateForBulk,
   waitUntilReady,

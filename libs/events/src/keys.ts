@@ -233,6 +233,29 @@ export class KeySpace {
     return `${this.prefix}:approval-sessions:{${tenant}}`;
   }
 
+  /**
+   * The tenant's paired nodes (SPEC §15): hash of nodeId → record JSON. `<base>:<id>:conn` holds the
+   * token of the node's live connection (expires unless its API beats it), `<base>:<id>:inbox` is
+   * the channel its invocations go on, `<base>:call:<invocationId>` an invocation waiting for its
+   * answer. The tenant is the hash tag, so a node's scripts touch one slot.
+   */
+  tenantNodes(tenant: string): string {
+    if (!TENANT_PATTERN.test(tenant)) throw new InvalidKeyError('tenant', tenant);
+    return `${this.prefix}:nodes:{${tenant}}`;
+  }
+
+  nodeConnection(tenant: string, nodeId: string): string {
+    return `${this.tenantNodes(tenant)}:${nodeId}:conn`;
+  }
+
+  nodeInbox(tenant: string, nodeId: string): string {
+    return `${this.tenantNodes(tenant)}:${nodeId}:inbox`;
+  }
+
+  nodeCall(tenant: string, invocationId: string): string {
+    return `${this.tenantNodes(tenant)}:call:${invocationId}`;
+  }
+
   /** Pattern matching every key of one session (tests and tooling only; never on a hot path). */
   sessionPattern(ref: SessionRef): string {
     return `${this.sessionBase(ref)}:*`;

@@ -33,18 +33,26 @@ interface Waiter {
 export class RunReplies {
   private readonly channel: string;
   private readonly sharded: boolean;
+  private readonly cluster: boolean;
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly onMessage = (channel: string, message: string) => this.dispatch(channel, message);
   private resubscribeTimer: NodeJS.Timeout | undefined;
 
-  /** @param subscriber a dedicated connection, owned (and closed) by this object */
+  /**
+   * @param subscriber a dedicated connection, owned (and closed) by this object
+   * @param options.perSlot one channel per slot on a cluster [true]: needed when scripts publish the
+   * answers (a script publishes only on its own slot); false for answers published by plain
+   * commands (a node's answer to a worker), so one channel serves
+   */
   constructor(
     private readonly subscriber: RedisClient,
     private readonly keys: KeySpace,
     instanceId: string,
+    options: { perSlot?: boolean } = {},
   ) {
     this.channel = keys.reply(instanceId);
-    this.sharded = subscriber instanceof Cluster;
+    this.cluster = subscriber instanceof Cluster;
+    this.sharded = this.cluster && options.perSlot !== false;
   }
 
   /** The channel a worker answers on about `ref`'s runs and requests (a job's `replyTo`). */
@@ -52,19 +60,18 @@ export class RunReplies {
     return this.sharded ? this.slotChannel(keySlot(this.keys.sessionBase(ref))) : this.channel;
   }
 
+  /** The one channel of an inbox made with `perSlot: false`. */
+  get onlyChannel(): string {
+    return this.channel;
+  }
+
   async start(): Promise<void> {
     this.subscriber.on('smessage', this.onMessage);
-    // Not waiting for Redis: an API must boot (and report not-ready) during an outage. The offline
-    // queue sends SSUBSCRIBE once connected, and ioredis re-subscribes after every reconnect.
-    if (!this.sharded) {
-      await this.subscriber.ssubscribe(this.channel);
-      return;
-    }
     // ioredis moves the subscriptions of a failed primary to its successor's new subscriber, but
     // that subscriber can be left unconnected (seen with ioredis 6.0.0 under load: the replies of
     // the failed primary's slots never arrive again). Subscribing again is a no-op where the
     // subscription holds and connects the new subscriber where it does not.
-    this.subscriber.on('+subscriber', () => this.resubscribeSoon());
+    if (this.cluster) this.subscriber.on('+subscriber', () => this.resubscribeSoon());
     await this.subscribeAll();
   }
 
@@ -75,6 +82,12 @@ export class RunReplies {
   }
 
   private async subscribeAll(): Promise<void> {
+    // Not waiting for Redis: an API must boot (and report not-ready) during an outage. The offline
+    // queue sends SSUBSCRIBE once connected, and ioredis re-subscribes after every reconnect.
+    if (!this.sharded) {
+      await this.subscriber.ssubscribe(this.channel);
+      return;
+    }
     // One channel per command: SSUBSCRIBE takes channels of one slot only.
     await Promise.all(Array.from({ length: CLUSTER_SLOTS }, (_, slot) => this.subscriber.ssubscribe(this.slotChannel(slot))));
   }

@@ -2,6 +2,8 @@ import type { AppConfig } from '@codemode/config';
 import type { RedisClient } from '@codemode/events';
 import type { KeySpace } from '@codemode/events';
 import { DeploymentCatalog } from './deployment-catalog';
+import { NodeCalls } from './node-calls';
+import { NodeRegistry } from './node-registry';
 import { fleetScripts } from './scripts';
 import { TenancyRecord } from './tenancy-record';
 import { TenantQuotaLedger } from './tenant-quotas';
@@ -35,6 +37,8 @@ export interface FleetStores {
   readonly tenancy: TenancyRecord;
   readonly tenantUids: TenantUids;
   readonly deploymentCatalog: DeploymentCatalog;
+  readonly nodes: NodeRegistry;
+  readonly nodeCalls: NodeCalls;
 }
 
 /** The fleet stores of a process, built once at boot; the quota scripts run through this library's loader. */
@@ -46,5 +50,7 @@ export function createFleetStores({ redis, keys, settings }: FleetStoresOptions)
     tenancy: new TenancyRecord(redis, keys),
     tenantUids: new TenantUids(redis, keys, settings.uidRange),
     deploymentCatalog: new DeploymentCatalog(redis, keys),
+    nodes: new NodeRegistry(redis, keys, fleetScripts()),
+    nodeCalls: new NodeCalls(redis, keys),
   };
 }

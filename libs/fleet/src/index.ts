@@ -8,3 +8,15 @@ export { TenancyRecord, TENANCY_RECORD_TTL_SECONDS, type TenancyMode } from './t
 export { TenantUids, type UidRange } from './tenant-uids';
 export { TenantQuotaLedger, type LeasedQuota, type ParkedAdmission } from './tenant-quotas';
 export { SlotLeases, SLOT_LEASE_MS, type LeasedSlot } from './slot-leases';
+export {
+  NodeRegistry,
+  nodeView,
+  closeMessages,
+  readCloseMessage,
+  NODE_BEAT_MS,
+  NODE_LEASE_MS,
+  type NodeRecord,
+  type NodeHold,
+  type PairingRefusal,
+} from './node-registry';
+export { NodeCalls, NodeCallError, type AnswerInbox } from './node-calls';

@@ -8,6 +8,9 @@ export const FLEET_SCRIPT_NAMES = [
   'admit-parked-run',
   'recount-parked-run',
   'take-request-token',
+  'connect-node',
+  'beat-node',
+  'drop-node',
 ] as const;
 export type FleetScriptName = (typeof FLEET_SCRIPT_NAMES)[number];
 

@@ -22,3 +22,4 @@ export { probeSandbox, type SandboxProbe } from './sandbox/sandbox-probe';
 export { writeSandboxEtc } from './sandbox/sandbox-etc';
 export { removeSessionWorkspace, sessionWorkspace, tenantWorkspaces } from './workspace/session-workspace';
 export { WorkspaceJanitor, type WorkspaceJanitorOptions, type WorkspaceSweep } from './workspace/workspace-janitor';
+export { yieldDelay } from './exec-answers';

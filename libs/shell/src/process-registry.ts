@@ -314,8 +314,8 @@ async function endSessions(sessions: readonly ProcessSession[]): Promise<void> {
 
 /**
  * SPEC §7 `host`: `auto` (the default), `sandbox` and `gateway` run the command here; `node` runs
- * it on the paired node `node` names. No node can be paired with this service yet (SPEC §15), so
- * every node is unknown.
+ * it on the paired node `node` names, which the worker's ShellHost sends to the node before this
+ * registry is asked: a registry without nodes knows none.
  */
 function checkHost(input: ShellExecInput): void {
   const host = input.host ?? 'auto';

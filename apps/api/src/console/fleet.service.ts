@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FleetCapacity, FleetRun, FleetView, FleetWorker, FleetWorkerReport, RunView, WorkerReport } from '@codemode/contracts';
 import { apiTenancy, type AppConfig } from '@codemode/config';
 import { RunListing, SessionIndex } from '@codemode/events';
-import { WorkerReports } from '@codemode/fleet';
+import { NodeRegistry, nodeView, WorkerReports } from '@codemode/fleet';
 import { CellQueue } from '../core/cell-queue';
 import { APP_CONFIG } from '../core/tokens';
 
@@ -10,7 +10,7 @@ import { APP_CONFIG } from '../core/tokens';
 export const FLEET_SESSION_SCAN = 50;
 
 /**
- * `GET /v1/fleet`: who is alive and what they can run, and the caller's own live runs per worker,
+ * `GET /v1/fleet`: who is alive and what they can run, the caller's own paired nodes, and its live runs per worker,
  * found through the caller's session index only, so another tenant's runs are never read.
  * Occupancy (busy threads, parked runs, the queue) counts every tenant's work: in multi-tenant mode
  * it is left out, since a tenant could read another's activity from it (SPEC §10 "Tenants see
@@ -26,15 +26,17 @@ export class FleetService {
     private readonly cells: CellQueue,
     private readonly index: SessionIndex,
     private readonly runs: RunListing,
+    private readonly nodes: NodeRegistry,
   ) {
     this.showsOccupancy = apiTenancy(config) === 'single';
   }
 
   async view(tenant: string): Promise<FleetView> {
-    const [alive, queue, live] = await Promise.all([
+    const [alive, queue, live, nodes] = await Promise.all([
       this.reports.alive(),
       this.showsOccupancy ? this.cells.stats() : null,
       this.liveRunsOf(tenant),
+      this.nodes.list(tenant),
     ]);
     const workers: FleetWorker[] = alive.map((w) => ({
       workerId: w.workerId,
@@ -64,6 +66,7 @@ export class FleetService {
               oldestWaitingAt: queue.oldestWaitingAt === null ? null : new Date(queue.oldestWaitingAt).toISOString(),
             },
       unheld,
+      nodes: nodes.map(nodeView),
     };
   }
 

@@ -30,6 +30,8 @@ import {
   createFleetStores,
   fleetStoreSettings,
   DeploymentCatalog,
+  NodeCalls,
+  NodeRegistry,
   TenancyRecord,
   TenantQuotaLedger,
   WorkerPresence,
@@ -46,7 +48,7 @@ import { TenancyAnnouncement } from './tenancy-announcement.service';
 import { WorkerQueues } from './worker-queues';
 import { APP_CONFIG, LOGGER, REDIS } from './tokens';
 
-function connect(config: AppConfig, logger: Logger, name: string, options: CreateRedisOptions = {}): RedisClient {
+export function connect(config: AppConfig, logger: Logger, name: string, options: CreateRedisOptions = {}): RedisClient {
   return createRedis(config.redis, {
     name,
     ...options,
@@ -79,6 +81,8 @@ const FLEET_CLASSES = {
   quotas: TenantQuotaLedger,
   tenancy: TenancyRecord,
   deploymentCatalog: DeploymentCatalog,
+  nodes: NodeRegistry,
+  nodeCalls: NodeCalls,
 };
 
 /**

@@ -48,6 +48,17 @@ const fleetView: FleetView = {
   capacity: { workers: 1, threads: 2, cellSlots: 16, parkedSlots: 64 },
   queue: null,
   unheld: [],
+  nodes: [
+    {
+      id: 'nd_5b1f0c9e-2a47-4d8e-9c61-0f3e8b2d7a14',
+      name: 'lab-mac',
+      platform: 'darwin',
+      connected: true,
+      commands: ['device.status', 'fs.listDir'],
+      connectedAt: AT,
+      lastSeenAt: AT,
+    },
+  ],
 };
 
 export const CONSOLE_EXAMPLES = {

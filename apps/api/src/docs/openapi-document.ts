@@ -1,7 +1,8 @@
-import { APPROVAL_ID_PATTERN, RUN_ID_PATTERN, SESSION_ID_PATTERN } from '@codemode/contracts';
+import { APPROVAL_ID_PATTERN, NODE_ID_PATTERN, RUN_ID_PATTERN, SESSION_ID_PATTERN } from '@codemode/contracts';
 import { errorResponses, type PathItem } from './openapi-builders';
 import { componentSchemas, type JsonSchema } from './openapi-schemas';
 import { rootPaths } from './root-paths';
+import { nodePaths } from './node-paths';
 import { policyPaths } from './policy-paths';
 import { v1Paths } from './v1-paths';
 
@@ -46,9 +47,10 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
       { name: 'events', description: 'The per-session event log' },
       { name: 'shell', description: 'Shell exec and process sessions' },
       { name: 'policy', description: 'Tool policy and approvals of tool calls (SPEC §11)' },
+      { name: 'nodes', description: 'Paired nodes and their connections (SPEC §15)' },
       { name: 'operations', description: 'Health, metrics and these docs (no authentication)' },
     ],
-    paths: { ...v1Paths(), ...policyPaths(), ...rootPaths() },
+    paths: { ...v1Paths(), ...policyPaths(), ...nodePaths(), ...rootPaths() },
     components: {
       schemas: componentSchemas(),
       responses: errorResponses(),
@@ -83,6 +85,13 @@ const PARAMETERS: Record<string, unknown> = {
     required: true,
     schema: { type: 'string', pattern: APPROVAL_ID_PATTERN.source },
     example: 'ap_4b0e6f7a-1c2d-4e3f-8a9b-0c1d2e3f4a5b',
+  },
+  NodeId: {
+    name: 'id',
+    in: 'path',
+    required: true,
+    schema: { type: 'string', pattern: NODE_ID_PATTERN.source },
+    example: 'nd_5b1f0c9e-2a47-4d8e-9c61-0f3e8b2d7a14',
   },
   RunId: {
     name: 'runId',

@@ -18,6 +18,7 @@ import type {
 } from '@codemode/contracts';
 import { CONSOLE_EXAMPLES } from './console-examples';
 import type { SchemaName } from './openapi-schemas';
+import { NODE_EXAMPLES } from './node-examples';
 import { POLICY_EXAMPLES } from './policy-examples';
 import { SPEC_DEFAULT_LIMITS, SPEC_DEFAULT_SHELL } from '@codemode/config';
 
@@ -237,6 +238,7 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
   HealthLive: { ok: { summary: 'Process answers', value: { status: 'ok' } } },
   HealthReady: { ok: { summary: 'Redis answers', value: { status: 'ok', redis: 'ok' } } },
   ...POLICY_EXAMPLES,
+  ...NODE_EXAMPLES,
   ...CONSOLE_EXAMPLES,
 };
 

@@ -22,6 +22,7 @@ import {
   TranscriptSchema,
   WaitInputSchema,
 } from '@codemode/contracts';
+import { NODE_REQUEST_SCHEMAS, NODE_RESPONSE_SCHEMAS } from './node-schemas';
 import { POLICY_REQUEST_SCHEMAS, POLICY_RESPONSE_SCHEMAS } from './policy-schemas';
 
 /*
@@ -48,6 +49,7 @@ export const REQUEST_SCHEMAS = {
   ShellExecInput: ShellExecInputSchema,
   ProcessInput: ProcessInputSchema,
   ...POLICY_REQUEST_SCHEMAS,
+  ...NODE_REQUEST_SCHEMAS,
 } satisfies Record<string, z.ZodType>;
 
 /** Answers, rendered as the service sends them (zod output). */
@@ -71,6 +73,7 @@ export const RESPONSE_SCHEMAS = {
   RunList: RunListSchema,
   FleetView: FleetViewSchema,
   ...POLICY_RESPONSE_SCHEMAS,
+  ...NODE_RESPONSE_SCHEMAS,
 } satisfies Record<string, z.ZodType>;
 
 export type SchemaName = keyof typeof REQUEST_SCHEMAS | keyof typeof RESPONSE_SCHEMAS;

@@ -27,6 +27,8 @@ import {
   TenantUids,
   WorkerPresence,
   WorkerReports,
+  NodeCalls,
+  NodeRegistry,
   type FleetStores,
 } from '@codemode/fleet';
 import { ResultsStore, SessionStore } from '@codemode/store';
@@ -59,6 +61,8 @@ const FLEET_CLASSES = {
   tenancy: TenancyRecord,
   tenantUids: TenantUids,
   deploymentCatalog: DeploymentCatalog,
+  nodes: NodeRegistry,
+  nodeCalls: NodeCalls,
 };
 
 /** Redis, the ledgers and the sandbox thread pool, shared by the worker's consumers. */

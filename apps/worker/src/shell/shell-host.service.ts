@@ -1,10 +1,19 @@
+import { NodeSurface } from '../nodes/node-surface';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ProcessInput, SessionRef, ShellAnswer, ShellConfig, ShellExecInput, ShellJob } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { EventLog, publishAnswer } from '@codemode/events';
 import { WorkerPresence, type LeasedSlot } from '@codemode/fleet';
-import { ProcessRegistry, rebuildSessions, removeSessionWorkspace, sessionWorkspace, SHELL_TEXTS, type ShellEvent } from '@codemode/shell';
+import {
+  ProcessRegistry,
+  rebuildSessions,
+  removeSessionWorkspace,
+  sessionWorkspace,
+  SHELL_TEXTS,
+  yieldDelay,
+  type ShellEvent,
+} from '@codemode/shell';
 import type { Logger } from '@codemode/telemetry';
 import type { RedisClient } from '@codemode/events';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
@@ -53,6 +62,7 @@ export class ShellHost implements OnApplicationShutdown {
     private readonly presence: WorkerPresence,
     private readonly confinement: ShellConfinement,
     private readonly limits: WorkerTenantLimits,
+    private readonly nodes: NodeSurface,
   ) {
     this.registry = new ProcessRegistry({
       defaults: config.shellDefaults,
@@ -84,6 +94,7 @@ export class ShellHost implements OnApplicationShutdown {
   }
 
   async exec(caller: ShellCaller, input: ShellExecInput, config: ShellConfig): Promise<ShellAnswer> {
+    if (input.host === 'node' && input.elevated !== true) return this.onNode(caller, input, config);
     await this.presence.claimShellHome(caller.ref.tenant, caller.scopeKey, this.config.workerId);
     const workspaceRoot = this.workspaceOf(caller.ref);
     const confinement = await this.confinement.forTenant(caller.ref.tenant);
@@ -100,6 +111,16 @@ export class ShellHost implements OnApplicationShutdown {
     }
     this.holdWhileRunning(answer, slot);
     return answer;
+  }
+
+  /**
+   * SPEC §7 `host: "node"`: `system.run` on the paired node, in the foreground within the call's
+   * timeout: inside a cell what is left of its budget, over REST the yield window (a command
+   * still running then is one that would have gone to the background).
+   */
+  private onNode(caller: ShellCaller, input: ShellExecInput, config: ShellConfig): Promise<ShellAnswer> {
+    const timeoutMs = caller.insideCell ? Math.max(1, caller.insideCell.remainingBudgetMs) : yieldDelay(input.yieldMs, config.backgroundMs);
+    return this.nodes.shell(caller.ref.tenant, input, { timeoutMs, signal: AbortSignal.timeout(timeoutMs + 5000) });
   }
 
   /** A session still running keeps its slot until it exits; any other answer gives it back now. */

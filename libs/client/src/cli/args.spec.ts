@@ -76,6 +76,10 @@ describe('parseCli', () => {
     [['tools', 'put', 's1'], 'tools put needs <tools.json>.'],
     [['wait', 'cm_1', '--', 'x'], '"wait" takes no arguments after --.'],
     [['exec', 'a.js', '--title', '  '], '--title must not be blank.'],
+    [['node'], 'node needs --name <name>.'],
+    [['node', '--name', 'lab', '--allow', 'rm'], '--allow takes fs.listDir or system.run; got "rm".'],
+    [['node', '--name', 'lab', '--command', 'noexe='], '--command takes <name>=<executable>; got "noexe=".'],
+    [['exec', 'a.js', '--name', 'lab'], 'option --name does not apply to "exec".'],
   ])('refuses %j as a usage error', (argv, message) => {
     const attempt = () => parse(argv);
     expect(attempt).toThrow(UsageError);
@@ -85,5 +89,32 @@ describe('parseCli', () => {
   it('cuts a long default title to the 120 characters the API accepts', () => {
     const cmd = parse(['exec', `${'a'.repeat(200)}.js`]);
     expect(cmd.kind === 'exec' && cmd.title.length).toBe(120);
+  });
+
+  it('parses codemode node: repeated --allow and --command, --root alone serving fs.listDir', () => {
+    const cmd = parse([
+      'node',
+      '--name',
+      'lab',
+      '--allow',
+      'system.run',
+      '--command',
+      'a=/bin/a',
+      '--command',
+      'b=/bin/b',
+      '--root',
+      '/srv',
+    ]);
+    expect(cmd).toMatchObject({
+      kind: 'node',
+      name: 'lab',
+      allow: ['system.run', 'fs.listDir'],
+      root: '/srv',
+      commands: new Map([
+        ['a', '/bin/a'],
+        ['b', '/bin/b'],
+      ]),
+    });
+    expect(parse(['node', '--name', 'lab'])).toMatchObject({ allow: [], root: '.' });
   });
 });

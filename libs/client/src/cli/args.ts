@@ -29,9 +29,10 @@ export type CliCommand = GlobalOptions &
     | { kind: 'tools-put'; sessionId: string; file: string }
     | { kind: 'tools-get'; sessionId: string }
     | { kind: 'mcp'; sessionId: string }
+    | { kind: 'node'; name: string; allow: string[]; root: string; commands: Map<string, string> }
   );
 
-type CommandName = 'exec' | 'wait' | 'events' | 'shell' | 'tools' | 'mcp';
+type CommandName = 'exec' | 'wait' | 'events' | 'shell' | 'tools' | 'mcp' | 'node';
 
 /** Every flag, with the commands it applies to (undefined: all). */
 const OPTIONS = {
@@ -48,7 +49,14 @@ const OPTIONS = {
   workdir: { type: 'string', for: ['shell'] },
   background: { type: 'boolean', for: ['shell'] },
   'yield-ms': { type: 'string', for: ['shell'] },
-} as const satisfies Record<string, { type: 'string' | 'boolean'; short?: string; for?: readonly CommandName[] }>;
+  name: { type: 'string', for: ['node'] },
+  allow: { type: 'string', multiple: true, for: ['node'] },
+  root: { type: 'string', for: ['node'] },
+  command: { type: 'string', multiple: true, for: ['node'] },
+} as const satisfies Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean; for?: readonly CommandName[] }>;
+
+/** What `codemode node --allow` may name: the built-ins beyond device.status. */
+const NODE_ALLOWABLE = ['fs.listDir', 'system.run'];
 
 export const USAGE = `Usage: codemode <command> [options]
 
@@ -62,6 +70,8 @@ Commands:
   tools get <sid>                show the session's tool catalog
   mcp                            serve exec and wait as an MCP server on stdio (for desktop MCP
                                  clients), forwarding to the API; its messages go to stderr
+  node --name <name>             pair this machine as a node of the key's tenant and serve its
+                                 commands to cells (device.status; see --allow, --command)
 
 Options:
   --url <url>          API base URL (env CODEMODE_URL, default ${DEFAULT_URL})
@@ -77,6 +87,11 @@ Options:
   --workdir <dir>      shell: working directory inside the workspace
   --background         shell: start in the background and print the process session id
   --yield-ms <ms>      shell: background the command if still running after this long
+  --allow <command>    node: also serve fs.listDir (under --root) or system.run (commands
+                       under this user); repeat for both
+  --root <dir>         node: the directory fs.listDir serves (default: the current one)
+  --command <n>=<exe>  node: serve command n by running exe (params as JSON on stdin, a JSON
+                       result on stdout); repeat for more
   -h, --help           show this help
 
 Exit codes: 0 completed (or left waiting with --no-wait, or backgrounded), 1 failed (the cell or
@@ -172,6 +187,9 @@ export function parseCli(argv: string[], env: CliEnv): CliCommand {
     case 'mcp':
       exactly(args, [], name);
       return { ...global, kind: 'mcp', sessionId };
+    case 'node':
+      exactly(args, [], name);
+      return { ...global, kind: 'node', ...nodeOptions(values) };
   }
 }
 
@@ -180,7 +198,26 @@ function parseWith(argv: string[]) {
 }
 
 function isCommand(name: string | undefined): name is CommandName {
-  return name === 'exec' || name === 'wait' || name === 'events' || name === 'shell' || name === 'tools' || name === 'mcp';
+  return (
+    name === 'exec' || name === 'wait' || name === 'events' || name === 'shell' || name === 'tools' || name === 'mcp' || name === 'node'
+  );
+}
+
+function nodeOptions(values: { name?: string; allow?: string[]; root?: string; command?: string[] }) {
+  if (values.name === undefined || values.name.trim() === '') throw new UsageError('node needs --name <name>.');
+  const allow = values.allow ?? [];
+  for (const command of allow) {
+    if (!NODE_ALLOWABLE.includes(command)) throw new UsageError(`--allow takes ${NODE_ALLOWABLE.join(' or ')}; got "${command}".`);
+  }
+  const commands = new Map<string, string>();
+  for (const spec of values.command ?? []) {
+    const at = spec.indexOf('=');
+    if (at <= 0 || at === spec.length - 1) throw new UsageError(`--command takes <name>=<executable>; got "${spec}".`);
+    commands.set(spec.slice(0, at), spec.slice(at + 1));
+  }
+  // --root alone offers fs.listDir too: a root given is a root to serve.
+  if (values.root !== undefined && !allow.includes('fs.listDir')) allow.push('fs.listDir');
+  return { name: values.name, allow, root: values.root ?? '.', commands };
 }
 
 function exactly(args: string[], names: string[], command: string): string[] {

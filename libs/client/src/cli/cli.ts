@@ -1,9 +1,11 @@
+import { resolve } from 'node:path';
 import { packageVersion } from '@codemode/config';
 import { CodeModeClient } from '../codemode-client';
 import { parseCli, USAGE, type CliCommand, type CliEnv } from './args';
 import { eventsCommand } from './commands/events';
 import { execCommand, waitCommand } from './commands/exec';
 import { mcpCommand } from './commands/mcp';
+import { nodeCommand } from './commands/node';
 import { shellCommand } from './commands/shell';
 import { toolsGetCommand, toolsPutCommand } from './commands/tools';
 import type { CliIo, CommandContext } from './context';
@@ -55,5 +57,7 @@ function dispatch(ctx: CommandContext, command: Exclude<CliCommand, { kind: 'hel
       return toolsGetCommand(ctx, command);
     case 'mcp':
       return mcpCommand(ctx, { sessionId: command.sessionId, version: packageVersion() });
+    case 'node':
+      return nodeCommand(ctx, { name: command.name, allow: command.allow, root: resolve(command.root), commands: command.commands });
   }
 }

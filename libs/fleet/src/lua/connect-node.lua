@@ -1,0 +1,76 @@
+--[[
+  Pairs a node with its tenant, or re-establishes a paired one, and marks it connected (SPEC §15).
+  A node that presents its id and secret takes its record back, even from a connection that is
+  still marked live (the node reconnected before its old connection was noticed gone). Otherwise
+  the name decides: a record of that name whose connection is live refuses the pairing (nobody
+  takes over a connected node without its secret); one that is not connected is reused, so a
+  restarted node keeps its id; a new name is a new node, within the tenant's count.
+
+  The connection keys are built from KEYS[1] (`<KEYS[1]>:<id>:conn`): they share its hash tag.
+
+    Input:
+      KEYS[1] the tenant's nodes (hash: nodeId → record JSON)
+
+      ARGV[1] a fresh node id (used for a new node)
+      ARGV[2] name
+      ARGV[3] platform
+      ARGV[4] commands (JSON array)
+      ARGV[5] the id the node presents, or ''
+      ARGV[6] sha256 of the secret the node presents, or ''
+      ARGV[7] sha256 of a fresh secret (given to a node that did not present its own)
+      ARGV[8] the connection's token
+      ARGV[9] now (ISO 8601)
+      ARGV[10] connection lease (ms)
+      ARGV[11] most nodes per tenant
+
+    Output:
+      {1, id, 'kept'}   connected with the secret it presented
+      {1, id, 'new'}    connected; the fresh secret is now the node's
+      {0, 'held'}       refused: a connected node has that name
+      {-1, count}       refused: the tenant has the most nodes it may have
+
+    Events:
+      none
+]]
+local base, freshId, name, platform = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
+local presentedId, presentedSecret, freshSecret = ARGV[5], ARGV[6], ARGV[7]
+local token, now, leaseMs, maxNodes = ARGV[8], ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11])
+
+local function connKey(id) return base .. ':' .. id .. ':conn' end
+
+local id, secret, kept, since = nil, freshSecret, 'new', now
+if presentedId ~= '' and presentedSecret ~= '' then
+  local raw = redis.call('HGET', base, presentedId)
+  if raw then
+    local record = cjson.decode(raw)
+    if record.secretHash == presentedSecret then
+      id, secret, kept = presentedId, presentedSecret, 'kept'
+    end
+  end
+end
+
+local all = redis.call('HGETALL', base)
+for i = 1, #all, 2 do
+  local record = cjson.decode(all[i + 1])
+  if record.name == name and all[i] ~= id then
+    if redis.call('EXISTS', connKey(all[i])) == 1 then return { 0, 'held' } end
+    if id == nil then
+      id = all[i]
+    else
+      -- The node renamed itself to the name of a disconnected one: that record goes.
+      redis.call('HDEL', base, all[i])
+    end
+  end
+end
+
+if id == nil then
+  if #all / 2 >= maxNodes then return { -1, #all / 2 } end
+  id = freshId
+end
+
+redis.call('HSET', base, id, cjson.encode({
+  id = id, name = name, platform = platform, commands = cjson.decode(ARGV[4]),
+  secretHash = secret, connectedAt = since, lastSeenAt = now,
+}))
+redis.call('SET', connKey(id), token, 'PX', leaseMs)
+return { 1, id, kept }
