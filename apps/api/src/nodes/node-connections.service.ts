@@ -9,7 +9,7 @@ import { TenantLimits } from '../quotas/tenant-limits.service';
 import { NodeHub } from './node-hub';
 
 /** What a connection may hold unread before the node counts as gone (it is not reading its stream). */
-const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
+const MAX_UNREAD_BYTES = 4 * 1024 * 1024;
 
 /**
  * A node's long-lived connection (SPEC §15): `POST /v1/nodes/connect` pairs the node (or takes
