@@ -18,6 +18,7 @@ import { TenantRateGuard } from './quotas/tenant-rate.guard';
 import { RunsModule } from './runs/runs.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { ShellModule } from './shell/shell.module';
+import { SkillsModule } from './skills/skills.module';
 import { ToolsModule } from './tools/tools.module';
 import { PolicyModule } from './policy/policy.module';
 import { ApprovalsModule } from './approvals/approvals.module';
@@ -40,6 +41,7 @@ export class AppModule {
         EventsModule,
         ShellModule,
         ToolsModule,
+        SkillsModule,
         McpModule,
         DocsModule,
         PolicyModule,

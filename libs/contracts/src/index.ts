@@ -18,3 +18,4 @@ export * from './console';
 export * from './policy';
 export * from './json-depth';
 export * from './code-mode-tools';
+export * from './skills';

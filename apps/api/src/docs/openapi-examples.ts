@@ -79,7 +79,13 @@ const aborted: CodeModeResult = {
   telemetry: TELEMETRY,
 };
 
-const sessionConfig: SessionConfig = { sessionId: 's1', agentId: null, codeMode: { ...LIMITS, timeoutMs: 2000 }, shell: SHELL };
+const sessionConfig: SessionConfig = {
+  sessionId: 's1',
+  agentId: null,
+  codeMode: { ...LIMITS, timeoutMs: 2000 },
+  shell: SHELL,
+  agents: false,
+};
 const sessionView: SessionView = {
   ...sessionConfig,
   counts: { runs: 1, events: 3, transcriptEntries: 2 },
