@@ -3,6 +3,7 @@ import { errorResponses, type PathItem } from './openapi-builders';
 import { componentSchemas, type JsonSchema } from './openapi-schemas';
 import { rootPaths } from './root-paths';
 import { policyPaths } from './policy-paths';
+import { skillsPaths } from './skills-paths';
 import { v1Paths } from './v1-paths';
 
 export interface OpenApiDocument {
@@ -46,9 +47,10 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
       { name: 'events', description: 'The per-session event log' },
       { name: 'shell', description: 'Shell exec and process sessions' },
       { name: 'policy', description: 'Tool policy and approvals of tool calls (SPEC §11)' },
+      { name: 'skills', description: "The tenant's and sessions' Markdown skills, read by cells through `skills` (SPEC §15)" },
       { name: 'operations', description: 'Health, metrics and these docs (no authentication)' },
     ],
-    paths: { ...v1Paths(), ...policyPaths(), ...rootPaths() },
+    paths: { ...v1Paths(), ...policyPaths(), ...skillsPaths(), ...rootPaths() },
     components: {
       schemas: componentSchemas(),
       responses: errorResponses(),

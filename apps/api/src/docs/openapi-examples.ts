@@ -19,6 +19,7 @@ import type {
 import { CONSOLE_EXAMPLES } from './console-examples';
 import type { SchemaName } from './openapi-schemas';
 import { POLICY_EXAMPLES } from './policy-examples';
+import { SKILLS_EXAMPLES } from './skills-examples';
 import { SPEC_DEFAULT_LIMITS, SPEC_DEFAULT_SHELL } from '@codemode/config';
 
 /**
@@ -243,6 +244,7 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
   HealthLive: { ok: { summary: 'Process answers', value: { status: 'ok' } } },
   HealthReady: { ok: { summary: 'Redis answers', value: { status: 'ok', redis: 'ok' } } },
   ...POLICY_EXAMPLES,
+  ...SKILLS_EXAMPLES,
   ...CONSOLE_EXAMPLES,
 };
 

@@ -23,6 +23,7 @@ import {
   WaitInputSchema,
 } from '@codemode/contracts';
 import { POLICY_REQUEST_SCHEMAS, POLICY_RESPONSE_SCHEMAS } from './policy-schemas';
+import { SKILLS_REQUEST_SCHEMAS, SKILLS_RESPONSE_SCHEMAS } from './skills-schemas';
 
 /*
  * Small answers the controllers type inline rather than through a contract schema; described here
@@ -48,6 +49,7 @@ export const REQUEST_SCHEMAS = {
   ShellExecInput: ShellExecInputSchema,
   ProcessInput: ProcessInputSchema,
   ...POLICY_REQUEST_SCHEMAS,
+  ...SKILLS_REQUEST_SCHEMAS,
 } satisfies Record<string, z.ZodType>;
 
 /** Answers, rendered as the service sends them (zod output). */
@@ -71,6 +73,7 @@ export const RESPONSE_SCHEMAS = {
   RunList: RunListSchema,
   FleetView: FleetViewSchema,
   ...POLICY_RESPONSE_SCHEMAS,
+  ...SKILLS_RESPONSE_SCHEMAS,
 } satisfies Record<string, z.ZodType>;
 
 export type SchemaName = keyof typeof REQUEST_SCHEMAS | keyof typeof RESPONSE_SCHEMAS;
