@@ -19,6 +19,7 @@ import { TenantRateGuard } from './quotas/tenant-rate.guard';
 import { RunsModule } from './runs/runs.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { ShellModule } from './shell/shell.module';
+import { SkillsModule } from './skills/skills.module';
 import { ToolsModule } from './tools/tools.module';
 import { PolicyModule } from './policy/policy.module';
 import { ApprovalsModule } from './approvals/approvals.module';
@@ -42,6 +43,7 @@ export class AppModule {
         ShellModule,
         NodesModule,
         ToolsModule,
+        SkillsModule,
         McpModule,
         DocsModule,
         PolicyModule,

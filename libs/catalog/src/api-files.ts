@@ -2,6 +2,7 @@ import type { CatalogEntry } from './catalog-entry';
 import { ApiFileNotFoundError, ApiPathTraversalError, ApiPathTypeError } from './errors';
 import { mcpIndexDeclarations, mcpServerDeclarations, mcpToolApiHeader, type McpServerInfo } from './mcp-declarations';
 import { mcpServers } from './mcp-prompt';
+import { platformApiFiles } from './platform-api';
 import { RESULTS_API_CONTENT, RESULTS_API_DESCRIPTION, RESULTS_API_PATH } from './results-api';
 import { docComment, inputIsOptional, schemaToTs } from './schema-to-ts';
 
@@ -83,6 +84,19 @@ export function* apiFileSteps(entries: readonly CatalogEntry[], serverInfo: read
     const content = mcpServerDeclarations(server.identifier, server.serverName, tools, info);
     yield file(`mcp/${server.identifier}.d.ts`, `MCP server declaration for ${server.serverName}.`, content);
   }
+}
+
+const PLATFORM_FILES = platformApiFiles({ agents: false }).map(({ path, description, content }) => file(path, description, content));
+const PLATFORM_FILES_WITH_AGENTS = platformApiFiles({ agents: true }).map(({ path, description, content }) =>
+  file(path, description, content),
+);
+
+/**
+ * A session's API files: its catalog's (`apiFiles`) and SPEC §15's platform surfaces'
+ * (`nodes.d.ts`, `skills.d.ts`, and `agents.d.ts` when the session has `agents: true`).
+ */
+export function withPlatformApiFiles(catalogFiles: readonly ApiFile[], options: { agents: boolean }): ApiFile[] {
+  return [...catalogFiles, ...(options.agents ? PLATFORM_FILES_WITH_AGENTS : PLATFORM_FILES)];
 }
 
 /** Normalizes a guest path: strips `./` and leading `/`; rejects `..` segments. */

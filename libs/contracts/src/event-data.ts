@@ -42,6 +42,8 @@ export const RunRequestedDataSchema = z.object({
    */
   shell: ShellConfigSchema.optional(),
   agentId: z.string().nullable().optional(),
+  /** SPEC §15: the session had `agents: true` (recorded only then). */
+  agents: z.boolean().optional(),
   idempotencyKey: z.string().optional(),
 });
 
@@ -95,6 +97,8 @@ export const EVENT_DATA_SCHEMAS = {
     agentId: z.string().nullable(),
     codeMode: LimitsSchema.partial(),
     shell: ShellConfigSchema.partial(),
+    /** SPEC §15: written only when true (absent: false, as in logs written before it existed). */
+    agents: z.boolean().optional(),
   }),
   'exec.rejected': z.object({ call: z.enum(['exec', 'wait']), input: z.unknown(), result: AnyResultSchema }),
   'run.requested': RunRequestedDataSchema,
@@ -148,6 +152,8 @@ export const EVENT_DATA_SCHEMAS = {
   'store.committed': z.object({ runId: z.string(), set: z.record(z.string(), z.unknown()), deleted: z.array(z.string()) }),
   /** Names and count only: endpoints and schemas are not in the log. */
   'tools.registered': z.object({ tools: z.array(z.string()), count: z.number() }),
+  /** SPEC §15: the session's skills replaced; names and count only, descriptions and contents live in the projection keys. */
+  'skills.registered': z.object({ skills: z.array(z.string()), count: z.number() }),
   'shell.started': ShellStartedDataSchema,
   'shell.output': ShellOutputDataSchema,
   'shell.exited': ShellExitedDataSchema,

@@ -22,6 +22,7 @@ export const EVENT_TYPES = [
   'approval.decided',
   'store.committed',
   'tools.registered',
+  'skills.registered',
   'shell.started',
   'shell.output',
   'shell.exited',

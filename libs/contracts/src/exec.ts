@@ -30,5 +30,7 @@ export const CellSpecSchema = ValidExecInputSchema.extend({
   shell: ShellConfigSchema,
   /** Scopes the shell processes the cell starts (SPEC §1); null: the session itself. */
   agentId: z.string().nullable(),
+  /** SPEC §15: the session has `agents: true`; absent in specs recorded before it existed (false). */
+  agents: z.boolean().optional(),
 });
 export type CellSpec = z.infer<typeof CellSpecSchema>;

@@ -23,5 +23,11 @@ export const GuestCatalogSchema = z.object({
       ),
     }),
   ),
+  /**
+   * SPEC §15's platform surfaces the run has (`skills.list`, `skills.read`, `agents.run` with
+   * `agents: true`): the guest installs `agents` only when `agents.run` is listed, and a
+   * restartSafe cell may call the replay-safe ones. Absent: `skills` only.
+   */
+  surfaces: z.array(z.object({ name: z.string(), replaySafe: z.boolean() })).optional(),
 });
 export type GuestCatalog = z.infer<typeof GuestCatalogSchema>;

@@ -19,3 +19,4 @@ export * from './policy';
 export * from './json-depth';
 export * from './code-mode-tools';
 export * from './nodes';
+export * from './skills';

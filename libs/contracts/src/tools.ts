@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
 /** Tool catalog shapes (SPEC §4–§5). */
-export const ToolSourceSchema = z.enum(['openclaw', 'mcp', 'client']);
+/** `platform`: a platform surface in the guest (SPEC §15: `skills.*`, `agents.run`, `nodes.*`), never a catalog entry. */
+export const ToolSourceSchema = z.enum(['openclaw', 'mcp', 'client', 'platform']);
 export type ToolSource = z.infer<typeof ToolSourceSchema>;
 
 /** Longest client tool name; callable names are derived from it. */

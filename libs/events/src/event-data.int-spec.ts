@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { decodeEventData, EVENT_TYPES, platformSettledData, toolSettledData, type EventType, type SessionRef } from '@codemode/contracts';
 import { ApprovalLedger } from './approval-ledger';
 import { ClientToolsLedger } from './client-tools-ledger';
+import { SkillLedger } from './skill-ledger';
 import { EventLog } from './event-log';
 import { KeySpace } from './keys';
 import { LiveRunIndex } from './parked-run-index';
@@ -50,8 +51,9 @@ async function startedRun(ref: SessionRef, restartSafe = false): Promise<string>
 describe('event data schemas (libs/contracts/src/event-data.ts)', () => {
   it("decode every event each writer writes: the scripts' and the typed appends'", async () => {
     const ref: SessionRef = { tenant: 'acme', sessionId: 's-all' };
-    await new SessionLedger(redis, keys).configure(ref, { agentId: 'agent', codeMode: { timeoutMs: 700 } });
+    await new SessionLedger(redis, keys).configure(ref, { agentId: 'agent', codeMode: { timeoutMs: 700 }, agents: true });
     await new ClientToolsLedger(redis, keys).put(ref, [{ name: 'ask', description: 'Ask', inputSchema: { type: 'object' } }]);
+    await new SkillLedger(redis, keys).putSession(ref, { names: ['guide'], descriptions: ['A guide'], contents: ['# Guide'] });
     await runs.reject(ref, 'exec', { code: 1 }, failed('bad input', 'invalid_input'));
 
     const runId = await startedRun(ref, true);

@@ -13,6 +13,7 @@ import { ScriptLoader, type EventsScriptSettings } from './script-loader';
 import { SessionIndex } from './session-index';
 import { SessionLedger } from './session-ledger';
 import { SessionRemoval } from './session-removal';
+import { SkillLedger } from './skill-ledger';
 import { StoredBytesLedger } from './stored-bytes-ledger';
 
 interface EventStoresOptions {
@@ -48,6 +49,7 @@ export interface EventStores {
   readonly runListing: RunListing;
   readonly storedBytes: StoredBytesLedger;
   readonly sessionRemoval: SessionRemoval;
+  readonly skills: SkillLedger;
 }
 
 /**
@@ -72,5 +74,6 @@ export function createEventStores({ redis, keys, settings }: EventStoresOptions)
     runListing: new RunListing(redis, keys),
     storedBytes: new StoredBytesLedger(redis, keys, scripts),
     sessionRemoval: new SessionRemoval(redis, keys, scripts),
+    skills: new SkillLedger(redis, keys, scripts),
   };
 }

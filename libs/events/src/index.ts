@@ -37,6 +37,7 @@ export {
 } from './redis';
 export { StoreLedger, type StoreWrites, type StoreCommitInput, type StoreCommitOutcome } from './store-ledger';
 export { ClientToolsLedger, type ClientToolsRead } from './client-tools-ledger';
+export { shadowed, SkillLedger, type SkillSet, type TenantSkillPut } from './skill-ledger';
 export { ScriptLoader, SCRIPT_NAMES, type ScriptName } from './script-loader';
 export { createEventStores, eventStoreSettings, type EventStores } from './event-stores';
 export { retryWhileStoreUnavailable, type StoreRetryOptions } from './store-retry';

@@ -65,6 +65,21 @@ export class KeySpace {
     return `${this.sessionBase(ref)}:tools-staged:${version}`;
   }
 
+  /** The session's skills (SPEC §15): hash of skill name → its description. */
+  sessionSkills(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:skills`;
+  }
+
+  /** The session's skills' Markdown: hash of skill name → its content. */
+  sessionSkillDocs(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:skill-docs`;
+  }
+
+  /** A session's skill set on its way in (`SkillLedger`): written, then renamed onto `sessionSkills`/`sessionSkillDocs`. */
+  stagedSessionSkills(ref: SessionRef, version: string): [descriptions: string, docs: string] {
+    return [`${this.sessionBase(ref)}:skills-staged:${version}`, `${this.sessionBase(ref)}:skill-docs-staged:${version}`];
+  }
+
   /** Sorted set of the session's live results references: id scored by its expiry (Redis ms). */
   resultsIndex(ref: SessionRef): string {
     return `${this.sessionBase(ref)}:results:index`;
@@ -215,6 +230,20 @@ export class KeySpace {
   tenantPolicy(tenant: string): string {
     if (!TENANT_PATTERN.test(tenant)) throw new InvalidKeyError('tenant', tenant);
     return `${this.prefix}:policy:{${tenant}}`;
+  }
+
+  /**
+   * The tenant's skills (SPEC §15): hash of skill name → description, beside `tenantSkillDocs`
+   * (name → content), in the tenant's slot; an operator wrote them, so they never expire.
+   */
+  tenantSkills(tenant: string): string {
+    if (!TENANT_PATTERN.test(tenant)) throw new InvalidKeyError('tenant', tenant);
+    return `${this.prefix}:skills:{${tenant}}`;
+  }
+
+  tenantSkillDocs(tenant: string): string {
+    if (!TENANT_PATTERN.test(tenant)) throw new InvalidKeyError('tenant', tenant);
+    return `${this.prefix}:skill-docs:{${tenant}}`;
   }
 
   /** The session's own tool policy (SPEC §11), merged over the tenant's: one JSON string. */

@@ -22,6 +22,8 @@ export const SCRIPT_NAMES = [
   'release-run',
   'commit-store',
   'register-tools',
+  'register-skills',
+  'put-tenant-skill',
   'request-approval',
   'decide-approval',
   'touch-session-index',

@@ -57,6 +57,20 @@ test('configure creates, merges per field, and null removes an override', async 
   expect(record).toEqual(rebuildSession(events));
 });
 
+test('agents (SPEC §15) is kept until set again, false by default, and rebuilt from the log', async () => {
+  const ref = { tenant: 'acme', sessionId: 'agents' };
+  expect((await sessions.configure(ref, {})).agents).toBe(false);
+  expect((await sessions.configure(ref, { agents: true })).agents).toBe(true);
+  expect((await sessions.configure(ref, { agentId: 'a' })).agents).toBe(true);
+  expect((await sessions.settings(ref)).settings?.agents).toBe(true);
+  const events = await log.history(ref);
+  expect(events.map((event) => event.data.agents)).toEqual([undefined, true, true]);
+  expect(rebuildSession(events)?.agents).toBe(true);
+  expect((await sessions.configure(ref, { agents: false })).agents).toBe(false);
+  expect((await sessions.get(ref))?.agents).toBe(false);
+  expect(rebuildSession(await log.history(ref))?.agents).toBe(false);
+});
+
 test('get counts runs, events and transcript entries; matches the rebuild', async () => {
   const ref = { tenant: 'acme', sessionId: 'counted' };
   const runs = new RunLedger(redis, keys);

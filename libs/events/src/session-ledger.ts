@@ -13,6 +13,7 @@ export interface SessionPatch {
   agentId?: string | null;
   codeMode?: { [K in keyof Limits]?: number | null };
   shell?: { [K in keyof ShellConfig]?: number | null };
+  agents?: boolean;
 }
 
 /** A session's settings as read at one `configVersion` (bumped by every `session.configured`). */
@@ -42,15 +43,23 @@ export class SessionLedger {
    */
   async configure(ref: SessionRef, patch: SessionPatch): Promise<SessionSettings> {
     const agentMode = patch.agentId === undefined ? 'keep' : patch.agentId === null ? 'clear' : 'set';
-    const args = [agentMode, patch.agentId ?? '', overridesJson('codeMode', patch.codeMode), overridesJson('shell', patch.shell)];
+    const agentsMode = patch.agents === undefined ? 'keep' : patch.agents ? 'on' : 'off';
+    const args = [
+      agentMode,
+      patch.agentId ?? '',
+      overridesJson('codeMode', patch.codeMode),
+      overridesJson('shell', patch.shell),
+      agentsMode,
+    ];
     const raw = await this.index.alongside(ref, () =>
       guard(() => this.scripts.run(this.redis, 'configure-session', this.keys.scriptKeys(ref, ''), args)),
     );
-    const [, , agentId, codeMode, shell, createdAt, updatedAt] = checkReply(raw, { type: 'session.configured' });
+    const [, , agentId, codeMode, shell, createdAt, updatedAt, agents] = checkReply(raw, { type: 'session.configured' });
     return {
       agentId: agentId ?? null,
       codeMode: JSON.parse(codeMode ?? '{}') as Partial<Limits>,
       shell: JSON.parse(shell ?? '{}') as Partial<ShellConfig>,
+      agents: agents === '1',
       createdAt: createdAt ?? '',
       updatedAt: updatedAt ?? '',
     };

@@ -58,6 +58,8 @@ export class SessionRemoval {
       this.keys.resultsSizes(ref),
       this.keys.storedLog(ref),
       this.keys.storedMinutes(ref),
+      this.keys.sessionSkills(ref),
+      this.keys.sessionSkillDocs(ref),
     ];
     const [existed] = (await guard(() => this.scripts.run(this.redis, 'delete-session', keys, []))) as [number, number];
     await Promise.all([

@@ -73,14 +73,14 @@ describe('SessionCatalogCache', () => {
     const cache = new SessionCatalogCache();
     const mcp = mcpSource();
     const none = await cache.catalog('alpha', stored(null, ''), mcp);
-    expect(none.byCallableName('weather')).toBeUndefined();
+    expect(none.byCallableName('weather', { agents: false })).toBeUndefined();
     const before = await cache.catalog('alpha', stored([WEATHER], 'v1'), mcp);
     const after = await cache.catalog('alpha', stored([WEATHER, STOCKS], 'v2'), mcp);
     expect(after).not.toBe(before);
-    expect(before.byCallableName('stocks')).toBeUndefined();
-    expect(after.byCallableName('stocks')?.replaySafe).toBe(true);
+    expect(before.byCallableName('stocks', { agents: false })).toBeUndefined();
+    expect(after.byCallableName('stocks', { agents: false })?.replaySafe).toBe(true);
     const changed = await cache.catalog('alpha', stored([{ ...WEATHER, description: 'Weather and wind' }], 'v3'), mcp);
-    expect(changed.byCallableName('weather')?.description).toBe('Weather and wind');
+    expect(changed.byCallableName('weather', { agents: false })?.description).toBe('Weather and wind');
   });
 
   it('keeps a catalog under the version its bytes were read at, when a registration landed between', async () => {
@@ -92,7 +92,7 @@ describe('SessionCatalogCache', () => {
       read: () => Promise.resolve({ version: 'v2', bytes: Buffer.from(JSON.stringify([STOCKS])) }),
     };
     const built = await cache.catalog('alpha', raced, mcp);
-    expect(built.byCallableName('stocks')).toBeDefined();
+    expect(built.byCallableName('stocks', { agents: false })).toBeDefined();
     const next = stored([STOCKS], 'v2');
     expect(await cache.catalog('alpha', next, mcp)).toBe(built);
     expect(next.reads).toBe(0);

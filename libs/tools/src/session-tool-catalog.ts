@@ -7,11 +7,14 @@ import {
   clientToolDefinition,
   globalEntries,
   handleMetadata,
+  platformSurface,
+  platformSurfaces,
   buildExecDescription,
   catalogMetadata,
   searchCatalog,
   searchDocument,
   type SearchOptions,
+  type SurfaceOptions,
   type ApiFile,
   type CatalogEntry,
   type McpServerInfo,
@@ -20,6 +23,9 @@ import {
 import { coreToolDefinitions } from './core/definitions';
 import type { EventLoopSlices } from './core/event-loop-slices';
 import { scopeMcpToTenant, type McpServerScope } from './mcp/mcp-tenants';
+
+/** A session without `agents: true` (the default, SPEC §15). */
+const WITHOUT_AGENTS: SurfaceOptions = { agents: false };
 
 /**
  * One session's tool catalog as a run sees it: core tools, the deployment's MCP tools and the
@@ -33,9 +39,10 @@ export class SessionToolCatalog {
   private readonly mcpServers: readonly McpServerInfo[];
   private files: ApiFile[] | undefined;
   private documents: string[][] | undefined;
-  private guest: GuestCatalog | undefined;
-  private guestJson: string | undefined;
-  private guestHash: string | undefined;
+  /** What the guest is sent, per value of `SurfaceOptions.agents` (index 1: with `agents`). */
+  private readonly guest: (GuestCatalog | undefined)[] = [];
+  private readonly guestJson: (string | undefined)[] = [];
+  private readonly guestHash: (string | undefined)[] = [];
 
   /**
    * @param mcpTools the deployment's MCP tool definitions (`McpServers.listTools()`)
@@ -56,26 +63,36 @@ export class SessionToolCatalog {
     this.clientTools = new Map(clientTools.map((tool) => [tool.name, tool]));
   }
 
-  /** What the sandbox installs: async globals + `catalog.all()`, and the `MCP` namespace. Shared: never mutate it. */
-  guestCatalog(): GuestCatalog {
-    this.guest ??= guestCatalogOf(this.entries);
-    return this.guest;
+  /**
+   * What the sandbox installs: async globals + `catalog.all()`, the `MCP` namespace and the
+   * platform surfaces the run has (SPEC §15). Shared: never mutate it.
+   */
+  guestCatalog(surfaces: SurfaceOptions = WITHOUT_AGENTS): GuestCatalog {
+    const at = Number(surfaces.agents);
+    return (this.guest[at] ??= guestCatalogOf(this.entries, surfaces));
   }
 
   /** `guestCatalog()` as JSON text, as a cell request carries it to the sandbox thread. */
-  guestCatalogJson(): string {
-    this.guestJson ??= JSON.stringify(this.guestCatalog());
-    return this.guestJson;
+  guestCatalogJson(surfaces: SurfaceOptions = WITHOUT_AGENTS): string {
+    const at = Number(surfaces.agents);
+    return (this.guestJson[at] ??= JSON.stringify(this.guestCatalog(surfaces)));
   }
 
   /** SPEC §6: the sha256 (hex) of `guestCatalogJson()`, which a restartSafe run records and its recovery compares. */
-  guestCatalogHash(): string {
-    this.guestHash ??= createHash('sha256').update(this.guestCatalogJson()).digest('hex');
-    return this.guestHash;
+  guestCatalogHash(surfaces: SurfaceOptions = WITHOUT_AGENTS): string {
+    const at = Number(surfaces.agents);
+    return (this.guestHash[at] ??= createHash('sha256').update(this.guestCatalogJson(surfaces)).digest('hex'));
   }
 
-  byCallableName(name: unknown): CatalogEntry | undefined {
-    return typeof name === 'string' ? this.entries.find((entry) => entry.callableName === name && !entry.mcpBinding) : undefined;
+  /**
+   * The tool global (core or client tool) a `callValue` names, else the platform surface of that
+   * name the run has (SPEC §15: `skills.read`, `agents.run`, ...). A tool can never take a
+   * surface's name: `nodes`, `skills` and `agents` are reserved globals, and a dotted name is
+   * never a callable name.
+   */
+  byCallableName(name: unknown, surfaces: SurfaceOptions): CatalogEntry | undefined {
+    if (typeof name !== 'string') return undefined;
+    return this.entries.find((entry) => entry.callableName === name && !entry.mcpBinding) ?? platformSurface(name, surfaces);
   }
 
   mcpTool(serverName: unknown, toolName: unknown): CatalogEntry | undefined {
@@ -128,7 +145,7 @@ export class SessionToolCatalog {
   }
 }
 
-function guestCatalogOf(entries: readonly CatalogEntry[]): GuestCatalog {
+function guestCatalogOf(entries: readonly CatalogEntry[], surfaces: SurfaceOptions): GuestCatalog {
   const servers = new Map<string, GuestCatalog['mcp'][number]>();
   for (const entry of entries) {
     const binding = entry.mcpBinding;
@@ -144,5 +161,6 @@ function guestCatalogOf(entries: readonly CatalogEntry[]): GuestCatalog {
   return {
     globals: globalEntries(entries).map((entry) => ({ metadata: handleMetadata(entry), replaySafe: entry.replaySafe })),
     mcp: [...servers.values()],
+    surfaces: platformSurfaces(surfaces).map((entry) => ({ name: entry.callableName, replaySafe: entry.replaySafe })),
   };
 }

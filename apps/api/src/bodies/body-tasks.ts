@@ -1,6 +1,7 @@
 import { parseJsonBytes, type ParsedJson } from '../core/json-bytes';
 import { checkExecBody, type ExecBody } from '../runs/exec-body';
 import { checkToolResults, type ToolResultsCheck } from '../runs/tool-results-body';
+import { checkSessionSkillsPut, checkTenantSkillPut, type SessionSkillsCheck, type TenantSkillCheck } from '../skills/skills-body';
 import { checkToolsPut, toolsViewOfJson, type ToolsPutCheck, type ToolsViewContext } from '../tools/tools-body';
 
 /** A body that did not parse (or nests too deep): the route answers it as it answers any such body. */
@@ -13,7 +14,9 @@ export type BodyTask =
   | { kind: 'tools'; bytes: Uint8Array; context: ToolsViewContext }
   | { kind: 'tools-view'; bytes: Uint8Array; context: ToolsViewContext }
   | { kind: 'exec-description'; bytes: Uint8Array; context: ToolsViewContext }
-  | { kind: 'tool-results'; bytes: Uint8Array };
+  | { kind: 'tool-results'; bytes: Uint8Array }
+  | { kind: 'tenant-skill'; bytes: Uint8Array; name: string }
+  | { kind: 'session-skills'; bytes: Uint8Array };
 
 /**
  * What each task answers; only small or flat values (strings, bytes) cross back to the event loop.
@@ -26,6 +29,8 @@ export interface BodyTaskResults {
   'tools-view': Uint8Array;
   'exec-description': string;
   'tool-results': Unreadable | { kind: 'checked'; check: ToolResultsCheck };
+  'tenant-skill': Unreadable | { kind: 'checked'; check: TenantSkillCheck };
+  'session-skills': Unreadable | { kind: 'checked'; check: SessionSkillsCheck<Uint8Array> };
 }
 
 export function runBodyTask(task: BodyTask): BodyTaskResults[BodyTask['kind']] {
@@ -52,6 +57,13 @@ export function runBodyTask(task: BodyTask): BodyTaskResults[BodyTask['kind']] {
     }
     case 'tool-results':
       return { kind: 'checked', check: checkToolResults(body.value) };
+    case 'tenant-skill':
+      return { kind: 'checked', check: checkTenantSkillPut(task.name, body.value) };
+    case 'session-skills': {
+      const check = checkSessionSkillsPut(body.value);
+      // Encoded here: the event loop hands the contents to Redis as they are.
+      return { kind: 'checked', check: check.ok ? { ...check, contents: check.contents.map((content) => Buffer.from(content)) } : check };
+    }
   }
 }
 

@@ -7,6 +7,7 @@ import type { AppConfig } from '@codemode/config';
 import {
   ApprovalLedger,
   ClientToolsLedger,
+  SkillLedger,
   createEventStores,
   eventStoreSettings,
   createRedis,
@@ -74,6 +75,7 @@ const EVENT_CLASSES = {
   runListing: RunListing,
   storedBytes: StoredBytesLedger,
   sessionRemoval: SessionRemoval,
+  skills: SkillLedger,
 };
 const FLEET_CLASSES = {
   presence: WorkerPresence,

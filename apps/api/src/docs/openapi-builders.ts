@@ -43,7 +43,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   403: 'The key has the `agent` role: it may not change tool policy or decide approvals (SPEC §11).',
   404: 'Unknown session or run (reads never create a session).',
   409: 'The run is in a state that refuses this (already ended, executing, being resumed).',
-  413: "The body is over its route's cap (1 MiB; 16 MiB for exec, tools and tool-results); refused without being read whole.",
+  413: "The body is over its route's cap (1 MiB; 16 MiB for exec, tools, tool-results and skills); refused without being read whole.",
   429: 'The tenant is at a quota (SPEC §10): `details.limit` is `rate`, `inflight` (exec/wait) or `streams` (SSE). Retry after `Retry-After` seconds; nothing was recorded.',
   503: 'Redis is unreachable; nothing was written. Retry after `Retry-After` seconds.',
 };

@@ -4,6 +4,7 @@ import { componentSchemas, type JsonSchema } from './openapi-schemas';
 import { rootPaths } from './root-paths';
 import { nodePaths } from './node-paths';
 import { policyPaths } from './policy-paths';
+import { skillsPaths } from './skills-paths';
 import { v1Paths } from './v1-paths';
 
 export interface OpenApiDocument {
@@ -48,9 +49,10 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
       { name: 'shell', description: 'Shell exec and process sessions' },
       { name: 'policy', description: 'Tool policy and approvals of tool calls (SPEC §11)' },
       { name: 'nodes', description: 'Paired nodes and their connections (SPEC §15)' },
+      { name: 'skills', description: "The tenant's and sessions' Markdown skills, read by cells through `skills` (SPEC §15)" },
       { name: 'operations', description: 'Health, metrics and these docs (no authentication)' },
     ],
-    paths: { ...v1Paths(), ...policyPaths(), ...nodePaths(), ...rootPaths() },
+    paths: { ...v1Paths(), ...policyPaths(), ...nodePaths(), ...skillsPaths(), ...rootPaths() },
     components: {
       schemas: componentSchemas(),
       responses: errorResponses(),

@@ -20,6 +20,7 @@ import { CONSOLE_EXAMPLES } from './console-examples';
 import type { SchemaName } from './openapi-schemas';
 import { NODE_EXAMPLES } from './node-examples';
 import { POLICY_EXAMPLES } from './policy-examples';
+import { SKILLS_EXAMPLES } from './skills-examples';
 import { SPEC_DEFAULT_LIMITS, SPEC_DEFAULT_SHELL } from '@codemode/config';
 
 /**
@@ -80,7 +81,13 @@ const aborted: CodeModeResult = {
   telemetry: TELEMETRY,
 };
 
-const sessionConfig: SessionConfig = { sessionId: 's1', agentId: null, codeMode: { ...LIMITS, timeoutMs: 2000 }, shell: SHELL };
+const sessionConfig: SessionConfig = {
+  sessionId: 's1',
+  agentId: null,
+  codeMode: { ...LIMITS, timeoutMs: 2000 },
+  shell: SHELL,
+  agents: false,
+};
 const sessionView: SessionView = {
   ...sessionConfig,
   counts: { runs: 1, events: 3, transcriptEntries: 2 },
@@ -239,6 +246,7 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
   HealthReady: { ok: { summary: 'Redis answers', value: { status: 'ok', redis: 'ok' } } },
   ...POLICY_EXAMPLES,
   ...NODE_EXAMPLES,
+  ...SKILLS_EXAMPLES,
   ...CONSOLE_EXAMPLES,
 };
 

@@ -24,6 +24,7 @@ import {
 } from '@codemode/contracts';
 import { NODE_REQUEST_SCHEMAS, NODE_RESPONSE_SCHEMAS } from './node-schemas';
 import { POLICY_REQUEST_SCHEMAS, POLICY_RESPONSE_SCHEMAS } from './policy-schemas';
+import { SKILLS_REQUEST_SCHEMAS, SKILLS_RESPONSE_SCHEMAS } from './skills-schemas';
 
 /*
  * Small answers the controllers type inline rather than through a contract schema; described here
@@ -50,6 +51,7 @@ export const REQUEST_SCHEMAS = {
   ProcessInput: ProcessInputSchema,
   ...POLICY_REQUEST_SCHEMAS,
   ...NODE_REQUEST_SCHEMAS,
+  ...SKILLS_REQUEST_SCHEMAS,
 } satisfies Record<string, z.ZodType>;
 
 /** Answers, rendered as the service sends them (zod output). */
@@ -74,6 +76,7 @@ export const RESPONSE_SCHEMAS = {
   FleetView: FleetViewSchema,
   ...POLICY_RESPONSE_SCHEMAS,
   ...NODE_RESPONSE_SCHEMAS,
+  ...SKILLS_RESPONSE_SCHEMAS,
 } satisfies Record<string, z.ZodType>;
 
 export type SchemaName = keyof typeof REQUEST_SCHEMAS | keyof typeof RESPONSE_SCHEMAS;

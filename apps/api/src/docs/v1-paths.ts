@@ -30,7 +30,8 @@ export function v1Paths(): Record<string, PathItem> {
         tags: ['sessions'],
         summary: 'Create or configure a session',
         description:
-          'Merges `{agentId?, codeMode?, shell?}` into the stored configuration (omitted fields keep their values). Limits are clamped (SPEC §8).',
+          'Merges `{agentId?, codeMode?, shell?, policy?, agents?}` into the stored configuration (omitted fields keep their values). Limits are clamped (SPEC §8). ' +
+          "`agents: true` installs `agents` in the session's cells (SPEC §15; default false).",
         requestBody: body('SessionPutInput'),
         responses: { '200': ok('The session configuration with clamped values.', 'SessionConfig'), ...errors(400, 401, 413, 503) },
       },
@@ -45,7 +46,7 @@ export function v1Paths(): Record<string, PathItem> {
         tags: ['sessions'],
         summary: 'Delete a session and everything of it',
         description:
-          'Aborts the live runs of the session first (as `DELETE …/runs/{runId}`), then removes its events, transcript, store, tools, policy, approvals, runs, parked images and results from Redis, ' +
+          'Aborts the live runs of the session first (as `DELETE …/runs/{runId}`), then removes its events, transcript, store, tools, skills, policy, approvals, runs, parked images and results from Redis, ' +
           "giving their bytes back to the tenant's `CODEMODE_TENANT_MAX_STORED_BYTES` (SPEC §10). 404 for an unknown session, also another tenant's.",
         responses: {
           '200': ok('The session is gone; `abortedRuns` names the runs that were aborted first.', 'SessionDeleted'),

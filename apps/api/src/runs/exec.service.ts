@@ -220,7 +220,8 @@ export class ExecService {
   private specOf(ref: SessionRef, input: ValidExecInput, at: SessionSettingsAt): CellSpec {
     const stored = at.settings;
     const limits = effectiveLimits(this.config, ref.tenant, stored?.codeMode);
-    return { ...input, limits, shell: effectiveShellConfig(this.config, stored?.shell), agentId: stored?.agentId ?? null };
+    const shell = effectiveShellConfig(this.config, stored?.shell);
+    return { ...input, limits, shell, agentId: stored?.agentId ?? null, agents: stored?.agents ?? false };
   }
 
   /**

@@ -34,6 +34,7 @@ export class SessionsService {
     const input = parsed.data;
     const stored = await this.sessions.configure(ref, {
       ...(input.agentId === undefined ? {} : { agentId: input.agentId }),
+      ...(input.agents === undefined ? {} : { agents: input.agents }),
       ...(input.codeMode === undefined
         ? {}
         : { codeMode: patchOf(input.codeMode, limitOverrides(input.codeMode), Object.keys(LIMIT_RULES)) }),
@@ -55,12 +56,13 @@ export class SessionsService {
   }
 
   /** The effective values (ceilings and shell caps applied): what `exec` and shell calls run with. */
-  private toConfig(ref: SessionRef, stored: Pick<StoredSession, 'agentId' | 'codeMode' | 'shell'>): SessionConfig {
+  private toConfig(ref: SessionRef, stored: Pick<StoredSession, 'agentId' | 'codeMode' | 'shell' | 'agents'>): SessionConfig {
     return {
       sessionId: ref.sessionId,
       agentId: stored.agentId,
       codeMode: effectiveLimits(this.config, ref.tenant, stored.codeMode),
       shell: effectiveShellConfig(this.config, stored.shell),
+      agents: stored.agents,
     };
   }
 }

@@ -4,6 +4,7 @@ import type { AppConfig } from '@codemode/config';
 import {
   ApprovalLedger,
   ClientToolsLedger,
+  SkillLedger,
   createEventStores,
   eventStoreSettings,
   createRedis,
@@ -53,6 +54,7 @@ const EVENT_CLASSES = {
   parkedImages: ParkedImageStore,
   policies: PolicyStore,
   approvals: ApprovalLedger,
+  skills: SkillLedger,
 };
 const FLEET_CLASSES = {
   presence: WorkerPresence,

@@ -68,5 +68,8 @@ function repeatable(call: OpenCallRecord, catalog: GuestCatalog): boolean {
   if (REPEATABLE_METHODS.has(call.method)) return true;
   if (call.method !== 'callValue') return false;
   const tool = (call.args as { tool?: unknown } | null)?.tool;
-  return catalog.globals.some((global) => global.metadata.callableName === tool && global.replaySafe);
+  return (
+    catalog.globals.some((global) => global.metadata.callableName === tool && global.replaySafe) ||
+    (catalog.surfaces ?? []).some((surface) => surface.name === tool && surface.replaySafe)
+  );
 }

@@ -28,6 +28,11 @@ describe('recordedSpec: the run’s spec from its log', () => {
     expect(recordedSpec(history, { shell: shell(99), agentId: 'old' }, DEFAULTS)).toEqual({ ...cell, shell: shell(30), agentId: 'a1' });
   });
 
+  it('keeps agents: true of run.requested (SPEC §15), which a recovered run then has', () => {
+    const history = runHistory([requested({ ...cell, shell: shell(30), agentId: null, agents: true })]);
+    expect(recordedSpec(history, null, DEFAULTS)).toEqual({ ...cell, shell: shell(30), agentId: null, agents: true });
+  });
+
   it('a run.requested that records no agent says so: null is kept, not taken from elsewhere', () => {
     const history = runHistory([requested({ ...cell, shell: shell(30), agentId: null })]);
     expect(recordedSpec(history, { shell: shell(99), agentId: 'old' }, DEFAULTS)).toEqual({ ...cell, shell: shell(30), agentId: null });

@@ -44,7 +44,8 @@ export function recordedSpec(
   const { title, code, restartSafe, awaitResults, limits } = requested;
   const shell = requested.shell ?? older?.shell ?? shellDefaults;
   const agentId = requested.agentId !== undefined ? requested.agentId : (older?.agentId ?? null);
-  return { title, code, restartSafe, awaitResults, limits, shell, agentId };
+  // SPEC §15: recorded only when the session had `agents: true`.
+  return { title, code, restartSafe, awaitResults, limits, shell, agentId, ...(requested.agents === true ? { agents: true } : {}) };
 }
 
 /** Reads one run's events (oldest first, `EventLog.runEvents`) into a RunHistory. */

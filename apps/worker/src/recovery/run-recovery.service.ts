@@ -198,7 +198,7 @@ export class RunRecovery {
       const history = runHistory(await this.events.runEvents(ref, run.runId, Date.parse(run.createdAt)));
       const cellSpec = this.specOf(history, spec);
       const host = await this.toolHosts.create(ref, run.runId, epoch, cellSpec);
-      const plan = this.planOf(history, host.catalog.guestCatalogHash());
+      const plan = this.planOf(history, host.guestCatalogHash());
       this.metrics.resumed('replay');
       const rebuilt = new WorkerRun(ref, run.runId, epoch, cellSpec, host);
       if (typeof plan === 'string') {

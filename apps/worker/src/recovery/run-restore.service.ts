@@ -69,7 +69,7 @@ export class RunRestore {
     if (!spec) throw new Error('run.requested is missing from the log');
     const host = await this.toolHosts.create(ref, run.runId, epoch, spec);
     host.adoptParkedState(record.host);
-    const plan = restorePlan(record.calls, events, host.catalog.guestCatalog());
+    const plan = restorePlan(record.calls, events, host.guestCatalog());
     this.metrics.resumed('image');
     let leg: Leg;
     if ('lost' in plan) {

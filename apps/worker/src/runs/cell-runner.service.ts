@@ -46,7 +46,7 @@ export class CellRunner {
     if (job.spec.restartSafe) {
       // Its run.started records the hash of the catalog it runs with: claimed once that is known.
       host = await hosting;
-      recovery = newRecoverySeed(host.catalog.guestCatalogHash());
+      recovery = newRecoverySeed(host.guestCatalogHash());
       const claim = await this.claim(ref, job, recovery);
       if (!claim.started) return notStarted(log, claim);
     } else {

@@ -84,7 +84,7 @@ export class LegRunner {
       limits: run.limits,
       awaitResults: run.awaitResults,
       restartSafe: run.restartSafe,
-      catalogJson: run.host.catalog.guestCatalogJson(),
+      catalogJson: run.host.guestCatalogJson(),
       seed: leg.seed,
       ...(leg.kind === 'replay' ? { replay: leg.plan } : {}),
       // SPEC §12: each park writes the run's image, so any worker can resume it.

@@ -1,5 +1,22 @@
-import { shellScopeKey, toolSettledData, type Limits, type Policy, type SessionRef, type ShellConfig } from '@codemode/contracts';
-import { apiList, apiRead, describe, findByCallableName, handleMetadata, mapMcpArguments, type CatalogEntry } from '@codemode/catalog';
+import {
+  shellScopeKey,
+  toolSettledData,
+  type GuestCatalog,
+  type Limits,
+  type Policy,
+  type SessionRef,
+  type ShellConfig,
+} from '@codemode/contracts';
+import {
+  apiList,
+  apiRead,
+  describe,
+  findByCallableName,
+  handleMetadata,
+  mapMcpArguments,
+  withPlatformApiFiles,
+  type CatalogEntry,
+} from '@codemode/catalog';
 import {
   isStoreUnavailable,
   RUN_HISTORY_LIMIT_MESSAGE,
@@ -26,6 +43,7 @@ import {
 import type { WorkerMetrics } from '@codemode/telemetry';
 import type { ShellHost } from '../shell/shell-host.service';
 import { CallPolicy } from './call-policy';
+import type { SurfaceHandler } from './platform-surfaces';
 import { CANCELED_MESSAGE, ToolCallError } from './tool-call-error';
 
 /** Everything a run's tool calls need from the worker. */
@@ -48,6 +66,8 @@ export interface ToolDeps {
   approvalRequested: (ref: SessionRef, approval: StoredApproval) => void;
   /** The session's policy as it stands now (tenant's and session's merged), read again at each resumed leg. */
   readPolicy: () => Promise<Policy>;
+  /** SPEC §15: the handler of each platform surface, by its dotted name (`surfaceHandlers`). */
+  surfaces: ReadonlyMap<string, SurfaceHandler>;
 }
 
 /** A parked run's tool host as its image keeps it (SPEC §12). */
@@ -64,6 +84,8 @@ export interface ToolRun {
   shell: ShellConfig;
   agentId: string | null;
   awaitResults: boolean;
+  /** SPEC §15: the session has `agents: true`, so the run has `agents.run`. */
+  agents: boolean;
   /** Replay-safe run (SPEC §6): inputs and outcomes of its tool calls are kept in the log for replay. */
   restartSafe: boolean;
 }
@@ -140,6 +162,19 @@ export class RunToolHost implements BridgeHost {
     return this.catalog.telemetry(this.counts);
   }
 
+  /** The run's guest catalog: its session's tools and the platform surfaces the run has (SPEC §15). */
+  guestCatalog(): GuestCatalog {
+    return this.catalog.guestCatalog(this.run);
+  }
+
+  guestCatalogJson(): string {
+    return this.catalog.guestCatalogJson(this.run);
+  }
+
+  guestCatalogHash(): string {
+    return this.catalog.guestCatalogHash(this.run);
+  }
+
   /** The run's buffered store writes, committed when the cell completes. */
   storeWrites(): Map<string, string | null> {
     return this.storeSnapshot?.writes() ?? new Map<string, string | null>();
@@ -164,7 +199,7 @@ export class RunToolHost implements BridgeHost {
 
   answeredByPlatform(call: BridgeCall): boolean {
     if (call.method !== 'callValue') return false;
-    const entry = this.catalog.byCallableName(argsOf(call).tool);
+    const entry = this.catalog.byCallableName(argsOf(call).tool, this.run);
     // A call the policy does not simply allow is dispatched to us first, to be blocked or approved.
     return entry !== undefined && this.isPlatformTool(entry) && this.policy.decisionFor(entry) === 'allow';
   }
@@ -209,7 +244,7 @@ export class RunToolHost implements BridgeHost {
         this.counts.describeCount += 1;
         return describe(this.requireHandle(args.tool));
       case 'api': {
-        const files = await this.catalog.apiFiles(SHARED_SLICES);
+        const files = withPlatformApiFiles(await this.catalog.apiFiles(SHARED_SLICES), this.run);
         return args.op === 'read' ? apiRead(files, args.path) : apiList(files, args.prefix);
       }
       case 'resultSave':
@@ -248,12 +283,25 @@ export class RunToolHost implements BridgeHost {
       );
     }
     if (entry.source === 'client') return this.recorded(call, entry, input, signal, () => this.callClient(call, entry, input, signal));
+    if (entry.source === 'platform') return this.recorded(call, entry, input, signal, () => this.callSurface(entry, input, signal));
     return this.recorded(call, entry, input, signal, () => this.callCore(entry, input));
   }
 
-  /** A client tool without endpoint, in a run that parks: its calls are answered by the platform. */
+  /**
+   * In a run that parks, the calls only the platform answers: a client tool without endpoint, and
+   * `agents.run` (SPEC §15).
+   */
   private isPlatformTool(entry: CatalogEntry): boolean {
-    return !this.run.awaitResults && entry.source === 'client' && !this.catalog.clientTools.get(entry.toolName)?.endpoint;
+    if (this.run.awaitResults) return false;
+    if (entry.source === 'platform') return entry.toolName === 'agents.run';
+    return entry.source === 'client' && !this.catalog.clientTools.get(entry.toolName)?.endpoint;
+  }
+
+  /** SPEC §15: a platform surface's call, answered by its handler. */
+  private callSurface(entry: CatalogEntry, input: unknown, signal: AbortSignal): Promise<unknown> {
+    const handler = this.deps.surfaces.get(entry.toolName);
+    if (!handler) throw new ToolCallError(`tool ${entry.callableName} has no implementation on this worker.`);
+    return handler({ ref: this.run.ref, input, signal });
   }
 
   private async callCore(entry: CatalogEntry, input: unknown): Promise<unknown> {
@@ -379,7 +427,7 @@ export class RunToolHost implements BridgeHost {
   }
 
   private requireTool(name: unknown): CatalogEntry {
-    const entry = this.catalog.byCallableName(name);
+    const entry = this.catalog.byCallableName(name, this.run);
     if (!entry) throw new ToolCallError(`unknown tool ${String(name)}; use catalog.search(query) to find tools.`);
     return entry;
   }

@@ -2,7 +2,7 @@ import { SandboxPool } from '@codemode/sandbox';
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { CellSpec, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { ApprovalLedger, ClientToolsLedger, EventLog, PolicyStore, type StoredApproval } from '@codemode/events';
+import { ApprovalLedger, ClientToolsLedger, EventLog, PolicyStore, SkillLedger, type StoredApproval } from '@codemode/events';
 import { DeploymentCatalog } from '@codemode/fleet';
 import { ResultsStore, SessionStore } from '@codemode/store';
 import {
@@ -23,6 +23,7 @@ import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { WorkerTenancy } from '../core/worker-tenancy.service';
 import { ShellHost } from '../shell/shell-host.service';
+import { surfaceHandlers, type SurfaceHandler } from './platform-surfaces';
 import { RunToolHost } from './run-tool-host';
 
 /** Builds each run's tool host: the session's catalog and the worker's tool connections. */
@@ -39,6 +40,8 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
   private readonly catalogs = new SessionCatalogCache();
   /** Bumped on every MCP change (state, tools, instructions): built catalogs of an older snapshot are not reused. */
   private mcpVersion = 0;
+  /** SPEC §15: the platform surfaces' handlers, shared by every run. */
+  private readonly surfaces: ReadonlyMap<string, SurfaceHandler>;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -54,8 +57,10 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
     private readonly tenancy: WorkerTenancy,
     private readonly policies: PolicyStore,
     private readonly approvals: ApprovalLedger,
+    skills: SkillLedger,
   ) {
     this.webhookAllow = new WebhookAllowList(config.tenancySettings.webhookAllow);
+    this.surfaces = surfaceHandlers({ skills });
   }
 
   /**
@@ -109,6 +114,7 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
         shell: spec.shell,
         agentId: spec.agentId,
         awaitResults: spec.awaitResults,
+        agents: spec.agents ?? false,
         restartSafe: spec.restartSafe,
       },
       catalog,
@@ -127,6 +133,7 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
         approvalTimeoutMs: this.config.approvalTimeoutSeconds * 1000,
         approvalRequested: (at, approval) => this.notifyApproval(at, approval),
         readPolicy: async () => mergePolicies(...(await this.policies.both(ref))),
+        surfaces: this.surfaces,
       },
       mergePolicies(tenantPolicy, sessionPolicy),
     );

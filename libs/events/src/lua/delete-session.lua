@@ -1,6 +1,6 @@
 --[[
   Delete a session and everything of it in its slot (`DELETE /v1/sessions/{sid}`, SPEC §10): the
-  log, the projections, the store, the client tools, the policy, the approvals, every run hash and
+  log, the projections, the store, the client tools, the skills, the policy, the approvals, every run hash and
   parked image of the runs its runs index names, and every results reference with its bookkeeping.
   The caller aborts the session's live runs first (a run's end stays with the abort path); a
   worker's late write to a deleted run is refused by check_run_write (run not found). Idempotency
@@ -9,7 +9,8 @@
     Input:
       KEYS[1] stream, KEYS[2] session hash, KEYS[3] transcript, KEYS[4] runs index,
       KEYS[5] store hash, KEYS[6] client tools, KEYS[7] session policy, KEYS[8] approvals,
-      KEYS[9] results index, KEYS[10] results sizes, KEYS[11] stored log, KEYS[12] stored minutes
+      KEYS[9] results index, KEYS[10] results sizes, KEYS[11] stored log, KEYS[12] stored minutes,
+      KEYS[13] skill descriptions, KEYS[14] skill contents
 
     Output:
       {existed, keysDeleted}  existed 1 when the session hash was there

@@ -6,6 +6,8 @@ export interface SessionSettings {
   agentId: string | null;
   codeMode: Partial<Limits>;
   shell: Partial<ShellConfig>;
+  /** SPEC §15: the session's cells have `agents` (false when never set). */
+  agents: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -28,6 +30,7 @@ export function settingsFromHash(hash: Record<string, string>): SessionSettings 
     agentId: hash.agentId ?? null,
     codeMode: parseJson<Partial<Limits>>(hash.codeMode) ?? {},
     shell: parseJson<Partial<ShellConfig>>(hash.shell) ?? {},
+    agents: hash.agents === '1',
     createdAt: hash.createdAt,
     updatedAt: hash.updatedAt ?? hash.createdAt,
   };

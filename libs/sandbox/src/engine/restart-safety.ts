@@ -6,7 +6,7 @@ import type { CellVm } from './cell-vm';
 import type { Failure } from './guest-error';
 import type { CellRunRequest } from './types';
 
-/** Methods a restartSafe cell may always call (SPEC §5); `callValue` only for replay-safe tools. */
+/** Methods a restartSafe cell may always call (SPEC §5); `callValue` only for replay-safe tools and surfaces. */
 const REPLAY_SAFE_METHODS: ReadonlySet<string> = new Set(['search', 'describe', 'yield', 'sleep', 'api']);
 
 /** Why a restartSafe cell's call was refused: an MCP/namespace call, or any other unsafe surface. */
@@ -64,8 +64,13 @@ export class RestartSafety {
   }
 }
 
-/** Callable names of the catalog's replay-safe globals; the catalog is parsed only for restartSafe cells. */
+/**
+ * Callable names of the catalog's replay-safe globals and platform surfaces (SPEC §15: `skills.*`
+ * may be called, `agents.run` may not); the catalog is parsed only for restartSafe cells.
+ */
 function replaySafeTools(catalogJson: string | undefined): ReadonlySet<string> {
-  const globals = catalogJson === undefined ? [] : ((JSON.parse(catalogJson) as Partial<GuestCatalog>).globals ?? []);
-  return new Set(globals.filter((tool) => tool.replaySafe).map((tool) => tool.metadata.callableName));
+  const catalog = catalogJson === undefined ? {} : (JSON.parse(catalogJson) as Partial<GuestCatalog>);
+  const tools = (catalog.globals ?? []).filter((tool) => tool.replaySafe).map((tool) => tool.metadata.callableName);
+  const surfaces = (catalog.surfaces ?? []).filter((surface) => surface.replaySafe).map((surface) => surface.name);
+  return new Set([...tools, ...surfaces]);
 }

@@ -1,6 +1,8 @@
 /**
  * Guest source of the tool-facing API (SPEC §4): `catalog`, tool handles and the tool globals,
- * `API`, `MCP`/`namespaces`, `results`, `store`/`load`. It is a function expression the prelude
+ * `API`, `MCP`/`namespaces`, `results`, `store`/`load`, and SPEC §15's platform surfaces `skills`
+ * and (when the run's catalog lists `agents.run`) `agents`: each of their calls is a `callValue`
+ * whose tool is the dotted surface name, so the host treats it as any tool call. It is a function expression the prelude
  * embeds and calls from `install` (so before any user code), passing its bridge primitives:
  *
  * - `kit.call(method, argsJson, map?)` → a bridge promise; `map` turns the host's JSON answer into
@@ -14,7 +16,8 @@
  * Every intrinsic is captured when `installToolApi` runs. Args are built as JSON text by parts,
  * so the envelope (`{tool, input}`, …) stays well-formed whatever the guest passes; only the
  * guest's own values are serialized (leniently for tool inputs, strictly for stored values).
- * Returns `defineCatalog(catalogJson)`, which the host calls once per run with its GuestCatalog.
+ * Returns `defineCatalog(catalogJson)`, which the host calls once per run with its GuestCatalog
+ * (its `surfaces` decide whether `agents` is installed).
  */
 /* exported installToolApi -- the prelude embeds this function as an expression */
 function installToolApi(kit) {
@@ -233,6 +236,27 @@ function installToolApi(kit) {
     );
   }
 
+  // SPEC §15: skills.list() and skills.read(name) are the tool calls `skills.list` / `skills.read`.
+  const skillsListArgs = '{"tool":"skills.list","input":{}}';
+  const skillsObject = freeze({
+    __proto__: null,
+    list() {
+      return call('callValue', skillsListArgs);
+    },
+    read(name) {
+      return call('callValue', '{"tool":"skills.read","input":{"name":' + safeJson(name) + '}}');
+    },
+  });
+
+  // agents.run(input) is the call `agents.run`, with the input as a tool's (absent → {}).
+  const runAgent = callInvoker('agents.run');
+  const agentsObject = freeze({
+    __proto__: null,
+    run(input) {
+      return runAgent([input]);
+    },
+  });
+
   function defineNamespaces(mcp) {
     const namespaces = freeze({ __proto__: null, MCP: mcp });
     defineGlobal('MCP', mcp);
@@ -244,7 +268,16 @@ function installToolApi(kit) {
   defineGlobal('results', resultsObject);
   defineGlobal('store', store);
   defineGlobal('load', load);
+  defineGlobal('skills', skillsObject);
   defineNamespaces(freeze({ __proto__: null }));
+
+  // Whether the run's catalog lists the surface `name` (GuestCatalog.surfaces).
+  function hasSurface(catalog, name) {
+    const surfaces = isArray(catalog && catalog.surfaces) ? catalog.surfaces : [];
+    for (let i = 0; i < surfaces.length; i++)
+      if (surfaces[i] !== null && typeof surfaces[i] === 'object' && surfaces[i].name === name) return true;
+    return false;
+  }
 
   // This run's catalog: one global (a handle) per core/client tool, catalog.all(), MCP.<server>.<tool>.
   function defineCatalog(catalogJson) {
@@ -278,6 +311,8 @@ function installToolApi(kit) {
       defineFixed(mcp, S(server.serverIdentifier), freeze(scope), true);
     }
     defineNamespaces(freeze(mcp));
+    // Only sessions with `agents: true` have it; elsewhere `agents` stays a ReferenceError.
+    if (hasSurface(catalog, 'agents.run')) defineGlobal('agents', agentsObject);
   }
 
   return defineCatalog;

@@ -41,10 +41,14 @@ export function toolMetadata(callableName: string, extra: Partial<HandleMetadata
  * A GuestCatalog with one global per name, as JSON text (`CellRunRequest.catalogJson`); names
  * listed in `replaySafe` are replay-safe.
  */
-export function testCatalog(names: readonly string[], options: { replaySafe?: readonly string[]; mcp?: GuestCatalog['mcp'] } = {}): string {
+export function testCatalog(
+  names: readonly string[],
+  options: { replaySafe?: readonly string[]; mcp?: GuestCatalog['mcp']; surfaces?: GuestCatalog['surfaces'] } = {},
+): string {
   const catalog: GuestCatalog = {
     globals: names.map((name) => ({ metadata: toolMetadata(name), replaySafe: options.replaySafe?.includes(name) ?? false })),
     mcp: options.mcp ?? [],
+    ...(options.surfaces ? { surfaces: options.surfaces } : {}),
   };
   return JSON.stringify(catalog);
 }

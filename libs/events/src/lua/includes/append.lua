@@ -13,6 +13,8 @@
     K[6] only for the two event types that own one more projection key:
          store.committed  → store hash   <p>:{t:sid}:store
          tools.registered → client tools <p>:{t:sid}:tools
+         skills.registered → skill descriptions <p>:{t:sid}:skills, and K[7] skill contents
+                             <p>:{t:sid}:skill-docs
 
   Event `ev` = {
     type, runId ('' for session events), epoch (number),
@@ -24,6 +26,9 @@
     tools = (tools.registered only) { staged = key holding the new list's JSON text, version }:
             the staged key is renamed onto the client tools key, and `version` kept as the
             session's `toolsVersion`.
+    skills = (skills.registered only) { count, bytes, descriptions = staged hash, docs = staged hash }:
+            the staged hashes are renamed onto K[6] and K[7] (both removed when count is 0), and
+            `bytes` kept as the session's `skillsBytes`.
   }
   User-written JSON (code, inputs, results) is never decoded in Lua: cjson rejects lone
   surrogate escapes and re-encodes numbers with 14 digits and empty arrays as objects.
@@ -56,7 +61,7 @@
   including other runs' hashes read while trimming, lives in the session's hash-tag slot.
 
   Session expiry (SPEC §10). An append refreshes the TTL of all the session's long-lived keys
-  (stream, session hash, transcript, runs index, store hash, client tools, policy, approvals, the
+  (stream, session hash, transcript, runs index, store hash, client tools, skills, policy, approvals, the
   two stored-bytes keys; one PEXPIRE each; keys
   not created yet are skipped by Redis) to SESSION_TTL_MS + REFRESH_SLACK_MS, and the run hash of
   a run event with them: the session expires between SESSION_TTL_MS and SESSION_TTL_MS +
@@ -65,7 +70,7 @@
   for (it was refreshed less than REFRESH_SLACK_MS ago) and the append may not have created a key:
   not a new session (HSETNX of createdAt), not `run.requested`, `store.committed` or
   `tools.registered`, and no transcript entry that made a new list. So a busy session's appends
-  (run starts and ends, tool calls) cost one PTTL, not nine PEXPIREs. A TTL is never shortened (the
+  (run starts and ends, tool calls) cost one PTTL, not a dozen PEXPIREs. A TTL is never shortened (the
   session hash's PTTL is the floor), and an event of a live run (not terminal) raises it to at
   least LIVE_RUN_MAX_IDLE_MS: a live run writes again within that (else it is dead, see
   Retention), so a session and its run hashes always outlive their live runs, parked ones
@@ -81,7 +86,8 @@
   the run hash keeps that result as `lastResult` and expires about when the entry is trimmed;
   RUN_OVERHEAD more for `run.requested`, for the rest of the run hash and its runs index entry); a
   transcript entry its length plus LIST_OVERHEAD; the store its value bytes (`storeBytes`'s delta);
-  the client tools their JSON; a parked run's image (`<p>:{t:sid}:image:<runId>`, written by the
+  the client tools their JSON; the skills the bytes their registration names (`skillsBytes`); a
+  parked run's image (`<p>:{t:sid}:image:<runId>`, written by the
   worker before `run.parked`) its bytes at `run.parked`, kept on the run hash as `imageBytes` and
   given back by the run's terminal event. Trimming gives back what it removes without reading
   the entries it cuts: the log's bytes are also kept per bucket of BUCKET_MS (min(60 s,
@@ -124,7 +130,8 @@ local BUCKETS_PER_TRIM = 1000
 -- Session expiry (see the header): how much longer than asked a refresh sets, so the next appends may skip it.
 local REFRESH_SLACK_MS = math.min(60000, math.floor(SESSION_TTL_MS / 100))
 -- Events that may create a session key their append must give a TTL.
-local CREATES_KEYS = { ['run.requested'] = true, ['store.committed'] = true, ['tools.registered'] = true }
+local CREATES_KEYS = { ['run.requested'] = true, ['store.committed'] = true, ['tools.registered'] = true,
+  ['skills.registered'] = true }
 
 -- The session's TTL in ms after the last append_event (request-run caps its idempotency key by it).
 local session_ttl_ms = SESSION_TTL_MS
@@ -300,6 +307,7 @@ local function project_session(K, ev, at)
     if f.agentId then redis.call('HSET', K[2], 'agentId', f.agentId)
     else redis.call('HDEL', K[2], 'agentId') end
     redis.call('HSET', K[2], 'codeMode', f.codeMode, 'shell', f.shell)
+    if f.agents == '1' then redis.call('HSET', K[2], 'agents', '1') else redis.call('HDEL', K[2], 'agents') end
     -- request-run compares it with the version its caller's settings came from (settings_changed).
     redis.call('HINCRBY', K[2], 'configVersion', 1)
   elseif ev.type == 'exec.rejected' then
@@ -313,6 +321,19 @@ local function project_session(K, ev, at)
     redis.call('RENAME', ev.tools.staged, K[6])
     redis.call('HSET', K[2], 'toolsVersion', ev.tools.version)
     count_stored(redis.call('STRLEN', K[6]) - before)
+  elseif ev.type == 'skills.registered' then
+    -- SPEC §15: a PUT replaces the whole set.
+    local sk = ev.skills
+    local before = tonumber(redis.call('HGET', K[2], 'skillsBytes') or '0')
+    if sk.count > 0 then
+      redis.call('RENAME', sk.descriptions, K[6])
+      redis.call('RENAME', sk.docs, K[7])
+      redis.call('HSET', K[2], 'skillsBytes', sk.bytes)
+    else
+      redis.call('DEL', K[6], K[7])
+      redis.call('HDEL', K[2], 'skillsBytes')
+    end
+    count_stored(sk.bytes - before)
   end
 end
 
@@ -427,7 +448,8 @@ local function expire_session(K, ev)
   if not fresh then
     local base = session_base(K)
     for _, key in ipairs({ K[1], K[2], K[4], K[5], base .. ':store', base .. ':tools',
-      base .. ':policy', base .. ':approvals', base .. ':stored-log', base .. ':stored-minutes' }) do
+      base .. ':skills', base .. ':skill-docs', base .. ':policy', base .. ':approvals', base .. ':stored-log',
+      base .. ':stored-minutes' }) do
       redis.call('PEXPIRE', key, int(target))
     end
   end
@@ -478,7 +500,7 @@ end
 -- Types with preconditions or projection keys of their own, each written by its own script.
 local DEDICATED = {
   ['run.requested'] = true, ['run.started'] = true, ['session.configured'] = true,
-  ['store.committed'] = true, ['tools.registered'] = true
+  ['store.committed'] = true, ['tools.registered'] = true, ['skills.registered'] = true
 }
 
 -- The generic append of append-event.lua and append-events.lua (see their headers): the type's

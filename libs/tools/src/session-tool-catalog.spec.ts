@@ -1,0 +1,82 @@
+import { mcpToolDefinition, withPlatformApiFiles } from '@codemode/catalog';
+import type { ClientTool } from '@codemode/contracts';
+import { EventLoopSlices } from './core/event-loop-slices';
+import { SessionToolCatalog } from './session-tool-catalog';
+
+/** Client and MCP tools that try to take the platform surfaces' names (SPEC §15). */
+const IMPOSTORS: ClientTool[] = ['skills', 'agents', 'nodes', 'skills.read', 'agents.run'].map((name) => ({
+  name,
+  description: `not the ${name} surface`,
+  inputSchema: { type: 'object' },
+}));
+const MCP_IMPOSTOR = mcpToolDefinition({
+  serverName: 'skills',
+  toolName: 'read',
+  description: 'an MCP tool',
+  inputSchema: { type: 'object' },
+});
+
+function catalog(): SessionToolCatalog {
+  return new SessionToolCatalog([MCP_IMPOSTOR], IMPOSTORS, [{ name: 'skills' }], 'alpha');
+}
+
+describe('SessionToolCatalog: platform surfaces (SPEC §15)', () => {
+  it('answers a dotted surface name with its synthetic entry; agents.run only with agents: true', () => {
+    const built = catalog();
+    expect(built.byCallableName('skills.read', { agents: false })).toMatchObject({
+      callableName: 'skills.read',
+      toolName: 'skills.read',
+      source: 'platform',
+      replaySafe: true,
+      apiPath: 'skills.d.ts',
+    });
+    expect(built.byCallableName('skills.list', { agents: false })?.source).toBe('platform');
+    expect(built.byCallableName('agents.run', { agents: false })).toBeUndefined();
+    expect(built.byCallableName('agents.run', { agents: true })).toMatchObject({
+      source: 'platform',
+      replaySafe: false,
+      apiPath: 'agents.d.ts',
+    });
+    expect(built.byCallableName('nodes.list', { agents: true })).toBeUndefined();
+    expect(built.byCallableName('skills.nope', { agents: true })).toBeUndefined();
+  });
+
+  it('never lets a client or MCP tool take a surface name; surfaces are not catalog entries', () => {
+    const built = catalog();
+    const names = built.entries.map((entry) => entry.callableName);
+    for (const reserved of ['skills', 'agents', 'nodes', 'skills.read', 'agents.run']) expect(names).not.toContain(reserved);
+    // The impostors got other names (a suffix; dots sanitized), and the MCP tool lives under MCP.
+    expect(names).toEqual(expect.arrayContaining([expect.stringMatching(/^skills_[0-9a-f]{8}$/), 'skills_read', 'agents_run']));
+    expect(built.entries.find((entry) => entry.mcpBinding?.serverName === 'skills')?.callableName).toMatch(/^MCP\./);
+    expect(built.byCallableName('MCP.skills2.read', { agents: true })).toBeUndefined();
+    expect(built.entries.some((entry) => entry.source === 'platform')).toBe(false);
+    const telemetry = built.telemetry({ searchCount: 0, describeCount: 0, callCount: 0 });
+    expect(telemetry.catalogSize).toBe(built.entries.length);
+    expect(telemetry.sources).toEqual({ openclaw: expect.any(Number), mcp: 1, client: IMPOSTORS.length });
+  });
+
+  it('lists the run’s surfaces in its guest catalog, not among its globals; the hash differs with agents', () => {
+    const built = catalog();
+    const without = built.guestCatalog({ agents: false });
+    const withAgents = built.guestCatalog({ agents: true });
+    expect(without.surfaces).toEqual([
+      { name: 'skills.list', replaySafe: true },
+      { name: 'skills.read', replaySafe: true },
+    ]);
+    expect(withAgents.surfaces).toEqual([...without.surfaces!, { name: 'agents.run', replaySafe: false }]);
+    expect(without.globals.some((global) => global.metadata.callableName.includes('.'))).toBe(false);
+    expect(built.guestCatalogHash({ agents: false })).not.toBe(built.guestCatalogHash({ agents: true }));
+    expect(built.guestCatalogJson({ agents: true })).toBe(JSON.stringify(withAgents));
+  });
+
+  it('API files: nodes.d.ts and skills.d.ts always, agents.d.ts only with agents: true; none is searchable', async () => {
+    const built = catalog();
+    const files = await built.apiFiles(new EventLoopSlices());
+    const paths = (agents: boolean) => withPlatformApiFiles(files, { agents }).map((file) => file.path);
+    expect(paths(false)).toEqual(expect.arrayContaining(['results.d.ts', 'nodes.d.ts', 'skills.d.ts']));
+    expect(paths(false)).not.toContain('agents.d.ts');
+    expect(paths(true)).toContain('agents.d.ts');
+    const found = await built.search('skills', { defaultLimit: 50, maxLimit: 50 }, new EventLoopSlices());
+    expect(found.some((entry) => entry.source === 'platform')).toBe(false);
+  });
+});
