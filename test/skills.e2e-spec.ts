@@ -1,4 +1,5 @@
 import type { CodeModeClient } from '@codemode/client';
+import type { Event } from '@codemode/contracts';
 import { TestStack } from './utils/test-stack';
 
 jest.setTimeout(180_000);
@@ -241,13 +242,33 @@ describe('skills and agents (SPEC §15)', () => {
     expect(await alpha.wait('sk-agents', runId)).toMatchObject({ status: 'completed', value: { answer: { summary: 'done' } } });
   }, 30_000);
 
-  it('agents.run rejects under awaitResults and is refused in restartSafe cells', async () => {
-    const awaited = await run(alpha, 'sk-agents', 'try { await agents.run({}); } catch (e) { return e.message; }', { awaitResults: true });
-    expect(awaited).toMatchObject({
-      status: 'completed',
-      value: 'agents.run is answered by the platform; it cannot be awaited with awaitResults.',
+  it('agents.run keeps an awaitResults cell in flight until the platform answers it; restartSafe cells may not call it', async () => {
+    await alpha.putSession('sk-await', { agents: true });
+    const inFlight = run(
+      alpha,
+      'sk-await',
+      'const [a, b] = await Promise.all([agents.run({n: 1}), agents.run({n: 2}).catch((e) => e.message)]); return {a, b};',
+      {
+        awaitResults: true,
+      },
+    );
+    // The platform learns of the calls from the event stream.
+    const called = await pollEvents(alpha, 'sk-await', (events) => {
+      const mine = events.filter((e) => e.type === 'tool.called' && e.data.tool === 'agents.run' && e.data.answeredBy === 'platform');
+      return mine.length >= 2 ? mine : null;
     });
-    const restartSafe = await run(alpha, 'sk-agents', 'return agents.run({});', { restartSafe: true });
+    const runId = called[0].runId!;
+    expect(called.map((e) => e.data.callId)).toEqual(['bridge:callValue:1', 'bridge:callValue:2']);
+    expect((await alpha.getRun('sk-await', runId)).status).toBe('running');
+    await alpha.toolResults('sk-await', runId, [{ id: 'bridge:callValue:1', ok: true, value: 'one' }]);
+    await alpha.toolResults('sk-await', runId, [{ id: 'bridge:callValue:2', ok: false, error: 'agent failed' }]);
+    expect(await inFlight).toMatchObject({ status: 'completed', value: { a: 'one', b: 'agent failed' } });
+    const again = await send(alpha, 'POST', `/v1/sessions/sk-await/runs/${runId}/tool-results`, {
+      results: [{ id: 'bridge:callValue:1', ok: true }],
+    });
+    expect(again.status).toBe(409);
+
+    const restartSafe = await run(alpha, 'sk-await', 'return agents.run({});', { restartSafe: true });
     expect(restartSafe).toMatchObject({ status: 'failed', code: 'invalid_input' });
   }, 30_000);
 
@@ -267,6 +288,16 @@ describe('skills and agents (SPEC §15)', () => {
     await alpha.toolResults('sk-agents', heldRun, [{ id: 'bridge:callValue:1', ok: true, value: 7 }]);
     expect(await alpha.wait('sk-agents', heldRun)).toMatchObject({ status: 'completed', value: 7 });
   }, 30_000);
+
+  /** The session's events once `found` picks something out of them. */
+  async function pollEvents<T>(client: CodeModeClient, sid: string, found: (events: Event[]) => T | null): Promise<T> {
+    for (let i = 0; i < 200; i += 1) {
+      const hit = found((await client.events(sid, { limit: 1000 })).events);
+      if (hit !== null) return hit;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`session ${sid} did not log the events looked for`);
+  }
 
   /** The session's pending approvals, once there is one. */
   async function pollApprovals(client: CodeModeClient, sid: string): Promise<{ approvalId: string; tool: string; input: unknown }[]> {

@@ -63,8 +63,8 @@ declare const agents: {
   /**
    * Runs a sub-agent with input and resolves with what the platform answers. A call named
    * agents.run that the platform answers (POST …/tool-results): the exec returns "waiting" with it
-   * in pendingToolCalls, and a later wait goes on with the answer. Not replay-safe. In an
-   * awaitResults cell it rejects.
+   * in pendingToolCalls, and a later wait goes on with the answer; in an awaitResults cell the
+   * call stays in flight until it is answered. Not replay-safe.
    */
   run(input: unknown): Promise<unknown>;
 };

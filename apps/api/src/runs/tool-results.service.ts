@@ -4,6 +4,7 @@ import { isEndedStatus, type RunView, type SessionRef, type ToolResult } from '@
 import {
   EventLog,
   NotAwaitingPlatformError,
+  openPlatformCalls,
   recordPlatformAnswers,
   RunAlreadyEndedError,
   RunLedger,
@@ -46,7 +47,7 @@ export class ToolResultsService {
     if (isEndedStatus(run.status)) {
       throw new ConflictApiException('run has already ended.', { status: run.status });
     }
-    const pending = new Set(run.lastResult?.status === 'waiting' ? (run.lastResult.pendingToolCalls ?? []).map((c) => c.id) : []);
+    const pending = await this.pendingOf(ref, run);
     const unknown = parsed.results.map((r) => r.id).filter((id) => !pending.has(id));
     if (unknown.length > 0) {
       throw new InvalidInputException(
@@ -93,6 +94,18 @@ export class ToolResultsService {
    * recorded there, each checked against the log to be an unsettled call only the platform answers
    * (as the owner would check it).
    */
+  /**
+   * The calls the platform may answer: the pending calls of the run's last waiting result, and for
+   * a running run the platform calls its log leaves open (SPEC §15: an awaitResults run's
+   * `agents.run` calls wait in flight, and the platform learns them from their `tool.called`).
+   */
+  private async pendingOf(ref: SessionRef, run: RunView): Promise<Set<string>> {
+    const pending = new Set(run.lastResult?.status === 'waiting' ? (run.lastResult.pendingToolCalls ?? []).map((c) => c.id) : []);
+    if (run.status !== 'running') return pending;
+    for (const id of openPlatformCalls(await this.events.runEvents(ref, run.runId, Date.parse(run.createdAt)))) pending.add(id);
+    return pending;
+  }
+
   /** SPEC §10 "Event loops": a large body is parsed and checked on a body thread. */
   private async check(tenant: string, body: ParsedBody): Promise<ToolResultsCheck> {
     if (body.kind !== 'large') return checkToolResults(requireObjectBody(body));

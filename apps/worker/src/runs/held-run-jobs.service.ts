@@ -119,8 +119,11 @@ export class HeldRunJobs {
   async toolResults(job: ToolResultsJob): Promise<void> {
     const ref: SessionRef = { tenant: job.tenant, sessionId: job.sessionId };
     const parked = this.resident.parked(job.runId);
+    const running = this.resident.get(job.runId);
     let answer: { accepted: number } | { error: string };
-    if (!parked) {
+    if (!parked && running?.residency === 'running' && job.results.every((result) => running.host.awaitsPlatform(result.id))) {
+      answer = await this.answerRunning(ref, running, job);
+    } else if (!parked) {
       answer = await this.answerNotHeld(ref, job);
     } else {
       try {
@@ -145,6 +148,28 @@ export class HeldRunJobs {
       }
     }
     await publishAnswer(this.redis, job.replyTo, job.requestId, answer);
+  }
+
+  /**
+   * SPEC §15: answers to an awaitResults run's `agents.run` calls, which wait in flight (the run
+   * never parks): recorded, then handed to its tool host, as a parked run's are to its VM.
+   */
+  private async answerRunning(ref: SessionRef, run: WorkerRun, job: ToolResultsJob): Promise<{ accepted: number } | { error: string }> {
+    try {
+      for (const result of job.results) {
+        await this.runs.append(ref, {
+          type: 'tool.settled',
+          runId: job.runId,
+          epoch: run.epoch,
+          data: platformSettledData(result, run.restartSafe),
+        });
+        run.host.settlePlatform(result.id, platformToolOutcome(result));
+        this.metrics.toolCalled('platform', result.ok);
+      }
+      return { accepted: job.results.length };
+    } catch (error) {
+      return { error: this.refusal(job, error) };
+    }
   }
 
   /**

@@ -17,24 +17,15 @@ export interface SurfaceDeps {
   skills: SkillLedger;
 }
 
-/** SPEC §15: what `agents.run` rejects with in a cell that cannot park for the platform's answer. */
-export const AGENTS_AWAIT_RESULTS_MESSAGE = 'agents.run is answered by the platform; it cannot be awaited with awaitResults.';
-
 /**
  * The worker's answers to SPEC §15's platform surfaces, keyed by the dotted name their calls
- * carry (`RunToolHost` dispatches every `source: 'platform'` entry here). `agents.run` is the
- * platform's to answer: only a run that cannot park for it (awaitResults) gets here.
+ * carry (`RunToolHost` dispatches every `source: 'platform'` entry here). `agents.run` has none:
+ * the platform answers it (`RunToolHost.isPlatformTool`, `awaitPlatform`).
  */
 export function surfaceHandlers(deps: SurfaceDeps): ReadonlyMap<string, SurfaceHandler> {
   return new Map<string, SurfaceHandler>([
     ['skills.list', ({ ref }) => deps.skills.list(ref)],
     ['skills.read', ({ ref, input }) => readSkill(deps.skills, ref, input)],
-    [
-      'agents.run',
-      () => {
-        throw new ToolCallError(AGENTS_AWAIT_RESULTS_MESSAGE);
-      },
-    ],
   ]);
 }
 

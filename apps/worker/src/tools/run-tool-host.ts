@@ -28,7 +28,7 @@ import {
   type EventLog,
   type StoredApproval,
 } from '@codemode/events';
-import type { BridgeHost, CallGate } from '@codemode/sandbox';
+import type { BridgeHost, CallGate, ExternalSettlement } from '@codemode/sandbox';
 import type { BridgeCall } from '@codemode/cells';
 import { ResultUnavailableError, StoreBuffer, type ResultsStore, type SessionStore } from '@codemode/store';
 import {
@@ -110,6 +110,11 @@ export class RunToolHost implements BridgeHost {
   private legsBegun = 0;
   /** The run's events: calls that start or settle together are written with one script call. */
   private readonly appends: SameTickAppends;
+  /**
+   * SPEC §15: `agents.run` calls of an awaitResults run, in flight until the platform answers
+   * (`settlePlatform`, from POST …/tool-results through this worker's held-run jobs), by call id.
+   */
+  private readonly awaited = new Map<string, (outcome: ExternalSettlement) => void>();
 
   constructor(
     readonly run: ToolRun,
@@ -282,6 +287,19 @@ export class RunToolHost implements BridgeHost {
         signal.addEventListener('abort', () => reject(new ToolCallError(CANCELED_MESSAGE)), { once: true }),
       );
     }
+    if (this.isAwaitedPlatformCall(entry)) {
+      // Recorded as the platform's (the platform learns of it from `tool.called`); settled by its
+      // answer, which may come as soon as the event is written: it waits for it from before.
+      const answered = this.awaitPlatform(call.id, signal);
+      try {
+        await this.appendCalled(call, entry, input, true);
+      } catch (error) {
+        this.awaited.delete(call.id);
+        answered.catch(() => undefined);
+        throw error;
+      }
+      return answered;
+    }
     if (entry.source === 'client') return this.recorded(call, entry, input, signal, () => this.callClient(call, entry, input, signal));
     if (entry.source === 'platform') return this.recorded(call, entry, input, signal, () => this.callSurface(entry, input, signal));
     return this.recorded(call, entry, input, signal, () => this.callCore(entry, input));
@@ -295,6 +313,42 @@ export class RunToolHost implements BridgeHost {
     if (this.run.awaitResults) return false;
     if (entry.source === 'platform') return entry.toolName === 'agents.run';
     return entry.source === 'client' && !this.catalog.clientTools.get(entry.toolName)?.endpoint;
+  }
+
+  /**
+   * SPEC §15: `agents.run` in an awaitResults run stays in flight until the platform answers it
+   * (the run never parks; the cell waits up to snapshotTtlSeconds, as for any host work).
+   */
+  private isAwaitedPlatformCall(entry: CatalogEntry): boolean {
+    return this.run.awaitResults && entry.source === 'platform' && entry.toolName === 'agents.run';
+  }
+
+  private awaitPlatform(callId: string, signal: AbortSignal): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const cancel = (): void => {
+        this.awaited.delete(callId);
+        reject(new ToolCallError(CANCELED_MESSAGE));
+      };
+      signal.addEventListener('abort', cancel, { once: true });
+      this.awaited.set(callId, (outcome) => {
+        this.awaited.delete(callId);
+        signal.removeEventListener('abort', cancel);
+        if (outcome.ok) resolve(outcome.value);
+        else reject(Object.assign(new Error(outcome.error.message), { name: outcome.error.name ?? 'Error' }));
+      });
+    });
+  }
+
+  /** `id` is a call of this running run that waits in flight for the platform's answer (`settlePlatform`). */
+  awaitsPlatform(id: string): boolean {
+    return this.awaited.has(id);
+  }
+
+  /** The platform's answer to such a call (already recorded as its `tool.settled`); false when it waits for none. */
+  settlePlatform(id: string, outcome: ExternalSettlement): boolean {
+    const settle = this.awaited.get(id);
+    settle?.(outcome);
+    return settle !== undefined;
   }
 
   /** SPEC §15: a platform surface's call, answered by its handler. */
