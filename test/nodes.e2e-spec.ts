@@ -3,6 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, chmodSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeErrors, type NodeView, type ShellAnswer } from '@codemode/contracts';
+import type { CodeModeResult } from '@codemode/contracts';
+import { decide, eventsOf, pendingApprovals } from './approvals/approval-helpers';
 import { TestStack } from './utils/test-stack';
 
 const ROOT = join(__dirname, '..');
@@ -203,13 +205,122 @@ describe('paired nodes (SPEC §15) and shell on a node (SPEC §7)', () => {
     expect(answer.status).toBe(409);
   });
 
-  test('a --command is served with params on stdin and its JSON output as the result', async () => {
+  const exec = (sid: string, code: string, key = ALPHA): Promise<CodeModeResult> => stack.client(key).exec(sid, { title: 'nodes', code });
+
+  test('a cell lists nodes, gets one by id and by name, invokes device.status and listDir; tool.called carries node and command', async () => {
+    const lab = await connected('lab');
+
+    const result = await exec(
+      'nodes-cell',
+      `const all = await nodes.list();
+       const byName = await nodes.get('lab');
+       const byId = await nodes.get(${JSON.stringify(lab.id)});
+       const status = await byName.invoke('device.status');
+       const docs = await byId.listDir('docs');
+       return { names: all.map((n) => n.name), ids: [byName.id, byId.name], keys: Object.keys(byName), status, docs,
+                hasExec: 'exec' in byName };`,
+    );
+
+    expect(result).toMatchObject({ status: 'completed' });
+    const value = (result as { value: Record<string, unknown> }).value;
+    expect(value.names).toContain('lab');
+    expect(value.ids).toEqual([lab.id, 'lab']);
+    expect(value.keys).toEqual(['id', 'name']);
+    expect(value.status).toMatchObject({ platform: process.platform, uptimeSeconds: expect.any(Number) });
+    expect(value.docs).toEqual({ path: 'docs', entries: [{ name: 'a.md', type: 'file', size: 5 }] });
+    expect(value.hasExec).toBe(false);
+    const called = (await eventsOf(stack.client(ALPHA), 'nodes-cell')).filter((e) => e.type === 'tool.called').map((e) => e.data);
+    expect(called).toEqual([
+      expect.objectContaining({ tool: 'nodes.list', source: 'platform' }),
+      expect.objectContaining({ tool: 'nodes.get' }),
+      expect.objectContaining({ tool: 'nodes.get' }),
+      expect.objectContaining({ tool: 'nodes.invoke', node: lab.id, command: 'device.status' }),
+      expect.objectContaining({ tool: 'nodes.invoke', node: lab.id, command: 'fs.listDir' }),
+    ]);
+  });
+
+  test("a cell's node errors: unknown node, unknown command, outside the root, system.run on a handle, another tenant's node", async () => {
+    await connected('lab');
+    const reject = (expr: string) => `try { await ${expr}; return 'resolved'; } catch (e) { return e.message; }`;
+
+    const messages = await Promise.all([
+      exec('nodes-err', reject("nodes.get('nowhere')")),
+      exec('nodes-err', reject("(await nodes.get('lab')).invoke('camera.snap')")),
+      exec('nodes-err', reject("(await nodes.get('lab')).listDir('../..')")),
+      exec('nodes-err', reject("(await nodes.get('lab')).invoke('system.run', { command: 'id' })")),
+      exec('nodes-err', reject("nodes.get('lab')"), BETA),
+      exec('nodes-err', 'return await nodes.list();', BETA),
+    ]);
+
+    expect(messages.map((r) => (r as { value: unknown }).value)).toEqual([
+      nodeErrors.unknown('nowhere'),
+      nodeErrors.noCommand('lab', 'camera.snap'),
+      "path ../.. is outside the node's root.",
+      'system.run is not invoked on a node handle; use the exec tool with host: "node".',
+      nodeErrors.unknown('lab'),
+      [],
+    ]);
+  });
+
+  test('a node that disconnects is listed disconnected and its calls say so', async () => {
+    const node = start(stack.baseUrl, 'brief');
+    await connected('brief');
+    await node.stop();
+
+    await until('brief disconnected', async () =>
+      (await listed()).find((n) => n.name === 'brief')?.connected === false ? true : undefined,
+    );
+    const result = await exec(
+      'nodes-gone',
+      "try { await (await nodes.get('brief')).invoke('device.status'); } catch (e) { return e.message; }",
+    );
+
+    expect(result).toMatchObject({ status: 'completed', value: nodeErrors.notConnected('brief') });
+  });
+
+  test('policy applies to nodes.invoke: deny rejects, approve waits for an operator', async () => {
+    await connected('lab');
+    const client = stack.client(ALPHA);
+    const policy = (sid: string, decision: string) =>
+      client.raw('PUT', `/v1/sessions/${sid}`, {
+        body: JSON.stringify({ policy: { rules: [{ tool: 'nodes.invoke', decision }] } }),
+        headers: { 'content-type': 'application/json' },
+      });
+    expect((await policy('nodes-deny', 'deny')).status).toBe(200);
+    expect((await policy('nodes-approve', 'approve')).status).toBe(200);
+
+    const denied = await exec(
+      'nodes-deny',
+      "try { await (await nodes.get('lab')).invoke('device.status'); } catch (e) { return e.message; }",
+    );
+    expect(denied).toMatchObject({ status: 'completed', value: 'code mode tool nodes.invoke is blocked by policy.' });
+
+    const pending = exec('nodes-approve', "return (await (await nodes.get('lab')).invoke('device.status')).platform;");
+    const [approval] = await pendingApprovals(client, 'nodes-approve');
+    expect(approval).toMatchObject({
+      tool: 'nodes.invoke',
+      input: { node: expect.stringMatching(/^nd_/), command: 'device.status', params: {} },
+    });
+    expect((await decide(client, 'nodes-approve', approval.approvalId, { decision: 'approve' })).status).toBe(200);
+    expect(await pending).toMatchObject({ status: 'completed', value: process.platform });
+  });
+
+  test('a --command is served with params on stdin and its JSON output as the result; a cell runs a shell command on a node', async () => {
     const script = join(root, 'echo-params.sh');
     writeFileSync(script, '#!/bin/sh\nread line\nprintf \'{"got":%s}\' "$line"\n');
     chmodSync(script, 0o755);
     start(stack.baseUrl, 'scripted', ['--command', `echo.params=${script}`]);
     const node = await connected('scripted');
-
     expect(node.commands).toEqual(['device.status', 'echo.params']);
+    await connected('lab');
+
+    const result = await exec(
+      'nodes-cmd',
+      `const echoed = await (await nodes.get('scripted')).invoke('echo.params', { n: 42 });
+       const ran = await exec({ command: 'echo from-cell', host: 'node', node: 'lab' });
+       return { echoed, ran: ran.text };`,
+    );
+
+    expect(result).toMatchObject({ status: 'completed', value: { echoed: { got: { n: 42 } }, ran: 'from-cell' } });
   });
 });

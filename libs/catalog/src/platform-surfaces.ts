@@ -1,6 +1,6 @@
 import type { CatalogEntry } from './catalog-entry';
 import { makeHostId } from './catalog-entry';
-import { AGENTS_API_PATH, SKILLS_API_PATH } from './platform-api';
+import { AGENTS_API_PATH, NODES_API_PATH, SKILLS_API_PATH } from './platform-api';
 
 /**
  * SPEC §15's platform surfaces as the host sees them: each guest call of one (`skills.read(name)`)
@@ -24,6 +24,9 @@ function surface(name: string, description: string, replaySafe: boolean, apiPath
 
 const SURFACES: ReadonlyMap<string, CatalogEntry> = new Map(
   [
+    surface('nodes.list', "Lists the tenant's paired nodes: id, name, platform, connected, commands.", true, NODES_API_PATH),
+    surface('nodes.get', 'Resolves a paired node by exact id, then by display name.', true, NODES_API_PATH),
+    surface('nodes.invoke', 'Invokes one command of a paired node (node.invoke, node.listDir).', false, NODES_API_PATH),
     surface('skills.list', "Lists the skills' names and descriptions (the session's shadow the tenant's).", true, SKILLS_API_PATH),
     surface('skills.read', 'Reads one skill: its name, description and Markdown content.', true, SKILLS_API_PATH),
     surface('agents.run', 'Runs a sub-agent of the platform; answered by the platform (POST …/tool-results).', false, AGENTS_API_PATH),

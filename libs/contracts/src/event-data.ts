@@ -130,6 +130,9 @@ export const EVENT_DATA_SCHEMAS = {
     inputBytes: z.number(),
     answeredBy: z.literal('platform').optional(),
     input: z.unknown().optional(),
+    /** SPEC §15: a `nodes.invoke` call's node (the id it resolved to) and command. */
+    node: z.string().optional(),
+    command: z.string().optional(),
   }),
   'tool.settled': ToolSettledDataSchema,
   'tool.blocked': z.object({ callId: z.string(), tool: z.string() }),

@@ -37,7 +37,13 @@ describe('SessionToolCatalog: platform surfaces (SPEC §15)', () => {
       replaySafe: false,
       apiPath: 'agents.d.ts',
     });
-    expect(built.byCallableName('nodes.list', { agents: true })).toBeUndefined();
+    expect(built.byCallableName('nodes.invoke', { agents: false })).toMatchObject({
+      source: 'platform',
+      replaySafe: false,
+      apiPath: 'nodes.d.ts',
+    });
+    expect(built.byCallableName('nodes.get', { agents: false })?.replaySafe).toBe(true);
+    expect(built.byCallableName('nodes.exec', { agents: true })).toBeUndefined();
     expect(built.byCallableName('skills.nope', { agents: true })).toBeUndefined();
   });
 
@@ -60,6 +66,9 @@ describe('SessionToolCatalog: platform surfaces (SPEC §15)', () => {
     const without = built.guestCatalog({ agents: false });
     const withAgents = built.guestCatalog({ agents: true });
     expect(without.surfaces).toEqual([
+      { name: 'nodes.list', replaySafe: true },
+      { name: 'nodes.get', replaySafe: true },
+      { name: 'nodes.invoke', replaySafe: false },
       { name: 'skills.list', replaySafe: true },
       { name: 'skills.read', replaySafe: true },
     ]);

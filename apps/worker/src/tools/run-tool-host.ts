@@ -355,7 +355,7 @@ export class RunToolHost implements BridgeHost {
   private callSurface(entry: CatalogEntry, input: unknown, signal: AbortSignal): Promise<unknown> {
     const handler = this.deps.surfaces.get(entry.toolName);
     if (!handler) throw new ToolCallError(`tool ${entry.callableName} has no implementation on this worker.`);
-    return handler({ ref: this.run.ref, input, signal });
+    return handler({ ref: this.run.ref, input, signal, budgetMs: this.legDeadline - Date.now() });
   }
 
   private async callCore(entry: CatalogEntry, input: unknown): Promise<unknown> {
@@ -456,6 +456,7 @@ export class RunToolHost implements BridgeHost {
         source: entry.source,
         inputBytes: jsonBytes(input),
         ...(platform ? { answeredBy: 'platform' } : {}),
+        ...(entry.toolName === 'nodes.invoke' ? nodeCallOf(input) : {}),
         ...(this.run.restartSafe ? { input } : {}),
       },
     });
@@ -497,6 +498,12 @@ export class RunToolHost implements BridgeHost {
 
 function argsOf(call: BridgeCall): Record<string, unknown> {
   return typeof call.args === 'object' && call.args !== null && !Array.isArray(call.args) ? (call.args as Record<string, unknown>) : {};
+}
+
+/** SPEC §15: what `tool.called` says of a `nodes.invoke` call (node and command, when they are strings). */
+function nodeCallOf(input: unknown): { node?: string; command?: string } {
+  const { node, command } = (typeof input === 'object' && input !== null ? input : {}) as { node?: unknown; command?: unknown };
+  return { ...(typeof node === 'string' ? { node } : {}), ...(typeof command === 'string' ? { command } : {}) };
 }
 
 function jsonBytes(value: unknown): number {

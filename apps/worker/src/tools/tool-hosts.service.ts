@@ -23,6 +23,7 @@ import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { WorkerTenancy } from '../core/worker-tenancy.service';
 import { ShellHost } from '../shell/shell-host.service';
+import { NodeSurface } from '../nodes/node-surface';
 import { surfaceHandlers, type SurfaceHandler } from './platform-surfaces';
 import { RunToolHost } from './run-tool-host';
 
@@ -58,9 +59,10 @@ export class ToolHosts implements OnModuleInit, OnApplicationShutdown {
     private readonly policies: PolicyStore,
     private readonly approvals: ApprovalLedger,
     skills: SkillLedger,
+    nodes: NodeSurface,
   ) {
     this.webhookAllow = new WebhookAllowList(config.tenancySettings.webhookAllow);
-    this.surfaces = surfaceHandlers({ skills });
+    this.surfaces = surfaceHandlers({ skills, nodes });
   }
 
   /**

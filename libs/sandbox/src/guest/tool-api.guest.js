@@ -1,6 +1,6 @@
 /**
  * Guest source of the tool-facing API (SPEC §4): `catalog`, tool handles and the tool globals,
- * `API`, `MCP`/`namespaces`, `results`, `store`/`load`, and SPEC §15's platform surfaces `skills`
+ * `API`, `MCP`/`namespaces`, `results`, `store`/`load`, and SPEC §15's platform surfaces `nodes`, `skills`
  * and (when the run's catalog lists `agents.run`) `agents`: each of their calls is a `callValue`
  * whose tool is the dotted surface name, so the host treats it as any tool call. It is a function expression the prelude
  * embeds and calls from `install` (so before any user code), passing its bridge primitives:
@@ -248,6 +248,50 @@ function installToolApi(kit) {
     },
   });
 
+  // SPEC §15: nodes.list() and nodes.get(idOrName) are the calls `nodes.list` / `nodes.get`; the
+  // handle get() answers carries invoke(command, params?) and, when the node offers fs.listDir,
+  // listDir(path): both the call `nodes.invoke`, naming the node by the id it resolved to.
+  const nodesListArgs = '{"tool":"nodes.list","input":{}}';
+  function nodeHandle(answer) {
+    const node = answer !== null && typeof answer === 'object' ? answer : { __proto__: null };
+    const id = typeof node.id === 'string' ? node.id : '';
+    const commands = isArray(node.commands) ? node.commands : [];
+    let listsDirs = false;
+    for (let i = 0; i < commands.length; i++) if (commands[i] === 'fs.listDir') listsDirs = true;
+    const prefix = '{"tool":"nodes.invoke","input":{"node":' + JSONStringify(id) + ',"command":';
+    const handle = { __proto__: null };
+    defineFixed(handle, 'id', id, true);
+    defineFixed(handle, 'name', typeof node.name === 'string' ? node.name : '', true);
+    defineFixed(
+      handle,
+      'invoke',
+      function invoke(command, params) {
+        return call('callValue', prefix + safeJson(command) + ',"params":' + (params === undefined ? '{}' : safeJson(params)) + '}}');
+      },
+      false,
+    );
+    if (listsDirs) {
+      defineFixed(
+        handle,
+        'listDir',
+        function listDir(path) {
+          return call('callValue', prefix + '"fs.listDir","params":{"path":' + safeJson(path) + '}}}');
+        },
+        false,
+      );
+    }
+    return freeze(handle);
+  }
+  const nodesObject = freeze({
+    __proto__: null,
+    list() {
+      return call('callValue', nodesListArgs);
+    },
+    get(idOrName) {
+      return call('callValue', '{"tool":"nodes.get","input":{"idOrName":' + safeJson(idOrName) + '}}', nodeHandle);
+    },
+  });
+
   // agents.run(input) is the call `agents.run`, with the input as a tool's (absent → {}).
   const runAgent = callInvoker('agents.run');
   const agentsObject = freeze({
@@ -269,6 +313,7 @@ function installToolApi(kit) {
   defineGlobal('store', store);
   defineGlobal('load', load);
   defineGlobal('skills', skillsObject);
+  defineGlobal('nodes', nodesObject);
   defineNamespaces(freeze({ __proto__: null }));
 
   // Whether the run's catalog lists the surface `name` (GuestCatalog.surfaces).
