@@ -124,9 +124,13 @@ describe('operator console', () => {
     });
   });
 
-  it("shows the fleet with the tenant's live runs only", async () => {
+  it("shows the fleet with the tenant's live runs and paired nodes only", async () => {
     const parked = await alpha.exec('ops-2', { title: 'parked for the fleet', code: 'await yield_control(); return 1' });
     expect(parked.status).toBe('waiting');
+    // A node's connection, held open by this test for the page to list it.
+    const connection = new AbortController();
+    const stream = alpha.connectNode({ name: 'console-node', platform: 'linux', commands: ['device.status'] }, connection.signal);
+    expect((await stream.next()).value).toMatchObject({ event: 'paired' });
     await step(page, 'fleet', async () => {
       await page.getByRole('link', { name: 'Fleet' }).click();
       const worker = page.locator('tr[data-worker]');
@@ -134,7 +138,14 @@ describe('operator console', () => {
       expect(await worker.count()).toBe(1);
       await worker.getByRole('link', { name: 'parked for the fleet' }).waitFor();
       expect(await page.locator('.fact', { hasText: 'Workers alive' }).textContent()).toBe('Workers alive1');
+      const node = page.locator('tr[data-node]');
+      await node.waitFor();
+      expect(await node.count()).toBe(1);
+      expect(await node.locator('td').first().textContent()).toBe('console-node');
+      await node.getByText('connected').waitFor();
     });
+    connection.abort();
+    await stream.return(undefined);
   });
 
   it('approves a pending approval, and the cell goes on', async () => {
