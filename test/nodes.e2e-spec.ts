@@ -184,7 +184,7 @@ describe('paired nodes (SPEC §15) and shell on a node (SPEC §7)', () => {
     expect((await stack.client(ALPHA).raw('DELETE', `/v1/nodes/${id}`)).status).toBe(404);
   });
 
-  test('a second connection cannot take a connected node without its secret; bad pairings are 400s naming the field', async () => {
+  test("a second connection cannot take a connected node without its secret, nor an agent key an operator's node; bad pairings are 400s", async () => {
     await connected('lab');
     const client = stack.client(ALPHA);
     const post = (body: unknown) =>
@@ -194,6 +194,22 @@ describe('paired nodes (SPEC §15) and shell on a node (SPEC §7)', () => {
     expect(taken.status).toBe(409);
     expect((taken.body as { error: string }).error).toBe(
       'node lab is already connected; reconnect with its id and secret, or remove it first.',
+    );
+    const operatorNode = start(stack.baseUrl, 'operators-node');
+    await connected('operators-node');
+    await operatorNode.stop();
+    await until('operators-node gone', async () =>
+      (await listed()).find((n) => n.name === 'operators-node')?.connected === false ? true : undefined,
+    );
+    const hijack = await stack
+      .client(ALPHA_AGENT)
+      .raw('POST', '/v1/nodes/connect', {
+        body: JSON.stringify({ name: 'operators-node', platform: 'linux', commands: [] }),
+        headers: { 'content-type': 'application/json' },
+      });
+    expect(hijack.status).toBe(403);
+    expect((hijack.body as { error: string }).error).toBe(
+      'node operators-node was paired with an operator key; an agent key cannot take it over.',
     );
     const bad = await post({ name: ' lab', platform: 'linux', commands: ['ok', 'not ok'] });
     expect(bad.status).toBe(400);

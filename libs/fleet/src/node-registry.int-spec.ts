@@ -68,6 +68,17 @@ describe('NodeRegistry', () => {
     expect((await registry.list('t4'))[0].commands).toEqual(['device.status']);
   });
 
+  it("never gives an operator's node to an agent key without its secret", async () => {
+    const first = held(await registry.connect('t8', lab, 'operator'));
+    await registry.drop('t8', first);
+    expect(await registry.connect('t8', lab, 'agent')).toEqual({ kind: 'operator_paired' });
+    expect(held(await registry.connect('t8', { ...lab, id: first.nodeId, secret: first.secret }, 'agent')).nodeId).toBe(first.nodeId);
+    // An agent's own node stays an agent's: another agent connection may reuse its name once it is gone.
+    const own = held(await registry.connect('t8', { ...lab, name: 'agents-own' }, 'agent'));
+    await registry.drop('t8', own);
+    expect(held(await registry.connect('t8', { ...lab, name: 'agents-own' }, 'agent')).nodeId).toBe(own.nodeId);
+  });
+
   it(`keeps at most ${NODE_LIMITS.perTenant} nodes per tenant, also under concurrent pairings`, async () => {
     const pairings = await Promise.all(
       Array.from({ length: NODE_LIMITS.perTenant + 8 }, (_, i) => registry.connect('t5', { ...lab, name: `n${i}` })),

@@ -38,7 +38,7 @@ export interface NodeRecord {
 }
 
 /** Why a pairing was refused. */
-export type PairingRefusal = { kind: 'held' } | { kind: 'too_many'; max: number };
+export type PairingRefusal = { kind: 'held' } | { kind: 'operator_paired' } | { kind: 'too_many'; max: number };
 
 /** A connection that now holds its node: `secret` is what the node presents to reconnect as itself. */
 export interface NodeHold {
@@ -61,7 +61,7 @@ export class NodeRegistry {
   ) {}
 
   /** Pairs or re-establishes the node; the connection holds it until it drops or is superseded. */
-  async connect(tenant: string, input: NodeConnectInput): Promise<NodeHold | PairingRefusal> {
+  async connect(tenant: string, input: NodeConnectInput, role: 'operator' | 'agent' = 'operator'): Promise<NodeHold | PairingRefusal> {
     const fresh = randomBytes(24).toString('base64url');
     const token = randomUUID();
     const [code, value, secret] = (await guard(() =>
@@ -81,10 +81,11 @@ export class NodeRegistry {
           new Date().toISOString(),
           NODE_LEASE_MS,
           NODE_LIMITS.perTenant,
+          role,
         ],
       ),
     )) as [number, string | number, string?];
-    if (code === 0) return { kind: 'held' };
+    if (code === 0) return value === 'operator' ? { kind: 'operator_paired' } : { kind: 'held' };
     if (code === -1) return { kind: 'too_many', max: NODE_LIMITS.perTenant };
     return { nodeId: String(value), secret: secret === 'kept' ? input.secret! : fresh, token };
   }

@@ -1,9 +1,10 @@
 import { HttpStatus, Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import { NODE_LIMITS, NodeConnectInputSchema, NodeResultInputSchema, type NodeView } from '@codemode/contracts';
-import { NODE_BEAT_MS, readCloseMessage, NodeCalls, NodeRegistry, nodeView, type NodeHold } from '@codemode/fleet';
+import type { KeyRole } from '@codemode/config';
+import { NodeConnectInputSchema, NodeResultInputSchema, type NodeView } from '@codemode/contracts';
+import { NODE_BEAT_MS, readCloseMessage, NodeCalls, NodeRegistry, nodeView, type NodeHold, type PairingRefusal } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
-import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
+import { ConflictApiException, ForbiddenApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
 import { LOGGER } from '../core/tokens';
 import { TenantLimits } from '../quotas/tenant-limits.service';
 import { NodeHub } from './node-hub';
@@ -49,20 +50,16 @@ export class NodeConnections implements OnApplicationShutdown {
   }
 
   /** Serves the connection until it ends; refusals before the stream starts are HTTP errors. */
-  async connect(tenant: string, body: Record<string, unknown>, res: ServerResponse): Promise<void> {
+  async connect(tenant: string, role: KeyRole, body: Record<string, unknown>, res: ServerResponse): Promise<void> {
     const parsed = NodeConnectInputSchema.safeParse(body);
     if (!parsed.success) throw invalid(parsed.error.issues[0]);
     const input = parsed.data;
     const slot = await this.limits.stream(tenant);
     let hold: NodeHold | undefined;
     try {
-      const paired = await this.registry.connect(tenant, input);
+      const paired = await this.registry.connect(tenant, input, role);
       if ('kind' in paired) {
-        throw paired.kind === 'held'
-          ? new ConflictApiException(`node ${input.name} is already connected; reconnect with its id and secret, or remove it first.`)
-          : new ConflictApiException(
-              `the tenant has ${NODE_LIMITS.perTenant} paired nodes, the most it may have; remove one with DELETE /v1/nodes/{id}.`,
-            );
+        throw pairingRefused(paired, input.name);
       }
       hold = paired;
     } catch (error) {
@@ -124,6 +121,17 @@ export class NodeConnections implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.hub.close().catch(() => undefined);
   }
+}
+
+function pairingRefused(refusal: PairingRefusal, name: string): Error {
+  if (refusal.kind === 'held')
+    return new ConflictApiException(`node ${name} is already connected; reconnect with its id and secret, or remove it first.`);
+  if (refusal.kind === 'operator_paired') {
+    return new ForbiddenApiException(`node ${name} was paired with an operator key; an agent key cannot take it over.`);
+  }
+  return new ConflictApiException(
+    `the tenant has ${refusal.max} paired nodes, the most it may have; remove one with DELETE /v1/nodes/{id}.`,
+  );
 }
 
 function invalid(issue: { path: PropertyKey[]; message: string } | undefined): InvalidInputException {

@@ -1,9 +1,10 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
+import type { KeyRole } from '@codemode/config';
 import { NODE_ID_PATTERN, type NodeView } from '@codemode/contracts';
 import { InvalidInputException } from '../core/api-errors';
 import type { ApiRequest, ParsedBody } from '../core/request-context';
-import { JsonBody, requireObjectBody, requireOperator, Tenant } from '../core/request-params';
+import { JsonBody, requireObjectBody, requireOperator, Role, Tenant } from '../core/request-params';
 import { NodeConnections } from './node-connections.service';
 
 /** SPEC §15: paired nodes. `connect` is the node's own long-lived connection; the rest are REST. */
@@ -17,8 +18,8 @@ export class NodesController {
   }
 
   @Post('connect')
-  connect(@Tenant() tenant: string, @JsonBody() body: ParsedBody, @Res() res: ServerResponse): Promise<void> {
-    return this.nodes.connect(tenant, requireObjectBody(body), res);
+  connect(@Tenant() tenant: string, @Role() role: KeyRole, @JsonBody() body: ParsedBody, @Res() res: ServerResponse): Promise<void> {
+    return this.nodes.connect(tenant, role, requireObjectBody(body), res);
   }
 
   @Post(':id/results')

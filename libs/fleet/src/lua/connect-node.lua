@@ -4,7 +4,9 @@
   still marked live (the node reconnected before its old connection was noticed gone). Otherwise
   the name decides: a record of that name whose connection is live refuses the pairing (nobody
   takes over a connected node without its secret); one that is not connected is reused, so a
-  restarted node keeps its id; a new name is a new node, within the tenant's count.
+  restarted node keeps its id; a new name is a new node, within the tenant's count. A record an
+  operator key paired is never taken by an agent key without the secret (SPEC §11: agent keys do
+  not get around what operators set up).
 
   The connection keys are built from KEYS[1] (`<KEYS[1]>:<id>:conn`): they share its hash tag.
 
@@ -22,11 +24,13 @@
       ARGV[9] now (ISO 8601)
       ARGV[10] connection lease (ms)
       ARGV[11] most nodes per tenant
+      ARGV[12] the role of the pairing key (operator or agent)
 
     Output:
       {1, id, 'kept'}   connected with the secret it presented
       {1, id, 'new'}    connected; the fresh secret is now the node's
       {0, 'held'}       refused: a connected node has that name
+      {0, 'operator'}   refused: an agent key asked for the name of a node an operator paired
       {-1, count}       refused: the tenant has the most nodes it may have
 
     Events:
@@ -34,17 +38,17 @@
 ]]
 local base, freshId, name, platform = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 local presentedId, presentedSecret, freshSecret = ARGV[5], ARGV[6], ARGV[7]
-local token, now, leaseMs, maxNodes = ARGV[8], ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11])
+local token, now, leaseMs, maxNodes, role = ARGV[8], ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12]
 
 local function connKey(id) return base .. ':' .. id .. ':conn' end
 
-local id, secret, kept, since = nil, freshSecret, 'new', now
+local id, secret, kept, since, pairedBy = nil, freshSecret, 'new', now, role
 if presentedId ~= '' and presentedSecret ~= '' then
   local raw = redis.call('HGET', base, presentedId)
   if raw then
     local record = cjson.decode(raw)
     if record.secretHash == presentedSecret then
-      id, secret, kept = presentedId, presentedSecret, 'kept'
+      id, secret, kept, pairedBy = presentedId, presentedSecret, 'kept', record.pairedBy or role
     end
   end
 end
@@ -55,6 +59,7 @@ for i = 1, #all, 2 do
   if record.name == name and all[i] ~= id then
     if redis.call('EXISTS', connKey(all[i])) == 1 then return { 0, 'held' } end
     if id == nil then
+      if record.pairedBy == 'operator' and role ~= 'operator' then return { 0, 'operator' } end
       id = all[i]
     else
       -- The node renamed itself to the name of a disconnected one: that record goes.
@@ -70,7 +75,7 @@ end
 
 redis.call('HSET', base, id, cjson.encode({
   id = id, name = name, platform = platform, commands = cjson.decode(ARGV[4]),
-  secretHash = secret, connectedAt = since, lastSeenAt = now,
+  secretHash = secret, pairedBy = pairedBy, connectedAt = since, lastSeenAt = now,
 }))
 redis.call('SET', connKey(id), token, 'PX', leaseMs)
 return { 1, id, kept }
