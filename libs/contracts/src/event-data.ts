@@ -126,6 +126,8 @@ export const EVENT_DATA_SCHEMAS = {
     inputBytes: z.number(),
     answeredBy: z.literal('platform').optional(),
     input: z.unknown().optional(),
+    /** SPEC §16: `<runId>:<n>`, the same on every replay of the run. */
+    callKey: z.string().optional(),
   }),
   'tool.settled': ToolSettledDataSchema,
   'tool.blocked': z.object({ callId: z.string(), tool: z.string() }),

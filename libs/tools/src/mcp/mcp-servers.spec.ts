@@ -43,7 +43,7 @@ describe('McpServers (stdio fixture)', () => {
 
   it('lists tools as catalog definitions', () => {
     const tools = servers.listTools();
-    expect(tools.map((tool) => tool.toolName).sort()).toEqual(['create_issue', 'delete', 'echo_env', 'fail', 'slow']);
+    expect(tools.map((tool) => tool.toolName).sort()).toEqual(['create_issue', 'delete', 'echo_env', 'echo_meta', 'fail', 'slow']);
     const create = tools.find((tool) => tool.toolName === 'create_issue');
     expect(create).toMatchObject({
       hostId: 'mcp:tracker:create_issue',
@@ -70,6 +70,13 @@ describe('McpServers (stdio fixture)', () => {
     await expect(servers.callTool('tracker', 'echo_env', { name: 'FIXTURE_GREETING' })).resolves.toMatchObject({
       content: [{ text: 'hello from env' }],
     });
+  });
+
+  it('sends the callKey as _meta.idempotencyKey of tools/call (SPEC §16), and no _meta without one', async () => {
+    await expect(servers.callTool('tracker', 'echo_meta', {}, { idempotencyKey: 'run_1:2' })).resolves.toEqual({
+      content: [{ type: 'text', text: 'run_1:2' }],
+    });
+    await expect(servers.callTool('tracker', 'echo_meta', {})).resolves.toEqual({ content: [{ type: 'text', text: '' }] });
   });
 
   it('rejects isError results with the SPEC message carrying their text', async () => {
