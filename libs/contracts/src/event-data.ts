@@ -95,6 +95,8 @@ export const EVENT_DATA_SCHEMAS = {
     agentId: z.string().nullable(),
     codeMode: LimitsSchema.partial(),
     shell: ShellConfigSchema.partial(),
+    /** SPEC §16: the session's own repairAttempts, when it has one. */
+    repairAttempts: z.number().int().optional(),
   }),
   'exec.rejected': z.object({ call: z.enum(['exec', 'wait']), input: z.unknown(), result: AnyResultSchema }),
   'run.requested': RunRequestedDataSchema,

@@ -10,6 +10,8 @@ export const SessionPutInputSchema = z.object({
   shell: ShellConfigInputSchema.optional(),
   /** SPEC §11: the session's tool policy, merged over the tenant's; operator keys only. */
   policy: PolicySchema.optional(),
+  /** SPEC §16: failed cells in a row a model may repair (0–10, clamped; anything else: the default). */
+  repairAttempts: z.unknown().optional(),
 });
 export type SessionPutInput = z.infer<typeof SessionPutInputSchema>;
 
@@ -20,6 +22,8 @@ export const SessionConfigSchema = z.object({
   shell: ShellConfigSchema,
   /** The session's own tool policy (SPEC §11); null when it has none. */
   policy: PolicySchema.nullable().optional(),
+  /** SPEC §16: the session's repair attempts, default 2. */
+  repairAttempts: z.number().int(),
 });
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 

@@ -13,6 +13,8 @@ export interface SessionPatch {
   agentId?: string | null;
   codeMode?: { [K in keyof Limits]?: number | null };
   shell?: { [K in keyof ShellConfig]?: number | null };
+  /** SPEC §16: null removes the session's own value. */
+  repairAttempts?: number | null;
 }
 
 /** A session's settings as read at one `configVersion` (bumped by every `session.configured`). */
@@ -42,15 +44,22 @@ export class SessionLedger {
    */
   async configure(ref: SessionRef, patch: SessionPatch): Promise<SessionSettings> {
     const agentMode = patch.agentId === undefined ? 'keep' : patch.agentId === null ? 'clear' : 'set';
-    const args = [agentMode, patch.agentId ?? '', overridesJson('codeMode', patch.codeMode), overridesJson('shell', patch.shell)];
+    const args = [
+      agentMode,
+      patch.agentId ?? '',
+      overridesJson('codeMode', patch.codeMode),
+      overridesJson('shell', patch.shell),
+      repairAttemptsArg(patch.repairAttempts),
+    ];
     const raw = await this.index.alongside(ref, () =>
       guard(() => this.scripts.run(this.redis, 'configure-session', this.keys.scriptKeys(ref, ''), args)),
     );
-    const [, , agentId, codeMode, shell, createdAt, updatedAt] = checkReply(raw, { type: 'session.configured' });
+    const [, , agentId, codeMode, shell, createdAt, updatedAt, repairAttempts] = checkReply(raw, { type: 'session.configured' });
     return {
       agentId: agentId ?? null,
       codeMode: JSON.parse(codeMode ?? '{}') as Partial<Limits>,
       shell: JSON.parse(shell ?? '{}') as Partial<ShellConfig>,
+      ...(repairAttempts === null || repairAttempts === undefined ? {} : { repairAttempts: Number(repairAttempts) }),
       createdAt: createdAt ?? '',
       updatedAt: updatedAt ?? '',
     };
@@ -73,6 +82,15 @@ export class SessionLedger {
     const hash = await guard(() => this.redis.hgetall(this.keys.session(ref)));
     return { settings: settingsFromHash(hash), version: hash.configVersion ?? '0' };
   }
+}
+
+/** configure-session.lua's ARGV[5]: '' keeps the session's value, 'null' removes it. */
+function repairAttemptsArg(value: number | null | undefined): string {
+  if (value === undefined) return '';
+  if (value !== null && !(Number.isSafeInteger(value) && value >= 0 && value < MAX_OVERRIDE)) {
+    throw new InvalidArgumentError('repairAttempts', 'must be a non-negative integer or null');
+  }
+  return String(value);
 }
 
 function overridesJson(field: string, overrides: Record<string, number | null | undefined> | undefined): string {

@@ -1,4 +1,4 @@
-import { INVALID_SESSION_ID_MESSAGE } from '@codemode/contracts';
+import { INVALID_SESSION_ID_MESSAGE, REPAIR_REASONS } from '@codemode/contracts';
 import type {
   ApiErrorBody,
   ClientToolInput,
@@ -66,6 +66,7 @@ const failedInput: CodeModeResult = {
   code: 'invalid_input',
   failurePhase: 'input',
   bridgeDispatchStarted: false,
+  repair: { allowed: true, remainingAttempts: 1, reason: REPAIR_REASONS.allowed },
   replaySafe: false,
   telemetry: TELEMETRY,
 };
@@ -79,7 +80,13 @@ const aborted: CodeModeResult = {
   telemetry: TELEMETRY,
 };
 
-const sessionConfig: SessionConfig = { sessionId: 's1', agentId: null, codeMode: { ...LIMITS, timeoutMs: 2000 }, shell: SHELL };
+const sessionConfig: SessionConfig = {
+  sessionId: 's1',
+  agentId: null,
+  codeMode: { ...LIMITS, timeoutMs: 2000 },
+  shell: SHELL,
+  repairAttempts: 2,
+};
 const sessionView: SessionView = {
   ...sessionConfig,
   counts: { runs: 1, events: 3, transcriptEntries: 2 },

@@ -10,9 +10,10 @@
       ARGV[2] agentId (when mode is 'set')
       ARGV[3] codeMode patch: JSON object of integer | null (validated by the caller)
       ARGV[4] shell patch: JSON object of integer | null
+      ARGV[5] repairAttempts: '' keeps, 'null' removes, else a non-negative integer (SPEC §16)
 
     Output:
-      {1, eventId, agentId|false, codeModeJson, shellJson, createdAt, updatedAt}
+      {1, eventId, agentId|false, codeModeJson, shellJson, createdAt, updatedAt, repairAttempts|false}
 
     Events:
       session.configured
@@ -30,16 +31,22 @@ local function merge(stored, patchJson)
   return cjson.encode(merged)
 end
 
-local cur = redis.call('HMGET', KEYS[2], 'agentId', 'codeMode', 'shell')
+local cur = redis.call('HMGET', KEYS[2], 'agentId', 'codeMode', 'shell', 'repairAttempts')
 local agentId = cur[1]
 if ARGV[1] == 'set' then agentId = ARGV[2] elseif ARGV[1] == 'clear' then agentId = false end
 local codeMode = merge(cur[2], ARGV[3])
 local shell = merge(cur[3], ARGV[4])
+local repairAttempts = cur[4]
+if ARGV[5] == 'null' then repairAttempts = false elseif ARGV[5] ~= '' then repairAttempts = ARGV[5] end
 
 local head = '{"agentId":' .. (agentId and cjson.encode(agentId) or 'null') ..
-  ',"codeMode":' .. codeMode .. ',"shell":' .. shell .. '}'
+  ',"codeMode":' .. codeMode .. ',"shell":' .. shell ..
+  (repairAttempts and (',"repairAttempts":' .. repairAttempts) or '') .. '}'
 local facts = { codeMode = codeMode, shell = shell }
 if agentId then facts.agentId = agentId end
+-- The session hash holds it beside the counter of failed cells that finish-run.lua keeps.
+if repairAttempts then redis.call('HSET', KEYS[2], 'repairAttempts', repairAttempts)
+else redis.call('HDEL', KEYS[2], 'repairAttempts') end
 local id = append_event(KEYS, { type = 'session.configured', runId = '', epoch = 0, head = head, raws = {}, facts = facts })
 local times = redis.call('HMGET', KEYS[2], 'createdAt', 'updatedAt')
-return { 1, id, agentId, codeMode, shell, times[1], times[2] }
+return { 1, id, agentId, codeMode, shell, times[1], times[2], repairAttempts }

@@ -23,6 +23,8 @@ export function rebuildSession(events: readonly LoggedEvent[]): SessionRecord | 
       record.agentId = (event.data.agentId as string | null) ?? null;
       record.codeMode = event.data.codeMode as Partial<Limits>;
       record.shell = event.data.shell as Partial<ShellConfig>;
+      if (typeof event.data.repairAttempts === 'number') record.repairAttempts = event.data.repairAttempts;
+      else delete record.repairAttempts;
     } else if (event.type === 'run.requested') {
       record.counts.runs += 1;
     }
