@@ -46,6 +46,7 @@ describe('callKey on every nested tool call (SPEC §16)', () => {
         tools: [
           { name: 'record', description: 'Records the call key', endpoint: `${hook.url}/record` },
           { name: 'ask_human', description: 'Ask the human operator a question' },
+          { name: 'upsert', description: 'Applies each key once', endpoint: `${hook.url}/upsert`, idempotent: true },
         ],
       }),
     });
@@ -95,6 +96,31 @@ describe('callKey on every nested tool call (SPEC §16)', () => {
       ['bridge:callValue:3', `${runId}:4`],
       ['bridge:callValue:4', `${runId}:5`],
     ]);
+  });
+
+  it('lets restartSafe cells call idempotent client and MCP tools, and nothing else that writes (SPEC §16)', async () => {
+    const safe = await client.exec(SESSION, {
+      title: 'safe writes',
+      restartSafe: true,
+      code: 'const a = await upsert({ id: 1 }); const b = await MCP.tracker.echoMeta({}); return [a.key, b.content[0].text];',
+    });
+    expect(safe).toMatchObject({ status: 'completed', replaySafe: true });
+    const [webhookKey, mcpKey] = (safe as Extract<CodeModeResult, { status: 'completed' }>).value as string[];
+    expect(webhookKey).toMatch(/^cm_[0-9a-f-]+:1$/);
+    expect(mcpKey).toBe(`${webhookKey.slice(0, -2)}:2`);
+    const write = await client.exec(SESSION, { title: 'unsafe write', restartSafe: true, code: 'await record({}); return 1;' });
+    expect(write).toMatchObject({
+      status: 'failed',
+      code: 'invalid_input',
+      replaySafe: true,
+      error: 'restart-safe code mode cannot call tool surfaces that are not proven replay-safe; use audited read, grep, or find tools.',
+    });
+    const mcp = await client.exec(SESSION, {
+      title: 'unsafe mcp',
+      restartSafe: true,
+      code: 'await MCP.tracker.createIssue({ title: "x" });',
+    });
+    expect(mcp).toMatchObject({ status: 'failed', code: 'invalid_input', error: 'restart-safe code mode cannot call namespace tools.' });
   });
 
   it('counts calls of each run from 1', async () => {

@@ -41,9 +41,16 @@ export function toolMetadata(callableName: string, extra: Partial<HandleMetadata
  * A GuestCatalog with one global per name, as JSON text (`CellRunRequest.catalogJson`); names
  * listed in `replaySafe` are replay-safe.
  */
-export function testCatalog(names: readonly string[], options: { replaySafe?: readonly string[]; mcp?: GuestCatalog['mcp'] } = {}): string {
+export function testCatalog(
+  names: readonly string[],
+  options: { replaySafe?: readonly string[]; idempotent?: readonly string[]; mcp?: GuestCatalog['mcp'] } = {},
+): string {
   const catalog: GuestCatalog = {
-    globals: names.map((name) => ({ metadata: toolMetadata(name), replaySafe: options.replaySafe?.includes(name) ?? false })),
+    globals: names.map((name) => ({
+      metadata: toolMetadata(name),
+      replaySafe: options.replaySafe?.includes(name) ?? false,
+      ...(options.idempotent?.includes(name) ? { idempotent: true } : {}),
+    })),
     mcp: options.mcp ?? [],
   };
   return JSON.stringify(catalog);

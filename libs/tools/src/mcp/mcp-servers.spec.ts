@@ -19,7 +19,13 @@ describe('McpServers (stdio fixture)', () => {
 
   beforeAll(async () => {
     const configs: McpServerConfig[] = [
-      { name: 'tracker', command: process.execPath, args: [FIXTURE], env: { FIXTURE_GREETING: 'hello from env' } },
+      {
+        name: 'tracker',
+        command: process.execPath,
+        args: [FIXTURE],
+        env: { FIXTURE_GREETING: 'hello from env' },
+        idempotentTools: ['delete'],
+      },
       { name: 'broken', command: path.join(__dirname, 'no-such-binary') },
     ];
     servers = new McpServers(configs, {
@@ -54,6 +60,8 @@ describe('McpServers (stdio fixture)', () => {
       inputSchema: { type: 'object', required: ['title'], properties: { priority: { default: 'normal' } } },
       outputSchema: { type: 'object' },
     });
+    // SPEC §16: idempotent by the tool's annotations (echo_meta) or the server's idempotentTools (delete).
+    expect(tools.filter((tool) => tool.idempotent).map((tool) => tool.toolName)).toEqual(['delete', 'echo_meta']);
     const catalog = buildCatalog(tools);
     expect(catalog.entries.map((entry) => entry.callableName)).toContain('MCP.tracker.delete2');
   });

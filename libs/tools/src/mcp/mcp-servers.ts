@@ -108,6 +108,7 @@ export class McpServers {
           ...(tool.description !== undefined ? { description: tool.description } : {}),
           inputSchema: tool.inputSchema,
           ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+          idempotent: tool.annotations?.idempotentHint === true || (connection.config.idempotentTools ?? []).includes(tool.name),
         }),
       ),
     );
