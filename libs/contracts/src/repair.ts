@@ -5,11 +5,13 @@ import { z } from 'zod';
  * Decided where the run ends, atomically with the session's count of failed cells in a row
  * (libs/events `lua/includes/repair.lua`).
  */
-export const RepairSchema = z.object({
-  allowed: z.boolean(),
-  remainingAttempts: z.number().int(),
-  reason: z.string(),
-});
+export const RepairSchema = z
+  .object({
+    allowed: z.boolean(),
+    remainingAttempts: z.number().int(),
+    reason: z.string(),
+  })
+  .describe('SPEC §16 bounded repair: whether the model may run a corrected cell, and why.');
 export type Repair = z.infer<typeof RepairSchema>;
 
 /** SPEC §16: the one sentence of `repair.reason`, by case. */

@@ -11,7 +11,10 @@ export const SessionPutInputSchema = z.object({
   /** SPEC §11: the session's tool policy, merged over the tenant's; operator keys only. */
   policy: PolicySchema.optional(),
   /** SPEC §16: failed cells in a row a model may repair (0–10, clamped; anything else: the default). */
-  repairAttempts: z.unknown().optional(),
+  repairAttempts: z
+    .unknown()
+    .describe('Failed cells in a row a model may repair (SPEC §16): an integer 0–10, default 2, 0 turning repair off.')
+    .optional(),
 });
 export type SessionPutInput = z.infer<typeof SessionPutInputSchema>;
 
