@@ -201,12 +201,10 @@ describe('paired nodes (SPEC §15) and shell on a node (SPEC §7)', () => {
     await until('operators-node gone', async () =>
       (await listed()).find((n) => n.name === 'operators-node')?.connected === false ? true : undefined,
     );
-    const hijack = await stack
-      .client(ALPHA_AGENT)
-      .raw('POST', '/v1/nodes/connect', {
-        body: JSON.stringify({ name: 'operators-node', platform: 'linux', commands: [] }),
-        headers: { 'content-type': 'application/json' },
-      });
+    const hijack = await stack.client(ALPHA_AGENT).raw('POST', '/v1/nodes/connect', {
+      body: JSON.stringify({ name: 'operators-node', platform: 'linux', commands: [] }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(hijack.status).toBe(403);
     expect((hijack.body as { error: string }).error).toBe(
       'node operators-node was paired with an operator key; an agent key cannot take it over.',

@@ -20,6 +20,8 @@ export interface ToolDefinition {
   readonly inputSchema?: JsonSchema;
   readonly outputSchema?: JsonSchema;
   readonly replaySafe: boolean;
+  /** SPEC §16: retried with the same callKey it takes effect once; `restartSafe` cells may call it. Absent: false. */
+  readonly idempotent?: boolean;
   readonly mcp?: McpToolOrigin;
 }
 

@@ -67,6 +67,7 @@ export function clientToolDefinition(tool: ClientTool): ToolDefinition {
     inputSchema: tool.inputSchema,
     ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     replaySafe: tool.replaySafe ?? false,
+    ...(tool.idempotent ? { idempotent: true } : {}),
   };
 }
 
@@ -76,9 +77,11 @@ export interface McpToolDescription {
   readonly description?: string;
   readonly inputSchema?: JsonSchema;
   readonly outputSchema?: JsonSchema;
+  /** SPEC §16: its annotations say `idempotentHint: true`, or the server's config lists it in `idempotentTools`. */
+  readonly idempotent?: boolean;
 }
 
-/** Catalog definition of one tool an MCP server lists. MCP tools are never replay-safe. */
+/** Catalog definition of one tool an MCP server lists. MCP tools are never replay-safe; some are idempotent. */
 export function mcpToolDefinition(tool: McpToolDescription): ToolDefinition {
   return {
     hostId: makeHostId('mcp', tool.serverName, tool.toolName),
@@ -88,6 +91,7 @@ export function mcpToolDefinition(tool: McpToolDescription): ToolDefinition {
     ...(tool.inputSchema ? { inputSchema: tool.inputSchema } : {}),
     ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     replaySafe: false,
+    ...(tool.idempotent ? { idempotent: true } : {}),
     mcp: { serverName: tool.serverName, toolName: tool.toolName },
   };
 }

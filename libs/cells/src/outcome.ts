@@ -13,6 +13,11 @@ export interface BridgeCall {
   id: string;
   method: BridgeMethod;
   args: unknown;
+  /**
+   * A tool call's (callValue, namespace) n of its callKey `<runId>:<n>` (SPEC §16): counting every
+   * tool call of the run from 1 in the order the guest made them, so the same on every replay.
+   */
+  callNumber?: number;
 }
 
 /** An unsettled bridge request of a waiting run (`args` as the guest sent them; shapes in libs/sandbox/ARCHITECTURE.md). */

@@ -25,6 +25,14 @@ export const LIMIT_RULES: Readonly<Record<keyof Limits, LimitRule>> = {
   resultsTtlSeconds: { defaultValue: 3600, min: 60, max: 86_400, env: 'CODEMODE_RESULTS_TTL_SECONDS' },
 };
 
+/** SPEC §16: `repairAttempts` of `PUT /v1/sessions/{sid}`, a session value only (no deployment env); 0 turns repair off. */
+export const REPAIR_ATTEMPTS_RULE: Readonly<Omit<LimitRule, 'env'>> = { defaultValue: 2, min: 0, max: 10, allowZero: true };
+
+/** A session's `repairAttempts` to store: a valid value clamped, anything else null (back to the default). */
+export function repairAttemptsOverride(value: unknown): number | null {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? Math.min(value, REPAIR_ATTEMPTS_RULE.max) : null;
+}
+
 /** SPEC §7: shell defaults, named after OpenClaw's env variables. */
 export const SHELL_RULES: Readonly<Record<keyof ShellConfig, LimitRule>> = {
   backgroundMs: { defaultValue: 10_000, min: 10, max: 120_000, env: 'OPENCLAW_BASH_YIELD_MS' },

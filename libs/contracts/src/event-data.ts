@@ -99,6 +99,8 @@ export const EVENT_DATA_SCHEMAS = {
     shell: ShellConfigSchema.partial(),
     /** SPEC §15: written only when true (absent: false, as in logs written before it existed). */
     agents: z.boolean().optional(),
+    /** SPEC §16: the session's own repairAttempts, when it has one. */
+    repairAttempts: z.number().int().optional(),
   }),
   'exec.rejected': z.object({ call: z.enum(['exec', 'wait']), input: z.unknown(), result: AnyResultSchema }),
   'run.requested': RunRequestedDataSchema,
@@ -133,6 +135,8 @@ export const EVENT_DATA_SCHEMAS = {
     /** SPEC §15: a `nodes.invoke` call's node (the id it resolved to) and command. */
     node: z.string().optional(),
     command: z.string().optional(),
+    /** SPEC §16: `<runId>:<n>`, the same on every replay of the run. */
+    callKey: z.string().optional(),
   }),
   'tool.settled': ToolSettledDataSchema,
   'tool.blocked': z.object({ callId: z.string(), tool: z.string() }),

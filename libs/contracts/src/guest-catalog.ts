@@ -9,7 +9,7 @@ import { HandleMetadataSchema } from './tools';
  */
 export const GuestCatalogSchema = z.object({
   /** Core and client tools, in catalog order: the async globals and `catalog.all()`. */
-  globals: z.array(z.object({ metadata: HandleMetadataSchema, replaySafe: z.boolean() })),
+  globals: z.array(z.object({ metadata: HandleMetadataSchema, replaySafe: z.boolean(), idempotent: z.boolean().optional() })),
   /** MCP servers under `MCP.<serverIdentifier>`, each tool under its lowerCamelCase identifier. */
   mcp: z.array(
     z.object({
@@ -19,6 +19,8 @@ export const GuestCatalogSchema = z.object({
         z.object({
           toolIdentifier: z.string(),
           metadata: HandleMetadataSchema,
+          /** SPEC §16: a `restartSafe` cell may call it. */
+          idempotent: z.boolean().optional(),
         }),
       ),
     }),

@@ -6,6 +6,7 @@ export * from './ids';
 export * from './jobs';
 export * from './limits';
 export * from './result';
+export * from './repair';
 export * from './run';
 export * from './session';
 export * from './shell-config';

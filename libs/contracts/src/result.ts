@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RepairSchema } from './repair';
 
 export const CODE_MODE_ERROR_CODES = [
   'invalid_input',
@@ -83,6 +84,8 @@ export const FailedResultSchema = z.object({
   code: CodeModeErrorCodeSchema.optional(),
   failurePhase: FailurePhaseSchema,
   bridgeDispatchStarted: z.boolean(),
+  /** SPEC §16: on failures of exec, or of a wait that ended the run, that count as a failed cell. */
+  repair: RepairSchema.optional(),
   ...common,
 });
 

@@ -12,6 +12,11 @@ export const SessionPutInputSchema = z.object({
   policy: PolicySchema.optional(),
   /** SPEC §15: installs `agents` in the session's cells. */
   agents: z.boolean().optional(),
+  /** SPEC §16: failed cells in a row a model may repair (0–10, clamped; anything else: the default). */
+  repairAttempts: z
+    .unknown()
+    .describe('Failed cells in a row a model may repair (SPEC §16): an integer 0–10, default 2, 0 turning repair off.')
+    .optional(),
 });
 export type SessionPutInput = z.infer<typeof SessionPutInputSchema>;
 
@@ -24,6 +29,8 @@ export const SessionConfigSchema = z.object({
   policy: PolicySchema.nullable().optional(),
   /** SPEC §15: cells have `agents.run` (default false). */
   agents: z.boolean(),
+  /** SPEC §16: the session's repair attempts, default 2. */
+  repairAttempts: z.number().int(),
 });
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 

@@ -16,6 +16,11 @@ describe('ClientToolSchema', () => {
     expect(ClientToolSchema.safeParse({ name: 'x', description: '', endpoint }).success).toBe(valid);
   });
 
+  it('keeps idempotent (SPEC §16) and takes only a boolean', () => {
+    expect(ClientToolSchema.parse({ name: 'x', description: '', idempotent: true }).idempotent).toBe(true);
+    expect(ClientToolSchema.safeParse({ name: 'x', description: '', idempotent: 'yes' }).success).toBe(false);
+  });
+
   it('bounds names, timeouts and schema sizes', () => {
     expect(ClientToolSchema.safeParse({ name: '', description: '' }).success).toBe(false);
     expect(ClientToolSchema.safeParse({ name: '   ', description: '' }).success).toBe(false);

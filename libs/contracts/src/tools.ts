@@ -59,6 +59,8 @@ const EndpointSchema = z
  * - `endpoint`: an http or https URL (its address is checked against SPEC §10: loopback only in single mode), at most 2048 characters; without one,
  *   calls come back to the client as `pendingToolCalls`.
  * - `replaySafe`: default false. `timeoutMs`: integer 100–300000.
+ * - `idempotent` (SPEC §16): default false; true says a call retried with the same `Idempotency-Key`
+ *   takes effect once, so `restartSafe` cells may call it and a rebuilt run may send it again.
  */
 export const ClientToolSchema = z.object({
   name: z
@@ -71,6 +73,7 @@ export const ClientToolSchema = z.object({
   outputSchema: JsonSchemaObjectSchema.optional(),
   endpoint: EndpointSchema.optional(),
   replaySafe: z.boolean().optional(),
+  idempotent: z.boolean().optional(),
   timeoutMs: z.number().int().min(MIN_CLIENT_TOOL_TIMEOUT_MS).max(MAX_CLIENT_TOOL_TIMEOUT_MS).optional(),
 });
 export type ClientTool = z.infer<typeof ClientToolSchema>;

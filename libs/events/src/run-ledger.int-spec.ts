@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { SessionRef } from '@codemode/contracts';
+import { REPAIR_REASONS, type SessionRef } from '@codemode/contracts';
 import { RunAlreadyEndedError, RunExistsError, RunNotFoundError, StaleEpochError } from './errors';
 import { EventLog } from './event-log';
 import { KeySpace } from './keys';
@@ -252,13 +252,16 @@ test('reject writes exec.rejected and transcript input + result entries', async 
   const ref = newRef();
   expect(await runs.transcript(ref)).toBeNull();
   const input = { title: '', code: 'ls -la', extra: [[], {}], n: 2 ** 60 };
-  const result = failed('title must be a non-empty string.', 'invalid_input');
-  await runs.reject(ref, 'exec', input, result);
-  await runs.reject(ref, 'wait', undefined, failed('runId must be a non-empty string.', 'invalid_input'));
+  const refused = failed('title must be a non-empty string.', 'invalid_input');
+  const result = await runs.reject(ref, 'exec', input, refused);
+  expect(result).toEqual({ ...refused, repair: { allowed: true, remainingAttempts: 1, reason: REPAIR_REASONS.allowed } });
+  const waitRefused = failed('runId must be a non-empty string.', 'invalid_input');
+  expect(await runs.reject(ref, 'wait', undefined, waitRefused)).toEqual(waitRefused);
   const events = await log.history(ref);
   expect(events.map((e) => e.type)).toEqual(['exec.rejected', 'exec.rejected']);
   expect(events[0].runId).toBeUndefined();
   expect(events[0].data).toEqual({ call: 'exec', input: JSON.parse(JSON.stringify(input)), result });
+  expect(events[1].data).toEqual({ call: 'wait', input: null, result: waitRefused });
   const transcript = await runs.transcript(ref);
   expect(transcript?.map((e) => [e.kind, e.call, e.runId])).toEqual([
     ['input', 'exec', null],

@@ -8,6 +8,7 @@ import type { KeySpace } from './keys';
 import { checkReply, LUA_CODES, toRunStatus } from './lua-errors';
 import { runFromHash } from './projections/views';
 import { execMulti, guard } from './redis';
+import { repairArgs, withRepair } from './repair-args';
 import { ScriptLoader } from './script-loader';
 import { SessionIndex } from './session-index';
 
@@ -136,11 +137,11 @@ export class RunLedger {
     ref: SessionRef,
     runId: string,
     opts: { epoch: number; type: FinishType; result: CodeModeResult; replyTo?: string },
-  ): Promise<{ eventId: string }> {
-    const args = [runId, opts.epoch, opts.type, JSON.stringify(opts.result), opts.replyTo ?? ''];
+  ): Promise<{ eventId: string; result: CodeModeResult }> {
+    const args = [runId, opts.epoch, opts.type, JSON.stringify(opts.result), opts.replyTo ?? '', ...repairArgs(opts.result)];
     const raw = await guard(() => this.scripts.run(this.redis, 'finish-run', this.keys.scriptKeys(ref, runId), args));
     const reply = checkReply(raw, { runId, epoch: opts.epoch, type: opts.type });
-    return { eventId: String(reply[1]) };
+    return { eventId: String(reply[1]), result: withRepair(opts.result, reply[2]) };
   }
 
   /**
@@ -273,9 +274,22 @@ export class RunLedger {
     return this.log.append(ref, input);
   }
 
-  /** An exec/wait refused on its input: `exec.rejected` plus transcript input and result entries. */
-  async reject(ref: SessionRef, call: 'exec' | 'wait', input: unknown, result: CodeModeResult): Promise<void> {
-    await this.log.append(ref, { type: 'exec.rejected', data: { call, input: input ?? null, result } });
+  /**
+   * An exec/wait refused on its input: `exec.rejected` plus transcript input and result entries.
+   * A refused exec is a failed cell of its session (SPEC §16, reject-exec.lua): answers its result
+   * with its `repair`. A refused wait leaves the run, and the count, untouched.
+   */
+  async reject(ref: SessionRef, call: 'exec' | 'wait', input: unknown, result: CodeModeResult): Promise<CodeModeResult> {
+    if (call === 'wait') {
+      await this.log.append(ref, { type: 'exec.rejected', data: { call, input: input ?? null, result } });
+      return result;
+    }
+    const args = [JSON.stringify(input ?? null), JSON.stringify(result), ...repairArgs(result)];
+    const raw = await this.index.alongside(ref, () =>
+      guard(() => this.scripts.run(this.redis, 'reject-exec', this.keys.scriptKeys(ref, ''), args)),
+    );
+    const reply = checkReply(raw, { type: 'exec.rejected' });
+    return withRepair(result, reply[2]);
   }
 
   async get(ref: SessionRef, runId: string): Promise<RunView | null> {

@@ -14,6 +14,7 @@ export const SCRIPT_NAMES = [
   'start-run',
   'finish-run',
   'abandon-run',
+  'reject-exec',
   'configure-session',
   'reserve-resume',
   'give-back-resume',

@@ -14,6 +14,8 @@ export interface SessionPatch {
   codeMode?: { [K in keyof Limits]?: number | null };
   shell?: { [K in keyof ShellConfig]?: number | null };
   agents?: boolean;
+  /** SPEC §16: null removes the session's own value. */
+  repairAttempts?: number | null;
 }
 
 /** A session's settings as read at one `configVersion` (bumped by every `session.configured`). */
@@ -50,16 +52,18 @@ export class SessionLedger {
       overridesJson('codeMode', patch.codeMode),
       overridesJson('shell', patch.shell),
       agentsMode,
+      repairAttemptsArg(patch.repairAttempts),
     ];
     const raw = await this.index.alongside(ref, () =>
       guard(() => this.scripts.run(this.redis, 'configure-session', this.keys.scriptKeys(ref, ''), args)),
     );
-    const [, , agentId, codeMode, shell, createdAt, updatedAt, agents] = checkReply(raw, { type: 'session.configured' });
+    const [, , agentId, codeMode, shell, createdAt, updatedAt, agents, repairAttempts] = checkReply(raw, { type: 'session.configured' });
     return {
       agentId: agentId ?? null,
       codeMode: JSON.parse(codeMode ?? '{}') as Partial<Limits>,
       shell: JSON.parse(shell ?? '{}') as Partial<ShellConfig>,
       agents: agents === '1',
+      ...(repairAttempts === null || repairAttempts === undefined ? {} : { repairAttempts: Number(repairAttempts) }),
       createdAt: createdAt ?? '',
       updatedAt: updatedAt ?? '',
     };
@@ -82,6 +86,15 @@ export class SessionLedger {
     const hash = await guard(() => this.redis.hgetall(this.keys.session(ref)));
     return { settings: settingsFromHash(hash), version: hash.configVersion ?? '0' };
   }
+}
+
+/** configure-session.lua's ARGV[5]: '' keeps the session's value, 'null' removes it. */
+function repairAttemptsArg(value: number | null | undefined): string {
+  if (value === undefined) return '';
+  if (value !== null && !(Number.isSafeInteger(value) && value >= 0 && value < MAX_OVERRIDE)) {
+    throw new InvalidArgumentError('repairAttempts', 'must be a non-negative integer or null');
+  }
+  return String(value);
 }
 
 function overridesJson(field: string, overrides: Record<string, number | null | undefined> | undefined): string {

@@ -122,6 +122,14 @@ describe('ProcessRegistry.exec', () => {
     expect(quick.text).toBe('fast');
   });
 
+  it('gives a command run from a cell its callKey as CODEMODE_CALL_KEY, whatever the request env says (SPEC §16)', async () => {
+    const answer = await registry.exec('a', { command: 'echo "[$CODEMODE_CALL_KEY]"', env: { CODEMODE_CALL_KEY: 'forged' } }, CONFIG, {
+      insideCell: { remainingBudgetMs: 20_000, processCallable: 'process_ab12', callKey: 'run_1:3' },
+    });
+    expect(answer.text).toBe('[run_1:3]');
+    expect((await registry.exec('a', { command: 'echo "[${CODEMODE_CALL_KEY-unset}]"' }, CONFIG)).text).toBe('[unset]');
+  });
+
   it('reports started, output and exited events', async () => {
     events.length = 0;
     const answer = await registry.exec('ev', { command: 'printf abc; printf err >&2' }, CONFIG);

@@ -73,8 +73,11 @@ export interface ProcessRegistryOptions {
 }
 
 export interface ExecContext {
-  /** Set when the call comes from a cell: its remaining budget and the process tool's callable. */
-  insideCell?: { remainingBudgetMs: number; processCallable: string };
+  /**
+   * Set when the call comes from a cell: its remaining budget, the process tool's callable, and the
+   * call's callKey (SPEC §16), which the command sees as CODEMODE_CALL_KEY.
+   */
+  insideCell?: { remainingBudgetMs: number; processCallable: string; callKey?: string };
   /** Workspace of this call's session, when it differs from the registry's. */
   workspaceRoot?: string;
   /** How the command runs (SPEC §10). @default { kind: 'none' } */
@@ -232,8 +235,8 @@ export class ProcessRegistry {
       command: input.command,
       cwd,
       confined: spawnConfined,
-      // OPENCLAW_SHELL last: commands can rely on it whatever the request's env says.
-      env: { ...baseEnv, ...input.env, OPENCLAW_SHELL: 'exec' },
+      // OPENCLAW_SHELL and CODEMODE_CALL_KEY last: commands can rely on them whatever the request's env says.
+      env: { ...baseEnv, ...input.env, OPENCLAW_SHELL: 'exec', ...callKeyEnv(ctx.insideCell?.callKey) },
       pty: input.pty === true,
       background: input.background === true,
       timeoutSeconds,
@@ -322,4 +325,9 @@ function checkHost(input: ShellExecInput): void {
   if (host === 'auto' || host === 'sandbox' || host === 'gateway') return;
   if (host !== 'node') throw new ShellHostError(texts.unknownHost(host));
   throw new ShellHostError(texts.unknownNode(input.node ?? ''));
+}
+
+/** SPEC §16: a command run from a cell gets its call's callKey in its environment. */
+function callKeyEnv(callKey: string | undefined): Record<string, string> {
+  return callKey === undefined ? {} : { CODEMODE_CALL_KEY: callKey };
 }

@@ -155,11 +155,19 @@ function guestCatalogOf(entries: readonly CatalogEntry[], surfaces: SurfaceOptio
       serverName: binding.serverName,
       tools: [],
     };
-    server.tools.push({ toolIdentifier: binding.toolIdentifier, metadata: handleMetadata(entry) });
+    server.tools.push({
+      toolIdentifier: binding.toolIdentifier,
+      metadata: handleMetadata(entry),
+      ...(entry.idempotent ? { idempotent: true } : {}),
+    });
     servers.set(binding.serverName, server);
   }
   return {
-    globals: globalEntries(entries).map((entry) => ({ metadata: handleMetadata(entry), replaySafe: entry.replaySafe })),
+    globals: globalEntries(entries).map((entry) => ({
+      metadata: handleMetadata(entry),
+      replaySafe: entry.replaySafe,
+      ...(entry.idempotent ? { idempotent: true } : {}),
+    })),
     mcp: [...servers.values()],
     surfaces: platformSurfaces(surfaces).map((entry) => ({ name: entry.callableName, replaySafe: entry.replaySafe })),
   };

@@ -9,6 +9,7 @@
  * - fail {reason?}  → an isError result with text content
  * - slow {ms}       → answers after `ms` milliseconds (timeouts and aborts)
  * - echo_env {name} → the value of an environment variable (config env passing)
+ * - echo_meta {}    → the request's `_meta.idempotencyKey` (SPEC §16 callKey); annotated idempotent
  */
 const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
 const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
@@ -56,6 +57,11 @@ function createFixtureServer() {
     { description: 'Reads an environment variable.', inputSchema: { name: z.string() } },
     async ({ name }) => ({ content: [{ type: 'text', text: process.env[name] || '' }] }),
   );
+
+  const echoMeta = { description: 'Reads the idempotency key of the request.', inputSchema: {}, annotations: { idempotentHint: true } };
+  server.registerTool('echo_meta', echoMeta, async (_args, extra) => ({
+    content: [{ type: 'text', text: String((extra._meta && extra._meta.idempotencyKey) || '') }],
+  }));
 
   return server;
 }

@@ -1,4 +1,4 @@
-import { INVALID_SESSION_ID_MESSAGE } from '@codemode/contracts';
+import { INVALID_SESSION_ID_MESSAGE, REPAIR_REASONS } from '@codemode/contracts';
 import type {
   ApiErrorBody,
   ClientToolInput,
@@ -68,6 +68,7 @@ const failedInput: CodeModeResult = {
   code: 'invalid_input',
   failurePhase: 'input',
   bridgeDispatchStarted: false,
+  repair: { allowed: true, remainingAttempts: 1, reason: REPAIR_REASONS.allowed },
   replaySafe: false,
   telemetry: TELEMETRY,
 };
@@ -87,6 +88,7 @@ const sessionConfig: SessionConfig = {
   codeMode: { ...LIMITS, timeoutMs: 2000 },
   shell: SHELL,
   agents: false,
+  repairAttempts: 2,
 };
 const sessionView: SessionView = {
   ...sessionConfig,

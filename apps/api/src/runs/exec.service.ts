@@ -270,7 +270,7 @@ export class ExecService {
   /** Refused input is still part of the conversation: record it, but answer even if Redis is down. */
   private async reject(ref: SessionRef, input: unknown, result: CodeModeResult): Promise<CodeModeResult> {
     try {
-      await this.runs.reject(ref, 'exec', input, result);
+      return await this.runs.reject(ref, 'exec', input, result);
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
     }

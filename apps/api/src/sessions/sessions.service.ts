@@ -5,6 +5,8 @@ import {
   effectiveShellConfig,
   LIMIT_RULES,
   limitOverrides,
+  REPAIR_ATTEMPTS_RULE,
+  repairAttemptsOverride,
   SHELL_RULES,
   shellOverrides,
   type AppConfig,
@@ -39,6 +41,7 @@ export class SessionsService {
         ? {}
         : { codeMode: patchOf(input.codeMode, limitOverrides(input.codeMode), Object.keys(LIMIT_RULES)) }),
       ...(input.shell === undefined ? {} : { shell: patchOf(input.shell, shellOverrides(input.shell), Object.keys(SHELL_RULES)) }),
+      ...(input.repairAttempts === undefined ? {} : { repairAttempts: repairAttemptsOverride(input.repairAttempts) }),
     });
     return this.toConfig(ref, stored);
   }
@@ -56,13 +59,17 @@ export class SessionsService {
   }
 
   /** The effective values (ceilings and shell caps applied): what `exec` and shell calls run with. */
-  private toConfig(ref: SessionRef, stored: Pick<StoredSession, 'agentId' | 'codeMode' | 'shell' | 'agents'>): SessionConfig {
+  private toConfig(
+    ref: SessionRef,
+    stored: Pick<StoredSession, 'agentId' | 'codeMode' | 'shell' | 'agents' | 'repairAttempts'>,
+  ): SessionConfig {
     return {
       sessionId: ref.sessionId,
       agentId: stored.agentId,
       codeMode: effectiveLimits(this.config, ref.tenant, stored.codeMode),
       shell: effectiveShellConfig(this.config, stored.shell),
       agents: stored.agents,
+      repairAttempts: stored.repairAttempts ?? REPAIR_ATTEMPTS_RULE.defaultValue,
     };
   }
 }

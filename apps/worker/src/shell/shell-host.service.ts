@@ -29,8 +29,8 @@ const DELETED_SESSION_MEMORY_MS = 60_000;
 export interface ShellCaller {
   ref: SessionRef;
   scopeKey: string;
-  /** Set for calls from a cell: its remaining budget and the process tool's callable name. */
-  insideCell?: { remainingBudgetMs: number; processCallable: string };
+  /** Set for calls from a cell: its remaining budget, the process tool's callable name and the call's callKey (SPEC §16). */
+  insideCell?: { remainingBudgetMs: number; processCallable: string; callKey?: string };
 }
 
 /**

@@ -302,7 +302,7 @@ export class RunToolHost implements BridgeHost {
     }
     if (entry.source === 'client') return this.recorded(call, entry, input, signal, () => this.callClient(call, entry, input, signal));
     if (entry.source === 'platform') return this.recorded(call, entry, input, signal, () => this.callSurface(entry, input, signal));
-    return this.recorded(call, entry, input, signal, () => this.callCore(entry, input));
+    return this.recorded(call, entry, input, signal, () => this.callCore(call, entry, input));
   }
 
   /**
@@ -358,7 +358,7 @@ export class RunToolHost implements BridgeHost {
     return handler({ ref: this.run.ref, input, signal, budgetMs: this.legDeadline - Date.now() });
   }
 
-  private async callCore(entry: CatalogEntry, input: unknown): Promise<unknown> {
+  private async callCore(call: BridgeCall, entry: CatalogEntry, input: unknown): Promise<unknown> {
     if (isWorkspaceToolName(entry.toolName)) {
       return runCoreTool(entry.toolName, input, { workspaceRoot: this.deps.shell.workspaceOf(this.run.ref) });
     }
@@ -368,6 +368,7 @@ export class RunToolHost implements BridgeHost {
       insideCell: {
         remainingBudgetMs: Math.max(0, this.legDeadline - Date.now()),
         processCallable: this.catalog.coreCallable('process'),
+        callKey: this.callKey(call),
       },
     };
     if (entry.toolName === 'exec') return this.deps.shell.exec(caller, input as never, this.run.shell);
@@ -385,6 +386,7 @@ export class RunToolHost implements BridgeHost {
         secret: this.deps.webhookSecret,
         timeoutMs: tool.timeoutMs,
         body: { input, callId: call.id, runId: this.run.runId, sessionId: this.run.ref.sessionId },
+        idempotencyKey: this.callKey(call),
         signal,
       });
     }
@@ -401,7 +403,7 @@ export class RunToolHost implements BridgeHost {
     this.counts.callCount += 1;
     await this.policy.admit(call, entry, input, signal, gate);
     return this.recorded(call, entry, input, signal, () =>
-      this.deps.mcp!.callTool(binding.serverName, binding.toolName, input, { signal }),
+      this.deps.mcp!.callTool(binding.serverName, binding.toolName, input, { signal, idempotencyKey: this.callKey(call) }),
     );
   }
 
@@ -458,8 +460,14 @@ export class RunToolHost implements BridgeHost {
         ...(platform ? { answeredBy: 'platform' } : {}),
         ...(entry.toolName === 'nodes.invoke' ? nodeCallOf(input) : {}),
         ...(this.run.restartSafe ? { input } : {}),
+        ...(call.callNumber === undefined ? {} : { callKey: this.callKey(call) }),
       },
     });
+  }
+
+  /** SPEC §16: `<runId>:<n>`, n numbered by the sandbox in the order the guest made its tool calls. */
+  private callKey(call: BridgeCall): string | undefined {
+    return call.callNumber === undefined ? undefined : `${this.run.runId}:${call.callNumber}`;
   }
 
   /** Appends a run event; at the history cap the run is stopped and the call rejects with the cap's message. */

@@ -11,9 +11,11 @@
       ARGV[3] codeMode patch: JSON object of integer | null (validated by the caller)
       ARGV[4] shell patch: JSON object of integer | null
       ARGV[5] agents (SPEC §15): 'keep' | 'on' | 'off'
+      ARGV[6] repairAttempts: '' keeps, 'null' removes, else a non-negative integer (SPEC §16)
 
     Output:
-      {1, eventId, agentId|false, codeModeJson, shellJson, createdAt, updatedAt, agents '1'|'0'}
+      {1, eventId, agentId|false, codeModeJson, shellJson, createdAt, updatedAt, agents '1'|'0',
+       repairAttempts|false}
 
     Events:
       session.configured
@@ -31,18 +33,24 @@ local function merge(stored, patchJson)
   return cjson.encode(merged)
 end
 
-local cur = redis.call('HMGET', KEYS[2], 'agentId', 'codeMode', 'shell', 'agents')
+local cur = redis.call('HMGET', KEYS[2], 'agentId', 'codeMode', 'shell', 'agents', 'repairAttempts')
 local agentId = cur[1]
 local agents = cur[4] == '1'
 if ARGV[5] == 'on' then agents = true elseif ARGV[5] == 'off' then agents = false end
 if ARGV[1] == 'set' then agentId = ARGV[2] elseif ARGV[1] == 'clear' then agentId = false end
 local codeMode = merge(cur[2], ARGV[3])
 local shell = merge(cur[3], ARGV[4])
+local repairAttempts = cur[5]
+if ARGV[6] == 'null' then repairAttempts = false elseif ARGV[6] ~= '' then repairAttempts = ARGV[6] end
 
 local head = '{"agentId":' .. (agentId and cjson.encode(agentId) or 'null') ..
-  ',"codeMode":' .. codeMode .. ',"shell":' .. shell .. (agents and ',"agents":true' or '') .. '}'
+  ',"codeMode":' .. codeMode .. ',"shell":' .. shell .. (agents and ',"agents":true' or '') ..
+  (repairAttempts and (',"repairAttempts":' .. repairAttempts) or '') .. '}'
 local facts = { codeMode = codeMode, shell = shell, agents = agents and '1' or '0' }
 if agentId then facts.agentId = agentId end
 local id = append_event(KEYS, { type = 'session.configured', runId = '', epoch = 0, head = head, raws = {}, facts = facts })
+-- The session hash holds it beside the counter of failed cells that finish-run.lua keeps.
+if repairAttempts then redis.call('HSET', KEYS[2], 'repairAttempts', repairAttempts)
+else redis.call('HDEL', KEYS[2], 'repairAttempts') end
 local times = redis.call('HMGET', KEYS[2], 'createdAt', 'updatedAt')
-return { 1, id, agentId, codeMode, shell, times[1], times[2], facts.agents }
+return { 1, id, agentId, codeMode, shell, times[1], times[2], facts.agents, repairAttempts }

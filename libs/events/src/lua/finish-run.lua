@@ -1,7 +1,9 @@
 --[[
   End a run with its terminal event (`run.completed` or `run.failed`) carrying the result,
   fenced by epoch; exactly one terminal event per run. Publishes the `result` reply after the
-  append, so an answer never reports a transition the log does not hold.
+  append, so an answer never reports a transition the log does not hold. The session's count of
+  failed cells in a row moves with it, and a failed result gets its `repair` (includes/repair.lua);
+  a tool call was dispatched when the run recorded a `tool.called`.
 
     Input:
       KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,
@@ -12,9 +14,10 @@
       ARGV[3] 'run.completed' | 'run.failed'
       ARGV[4] result: CodeModeResult JSON (kept verbatim)
       ARGV[5] reply channel ('' for none)
+      ARGV[6..10] repair: mode, default repairAttempts, reasons (includes/repair.lua)
 
     Output:
-      {1, eventId}
+      {1, eventId, repairJson|''}
       {-1, ''}      run not found
       {-2, status}  run already ended
       {-3, epoch}   stale epoch (the run's epoch)
@@ -24,16 +27,21 @@
       run.completed | run.failed
 ]]
 --- @include "includes/append"
+--- @include "includes/repair"
 
-local runId, epoch, evType, result = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local runId, epoch, evType = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 if evType ~= 'run.completed' and evType ~= 'run.failed' then return { -5, evType } end
 
 local refused = check_run_write(KEYS, runId, epoch)
 if refused then return refused end
 
+local dispatched = redis.call('HEXISTS', KEYS[3], 'toolCalled') == 1
+local result, repair, count = repair_decide(KEYS, repair_args(6), evType == 'run.failed', dispatched, ARGV[4])
+
 local id = append_event(KEYS, { type = evType, runId = runId, epoch = epoch, head = '{}',
   raws = { { 'result', result } }, facts = {} })
+repair_keep(KEYS, count)
 if ARGV[5] ~= '' then
   redis.call('SPUBLISH', ARGV[5], '{"kind":"result","runId":' .. cjson.encode(runId) .. ',"result":' .. result .. '}')
 end
-return { 1, id }
+return { 1, id, repair }

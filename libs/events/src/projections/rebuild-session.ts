@@ -25,6 +25,8 @@ export function rebuildSession(events: readonly LoggedEvent[]): SessionRecord | 
       record.codeMode = event.data.codeMode as Partial<Limits>;
       record.shell = event.data.shell as Partial<ShellConfig>;
       record.agents = event.data.agents === true;
+      if (typeof event.data.repairAttempts === 'number') record.repairAttempts = event.data.repairAttempts;
+      else delete record.repairAttempts;
     } else if (event.type === 'run.requested') {
       record.counts.runs += 1;
     }

@@ -8,6 +8,8 @@ export interface SessionSettings {
   shell: Partial<ShellConfig>;
   /** SPEC §15: the session's cells have `agents` (false when never set). */
   agents: boolean;
+  /** SPEC §16: the session's own repairAttempts; absent: the default. */
+  repairAttempts?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -31,6 +33,7 @@ export function settingsFromHash(hash: Record<string, string>): SessionSettings 
     codeMode: parseJson<Partial<Limits>>(hash.codeMode) ?? {},
     shell: parseJson<Partial<ShellConfig>>(hash.shell) ?? {},
     agents: hash.agents === '1',
+    ...(hash.repairAttempts === undefined ? {} : { repairAttempts: Number(hash.repairAttempts) }),
     createdAt: hash.createdAt,
     updatedAt: hash.updatedAt ?? hash.createdAt,
   };

@@ -61,3 +61,27 @@ describe('BridgeLedger holds (SPEC §11 approvals)', () => {
     expect(ledger.onlyParkable()).toBe(false);
   });
 });
+
+describe('BridgeLedger call numbers (SPEC §16 callKey)', () => {
+  it('numbers tool calls of every kind together from 1, and nothing else', () => {
+    const ledger = new BridgeLedger();
+    const first = ledger.add('callValue', '{}', false);
+    const search = ledger.add('search', '["q"]', false);
+    const mcp = ledger.add('namespace', '{}', true);
+    const timer = ledger.add('sleep', '[1]', true);
+    const second = ledger.add('callValue', '{}', true);
+    expect([first, mcp, second].map((id) => ledger.callNumber(id))).toEqual([1, 2, 3]);
+    expect(ledger.callNumber(search)).toBeUndefined();
+    expect(ledger.callNumber(timer)).toBeUndefined();
+  });
+
+  it('goes on counting from a parked run’s state', () => {
+    const parked = new BridgeLedger();
+    parked.add('callValue', '{}', false);
+    const open = parked.add('namespace', '{}', false);
+    const restored = new BridgeLedger();
+    restored.load(JSON.parse(JSON.stringify(parked.state())) as ReturnType<BridgeLedger['state']>);
+    expect(restored.callNumber(open)).toBe(2);
+    expect(restored.callNumber(restored.add('callValue', '{}', false))).toBe(3);
+  });
+});

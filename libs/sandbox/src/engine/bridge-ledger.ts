@@ -14,15 +14,22 @@ interface OpenCall {
   held: boolean;
   /** Queued again after its decision: taking it admits it to its host (it was dispatched already). */
   readmit: boolean;
+  /** The n of a tool call's callKey (SPEC §16); 0 for other requests. */
+  callNumber: number;
 }
+
+/** Requests that are nested tool calls, numbered together for their callKey (SPEC §16). */
+const TOOL_CALL_METHODS: ReadonlySet<BridgeMethod> = new Set<BridgeMethod>(['callValue', 'namespace']);
 
 /**
  * A ledger as plain data (a parked run's image): open requests in request order as
- * `[id, method, argsJson, queued, platform]`, and the per-method id counters.
+ * `[id, method, argsJson, queued, platform, callNumber]`, the per-method id counters and the
+ * count of tool calls made.
  */
 export interface LedgerState {
-  calls: [string, BridgeMethod, string, boolean, boolean][];
+  calls: [string, BridgeMethod, string, boolean, boolean, number][];
   counters: [string, number][];
+  toolCalls: number;
 }
 
 /**
@@ -32,10 +39,13 @@ export interface LedgerState {
  * no slot (they are answered by a resume, never dispatched). Ids are `bridge:<method>:<n>` with n
  * counting from 1 per method within the run (OpenClaw's per-method counters: a call's id does
  * not depend on unrelated bridge traffic), assigned when the request is made, queued or not.
+ * Tool calls (callValue, namespace) are also numbered together, in the order the guest made them,
+ * for their callKey (SPEC §16): a replay re-makes them in that order, so they get the same numbers.
  */
 export class BridgeLedger {
   private readonly open = new Map<string, OpenCall>();
   private readonly counters = new Map<string, number>();
+  private toolCalls = 0;
   /** Queued request ids, oldest first. */
   private readonly waiting: string[] = [];
   private flying = 0;
@@ -59,7 +69,8 @@ export class BridgeLedger {
     const n = (this.counters.get(method) ?? 0) + 1;
     this.counters.set(method, n);
     const id = `bridge:${method}:${n}`;
-    this.open.set(id, { method, argsJson, queued, answered: false, platform: false, held: false, readmit: false });
+    const callNumber = TOOL_CALL_METHODS.has(method) ? ++this.toolCalls : 0;
+    this.open.set(id, { method, argsJson, queued, answered: false, platform: false, held: false, readmit: false, callNumber });
     if (queued) this.waiting.push(id);
     else if (method !== 'yield') this.flying += 1;
     return id;
@@ -98,6 +109,11 @@ export class BridgeLedger {
     call.readmit = true;
     this.waiting.unshift(id);
     return true;
+  }
+
+  /** The n of an open tool call's callKey (SPEC §16); undefined for other requests. */
+  callNumber(id: string): number | undefined {
+    return this.open.get(id)?.callNumber || undefined;
   }
 
   isQueued(id: string): boolean {
@@ -188,16 +204,18 @@ export class BridgeLedger {
   /** The ledger of a parked run (no settlement is waiting to be applied then). */
   state(): LedgerState {
     return {
-      calls: [...this.open].map(([id, call]) => [id, call.method, call.argsJson, call.queued, call.platform]),
+      calls: [...this.open].map(([id, call]) => [id, call.method, call.argsJson, call.queued, call.platform, call.callNumber]),
       counters: [...this.counters],
+      toolCalls: this.toolCalls,
     };
   }
 
   /** Fills this empty ledger from a parked run's image: same ids, queue order and slots. */
   load(state: LedgerState): void {
     for (const [method, n] of state.counters) this.counters.set(method, n);
-    for (const [id, method, argsJson, queued, platform] of state.calls) {
-      this.open.set(id, { method, argsJson, queued, answered: false, platform, held: false, readmit: false });
+    this.toolCalls = state.toolCalls;
+    for (const [id, method, argsJson, queued, platform, callNumber] of state.calls) {
+      this.open.set(id, { method, argsJson, queued, answered: false, platform, held: false, readmit: false, callNumber });
       if (queued) this.waiting.push(id);
       else if (method !== 'yield') this.flying += 1;
     }

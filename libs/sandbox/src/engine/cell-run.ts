@@ -381,7 +381,7 @@ export class CellRun implements VmHostSink {
   private send(id: string, method: BridgeMethod, argsJson: string): void {
     this.dispatched = true;
     if (method !== 'sleep') {
-      this.port.dispatch(id, method, argsJson);
+      this.port.dispatch(id, method, argsJson, this.ledger.callNumber(id));
       return;
     }
     // A timer's delay runs from its start (a queued timer waited for its slot first).

@@ -62,7 +62,7 @@ export function adoptParkedRun(run: CellRun, state: ParkedRunState, plan: Restor
       run.port.dispatch(id, method, JSON.stringify([Math.max(0, (due.get(id) ?? 0) - Date.now())]));
     } else if (!queued && redo.has(id)) {
       run.dispatched = true;
-      run.port.dispatch(id, method, argsJson);
+      run.port.dispatch(id, method, argsJson, run.ledger.callNumber(id));
     }
   }
   run.flush();

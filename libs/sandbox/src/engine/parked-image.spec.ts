@@ -33,7 +33,7 @@ function vmImage(): VmImage {
 }
 
 const state: ParkedRunState = {
-  ledger: { calls: [['bridge:sleep:1', 'sleep', '[500]', false, false]], counters: [['sleep', 1]] },
+  ledger: { calls: [['bridge:sleep:1', 'sleep', '[500]', false, false, 0]], counters: [['sleep', 1]], toolCalls: 0 },
   timers: [['bridge:sleep:1', 1_700_000_000_000]],
   dispatched: true,
   output: { bytes: 12, consoleUsed: 30, consoleTruncated: false },

@@ -11,7 +11,7 @@ import type { VmImage } from './vm-image';
 import { SCAN_PAGE_BYTES } from './wasm-loader';
 
 /** Version of the envelope below; an image of another version is refused. */
-export const PARKED_IMAGE_VERSION = 1;
+export const PARKED_IMAGE_VERSION = 2;
 const MAGIC = Buffer.from('CMPI', 'ascii');
 const HEADER_BYTES = MAGIC.length + 1;
 /**

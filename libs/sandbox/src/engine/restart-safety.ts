@@ -6,7 +6,7 @@ import type { CellVm } from './cell-vm';
 import type { Failure } from './guest-error';
 import type { CellRunRequest } from './types';
 
-/** Methods a restartSafe cell may always call (SPEC §5); `callValue` only for replay-safe tools and surfaces. */
+/** Methods a restartSafe cell may always call (SPEC §5); `callValue` and `namespace` only for replay-safe or idempotent tools (§16) and replay-safe surfaces (§15). */
 const REPLAY_SAFE_METHODS: ReadonlySet<string> = new Set(['search', 'describe', 'yield', 'sleep', 'api']);
 
 /** Why a restartSafe cell's call was refused: an MCP/namespace call, or any other unsafe surface. */
@@ -21,14 +21,14 @@ type Refusal = 'namespace' | 'surface';
 export class RestartSafety {
   /** Set when a restartSafe cell called a surface that is not replay-safe: the run fails at the next check. */
   private refusal: Refusal | undefined;
-  /** Callable names of the catalog's replay-safe tools (consulted only for restartSafe cells). */
-  private readonly replaySafeTools: ReadonlySet<string>;
+  /** What the catalog lets a restartSafe cell call (consulted only for restartSafe cells). */
+  private readonly allowed: RestartSafeTools;
 
   constructor(
     private readonly cell: CellRunRequest,
     private readonly vm: CellVm,
   ) {
-    this.replaySafeTools = cell.restartSafe ? replaySafeTools(cell.catalogJson) : new Set();
+    this.allowed = cell.restartSafe ? restartSafeTools(cell.catalogJson) : { globals: new Set(), mcp: new Set() };
   }
 
   /** A call of the run was refused: the run fails (with `failure`) at its next check. */
@@ -54,8 +54,8 @@ export class RestartSafety {
 
   private unsafeKind(method: string, argsJson: string): Refusal | undefined {
     if (REPLAY_SAFE_METHODS.has(method)) return undefined;
-    if (method === 'namespace') return 'namespace';
-    if (method === 'callValue' && this.replaySafeTools.has(toolOf(argsJson) ?? '')) return undefined;
+    if (method === 'namespace') return this.allowed.mcp.has(mcpToolOf(argsJson) ?? '') ? undefined : 'namespace';
+    if (method === 'callValue' && this.allowed.globals.has(toolOf(argsJson) ?? '')) return undefined;
     return 'surface';
   }
 
@@ -64,13 +64,37 @@ export class RestartSafety {
   }
 }
 
+/** The tools a restartSafe cell may call: globals by callable name, MCP tools by `mcpToolKey`. */
+interface RestartSafeTools {
+  globals: ReadonlySet<string>;
+  mcp: ReadonlySet<string>;
+}
+
 /**
- * Callable names of the catalog's replay-safe globals and platform surfaces (SPEC §15: `skills.*`
- * may be called, `agents.run` may not); the catalog is parsed only for restartSafe cells.
+ * Replay-safe or idempotent globals, replay-safe platform surfaces (SPEC §15: `skills.*` may be
+ * called, `agents.run` may not) and idempotent MCP tools; the catalog is parsed only for
+ * restartSafe cells.
  */
-function replaySafeTools(catalogJson: string | undefined): ReadonlySet<string> {
+function restartSafeTools(catalogJson: string | undefined): RestartSafeTools {
   const catalog = catalogJson === undefined ? {} : (JSON.parse(catalogJson) as Partial<GuestCatalog>);
-  const tools = (catalog.globals ?? []).filter((tool) => tool.replaySafe).map((tool) => tool.metadata.callableName);
+  const globals = (catalog.globals ?? []).filter((tool) => tool.replaySafe || tool.idempotent === true);
+  const mcp = (catalog.mcp ?? []).flatMap((server) =>
+    server.tools.filter((tool) => tool.idempotent === true).map((tool) => mcpToolKey(server.serverName, tool.metadata.toolName)),
+  );
   const surfaces = (catalog.surfaces ?? []).filter((surface) => surface.replaySafe).map((surface) => surface.name);
-  return new Set([...tools, ...surfaces]);
+  return { globals: new Set([...globals.map((tool) => tool.metadata.callableName), ...surfaces]), mcp: new Set(mcp) };
+}
+
+function mcpToolKey(serverName: string, toolName: string): string {
+  return JSON.stringify([serverName, toolName]);
+}
+
+/** The `{server, tool}` of a `namespace` request's args as `mcpToolKey`, if readable. */
+function mcpToolOf(argsJson: string): string | undefined {
+  try {
+    const args = JSON.parse(argsJson) as { server?: unknown; tool?: unknown } | null;
+    return typeof args?.server === 'string' && typeof args.tool === 'string' ? mcpToolKey(args.server, args.tool) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -106,7 +106,8 @@ export type SandboxVariant = 'release' | 'debug';
 
 /** Where the run sends bridge traffic and watchdog hints (in a thread: messages to the pool). */
 export interface BridgePort {
-  dispatch(id: string, method: BridgeMethod, argsJson: string): void;
+  /** `callNumber`: the n of a tool call's callKey (SPEC §16). */
+  dispatch(id: string, method: BridgeMethod, argsJson: string, callNumber?: number): void;
   cancel(id: string): void;
   /** The leg spends budget from now for `timeoutMs` (arm the watchdog); undefined: it waits without budget. */
   watch(timeoutMs: number | undefined): void;

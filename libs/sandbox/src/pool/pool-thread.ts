@@ -346,7 +346,7 @@ export class PoolThread {
     if (message.type === 'stale' || message.type === 'bridge' || message.type === 'cancel' || message.type === 'admitted') {
       run.rescue = undefined;
     }
-    if (message.type === 'bridge') run.bridge.dispatch(message.id, message.method, message.argsJson);
+    if (message.type === 'bridge') run.bridge.dispatch(message.id, message.method, message.argsJson, message.callNumber);
     else if (message.type === 'cancel') run.bridge.cancel(message.id);
     else if (message.type === 'watch') this.watch(run, message.timeoutMs);
     else if (message.type === 'replayed') run.bridge.replayed();

@@ -50,15 +50,16 @@ export class RunBridge {
     this.awaitResults = awaitResults;
   }
 
-  dispatch(id: string, method: BridgeMethod, argsJson: string): void {
+  dispatch(id: string, method: BridgeMethod, argsJson: string, callNumber?: number): void {
     if (this.closed) return;
     this.dispatchStarted = true;
     const args = parseArgs(argsJson);
-    if (!this.awaitResults && method !== 'sleep' && this.host?.answeredByPlatform?.({ id, method, args })) {
+    const call = callNumber === undefined ? { id, method, args } : { id, method, args, callNumber };
+    if (!this.awaitResults && method !== 'sleep' && this.host?.answeredByPlatform?.(call)) {
       this.platformCalls.add(id);
       this.onPlatformCall(id);
       // The host still sees the call (to record and count it); only `settle` answers it.
-      this.host.dispatch({ id, method, args }, this.signal()).catch(() => undefined);
+      this.host.dispatch(call, this.signal()).catch(() => undefined);
       return;
     }
     if (method === 'sleep') {
@@ -74,9 +75,7 @@ export class RunBridge {
     }
     // Before the host sees it: the host may hold the call at once.
     this.working.add(id);
-    const pending = this.host
-      ? this.host.dispatch({ id, method, args }, this.signal(), this.gate(id))
-      : Promise.reject(new BridgeUnavailableError(method));
+    const pending = this.host ? this.host.dispatch(call, this.signal(), this.gate(id)) : Promise.reject(new BridgeUnavailableError(method));
     pending.then(
       (value) => {
         this.working.delete(id);

@@ -71,11 +71,11 @@ describe('SandboxPool: guest tool API', () => {
     await pool.close();
   });
 
-  async function run(code: string, options: { restartSafe?: boolean; timeoutMs?: number } = {}) {
+  async function run(code: string, options: { restartSafe?: boolean; timeoutMs?: number; catalogJson?: string } = {}) {
     const calls: BridgeCall[] = [];
     const request = {
       ...cell(code, options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
-      catalogJson: CATALOG,
+      catalogJson: options.catalogJson ?? CATALOG,
       restartSafe: options.restartSafe,
     };
     const outcome = await pool.run(request, apiHost(calls));
@@ -252,6 +252,44 @@ describe('SandboxPool: guest tool API', () => {
     );
     expect(valueOf(safe.outcome)).toBe('3');
     expect(safe.calls.map((call) => call.method)).toEqual(['search', 'describe', 'api', 'callValue']);
+  });
+
+  it('restartSafe: idempotent client and MCP tools are dispatched, with their call numbers (SPEC §16)', async () => {
+    const catalogJson = testCatalog(['write', 'upsert'], {
+      idempotent: ['upsert'],
+      mcp: [
+        {
+          serverIdentifier: 'srv',
+          serverName: 'my-server',
+          tools: [
+            {
+              toolIdentifier: 'createIssue',
+              metadata: toolMetadata('MCP.srv.createIssue', { toolName: 'create_issue', source: 'mcp', apiPath: 'mcp/srv.d.ts' }),
+            },
+            {
+              toolIdentifier: 'putRow',
+              metadata: toolMetadata('MCP.srv.putRow', { toolName: 'put_row', source: 'mcp', apiPath: 'mcp/srv.d.ts' }),
+              idempotent: true,
+            },
+          ],
+        },
+      ],
+    });
+    const safe = await run('const a = await upsert({ id: 1 }); const b = await MCP.srv.putRow({ id: 2 }); return [a.input.id, b.called]', {
+      restartSafe: true,
+      catalogJson,
+    });
+    expect(valueOf(safe.outcome)).toBe('[1,"put_row"]');
+    expect(safe.calls.map((call) => [call.method, call.callNumber])).toEqual([
+      ['callValue', 1],
+      ['namespace', 2],
+    ]);
+    // An MCP tool of the same server that is not idempotent is still refused.
+    const unsafe = await run('await MCP.srv.putRow({}); await MCP.srv.createIssue({ a: 1 })', { restartSafe: true, catalogJson });
+    expect(failure(unsafe.outcome)).toEqual({ code: 'invalid_input', phase: 'bridge', error: RESTART_SAFE_NAMESPACE_MESSAGE });
+    expect(unsafe.calls.map((call) => call.args)).toEqual([
+      { server: 'my-server', tool: 'put_row', callableName: 'MCP.srv.putRow', args: [{}] },
+    ]);
   });
 
   it('parks at once on a platform-answered client call', async () => {

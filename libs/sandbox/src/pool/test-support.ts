@@ -43,10 +43,19 @@ export function toolMetadata(callableName: string, extra: Partial<HandleMetadata
  */
 export function testCatalog(
   names: readonly string[],
-  options: { replaySafe?: readonly string[]; mcp?: GuestCatalog['mcp']; surfaces?: GuestCatalog['surfaces'] } = {},
+  options: {
+    replaySafe?: readonly string[];
+    idempotent?: readonly string[];
+    mcp?: GuestCatalog['mcp'];
+    surfaces?: GuestCatalog['surfaces'];
+  } = {},
 ): string {
   const catalog: GuestCatalog = {
-    globals: names.map((name) => ({ metadata: toolMetadata(name), replaySafe: options.replaySafe?.includes(name) ?? false })),
+    globals: names.map((name) => ({
+      metadata: toolMetadata(name),
+      replaySafe: options.replaySafe?.includes(name) ?? false,
+      ...(options.idempotent?.includes(name) ? { idempotent: true } : {}),
+    })),
     mcp: options.mcp ?? [],
     ...(options.surfaces ? { surfaces: options.surfaces } : {}),
   };

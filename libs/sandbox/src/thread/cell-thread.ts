@@ -156,7 +156,7 @@ async function startRun(request: CellRunRequest, slot: number, restoring?: Resto
     return;
   }
   const run = new CellRun(vm, request, {
-    dispatch: (id, method, argsJson) => postCall({ type: 'bridge', runId, id, method, argsJson }),
+    dispatch: (id, method, argsJson, callNumber) => postCall({ type: 'bridge', runId, id, method, argsJson, callNumber }),
     cancel: (id) => post({ type: 'cancel', runId, id }),
     watch: (timeoutMs) => post({ type: 'watch', runId, timeoutMs }),
     replayed: () => post({ type: 'replayed', runId }),

@@ -30,9 +30,9 @@ export type FromThread =
   | { type: 'ready'; compileMs: number; instanceMs: number }
   /** The thread has its next VM prepared. */
   | { type: 'warm' }
-  | { type: 'bridge'; runId: string; id: string; method: BridgeMethod; argsJson: string }
+  | { type: 'bridge'; runId: string; id: string; method: BridgeMethod; argsJson: string; callNumber?: number }
   /** Bridge calls made in one stretch of guest execution, in order (cell-thread's `postCalls`). */
-  | { type: 'bridges'; calls: { type: 'bridge'; runId: string; id: string; method: BridgeMethod; argsJson: string }[] }
+  | { type: 'bridges'; calls: { type: 'bridge'; runId: string; id: string; method: BridgeMethod; argsJson: string; callNumber?: number }[] }
   | { type: 'cancel'; runId: string; id: string }
   /** A held call holds a slot again: its host may dispatch it now. */
   | { type: 'admitted'; runId: string; id: string }

@@ -27,6 +27,18 @@ describe('parseMcpServersConfig', () => {
     ]);
   });
 
+  it("keeps a server's idempotentTools (SPEC §16) and refuses anything but tool names", () => {
+    expect(parseMcpServersConfig('[{"name":"crm","command":"node","idempotentTools":["upsert_row"]}]')).toEqual([
+      { name: 'crm', command: 'node', idempotentTools: ['upsert_row'] },
+    ]);
+    expect(() => parseMcpServersConfig('[{"name":"crm","command":"node","idempotentTools":"upsert_row"}]')).toThrow(
+      'CODEMODE_MCP_SERVERS[0].idempotentTools: must be an array of tool names',
+    );
+    expect(() => parseMcpServersConfig('[{"name":"crm","command":"node","idempotentTools":[""]}]')).toThrow(
+      'CODEMODE_MCP_SERVERS[0].idempotentTools[0]: must not hold an empty tool name',
+    );
+  });
+
   it('accepts the map form with or without mcpServers', () => {
     const expected = [{ name: 'github', command: 'node' }];
     expect(parseMcpServersConfig('{"github":{"command":"node"}}')).toEqual(expected);

@@ -34,6 +34,12 @@ export const McpServerConfigSchema = z
       )
       .optional(),
     headers: stringMap.optional(),
+    /** SPEC §16: tools of this server that take effect once per callKey, whatever their annotations say. */
+    idempotentTools: z
+      .array(z.string({ error: 'must be an array of tool names' }).min(1, { error: 'must not hold an empty tool name' }), {
+        error: 'must be an array of tool names',
+      })
+      .optional(),
     /** The tenants that see this server (SPEC §10); without it, every tenant does. */
     tenants: z
       .array(

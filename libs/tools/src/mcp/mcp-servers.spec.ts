@@ -19,7 +19,13 @@ describe('McpServers (stdio fixture)', () => {
 
   beforeAll(async () => {
     const configs: McpServerConfig[] = [
-      { name: 'tracker', command: process.execPath, args: [FIXTURE], env: { FIXTURE_GREETING: 'hello from env' } },
+      {
+        name: 'tracker',
+        command: process.execPath,
+        args: [FIXTURE],
+        env: { FIXTURE_GREETING: 'hello from env' },
+        idempotentTools: ['delete'],
+      },
       { name: 'broken', command: path.join(__dirname, 'no-such-binary') },
     ];
     servers = new McpServers(configs, {
@@ -43,7 +49,7 @@ describe('McpServers (stdio fixture)', () => {
 
   it('lists tools as catalog definitions', () => {
     const tools = servers.listTools();
-    expect(tools.map((tool) => tool.toolName).sort()).toEqual(['create_issue', 'delete', 'echo_env', 'fail', 'slow']);
+    expect(tools.map((tool) => tool.toolName).sort()).toEqual(['create_issue', 'delete', 'echo_env', 'echo_meta', 'fail', 'slow']);
     const create = tools.find((tool) => tool.toolName === 'create_issue');
     expect(create).toMatchObject({
       hostId: 'mcp:tracker:create_issue',
@@ -54,6 +60,8 @@ describe('McpServers (stdio fixture)', () => {
       inputSchema: { type: 'object', required: ['title'], properties: { priority: { default: 'normal' } } },
       outputSchema: { type: 'object' },
     });
+    // SPEC §16: idempotent by the tool's annotations (echo_meta) or the server's idempotentTools (delete).
+    expect(tools.filter((tool) => tool.idempotent).map((tool) => tool.toolName)).toEqual(['delete', 'echo_meta']);
     const catalog = buildCatalog(tools);
     expect(catalog.entries.map((entry) => entry.callableName)).toContain('MCP.tracker.delete2');
   });
@@ -70,6 +78,13 @@ describe('McpServers (stdio fixture)', () => {
     await expect(servers.callTool('tracker', 'echo_env', { name: 'FIXTURE_GREETING' })).resolves.toMatchObject({
       content: [{ text: 'hello from env' }],
     });
+  });
+
+  it('sends the callKey as _meta.idempotencyKey of tools/call (SPEC §16), and no _meta without one', async () => {
+    await expect(servers.callTool('tracker', 'echo_meta', {}, { idempotencyKey: 'run_1:2' })).resolves.toEqual({
+      content: [{ type: 'text', text: 'run_1:2' }],
+    });
+    await expect(servers.callTool('tracker', 'echo_meta', {})).resolves.toEqual({ content: [{ type: 'text', text: '' }] });
   });
 
   it('rejects isError results with the SPEC message carrying their text', async () => {

@@ -34,6 +34,8 @@ export interface McpCallOptions {
   readonly signal?: AbortSignal;
   /** @default 60000 */
   readonly timeoutMs?: number;
+  /** The call's callKey (SPEC §16), sent as `_meta.idempotencyKey` of the `tools/call` request. */
+  readonly idempotencyKey?: string;
 }
 
 /** A successful tool call's result as the server returned it. */
@@ -106,6 +108,7 @@ export class McpServers {
           ...(tool.description !== undefined ? { description: tool.description } : {}),
           inputSchema: tool.inputSchema,
           ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+          idempotent: tool.annotations?.idempotentHint === true || (connection.config.idempotentTools ?? []).includes(tool.name),
         }),
       ),
     );
@@ -140,7 +143,8 @@ export class McpServers {
     }
     let result: CallToolResult;
     try {
-      result = (await client.callTool({ name: toolName, arguments: args }, undefined, {
+      const meta = options.idempotencyKey === undefined ? {} : { _meta: { idempotencyKey: options.idempotencyKey } };
+      result = (await client.callTool({ name: toolName, arguments: args, ...meta }, undefined, {
         timeout: timeoutMs,
         ...(options.signal ? { signal: options.signal } : {}),
       })) as CallToolResult;

@@ -3,8 +3,7 @@ import { OperatorToolLockedError, TooManyClientToolsError } from '../errors';
 
 /**
  * What an agent key may not change of an operator's tool (SPEC §11): where its calls go and what
- * they carry and may be retried as. `idempotent` (SPEC §16) is listed before the schema has it so
- * that it is protected from the moment it exists.
+ * they carry and may be retried as (`replaySafe`, and `idempotent` of SPEC §16).
  */
 const OPERATOR_FIELDS = ['endpoint', 'inputSchema', 'outputSchema', 'replaySafe', 'idempotent'] as const;
 

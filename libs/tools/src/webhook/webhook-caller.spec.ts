@@ -73,6 +73,19 @@ describe('callWebhookTool', () => {
     ).toBe(false);
   });
 
+  it('sends the callKey as the Idempotency-Key header and leaves the body unchanged (SPEC §16)', async () => {
+    const seen: { key: string | string[] | undefined; body: string }[] = [];
+    handler = (req, raw, res) => {
+      seen.push({ key: req.headers['idempotency-key'], body: raw });
+      reply(200, 'null')(req, raw, res);
+    };
+    await call('/ok', { idempotencyKey: 'cm_1:4' });
+    await call('/ok');
+    expect(seen.map((request) => request.key)).toEqual(['cm_1:4', undefined]);
+    expect(seen[0].body).toBe(seen[1].body);
+    expect(JSON.parse(seen[0].body)).toEqual({ tool: 'lookup', ...body });
+  });
+
   it('sends no signature without a secret, and maps an empty 2xx body to null', async () => {
     let signature: unknown = 'unset';
     handler = (req, _raw, res) => {

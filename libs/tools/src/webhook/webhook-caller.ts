@@ -34,6 +34,8 @@ export interface WebhookCallOptions {
   /** @default 30000 */
   readonly timeoutMs?: number;
   readonly body: WebhookCallBody;
+  /** The call's callKey (SPEC §16), sent as the `Idempotency-Key` header: the same on every retry of the call. */
+  readonly idempotencyKey?: string;
   /** Aborts the request (the run was aborted or expired). */
   readonly signal?: AbortSignal;
   /** Clock in ms, for tests. @default Date.now */
@@ -75,9 +77,12 @@ export function httpErrorMessage(toolName: string, status: number, text: string)
   return text.trim() === '' ? `webhook tool ${toolName} failed with HTTP ${status}` : bounded(text.trim());
 }
 
+/** SPEC §16: the header a webhook tool reads a call's callKey from (the body is unchanged). */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
 /**
  * Calls a client tool's webhook: POSTs `{tool, input, callId, runId, sessionId}` as JSON, signed
- * (see signature.ts), and returns the parsed JSON answer (an empty 2xx body is `null`).
+ * (see signature.ts), with the call's `Idempotency-Key`, and returns the parsed JSON answer (an empty 2xx body is `null`).
  * The host is resolved once and every address checked against `addressPolicy`; the request then
  * dials only those addresses (DNS rebinding cannot swap them). Redirects are not followed: a 3xx
  * is a failed call, so a signed body never travels to a host the tool did not name.
@@ -98,6 +103,7 @@ export async function callWebhookTool(options: WebhookCallOptions): Promise<unkn
   if (options.secret) {
     headers[SIGNATURE_HEADER] = signWebhookBody(options.secret, timestamp, payload);
   }
+  if (options.idempotencyKey !== undefined) headers[IDEMPOTENCY_KEY_HEADER] = options.idempotencyKey;
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {

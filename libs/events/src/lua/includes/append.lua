@@ -264,6 +264,8 @@ local function project_run(K, ev, at, id)
     return
   end
   redis.call('HSET', run, 'updatedAt', at)
+  -- SPEC §16: a run that dispatched a tool call gets the dispatched repair sentence (finish-run.lua).
+  if ev.type == 'tool.called' then redis.call('HSET', run, 'toolCalled', '1') end
   local result = raw_of(ev, 'result')
   local terminal = TERMINAL[ev.type]
   if ev.type == 'run.started' then

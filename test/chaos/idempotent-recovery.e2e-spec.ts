@@ -1,0 +1,90 @@
+import { createServer, type Server } from 'node:http';
+import type { CodeModeResult } from '@codemode/contracts';
+import { TestStack } from '../utils/test-stack';
+
+jest.setTimeout(90_000);
+
+/**
+ * A webhook tool that applies each Idempotency-Key once (a later request with a key it applied
+ * answers the same row) and holds its first request open, so the worker can die with it in flight.
+ */
+function startApplier(): Promise<{ server: Server; url: string; keys: string[]; rows: Map<string, number>; first: Promise<void> }> {
+  const keys: string[] = [];
+  const rows = new Map<string, number>();
+  let arrived: () => void = () => undefined;
+  const first = new Promise<void>((resolve) => (arrived = resolve));
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const key = String(req.headers['idempotency-key']);
+      keys.push(key);
+      if (keys.length === 1) return arrived();
+      if (!rows.has(key)) rows.set(key, rows.size + 1);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ row: rows.get(key) }));
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      resolve({ server, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, keys, rows, first });
+    }),
+  );
+}
+
+/*
+ * SPEC §16 on a first leg: a restartSafe cell writing through an idempotent tool survives kill -9 of
+ * its worker mid-call. Its re-delivered cell job is rebuilt by replay on the other worker, which
+ * sends the in-flight call again with the same callKey; every effect happens once.
+ */
+describe('chaos: kill -9 while a restartSafe cell has an idempotent call in flight', () => {
+  let stack: TestStack;
+  let hook: Awaited<ReturnType<typeof startApplier>>;
+  beforeAll(async () => {
+    hook = await startApplier();
+    stack = await TestStack.start({ workers: 2, env: { CODEMODE_LEASE_MS: '2000', CODEMODE_REPLY_GRACE_MS: '1000' } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    hook?.server.close();
+  });
+
+  it('completes the run on the other worker, each effect once, with the same key on both attempts', async () => {
+    const client = stack.client();
+    await client.putSession('idem', { codeMode: { timeoutMs: 20_000 } });
+    await client.putTools('idem', [
+      { name: 'upsert', description: 'applies each key once', endpoint: `${hook.url}/upsert`, idempotent: true },
+    ]);
+    const pending = client.exec('idem', {
+      title: 'writes',
+      restartSafe: true,
+      code: 'const a = await upsert({ id: 1 }); const b = await upsert({ id: 2 }); return [a.row, b.row];',
+    });
+    await hook.first;
+    const started = (await client.events('idem', { limit: 100 })).events.find((event) => event.type === 'run.started');
+    const victim = stack.workers.find((worker) => String(started?.data.workerId).includes(`-${worker.pid}-`));
+    expect(victim).toBeDefined();
+    await victim!.kill();
+
+    const result: CodeModeResult = await pending;
+    expect(result).toMatchObject({ status: 'completed', value: [1, 2], replaySafe: true });
+    const runId = started!.runId!;
+    expect(hook.keys).toEqual([`${runId}:1`, `${runId}:1`, `${runId}:2`]);
+    expect([...hook.rows]).toEqual([
+      [`${runId}:1`, 1],
+      [`${runId}:2`, 2],
+    ]);
+    const log = (await client.events('idem', { limit: 1000 })).events.filter((event) => event.runId === runId);
+    expect(log.map((event) => [event.type, event.data.callKey])).toEqual([
+      ['run.requested', undefined],
+      ['run.started', undefined],
+      ['tool.called', `${runId}:1`],
+      ['run.recovered', undefined],
+      ['tool.called', `${runId}:1`],
+      ['tool.settled', undefined],
+      ['tool.called', `${runId}:2`],
+      ['tool.settled', undefined],
+      ['run.completed', undefined],
+    ]);
+  });
+});
