@@ -37,40 +37,47 @@ function startApplier(): Promise<{ server: Server; url: string; keys: string[]; 
  * its worker mid-call. Its re-delivered cell job is rebuilt by replay on the other worker, which
  * sends the in-flight call again with the same callKey; every effect happens once.
  */
-describe('chaos: kill -9 while a restartSafe cell has an idempotent call in flight', () => {
-  let stack: TestStack;
-  let hook: Awaited<ReturnType<typeof startApplier>>;
-  beforeAll(async () => {
+describe('chaos: kill -9 while a cell has an idempotent call in flight', () => {
+  // Each test kills one of its own two workers.
+  let stack: TestStack | undefined;
+  let hook: Awaited<ReturnType<typeof startApplier>> | undefined;
+  beforeEach(async () => {
     hook = await startApplier();
     stack = await TestStack.start({ workers: 2, env: { CODEMODE_LEASE_MS: '2000', CODEMODE_REPLY_GRACE_MS: '1000' } });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await stack?.stop();
     hook?.server.close();
   });
 
-  it('completes the run on the other worker, each effect once, with the same key on both attempts', async () => {
-    const client = stack.client();
+  /** Kills -9 the worker that started `runId` (read from its run.started). */
+  async function killStarter(sid: string, runId?: string): Promise<string> {
+    const started = (await stack!.client().events(sid, { limit: 100 })).events.find(
+      (event) => event.type === 'run.started' && (runId === undefined || event.runId === runId),
+    );
+    const victim = stack!.workers.find((worker) => String(started?.data.workerId).includes(`-${worker.pid}-`));
+    expect(victim).toBeDefined();
+    await victim!.kill();
+    return started!.runId!;
+  }
+
+  it('a restartSafe first leg: rebuilt on the other worker at once, each effect once, the same key on both attempts', async () => {
+    const { keys, rows, url, first } = hook!;
+    const client = stack!.client();
     await client.putSession('idem', { codeMode: { timeoutMs: 20_000 } });
-    await client.putTools('idem', [
-      { name: 'upsert', description: 'applies each key once', endpoint: `${hook.url}/upsert`, idempotent: true },
-    ]);
+    await client.putTools('idem', [{ name: 'upsert', description: 'applies each key once', endpoint: `${url}/upsert`, idempotent: true }]);
     const pending = client.exec('idem', {
       title: 'writes',
       restartSafe: true,
       code: 'const a = await upsert({ id: 1 }); const b = await upsert({ id: 2 }); return [a.row, b.row];',
     });
-    await hook.first;
-    const started = (await client.events('idem', { limit: 100 })).events.find((event) => event.type === 'run.started');
-    const victim = stack.workers.find((worker) => String(started?.data.workerId).includes(`-${worker.pid}-`));
-    expect(victim).toBeDefined();
-    await victim!.kill();
+    await first;
+    const runId = await killStarter('idem');
 
     const result: CodeModeResult = await pending;
     expect(result).toMatchObject({ status: 'completed', value: [1, 2], replaySafe: true });
-    const runId = started!.runId!;
-    expect(hook.keys).toEqual([`${runId}:1`, `${runId}:1`, `${runId}:2`]);
-    expect([...hook.rows]).toEqual([
+    expect(keys).toEqual([`${runId}:1`, `${runId}:1`, `${runId}:2`]);
+    expect([...rows]).toEqual([
       [`${runId}:1`, 1],
       [`${runId}:2`, 2],
     ]);
@@ -86,5 +93,28 @@ describe('chaos: kill -9 while a restartSafe cell has an idempotent call in flig
       ['tool.settled', undefined],
       ['run.completed', undefined],
     ]);
+  });
+
+  it('a parked run (SPEC §12): its image is restored elsewhere and the call in flight at the park is made again with its key', async () => {
+    const { keys, url } = hook!;
+    const client = stack!.client();
+    await client.putSession('idem-parked', { codeMode: { timeoutMs: 1000 } });
+    await client.putTools('idem-parked', [
+      { name: 'upsert', description: 'applies each key once', endpoint: `${url}/upsert`, idempotent: true },
+    ]);
+    const parked = await client.exec('idem-parked', { title: 'parks', code: 'const a = await upsert({ id: 1 }); return a.row;' });
+    expect(parked).toMatchObject({ status: 'waiting', reason: 'pending_tools' });
+    const runId = (parked as Extract<CodeModeResult, { status: 'waiting' }>).runId;
+    await killStarter('idem-parked', runId);
+    // Until the dead owner's lease lapses, a wait answers `waiting` again (SPEC §3).
+    let result: CodeModeResult = parked;
+    const until = Date.now() + 30_000;
+    while (result.status === 'waiting' && Date.now() < until) result = await client.wait('idem-parked', runId);
+    expect(result).toMatchObject({ status: 'completed', value: 1 });
+    expect(keys).toEqual([`${runId}:1`, `${runId}:1`]);
+    const calledKeys = (await client.events('idem-parked', { limit: 1000 })).events
+      .filter((event) => event.runId === runId && event.type === 'tool.called')
+      .map((event) => event.data.callKey);
+    expect(calledKeys).toEqual([`${runId}:1`, `${runId}:1`]);
   });
 });

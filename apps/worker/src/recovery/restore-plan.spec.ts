@@ -7,8 +7,29 @@ const catalog = {
     { metadata: { callableName: 'lookup', toolName: 'lookup', description: 'd', source: 'client' as const }, replaySafe: true },
     { metadata: { callableName: 'charge', toolName: 'charge', description: 'd', source: 'client' as const }, replaySafe: false },
     { metadata: { callableName: 'ask', toolName: 'ask', description: 'd', source: 'client' as const }, replaySafe: false },
+    {
+      metadata: { callableName: 'upsert', toolName: 'upsert', description: 'd', source: 'client' as const },
+      replaySafe: false,
+      idempotent: true,
+    },
   ],
-  mcp: [],
+  mcp: [
+    {
+      serverIdentifier: 'crm',
+      serverName: 'crm',
+      tools: [
+        {
+          toolIdentifier: 'putRow',
+          metadata: { callableName: 'MCP.crm.putRow', toolName: 'put_row', description: 'd', source: 'mcp' as const },
+          idempotent: true,
+        },
+        {
+          toolIdentifier: 'dropRow',
+          metadata: { callableName: 'MCP.crm.dropRow', toolName: 'drop_row', description: 'd', source: 'mcp' as const },
+        },
+      ],
+    },
+  ],
 };
 
 let seq = 0;
@@ -61,6 +82,24 @@ describe('restorePlan (SPEC §12)', () => {
     expect(restorePlan([call('bridge:callValue:1', 'charge')], events, catalog)).toEqual({ lost: 'bridge:callValue:1' });
     expect(restorePlan([{ id: 'bridge:namespace:1', method: 'namespace', args: {}, inFlight: true }], [], catalog)).toEqual({
       lost: 'bridge:namespace:1',
+    });
+  });
+
+  it('makes in-flight calls of idempotent client and MCP tools again (SPEC §16), and loses other MCP calls', () => {
+    const mcp = (n: number, tool: string): OpenCallRecord => ({
+      id: `bridge:namespace:${n}`,
+      method: 'namespace',
+      args: { server: 'crm', tool, callableName: 'MCP.crm.x', args: [{}] },
+      inFlight: true,
+    });
+    const events = [called('bridge:callValue:1', 'upsert'), called('bridge:namespace:1', 'MCP.crm.putRow')];
+    expect(restorePlan([call('bridge:callValue:1', 'upsert'), mcp(1, 'put_row')], events, catalog)).toEqual({
+      answers: [],
+      redo: ['bridge:callValue:1', 'bridge:namespace:1'],
+      platform: [],
+    });
+    expect(restorePlan([mcp(2, 'drop_row')], [called('bridge:namespace:2', 'MCP.crm.dropRow')], catalog)).toEqual({
+      lost: 'bridge:namespace:2',
     });
   });
 

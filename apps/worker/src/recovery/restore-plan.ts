@@ -21,7 +21,8 @@ const REPEATABLE_METHODS: ReadonlySet<BridgeMethod> = new Set(['search', 'descri
  * at the park, or queued then and dispatched while parked) is answered from the log when the log
  * recorded its outcome (platform answers, replay-safe runs' results); else, a platform call keeps
  * waiting for the platform, a call still waiting for its approval (SPEC §11: requested, never
- * dispatched) and a replay-safe tool or host surface are made again (the approval is found again
+ * dispatched), a replay-safe tool or host surface, and an idempotent client or MCP tool (SPEC §16: with the same
+ * callKey, which the sandbox gives it again) are made again (the approval is found again
  * with its decision), and any other call is lost: its id is answered and the run fails. Timers and yields are the engine's; queued calls
  * never dispatched start as usual.
  */
@@ -66,10 +67,14 @@ export function restorePlan(
 
 function repeatable(call: OpenCallRecord, catalog: GuestCatalog): boolean {
   if (REPEATABLE_METHODS.has(call.method)) return true;
-  if (call.method !== 'callValue') return false;
-  const tool = (call.args as { tool?: unknown } | null)?.tool;
-  return (
-    catalog.globals.some((global) => global.metadata.callableName === tool && global.replaySafe) ||
-    (catalog.surfaces ?? []).some((surface) => surface.name === tool && surface.replaySafe)
-  );
+  const args = call.args as { tool?: unknown; server?: unknown } | null;
+  if (call.method === 'callValue') {
+    return (
+      catalog.globals.some((global) => global.metadata.callableName === args?.tool && (global.replaySafe || global.idempotent === true)) ||
+      (catalog.surfaces ?? []).some((surface) => surface.name === args?.tool && surface.replaySafe)
+    );
+  }
+  if (call.method !== 'namespace') return false;
+  const server = catalog.mcp.find((candidate) => candidate.serverName === args?.server);
+  return server?.tools.some((tool) => tool.metadata.toolName === args?.tool && tool.idempotent === true) ?? false;
 }
