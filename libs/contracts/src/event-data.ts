@@ -5,7 +5,13 @@ import { LimitsSchema } from './limits';
 import { ApprovalDecisionSchema } from './policy';
 import { LegJournalSchema, platformToolOutcome, RunRecoverySeedSchema, type ToolOutcome } from './replay';
 import type { CodeModeResult, WaitingResult } from './result';
-import { ShellExitedDataSchema, ShellOutputDataSchema, ShellRemovedDataSchema, ShellStartedDataSchema } from './shell';
+import {
+  ShellExitedDataSchema,
+  ShellNotifiedDataSchema,
+  ShellOutputDataSchema,
+  ShellRemovedDataSchema,
+  ShellStartedDataSchema,
+} from './shell';
 import { ShellConfigSchema } from './shell-config';
 import { ToolSourceSchema } from './tools';
 
@@ -95,6 +101,8 @@ export const EVENT_DATA_SCHEMAS = {
     agentId: z.string().nullable(),
     codeMode: LimitsSchema.partial(),
     shell: ShellConfigSchema.partial(),
+    /** Absent in logs written before sessions had one. */
+    notifyUrl: z.string().nullable().optional(),
   }),
   'exec.rejected': z.object({ call: z.enum(['exec', 'wait']), input: z.unknown(), result: AnyResultSchema }),
   'run.requested': RunRequestedDataSchema,
@@ -152,6 +160,7 @@ export const EVENT_DATA_SCHEMAS = {
   'shell.output': ShellOutputDataSchema,
   'shell.exited': ShellExitedDataSchema,
   'shell.removed': ShellRemovedDataSchema,
+  'shell.notified': ShellNotifiedDataSchema,
 } satisfies { [T in EventType]: z.ZodType };
 
 /** The `data` of an event of type `T`. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LimitsInputSchema, LimitsSchema } from './limits';
 import { PolicySchema } from './policy';
 import { ShellConfigInputSchema, ShellConfigSchema } from './shell-config';
+import { WebhookEndpointSchema } from './tools';
 
 /** `PUT /v1/sessions/{sid}`: merges into the stored configuration. */
 export const SessionPutInputSchema = z.object({
@@ -10,6 +11,8 @@ export const SessionPutInputSchema = z.object({
   shell: ShellConfigInputSchema.optional(),
   /** SPEC §11: the session's tool policy, merged over the tenant's; operator keys only. */
   policy: PolicySchema.optional(),
+  /** SPEC §7: where background shell sessions' exits are POSTed; null clears it. */
+  notifyUrl: WebhookEndpointSchema.nullable().optional(),
 });
 export type SessionPutInput = z.infer<typeof SessionPutInputSchema>;
 
@@ -20,6 +23,8 @@ export const SessionConfigSchema = z.object({
   shell: ShellConfigSchema,
   /** The session's own tool policy (SPEC §11); null when it has none. */
   policy: PolicySchema.nullable().optional(),
+  /** Where background shell sessions' exits are POSTed (SPEC §7); null when none. */
+  notifyUrl: z.string().nullable(),
 });
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 

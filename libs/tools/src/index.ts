@@ -56,7 +56,13 @@ export {
   type WebhookTenancyMode,
 } from './webhook/address-policy';
 export { pinnedLookup } from './webhook/pinned-lookup';
-export { findRefusedEndpoint, REGISTRATION_RESOLVE_TIMEOUT_MS, type RefusedClientTool } from './webhook/endpoint-check';
+export {
+  findRefusedEndpoint,
+  findRefusedUrl,
+  REGISTRATION_RESOLVE_TIMEOUT_MS,
+  type RefusedClientTool,
+  type RefusedEndpoint,
+} from './webhook/endpoint-check';
 export {
   EndpointUnresolvedError,
   refusalReason,

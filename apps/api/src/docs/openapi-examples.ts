@@ -80,7 +80,13 @@ const aborted: CodeModeResult = {
   telemetry: TELEMETRY,
 };
 
-const sessionConfig: SessionConfig = { sessionId: 's1', agentId: null, codeMode: { ...LIMITS, timeoutMs: 2000 }, shell: SHELL };
+const sessionConfig: SessionConfig = {
+  sessionId: 's1',
+  agentId: null,
+  codeMode: { ...LIMITS, timeoutMs: 2000 },
+  shell: SHELL,
+  notifyUrl: 'https://platform.example/shell-exits',
+};
 const sessionView: SessionView = {
   ...sessionConfig,
   counts: { runs: 1, events: 3, transcriptEntries: 2 },
@@ -158,6 +164,10 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
     limits: {
       summary: 'Shorter budget, own agent scope',
       value: { agentId: 'agent-7', codeMode: { timeoutMs: 2000 } } satisfies SessionPutInput,
+    },
+    notify: {
+      summary: 'Hear of background shell exits',
+      value: { notifyUrl: 'https://platform.example/shell-exits', shell: { notifyOnExitEmptySuccess: true } } satisfies SessionPutInput,
     },
   },
   CodeModeExecInput: {

@@ -30,7 +30,8 @@ export function v1Paths(): Record<string, PathItem> {
         tags: ['sessions'],
         summary: 'Create or configure a session',
         description:
-          'Merges `{agentId?, codeMode?, shell?}` into the stored configuration (omitted fields keep their values). Limits are clamped (SPEC §8).',
+          'Merges `{agentId?, codeMode?, shell?, notifyUrl?}` into the stored configuration (omitted fields keep their values, `notifyUrl: null` clears it). Limits are clamped (SPEC §8). ' +
+          '`notifyUrl` (SPEC §7) hears of every background shell session that ends, signed as client tool webhooks are; it passes their address rules (SPEC §10), or the PUT is a 400 naming `notifyUrl`.',
         requestBody: body('SessionPutInput'),
         responses: { '200': ok('The session configuration with clamped values.', 'SessionConfig'), ...errors(400, 401, 413, 503) },
       },

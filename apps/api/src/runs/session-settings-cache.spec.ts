@@ -1,7 +1,7 @@
 import { SessionSettingsCache } from './session-settings-cache';
 
 const settings = (timeoutMs: number) => ({
-  settings: { agentId: null, codeMode: { timeoutMs }, shell: {}, createdAt: 't', updatedAt: 't' },
+  settings: { agentId: null, codeMode: { timeoutMs }, shell: {}, notifyUrl: null, createdAt: 't', updatedAt: 't' },
   version: String(timeoutMs),
 });
 

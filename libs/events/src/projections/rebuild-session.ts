@@ -14,6 +14,7 @@ export function rebuildSession(events: readonly LoggedEvent[]): SessionRecord | 
     agentId: null,
     codeMode: {},
     shell: {},
+    notifyUrl: null,
     createdAt: events[0].at,
     updatedAt: events[events.length - 1].at,
     counts: { runs: 0, events: events.length, transcriptEntries: rebuildTranscript(events).length },
@@ -23,6 +24,7 @@ export function rebuildSession(events: readonly LoggedEvent[]): SessionRecord | 
       record.agentId = (event.data.agentId as string | null) ?? null;
       record.codeMode = event.data.codeMode as Partial<Limits>;
       record.shell = event.data.shell as Partial<ShellConfig>;
+      record.notifyUrl = (event.data.notifyUrl as string | null | undefined) ?? null;
     } else if (event.type === 'run.requested') {
       record.counts.runs += 1;
     }

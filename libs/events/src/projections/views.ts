@@ -6,6 +6,8 @@ export interface SessionSettings {
   agentId: string | null;
   codeMode: Partial<Limits>;
   shell: Partial<ShellConfig>;
+  /** SPEC §7: where background shell sessions' exits are POSTed; null when none. */
+  notifyUrl: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -28,6 +30,7 @@ export function settingsFromHash(hash: Record<string, string>): SessionSettings 
     agentId: hash.agentId ?? null,
     codeMode: parseJson<Partial<Limits>>(hash.codeMode) ?? {},
     shell: parseJson<Partial<ShellConfig>>(hash.shell) ?? {},
+    notifyUrl: hash.notifyUrl ?? null,
     createdAt: hash.createdAt,
     updatedAt: hash.updatedAt ?? hash.createdAt,
   };
