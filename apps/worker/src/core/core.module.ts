@@ -15,6 +15,7 @@ import {
   ParkedRunIndex,
   PolicyStore,
   RunLedger,
+  SessionLedger,
   waitUntilReady,
   type EventStores,
 } from '@codemode/events';
@@ -53,6 +54,8 @@ const EVENT_CLASSES = {
   parkedImages: ParkedImageStore,
   policies: PolicyStore,
   approvals: ApprovalLedger,
+  // Read when a background shell session ends: its notifyUrl and shell settings (SPEC §7).
+  sessions: SessionLedger,
 };
 const FLEET_CLASSES = {
   presence: WorkerPresence,
