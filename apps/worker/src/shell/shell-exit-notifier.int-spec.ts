@@ -83,5 +83,30 @@ it('bounds deliveries in flight per tenant, recording the ones past it as failed
   expect([...recorded.values()].filter((data) => data.status === 'delivered')).toHaveLength(17);
   const outcomes = (await metrics.shellNotificationsTotal.get()).values.map(({ labels, value }) => [labels.outcome, value]);
   expect(Object.fromEntries(outcomes)).toEqual({ delivered: 17, failed: 0, dropped: 1 });
-  await notifier.onApplicationShutdown();
+  await notifier.stop();
+});
+
+it('lets deliveries in flight finish when stopped, and takes no new ones after', async () => {
+  const sessions = new SessionLedger(redis, keys);
+  const ref = { tenant: 'stopping', sessionId: 's1' };
+  await sessions.configure(ref, { notifyUrl: url });
+  const notifier = new ShellExitNotifier(
+    loadConfig({}),
+    createLogger({ service: 'test', level: 'silent', version: 'test' }),
+    sessions,
+    { mode: 'single' } as WorkerTenancy,
+    createWorkerMetrics('test'),
+  );
+  const recorded: ShellNotifiedData[] = [];
+  notifier.exited(ref, exited('stopping', 'last'), 'bye', (data) => recorded.push(data));
+  const until = Date.now() + 5000;
+  while (held.length < 1 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+  const stopped = notifier.stop();
+  held.splice(0).forEach((res) => res.end());
+  await stopped;
+  expect(recorded).toEqual([{ sessionId: 'last', scope: 'stopping/session:s1', status: 'delivered', attempts: 1, httpStatus: 200 }]);
+  notifier.exited(ref, exited('stopping', 'after'), 'late', (data) => recorded.push(data));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(held).toHaveLength(0);
+  expect(recorded).toHaveLength(1);
 });

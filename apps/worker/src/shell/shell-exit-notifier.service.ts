@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { agentIdOfScopeKey, type SessionRef, type ShellExitedData, type ShellNotifiedData } from '@codemode/contracts';
 import { effectiveShellConfig, type AppConfig } from '@codemode/config';
@@ -30,7 +30,7 @@ export const OVER_BOUND_ERROR = 'too many exit notifications in flight; not sent
  * to the ShellHost, which writes it to the log as `shell.notified`.
  */
 @Injectable()
-export class ShellExitNotifier implements OnApplicationShutdown {
+export class ShellExitNotifier {
   private readonly limit = new InFlightLimit({ perKey: IN_FLIGHT_PER_TENANT, total: IN_FLIGHT_TOTAL });
   private readonly allow: WebhookAllowList;
   private readonly warnings = new ErrorGate(WARNING_INTERVAL_MS);
@@ -59,7 +59,11 @@ export class ShellExitNotifier implements OnApplicationShutdown {
     void work.finally(() => this.pending.delete(work));
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Called by the ShellHost once it has ended its processes (Nest runs a module's shutdown hooks
+   * at once, so this cannot be a hook of its own): their exits are notified too, within the grace.
+   */
+  async stop(): Promise<void> {
     await Promise.race([Promise.allSettled([...this.pending]), sleep(SHUTDOWN_GRACE_MS, undefined, { ref: false })]);
     this.stopping.abort();
   }

@@ -155,6 +155,8 @@ export class ShellHost implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.registry.shutdown();
+    // After the processes ended: their exits may be due notifications (SPEC §7).
+    await this.notifier.stop();
   }
 
   /** Shell sessions this worker holds, for the `codemode_shell_sessions` gauge. */
