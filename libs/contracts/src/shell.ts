@@ -252,8 +252,8 @@ export const ShellExitNotificationSchema = z.object({
   agentId: z.string().nullable(),
   /** The shell process session that ended. */
   processSessionId: z.string(),
-  /** As `process list` reports it. */
-  status: z.enum(['completed', 'failed', 'lost']),
+  /** As `process list` reports it. (A session lost with its worker has no exit to notify.) */
+  status: z.enum(['completed', 'failed']),
   exitCode: z.number().int().nullable(),
   exitSignal: z.string().optional(),
   timedOut: z.boolean().optional(),
