@@ -1,12 +1,12 @@
 import { availableParallelism, hostname, totalmem } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import type { Limits, ShellConfig } from '@codemode/contracts';
+import type { Limits, ShellConfig, ShellNumberSetting } from '@codemode/contracts';
 import { parseApiKeyGrants, parseApiKeys, type ApiKeyGrant } from './api-keys';
 import { ConfigError } from './errors';
 import { readEventStreamSettings, type EventStreamSettings } from './event-stream-settings';
 import { readHistorySettings, type HistorySettings } from './history-settings';
-import { clamp, LIMIT_RULES, SHELL_RULES, SPEC_DEFAULT_LIMITS, type LimitRule } from './limit-rules';
+import { clamp, LIMIT_RULES, SHELL_RULES, SHELL_SWITCHES, SPEC_DEFAULT_LIMITS, type LimitRule } from './limit-rules';
 import { readRedisSettings, type RedisSettings } from './redis-settings';
 import { resolveLimits } from './resolve-limits';
 import { readShellSandboxSettings, readTenancy, type ShellSandboxSettings } from './shell-sandbox-settings';
@@ -117,8 +117,8 @@ function readLimitDefaults(env: Env): Limits {
 }
 
 function readShellDefaults(env: Env): ShellConfig {
-  const out = {} as ShellConfig;
-  for (const name of Object.keys(SHELL_RULES) as (keyof ShellConfig)[]) out[name] = readSetting(env, SHELL_RULES[name]);
+  const out = { ...SHELL_SWITCHES } as ShellConfig;
+  for (const name of Object.keys(SHELL_RULES) as ShellNumberSetting[]) out[name] = readSetting(env, SHELL_RULES[name]);
   return out;
 }
 

@@ -1,4 +1,4 @@
-import type { Limits, ShellConfig } from '@codemode/contracts';
+import type { Limits, ShellConfig, ShellNumberSetting, ShellSwitch } from '@codemode/contracts';
 
 /** Default and clamp range of one numeric setting. */
 export interface LimitRule {
@@ -34,13 +34,19 @@ export function repairAttemptsOverride(value: unknown): number | null {
 }
 
 /** SPEC §7: shell defaults, named after OpenClaw's env variables. */
-export const SHELL_RULES: Readonly<Record<keyof ShellConfig, LimitRule>> = {
+export const SHELL_RULES: Readonly<Record<ShellNumberSetting, LimitRule>> = {
   backgroundMs: { defaultValue: 10_000, min: 10, max: 120_000, env: 'OPENCLAW_BASH_YIELD_MS' },
   timeoutSeconds: { defaultValue: 1800, min: 0, max: 86_400, env: 'CODEMODE_SHELL_TIMEOUT_SECONDS', allowZero: true },
   cleanupMs: { defaultValue: 1_800_000, min: 60_000, max: 10_800_000, env: 'OPENCLAW_BASH_JOB_TTL_MS' },
   maxOutputChars: { defaultValue: 200_000, min: 1000, max: 2_000_000, env: 'OPENCLAW_BASH_MAX_OUTPUT_CHARS' },
   pendingMaxOutputChars: { defaultValue: 30_000, min: 1000, max: 2_000_000, env: 'OPENCLAW_BASH_PENDING_MAX_OUTPUT_CHARS' },
   inputWaitIdleMs: { defaultValue: 15_000, min: 100, max: 3_600_000, env: 'OPENCLAW_PROCESS_INPUT_WAIT_IDLE_MS' },
+};
+
+/** SPEC §7: the on/off shell settings and their defaults (a session sets them; no env changes them). */
+export const SHELL_SWITCHES: Readonly<Record<ShellSwitch, boolean>> = {
+  notifyOnExit: true,
+  notifyOnExitEmptySuccess: false,
 };
 
 /** A usable setting: a safe positive integer (or zero where the rule allows it). */
@@ -58,6 +64,10 @@ export const SPEC_DEFAULT_LIMITS: Readonly<Limits> = Object.freeze(
 );
 
 /** The SPEC §7 shell defaults, before any deployment or session override. */
-export const SPEC_DEFAULT_SHELL: Readonly<ShellConfig> = Object.freeze(
-  Object.fromEntries(Object.entries(SHELL_RULES).map(([name, rule]) => [name, rule.defaultValue])) as ShellConfig,
-);
+export const SPEC_DEFAULT_SHELL: Readonly<ShellConfig> = Object.freeze({
+  ...(Object.fromEntries(Object.entries(SHELL_RULES).map(([name, rule]) => [name, rule.defaultValue])) as Record<
+    ShellNumberSetting,
+    number
+  >),
+  ...SHELL_SWITCHES,
+});

@@ -1,5 +1,5 @@
 import { LIMIT_RULES } from './limit-rules';
-import { effectiveLimits, effectiveShellConfig, limitOverrides, resolveLimits, resolveShellConfig } from './resolve-limits';
+import { effectiveLimits, effectiveShellConfig, limitOverrides, resolveLimits, resolveShellConfig, shellOverrides } from './resolve-limits';
 import { loadConfig } from './app-config';
 import { ConfigError } from './errors';
 import { readTenancySettings } from './tenancy-settings';
@@ -187,7 +187,25 @@ describe('loadConfig', () => {
       maxOutputChars: 200000,
       pendingMaxOutputChars: 30000,
       inputWaitIdleMs: 15000,
+      notifyOnExit: true,
+      notifyOnExitEmptySuccess: false,
     });
     expect(resolveShellConfig({ timeoutSeconds: 0, backgroundMs: 1 }, shell)).toMatchObject({ timeoutSeconds: 0, backgroundMs: 10 });
+  });
+
+  it('takes the exit-notification switches only as booleans; anything else is the default', () => {
+    const shell = loadConfig({}).shellDefaults;
+    expect(resolveShellConfig({ notifyOnExit: false, notifyOnExitEmptySuccess: true }, shell)).toMatchObject({
+      notifyOnExit: false,
+      notifyOnExitEmptySuccess: true,
+    });
+    expect(resolveShellConfig({ notifyOnExit: 0, notifyOnExitEmptySuccess: 'true' }, shell)).toMatchObject({
+      notifyOnExit: true,
+      notifyOnExitEmptySuccess: false,
+    });
+    expect(shellOverrides({ notifyOnExit: false, notifyOnExitEmptySuccess: 1, backgroundMs: 50 })).toEqual({
+      notifyOnExit: false,
+      backgroundMs: 50,
+    });
   });
 });

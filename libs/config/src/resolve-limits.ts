@@ -1,5 +1,5 @@
-import type { Limits, LimitsInput, ShellConfig, ShellConfigInput } from '@codemode/contracts';
-import { clamp, isSettingValue, LIMIT_RULES, SHELL_RULES, type LimitRule } from './limit-rules';
+import type { Limits, LimitsInput, ShellConfig, ShellConfigInput, ShellNumberSetting, ShellSwitch } from '@codemode/contracts';
+import { clamp, isSettingValue, LIMIT_RULES, SHELL_RULES, SHELL_SWITCHES, type LimitRule } from './limit-rules';
 import { apiTenancy } from './shell-sandbox-settings';
 import { ceilingsFor, type TenancySettings } from './tenancy-settings';
 
@@ -46,8 +46,13 @@ export function limitOverrides(input: LimitsInput | undefined): Partial<Limits> 
  */
 export function resolveShellConfig(input: ShellConfigInput | undefined, defaults: ShellConfig, maxTimeoutSeconds?: number): ShellConfig {
   const out = {} as ShellConfig;
-  for (const name of Object.keys(SHELL_RULES) as (keyof ShellConfig)[]) {
+  for (const name of Object.keys(SHELL_RULES) as ShellNumberSetting[]) {
     out[name] = resolveOne(input?.[name], defaults[name], SHELL_RULES[name]);
+  }
+  // A switch that is not a boolean falls back to the default, as a number that is not a setting does.
+  for (const name of Object.keys(SHELL_SWITCHES) as ShellSwitch[]) {
+    const value = input?.[name];
+    out[name] = typeof value === 'boolean' ? value : defaults[name];
   }
   if (maxTimeoutSeconds !== undefined && out.timeoutSeconds > maxTimeoutSeconds) out.timeoutSeconds = maxTimeoutSeconds;
   return out;
@@ -55,9 +60,13 @@ export function resolveShellConfig(input: ShellConfigInput | undefined, defaults
 
 export function shellOverrides(input: ShellConfigInput | undefined): Partial<ShellConfig> {
   const out: Partial<ShellConfig> = {};
-  for (const name of Object.keys(SHELL_RULES) as (keyof ShellConfig)[]) {
+  for (const name of Object.keys(SHELL_RULES) as ShellNumberSetting[]) {
     const value = input?.[name];
     if (isSettingValue(value, SHELL_RULES[name])) out[name] = clamp(value, SHELL_RULES[name]);
+  }
+  for (const name of Object.keys(SHELL_SWITCHES) as ShellSwitch[]) {
+    const value = input?.[name];
+    if (typeof value === 'boolean') out[name] = value;
   }
   return out;
 }

@@ -5,7 +5,13 @@ import { LimitsSchema } from './limits';
 import { ApprovalDecisionSchema } from './policy';
 import { LegJournalSchema, platformToolOutcome, RunRecoverySeedSchema, type ToolOutcome } from './replay';
 import type { CodeModeResult, WaitingResult } from './result';
-import { ShellExitedDataSchema, ShellOutputDataSchema, ShellRemovedDataSchema, ShellStartedDataSchema } from './shell';
+import {
+  ShellExitedDataSchema,
+  ShellNotifiedDataSchema,
+  ShellOutputDataSchema,
+  ShellRemovedDataSchema,
+  ShellStartedDataSchema,
+} from './shell';
 import { ShellConfigSchema } from './shell-config';
 import { ToolSourceSchema } from './tools';
 
@@ -101,6 +107,8 @@ export const EVENT_DATA_SCHEMAS = {
     agents: z.boolean().optional(),
     /** SPEC §16: the session's own repairAttempts, when it has one. */
     repairAttempts: z.number().int().optional(),
+    /** Absent in logs written before sessions had one. */
+    notifyUrl: z.string().nullable().optional(),
   }),
   'exec.rejected': z.object({ call: z.enum(['exec', 'wait']), input: z.unknown(), result: AnyResultSchema }),
   'run.requested': RunRequestedDataSchema,
@@ -165,6 +173,7 @@ export const EVENT_DATA_SCHEMAS = {
   'shell.output': ShellOutputDataSchema,
   'shell.exited': ShellExitedDataSchema,
   'shell.removed': ShellRemovedDataSchema,
+  'shell.notified': ShellNotifiedDataSchema,
 } satisfies { [T in EventType]: z.ZodType };
 
 /** The `data` of an event of type `T`. */

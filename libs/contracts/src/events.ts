@@ -27,6 +27,7 @@ export const EVENT_TYPES = [
   'shell.output',
   'shell.exited',
   'shell.removed',
+  'shell.notified',
 ] as const;
 export const EventTypeSchema = z.enum(EVENT_TYPES);
 export type EventType = z.infer<typeof EventTypeSchema>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LimitsInputSchema, LimitsSchema } from './limits';
 import { PolicySchema } from './policy';
 import { ShellConfigInputSchema, ShellConfigSchema } from './shell-config';
+import { WebhookEndpointSchema } from './tools';
 
 /** `PUT /v1/sessions/{sid}`: merges into the stored configuration. */
 export const SessionPutInputSchema = z.object({
@@ -17,6 +18,8 @@ export const SessionPutInputSchema = z.object({
     .unknown()
     .describe('Failed cells in a row a model may repair (SPEC §16): an integer 0–10, default 2, 0 turning repair off.')
     .optional(),
+  /** SPEC §7: where background shell sessions' exits are POSTed; null clears it. */
+  notifyUrl: WebhookEndpointSchema.nullable().optional(),
 });
 export type SessionPutInput = z.infer<typeof SessionPutInputSchema>;
 
@@ -31,6 +34,8 @@ export const SessionConfigSchema = z.object({
   agents: z.boolean(),
   /** SPEC §16: the session's repair attempts, default 2. */
   repairAttempts: z.number().int(),
+  /** Where background shell sessions' exits are POSTed (SPEC §7); null when none. */
+  notifyUrl: z.string().nullable(),
 });
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 

@@ -9,6 +9,8 @@ export const ShellConfigInputSchema = z
     maxOutputChars: z.unknown(),
     pendingMaxOutputChars: z.unknown(),
     inputWaitIdleMs: z.unknown(),
+    notifyOnExit: z.unknown(),
+    notifyOnExitEmptySuccess: z.unknown(),
   })
   .partial();
 export type ShellConfigInput = z.infer<typeof ShellConfigInputSchema>;
@@ -20,5 +22,16 @@ export const ShellConfigSchema = z.object({
   maxOutputChars: z.number().int(),
   pendingMaxOutputChars: z.number().int(),
   inputWaitIdleMs: z.number().int(),
+  // Defaulted (SPEC §7's defaults, as libs/config's SHELL_SWITCHES) so that a run's settings
+  // recorded before the switches existed still read.
+  /** Whether a background session's end is POSTed to the session's `notifyUrl`. */
+  notifyOnExit: z.boolean().default(true),
+  /** Whether a successful exit that printed nothing is POSTed too. */
+  notifyOnExitEmptySuccess: z.boolean().default(false),
 });
 export type ShellConfig = z.infer<typeof ShellConfigSchema>;
+
+/** The on/off shell settings; every other one is a clamped integer. */
+export type ShellSwitch = 'notifyOnExit' | 'notifyOnExitEmptySuccess';
+/** The integer shell settings (SPEC §7 defaults and clamps). */
+export type ShellNumberSetting = Exclude<keyof ShellConfig, ShellSwitch>;

@@ -15,6 +15,11 @@ export function shellScopeKey(sessionId: string, agentId: string | null | undefi
   return agentId ? `agent:${agentId}` : `session:${sessionId}`;
 }
 
+/** The `agentId` a scope key (`shellScopeKey`) was made of; null for a session's own scope. */
+export function agentIdOfScopeKey(scopeKey: string): string | null {
+  return scopeKey.startsWith('agent:') ? scopeKey.slice('agent:'.length) : null;
+}
+
 export const ShellStatusSchema = z.enum(['running', 'completed', 'failed', 'lost']);
 export type ShellStatus = z.infer<typeof ShellStatusSchema>;
 
@@ -223,3 +228,36 @@ export type ShellExitedData = z.infer<typeof ShellExitedDataSchema>;
 /** `shell.removed` event data: `clear`/`remove` took the session out of its scope for good. */
 export const ShellRemovedDataSchema = z.object({ sessionId: z.string(), scope: z.string() });
 export type ShellRemovedData = z.infer<typeof ShellRemovedDataSchema>;
+
+/**
+ * `shell.notified` event data: how the exit notification of a background session went (SPEC §7).
+ * `attempts` is 0 when nothing was sent (the address was refused, or too many were in flight).
+ */
+export const ShellNotifiedDataSchema = z.object({
+  sessionId: z.string(),
+  scope: z.string(),
+  status: z.enum(['delivered', 'failed']),
+  attempts: z.number().int(),
+  /** The last answer's HTTP status, when one came. */
+  httpStatus: z.number().int().optional(),
+  /** Why it failed; never the URL or the secret. */
+  error: z.string().optional(),
+});
+export type ShellNotifiedData = z.infer<typeof ShellNotifiedDataSchema>;
+
+/** The JSON POSTed to a session's `notifyUrl` when a background shell session ends (SPEC §7). */
+export const ShellExitNotificationSchema = z.object({
+  /** The Code Mode session. */
+  sessionId: z.string(),
+  agentId: z.string().nullable(),
+  /** The shell process session that ended. */
+  processSessionId: z.string(),
+  /** As `process list` reports it. (A session lost with its worker has no exit to notify.) */
+  status: z.enum(['completed', 'failed']),
+  exitCode: z.number().int().nullable(),
+  exitSignal: z.string().optional(),
+  timedOut: z.boolean().optional(),
+  /** The last 2000 characters of its output, as the running answer's `tail`. */
+  tail: z.string(),
+});
+export type ShellExitNotification = z.infer<typeof ShellExitNotificationSchema>;

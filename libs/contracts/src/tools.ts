@@ -34,8 +34,11 @@ const JsonSchemaObjectSchema = z
     message: `schema exceeds ${MAX_CLIENT_TOOL_SCHEMA_BYTES} bytes of serialized JSON`,
   });
 
-/** http or https only; which addresses it may reach is decided at registration and at connect time (SPEC §10 "Webhooks and MCP"). */
-const EndpointSchema = z
+/**
+ * http or https only; which addresses it may reach is decided at registration and at connect time (SPEC §10 "Webhooks and MCP").
+ * A session's `notifyUrl` is one too (SPEC §7).
+ */
+export const WebhookEndpointSchema = z
   .string()
   .max(MAX_CLIENT_TOOL_ENDPOINT_CHARS)
   .refine(
@@ -71,7 +74,7 @@ export const ClientToolSchema = z.object({
   description: z.string().max(MAX_CLIENT_TOOL_DESCRIPTION_CHARS),
   inputSchema: JsonSchemaObjectSchema.default({ type: 'object' }),
   outputSchema: JsonSchemaObjectSchema.optional(),
-  endpoint: EndpointSchema.optional(),
+  endpoint: WebhookEndpointSchema.optional(),
   replaySafe: z.boolean().optional(),
   idempotent: z.boolean().optional(),
   timeoutMs: z.number().int().min(MIN_CLIENT_TOOL_TIMEOUT_MS).max(MAX_CLIENT_TOOL_TIMEOUT_MS).optional(),

@@ -128,6 +128,7 @@ describe('event data schemas (libs/contracts/src/event-data.ts)', () => {
       type: 'shell.exited',
       data: { ...shell, ...exited, backgrounded: false, droppedChars: 0, timeoutSeconds: 30 },
     });
+    await log.append(ref, { type: 'shell.notified', data: { ...shell, status: 'delivered', attempts: 1, httpStatus: 204 } });
     await log.append(ref, { type: 'shell.removed', data: shell });
 
     const events = await log.history(ref);

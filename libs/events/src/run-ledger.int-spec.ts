@@ -86,6 +86,8 @@ test('run.requested records the whole spec: shell settings and agent too (the on
     maxOutputChars: 100,
     pendingMaxOutputChars: 50,
     inputWaitIdleMs: 200,
+    notifyOnExit: true,
+    notifyOnExitEmptySuccess: false,
   };
   await runs.request(ref, runId, { ...requestData('spec', 'return 1'), shell, agentId: 'agent-7' });
   const unagented = newRunId();

@@ -51,7 +51,7 @@ test('configure creates, merges per field, and null removes an override', async 
 
   const events = await log.history(ref);
   expect(events.map((e) => e.type)).toEqual(['session.configured', 'session.configured', 'session.configured']);
-  expect(events[2].data).toEqual({ agentId: null, codeMode: third.codeMode, shell: {} });
+  expect(events[2].data).toEqual({ agentId: null, codeMode: third.codeMode, shell: {}, notifyUrl: null });
   const record = await sessions.get(ref);
   expect(record).toEqual({ ...third, counts: { runs: 0, events: 3, transcriptEntries: 0 } });
   expect(record).toEqual(rebuildSession(events));
@@ -69,6 +69,22 @@ test('agents (SPEC §15) is kept until set again, false by default, and rebuilt 
   expect((await sessions.configure(ref, { agents: false })).agents).toBe(false);
   expect((await sessions.get(ref))?.agents).toBe(false);
   expect(rebuildSession(await log.history(ref))?.agents).toBe(false);
+});
+
+test('notifyUrl and the shell switches: set, kept when omitted, null clears; the log and the rebuild agree', async () => {
+  const ref = { tenant: 'acme', sessionId: 'notify' };
+  const url = 'https://hooks.example/exits?k="1"';
+  const first = await sessions.configure(ref, { notifyUrl: url, shell: { notifyOnExit: false, notifyOnExitEmptySuccess: true } });
+  expect(first).toMatchObject({ notifyUrl: url, shell: { notifyOnExit: false, notifyOnExitEmptySuccess: true } });
+  const kept = await sessions.configure(ref, { agentId: 'a', shell: { notifyOnExit: null } });
+  expect(kept).toMatchObject({ notifyUrl: url, shell: { notifyOnExitEmptySuccess: true } });
+  expect(kept.shell).not.toHaveProperty('notifyOnExit');
+  expect((await sessions.settings(ref)).settings?.notifyUrl).toBe(url);
+  const cleared = await sessions.configure(ref, { notifyUrl: null });
+  expect(cleared.notifyUrl).toBeNull();
+  const events = await log.history(ref);
+  expect(events.map((e) => (e.data as { notifyUrl?: unknown }).notifyUrl)).toEqual([url, url, null]);
+  expect(await sessions.get(ref)).toEqual(rebuildSession(events));
 });
 
 test('get counts runs, events and transcript entries; matches the rebuild', async () => {

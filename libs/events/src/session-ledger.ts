@@ -12,10 +12,12 @@ import { SessionIndex } from './session-index';
 export interface SessionPatch {
   agentId?: string | null;
   codeMode?: { [K in keyof Limits]?: number | null };
-  shell?: { [K in keyof ShellConfig]?: number | null };
+  shell?: { [K in keyof ShellConfig]?: ShellConfig[K] | null };
   agents?: boolean;
   /** SPEC §16: null removes the session's own value. */
   repairAttempts?: number | null;
+  /** SPEC §7: the session's exit-notification URL, already checked against the address rules. */
+  notifyUrl?: string | null;
 }
 
 /** A session's settings as read at one `configVersion` (bumped by every `session.configured`). */
@@ -44,22 +46,26 @@ export class SessionLedger {
    * removes), creating the session if missing, and appends `session.configured` with the result.
    */
   async configure(ref: SessionRef, patch: SessionPatch): Promise<SessionSettings> {
-    const agentMode = patch.agentId === undefined ? 'keep' : patch.agentId === null ? 'clear' : 'set';
     const agentsMode = patch.agents === undefined ? 'keep' : patch.agents ? 'on' : 'off';
     const args = [
-      agentMode,
+      fieldMode(patch.agentId),
       patch.agentId ?? '',
       overridesJson('codeMode', patch.codeMode),
       overridesJson('shell', patch.shell),
       agentsMode,
       repairAttemptsArg(patch.repairAttempts),
+      fieldMode(patch.notifyUrl),
+      patch.notifyUrl ?? '',
     ];
     const raw = await this.index.alongside(ref, () =>
       guard(() => this.scripts.run(this.redis, 'configure-session', this.keys.scriptKeys(ref, ''), args)),
     );
-    const [, , agentId, codeMode, shell, createdAt, updatedAt, agents, repairAttempts] = checkReply(raw, { type: 'session.configured' });
+    const [, , agentId, codeMode, shell, createdAt, updatedAt, agents, repairAttempts, notifyUrl] = checkReply(raw, {
+      type: 'session.configured',
+    });
     return {
       agentId: agentId ?? null,
+      notifyUrl: notifyUrl ?? null,
       codeMode: JSON.parse(codeMode ?? '{}') as Partial<Limits>,
       shell: JSON.parse(shell ?? '{}') as Partial<ShellConfig>,
       agents: agents === '1',
@@ -88,7 +94,7 @@ export class SessionLedger {
   }
 }
 
-/** configure-session.lua's ARGV[5]: '' keeps the session's value, 'null' removes it. */
+/** configure-session.lua's ARGV[6]: '' keeps the session's value, 'null' removes it. */
 function repairAttemptsArg(value: number | null | undefined): string {
   if (value === undefined) return '';
   if (value !== null && !(Number.isSafeInteger(value) && value >= 0 && value < MAX_OVERRIDE)) {
@@ -97,12 +103,17 @@ function repairAttemptsArg(value: number | null | undefined): string {
   return String(value);
 }
 
-function overridesJson(field: string, overrides: Record<string, number | null | undefined> | undefined): string {
-  const clean: Record<string, number | null> = {};
+/** How the script treats a string field of the patch: omitted keeps it, null clears it. */
+function fieldMode(value: string | null | undefined): 'keep' | 'clear' | 'set' {
+  return value === undefined ? 'keep' : value === null ? 'clear' : 'set';
+}
+
+function overridesJson(field: string, overrides: Record<string, number | boolean | null | undefined> | undefined): string {
+  const clean: Record<string, number | boolean | null> = {};
   for (const [name, value] of Object.entries(overrides ?? {})) {
     if (value === undefined) continue;
-    if (value !== null && !(Number.isInteger(value) && Math.abs(value) < MAX_OVERRIDE)) {
-      throw new InvalidArgumentError(`${field}.${name}`, 'must be an integer or null');
+    if (value !== null && typeof value !== 'boolean' && !(Number.isInteger(value) && Math.abs(value) < MAX_OVERRIDE)) {
+      throw new InvalidArgumentError(`${field}.${name}`, 'must be an integer, a boolean or null');
     }
     clean[name] = value;
   }

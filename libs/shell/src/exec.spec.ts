@@ -150,6 +150,7 @@ describe('ProcessRegistry.exec', () => {
       backgrounded: false,
       droppedChars: 0,
     });
+    expect(exited).toMatchObject({ tail: 'abcerr' });
   });
 
   it('coalesces output events into chunks of at most 8 KiB', async () => {

@@ -23,3 +23,4 @@ export { writeSandboxEtc } from './sandbox/sandbox-etc';
 export { removeSessionWorkspace, sessionWorkspace, tenantWorkspaces } from './workspace/session-workspace';
 export { WorkspaceJanitor, type WorkspaceJanitorOptions, type WorkspaceSweep } from './workspace/workspace-janitor';
 export { yieldDelay } from './exec-answers';
+export { exitNotice, type ExitNoticeInput } from './exit-notice';

@@ -241,6 +241,7 @@ export class ProcessSession implements SessionView {
         timeoutSeconds: this.timeoutSeconds,
         ...(this.stoppedReason !== undefined ? { stoppedReason: this.stoppedReason } : {}),
       },
+      tail: this.tail,
     });
     this.wake();
     this.resolveDone();

@@ -8,7 +8,8 @@ import type { OutputStream } from './output-buffer';
 export type ShellEvent =
   | { type: 'shell.started'; data: ShellStartedData }
   | { type: 'shell.output'; data: ShellOutputData }
-  | { type: 'shell.exited'; data: ShellExitedData };
+  /** `tail`: the last 2000 characters of its output, for the exit notification (SPEC §7); not logged. */
+  | { type: 'shell.exited'; data: ShellExitedData; tail: string };
 
 export type ShellEventListener = (event: ShellEvent) => void;
 

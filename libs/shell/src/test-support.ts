@@ -13,6 +13,8 @@ export const CONFIG: ShellConfig = {
   maxOutputChars: 200_000,
   pendingMaxOutputChars: 30_000,
   inputWaitIdleMs: 15_000,
+  notifyOnExit: true,
+  notifyOnExitEmptySuccess: false,
 };
 
 export function makeRegistry(opts: Partial<ProcessRegistryOptions> = {}) {

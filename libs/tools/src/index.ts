@@ -56,7 +56,13 @@ export {
   type WebhookTenancyMode,
 } from './webhook/address-policy';
 export { pinnedLookup } from './webhook/pinned-lookup';
-export { findRefusedEndpoint, REGISTRATION_RESOLVE_TIMEOUT_MS, type RefusedClientTool } from './webhook/endpoint-check';
+export {
+  findRefusedEndpoint,
+  findRefusedUrl,
+  REGISTRATION_RESOLVE_TIMEOUT_MS,
+  type RefusedClientTool,
+  type RefusedEndpoint,
+} from './webhook/endpoint-check';
 export {
   EndpointUnresolvedError,
   refusalReason,
@@ -105,3 +111,14 @@ export { policyName } from './policy/policy-name';
 export { shellRouteRefusal } from './policy/shell-route-policy';
 export { isOperatorTool, mergeRegistration } from './registration/registration-merge';
 export { APPROVAL_WEBHOOK_TIMEOUT_MS, postApprovalRequested, type ApprovalWebhookBody } from './webhook/approval-webhook';
+export {
+  backoffMs,
+  deliverNotification,
+  NOTIFICATION_MAX_ATTEMPTS,
+  NOTIFICATION_TIMEOUT_MS,
+  shouldRetry,
+  type NotificationDelivery,
+  type NotificationOutcome,
+  type NotificationTry,
+} from './webhook/notification-delivery';
+export { InFlightLimit, type InFlightBounds } from './webhook/in-flight-limit';

@@ -89,6 +89,7 @@ const sessionConfig: SessionConfig = {
   shell: SHELL,
   agents: false,
   repairAttempts: 2,
+  notifyUrl: 'https://platform.example/shell-exits',
 };
 const sessionView: SessionView = {
   ...sessionConfig,
@@ -167,6 +168,10 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
     limits: {
       summary: 'Shorter budget, own agent scope',
       value: { agentId: 'agent-7', codeMode: { timeoutMs: 2000 } } satisfies SessionPutInput,
+    },
+    notify: {
+      summary: 'Hear of background shell exits',
+      value: { notifyUrl: 'https://platform.example/shell-exits', shell: { notifyOnExitEmptySuccess: true } } satisfies SessionPutInput,
     },
   },
   CodeModeExecInput: {

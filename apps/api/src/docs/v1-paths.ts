@@ -30,8 +30,9 @@ export function v1Paths(): Record<string, PathItem> {
         tags: ['sessions'],
         summary: 'Create or configure a session',
         description:
-          'Merges `{agentId?, codeMode?, shell?, policy?, agents?}` into the stored configuration (omitted fields keep their values). Limits are clamped (SPEC §8). ' +
-          "`agents: true` installs `agents` in the session's cells (SPEC §15; default false).",
+          'Merges `{agentId?, codeMode?, shell?, policy?, agents?, repairAttempts?, notifyUrl?}` into the stored configuration (omitted fields keep their values, `notifyUrl: null` clears it). Limits are clamped (SPEC §8). ' +
+          "`agents: true` installs `agents` in the session's cells (SPEC §15; default false). " +
+          '`notifyUrl` (SPEC §7) hears of every background shell session that ends, signed as client tool webhooks are; it passes their address rules (SPEC §10), or the PUT is a 400 naming `notifyUrl`.',
         requestBody: body('SessionPutInput'),
         responses: { '200': ok('The session configuration with clamped values.', 'SessionConfig'), ...errors(400, 401, 413, 503) },
       },

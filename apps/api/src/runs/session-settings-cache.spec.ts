@@ -1,7 +1,7 @@
 import { SessionSettingsCache } from './session-settings-cache';
 
 const settings = (timeoutMs: number) => ({
-  settings: { agentId: null, codeMode: { timeoutMs }, shell: {}, agents: false, createdAt: 't', updatedAt: 't' },
+  settings: { agentId: null, codeMode: { timeoutMs }, shell: {}, agents: false, notifyUrl: null, createdAt: 't', updatedAt: 't' },
   version: String(timeoutMs),
 });
 

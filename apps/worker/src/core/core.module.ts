@@ -16,6 +16,7 @@ import {
   ParkedRunIndex,
   PolicyStore,
   RunLedger,
+  SessionLedger,
   waitUntilReady,
   type EventStores,
 } from '@codemode/events';
@@ -55,6 +56,8 @@ const EVENT_CLASSES = {
   policies: PolicyStore,
   approvals: ApprovalLedger,
   skills: SkillLedger,
+  // Read when a background shell session ends: its notifyUrl and shell settings (SPEC §7).
+  sessions: SessionLedger,
 };
 const FLEET_CLASSES = {
   presence: WorkerPresence,

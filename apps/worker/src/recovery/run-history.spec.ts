@@ -10,6 +10,8 @@ const shell = (timeoutSeconds: number): ShellConfig => ({
   maxOutputChars: 100,
   pendingMaxOutputChars: 50,
   inputWaitIdleMs: 200,
+  notifyOnExit: true,
+  notifyOnExitEmptySuccess: false,
 });
 const DEFAULTS = shell(1);
 const cell = { title: 't', code: 'return 1', restartSafe: true, awaitResults: false, limits: { ...SPEC_DEFAULT_LIMITS } };

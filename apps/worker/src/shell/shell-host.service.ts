@@ -3,7 +3,7 @@ import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ProcessInput, SessionRef, ShellAnswer, ShellConfig, ShellExecInput, ShellJob } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { EventLog, publishAnswer } from '@codemode/events';
+import { EventLog, publishAnswer, type AppendInput } from '@codemode/events';
 import { WorkerPresence, type LeasedSlot } from '@codemode/fleet';
 import {
   ProcessRegistry,
@@ -19,6 +19,7 @@ import type { RedisClient } from '@codemode/events';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { WorkerTenantLimits } from '../quotas/worker-tenant-limits.service';
 import { ShellConfinement } from './shell-confinement.service';
+import { ShellExitNotifier } from './shell-exit-notifier.service';
 
 /** How long `wait` recognizes a shell session id passed to it by mistake. */
 const SHELL_ID_MEMORY_SECONDS = 24 * 3600;
@@ -63,6 +64,7 @@ export class ShellHost implements OnApplicationShutdown {
     private readonly confinement: ShellConfinement,
     private readonly limits: WorkerTenantLimits,
     private readonly nodes: NodeSurface,
+    private readonly notifier: ShellExitNotifier,
   ) {
     this.registry = new ProcessRegistry({
       defaults: config.shellDefaults,
@@ -153,6 +155,8 @@ export class ShellHost implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.registry.shutdown();
+    // After the processes ended: their exits may be due notifications (SPEC §7).
+    await this.notifier.stop();
   }
 
   /** Shell sessions this worker holds, for the `codemode_shell_sessions` gauge. */
@@ -213,8 +217,19 @@ export class ShellHost implements OnApplicationShutdown {
       }
     }
     if (this.deleted.has(this.workspaceOf(ref))) return;
+    // Only its type and data are logged (an exit's `tail` is for the notification).
+    this.append(ref, event);
+    if (event.type === 'shell.exited') {
+      this.notifier.exited(ref, event.data, event.tail, (data) => {
+        if (!this.deleted.has(this.workspaceOf(ref))) this.append(ref, { type: 'shell.notified', data });
+      });
+    }
+  }
+
+  private append(ref: SessionRef, event: AppendInput): void {
     this.events.append(ref, event).catch((error: unknown) => {
-      this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, shellSessionId: id, err: error }, 'could not record a shell event');
+      const shellSessionId = (event.data as { sessionId?: unknown }).sessionId;
+      this.logger.warn({ tenant: ref.tenant, sessionId: ref.sessionId, shellSessionId, err: error }, 'could not record a shell event');
     });
   }
 }

@@ -15,6 +15,7 @@ export function rebuildSession(events: readonly LoggedEvent[]): SessionRecord | 
     codeMode: {},
     shell: {},
     agents: false,
+    notifyUrl: null,
     createdAt: events[0].at,
     updatedAt: events[events.length - 1].at,
     counts: { runs: 0, events: events.length, transcriptEntries: rebuildTranscript(events).length },
@@ -27,6 +28,7 @@ export function rebuildSession(events: readonly LoggedEvent[]): SessionRecord | 
       record.agents = event.data.agents === true;
       if (typeof event.data.repairAttempts === 'number') record.repairAttempts = event.data.repairAttempts;
       else delete record.repairAttempts;
+      record.notifyUrl = (event.data.notifyUrl as string | null | undefined) ?? null;
     } else if (event.type === 'run.requested') {
       record.counts.runs += 1;
     }

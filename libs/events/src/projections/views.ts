@@ -10,6 +10,8 @@ export interface SessionSettings {
   agents: boolean;
   /** SPEC §16: the session's own repairAttempts; absent: the default. */
   repairAttempts?: number;
+  /** SPEC §7: where background shell sessions' exits are POSTed; null when none. */
+  notifyUrl: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -34,6 +36,7 @@ export function settingsFromHash(hash: Record<string, string>): SessionSettings 
     shell: parseJson<Partial<ShellConfig>>(hash.shell) ?? {},
     agents: hash.agents === '1',
     ...(hash.repairAttempts === undefined ? {} : { repairAttempts: Number(hash.repairAttempts) }),
+    notifyUrl: hash.notifyUrl ?? null,
     createdAt: hash.createdAt,
     updatedAt: hash.updatedAt ?? hash.createdAt,
   };

@@ -41,6 +41,13 @@ export type QueueJobState = (typeof QUEUE_JOB_STATES)[number];
 export const SANDBOX_THREAD_STATES = ['busy', 'idle', 'starting'] as const;
 export const SHELL_SESSION_STATES = ['running', 'finished'] as const;
 
+/**
+ * Outcomes of `codemode_shell_notifications_total` (SPEC §7): delivered, failed after its tries
+ * (or refused by the address rules), or dropped because too many were in flight.
+ */
+export const SHELL_NOTIFICATION_OUTCOMES = ['delivered', 'failed', 'dropped'] as const;
+export type ShellNotificationOutcome = (typeof SHELL_NOTIFICATION_OUTCOMES)[number];
+
 /** `failed_<code>` for a code outside the contract's list, or a failure without one. */
 export const OTHER_FAILURE_OUTCOME = 'failed_other';
 

@@ -31,6 +31,7 @@ export const METRIC = {
   approvalsTotal: 'codemode_approvals_total',
   approvalsPending: 'codemode_approvals_pending',
   toolCallsBlockedTotal: 'codemode_tool_calls_blocked_total',
+  shellNotificationsTotal: 'codemode_shell_notifications_total',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
@@ -71,4 +72,5 @@ export const WORKER_METRIC_NAMES: readonly MetricName[] = [
   METRIC.approvalsTotal,
   METRIC.approvalsPending,
   METRIC.toolCallsBlockedTotal,
+  METRIC.shellNotificationsTotal,
 ];

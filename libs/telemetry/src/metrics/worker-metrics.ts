@@ -7,6 +7,7 @@ import {
   RUN_OUTCOMES,
   runOutcomeLabel,
   SANDBOX_THREAD_STATES,
+  SHELL_NOTIFICATION_OUTCOMES,
   SHELL_SESSION_STATES,
   TOOL_OUTCOMES,
   TOOL_SOURCES,
@@ -14,6 +15,7 @@ import {
   type RecoveryOutcome,
   type ResumePath,
   type RunOutcome,
+  type ShellNotificationOutcome,
   type WorkerQueueLabel,
 } from './label-values';
 import { METRIC } from './metric-names';
@@ -175,6 +177,13 @@ export class WorkerMetrics extends ProcessMetrics {
     registers: [this.registry],
   });
 
+  readonly shellNotificationsTotal = new Counter<'outcome'>({
+    name: METRIC.shellNotificationsTotal,
+    help: 'Exit notifications of background shell sessions to a session notifyUrl (SPEC §7), by outcome: delivered, failed (after its tries, or its address refused), dropped (too many in flight).',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
   constructor(version: string, options: ProcessMetricsOptions = {}) {
     super(version, options);
     for (const outcome of RUN_OUTCOMES) {
@@ -196,6 +205,12 @@ export class WorkerMetrics extends ProcessMetrics {
     });
     this.setMcpServers({});
     for (const decision of APPROVAL_OUTCOMES) this.approvalsTotal.inc({ decision }, 0);
+    for (const outcome of SHELL_NOTIFICATION_OUTCOMES) this.shellNotificationsTotal.inc({ outcome }, 0);
+  }
+
+  /** An exit notification ended (SPEC §7). */
+  shellNotified(outcome: ShellNotificationOutcome): void {
+    this.shellNotificationsTotal.inc({ outcome });
   }
 
   /** MCP servers per state; a state left out counts zero (a worker without MCP servers shows zeros). */

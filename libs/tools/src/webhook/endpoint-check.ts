@@ -6,12 +6,9 @@ import { WebhookAddressRefusedError, type EndpointRefusal } from './webhook-addr
 export const REGISTRATION_RESOLVE_TIMEOUT_MS = 5000;
 
 /** The first client tool whose endpoint may not be reached, with its index in the registration. */
-export interface RefusedClientTool {
+export interface RefusedClientTool extends RefusedEndpoint {
   readonly index: number;
   readonly tool: Pick<ClientTool, 'name' | 'endpoint'>;
-  /** `http://host:port` of the endpoint, as the URL normalizes it (no path, query or credentials). */
-  readonly origin: string;
-  readonly refusal: EndpointRefusal;
 }
 
 class ResolveTimeoutError extends Error {
@@ -41,11 +38,37 @@ function registrationResolver(resolve: HostResolver): HostResolver {
   };
 }
 
+/** Why an endpoint may not be stored: its origin and what refused it. */
+export interface RefusedEndpoint {
+  /** `http://host:port` of the endpoint, as the URL normalizes it (no path, query or credentials). */
+  readonly origin: string;
+  readonly refusal: EndpointRefusal;
+}
+
 /**
- * The registration-time check of SPEC §10: every endpoint's host, and every address a host name
- * resolves to, against the address rules. A name that does not resolve now (or not within
- * `REGISTRATION_RESOLVE_TIMEOUT_MS`) is accepted: each call resolves and checks it again before
- * dialing, so nothing is reached unchecked.
+ * The registration-time check of SPEC §10 for one webhook address (a client tool's endpoint, a
+ * session's `notifyUrl`): its host, and every address a host name resolves to, against the
+ * address rules. A name that does not resolve now (or not within `REGISTRATION_RESOLVE_TIMEOUT_MS`)
+ * is accepted: each call resolves and checks it again before dialing, so nothing is reached unchecked.
+ * @returns what refused it, or undefined when it may be stored.
+ */
+export async function findRefusedUrl(
+  endpoint: string,
+  policy: WebhookAddressPolicy,
+  resolve: HostResolver = systemResolver,
+): Promise<RefusedEndpoint | undefined> {
+  const url = new URL(endpoint);
+  try {
+    await policy.resolveEndpoint(url, registrationResolver(resolve));
+    return undefined;
+  } catch (error) {
+    if (error instanceof WebhookAddressRefusedError) return { origin: `${url.protocol}//${url.host}`, refusal: error.refusal };
+    return undefined;
+  }
+}
+
+/**
+ * `findRefusedUrl` for every endpoint of a client tool registration, each host resolved once.
  * @returns the first refused tool in registration order, or undefined when all may be stored.
  */
 export async function findRefusedEndpoint(
@@ -57,15 +80,8 @@ export async function findRefusedEndpoint(
   const outcomes = await Promise.all(
     tools.map(async (tool, index): Promise<RefusedClientTool | undefined> => {
       if (!tool.endpoint) return undefined;
-      const url = new URL(tool.endpoint);
-      try {
-        await policy.resolveEndpoint(url, lookup);
-        return undefined;
-      } catch (error) {
-        if (error instanceof WebhookAddressRefusedError)
-          return { index, tool, origin: `${url.protocol}//${url.host}`, refusal: error.refusal };
-        return undefined;
-      }
+      const refused = await findRefusedUrl(tool.endpoint, policy, lookup);
+      return refused && { index, tool, ...refused };
     }),
   );
   return outcomes.find((outcome) => outcome !== undefined);

@@ -310,6 +310,8 @@ local function project_session(K, ev, at)
     else redis.call('HDEL', K[2], 'agentId') end
     redis.call('HSET', K[2], 'codeMode', f.codeMode, 'shell', f.shell)
     if f.agents == '1' then redis.call('HSET', K[2], 'agents', '1') else redis.call('HDEL', K[2], 'agents') end
+    if f.notifyUrl then redis.call('HSET', K[2], 'notifyUrl', f.notifyUrl)
+    else redis.call('HDEL', K[2], 'notifyUrl') end
     -- request-run compares it with the version its caller's settings came from (settings_changed).
     redis.call('HINCRBY', K[2], 'configVersion', 1)
   elseif ev.type == 'exec.rejected' then
