@@ -76,8 +76,11 @@ export function leaksIn(answers: readonly unknown[], c: Canaries, stack: TestSta
 /** Names of the service's own variables (and the planted one) that appear in an env dump. */
 export function serviceVariablesIn(dump: string): string[] {
   const names = dump.match(/(CODEMODE_|REDIS_|WORKER_METRICS_)[A-Z0-9_]*(?==)|CANARY_SECRET_TOKEN/g) ?? [];
-  return [...new Set(names)].sort();
+  // SPEC §16 gives a command run from a cell its own call's key: the caller's data, not the service's.
+  return [...new Set(names)].filter((name) => name !== COMMAND_CALL_KEY).sort();
 }
+
+const COMMAND_CALL_KEY = 'CODEMODE_CALL_KEY';
 
 export interface RawAnswer {
   status: number;
