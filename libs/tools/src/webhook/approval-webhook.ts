@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns';
 import type { ApprovalView } from '@codemode/contracts';
 import { WebhookToolError } from '../errors';
-import { signWebhookBody, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature';
+import { signedJsonHeaders } from './signature';
 import { postBounded } from './webhook-request';
 
 /** How long the platform has to take an approval notification. */
@@ -26,9 +26,7 @@ export interface ApprovalWebhookBody extends ApprovalView {
  */
 export async function postApprovalRequested(url: string, body: ApprovalWebhookBody, secret: string | undefined): Promise<void> {
   const payload = JSON.stringify(body);
-  const timestamp = String(Math.floor(Date.now() / 1000));
-  const headers: Record<string, string> = { 'content-type': 'application/json', [TIMESTAMP_HEADER]: timestamp };
-  if (secret !== undefined) headers[SIGNATURE_HEADER] = signWebhookBody(secret, timestamp, payload);
+  const headers = signedJsonHeaders(payload, secret, Date.now());
   const answer = await postBounded(new URL(url), {
     headers,
     payload,

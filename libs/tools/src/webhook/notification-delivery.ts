@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemResolver, type HostResolver, type WebhookAddressPolicy } from './address-policy';
 import { pinnedLookup } from './pinned-lookup';
-import { signWebhookBody, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature';
+import { signedJsonHeaders } from './signature';
 import { refusalReason, WebhookAddressRefusedError } from './webhook-address-errors';
 import { postBounded } from './webhook-request';
 
@@ -118,9 +118,7 @@ async function tryOnce(url: URL, payload: string, delivery: NotificationDelivery
     if (error instanceof WebhookAddressRefusedError) throw error;
     return { error: `its host did not resolve (${codeOf(error)})` };
   }
-  const timestamp = String(Math.floor((delivery.now ?? Date.now)() / 1000));
-  const headers: Record<string, string> = { 'content-type': 'application/json', [TIMESTAMP_HEADER]: timestamp };
-  if (delivery.secret !== undefined) headers[SIGNATURE_HEADER] = signWebhookBody(delivery.secret, timestamp, payload);
+  const headers = signedJsonHeaders(payload, delivery.secret, (delivery.now ?? Date.now)());
   try {
     const answer = await postBounded(url, { headers, payload, lookup: pinnedLookup(target.addresses), signal, limit: ANSWER_LIMIT_BYTES });
     return { httpStatus: answer.status };

@@ -13,6 +13,18 @@ export const TIMESTAMP_HEADER = 'x-codemode-timestamp';
 export const DEFAULT_SIGNATURE_TOLERANCE_SECONDS = 300;
 
 /** `sha256=<hex>` over `<timestamp>.<body>`. */
+/**
+ * The headers of a JSON POST the service signs (client tool webhooks, approval and exit
+ * notifications): content type, `x-codemode-timestamp` (seconds) and, with a secret, the signature
+ * over `<timestamp>.<payload>`. Built per request, so a retry is signed afresh.
+ */
+export function signedJsonHeaders(payload: string, secret: string | undefined, nowMs: number): Record<string, string> {
+  const timestamp = String(Math.floor(nowMs / 1000));
+  const headers: Record<string, string> = { 'content-type': 'application/json', [TIMESTAMP_HEADER]: timestamp };
+  if (secret) headers[SIGNATURE_HEADER] = signWebhookBody(secret, timestamp, payload);
+  return headers;
+}
+
 export function signWebhookBody(secret: string, timestamp: string, body: string | Buffer): string {
   const hmac = createHmac('sha256', secret);
   hmac.update(`${timestamp}.`, 'utf8');

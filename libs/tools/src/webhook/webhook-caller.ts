@@ -1,7 +1,7 @@
 import { WebhookToolError } from '../errors';
 import { systemResolver, type HostResolver, type WebhookAddressPolicy } from './address-policy';
 import { pinnedLookup } from './pinned-lookup';
-import { signWebhookBody, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature';
+import { signedJsonHeaders } from './signature';
 import { refusalReason, WebhookAddressRefusedError } from './webhook-address-errors';
 import { postBounded } from './webhook-request';
 
@@ -98,11 +98,10 @@ export async function callWebhookTool(options: WebhookCallOptions): Promise<unkn
   }
   const { input, callId, runId, sessionId } = options.body;
   const payload = JSON.stringify({ tool: toolName, input: input ?? null, callId, runId, sessionId });
-  const timestamp = String(Math.floor((options.now ?? Date.now)() / 1000));
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', [TIMESTAMP_HEADER]: timestamp };
-  if (options.secret) {
-    headers[SIGNATURE_HEADER] = signWebhookBody(options.secret, timestamp, payload);
-  }
+  const headers: Record<string, string> = {
+    ...signedJsonHeaders(payload, options.secret, (options.now ?? Date.now)()),
+    accept: 'application/json',
+  };
   if (options.idempotencyKey !== undefined) headers[IDEMPOTENCY_KEY_HEADER] = options.idempotencyKey;
   const controller = new AbortController();
   let timedOut = false;
