@@ -115,6 +115,32 @@ describe('chaos: kill -9 while a cell has an idempotent call in flight', () => {
     ]);
   });
 
+  it('a rebuilt first leg that does not end within the budget plus the grace: the exec answers waiting with the runId, a later wait gets the outcome', async () => {
+    const client = stack!.client();
+    hook!.retryDelay.ms = 4000;
+    await client.putSession('idem-slow-exec', { codeMode: { timeoutMs: 1500 } });
+    await client.putTools('idem-slow-exec', [
+      { name: 'upsert', description: 'applies each key once', endpoint: `${hook!.url}/upsert`, idempotent: true },
+    ]);
+    const pending = client.exec('idem-slow-exec', {
+      title: 'writes',
+      restartSafe: true,
+      code: 'const a = await upsert({ id: 1 }); const b = await upsert({ id: 2 }); return [a.row, b.row];',
+    });
+    await hook!.first;
+    const runId = await killStarter('idem-slow-exec');
+    expect(await pending).toEqual(expect.objectContaining({ status: 'waiting', runId, reason: 'pending_tools', replaySafe: true }));
+    let result: CodeModeResult = await client.wait('idem-slow-exec', runId);
+    const until = Date.now() + 30_000;
+    while (result.status === 'waiting' && Date.now() < until) result = await client.wait('idem-slow-exec', runId);
+    expect(result).toEqual(expect.objectContaining({ status: 'completed', value: [1, 2], replaySafe: true }));
+    expect(hook!.keys).toEqual([`${runId}:1`, `${runId}:1`, `${runId}:2`]);
+    expect([...hook!.rows]).toEqual([
+      [`${runId}:1`, 1],
+      [`${runId}:2`, 2],
+    ]);
+  });
+
   it('a parked run (SPEC §12): its image is restored elsewhere and the call in flight at the park is made again with its key', async () => {
     const { keys, url } = hook!;
     const client = stack!.client();

@@ -114,8 +114,9 @@ test('SPEC §16: a replay-safe run whose worker is gone is rebuilt by replay, no
   const rebuilds: ReplayJob[] = [];
   expect(await sweeper(new Set(), rebuilds).sweeper.sweep(now)).toBe(1);
   expect(rebuilds).toEqual([{ ...ref, runId: safe, replyTo: expect.stringContaining(':reply:unheard:{') as string, requestedAt: now }]);
-  expect((await runs.get(ref, safe))?.status).toBe('running');
   expect((await runs.get(ref, unsafe))?.status).toBe('lost');
+  // Nobody is waiting: the rebuilt leg's answer is owed to the next wait.
+  expect(await runs.reserveResume(ref, safe, 'tok', 10_000)).toMatchObject({ status: 'running', answerOwed: true });
   const dueLater = (await index.due(now + 10 * LEASE_MS, 100)).map((d) => d.runId);
   expect([dueLater.includes(safe), dueLater.includes(unsafe)]).toEqual([true, false]);
   await index.remove(ref, safe);

@@ -54,8 +54,10 @@ export class LiveRunSweeper extends RunIndexSweeper {
     );
     const fields = { tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run?.owner ?? null };
     if (fate === 'replay') {
-      // Rebuilt here (RunRecovery takes it over, fenced by owner and epoch), in the background:
-      // the leg runs as long as it runs. Its answer is owed to the next wait, nobody waits now.
+      // Its caller was answered `waiting` or is gone with its API: the leg's answer goes to the
+      // next wait. Rebuilt here (RunRecovery takes it over, fenced by owner and epoch), in the
+      // background: the leg runs as long as it runs.
+      await this.runs.oweAnswer(ref, runId);
       this.logger.warn(
         fields,
         'rebuilding by replay a replay-safe run still running a lease past its deadline under a worker that is gone',
