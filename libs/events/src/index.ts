@@ -5,15 +5,17 @@ export { SameTickAppends } from './same-tick-appends';
 export { SessionLedger, type SessionPatch, type SessionSettingsAt } from './session-ledger';
 export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type KeyUsed, type Reservation, type RunRequestedData } from './run-ledger';
 export { keyedWaitStep, type KeyedWaitState, type KeyedWaitStep } from './keyed-wait';
-export { RunReplies, publishAnswer, publishStarted, resultReply } from './run-replies';
+export { RunReplies, publishAnswer, publishStarted, resultReply, unheardReplyChannel } from './run-replies';
 export {
   RunOwnership,
   pastExpiry,
   strandedRunFate,
+  unansweredLegFate,
   type LocalRunHolder,
   type OwnedRun,
   type RunFate,
   type StrandedRunFate,
+  type UnansweredLegFate,
 } from './run-ownership';
 export { RunEnds, ParkedRunHoldings, type EndingRun, type LostAnswer, type RunHoldings } from './run-ends';
 export {

@@ -207,3 +207,50 @@ test('a released parked run has no owner; only its owner at its epoch can releas
   expect(events.map((e) => e.type)).toEqual(['run.requested', 'run.started', 'run.parked', 'run.released', 'run.recovered']);
   expect(rebuildRun(ref, runId, events)).toEqual(await runs.get(ref, runId));
 });
+
+test('SPEC §16: a leg whose answer is owed goes to exactly one later wait, once it parked or ended', async () => {
+  const ref = newRef();
+  const runId = newRunId();
+  await runs.request(ref, runId, { ...requestData(), restartSafe: true });
+  await runs.start(ref, runId, { workerId: 'w-1', epoch: 1, replyTo: '', recovery: { seed: [1, 2, 3, 4], catalogHash: 'h' } });
+  expect(await runs.oweAnswer(ref, runId)).toBe(true);
+  // While the leg runs, a wait is told its answer is owed (not "already being resumed").
+  expect(await runs.reserveResume(ref, runId, 'tok-1', 10_000)).toMatchObject({
+    reserved: false,
+    status: 'running',
+    answerOwed: true,
+    owner: 'w-1',
+  });
+  await runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(7) });
+  // Ended: a run that is not running owes nothing new.
+  expect(await runs.oweAnswer(ref, runId)).toBe(false);
+  expect(await runs.reserveResume(ref, runId, 'tok-2', 10_000)).toEqual({
+    reserved: false,
+    busy: false,
+    status: 'completed',
+    restartSafe: true,
+    answerOwed: true,
+  });
+  // Taken once: the next wait is refused as on any ended run.
+  expect(await runs.reserveResume(ref, runId, 'tok-3', 10_000)).toMatchObject({ reserved: false, status: 'completed' });
+  expect(await runs.reserveResume(ref, runId, 'tok-3', 10_000)).not.toHaveProperty('answerOwed');
+});
+
+test('SPEC §16: an owed leg that parked answers its parked answer to the next wait, then the wait after resumes it', async () => {
+  const ref = newRef();
+  const runId = await parkedRun(ref, { restartSafe: true });
+  expect(await runs.reserveResume(ref, runId, 'tok-1', 10_000)).toMatchObject({ reserved: true });
+  expect(await runs.resume(ref, runId, { token: 'tok-1', workerId: 'w-1', epoch: 1, replyTo: '', input: { runId } })).toBe(true);
+  expect(await runs.oweAnswer(ref, runId)).toBe(true);
+  await runs.append(
+    ref,
+    untypedAppend({
+      type: 'run.parked',
+      runId,
+      epoch: 1,
+      data: { result: waiting(runId), expiresAt: new Date(Date.now() + 60_000).toISOString() },
+    }),
+  );
+  expect(await runs.reserveResume(ref, runId, 'tok-2', 10_000)).toMatchObject({ reserved: false, status: 'waiting', answerOwed: true });
+  expect(await runs.reserveResume(ref, runId, 'tok-3', 10_000)).toMatchObject({ reserved: true });
+});

@@ -28,6 +28,11 @@ export type Reservation =
       restartSafe: boolean;
       /** Not waiting: the run's owner ('' for none). */
       owner?: string;
+      /**
+       * SPEC §16: the answer of the run's leg is owed to this wait (owe-answer). `status` running:
+       * the leg still runs; otherwise it parked or ended, and this wait took the answer (the run's own).
+       */
+      answerOwed?: boolean;
       /** Busy: the reservation that holds it. */
       held?: { token: string; forMs: number; owner: string };
     };
@@ -228,9 +233,11 @@ export class RunLedger {
       };
     }
     const refused = { reserved: false as const, busy: reply[0] === 2, status: toRunStatus(reply[1]), restartSafe: reply[2] === 'true' };
+    if (reply[0] === 4) return { ...refused, answerOwed: true };
     if (reply[0] === 2 && reply[3])
       return { ...refused, held: { token: String(reply[3]), forMs: Number(reply[4]), owner: String(reply[5] ?? '') } };
-    return reply[0] === 0 && reply[1] ? { ...refused, owner: String(reply[3] ?? '') } : refused;
+    if (reply[0] === 0 && reply[1]) return { ...refused, owner: String(reply[3] ?? ''), ...(reply[4] ? { answerOwed: true } : {}) };
+    return refused;
   }
 
   /** The run a used wait key names, with the tokens of its last leg and of its reservation (keyedWaitStep). */
@@ -245,6 +252,15 @@ export class RunLedger {
     if (entries.length === 0) return null;
     const result = decodeEntry(entries[0]).data.result;
     return result === undefined ? null : (result as CodeModeResult);
+  }
+
+  /**
+   * SPEC §16: the restartSafe leg of `runId` did not answer its caller in time; its answer is owed
+   * to the next wait. False when the run is no longer running (answer from the run instead).
+   */
+  async oweAnswer(ref: SessionRef, runId: string): Promise<boolean> {
+    const raw = await guard(() => this.scripts.run(this.redis, 'owe-answer', [this.keys.run(ref, runId)], []));
+    return checkReply(raw, { runId })[0] === LUA_CODES.ok;
   }
 
   /** Gives back a reservation the owner did not take; false when the owner already took it. */

@@ -97,15 +97,21 @@ describe('RunOwnership', () => {
     expect(await ownership.runningOrphan({ runId: 'r', status: 'waiting', owner: 'w-dead' })).toBe(false);
   });
 
-  it('calls an orphaned running run that is not replay-safe one to lose; replay-safe orphans, live owners and no run are not', async () => {
+  it('an unanswered leg: rebuilt when replay-safe and orphaned, owed when replay-safe and held, lost when orphaned otherwise', async () => {
     const ref = newRef();
     const orphan = await startedRun(ref, 'w-dead');
     const safe = await startedRun(ref, 'w-dead', { restartSafe: true });
+    const safeLive = await startedRun(ref, 'w-alive', { restartSafe: true });
     const live = await startedRun(ref, 'w-alive');
-    expect(await ownership.orphanToLose(await runs.get(ref, orphan))).toBe(true);
-    expect(await ownership.orphanToLose(await runs.get(ref, safe))).toBe(false);
-    expect(await ownership.orphanToLose(await runs.get(ref, live))).toBe(false);
-    expect(await ownership.orphanToLose(null)).toBe(false);
+    expect(await ownership.unansweredFate(await runs.get(ref, orphan))).toBe('lose');
+    expect(await ownership.unansweredFate(await runs.get(ref, safe))).toBe('rebuild');
+    expect(await ownership.unansweredFate(await runs.get(ref, safeLive))).toBe('owe');
+    expect(await ownership.unansweredFate(await runs.get(ref, live))).toBe('fail');
+    expect(await ownership.unansweredFate(null)).toBe('fail');
+    expect(await ownership.orphanToRebuild(await runs.get(ref, safe))).toBe(true);
+    expect(await ownership.orphanToRebuild(await runs.get(ref, safeLive))).toBe(false);
+    expect(await ownership.orphanToRebuild(await runs.get(ref, orphan))).toBe(false);
+    expect(await ownership.orphanToRebuild(null)).toBe(false);
     // Deciding writes nothing: ending is RunEnds' (run-ends.int-spec.ts).
     expect(await eventTypes(ref)).not.toContain('run.lost');
   });

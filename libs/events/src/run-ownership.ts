@@ -76,13 +76,41 @@ export class RunOwnership {
   }
 
   /**
-   * A running run whose worker is gone, and that is not replay-safe: nothing will answer for it,
-   * so whoever finds it ends it `run.lost` (`RunEnds.lose`), so it has its one terminal event. A
-   * replay-safe one is left to recovery (its re-delivered cell job, or the next wait rebuilds it).
+   * What an `exec` or `wait` does when the leg it set going did not answer within its budget plus
+   * the reply grace, and the run shows no answer of its own (unansweredLegFate). `run` is the run
+   * as read then (null: gone).
    */
-  async orphanToLose(run: (OwnedRun & { status: RunStatus }) | null): Promise<boolean> {
-    return !!run && !run.restartSafe && (await this.runningOrphan(run));
+  async unansweredFate(run: (OwnedRun & { status: RunStatus }) | null): Promise<UnansweredLegFate> {
+    return unansweredLegFate(run, !!run && (await this.runningOrphan(run)));
   }
+
+  /** A replay-safe run executing a leg whose worker is gone: any worker rebuilds it by replay now (SPEC §16). */
+  async orphanToRebuild(run: (OwnedRun & { status: RunStatus }) | null): Promise<boolean> {
+    return !!run?.restartSafe && (await this.runningOrphan(run));
+  }
+}
+
+/** What a caller whose leg did not answer in time does (RunOwnership.unansweredFate). */
+export type UnansweredLegFate =
+  /** Replay-safe, its worker gone: have it rebuilt by replay, then as `owe`. */
+  | 'rebuild'
+  /** Replay-safe and still running (rebuilt, or slow): answer `waiting` and owe the leg's answer to the next wait. */
+  | 'owe'
+  /** Not replay-safe, its worker gone: nothing will answer for it; end it `run.lost` and answer `runtime_unavailable`. */
+  | 'lose'
+  /** Anything else: answer `runtime_unavailable`; the run is left to whoever holds it. */
+  | 'fail';
+
+/**
+ * SPEC §16: the `exec` or `wait` in flight on a `restartSafe` leg answers its outcome if it ends
+ * within the call's budget plus the reply grace, else `waiting` (reason `pending_tools`) with the
+ * runId, so a later `wait` gets it; `run.lost` and a `runtime_unavailable` answer are left for legs
+ * that are not `restartSafe`. `orphaned`: the run is running and its worker is gone.
+ */
+export function unansweredLegFate(run: { status: RunStatus; restartSafe: boolean } | null, orphaned: boolean): UnansweredLegFate {
+  if (run?.status !== 'running') return 'fail';
+  if (run.restartSafe) return orphaned ? 'rebuild' : 'owe';
+  return orphaned ? 'lose' : 'fail';
 }
 
 /** What a sweep does with a run the live-run index says is due (LiveRunSweeper). */
@@ -91,21 +119,24 @@ export type StrandedRunFate =
   | 'forget'
   /** Still `requested` past its answer's deadline: no worker started it and the API that asked did not close it. */
   | 'abandon'
-  /** Running under an owner that is gone (or a worker that no longer holds it): nothing will end it. */
+  /** Running under an owner that is gone (or a worker that no longer holds it), not replay-safe: nothing will end it. */
   | 'lose'
+  /** Running under an owner that is gone, replay-safe (SPEC §16): rebuilt by replay on the sweeping worker. */
+  | 'replay'
   /** Running under a live owner (a long cell): looked at again after a lease. */
   | 'postpone';
 
 /**
  * The rule for a run an exec or a wait set going whose caller's answer was due a lease ago
- * (SPEC §2 "no run is left without its terminal event"). A replay-safe run is lost too: by
- * then the re-delivered cell job and the caller's own `wait` (which would have rebuilt it) have
- * both had their turn.
+ * (SPEC §2 "no run is left without its terminal event"). A replay-safe run whose worker is gone
+ * is rebuilt, not lost (SPEC §16: no `wait` needed): its caller may have died with its API, and
+ * nothing else would notice.
  */
-export function strandedRunFate(status: RunStatus | null, ownerGone: boolean): StrandedRunFate {
+export function strandedRunFate(status: RunStatus | null, ownerGone: boolean, restartSafe: boolean): StrandedRunFate {
   if (status === 'requested') return 'abandon';
   if (status !== 'running') return 'forget';
-  return ownerGone ? 'lose' : 'postpone';
+  if (!ownerGone) return 'postpone';
+  return restartSafe ? 'replay' : 'lose';
 }
 
 /** A parked run's recorded expiry (ISO time, null: none) has passed. */

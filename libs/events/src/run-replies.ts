@@ -15,6 +15,15 @@ interface Waiter {
 }
 
 /**
+ * A channel on `ref`'s slot (scripts publish only there on a cluster) that no API listens on: the
+ * `replyTo` of a leg a sweep rebuilds with no caller waiting (SPEC §16); its answer goes to the
+ * next `wait` from the run.
+ */
+export function unheardReplyChannel(keys: KeySpace, ref: SessionRef): string {
+  return `${keys.reply('unheard')}:{${slotTag(keySlot(keys.sessionBase(ref)))}}`;
+}
+
+/**
  * The API instance's inbox: workers publish `started` and `result` replies for the runs it waits
  * on (from inside the scripts that append those events, so a reply never precedes its event).
  *

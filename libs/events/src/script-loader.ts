@@ -18,6 +18,7 @@ export const SCRIPT_NAMES = [
   'configure-session',
   'reserve-resume',
   'give-back-resume',
+  'owe-answer',
   'resume-run',
   'take-over-run',
   'release-run',

@@ -40,6 +40,7 @@ import {
 } from './host-results';
 import { ApprovalHold } from '../approvals/approval-hold';
 import { checkExecBody, type ExecBody } from './exec-body';
+import { oweAnswer } from './owed-answer';
 import { ReplyDeadline } from './reply-deadline';
 import { SessionSettingsCache } from './session-settings-cache';
 
@@ -158,9 +159,19 @@ export class ExecService {
         // The pushed answer can be missed (pub/sub reconnecting): the run's own answer wins,
         // including `waiting` — it carries the runId the caller needs to wait on.
         if (run?.lastResult && (isEndedStatus(run.status) || run.status === 'waiting')) return run.lastResult;
+        const fate = await this.ownership.unansweredFate(run);
+        // SPEC §16: a restartSafe leg still running (its re-delivered cell job rebuilds it when its
+        // worker died, RunRecovery.recoverStalled) owes its answer to the next wait. awaitResults
+        // never answers `waiting` (SPEC §3).
+        if (!input.awaitResults && (fate === 'rebuild' || fate === 'owe')) {
+          log.warn('the restartSafe cell did not answer within its budget; answering waiting, its outcome goes to the next wait');
+          return oweAnswer(this.runs, ref, runId, (now) =>
+            now?.lastResult && (isEndedStatus(now.status) || now.status === 'waiting') ? now.lastResult : undefined,
+          );
+        }
         log.error('the worker running the cell did not answer within its budget');
         // Its worker may be gone: then the run ends here, so it has its one terminal event.
-        if (run && (await this.ownership.orphanToLose(run))) await this.ends.lose({ ref, runId, epoch: run.epoch });
+        if (run && fate === 'lose') await this.ends.lose({ ref, runId, epoch: run.epoch });
         return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', input.restartSafe);
       },
       heldForApproval: (sinceMs) => this.approvals.holdsRun(ref, runId, sinceMs),

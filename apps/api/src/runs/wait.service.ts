@@ -27,7 +27,14 @@ import {
   redisFailureLog,
 } from '@codemode/events';
 import { WorkerPresence } from '@codemode/fleet';
-import { checkWaitInput, emptyTelemetry, failedInputResult, hostFailureResult, RUN_UNAVAILABLE_MESSAGE } from '@codemode/cells';
+import {
+  checkWaitInput,
+  emptyTelemetry,
+  failedInputResult,
+  hostFailureResult,
+  owedAnswerResult,
+  RUN_UNAVAILABLE_MESSAGE,
+} from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../core/cell-queue';
 import { WorkerQueues } from '../core/worker-queues';
@@ -43,6 +50,7 @@ import {
   waitStoreFailureError,
 } from './host-results';
 import { ApprovalHold } from '../approvals/approval-hold';
+import { oweAnswer } from './owed-answer';
 import { ReplyDeadline } from './reply-deadline';
 
 export const RUN_OTHER_SESSION_ERROR = 'code mode run belongs to a different session.';
@@ -51,6 +59,8 @@ export const RUN_BEING_RESUMED_ERROR = 'code mode run is already being resumed.'
 const RESERVATION_TTL_MS = 130_000;
 /** A reservation this old with no resume job anywhere was left by a wait that died (see `abandoned`). */
 const ABANDONED_RESERVATION_MS = 1000;
+/** How often a wait owed a leg's answer looks whether the leg parked or ended (SPEC §16). */
+const OWED_POLL_MS = 200;
 
 /** A run this wait reserved: its owner ('' when released) and the epoch it was parked at. */
 type ReservedRun = OwnedRun & { owner: string; epoch: number };
@@ -63,6 +73,8 @@ type WaitPlan =
   | { kind: 'refused'; error: string; replaySafe: boolean }
   /** Not parked: executing a leg under a worker that is gone (SPEC §6). */
   | { kind: 'running-orphan'; restartSafe: boolean }
+  /** SPEC §16: the answer of the run's leg is owed to this wait; `running`: the leg has not ended yet. */
+  | { kind: 'owed'; running: boolean; restartSafe: boolean }
   | { kind: 'expired' | 'lose' | 'held' | 'restore' | 'replay'; run: ReservedRun };
 
 /**
@@ -169,6 +181,12 @@ export class WaitService {
         return this.refuse(ref, { runId }, plan.error, plan.replaySafe);
       case 'running-orphan':
         return this.recoverRunning(ref, runId, plan.restartSafe, limits);
+      case 'owed':
+        if (plan.running) return this.awaitOwed(ref, runId, limits);
+        return (
+          runAnswer(await this.runs.get(ref, runId), plan.restartSafe) ??
+          failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), plan.restartSafe)
+        );
       case 'expired':
         // Past snapshotTtlSeconds but not ended yet (its holder is gone, or its timer is late).
         await this.ends.expire({ ref, runId, epoch: plan.run.epoch });
@@ -223,6 +241,7 @@ export class WaitService {
       if (await this.ownership.runningOrphan({ runId, status: reservation.status, owner: reservation.owner })) {
         return { kind: 'running-orphan', restartSafe: reservation.restartSafe };
       }
+      if (reservation.answerOwed) return { kind: 'owed', running: reservation.status === 'running', restartSafe: reservation.restartSafe };
       if (reservation.status === null) return { kind: 'unknown' };
       const error = isEndedStatus(reservation.status) ? endedRunError(ref.sessionId, runId) : RUN_BEING_RESUMED_ERROR;
       return { kind: 'refused', error, replaySafe: reservation.restartSafe };
@@ -260,19 +279,12 @@ export class WaitService {
         log.warn('the wait was not taken within its budget; the run stays parked');
         return waitingAgain(await this.runs.get(ref, runId), run.restartSafe);
       },
-      onNoAnswer: async () => {
-        const now = await this.runs.get(ref, runId);
-        const known = runAnswer(now, run.restartSafe);
-        if (known) return known;
-        log.error('the owner did not answer the wait within its budget');
-        // Its worker may be gone: then the run ends here (a replay-safe one is rebuilt by the next wait).
-        if (now && (await this.ownership.orphanToLose(now))) await this.ends.lose({ ref, runId, epoch: now.epoch });
-        return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', run.restartSafe);
-      },
+      onNoAnswer: () => this.unanswered(ref, runId, run.restartSafe, log),
       heldForApproval: (sinceMs) => this.approvals.holdsRun(ref, runId, sinceMs),
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
     this.markLive(ref, runId, limits);
+    if (run.restartSafe) this.rebuildIfOrphaned(ref, runId, deadline.signal, log);
     if (fate === 'replay') log.info('owner of the parked replay-safe run is gone; rebuilding it by replay');
     const withdrawal = this.send(ref, runId, token, fate, run.owner).catch((error: unknown) => {
       deadline.reject(error);
@@ -337,12 +349,7 @@ export class WaitService {
       return failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), false);
     }
     log.warn('the worker running this replay-safe run died; rebuilding it by replay');
-    const lastAnswer = async (): Promise<CodeModeResult> => {
-      const now = await this.runs.get(ref, runId);
-      const known = runAnswer(now, true);
-      if (known) return known;
-      return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', true);
-    };
+    const lastAnswer = (): Promise<CodeModeResult> => this.unanswered(ref, runId, true, log);
     // The rebuild publishes no `started`: one deadline, the leg's budget plus the grace.
     const deadline = new ReplyDeadline(limits.timeoutMs + this.config.replyGraceMs, limits.timeoutMs, this.config.replyGraceMs, {
       onStartOverdue: lastAnswer,
@@ -350,18 +357,87 @@ export class WaitService {
     });
     deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
     this.markLive(ref, runId, limits);
-    try {
-      await this.cells.replay({
-        tenant: ref.tenant,
-        sessionId: ref.sessionId,
-        runId,
-        replyTo: this.replies.channelFor(ref),
-        requestedAt: Date.now(),
-      });
-    } catch (error) {
-      deadline.reject(error);
-    }
+    this.rebuild(ref, runId).catch((error: unknown) => deadline.reject(error));
     return deadline.outcome;
+  }
+
+  /**
+   * SPEC §16: has a replay-safe run whose leg's worker is gone rebuilt by replay on any worker
+   * (RunRecovery takes it over, fenced by owner and epoch, so a second job for it does nothing).
+   * Its answer comes to this API's reply channel, where the waits in flight for it listen.
+   */
+  private async rebuild(ref: SessionRef, runId: string): Promise<void> {
+    await this.cells.replay({
+      tenant: ref.tenant,
+      sessionId: ref.sessionId,
+      runId,
+      replyTo: this.replies.channelFor(ref),
+      requestedAt: Date.now(),
+    });
+  }
+
+  /**
+   * SPEC §16 "at once": while this wait is in flight on a replay-safe run, looks once per lease
+   * whether the leg's worker is gone (RunOwnership) and has it rebuilt then, rather than when the
+   * wait's budget ends. Stops when the wait is answered.
+   */
+  private rebuildIfOrphaned(ref: SessionRef, runId: string, answered: AbortSignal, log: Logger): void {
+    let looking = false;
+    const timer = setInterval(() => {
+      if (looking) return;
+      looking = true;
+      this.runs
+        .get(ref, runId)
+        .then(async (now) => {
+          if (answered.aborted || !(await this.ownership.orphanToRebuild(now))) return;
+          log.warn({ owner: now?.owner }, 'the worker running this replay-safe leg is gone; rebuilding it by replay');
+          await this.rebuild(ref, runId);
+        })
+        .catch((error: unknown) =>
+          log.warn({ err: error }, 'could not look at the owner of a replay-safe leg; the wait budget still bounds it'),
+        )
+        .finally(() => (looking = false));
+    }, this.config.presenceTtlMs);
+    timer.unref();
+    answered.addEventListener('abort', () => clearInterval(timer), { once: true });
+  }
+
+  /**
+   * The leg did not answer within its budget plus the grace and the run shows no answer of its
+   * own (RunOwnership.unansweredFate decides): a replay-safe leg still running owes its answer to
+   * the next wait (rebuilt first if its worker is gone); any other answers `runtime_unavailable`,
+   * and is lost when its worker is gone.
+   */
+  private async unanswered(ref: SessionRef, runId: string, restartSafe: boolean, log: Logger): Promise<CodeModeResult> {
+    const now = await this.runs.get(ref, runId);
+    const known = runAnswer(now, restartSafe);
+    if (known) return known;
+    const fate = await this.ownership.unansweredFate(now);
+    if (fate === 'rebuild') await this.rebuild(ref, runId);
+    if (fate === 'rebuild' || fate === 'owe') {
+      log.warn({ fate }, 'the replay-safe leg did not answer within the wait budget; answering waiting, its outcome goes to the next wait');
+      return oweAnswer(this.runs, ref, runId, (run) => runAnswer(run, restartSafe));
+    }
+    log.error('the owner did not answer the wait within its budget');
+    if (now && fate === 'lose') await this.ends.lose({ ref, runId, epoch: now.epoch });
+    return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', restartSafe);
+  }
+
+  /**
+   * SPEC §16: this wait is owed the answer of a leg still running (an earlier call answered
+   * `waiting` while it was rebuilt). Waits for it to park or end within the wait's budget plus the
+   * grace, then answers as any wait would (the reservation hands over the owed answer, or
+   * rebuilds a leg whose worker died); still running: `waiting` again, the answer still owed.
+   */
+  private async awaitOwed(ref: SessionRef, runId: string, limits: Limits): Promise<CodeModeResult> {
+    const until = Date.now() + limits.timeoutMs + this.config.replyGraceMs;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, OWED_POLL_MS));
+      const now = await this.runs.get(ref, runId);
+      const running = now?.status === 'running' && !(await this.ownership.runningOrphan(now));
+      if (!running) return this.resume(ref, runId);
+      if (Date.now() >= until) return owedAnswerResult(runId);
+    }
   }
 
   /**

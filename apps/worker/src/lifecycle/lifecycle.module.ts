@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CellsModule } from '../cells/cells.module';
+import { RecoveryModule } from '../recovery/recovery.module';
 import { ResumesModule } from '../resumes/resumes.module';
 import { RunsModule } from '../runs/runs.module';
 import { ShellModule } from '../shell/shell.module';
@@ -11,7 +12,7 @@ import { WorkerShutdown } from './worker-shutdown.service';
 import { WorkspaceCleanup } from './workspace-cleanup.service';
 
 @Module({
-  imports: [CellsModule, ResumesModule, RunsModule, ShellModule],
+  imports: [CellsModule, RecoveryModule, ResumesModule, RunsModule, ShellModule],
   providers: [WorkerShutdown, PresenceHeartbeat, ParkedRunSweeper, LiveRunSweeper, WorkerQueueJanitor, WorkspaceCleanup],
   exports: [PresenceHeartbeat],
 })

@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '@codemode/config';
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
-import type { SessionRef } from '@codemode/contracts';
+import type { ReplayJob, SessionRef } from '@codemode/contracts';
 import { EventLog, KeySpace, LiveRunIndex, RunEnds, RunLedger, RunOwnership } from '@codemode/events';
 import { WorkerPresence } from '@codemode/fleet';
 import { hostFailureResult } from '@codemode/cells';
 import { createLogger, createWorkerMetrics } from '@codemode/telemetry';
 import { deleteKeys, testPrefix, testRedis } from '../../../../test/utils/redis-test-keys';
+import type { RunRecovery } from '../recovery/run-recovery.service';
 import { LiveRunSweeper } from './live-run-sweeper.service';
 
 /** SPEC §2: runs left requested or running with nobody to end them are ended by the sweep, each once. */
@@ -38,18 +39,21 @@ afterAll(async () => {
   await redis.quit();
 });
 
-/** A sweeper on worker `w-self`, which holds the runs in `held`. */
-function sweeper(held: Set<string>) {
+/** A sweeper on worker `w-self`, which holds the runs in `held`; the rebuilds it asks for land in `rebuilds`. */
+function sweeper(held: Set<string>, rebuilds: ReplayJob[] = []) {
   const ownership = new RunOwnership(presence, { workerId: 'w-self', holds: (runId) => held.has(runId) });
   const metrics = createWorkerMetrics('test');
   const logger = createLogger({ service: 'test', level: 'silent', version: 'test' });
   const ends = new RunEnds(runs, index);
-  return { sweeper: new LiveRunSweeper({ presenceTtlMs: LEASE_MS } as AppConfig, logger, index, runs, ownership, ends, metrics), metrics };
+  // The rebuild itself is RunRecovery's (test/chaos/idempotent-recovery.e2e-spec.ts runs it for real).
+  const recovery = { replay: (job: ReplayJob) => Promise.resolve(void rebuilds.push(job)) } as unknown as RunRecovery;
+  const config = { presenceTtlMs: LEASE_MS } as AppConfig;
+  return { sweeper: new LiveRunSweeper(config, logger, index, runs, ownership, ends, metrics, recovery, keys), metrics };
 }
 
-async function running(ref: SessionRef, owner: string): Promise<string> {
+async function running(ref: SessionRef, owner: string, restartSafe = false): Promise<string> {
   const runId = newRunId();
-  await runs.request(ref, runId, request);
+  await runs.request(ref, runId, { ...request, restartSafe });
   await runs.start(ref, runId, { workerId: owner, epoch: 1, replyTo: '' });
   return runId;
 }
@@ -99,4 +103,21 @@ test('looks only at runs that are due', async () => {
   expect(await sweeper(new Set()).sweeper.sweep(now)).toBe(0);
   expect((await runs.get(ref, runId))?.status).toBe('requested');
   await index.remove(ref, runId);
+});
+
+test('SPEC §16: a replay-safe run whose worker is gone is rebuilt by replay, not lost, and looked at again a lease later', async () => {
+  const ref = newRef();
+  const safe = await running(ref, 'w-dead', true);
+  const unsafe = await running(ref, 'w-dead');
+  const now = Date.now();
+  for (const runId of [safe, unsafe]) await index.add(ref, runId, now - 1);
+  const rebuilds: ReplayJob[] = [];
+  expect(await sweeper(new Set(), rebuilds).sweeper.sweep(now)).toBe(1);
+  expect(rebuilds).toEqual([{ ...ref, runId: safe, replyTo: expect.stringContaining(':reply:unheard:{') as string, requestedAt: now }]);
+  expect((await runs.get(ref, unsafe))?.status).toBe('lost');
+  // Nobody is waiting: the rebuilt leg's answer is owed to the next wait.
+  expect(await runs.reserveResume(ref, safe, 'tok', 10_000)).toMatchObject({ status: 'running', answerOwed: true });
+  const dueLater = (await index.due(now + 10 * LEASE_MS, 100)).map((d) => d.runId);
+  expect([dueLater.includes(safe), dueLater.includes(unsafe)]).toEqual([true, false]);
+  await index.remove(ref, safe);
 });

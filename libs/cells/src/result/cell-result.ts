@@ -134,6 +134,14 @@ export function hostFailureResult(
 }
 
 /**
+ * SPEC §16: the answer of a call whose restartSafe leg was still running (rebuilt after its worker
+ * died, or slow) past its budget plus the reply grace: the leg's outcome is owed to the next `wait`.
+ */
+export function owedAnswerResult(runId: string): CodeModeResult {
+  return { status: 'waiting', runId, reason: 'pending_tools', replaySafe: true, telemetry: emptyTelemetry() };
+}
+
+/**
  * Telemetry before any catalog exists. OpenClaw reports its catalog session's `counterScope`
  * string; counters here are counted per run, so the scope is `run`.
  */

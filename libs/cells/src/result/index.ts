@@ -1,5 +1,5 @@
 export { ConsoleBudget, CONSOLE_CAP_UNITS, CONSOLE_TRUNCATED_TEXT } from './console-budget';
-export { buildCellResult, failedInputResult, hostFailureResult, emptyTelemetry } from './cell-result';
+export { buildCellResult, failedInputResult, hostFailureResult, emptyTelemetry, owedAnswerResult } from './cell-result';
 export type { BuildCellResultInput, BuiltCellResult } from './cell-result';
 export {
   OUTPUT_TRUNCATED_TEXT,

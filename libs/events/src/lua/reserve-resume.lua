@@ -9,6 +9,11 @@
   A key already used answers its record instead of reserving, unless it is the record the caller
   saw go stale (ARGV[4]: its token), or its run no longer exists (a deleted session's key).
 
+  A run whose leg's answer is owed to the next wait (`answerOwed`, owe-answer: the call in flight
+  answered `waiting` while the leg was rebuilt, SPEC §16) is not reserved: once the leg parked or
+  ended, this wait takes the owed answer (the flag goes, so only one wait gets it); while it runs,
+  the wait is told so.
+
     Input:
       KEYS[1] run hash
       KEYS[2] the wait key's record (any name when ARGV[3] is '')
@@ -22,7 +27,10 @@
     Output:
       {1, owner, epoch, restartSafe, expiresAt}
                                       reserved (expiresAt: the run's ISO expiry, '' if none)
-      {0, status, restartSafe, owner} not waiting (status of the run, '' when there is no run)
+      {0, status, restartSafe, owner, owed}
+                                      not waiting (status of the run, '' when there is no run;
+                                      owed '1' when the running leg's answer is owed to a wait)
+      {4, status, restartSafe}        the owed answer is this wait's: read it from the run
       {2, 'waiting', restartSafe, heldToken, heldForMs, owner}
                                       already reserved by another wait (being resumed); heldForMs
                                       counts from when that reservation was made, assuming it was
@@ -38,7 +46,7 @@
       none (the worker appends run.resumed when it really resumes)
 ]]
 --- @define SESSION_TTL_MS
-local st = redis.call('HMGET', KEYS[1], 'status', 'resumeToken', 'resumeUntil', 'owner', 'epoch', 'restartSafe', 'expiresAt')
+local st = redis.call('HMGET', KEYS[1], 'status', 'resumeToken', 'resumeUntil', 'owner', 'epoch', 'restartSafe', 'expiresAt', 'answerOwed')
 local restartSafe = st[6] or 'false'
 local t = redis.call('TIME')
 local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -55,7 +63,11 @@ if keyed then
   end
 end
 
-if st[1] ~= 'waiting' then return { 0, st[1] or '', restartSafe, st[4] or '' } end
+if st[8] and st[1] and st[1] ~= 'running' then
+  redis.call('HDEL', KEYS[1], 'answerOwed')
+  return { 4, st[1], restartSafe }
+end
+if st[1] ~= 'waiting' then return { 0, st[1] or '', restartSafe, st[4] or '', st[8] or '' } end
 if st[2] and tonumber(st[3] or '0') > nowMs then
   return { 2, 'waiting', restartSafe, st[2], heldFor(), st[4] or '' }
 end
