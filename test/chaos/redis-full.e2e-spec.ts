@@ -39,7 +39,9 @@ afterAll(async () => {
 async function fillUp(): Promise<void> {
   const info = await admin.info('memory');
   const used = Number(/used_memory:(\d+)/.exec(info)![1]);
-  await admin.config('SET', 'maxmemory', String(used - 64 * 1024));
+  // A margin of 1 MiB: with 64 KiB, client buffers shrinking after the CONFIG SET could bring
+  // used_memory back under the limit, and the writes the test expects refused went through.
+  await admin.config('SET', 'maxmemory', String(used - 1024 * 1024));
 }
 
 test('a full Redis answers exec, wait and REST writes as "store is full", and recovers when memory is freed', async () => {
@@ -86,7 +88,11 @@ test('a run whose end Redis refused for memory is ended once Redis accepts write
     title: 'ends late',
     code: 'await new Promise(r => setTimeout(r, 800)); store("k", "v".repeat(2000)); return 5',
   });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Full once the cell runs (its run.started is written), well before its end 800 ms later.
+  const started = Date.now() + 5_000;
+  while (!(await client.events('full-end', { limit: 10 })).events.some((e) => e.type === 'run.started') && Date.now() < started) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
   await fillUp();
   await new Promise((resolve) => setTimeout(resolve, 2500));
   await admin.config('SET', 'maxmemory', '0');
