@@ -90,7 +90,10 @@ test('a run whose end Redis refused for memory is ended once Redis accepts write
   });
   // Full once the cell runs (its run.started is written), well before its end 800 ms later.
   const started = Date.now() + 5_000;
-  while (!(await client.events('full-end', { limit: 10 })).events.some((e) => e.type === 'run.started') && Date.now() < started) {
+  // Until the exec arrives the session does not exist (404): not started yet.
+  const hasStarted = async () =>
+    (await client.events('full-end', { limit: 10 }).catch(() => ({ events: [] }))).events.some((e) => e.type === 'run.started');
+  while (!(await hasStarted()) && Date.now() < started) {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   await fillUp();
