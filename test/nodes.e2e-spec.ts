@@ -26,10 +26,16 @@ class NodeProcess {
     this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   }
 
-  static start(url: string, key: string, name: string, extra: string[] = []): NodeProcess {
-    const child = spawn(process.execPath, [CLI, 'node', '--url', url, '--key', key, '--name', name, ...extra], {
+  /** With `keyInEnv`, the key and URL are given as CODEMODE_API_KEY and CODEMODE_URL, as an operator's shell would. */
+  static start(url: string, key: string, name: string, extra: string[] = [], keyInEnv = false): NodeProcess {
+    const target = keyInEnv ? [] : ['--url', url, '--key', key];
+    const child = spawn(process.execPath, [CLI, 'node', ...target, '--name', name, ...extra], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        ...(keyInEnv ? { CODEMODE_API_KEY: key, CODEMODE_URL: url, NODE_OPERATOR_SECRET: `secret-of-${name}` } : {}),
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     return new NodeProcess(child, name);
@@ -65,8 +71,8 @@ describe('paired nodes (SPEC §15) and shell on a node (SPEC §7)', () => {
   let root: string;
   const nodes: NodeProcess[] = [];
 
-  const start = (url: string, name: string, extra: string[] = [], key = ALPHA) => {
-    const node = NodeProcess.start(url, key, name, extra);
+  const start = (url: string, name: string, extra: string[] = [], key = ALPHA, keyInEnv = false) => {
+    const node = NodeProcess.start(url, key, name, extra, keyInEnv);
     nodes.push(node);
     return node;
   };
@@ -121,6 +127,25 @@ describe('paired nodes (SPEC §15) and shell on a node (SPEC §7)', () => {
 
     const byId = await shell({ command: 'echo ok', host: 'node', node: node.id });
     expect(byId).toMatchObject({ text: 'ok', details: { status: 'completed', exitCode: 0 } });
+  });
+
+  test('a command run on a node through host "node" sees none of the node\'s own variables: an agent key cannot read its operator key', async () => {
+    start(stack.baseUrl, 'keyed', ['--allow', 'system.run', '--root', root], ALPHA, true);
+    await connected('keyed');
+
+    const answer = await shell(
+      { command: 'env; echo "key=[$CODEMODE_API_KEY]"', host: 'node', node: 'keyed', env: { GIVEN: 'by-call' } },
+      ALPHA_AGENT,
+    );
+
+    expect(answer.details).toMatchObject({ status: 'completed', exitCode: 0 });
+    const dump = (answer.details as { aggregated: string }).aggregated;
+    expect(dump).toContain('key=[]');
+    expect(dump).not.toContain(ALPHA);
+    expect(dump).not.toContain('secret-of-keyed');
+    expect(dump.match(/CODEMODE_[A-Z0-9_]*(?==)/g) ?? []).toEqual([]);
+    expect(dump).toContain('GIVEN=by-call');
+    expect(dump).toContain(`PATH=${process.env.PATH ?? ''}`);
   });
 
   test('shell on a node: unknown node, another tenant, background, a yield it outlives, a node without system.run, elevated', async () => {

@@ -9,6 +9,7 @@ describe('tenancy settings (SPEC §10)', () => {
       maxParkedRuns: 64,
       maxParkedBytes: 1_073_741_824,
       maxShellProcesses: 16,
+      maxShellCalls: 32,
       maxStreams: 2,
       maxStoredBytes: 1_073_741_824,
       rate: 50,

@@ -5,7 +5,7 @@ import { ConfigError } from './errors';
 import { readRule } from './history-settings';
 import { LIMIT_RULES, type LimitRule } from './limit-rules';
 
-/** SPEC §10 "Quotas per tenant", counted fleet-wide. */
+/** SPEC §10 "Quotas per tenant", counted fleet-wide except `maxShellCalls` (per worker). */
 export interface TenantQuotas {
   /** `exec` + `wait` calls in flight at once. */
   readonly maxInflight: number;
@@ -14,6 +14,8 @@ export interface TenantQuotas {
   readonly maxParkedBytes: number;
   /** Running shell sessions. */
   readonly maxShellProcesses: number;
+  /** REST `shell/exec` and `process` calls in flight at once on one worker (each may wait up to its yield or poll timeout). */
+  readonly maxShellCalls: number;
   /** Open event streams (SSE). */
   readonly maxStreams: number;
   /** Bytes the tenant keeps in Redis (event data, transcripts, tools, stores, results, parked images). */
@@ -29,6 +31,7 @@ export const QUOTA_RULES: Readonly<Record<keyof TenantQuotas, LimitRule>> = {
   maxParkedRuns: { defaultValue: 64, min: 1, max: 10_000_000, env: 'CODEMODE_TENANT_MAX_PARKED_RUNS' },
   maxParkedBytes: { defaultValue: 1_073_741_824, min: 1024, max: 1_099_511_627_776, env: 'CODEMODE_TENANT_MAX_PARKED_BYTES' },
   maxShellProcesses: { defaultValue: 16, min: 1, max: 100_000, env: 'CODEMODE_TENANT_MAX_SHELL_PROCESSES' },
+  maxShellCalls: { defaultValue: 32, min: 1, max: 100_000, env: 'CODEMODE_TENANT_MAX_SHELL_CALLS' },
   maxStreams: { defaultValue: 8, min: 1, max: 100_000, env: 'CODEMODE_TENANT_MAX_STREAMS' },
   maxStoredBytes: { defaultValue: 1_073_741_824, min: 65_536, max: 1_099_511_627_776, env: 'CODEMODE_TENANT_MAX_STORED_BYTES' },
   rate: { defaultValue: 50, min: 1, max: 1_000_000, env: 'CODEMODE_TENANT_RATE' },

@@ -24,3 +24,4 @@ export { removeSessionWorkspace, sessionWorkspace, tenantWorkspaces } from './wo
 export { WorkspaceJanitor, type WorkspaceJanitorOptions, type WorkspaceSweep } from './workspace/workspace-janitor';
 export { yieldDelay } from './exec-answers';
 export { exitNotice, type ExitNoticeInput } from './exit-notice';
+export { TenantCallBound } from './tenant-call-bound';

@@ -26,6 +26,7 @@ export const texts = {
   shuttingDown: 'The shell worker is shutting down; run the command again.',
   sandboxUnavailable: (reason: string) => `shell sandbox unavailable: ${reason}`,
   shellQuota: 'shell process quota reached for this tenant; kill or wait for a running session first.',
+  shellCallQuota: 'shell call quota reached for this tenant; wait for its shell calls in flight to answer first.',
   workspaceOverLimit: (maxBytes: number) => `workspace over its size limit (${maxBytes} bytes); remove files first.`,
   workspaceOverFileLimit: (maxFiles: number) => `workspace over its file limit (${maxFiles} files); remove files first.`,
   workspaceSizeStopped: (maxBytes: number) => `workspace over its size limit (${maxBytes} bytes); the command was stopped.`,

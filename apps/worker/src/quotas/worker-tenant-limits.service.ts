@@ -50,6 +50,16 @@ export class WorkerTenantLimits implements OnApplicationShutdown {
     return slot;
   }
 
+  /** How many REST shell calls of the tenant may be in flight on this worker (SPEC §10: per worker, not fleet-wide). */
+  shellCallMax(tenant: string): number {
+    return this.quotas(tenant).maxShellCalls;
+  }
+
+  /** A shell call refused at `shellCallMax`, counted and logged as every quota refusal. */
+  shellCallRefused(tenant: string): void {
+    this.refused(tenant, 'shell_calls');
+  }
+
   /** Counts a parking run against its tenant's parked runs and bytes. */
   async admitParked(ref: SessionRef, runId: string, expiresAt: number, bytes: number): Promise<ParkedAdmission> {
     const { maxParkedRuns, maxParkedBytes } = this.quotas(ref.tenant);
@@ -86,7 +96,7 @@ export class WorkerTenantLimits implements OnApplicationShutdown {
       .catch((error: unknown) => this.logger.warn({ runId, err: error }, 'could not free a parked-run quota place'));
   }
 
-  private refused(tenant: string, limit: 'shell_processes' | 'parked_runs' | 'parked_bytes'): void {
+  private refused(tenant: string, limit: 'shell_processes' | 'shell_calls' | 'parked_runs' | 'parked_bytes'): void {
     this.metrics.tenantLimitedOnce(limit, tenant);
     this.logger.info({ tenant, limit }, 'refused at a tenant quota');
   }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { NodesModule } from '../nodes/nodes.module';
+import { ShellCalls } from './shell-calls.service';
 import { ShellConfinement } from './shell-confinement.service';
 import { ShellExitNotifier } from './shell-exit-notifier.service';
 import { ShellHost } from './shell-host.service';
@@ -7,7 +8,7 @@ import { ShellProcessor } from './shell.processor';
 
 @Module({
   imports: [NodesModule],
-  providers: [ShellConfinement, ShellExitNotifier, ShellHost, ShellProcessor],
-  exports: [ShellConfinement, ShellHost, ShellProcessor],
+  providers: [ShellCalls, ShellConfinement, ShellExitNotifier, ShellHost, ShellProcessor],
+  exports: [ShellCalls, ShellConfinement, ShellHost, ShellProcessor],
 })
 export class ShellModule {}

@@ -5,9 +5,9 @@ import type { AppConfig } from '@codemode/config';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { QueueProcessor, type ConsumerOptions } from '../core/queue-consumer';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import { ShellHost } from './shell-host.service';
+import { ShellCalls } from './shell-calls.service';
 
-/** Shell requests wait on processes, not CPU: many can be in flight. */
+/** A job only starts its call (ShellCalls runs it detached): this bounds how fast the queue is taken, not the calls. */
 const CONCURRENCY = 64;
 
 /** Consumer of the shared `shell` queue: shell work of scopes that have no live home worker. */
@@ -16,7 +16,7 @@ export class ShellProcessor extends QueueProcessor {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) logger: Logger,
-    private readonly shell: ShellHost,
+    private readonly calls: ShellCalls,
     private readonly metrics: WorkerMetrics,
   ) {
     super(config, logger);
@@ -28,6 +28,6 @@ export class ShellProcessor extends QueueProcessor {
 
   protected handle(job: Job): Promise<void> {
     this.metrics.jobClaimed('shell', job.timestamp, job.processedOn);
-    return this.shell.handle(ShellJobSchema.parse(job.data));
+    return this.calls.take(ShellJobSchema.parse(job.data));
   }
 }

@@ -8,7 +8,16 @@ export const PROMETHEUS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 export type ScrapeCollector = () => void | Promise<void>;
 
 /** The per-tenant quotas of SPEC §10, as `codemode_tenant_limited_total{limit}` names them. */
-export const TENANT_LIMITS = ['inflight', 'streams', 'rate', 'shell_processes', 'parked_runs', 'parked_bytes', 'stored_bytes'] as const;
+export const TENANT_LIMITS = [
+  'inflight',
+  'streams',
+  'rate',
+  'shell_processes',
+  'shell_calls',
+  'parked_runs',
+  'parked_bytes',
+  'stored_bytes',
+] as const;
 export type TenantLimit = (typeof TENANT_LIMITS)[number];
 
 export interface ProcessMetricsOptions {

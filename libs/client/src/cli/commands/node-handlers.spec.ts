@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nodeHandlers } from './node-handlers';
+import { commandEnvironment, nodeHandlers } from './node-handlers';
 
 describe('the reference node commands (codemode node)', () => {
   let root: string;
@@ -41,6 +41,38 @@ describe('the reference node commands (codemode node)', () => {
     });
     expect(await run({ command: 'sleep 5' }, { timeoutMs: 200 })).toMatchObject({ timedOut: true });
     await expect(run({}, opts)).rejects.toThrow('system.run needs a command.');
+  });
+
+  it("runs system.run and a --command without the node's own variables (its key), with the call's env", async () => {
+    const planted = { CODEMODE_API_KEY: 'node-operator-key', CODEMODE_URL: 'http://127.0.0.1:1', NODE_SECRET: 'node-secret' };
+    Object.assign(process.env, planted);
+    try {
+      const dump = join(root, 'dump-env.sh');
+      writeFileSync(dump, '#!/bin/sh\nprintf \'{"env":"%s"}\' "$(env | tr \'\\n\' \' \')"\n', { mode: 0o755 });
+      const ran = (await handlers().get('system.run')!({ command: 'env', env: { CALLER_VAR: 'given' } }, opts)) as { stdout: string };
+      const external = (await nodeHandlers({ root, allow: [], commands: new Map([['dump', dump]]) }).get('dump')!({}, opts)) as {
+        env: string;
+      };
+
+      for (const seen of [ran.stdout, external.env]) {
+        for (const [name, value] of Object.entries(planted)) {
+          expect(seen).not.toContain(name);
+          expect(seen).not.toContain(value);
+        }
+        expect(seen).toContain(`PATH=${process.env.PATH}`);
+      }
+      expect(ran.stdout).toContain('CALLER_VAR=given');
+    } finally {
+      for (const name of Object.keys(planted)) delete process.env[name];
+    }
+  });
+
+  it('keeps only the listed node variables, then the call env (string values only)', () => {
+    expect(commandEnvironment({ PATH: '/bin', HOME: '/h', CODEMODE_API_KEY: 'k', SECRET: 's' }, { A: 'a', B: 2, PATH: '/x' })).toEqual({
+      PATH: '/x',
+      HOME: '/h',
+      A: 'a',
+    });
   });
 
   it('runs a --command with the params on stdin, its JSON output the result; a non-zero exit is an error', async () => {

@@ -11,6 +11,13 @@ export type NodeHandler = (params: unknown, opts: { timeoutMs: number }) => Prom
 const MAX_ENTRIES = 1000;
 /** Output a command keeps per stream (the newest), as the service's shell keeps it (SPEC §7). */
 const MAX_OUTPUT_CHARS = 200_000;
+/**
+ * The node's own variables a command it runs still gets: what a shell needs to find programs and
+ * its locale, nothing else. The rest (`CODEMODE_API_KEY`, `CODEMODE_URL`, any secret of the
+ * node's operator) stays with the node: a command comes from an agent, which must not read the
+ * key the node pairs with (SPEC §15).
+ */
+const KEPT_VARIABLES = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TERM', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR'];
 
 export interface NodeHandlerOptions {
   /** `fs.listDir` serves entries under this directory only. */
@@ -66,7 +73,7 @@ async function systemRun(root: string, params: unknown, opts: { timeoutMs: numbe
   const p = (params ?? {}) as { command?: unknown; workdir?: unknown; env?: unknown };
   if (typeof p.command !== 'string' || p.command === '') throw new Error('system.run needs a command.');
   const cwd = typeof p.workdir === 'string' ? resolve(root, p.workdir) : root;
-  const env = { ...process.env, ...stringRecord(p.env) };
+  const env = commandEnvironment(process.env, p.env);
   const started = Date.now();
   const outcome = await run('sh', ['-c', p.command], { cwd, env, timeoutMs: opts.timeoutMs });
   return { ...outcome, durationMs: Date.now() - started, cwd };
@@ -74,7 +81,11 @@ async function systemRun(root: string, params: unknown, opts: { timeoutMs: numbe
 
 /** A `--command`: params as JSON on stdin, the JSON it prints is the result; a non-zero exit is an error. */
 async function external(name: string, executable: string, params: unknown, opts: { timeoutMs: number }): Promise<unknown> {
-  const outcome = await run(executable, [], { timeoutMs: opts.timeoutMs, stdin: JSON.stringify(params ?? {}) });
+  const outcome = await run(executable, [], {
+    env: commandEnvironment(process.env, undefined),
+    timeoutMs: opts.timeoutMs,
+    stdin: JSON.stringify(params ?? {}),
+  });
   if (outcome.timedOut) throw new Error(`command ${name} timed out after ${opts.timeoutMs} ms.`);
   if (outcome.exitCode !== 0)
     throw new Error(`command ${name} exited with code ${String(outcome.exitCode)}: ${outcome.stderr.slice(-2000)}`);
@@ -96,7 +107,7 @@ interface RunOutcome {
 function run(
   file: string,
   args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs: number; stdin?: string },
+  opts: { cwd?: string; env: Record<string, string>; timeoutMs: number; stdin?: string },
 ): Promise<RunOutcome> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(file, args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -121,6 +132,16 @@ function run(
     child.stdin.on('error', () => undefined);
     child.stdin.end(opts.stdin ?? '');
   });
+}
+
+/** A command's environment: the node's `KEPT_VARIABLES`, then the call's own `env` (string values only). */
+export function commandEnvironment(nodeEnv: NodeJS.ProcessEnv, callEnv: unknown): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of KEPT_VARIABLES) {
+    const value = nodeEnv[name];
+    if (typeof value === 'string') kept[name] = value;
+  }
+  return { ...kept, ...stringRecord(callEnv) };
 }
 
 function stringRecord(value: unknown): Record<string, string> {
