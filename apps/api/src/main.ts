@@ -7,6 +7,7 @@ import { AppModule } from './app.module';
 import { BodyThreads } from './bodies/body-threads';
 import { ApiKeyRing } from './core/auth.guard';
 import { authenticate } from './core/authenticate.middleware';
+import { watchConnectionClose } from './core/connection-close';
 import { rawJsonBody } from './core/raw-body.middleware';
 import { httpDuration } from './metrics/http-duration.middleware';
 
@@ -17,6 +18,8 @@ async function bootstrap(): Promise<void> {
     bodyParser: false,
     logger: new NestPinoLogger(logger),
   });
+  // First: a close is watched from the request's first byte (a stream's slot must never outlive its client).
+  app.use(watchConnectionClose());
   app.use(httpDuration(app.get(ApiMetrics)));
   // Order matters (SPEC §10 "API"): the key is checked before a byte of the body is read.
   app.use(authenticate(new ApiKeyRing(config.apiKeyGrants)));

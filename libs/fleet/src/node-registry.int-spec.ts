@@ -79,6 +79,31 @@ describe('NodeRegistry', () => {
     expect(held(await registry.connect('t8', { ...lab, name: 'agents-own' }, 'agent')).nodeId).toBe(own.nodeId);
   });
 
+  it("never lets an agent key rename its own node onto an operator's disconnected one; an operator's key may", async () => {
+    const operators = held(await registry.connect('t9', { ...lab, name: 'ops' }, 'operator'));
+    await registry.drop('t9', operators);
+    const agents = held(await registry.connect('t9', { ...lab, name: 'agents' }, 'agent'));
+    await registry.drop('t9', agents);
+    const before = await registry.list('t9');
+
+    const renamed = await registry.connect('t9', { ...lab, name: 'ops', id: agents.nodeId, secret: agents.secret }, 'agent');
+
+    expect(renamed).toEqual({ kind: 'operator_paired' });
+    expect(await registry.list('t9')).toEqual(before);
+    expect((await registry.resolve('t9', 'ops'))?.id).toBe(operators.nodeId);
+    // An agent's record of that name is the agent's own to rename onto; so is any record, for an operator key.
+    const spare = held(await registry.connect('t9', { ...lab, name: 'spare' }, 'agent'));
+    await registry.drop('t9', spare);
+    expect(held(await registry.connect('t9', { ...lab, name: 'spare', id: agents.nodeId, secret: agents.secret }, 'agent')).nodeId).toBe(
+      agents.nodeId,
+    );
+    const promoted = held(await registry.connect('t9', { ...lab, name: 'boss' }, 'operator'));
+    await registry.drop('t9', promoted);
+    await registry.connect('t9', { ...lab, name: 'ops', id: promoted.nodeId, secret: promoted.secret }, 'operator');
+    expect((await registry.resolve('t9', 'ops'))?.id).toBe(promoted.nodeId);
+    expect((await registry.list('t9')).map((n) => n.id)).not.toContain(operators.nodeId);
+  });
+
   it(`keeps at most ${NODE_LIMITS.perTenant} nodes per tenant, also under concurrent pairings`, async () => {
     const pairings = await Promise.all(
       Array.from({ length: NODE_LIMITS.perTenant + 8 }, (_, i) => registry.connect('t5', { ...lab, name: `n${i}` })),

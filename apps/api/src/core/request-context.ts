@@ -27,6 +27,8 @@ export interface ApiRequest extends IncomingMessage {
   query?: Record<string, unknown>;
   route?: { path?: string };
   originalUrl?: string;
+  /** Aborts when the connection goes (`watchConnectionClose`, the first middleware). */
+  connectionClosed?: AbortSignal;
 }
 
 export const MIB = 1024 * 1024;

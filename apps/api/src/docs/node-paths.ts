@@ -25,14 +25,15 @@ export function nodePaths(): Record<string, PathItem> {
           'Pairs the node (or, with the `id` and `secret` it was paired with, re-establishes it) and answers with `text/event-stream`: ' +
           'first `event: paired` `{id, secret}`, then one `event: invoke` `{invocationId, command, params, timeoutMs}` per invocation, ' +
           "answered with `POST /v1/nodes/{id}/results`. Holds one of the tenant's stream slots. 409 when a connected node has the name, " +
-          'or the tenant has 32 nodes. `codemode node` is the reference node.',
+          'or the tenant has 32 nodes; 403 when an agent key asks for the name of a node an operator key paired (to pair it, or to ' +
+          'rename its own node onto it). `codemode node` is the reference node.',
         requestBody: body('NodeConnectInput'),
         responses: {
           '200': {
             description: 'The invocation stream (`text/event-stream`).',
             content: { 'text/event-stream': { schema: { type: 'string' }, example: STREAM_EXAMPLE } },
           },
-          ...errors(400, 401, 409, 413, 429, 503),
+          ...errors(400, 401, 403, 409, 413, 429, 503),
         },
       },
     },

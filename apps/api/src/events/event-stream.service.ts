@@ -25,12 +25,18 @@ export class EventStreams {
     private readonly limits: TenantLimits,
   ) {}
 
-  /** Serves the stream until the client goes, the consumer lags, or the log fails; throws TenantLimitException past the quota. */
-  async serve(ref: SessionRef, after: string | undefined, res: ServerResponse): Promise<void> {
+  /**
+   * Serves the stream until the client goes (`closed`, watched from the request's first byte: a
+   * client gone before its slot was taken gives it back at once), the consumer lags, or the log
+   * fails; throws TenantLimitException past the quota.
+   */
+  async serve(ref: SessionRef, after: string | undefined, res: ServerResponse, closed: AbortSignal): Promise<void> {
     const slot = await this.limits.stream(ref.tenant);
+    if (closed.aborted) {
+      await slot.release().catch(() => undefined);
+      return;
+    }
     const { pageBytes, maxLagMs } = this.config.eventStreams;
-    const controller = new AbortController();
-    res.on('close', () => controller.abort());
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -42,7 +48,7 @@ export class EventStreams {
     const heartbeat = setInterval(() => res.writableNeedDrain || res.write(': ping\n\n'), HEARTBEAT_MS);
     try {
       // Without a cursor the stream replays the session from its first event, then goes live.
-      for await (const event of this.events.follow(ref, after ?? '0-0', controller.signal, pageBytes)) {
+      for await (const event of this.events.follow(ref, after ?? '0-0', closed, pageBytes)) {
         res.write(frame(event));
         const outcome = await socketDrain(res, maxLagMs);
         if (outcome === 'closed') return;

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { EventPage, SessionRef } from '@codemode/contracts';
 import { EventLog } from '@codemode/events';
 import { InvalidInputException, NotFoundApiException } from '../core/api-errors';
+import { closeSignalOf } from '../core/connection-close';
 import { Session } from '../core/request-params';
 import type { ApiRequest } from '../core/request-context';
 import { TenantLimitException } from '../quotas/tenant-limit.exception';
@@ -34,7 +35,7 @@ export class EventsController {
     const pageSize = parseLimit(limit);
     if (!(await this.events.exists(ref))) throw new NotFoundApiException(`session ${ref.sessionId} not found.`);
     if ((req.headers.accept ?? '').includes('text/event-stream')) {
-      await this.stream(ref, cursor, res);
+      await this.stream(ref, cursor, res, closeSignalOf(req, res));
       return;
     }
     const page: EventPage = await this.events.read(ref, { after: cursor, limit: pageSize });
@@ -43,9 +44,9 @@ export class EventsController {
     res.end(JSON.stringify(page));
   }
 
-  private async stream(ref: SessionRef, after: string | undefined, res: ServerResponse): Promise<void> {
+  private async stream(ref: SessionRef, after: string | undefined, res: ServerResponse, closed: AbortSignal): Promise<void> {
     try {
-      await this.streams.serve(ref, after, res);
+      await this.streams.serve(ref, after, res, closed);
     } catch (error) {
       if (error instanceof TenantLimitException) retryAfter(res, error);
       throw error;

@@ -15,6 +15,7 @@ import {
 } from '@codemode/contracts';
 import { packageVersion } from '@codemode/config';
 import type { Logger } from '@codemode/telemetry';
+import { closeSignalOf, untilClosed } from '../core/connection-close';
 import { bodyRefusalError, type ApiRequest } from '../core/request-context';
 import { LOGGER } from '../core/tokens';
 import { TenantLimitException } from '../quotas/tenant-limit.exception';
@@ -90,9 +91,12 @@ export class McpEndpoint {
 
   /**
    * GET /mcp: the stream the server's notifications go on, open until the client goes. Its slot is
-   * one of the tenant's event stream slots (SPEC §10): past the quota, 429 and nothing held.
+   * one of the tenant's event stream slots (SPEC §10): past the quota, 429 and nothing held. The
+   * client's close is watched from the request's first byte: one gone while the slot was taken
+   * gives it back at once.
    */
   private async notificationStream(req: ApiRequest, res: ServerResponse, ref: SessionRef): Promise<void> {
+    const closed = closeSignalOf(req, res);
     let slot;
     try {
       slot = await this.limits.stream(ref.tenant);
@@ -101,6 +105,7 @@ export class McpEndpoint {
       res.setHeader('retry-after', String(error.retryAfterSeconds));
       return jsonRpcError(res, HttpStatus.TOO_MANY_REQUESTS, JSON_RPC_SERVER_ERROR, (error.getResponse() as ApiErrorBody).error);
     }
+    if (closed.aborted) return slot.release().catch(() => undefined);
     const { server, transport } = this.connect(ref, req);
     let last: string | undefined;
     // The inputs, not the description: building it would parse a list of up to 16 MiB every few
@@ -113,12 +118,13 @@ export class McpEndpoint {
     };
     const timer = setInterval(() => void check(), CATALOG_RECHECK_MS);
     timer.unref();
-    res.on('close', () => {
+    void untilClosed(closed).then(() => {
       clearInterval(timer);
       void server.close().catch(() => undefined);
       void slot.release().catch(() => undefined);
     });
     await check();
+    if (closed.aborted) return;
     await server.connect(transport);
     await transport.handleRequest(req, res);
   }

@@ -5,6 +5,7 @@ import { NodeConnectInputSchema, NodeResultInputSchema, type NodeView } from '@c
 import { NODE_BEAT_MS, readCloseMessage, NodeCalls, NodeRegistry, nodeView, type NodeHold, type PairingRefusal } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import { ConflictApiException, ForbiddenApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
+import { untilClosed } from '../core/connection-close';
 import { LOGGER } from '../core/tokens';
 import { TenantLimits } from '../quotas/tenant-limits.service';
 import { NodeHub } from './node-hub';
@@ -49,27 +50,27 @@ export class NodeConnections implements OnApplicationShutdown {
     return { accepted: true };
   }
 
-  /** Serves the connection until it ends; refusals before the stream starts are HTTP errors. */
-  async connect(tenant: string, role: KeyRole, body: Record<string, unknown>, res: ServerResponse): Promise<void> {
+  /**
+   * Serves the connection until it ends; refusals before the stream starts are HTTP errors.
+   * `closed` is watched from the request's first byte: a client gone before the pairing is not
+   * paired, one gone during it is dropped at once, and the slot is given back either way.
+   */
+  async connect(tenant: string, role: KeyRole, body: Record<string, unknown>, res: ServerResponse, closed: AbortSignal): Promise<void> {
     const parsed = NodeConnectInputSchema.safeParse(body);
     if (!parsed.success) throw invalid(parsed.error.issues[0]);
     const input = parsed.data;
     const slot = await this.limits.stream(tenant);
-    let hold: NodeHold | undefined;
     try {
+      if (closed.aborted) return;
       const paired = await this.registry.connect(tenant, input, role);
-      if ('kind' in paired) {
-        throw pairingRefused(paired, input.name);
-      }
-      hold = paired;
-    } catch (error) {
+      if ('kind' in paired) throw pairingRefused(paired, input.name);
+      await this.serve(tenant, paired, res, closed);
+    } finally {
       await slot.release().catch(() => undefined);
-      throw error;
     }
-    await this.serve(tenant, hold, res).finally(() => void slot.release().catch(() => undefined));
   }
 
-  private async serve(tenant: string, hold: NodeHold, res: ServerResponse): Promise<void> {
+  private async serve(tenant: string, hold: NodeHold, res: ServerResponse, closed: AbortSignal): Promise<void> {
     const inbox = this.registry.inboxOf(tenant, hold.nodeId);
     let ended = false;
     const end = () => {
@@ -94,28 +95,34 @@ export class NodeConnections implements OnApplicationShutdown {
       }
       res.write(`event: invoke\ndata: ${message}\n\n`);
     };
-    // Any connection still holding the node elsewhere closes: invocations go to this one from now.
-    await this.registry.supersede(tenant, hold);
-    const release = await this.hub.hold(inbox, hold.token, deliver);
-    res.writeHead(HttpStatus.OK, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    res.write(`event: paired\ndata: ${JSON.stringify({ id: hold.nodeId, secret: hold.secret })}\n\n`);
-    const beat = setInterval(() => {
-      if (!res.writableNeedDrain) res.write(': ping\n\n');
-      void this.registry.beat(tenant, hold).then(
-        (held) => held || end(),
-        () => undefined,
-      );
-    }, NODE_BEAT_MS);
-    await new Promise<void>((resolve) => res.on('close', resolve));
-    ended = true;
-    clearInterval(beat);
-    await release().catch(() => undefined);
-    await this.registry.drop(tenant, hold).catch(() => undefined);
+    let release: (() => Promise<void>) | undefined;
+    let beat: NodeJS.Timeout | undefined;
+    try {
+      // Any connection still holding the node elsewhere closes: invocations go to this one from now.
+      await this.registry.supersede(tenant, hold);
+      release = await this.hub.hold(inbox, hold.token, deliver);
+      if (closed.aborted) return;
+      res.writeHead(HttpStatus.OK, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      res.write(`event: paired\ndata: ${JSON.stringify({ id: hold.nodeId, secret: hold.secret })}\n\n`);
+      beat = setInterval(() => {
+        if (!res.writableNeedDrain) res.write(': ping\n\n');
+        void this.registry.beat(tenant, hold).then(
+          (held) => held || end(),
+          () => undefined,
+        );
+      }, NODE_BEAT_MS);
+      await untilClosed(closed);
+    } finally {
+      ended = true;
+      clearInterval(beat);
+      await release?.().catch(() => undefined);
+      await this.registry.drop(tenant, hold).catch(() => undefined);
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { KeyRole } from '@codemode/config';
 import { NODE_ID_PATTERN, type NodeView } from '@codemode/contracts';
 import { InvalidInputException } from '../core/api-errors';
+import { ConnectionClosed } from '../core/connection-close';
 import type { ApiRequest, ParsedBody } from '../core/request-context';
 import { JsonBody, requireObjectBody, requireOperator, Role, Tenant } from '../core/request-params';
 import { NodeConnections } from './node-connections.service';
@@ -18,8 +19,14 @@ export class NodesController {
   }
 
   @Post('connect')
-  connect(@Tenant() tenant: string, @Role() role: KeyRole, @JsonBody() body: ParsedBody, @Res() res: ServerResponse): Promise<void> {
-    return this.nodes.connect(tenant, role, requireObjectBody(body), res);
+  connect(
+    @Tenant() tenant: string,
+    @Role() role: KeyRole,
+    @JsonBody() body: ParsedBody,
+    @Res() res: ServerResponse,
+    @ConnectionClosed() closed: AbortSignal,
+  ): Promise<void> {
+    return this.nodes.connect(tenant, role, requireObjectBody(body), res, closed);
   }
 
   @Post(':id/results')

@@ -4,9 +4,11 @@
   still marked live (the node reconnected before its old connection was noticed gone). Otherwise
   the name decides: a record of that name whose connection is live refuses the pairing (nobody
   takes over a connected node without its secret); one that is not connected is reused, so a
-  restarted node keeps its id; a new name is a new node, within the tenant's count. A record an
-  operator key paired is never taken by an agent key without the secret (SPEC §11: agent keys do
-  not get around what operators set up).
+  restarted node keeps its id; a new name is a new node, within the tenant's count. A node that
+  presents its id and secret under the name of another, disconnected record renames itself onto
+  it, and that record goes. A record an operator key paired is never taken, nor renamed onto (so
+  removed), by an agent key without its secret (SPEC §11, §15: a node's name belongs to the key
+  role that paired it; agent keys do not get around what operators set up).
 
   The connection keys are built from KEYS[1] (`<KEYS[1]>:<id>:conn`): they share its hash tag.
 
@@ -31,6 +33,7 @@
       {1, id, 'new'}    connected; the fresh secret is now the node's
       {0, 'held'}       refused: a connected node has that name
       {0, 'operator'}   refused: an agent key asked for the name of a node an operator paired
+                        (to pair it anew, or to rename its own node onto it)
       {-1, count}       refused: the tenant has the most nodes it may have
 
     Events:
@@ -58,8 +61,8 @@ for i = 1, #all, 2 do
   local record = cjson.decode(all[i + 1])
   if record.name == name and all[i] ~= id then
     if redis.call('EXISTS', connKey(all[i])) == 1 then return { 0, 'held' } end
+    if record.pairedBy == 'operator' and role ~= 'operator' then return { 0, 'operator' } end
     if id == nil then
-      if record.pairedBy == 'operator' and role ~= 'operator' then return { 0, 'operator' } end
       id = all[i]
     else
       -- The node renamed itself to the name of a disconnected one: that record goes.
