@@ -23,6 +23,10 @@ export type ToolsAnswer = ToolsView | Uint8Array;
  */
 const MERGE_ATTEMPTS = 3;
 
+/** What one tenant's, and all tenants', kept exec descriptions may hold (views: `DerivedCatalogs`' defaults). */
+const DESCRIPTION_TENANT_BYTES = 8 * 1024 * 1024;
+const DESCRIPTION_TOTAL_BYTES = 32 * 1024 * 1024;
+
 /**
  * `PUT`/`GET /v1/sessions/{sid}/tools` (SPEC §5): client tool registration and the catalog view.
  * A registration reaches 16 MiB of schemas: parsing, checking, merging, serializing it and building
@@ -34,8 +38,12 @@ const MERGE_ATTEMPTS = 3;
 export class ToolsService {
   private readonly webhookAllow: WebhookAllowList;
   private readonly views = new DerivedCatalogs<Uint8Array>((view) => view.byteLength);
-  /** UTF-16: a string holds two bytes a character at most. */
-  private readonly descriptions = new DerivedCatalogs<string>((description) => description.length * 2);
+  /** Descriptions are small (their quick index is bounded): a smaller bound. UTF-16: two bytes a character. */
+  private readonly descriptions = new DerivedCatalogs<string>(
+    (description) => description.length * 2,
+    DESCRIPTION_TENANT_BYTES,
+    DESCRIPTION_TOTAL_BYTES,
+  );
   private readonly listReads = new TenantTurns();
 
   constructor(
