@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import type { CodeModeClient } from '@codemode/client';
 import { freePort } from '../utils/free-port';
 import { TestStack } from '../utils/test-stack';
+import { lagMaxMs, p99, probeWhile, round } from './victim-probes';
 
 /**
  * SPEC §10 "Fate isolation" / "Event loops", adversarially: the attacker (alpha, at its default
@@ -69,14 +70,6 @@ function elevenMegabytesOfTools(): { name: string; description: string; inputSch
   }));
 }
 
-/** The largest event-loop delay since the last scrape (prom-client resets its histogram on each). */
-async function lagMaxMs(metricsUrl: string): Promise<number> {
-  const text = await fetch(metricsUrl).then((r) => r.text());
-  const match = /^nodejs_eventloop_lag_max_seconds(?:\{[^}]*\})? ([0-9.e+-]+)$/m.exec(text);
-  if (!match) throw new Error(`no nodejs_eventloop_lag_max_seconds at ${metricsUrl}`);
-  return Number(match[1]) * 1000;
-}
-
 /** The API's metrics: on the public port, or on API_METRICS_PORT where the API serves them there. */
 async function apiMetricsUrl(): Promise<string> {
   const open = await fetch(`${stack.baseUrl}/metrics`).then((r) => r.status);
@@ -106,24 +99,6 @@ async function send(method: string, path: string, body: Uint8Array, status: numb
   expect({ path, status: answered }).toEqual({ path, status });
 }
 
-/** Reads the victim's session every 25 ms until `until` settles; each read's latency in ms. */
-async function probeWhile(sessionId: string, until: Promise<unknown>): Promise<number[]> {
-  let done = false;
-  void until.finally(() => (done = true));
-  const latencies: number[] = [];
-  while (!done) {
-    const started = performance.now();
-    const answer = await beta.raw('GET', `/v1/sessions/${sessionId}`);
-    latencies.push(performance.now() - started);
-    expect(answer.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return latencies;
-}
-
-const p99 = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))];
-const round = (n: number): number => Math.round(n * 10) / 10;
-
 test('one tenant flooding big execs and tool registrations neither stalls the event loops nor delays another tenant', async () => {
   const worker = `${stack.workerUrl(stack.workers[0])}/metrics`;
   const api = await apiMetricsUrl();
@@ -132,7 +107,7 @@ test('one tenant flooding big execs and tool registrations neither stalls the ev
   // Idle: the victim alone.
   await lagMaxMs(api);
   await lagMaxMs(worker);
-  const idle = await probeWhile('victim', new Promise((r) => setTimeout(r, 2000)));
+  const idle = await probeWhile(beta, 'victim', new Promise((r) => setTimeout(r, 2000)));
   const report: Record<string, unknown> = {
     idle: {
       victimP99Ms: round(p99(idle)),
@@ -171,7 +146,7 @@ test('one tenant flooding big execs and tool registrations neither stalls the ev
     const started = performance.now();
     const attacked = attack();
     const victimCell = new Promise((r) => setTimeout(r, 500)).then(() => beta.exec('victim', { title: 'during', code: 'return 1' }));
-    const latencies = await probeWhile('victim', Promise.allSettled([attacked, victimCell]));
+    const latencies = await probeWhile(beta, 'victim', Promise.allSettled([attacked, victimCell]));
     const outcomes = await Promise.allSettled([attacked]);
     report[name] = {
       attackSeconds: round((performance.now() - started) / 1000),

@@ -64,7 +64,20 @@ export class ClientToolsLedger {
    * session's tools were registered again since, so a merged list never undoes another's change.
    */
   async putIfUnchanged(ref: SessionRef, tools: readonly RegisteredClientTool[], version: string): Promise<boolean> {
-    const { data, toolsJson } = encodeToolsRegistered(tools);
+    return this.putJsonIfUnchanged(
+      ref,
+      tools.map((tool) => tool.name),
+      encodeToolsRegistered(tools).toolsJson,
+      version,
+    );
+  }
+
+  /**
+   * {@link putIfUnchanged} of a list serialized by the caller, as {@link putJson}: the API merges
+   * an agent's registration onto a large list on a body thread, so its event loop never walks it.
+   */
+  async putJsonIfUnchanged(ref: SessionRef, names: readonly string[], toolsJson: string | Buffer, version: string): Promise<boolean> {
+    const { data } = encodeToolsRegistered(names.map((name) => ({ name })));
     return (await this.register(ref, data, toolsJson, [version]))[0] !== LUA_CODES.declined;
   }
 

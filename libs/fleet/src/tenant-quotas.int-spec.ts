@@ -105,3 +105,15 @@ test('request tokens: a burst, then refused with the time until the next token; 
   await sleep(550);
   expect((await quotas.takeRequestToken('eps', 2, 3)).taken).toBe(true);
 });
+
+test('request tokens: a count is taken whole or not at all, and refused with the time until it is back', async () => {
+  expect((await quotas.takeRequestToken('iota', 10, 10, 8)).taken).toBe(true);
+  const short = await quotas.takeRequestToken('iota', 10, 10, 5);
+  expect(short.taken).toBe(false);
+  // 2 tokens left of the 5 asked: 3 come back in ~300 ms at 10/s.
+  expect(short.retryAfterMs).toBeGreaterThan(200);
+  expect(short.retryAfterMs).toBeLessThanOrEqual(300);
+  // Nothing was taken by the refusal: the 2 left still serve 2 single requests.
+  expect((await quotas.takeRequestToken('iota', 10, 10)).taken).toBe(true);
+  expect((await quotas.takeRequestToken('iota', 10, 10)).taken).toBe(true);
+});

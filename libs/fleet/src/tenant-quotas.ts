@@ -97,10 +97,13 @@ export class TenantQuotaLedger {
     );
   }
 
-  /** One request against the tenant's rate; `retryAfterMs` is when a token is back. */
-  async takeRequestToken(tenant: string, rate: number, burst: number): Promise<{ taken: boolean; retryAfterMs: number }> {
+  /**
+   * `count` requests against the tenant's rate, all or none; `retryAfterMs` is when `count` tokens
+   * are back (never, past `burst`: the caller refuses that itself).
+   */
+  async takeRequestToken(tenant: string, rate: number, burst: number, count = 1): Promise<{ taken: boolean; retryAfterMs: number }> {
     const [taken, retryAfterMs] = (await guard(() =>
-      this.scripts.run(this.redis, 'take-request-token', [this.keys.tenantQuota(tenant, 'rate')], [rate, burst]),
+      this.scripts.run(this.redis, 'take-request-token', [this.keys.tenantQuota(tenant, 'rate')], [rate, burst, count]),
     )) as [number, number];
     return { taken: taken === 1, retryAfterMs };
   }

@@ -2,6 +2,7 @@ import { parseJsonBytes, type ParsedJson } from '../core/json-bytes';
 import { checkExecBody, type ExecBody } from '../runs/exec-body';
 import { checkToolResults, type ToolResultsCheck } from '../runs/tool-results-body';
 import { checkSessionSkillsPut, checkTenantSkillPut, type SessionSkillsCheck, type TenantSkillCheck } from '../skills/skills-body';
+import { mergeAgentTools, type AgentMerge } from '../tools/agent-merge';
 import { checkToolsPut, toolsViewOfJson, type ToolsPutCheck, type ToolsViewContext } from '../tools/tools-body';
 
 /** A body that did not parse (or nests too deep): the route answers it as it answers any such body. */
@@ -11,9 +12,13 @@ export type Unreadable = Exclude<ParsedJson, { kind: 'json' }>;
 export type BodyTask =
   | { kind: 'json'; bytes: Uint8Array }
   | { kind: 'exec'; bytes: Uint8Array }
+  /** An exec body already parsed (an MCP `tools/call` of a large POST): its code is checked here. */
+  | { kind: 'exec-value'; value: unknown }
   | { kind: 'tools'; bytes: Uint8Array; context: ToolsViewContext }
   | { kind: 'tools-view'; bytes: Uint8Array; context: ToolsViewContext }
   | { kind: 'exec-description'; bytes: Uint8Array; context: ToolsViewContext }
+  /** An agent key's checked tools merged onto the stored list (`stored`, null when none). */
+  | { kind: 'tools-merge'; stored: Uint8Array | null; submitted: Uint8Array; context: ToolsViewContext }
   | { kind: 'tool-results'; bytes: Uint8Array }
   | { kind: 'tenant-skill'; bytes: Uint8Array; name: string }
   | { kind: 'session-skills'; bytes: Uint8Array };
@@ -25,9 +30,11 @@ export type BodyTask =
 export interface BodyTaskResults {
   json: ParsedJson;
   exec: Unreadable | ({ kind: 'checked' } & ExecBody);
+  'exec-value': { kind: 'checked' } & ExecBody;
   tools: Unreadable | { kind: 'checked'; check: ToolsPutCheck<Uint8Array> };
   'tools-view': Uint8Array;
   'exec-description': string;
+  'tools-merge': AgentMerge<Uint8Array>;
   'tool-results': Unreadable | { kind: 'checked'; check: ToolResultsCheck };
   'tenant-skill': Unreadable | { kind: 'checked'; check: TenantSkillCheck };
   'session-skills': Unreadable | { kind: 'checked'; check: SessionSkillsCheck<Uint8Array> };
@@ -41,6 +48,14 @@ export function runBodyTask(task: BodyTask): BodyTaskResults[BodyTask['kind']] {
       return jsonBytes(toolsViewOfJson(Buffer.from(task.bytes).toString('utf8'), task.context));
     case 'exec-description':
       return toolsViewOfJson(Buffer.from(task.bytes).toString('utf8'), task.context).execDescription;
+    case 'exec-value':
+      return { kind: 'checked', ...checkExecBody(task.value) };
+    case 'tools-merge': {
+      const stored = task.stored === null ? null : Buffer.from(task.stored).toString('utf8');
+      const merge = mergeAgentTools(stored, Buffer.from(task.submitted).toString('utf8'), task.context);
+      // Encoded here: the event loop hands the list to Redis, and the view to the client, as they are.
+      return merge.ok ? { ...merge, toolsJson: Buffer.from(merge.toolsJson), view: jsonBytes(merge.view) } : merge;
+    }
   }
   const body = parseJsonBytes(task.bytes);
   if (body.kind !== 'json') return body;

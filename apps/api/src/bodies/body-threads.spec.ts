@@ -26,6 +26,36 @@ describe('BodyThreads', () => {
     });
   });
 
+  it('checks an exec body that came parsed (an MCP message) and merges an agent registration, answering lists as bytes', async () => {
+    threads = new BodyThreads(1);
+    expect(await threads.run('a', { kind: 'exec-value', value: { title: 't', code: 'require("fs")' } })).toMatchObject({
+      kind: 'checked',
+      check: { ok: false, error: 'code mode module access is disabled.' },
+    });
+    const context = { tenant: 'a', mcp: { tools: [], servers: [] }, limits: { timeoutMs: 10_000, maxOutputBytes: 65_536 } };
+    const operator = { name: 'charge', description: 'd', inputSchema: { type: 'object' }, registeredBy: 'operator' };
+    const merge = await threads.run('a', {
+      kind: 'tools-merge',
+      stored: bytes([operator]),
+      submitted: bytes([{ name: 'note', description: 'd', inputSchema: { type: 'object' } }]),
+      context,
+    });
+    if (!merge.ok) throw new Error(merge.error);
+    expect(merge.names).toEqual(['charge', 'note']);
+    expect(JSON.parse(Buffer.from(merge.toolsJson as Uint8Array).toString('utf8'))).toEqual([
+      operator,
+      { name: 'note', description: 'd', inputSchema: { type: 'object' }, registeredBy: 'agent' },
+    ]);
+    expect(JSON.parse(Buffer.from(merge.view as Uint8Array).toString('utf8'))).toMatchObject({ execDescription: expect.any(String) });
+    const locked = await threads.run('a', {
+      kind: 'tools-merge',
+      stored: bytes([operator]),
+      submitted: bytes([{ ...operator, inputSchema: {} }]),
+      context,
+    });
+    expect(locked).toMatchObject({ ok: false, refusal: 'operator_locked' });
+  });
+
   it('serves tenants round-robin: one tenant queueing many big bodies delays another by at most one of them', async () => {
     threads = new BodyThreads(1);
     const code = Array.from({ length: 3000 }, (_, i) => `const v${i} = [${i}];`).join('\n');

@@ -106,7 +106,12 @@ function readBody(threads: BodyThreads, req: ApiRequest, res: ServerResponse, ne
     const bytes = body.take();
     if (bytes.length <= INLINE_BODY_BYTES) finish(parseJsonBytes(bytes));
     else if (largeRoute) finish({ kind: 'large', bytes });
-    else threads.run(req.tenant ?? '', { kind: 'json', bytes }).then(finish, () => finish(UNREADABLE));
+    else {
+      threads.run(req.tenant ?? '', { kind: 'json', bytes }).then(
+        (parsed) => finish(parsed.kind === 'json' ? { ...parsed, large: true } : parsed),
+        () => finish(UNREADABLE),
+      );
+    }
   });
   req.on('error', () => finish({ kind: 'invalid_json' }));
 }

@@ -4,7 +4,15 @@ import { BODY_TOO_DEEP_ERROR } from '@codemode/contracts';
 
 /** What the raw-body middleware made of the request body. */
 export type ParsedBody =
-  | { kind: 'json'; value: unknown }
+  | {
+      kind: 'json';
+      value: unknown;
+      /**
+       * Parsed on a body thread (it was over `INLINE_BODY_BYTES`): a check whose cost grows with
+       * what it holds (the code of an exec in an MCP message) runs on one too.
+       */
+      large?: true;
+    }
   | { kind: 'empty' }
   /** Refused past `limitBytes` (declared or counted) without being buffered whole. */
   | { kind: 'too_large'; limitBytes: number }

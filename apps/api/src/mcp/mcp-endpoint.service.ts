@@ -16,7 +16,7 @@ import {
 import { packageVersion } from '@codemode/config';
 import type { Logger } from '@codemode/telemetry';
 import { closeSignalOf, untilClosed } from '../core/connection-close';
-import { bodyRefusalError, type ApiRequest } from '../core/request-context';
+import { bodyRefusalError, type ApiRequest, type ParsedBody } from '../core/request-context';
 import { LOGGER } from '../core/tokens';
 import { TenantLimitException } from '../quotas/tenant-limit.exception';
 import { TenantLimits } from '../quotas/tenant-limits.service';
@@ -63,20 +63,24 @@ export class McpEndpoint {
     const ref: SessionRef = { tenant, sessionId: session.sessionId };
 
     if (req.method === 'GET') return this.notificationStream(req, res, ref);
-    const { server, transport } = this.connect(ref, req);
+    // SPEC §14: a message of a large POST (a batch's included) is checked on a body thread, as REST's.
+    const { server, transport } = this.connect(ref, req, body.kind === 'json' && body.large === true);
     res.on('close', () => void server.close().catch(() => undefined));
     await server.connect(transport);
     await transport.handleRequest(req, res, message);
   }
 
-  /** A server for one request: the two tools, answered in `ref`'s session. */
-  private connect(ref: SessionRef, req: ApiRequest): { server: Server; transport: StreamableHTTPServerTransport } {
+  /**
+   * A server for one request: the two tools, answered in `ref`'s session. `large`: the messages
+   * came in a body over `INLINE_BODY_BYTES`, so an exec's code is checked on a body thread.
+   */
+  private connect(ref: SessionRef, req: ApiRequest, large = false): { server: Server; transport: StreamableHTTPServerTransport } {
     const server = new Server({ name: 'codemode', version: packageVersion() }, { capabilities: { tools: { listChanged: true } } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: codeModeTools(await this.describe(ref)) }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const { name, arguments: args } = request.params;
       if (name !== 'exec' && name !== 'wait') throw new JsonRpcRefusal(JSON_RPC_INVALID_PARAMS, unknownToolError(name));
-      const body = { kind: 'json', value: args ?? {} } as const;
+      const body: ParsedBody = large ? { kind: 'json', value: args ?? {}, large } : { kind: 'json', value: args ?? {} };
       const idempotencyKey = headerValue(req, 'idempotency-key');
       return mcpToolResult(await refusedAsMcpError(this.calls[name](ref.tenant, ref.sessionId, body, idempotencyKey)));
     });

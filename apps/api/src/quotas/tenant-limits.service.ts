@@ -113,21 +113,29 @@ export class TenantLimits implements OnApplicationShutdown {
     return slot;
   }
 
-  /** One `/v1` request against the tenant's rate. */
-  async request(tenant: string): Promise<void> {
+  /**
+   * `count` requests (a `/v1` request, or the messages of an MCP POST: SPEC §14) against the
+   * tenant's rate, taken together or refused together. More than the burst at once is refused
+   * without a Redis call: the bucket never holds them.
+   */
+  async request(tenant: string, count = 1): Promise<void> {
     const { rate, burst } = this.quotas(tenant);
     if (!Number.isFinite(rate)) return;
+    if (Number.isFinite(burst) && count > burst) {
+      throw this.refuse(tenant, 'rate', batchOverBurstError(count, burst), Math.max(1, Math.ceil(burst / rate)));
+    }
     const known = this.emptyUntil.get(tenant);
     if (known !== undefined) {
       const left = known - Date.now();
       if (left > 0) throw this.refuse(tenant, 'rate', rateError(rate, burst), Math.max(1, Math.ceil(left / 1000)));
       this.emptyUntil.delete(tenant);
     }
-    const token = await this.ledger.takeRequestToken(tenant, rate, Number.isFinite(burst) ? burst : rate).catch(failOpen);
+    const token = await this.ledger.takeRequestToken(tenant, rate, Number.isFinite(burst) ? burst : rate, count).catch(failOpen);
     if (!token) return;
     const { taken, retryAfterMs } = token;
     if (taken) return;
-    this.emptyUntil.set(tenant, Date.now() + retryAfterMs);
+    // Short of `count` tokens is not empty: a single request may still pass.
+    if (count === 1) this.emptyUntil.set(tenant, Date.now() + retryAfterMs);
     throw this.refuse(tenant, 'rate', rateError(rate, burst), Math.max(1, Math.ceil(retryAfterMs / 1000)));
   }
 
@@ -205,6 +213,11 @@ export class TenantLimits implements OnApplicationShutdown {
     this.logger.debug({ tenant, limit }, 'request refused at a tenant quota');
     return new TenantLimitException(limit, error, retryAfterSeconds);
   }
+}
+
+/** A JSON-RPC batch with more messages than the tenant's burst: no wait would let it through. */
+export function batchOverBurstError(count: number, burst: number): string {
+  return `a batch of ${count} JSON-RPC messages exceeds the tenant's request burst (${burst}); send at most ${burst} messages per POST.`;
 }
 
 function rateError(rate: number, burst: number): string {

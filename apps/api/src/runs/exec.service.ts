@@ -96,15 +96,20 @@ export class ExecService {
     }
   }
 
-  /** SPEC §10 "Event loops": a large body is parsed and its code checked on a body thread. */
+  /**
+   * SPEC §10 "Event loops": a large body is parsed and its code checked on a body thread; so is the
+   * code of an exec that came parsed from a large body (an MCP message: SPEC §14).
+   */
   private async read(
     tenant: string,
     body: ParsedBody,
   ): Promise<Exclude<ParsedBody, { kind: 'json' | 'large' }> | ({ kind: 'checked' } & ExecBody)> {
+    // A body that kills its thread (out of memory) is not one this API can read.
+    const unreadable = () => ({ kind: 'invalid_json' }) as const;
+    if (body.kind === 'json' && body.large) return this.bodies.run(tenant, { kind: 'exec-value', value: body.value }).catch(unreadable);
     if (body.kind === 'json') return { kind: 'checked', ...checkExecBody(body.value) };
     if (body.kind !== 'large') return body;
-    // A body that kills its thread (out of memory) is not one this API can read.
-    return this.bodies.run(tenant, { kind: 'exec', bytes: body.bytes }).catch(() => ({ kind: 'invalid_json' }) as const);
+    return this.bodies.run(tenant, { kind: 'exec', bytes: body.bytes }).catch(unreadable);
   }
 
   private async run(ref: SessionRef, input: ValidExecInput, idempotencyKey: string | undefined, rank: number): Promise<CodeModeResult> {

@@ -1,25 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ClientTool, RegisteredClientTool, SessionRef, ToolsView } from '@codemode/contracts';
+import type { SessionRef, ToolsView } from '@codemode/contracts';
 import { apiTenancy, effectiveLimits, type AppConfig, type KeyRole } from '@codemode/config';
 import { ClientToolsLedger, SessionLedger } from '@codemode/events';
 import { DeploymentCatalog } from '@codemode/fleet';
-import {
-  findRefusedEndpoint,
-  mergeRegistration,
-  OperatorToolLockedError,
-  refusalReason,
-  TooManyClientToolsError,
-  WebhookAddressPolicy,
-  WebhookAllowList,
-} from '@codemode/tools';
+import { findRefusedEndpoint, refusalReason, WebhookAddressPolicy, WebhookAllowList } from '@codemode/tools';
 import { BodyThreads, INLINE_BODY_BYTES } from '../bodies/body-threads';
 import { ConflictApiException, ForbiddenApiException, InvalidInputException } from '../core/api-errors';
 import { requireObjectBody } from '../core/request-params';
 import type { ParsedBody } from '../core/request-context';
 import { APP_CONFIG } from '../core/tokens';
+import { mergeAgentTools, type AgentMerge } from './agent-merge';
+import { DerivedCatalogs } from './derived-catalogs';
+import { TenantTurns } from './tenant-turns';
 import { checkToolsPut, toolsViewOfJson, type ToolEndpoint, type ToolsPutCheck, type ToolsViewContext } from './tools-body';
 
-/** A catalog view, or its JSON's bytes when a body thread built it (see `jsonReply`). */
+/** A catalog view, or its JSON's bytes (see `jsonReply`). */
 export type ToolsAnswer = ToolsView | Uint8Array;
 
 /**
@@ -28,14 +23,28 @@ export type ToolsAnswer = ToolsView | Uint8Array;
  */
 const MERGE_ATTEMPTS = 3;
 
+/** What one tenant's, and all tenants', kept exec descriptions may hold (views: `DerivedCatalogs`' defaults). */
+const DESCRIPTION_TENANT_BYTES = 8 * 1024 * 1024;
+const DESCRIPTION_TOTAL_BYTES = 32 * 1024 * 1024;
+
 /**
  * `PUT`/`GET /v1/sessions/{sid}/tools` (SPEC §5): client tool registration and the catalog view.
- * A registration reaches 16 MiB of schemas: parsing, checking, serializing it and building its view
- * from it happen on a body thread once it is large (SPEC §10 "Event loops").
+ * A registration reaches 16 MiB of schemas: parsing, checking, merging, serializing it and building
+ * its view from it happen on a body thread once it is large (SPEC §10 "Event loops"). What is
+ * derived from a session's list (its view, its exec description) is derived once per version of
+ * the list and kept (`DerivedCatalogs`); a tenant's whole lists are read one at a time (`TenantTurns`).
  */
 @Injectable()
 export class ToolsService {
   private readonly webhookAllow: WebhookAllowList;
+  private readonly views = new DerivedCatalogs<Uint8Array>((view) => view.byteLength);
+  /** Descriptions are small (their quick index is bounded): a smaller bound. UTF-16: two bytes a character. */
+  private readonly descriptions = new DerivedCatalogs<string>(
+    (description) => description.length * 2,
+    DESCRIPTION_TENANT_BYTES,
+    DESCRIPTION_TOTAL_BYTES,
+  );
+  private readonly listReads = new TenantTurns();
 
   constructor(
     private readonly clientTools: ClientToolsLedger,
@@ -55,50 +64,88 @@ export class ToolsService {
     const context = await this.viewContext(ref);
     const check = await this.check(ref, body, context);
     if (!check.ok) throw new InvalidInputException(check.error, check.field === undefined ? undefined : { field: check.field });
-    const json = check.toolsJson;
-    if (role === 'agent') {
-      // The merge needs the tools themselves: an agent's registration is parsed again here, once checked.
-      const text = typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8');
-      await this.putAgentTools(ref, JSON.parse(text) as ClientTool[]);
-      return this.view(ref);
-    }
+    if (role === 'agent') return this.putAgentTools(ref, check, context);
     // An operator's list is stored as checked: a tool without `registeredBy` is an operator's.
     await this.checkEndpoints(check.endpoints);
-    const toolsJson = typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength);
     await this.clientTools.putJson(
       ref,
       check.endpoints.map((tool) => tool.name),
-      toolsJson,
+      asBuffer(check.toolsJson),
     );
     return check.view;
   }
 
-  /** The operator's tools are kept as stored: the merge is refused (403) before any endpoint is looked at. */
-  private async putAgentTools(ref: SessionRef, tools: readonly ClientTool[]): Promise<void> {
-    let current = await this.clientTools.read(ref);
-    let merged = mergedOrRefused(current.tools, tools);
-    await this.checkEndpoints(tools);
-    for (let attempt = 1; !(await this.clientTools.putIfUnchanged(ref, merged, current.version)); attempt += 1) {
-      if (attempt === MERGE_ATTEMPTS) {
-        throw new ConflictApiException("the session's client tools kept changing while this registration was merged; retry it.");
+  /**
+   * Merged onto the list as read, and written only over that list, in the tenant's turn (a
+   * tenant's merges of one session never race each other in one API). The operator's tools are
+   * kept as stored: the merge is refused (403) before any endpoint is looked at.
+   */
+  private putAgentTools(
+    ref: SessionRef,
+    check: Extract<ToolsPutCheck<Uint8Array>, { ok: true }>,
+    context: ToolsViewContext,
+  ): Promise<ToolsAnswer> {
+    return this.listReads.run(ref.tenant, async () => {
+      for (let attempt = 1; ; attempt += 1) {
+        const current = await this.clientTools.snapshot(ref);
+        const merge = await this.merge(ref.tenant, current.bytes, check.toolsJson, context);
+        if (!merge.ok) {
+          if (merge.refusal === 'operator_locked') throw new ForbiddenApiException(merge.error);
+          throw new InvalidInputException(merge.error, { field: 'tools' });
+        }
+        if (attempt === 1) await this.checkEndpoints(check.endpoints);
+        if (await this.clientTools.putJsonIfUnchanged(ref, merge.names, asBuffer(merge.toolsJson), current.version)) return merge.view;
+        if (attempt === MERGE_ATTEMPTS) {
+          throw new ConflictApiException("the session's client tools kept changing while this registration was merged; retry it.");
+        }
       }
-      current = await this.clientTools.read(ref);
-      merged = mergedOrRefused(current.tools, tools);
+    });
+  }
+
+  /** {@link mergeAgentTools}, on a body thread once the lists are large. */
+  private async merge(
+    tenant: string,
+    stored: Buffer | null,
+    submitted: string | Uint8Array,
+    context: ToolsViewContext,
+  ): Promise<AgentMerge<Uint8Array>> {
+    const submittedBytes = typeof submitted === 'string' ? Buffer.from(submitted) : submitted;
+    if ((stored?.length ?? 0) + submittedBytes.byteLength <= INLINE_BODY_BYTES) {
+      return mergeAgentTools(stored?.toString('utf8') ?? null, Buffer.from(submittedBytes).toString('utf8'), context);
     }
+    return this.bodies.run(tenant, { kind: 'tools-merge', stored, submitted: submittedBytes, context });
   }
 
-  async view(ref: SessionRef): Promise<ToolsAnswer> {
-    const [bytes, context] = await Promise.all([this.clientTools.getJsonBytes(ref), this.viewContext(ref)]);
-    if (bytes === null || bytes.length <= INLINE_BODY_BYTES) return toolsViewOfJson(bytes?.toString('utf8') ?? null, context);
-    return this.bodies.run(ref.tenant, { kind: 'tools-view', bytes, context });
+  /** `GET /tools`: derived once per version of the session's list, as JSON bytes. */
+  async view(ref: SessionRef): Promise<Uint8Array> {
+    const { key, context } = await this.inputs(ref);
+    return this.views.get(ref.tenant, key, () =>
+      this.listReads.run(ref.tenant, async () => {
+        const { bytes } = await this.clientTools.snapshot(ref);
+        if (bytes === null || bytes.length <= INLINE_BODY_BYTES) {
+          return Buffer.from(JSON.stringify(toolsViewOfJson(bytes?.toString('utf8') ?? null, context)));
+        }
+        return this.bodies.run(ref.tenant, { kind: 'tools-view', bytes, context });
+      }),
+    );
   }
 
-  /** The session's exec description (SPEC §5), as `view` has it; a never-written session gets the defaults. */
+  /**
+   * The session's exec description (SPEC §5), as `view` has it; a never-written session gets the
+   * defaults. Derived once per version of the list: `tools/list` and `…/tools/definitions` never
+   * read the list whole per call.
+   */
   async execDescription(ref: SessionRef): Promise<string> {
-    const [bytes, context] = await Promise.all([this.clientTools.getJsonBytes(ref), this.viewContext(ref)]);
-    if (bytes === null || bytes.length <= INLINE_BODY_BYTES)
-      return toolsViewOfJson(bytes?.toString('utf8') ?? null, context).execDescription;
-    return this.bodies.run(ref.tenant, { kind: 'exec-description', bytes, context });
+    const { key, context } = await this.inputs(ref);
+    return this.descriptions.get(ref.tenant, key, () =>
+      this.listReads.run(ref.tenant, async () => {
+        const { bytes } = await this.clientTools.snapshot(ref);
+        if (bytes === null || bytes.length <= INLINE_BODY_BYTES) {
+          return toolsViewOfJson(bytes?.toString('utf8') ?? null, context).execDescription;
+        }
+        return this.bodies.run(ref.tenant, { kind: 'exec-description', bytes, context });
+      }),
+    );
   }
 
   /**
@@ -107,8 +154,13 @@ export class ToolsService {
    * without the list itself being read or the description built (a list reaches 16 MiB).
    */
   async catalogInputs(ref: SessionRef): Promise<string> {
+    return (await this.inputs(ref)).key;
+  }
+
+  /** The key what is derived from the session's list is kept under, and the context it is derived in. */
+  private async inputs(ref: SessionRef): Promise<{ key: string; context: ToolsViewContext }> {
     const [tools, context] = await Promise.all([this.clientTools.version(ref), this.viewContext(ref)]);
-    return JSON.stringify([tools, context]);
+    return { key: JSON.stringify([ref.sessionId, tools, context]), context };
   }
 
   private async check(ref: SessionRef, body: ParsedBody, context: ToolsViewContext): Promise<ToolsPutCheck<Uint8Array>> {
@@ -139,13 +191,7 @@ export class ToolsService {
   }
 }
 
-/** An agent key's tools merged with the operator's kept, or the 403 / 400 the merge rule answers. */
-function mergedOrRefused(current: readonly RegisteredClientTool[], tools: readonly ClientTool[]): RegisteredClientTool[] {
-  try {
-    return mergeRegistration(current, tools, 'agent');
-  } catch (error) {
-    if (error instanceof OperatorToolLockedError) throw new ForbiddenApiException(error.message);
-    if (error instanceof TooManyClientToolsError) throw new InvalidInputException(error.message, { field: 'tools' });
-    throw error;
-  }
+/** A list serialized on a body thread comes as bytes; ioredis writes them without encoding them again. */
+function asBuffer(json: string | Uint8Array): string | Buffer {
+  return typeof json === 'string' ? json : Buffer.from(json.buffer, json.byteOffset, json.byteLength);
 }
