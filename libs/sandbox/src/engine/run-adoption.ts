@@ -20,7 +20,7 @@ export function adoptParkedRun(run: CellRun, state: ParkedRunState, plan: Restor
       run.ledger.answer(id);
       run.inbox.push(answer);
     } else if (!queued && method === 'sleep') {
-      run.port.dispatch(id, method, JSON.stringify([Math.max(0, (due.get(id) ?? 0) - Date.now())]));
+      rearmTimer(run, id, due);
     } else if (!queued && redo.has(id)) {
       run.dispatched = true;
       run.port.dispatch(id, method, argsJson, run.ledger.callNumber(id));
@@ -50,7 +50,12 @@ export function adoptRescuedRun(run: CellRun, state: ParkedRunState, plan: Rescu
   const due = new Map(state.timers);
   for (const [id, method, , queued] of state.ledger.calls) {
     if (queued || method !== 'sleep' || answered.has(id)) continue;
-    run.port.dispatch(id, method, JSON.stringify([Math.max(0, (due.get(id) ?? 0) - Date.now())]));
+    rearmTimer(run, id, due);
   }
   run.flush();
+}
+
+/** A timer that was running when the image was taken goes on for what is left until its due time. */
+function rearmTimer(run: CellRun, id: string, due: ReadonlyMap<string, number>): void {
+  run.port.dispatch(id, 'sleep', JSON.stringify([Math.max(0, (due.get(id) ?? 0) - Date.now())]));
 }
