@@ -95,7 +95,7 @@ export class KeySpace {
     return `${this.sessionBase(ref)}:results:item:${id}`;
   }
 
-  /** The session log's stored bytes per time bucket of stream ids (lua/includes/append.lua, "Stored bytes"). */
+  /** The session log's stored bytes per time bucket of stream ids (lua/includes/stored-bytes.lua). */
   storedLog(ref: SessionRef): string {
     return `${this.sessionBase(ref)}:stored-log`;
   }

@@ -56,7 +56,7 @@ export function luaError(code: number, detail: string | null, ctx: ScriptContext
 }
 
 /**
- * Error replies the append path raises (`error({err = ...})` in lua/includes/append.lua) where it
+ * Error replies the append path raises (`error({err = ...})` in lua/includes/run-history-cap.lua) where it
  * cannot return a code: deep inside `append_event`, before anything is written.
  * `RUN_HISTORY_LIMIT <runId> <events> <bytes>`: the run's history cap (SPEC §6).
  */

@@ -44,7 +44,7 @@ interface LoadedScript {
 const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
 const DEFINE = /^--- @define ([A-Z][A-Z0-9_]*)\s*$/gm;
 
-/** What the append path (lua/includes/append.lua) is built with: retention, the run history cap, session expiry. */
+/** What the append path (lua/includes/settings.lua) is built with: retention, the run history cap, session expiry. */
 export interface EventsScriptSettings extends HistorySettings {
   /**
    * A run that wrote no event for this long no longer holds back trimming of the log (a run whose
@@ -67,7 +67,7 @@ export const DEFAULT_EVENTS_SCRIPT_SETTINGS: Readonly<EventsScriptSettings> = Ob
   sessionTtlSeconds: 2_592_000,
 });
 
-/** The `--- @define` values append.lua reads; every value a positive safe integer. */
+/** The `--- @define` values of lua/includes/settings.lua; every value a positive safe integer. */
 function eventsDefines(settings: Partial<EventsScriptSettings>): Record<string, number> {
   const s = { ...DEFAULT_EVENTS_SCRIPT_SETTINGS, ...settings };
   for (const [name, value] of Object.entries(s)) {

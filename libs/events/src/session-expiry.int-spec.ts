@@ -13,7 +13,7 @@ import { completed, deleteKeys, newRunId, requestData, testPrefix, testRedis, un
 const prefix = testPrefix('expiry');
 const keys = new KeySpace(prefix);
 const TTL_MS = 3_600_000;
-/** A refresh sets the TTL plus min(60 s, 1% of it), so that appends right after may skip it (append.lua). */
+/** A refresh sets the TTL plus min(60 s, 1% of it), so that appends right after may skip it (includes/session-expiry.lua). */
 const slackOf = (ttlMs: number): number => Math.min(60_000, Math.floor(ttlMs / 100));
 const RETENTION_MS = 600_000;
 /** Shorter than the session TTL here, so every TTL stays within the setting. */

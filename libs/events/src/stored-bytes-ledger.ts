@@ -12,7 +12,7 @@ export interface SessionMeasure {
 
 /**
  * What each tenant keeps in Redis (SPEC §10 "Redis storage"). Each session counts its own bytes
- * in its slot, in the same script as every write (`storedBytes`, lua/includes/append.lua); the
+ * in its slot, in the same script as every write (`storedBytes`, lua/includes/stored-bytes.lua); the
  * tenant's total lives in the tenant's slot and is reconciled from those counts: after a write
  * its session is measured (`measure-session.lua`) and the measure reported
  * (`tenant-stored-bytes.lua`), which replaces that session's last measure, so a lost report is

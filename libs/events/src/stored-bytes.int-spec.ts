@@ -58,7 +58,7 @@ async function memoryOf(ref: SessionRef): Promise<number> {
 }
 
 /**
- * The counter recomputed from what the keys hold, by the rule of lua/includes/append.lua: exact
+ * The counter recomputed from what the keys hold, by the rule of lua/includes/stored-bytes.lua: exact
  * while no trim cut inside a time bucket (it then holds the bucket's bytes until a later trim).
  */
 async function recount(ref: SessionRef): Promise<number> {

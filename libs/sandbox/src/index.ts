@@ -1,12 +1,7 @@
 export type { BridgeHost, CallGate, CellRunRequest, ExternalSettlement, RestorePlan, ResumeOptions, SandboxVariant } from './engine/types';
-export {
-  DEFAULT_MAX_PARKED,
-  SandboxPool,
-  type ParkedEviction,
-  type RunsLostListener,
-  type SandboxPoolOptions,
-  type SandboxPoolStats,
-} from './pool/sandbox-pool';
+export { SandboxPool } from './pool/sandbox-pool';
+export { DEFAULT_MAX_PARKED, type RunsLostListener, type SandboxPoolOptions, type SandboxPoolStats } from './pool/pool-options';
+export type { ParkedEviction } from './pool/parked-runs';
 export type { PoolLogger } from './pool/pool-thread';
 export * from './errors';
 export * from './replay/replay-plan';

@@ -1,6 +1,6 @@
 --[[
   What one session keeps in Redis (SPEC §10 "Redis storage"), for its tenant's total: the
-  session's `storedBytes` (kept by the append path, see includes/append.lua) plus its live results
+  session's `storedBytes` (kept by the append path, see includes/stored-bytes.lua) plus its live results
   references, and how long the session has left. With ARGV[1] = '1', first applies retention to
   the session now (the trim an append would make), so a tenant refused at its quota gets back
   what retention frees without writing.
@@ -17,7 +17,7 @@
     Events:
       none
 ]]
---- @include "includes/append"
+--- @include "includes/retention"
 
 if redis.call('EXISTS', KEYS[2]) == 0 then return { 0, -2 } end
 if ARGV[1] == '1' then

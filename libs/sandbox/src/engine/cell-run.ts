@@ -2,18 +2,14 @@ import {
   BRIDGE_METHODS,
   jsonNestsDeeperThan,
   MAX_JSON_DEPTH,
-  VALUE_TOO_DEEP_ERROR,
   type BridgeMethod,
   type CodeModeOutput,
   type LegJournal,
 } from '@codemode/contracts';
 import {
-  ABORTED_MESSAGE,
   bridgeQueueLimitMessage,
   PENDING_WITHOUT_HOST_WORK_MESSAGE,
   SNAPSHOT_LIMIT_MESSAGE,
-  STACK_OVERFLOW_TEXT,
-  TIMEOUT_MESSAGE,
   type CellOutcome,
   type WaitingOutcome,
 } from '@codemode/cells';
@@ -21,10 +17,12 @@ import { BridgeProtocolError, SandboxEngineError, ValueTooDeepError } from '../e
 import { sleepDelay } from './bridge-args';
 import { BridgeLedger } from './bridge-ledger';
 import type { CellVm, VmHostSink } from './cell-vm';
-import { classifyCompileError, classifyGuestError, type Failure, type GuestErrorRecord } from './guest-error';
+import { classifyCompileError, classifyGuestError } from './guest-error';
+import { LegOutcomes } from './leg-outcomes';
 import { LegOutput } from './leg-output';
 import { LegRecorder } from './leg-recorder';
-import { captureParkedRun } from './park-image';
+import { captureParkedImage } from './park-image';
+import type { ParkedRunState } from './parked-image';
 import { dispatchedBefore, ReplayDriver, type ReplayStop } from './replay-driver';
 import { RestartSafety } from './restart-safety';
 import { SettlementInbox, type Wakeup } from './settlement-inbox';
@@ -40,18 +38,20 @@ const METHODS: ReadonlySet<string> = new Set(BRIDGE_METHODS);
  * pump jobs, check the completion rule, sleep until the host settles a bridge request, repeat.
  * A leg ends completed, failed, or waiting (the VM is then parked and idle; its calls keep
  * running and their settlements queue here until the next leg applies them in arrival order).
- * Rebuilding a run from its log is the `ReplayDriver`'s, refusing unsafe calls the `RestartSafety`'s.
+ * Rebuilding a run from its log is the `ReplayDriver`'s, refusing unsafe calls the `RestartSafety`'s,
+ * what an outcome carries the `LegOutcomes`'; a run restored from an image is adopted in `run-adoption.ts`.
  */
 export class CellRun implements VmHostSink {
-  // Not private: a parked run's image is taken from and given back to these (park-image.ts).
-  started = false;
+  private started = false;
+  // Not private: a run restored from an image goes on from these (run-adoption.ts).
   dispatched = false;
   readonly ledger = new BridgeLedger();
   readonly inbox = new SettlementInbox();
-  readonly printed: LegOutput;
-  readonly recorder: LegRecorder;
+  private readonly printed: LegOutput;
+  private readonly recorder: LegRecorder;
   private readonly safety: RestartSafety;
   private readonly replay: ReplayDriver;
+  private readonly outcomes: LegOutcomes;
   private admission: string | undefined;
   private aborted = false;
   private deadline = 0;
@@ -70,6 +70,27 @@ export class CellRun implements VmHostSink {
     this.recorder = new LegRecorder(cell.restartSafe === true && cell.seed !== undefined);
     this.safety = new RestartSafety(cell, vm);
     this.replay = new ReplayDriver(vm, this.ledger, cell.replay);
+    this.outcomes = new LegOutcomes(vm, this.printed, this.recorder, this.safety, () => this.dispatched);
+  }
+
+  /** The host side of this run that an image carries beside its VM (a park's, SPEC §12, or a rescue's, SPEC §10). */
+  hostState(): ParkedRunState {
+    return {
+      ledger: this.ledger.state(),
+      timers: this.recorder.timers(),
+      dispatched: this.dispatched,
+      output: this.printed.state(),
+      seeded: this.cell.restartSafe === true && this.cell.seed !== undefined,
+    };
+  }
+
+  /** This new run on a VM restored from an image goes on from the host state the image carried. */
+  loadHostState(state: ParkedRunState): void {
+    this.started = true;
+    this.dispatched = state.dispatched;
+    this.ledger.load(state.ledger);
+    this.printed.load(state.output);
+    this.recorder.loadTimers(state.timers);
   }
 
   /**
@@ -134,7 +155,7 @@ export class CellRun implements VmHostSink {
       return await this.drive(options.timeoutMs);
     } catch (error) {
       if (!(error instanceof SandboxEngineError)) throw error;
-      return this.fail({ code: 'internal_error', phase: 'guest', error: this.engineFailureText(error) });
+      return this.outcomes.engineFailure(error);
     } finally {
       this.port.busy(false);
       this.port.watch(undefined);
@@ -156,9 +177,9 @@ export class CellRun implements VmHostSink {
     if (first) return first;
     const ttlDeadline = performance.now() + this.cell.limits.snapshotTtlSeconds * 1000;
     for (;;) {
-      if (this.abortedNow()) return this.abortedOutcome();
+      if (this.abortedNow()) return this.outcomes.aborted();
       const idle = this.vm.pump(JOB_BATCH);
-      if (this.abortedNow()) return this.abortedOutcome();
+      if (this.abortedNow()) return this.outcomes.aborted();
       const verdict = this.verdict(idle);
       if (verdict) return verdict;
       this.port.busy(false);
@@ -168,13 +189,13 @@ export class CellRun implements VmHostSink {
         if (!this.awaitResults) return this.park('pending_tools');
         this.port.watch(undefined);
         next = await this.inbox.next(ttlDeadline, this.aborted);
-        if (next === 'deadline') return this.timeout();
+        if (next === 'deadline') return this.outcomes.timeout();
         this.renew(timeoutMs);
       }
       this.port.busy(true);
       if (next === 'recheck' || !this.closeCall(next.id)) continue;
       const thrown = this.apply(next.id, next.ok, next.payload);
-      if (thrown) return this.afterThrow(thrown);
+      if (thrown) return this.outcomes.afterThrow(thrown);
     }
   }
 
@@ -220,9 +241,9 @@ export class CellRun implements VmHostSink {
   }
 
   private replayStopped(stop: ReplayStop): CellOutcome {
-    if (stop === 'aborted') return this.abortedOutcome();
-    if (stop === 'timeout') return this.timeout();
-    return this.fail(this.replay.failure());
+    if (stop === 'aborted') return this.outcomes.aborted();
+    if (stop === 'timeout') return this.outcomes.timeout();
+    return this.outcomes.fail(this.replay.failure());
   }
 
   /** A call the log saw settle: its recorded settlement is queued, as if it had just arrived. */
@@ -247,11 +268,11 @@ export class CellRun implements VmHostSink {
   private startCell(): CellOutcome | undefined {
     this.started = true;
     const started = this.vm.start(this.cell.code, this.cell.catalogJson, this.cell.restartSafe ? this.cell.seed : undefined);
-    if (this.abortedNow()) return this.abortedOutcome();
+    if (this.abortedNow()) return this.outcomes.aborted();
     if (started.ok) return undefined;
-    if (this.safety.refused) return this.refuse();
-    if (this.vm.timedOut) return this.timeout();
-    return this.fail(started.compile ? classifyCompileError(started.record) : classifyGuestError(started.record));
+    if (this.safety.refused) return this.outcomes.refused();
+    if (this.vm.timedOut) return this.outcomes.timeout();
+    return this.outcomes.fail(started.compile ? classifyCompileError(started.record) : classifyGuestError(started.record));
   }
 
   /**
@@ -262,60 +283,39 @@ export class CellRun implements VmHostSink {
     for (const id of this.ledger.ids('yield')) {
       this.ledger.close(id);
       const thrown = this.vm.settle(id, true, 'null');
-      if (thrown) return this.afterThrow(thrown);
+      if (thrown) return this.outcomes.afterThrow(thrown);
     }
     return undefined;
   }
 
   /** The completion rule (SPEC §3); undefined means: wait for the host. */
   private verdict(idle: boolean): CellOutcome | undefined {
-    if (this.replay.diverged) return this.fail(this.replay.failure());
-    if (this.safety.refused) return this.refuse();
+    if (this.replay.diverged) return this.outcomes.fail(this.replay.failure());
+    if (this.safety.refused) return this.outcomes.refused();
     // Park only from an idle VM: one still running jobs at its deadline times out.
-    if (this.vm.timedOut || !idle) return this.timeout();
-    if (this.admission) return this.fail({ code: 'invalid_input', phase: 'guest', error: this.admission });
+    if (this.vm.timedOut || !idle) return this.outcomes.timeout();
+    if (this.admission) return this.outcomes.fail({ code: 'invalid_input', phase: 'guest', error: this.admission });
     const state = this.vm.promiseState();
-    if (state === 'rejected') return this.failGuest(this.vm.readRejection());
+    if (state === 'rejected') return this.outcomes.guest(this.vm.readRejection());
     if (this.ledger.size === 0)
       return state === 'pending'
-        ? this.fail({ code: 'internal_error', phase: 'guest', error: PENDING_WITHOUT_HOST_WORK_MESSAGE })
-        : this.complete();
+        ? this.outcomes.fail({ code: 'internal_error', phase: 'guest', error: PENDING_WITHOUT_HOST_WORK_MESSAGE })
+        : this.outcomes.completed();
     if (this.inbox.size > 0 || this.awaitResults) return undefined;
     if (this.ledger.onlyYields()) return this.park('yield');
     if (this.ledger.onlyParkable()) return this.park('pending_tools');
     return undefined;
   }
 
-  private complete(): CellOutcome {
-    const unhandled = this.vm.readUnhandledRejection();
-    if (this.vm.timedOut) return this.timeout();
-    if (unhandled) return this.failGuest(unhandled);
-    const value = this.vm.readValue();
-    if (this.safety.refused) return this.refuse();
-    if (this.vm.timedOut) return this.timeout();
-    if (!value.ok) return this.failGuest(value.record);
-    // SPEC §10 "Depth": checked on the guest's JSON text, so no reader of the result ever recurses past the bound.
-    if (jsonNestsDeeperThan(value.json)) return this.fail({ code: 'invalid_input', phase: 'guest', error: VALUE_TOO_DEEP_ERROR });
-    return { status: 'completed', valueJson: value.json, ...this.common() };
-  }
-
   private park(reason: WaitingOutcome['reason']): CellOutcome {
-    const image = this.cell.parkImage ? captureParkedRun(this) : undefined;
+    const image = this.cell.parkImage ? captureParkedImage(this.vm, this.cell.runId, this.hostState()) : undefined;
     const snapshotBytes = image?.bytes.length ?? this.vm.snapshotBytes();
     if (snapshotBytes > this.cell.limits.maxSnapshotBytes) {
-      return this.fail({ code: 'snapshot_limit_exceeded', phase: 'guest', error: SNAPSHOT_LIMIT_MESSAGE });
+      return this.outcomes.fail({ code: 'snapshot_limit_exceeded', phase: 'guest', error: SNAPSHOT_LIMIT_MESSAGE });
     }
     const pending = this.ledger.pending(this.inbox.ids());
     this.recorder.parked(this.ledger.openIds());
-    return {
-      status: 'waiting',
-      reason,
-      pending,
-      snapshotBytes,
-      memoryBytes: this.vm.memoryBytes(),
-      ...(image ? { image } : {}),
-      ...this.common(),
-    };
+    return this.outcomes.waiting({ reason, pending, snapshotBytes, memoryBytes: this.vm.memoryBytes(), ...(image ? { image } : {}) });
   }
 
   output(kind: number, text: string): void {
@@ -395,48 +395,5 @@ export class CellRun implements VmHostSink {
   private closeCall(id: string): boolean {
     this.recorder.closed(id);
     return this.ledger.close(id);
-  }
-
-  private refuse(): CellOutcome {
-    return this.fail(this.safety.failure(this.dispatched));
-  }
-
-  /** Guest code threw out of a host-driven call (a settlement, a timer callback). */
-  private afterThrow(thrown: GuestErrorRecord): CellOutcome {
-    if (this.safety.refused) return this.refuse();
-    return this.vm.timedOut ? this.timeout() : this.failGuest(thrown);
-  }
-
-  private failGuest(record: GuestErrorRecord): CellOutcome {
-    return this.fail(classifyGuestError(record));
-  }
-
-  private abortedOutcome(): CellOutcome {
-    return this.fail({ code: 'aborted', phase: 'host', error: ABORTED_MESSAGE });
-  }
-
-  private timeout(): CellOutcome {
-    return this.fail({ code: 'timeout', phase: 'guest', error: TIMEOUT_MESSAGE });
-  }
-
-  private fail(failure: Failure): CellOutcome {
-    return { status: 'failed', ...failure, ...this.common() };
-  }
-
-  /** This leg's output (handed out once) and the run-wide flags. */
-  private common() {
-    const journal = this.recorder.journal;
-    return {
-      output: this.printed.take(),
-      consoleTruncated: this.printed.consoleTruncated,
-      bridgeDispatchStarted: this.dispatched,
-      ...(journal ? { journal } : {}),
-    };
-  }
-
-  private engineFailureText(error: SandboxEngineError): string {
-    if (this.vm.memoryFull) return 'InternalError: out of memory';
-    if (/Maximum call stack size exceeded/.test(error.message)) return STACK_OVERFLOW_TEXT;
-    return `InternalError: sandbox engine failure (${error.message})`;
   }
 }

@@ -1,12 +1,11 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { SandboxEngineError } from '../errors';
-import { CONSOLE_INSPECT_SOURCE } from '../guest/console-inspect';
-import { DETERMINISM_SOURCE } from '../guest/determinism';
-import { CELL_FILE, CELL_PREFIX, CELL_SUFFIX, PRELUDE_FILE, PRELUDE_SOURCE } from '../guest/prelude';
-import { TEXT_CODEC_SOURCE } from '../guest/text-codec';
+import { CELL_FILE, CELL_PREFIX, CELL_SUFFIX } from '../guest/prelude';
 import { type GuestErrorRecord, parseGuestErrorRecord } from './guest-error';
+import { installDeterminism, installPrelude } from './guest-install';
+import { nonZeroPageCount, SCAN_PAGE_BYTES } from './memory-pages';
 import { capture, instantiateImage, type VmImage } from './vm-image';
-import { clockFunction, HOST_FUNCTION_NAMES, hostFunctions } from './vm-host-functions';
+import { hostFunctions, type VmHostSink } from './vm-host-functions';
 import { memoryMaxBytes, MIN_MEMORY_BYTES, type WasmInstance, type WasmLoader } from './wasm-loader';
 
 /**
@@ -15,10 +14,6 @@ import { memoryMaxBytes, MIN_MEMORY_BYTES, type WasmInstance, type WasmLoader } 
  */
 export const QUICKJS_MAX_STACK_BYTES = 512 * 1024;
 
-/** Page size of the snapshot measure (SPEC §3: non-zero 4 KiB pages). */
-export const SNAPSHOT_PAGE_BYTES = 4096;
-const ZERO_PAGE = Buffer.alloc(SNAPSHOT_PAGE_BYTES);
-
 /**
  * A prepared VM (prelude, tool API, text codec, console installed; no run's data) as an image:
  * every cell of a thread starts from a copy of it instead of compiling the guest sources again.
@@ -26,8 +21,6 @@ const ZERO_PAGE = Buffer.alloc(SNAPSHOT_PAGE_BYTES);
 export interface PreparedImage {
   readonly vm: VmImage;
 }
-
-import type { VmHostSink } from './vm-host-functions';
 
 export type { VmHostSink };
 
@@ -73,7 +66,7 @@ export class CellVm {
     const runtime = instance.module.newRuntime();
     const vm = new CellVm(loader, instance, runtime, runtime.newContext(), memoryLimitBytes);
     vm.applyLimits();
-    vm.installPrelude();
+    vm.adoptHandles(installPrelude(vm.ctx, () => vm));
     return vm;
   }
 
@@ -178,13 +171,7 @@ export class CellVm {
    */
   snapshotBytes(): number {
     if (this.released) throw new SandboxEngineError('this sandbox instance was released');
-    // Buffer.compare is a native memcmp: ~0.6 ms for 16 MiB, vs ~4-7 ms for a JS word loop.
-    const memory = Buffer.from(this.instance.memory.buffer);
-    let pages = 0;
-    for (let offset = 0; offset < memory.length; offset += SNAPSHOT_PAGE_BYTES) {
-      if (memory.compare(ZERO_PAGE, 0, SNAPSHOT_PAGE_BYTES, offset, offset + SNAPSHOT_PAGE_BYTES) !== 0) pages += 1;
-    }
-    return pages * SNAPSHOT_PAGE_BYTES;
+    return nonZeroPageCount(new Uint8Array(this.instance.memory.buffer)) * SCAN_PAGE_BYTES;
   }
 
   /**
@@ -194,7 +181,7 @@ export class CellVm {
   start(code: string, catalogJson?: string, seed?: number[]): Started {
     this.started = true;
     return this.guard(() => {
-      if (seed) this.installDeterminism(seed);
+      if (seed) installDeterminism(this.ctx, () => this, seed);
       if (catalogJson !== undefined) {
         const json = this.ctx.newString(catalogJson);
         const defined = this.ctx.callFunction(this.defineCatalogFn, this.ctx.undefined, json);
@@ -324,36 +311,10 @@ export class CellVm {
     this.runtime.setInterruptHandler(() => this.shouldInterrupt());
   }
 
-  private installPrelude(): void {
-    const ctx = this.ctx;
-    ctx.unwrapResult(ctx.evalCode(TEXT_CODEC_SOURCE, 'codemode:text-codec.js')).dispose();
-    const inspect = ctx.unwrapResult(ctx.evalCode(CONSOLE_INSPECT_SOURCE, 'codemode:console.js'));
-    const install = ctx.unwrapResult(ctx.evalCode(PRELUDE_SOURCE, PRELUDE_FILE));
-    // Registered in this order; a restored VM registers them again in the same order (same HostRef ids).
-    const [out, request, cancel] = hostFunctions(ctx, () => this).map((fn, index) => ctx.newFunction(HOST_FUNCTION_NAMES[index], fn));
-    const api = ctx.unwrapResult(ctx.callFunction(install, ctx.undefined, out, request, cancel, inspect));
-    for (const handle of [inspect, install, out, request, cancel]) handle.dispose();
-    this.adoptHandles(['settle', 'serialize', 'describe', 'unhandled', 'defineCatalog'].map((name) => ctx.getProp(api, name)));
-    api.dispose();
-  }
-
-  /** The prelude's functions the host keeps (settle, serialize, describe, unhandled, defineCatalog). */
+  /** The prelude's functions the host keeps (`KEPT_PRELUDE_FUNCTIONS`, in that order). */
   private adoptHandles(handles: QuickJSHandle[]): void {
     [this.settleFn, this.serializeFn, this.describeFn, this.unhandledFn, this.defineCatalogFn] = handles;
     this.handles.push(...handles);
-  }
-
-  private installDeterminism(seed: number[]): void {
-    const ctx = this.ctx;
-    const install = ctx.unwrapResult(ctx.evalCode(DETERMINISM_SOURCE, 'codemode:determinism.js'));
-    // Registered after out/request/cancel; a restored parked VM registers it again fourth (same HostRef id).
-    const clock = ctx.newFunction(
-      'clock',
-      clockFunction(ctx, () => this),
-    );
-    const words = seed.map((word) => ctx.newNumber(word));
-    ctx.unwrapResult(ctx.callFunction(install, ctx.undefined, clock, ...words)).dispose();
-    for (const handle of [install, clock, ...words]) handle.dispose();
   }
 
   private shouldInterrupt(): boolean {

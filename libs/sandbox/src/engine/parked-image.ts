@@ -7,8 +7,8 @@ import { CELL_PREFIX, CELL_SUFFIX, PRELUDE_SOURCE } from '../guest/prelude';
 import { TEXT_CODEC_SOURCE } from '../guest/text-codec';
 import type { LedgerState } from './bridge-ledger';
 import type { LegOutputState } from './leg-output';
+import { SCAN_PAGE_BYTES } from './memory-pages';
 import type { VmImage } from './vm-image';
-import { SCAN_PAGE_BYTES } from './wasm-loader';
 
 /** Version of the envelope below; an image of another version is refused. */
 export const PARKED_IMAGE_VERSION = 2;

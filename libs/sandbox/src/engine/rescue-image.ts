@@ -1,7 +1,6 @@
 import type { CodeModeOutput, LegJournal } from '@codemode/contracts';
 import type { CellRun } from './cell-run';
 import { SandboxError } from '../errors';
-import { parkedRunState } from './park-image';
 import type { ParkedRunState } from './parked-image';
 import type { Settlement } from './types';
 import type { VmImage } from './vm-image';
@@ -54,34 +53,5 @@ export function captureRunForRescue(run: CellRun, received: number): { image: Re
     if (error instanceof SandboxError) return undefined;
     throw error;
   }
-  return { image: { vm, run: parkedRunState(run) }, state: { ...run.legState(), capturedAt: Date.now(), received } };
-}
-
-/**
- * `run` (a new CellRun on the VM restored from a rescue image) goes on from where it was: the
- * parked host state is loaded, timers re-armed for what is left, a begun leg's output and journal
- * carried over (its yields stay open), and the settlements it had not applied queued in the order they arrived. Calls the
- * host is still working on stay open: their settlements arrive here as they would have there.
- */
-export function adoptRescuedRun(run: CellRun, state: ParkedRunState, plan: RescuePlan): void {
-  run.started = true;
-  run.dispatched = state.dispatched;
-  run.ledger.load(state.ledger);
-  run.printed.load(state.output);
-  run.recorder.loadTimers(state.timers);
-  if (plan.leg) run.resumeLeg(plan.leg.output, plan.leg.journal);
-  const open = new Set(run.ledger.openIds());
-  const answered = new Set<string>();
-  for (const answer of plan.answers) {
-    if (!open.has(answer.id) || answered.has(answer.id)) continue;
-    answered.add(answer.id);
-    run.ledger.answer(answer.id);
-    run.inbox.push(answer);
-  }
-  const due = new Map(state.timers);
-  for (const [id, method, , queued] of state.ledger.calls) {
-    if (queued || method !== 'sleep' || answered.has(id)) continue;
-    run.port.dispatch(id, method, JSON.stringify([Math.max(0, (due.get(id) ?? 0) - Date.now())]));
-  }
-  run.flush();
+  return { image: { vm, run: run.hostState() }, state: { ...run.legState(), capturedAt: Date.now(), received } };
 }

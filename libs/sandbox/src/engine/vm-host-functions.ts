@@ -12,7 +12,7 @@ export interface VmHostSink {
 }
 
 /** The VM whose bound run the host functions talk to (created before it, during a restore). */
-interface SinkOwner {
+export interface SinkOwner {
   readonly boundSink: VmHostSink | undefined;
 }
 

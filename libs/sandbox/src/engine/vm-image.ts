@@ -1,7 +1,8 @@
 import { randomFillSync } from 'node:crypto';
 import { Lifetime, QuickJSRuntime, type QuickJSContext, type QuickJSHandle, type VmFunctionImplementation } from 'quickjs-emscripten-core';
 import { VmImageError } from '../errors';
-import { nonZeroPages, SCAN_PAGE_BYTES, WASM_PAGE_BYTES, type WasmInstance, type WasmLoader } from './wasm-loader';
+import { nonZeroPages, SCAN_PAGE_BYTES } from './memory-pages';
+import { WASM_PAGE_BYTES, type WasmInstance, type WasmLoader } from './wasm-loader';
 
 /**
  * Capture and restore of an idle QuickJS VM (quickjs-emscripten-core 0.32.0, pinned): everything

@@ -1,36 +1,17 @@
 import { Worker } from 'node:worker_threads';
 import { ABORTED_MESSAGE, failedOutcome, THREAD_LOST_MESSAGE, TIMEOUT_MESSAGE, type CellOutcome } from '@codemode/cells';
-import type {
-  BridgeHost,
-  CellRunRequest,
-  ExternalSettlement,
-  RestorePlan,
-  ResumeOptions,
-  SandboxVariant,
-  Settlement,
-} from '../engine/types';
-import type { RescueImage, RescueState } from '../engine/rescue-image';
+import type { BridgeHost, CellRunRequest, ExternalSettlement, RestorePlan, ResumeOptions, SandboxVariant } from '../engine/types';
 import { SandboxStartError } from '../errors';
 import type { FromThread, ThreadData, ToThread } from '../thread/protocol';
+import { LegWatchdog } from './leg-watchdog';
+import type { LiveRun, MovedRun } from './live-run';
+import { rescuable, rescueMessage, RescueTrail } from './rescue-trail';
 import { RunBridge } from './run-bridge';
+
+export type { MovedRun };
 
 /** V8 stack of a cell thread. Parser recursion needs ~25× QuickJS's 512 KiB limit; keep 2× margin. */
 export const SANDBOX_THREAD_STACK_MB = 32;
-
-/**
- * How long a watchdog that fired while the thread executes another run's code (or its own
- * housekeeping) keeps deferring before it blames its own run: longer than any budget (60 s).
- */
-const MAX_DEFERRED_OVERRUN_MS = 65_000;
-
-/**
- * Settlement bytes kept per run for a rescue (posted since its last rescue image); past it the run
- * is not rescued until a newer image reflects them.
- */
-const MAX_UNACKED_BYTES = 16 * 1024 ** 2;
-
-/** Least budget a rescued leg gets (one whose budget ran out while its thread was stuck parks at once). */
-const MIN_RESCUED_LEG_MS = 100;
 
 export type ThreadState = 'starting' | 'ready' | 'dead';
 export type PoolLogger = (level: 'info' | 'warn' | 'error', msg: string, fields?: object) => void;
@@ -48,49 +29,6 @@ export interface PoolThreadEvents {
   /** SPEC §10: `runId` overran its deadline, and the thread is being terminated for it. */
   overran(thread: PoolThread, runId: string): void;
   log: PoolLogger;
-}
-
-interface Leg {
-  resolve(outcome: CellOutcome): void;
-  watchdog?: NodeJS.Timeout;
-  deferredSince?: number;
-  /** The message that started it: a new cell or restore the thread never began is started again elsewhere. */
-  start: ToThread;
-  timeoutMs: number;
-  awaitResults: boolean;
-  /**
-   * SPEC §10 thread share: the leg has not yet called the host since it was posted, so its guest
-   * code executes now or will once the thread begins it (the busy flag alone misses that moment).
-   */
-  beforeHostCall: boolean;
-}
-
-interface LiveRun {
-  runId: string;
-  slot: number;
-  request: CellRunRequest;
-  bridge: RunBridge;
-  /** SPEC §10: its latest rescue image; current until the thread says `stale` or the run changes its calls. */
-  rescue?: { image: RescueImage; state: RescueState };
-  /** Settlements posted (numbered from 1) while the thread held other runs, not yet reflected in a rescue image. */
-  unacked: { seq: number; settlement: Settlement }[];
-  unackedBytes: number;
-  sent: number;
-  /** Settlements up to this number were not kept (over the bound): no rescue before an image reflects them. */
-  droppedUpTo: number;
-  /** Set while a run/resume call waits for this run; unset while parked. */
-  leg?: Leg;
-  discarded: boolean;
-  /** Its leg was posted and the thread has not begun it yet (no message from it since). */
-  starting?: boolean;
-}
-
-/** A run taken out of a terminated thread, on its way to another (`PoolThread.adopt`). */
-export interface MovedRun {
-  readonly run: LiveRun;
-  readonly leg: Leg;
-  /** The terminated thread had begun the leg. */
-  readonly begun: boolean;
 }
 
 /**
@@ -212,50 +150,19 @@ export class PoolThread {
   }
 
   private admitRun(runId: string, request: CellRunRequest, bridge: RunBridge): LiveRun {
-    const run: LiveRun = {
-      runId,
-      slot: (this.nextSlot += 1),
-      request,
-      bridge,
-      discarded: false,
-      unacked: [],
-      unackedBytes: 0,
-      sent: 0,
-      droppedUpTo: 0,
-    };
+    const run: LiveRun = { runId, slot: (this.nextSlot += 1), request, bridge, rescue: new RescueTrail(), discarded: false };
     this.runs.set(runId, run);
     bridge.rewire(
       (id, ok, payload) => {
         // Also while its leg is not begun: a terminate then sends its start again, and what was
         // posted behind it never reached the VM.
-        this.keepForRescue(run, { id, ok, payload }, this.runs.size > 1 || run.starting === true);
+        run.rescue.posted({ id, ok, payload }, this.runs.size > 1 || run.starting === true);
         this.post({ type: 'settle', runId, id, ok, payload });
       },
       (id) => this.post({ type: 'platform', runId, id }),
       (id, held) => this.post({ type: held ? 'hold' : 'unhold', runId, id }),
     );
     return run;
-  }
-
-  /**
-   * A settlement a rescue would have to apply again: one posted while other runs live here (with
-   * this run alone, any capture comes after a message of another run, so after this one arrived).
-   */
-  private keepForRescue(run: LiveRun, settlement: Settlement, keep: boolean): void {
-    run.sent += 1;
-    if (!keep) return;
-    run.unacked.push({ seq: run.sent, settlement });
-    run.unackedBytes += settlement.payload.length;
-    if (run.unackedBytes <= MAX_UNACKED_BYTES) return;
-    run.droppedUpTo = run.sent;
-    run.unacked = [];
-    run.unackedBytes = 0;
-  }
-
-  private onRescueImage(run: LiveRun, image: RescueImage, state: RescueState): void {
-    run.rescue = { image, state };
-    run.unacked = run.unacked.filter((entry) => entry.seq > state.received);
-    run.unackedBytes = run.unacked.reduce((bytes, entry) => bytes + entry.settlement.payload.length, 0);
   }
 
   /** Resumes a run parked here; the pool guarantees it is parked (not in a leg). */
@@ -315,7 +222,12 @@ export class PoolThread {
 
   private startLeg(run: LiveRun, message: ToThread, budget: { timeoutMs: number; awaitResults: boolean }): Promise<CellOutcome> {
     return new Promise((resolve) => {
-      run.leg = { resolve, start: message, timeoutMs: budget.timeoutMs, awaitResults: budget.awaitResults, beforeHostCall: true };
+      const watchdog = new LegWatchdog(
+        this.graceMs,
+        () => Atomics.load(this.busyFlag, 0) === run.slot,
+        () => this.onOverrun(run),
+      );
+      run.leg = { resolve, start: message, timeoutMs: budget.timeoutMs, awaitResults: budget.awaitResults, beforeHostCall: true, watchdog };
       run.starting = true;
       this.legsNotBegun += 1;
       this.post(message);
@@ -339,16 +251,16 @@ export class PoolThread {
     const run = this.runs.get(message.runId);
     if (!run) return;
     // An image is taken while another run executes: it says nothing about this run's leg.
-    if (message.type === 'rescue') return this.onRescueImage(run, message.image, message.state);
+    if (message.type === 'rescue') return run.rescue.imaged(message.image, message.state);
     this.begun(run);
     if (message.type === 'bridge' && run.leg) run.leg.beforeHostCall = false;
     // The run's calls change (or its guest code runs again): its rescue image no longer holds.
     if (message.type === 'stale' || message.type === 'bridge' || message.type === 'cancel' || message.type === 'admitted') {
-      run.rescue = undefined;
+      run.rescue.stale();
     }
     if (message.type === 'bridge') run.bridge.dispatch(message.id, message.method, message.argsJson, message.callNumber);
     else if (message.type === 'cancel') run.bridge.cancel(message.id);
-    else if (message.type === 'watch') this.watch(run, message.timeoutMs);
+    else if (message.type === 'watch') run.leg?.watchdog.arm(message.timeoutMs);
     else if (message.type === 'replayed') run.bridge.replayed();
     else if (message.type === 'admitted') run.bridge.admitted(message.id);
     else if (message.type === 'done') this.onDone(run, message.outcome);
@@ -373,25 +285,9 @@ export class PoolThread {
     this.end(run, outcome);
   }
 
-  private watch(run: LiveRun, timeoutMs: number | undefined): void {
-    const leg = run.leg;
-    if (!leg) return;
-    clearTimeout(leg.watchdog);
-    leg.watchdog = timeoutMs === undefined ? undefined : setTimeout(() => this.onOverrun(run), timeoutMs + this.graceMs);
-  }
-
+  /** The run's guest code overran its leg's budget (`LegWatchdog`): it fails, and the thread is terminated. */
   private onOverrun(run: LiveRun): void {
-    const leg = run.leg;
-    if (!leg || this.state === 'dead') return;
-    const now = performance.now();
-    if (Atomics.load(this.busyFlag, 0) !== run.slot) {
-      // The thread is executing another run (its own watchdog judges it) or idling between jobs.
-      leg.deferredSince ??= now;
-      if (now - leg.deferredSince < MAX_DEFERRED_OVERRUN_MS) {
-        leg.watchdog = setTimeout(() => this.onOverrun(run), this.graceMs);
-        return;
-      }
-    }
+    if (!run.leg || this.state === 'dead') return;
     this.events.log('warn', 'sandbox thread overran its deadline; terminating it', { runId: run.runId, liveRuns: this.runs.size });
     this.events.overran(this, run.runId);
     this.end(
@@ -418,8 +314,7 @@ export class PoolThread {
     for (const run of [...this.runs.values()]) {
       const leg = run.leg;
       if (!leg || run.discarded || !rescuable(run, leg)) continue;
-      clearTimeout(leg.watchdog);
-      leg.watchdog = undefined;
+      leg.watchdog.stop();
       const begun = run.starting !== true;
       if (run.starting) {
         run.starting = false;
@@ -428,7 +323,7 @@ export class PoolThread {
       run.leg = undefined;
       this.runs.delete(run.runId);
       run.bridge.rewire(
-        (id, ok, payload) => this.keepForRescue(run, { id, ok, payload }, true),
+        (id, ok, payload) => run.rescue.posted({ id, ok, payload }, true),
         () => undefined,
         () => undefined,
       );
@@ -477,7 +372,7 @@ export class PoolThread {
   }
 
   private clearLeg(run: LiveRun): void {
-    clearTimeout(run.leg?.watchdog);
+    run.leg?.watchdog.stop();
     run.leg = undefined;
     if (run.starting) {
       run.starting = false;
@@ -488,35 +383,4 @@ export class PoolThread {
   private post(message: ToThread): void {
     this.worker.postMessage(message);
   }
-}
-
-/** A new cell or restore never begun starts again; otherwise a current rescue image that reflects every settlement not kept. */
-function rescuable(run: LiveRun, leg: Leg): boolean {
-  if (run.starting && leg.start.type !== 'resume') return true;
-  return run.rescue !== undefined && run.rescue.state.received >= run.droppedUpTo;
-}
-
-/** What the adopting thread is sent for a moved run (its slot is set there). */
-function rescueMessage({ run, leg, begun }: MovedRun): Extract<ToThread, { type: 'run' | 'restore' | 'rescue' }> {
-  const start = leg.start;
-  if (!begun && start.type === 'run') return start;
-  // A restore or rescue never begun starts again with the settlements posted behind it, which the
-  // terminated thread never read (a run moved twice would otherwise wait for them forever).
-  if (!begun && (start.type === 'restore' || start.type === 'rescue')) {
-    const behind = run.unacked.map((entry) => entry.settlement);
-    if (behind.length === 0) return start;
-    return start.type === 'restore'
-      ? { ...start, plan: { ...start.plan, answers: [...start.plan.answers, ...behind] } }
-      : { ...start, plan: { ...start.plan, answers: [...start.plan.answers, ...behind] } };
-  }
-  const rescue = run.rescue;
-  if (!rescue) throw new SandboxStartError(`run ${run.runId} has no rescue image`);
-  const { state } = rescue;
-  const later = run.unacked.filter((entry) => entry.seq > state.received).map((entry) => entry.settlement);
-  // A begun leg goes on with what was left of its budget; a resume that never began gets all of it.
-  const left = state.remainingMs - (Date.now() - state.capturedAt);
-  const timeoutMs = !begun || leg.awaitResults ? leg.timeoutMs : Math.max(MIN_RESCUED_LEG_MS, left);
-  const request = { ...run.request, awaitResults: leg.awaitResults, limits: { ...run.request.limits, timeoutMs } };
-  const carried = begun ? { leg: { output: state.output, ...(state.journal ? { journal: state.journal } : {}) } } : {};
-  return { type: 'rescue', request, slot: 0, image: rescue.image, plan: { answers: [...state.inbox, ...later], ...carried } };
 }

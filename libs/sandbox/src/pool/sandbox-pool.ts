@@ -1,67 +1,17 @@
-import {
-  ABORTED_MESSAGE,
-  failedOutcome,
-  FairQueue,
-  NOT_STARTED_MESSAGE,
-  TOO_MANY_SUSPENDED_MESSAGE,
-  type CellOutcome,
-} from '@codemode/cells';
+import { ABORTED_MESSAGE, failedOutcome, FairQueue, NOT_STARTED_MESSAGE, type CellOutcome } from '@codemode/cells';
 import { GUEST_PRELUDE_VERSION, type ParkedImageBinding } from '../engine/parked-image';
-import type { BridgeHost, CellRunRequest, ExternalSettlement, RestorePlan, ResumeOptions, SandboxVariant } from '../engine/types';
+import type { BridgeHost, CellRunRequest, ExternalSettlement, RestorePlan, ResumeOptions } from '../engine/types';
 import { wasmFileHash } from '../engine/wasm-loader';
 import { ParkedRunBusyError, ParkedRunNotFoundError, SandboxPoolClosedError, SandboxStartError, UnknownBridgeCallError } from '../errors';
 import { threadScriptPath } from '../thread/thread-script';
-import { ParkedMemory, type ParkedMemoryLimits } from './parked-memory';
+import { GuestThreadShare } from './guest-share';
+import { type ParkedEviction, ParkedRuns } from './parked-runs';
+import { DEFAULT_MAX_PARKED, type RunsLostListener, type SandboxPoolOptions, type SandboxPoolStats } from './pool-options';
 import { type MovedRun, type PoolLogger, PoolThread } from './pool-thread';
-
-export interface SandboxPoolOptions {
-  /** Number of worker threads; each executes one VM at a time but may hold several live runs. */
-  threads: number;
-  logger?: PoolLogger;
-  /** QuickJS build. @default 'release' ('debug' adds assertions and leak checks; for tests) */
-  variant?: SandboxVariant;
-  /** How long past a leg's deadline the watchdog waits before terminating its thread. @default 300 */
-  watchdogGraceMs?: number;
-  /** Runs that may be parked at once in this pool (SPEC §3: 64 per worker process). @default 64 */
-  maxParked?: number;
-  /** Wasm memory parked VMs may keep together; past it the coldest leave for their images (SPEC §10). @default Infinity */
-  maxParkedMemoryBytes?: number;
-  /** VMs one tenant may keep parked here (SPEC §10: half of `maxParked` in multi-tenant mode). @default () => maxParked */
-  maxParkedPerTenant?: () => number;
-  /**
-   * Threads whose guest time one tenant may hold at once: executing its code, or about to begin
-   * its leg (SPEC §10: half of `threads`, rounded up, in multi-tenant mode). A tenant's cell waits
-   * in the queue while it holds that many, so cells stuck in a native builtin until the watchdog
-   * never take every thread from the other tenants. @default () => threads
-   */
-  maxGuestThreadsPerTenant?: () => number;
-}
+import { pickThread } from './thread-placement';
 
 /** How soon the queue is looked at again while only tenants at their thread share wait in it. */
 const GUEST_SHARE_RECHECK_MS = 5;
-
-/** Parked runs that died with their thread (the watchdog terminated it, or it exited). */
-export type RunsLostListener = (runIds: string[], reason: string) => void;
-
-/**
- * SPEC §12: which parked runs may leave memory when the slots are full (their image is kept
- * elsewhere), and what to do once one has (its VM is gone; release it so any worker restores it).
- */
-export interface ParkedEviction {
-  evictable(runId: string): boolean;
-  evicted(runId: string): void;
-}
-
-export interface SandboxPoolStats {
-  threads: number;
-  /** Ready threads with at least one run/resume in progress. */
-  busy: number;
-  idle: number;
-  starting: number;
-  parked: number;
-  /** Wasm memory of the VMs of parked (and resuming) runs, in bytes. */
-  parkedMemoryBytes: number;
-}
 
 interface Queued {
   request: CellRunRequest;
@@ -78,45 +28,45 @@ interface Queued {
 const RESPAWN_BACKOFF_MS = 1000;
 /** The fair queue's lane for rescued runs: no tenant's cells wait ahead of them for long. */
 const RESCUE_LANE = '\u0000rescue';
-export const DEFAULT_MAX_PARKED = 64;
 
 /**
- * A pool of cell threads. A new cell goes to the ready thread with the fewest running legs, then
- * the fewest live runs (a terminate loses every run of a thread), preferring a prepared VM. A run
- * that ends `waiting` stays parked in its thread, and `resume` is routed there. At most
- * `maxParked` runs are parked or being resumed at once; a resuming run keeps its slot.
+ * A pool of cell threads. Cells wait in a fair queue until a thread may take them (`pickThread`)
+ * and their tenant is within its thread share (`GuestThreadShare`). A run that ends `waiting`
+ * stays parked in its thread (`ParkedRuns`: slots, memory budget, eviction), and `resume`,
+ * `settle` and `discard` are routed there. Runs rescued from a terminated thread queue in a lane
+ * of their own and go on on another.
  */
 export class SandboxPool {
   private readonly threads = new Set<PoolThread>();
   /** Cells waiting for a thread, handed out round-robin across tenants (SPEC §10 fairness). */
   private readonly queue = new FairQueue<Queued>();
-  /** Parked runs and the thread holding each VM. */
-  private readonly parked = new Map<string, PoolThread>();
+  /** Parked runs, the thread holding each VM, and which leave memory when room is needed. */
+  private readonly parked: ParkedRuns;
   /** Runs being resumed (they keep their parked slot), with their thread. */
   private readonly resuming = new Map<string, PoolThread>();
   /** Runs in their first leg (started by `run`, not yet answered). */
   private readonly starting = new Map<string, PoolThread>();
-  /** The VMs of parked and resuming runs in memory, and which of them leave when room is needed. */
-  private readonly memory = new ParkedMemory();
   /** Runs taken out of a terminated thread, waiting in the queue for another (SPEC §10). */
   private readonly moving = new Map<string, Queued>();
-  /** The tenant of each cell or restore in its first leg (SPEC §10 thread share; parked runs: `memory`). */
-  private readonly legTenants = new Map<string, string>();
-  /** Threads terminated for a tenant's overrun, and the replacements starting for them: theirs until ready. */
-  private readonly overrunBy = new Map<PoolThread, string>();
+  /** SPEC §10: the threads whose guest time each tenant holds. */
+  private readonly share: GuestThreadShare;
   private recheck: NodeJS.Timeout | undefined;
   private readonly lostListeners: RunsLostListener[] = [];
-  private eviction: ParkedEviction | undefined;
   private readonly script = threadScriptPath();
   private readonly log: PoolLogger;
-  private readonly maxParked: number;
   private closed = false;
   /** What parked-run images of this pool are bound to (SPEC §12). */
   private binding: ParkedImageBinding = { wasmHash: '', preludeVersion: GUEST_PRELUDE_VERSION };
 
   private constructor(private readonly options: SandboxPoolOptions) {
     this.log = options.logger ?? (() => undefined);
-    this.maxParked = options.maxParked ?? DEFAULT_MAX_PARKED;
+    const maxParked = options.maxParked ?? DEFAULT_MAX_PARKED;
+    this.parked = new ParkedRuns({ ...options, maxParked }, this.log);
+    this.share = new GuestThreadShare(
+      (runId) => this.parked.tenantOf(runId),
+      () => options.maxGuestThreadsPerTenant?.(),
+      options.threads,
+    );
   }
 
   /** Spawns the threads (each compiles the wasm and prepares an instance); resolves when all are ready. */
@@ -189,14 +139,13 @@ export class SandboxPool {
   async resume(runId: string, options: ResumeOptions, host?: BridgeHost): Promise<CellOutcome> {
     if (this.closed) throw new SandboxPoolClosedError();
     if (this.resuming.has(runId)) throw new ParkedRunBusyError(runId);
-    const thread = this.parked.get(runId);
+    const thread = this.parked.takeForResume(runId);
     if (!thread) throw new ParkedRunNotFoundError(runId);
-    this.parked.delete(runId);
     this.resuming.set(runId, thread);
     try {
       const outcome = await thread.resume(runId, options, host);
       // A rescue may have moved the run to another thread (SPEC §10).
-      return this.admit(runId, this.resuming.get(runId) ?? thread, undefined, outcome);
+      return this.parked.admit(runId, this.resuming.get(runId) ?? thread, undefined, outcome);
     } finally {
       this.resuming.delete(runId);
     }
@@ -208,20 +157,20 @@ export class SandboxPool {
    * @throws ParkedRunNotFoundError for an unknown run; UnknownBridgeCallError for an id that is not an unsettled platform call.
    */
   settle(runId: string, id: string, result: ExternalSettlement): void {
-    const thread = this.parked.get(runId) ?? this.resuming.get(runId);
+    const thread = this.parked.threadOf(runId) ?? this.resuming.get(runId);
     if (!thread) throw new ParkedRunNotFoundError(runId);
     if (!thread.settle(runId, id, result)) throw new UnknownBridgeCallError(runId, id);
   }
 
   /** `id` is an unsettled call of the run that only the platform answers (see `settle`). */
   awaitsPlatform(runId: string, id: string): boolean {
-    const thread = this.parked.get(runId) ?? this.resuming.get(runId);
+    const thread = this.parked.threadOf(runId) ?? this.resuming.get(runId);
     return thread?.awaitsPlatform(runId, id) ?? false;
   }
 
   /** The unsettled calls of a parked (or resuming) run that only the platform answers. */
   platformPending(runId: string): string[] {
-    const thread = this.parked.get(runId) ?? this.resuming.get(runId);
+    const thread = this.parked.threadOf(runId) ?? this.resuming.get(runId);
     return thread?.platformPending(runId) ?? [];
   }
 
@@ -241,9 +190,9 @@ export class SandboxPool {
       );
       return true;
     }
-    const thread = this.parked.get(runId) ?? this.resuming.get(runId) ?? this.starting.get(runId);
+    const thread = this.parked.threadOf(runId) ?? this.resuming.get(runId) ?? this.starting.get(runId);
     if (!thread) return false;
-    if (this.parked.delete(runId)) this.memory.forget(runId);
+    this.parked.discard(runId);
     return thread.discard(runId);
   }
 
@@ -252,7 +201,7 @@ export class SandboxPool {
    * call in progress, whose effect may already have happened).
    */
   hasHostWork(runId: string): boolean {
-    return this.parked.get(runId)?.hasHostWork(runId) ?? false;
+    return this.parked.threadOf(runId)?.hasHostWork(runId) ?? false;
   }
 
   /** This pool has the run: queued, running a leg, parked or being resumed. */
@@ -275,7 +224,7 @@ export class SandboxPool {
    * `maxParked` then bounds only the VMs kept in memory.
    */
   evictWith(eviction: ParkedEviction): void {
-    this.eviction = eviction;
+    this.parked.evictWith(eviction);
   }
 
   /** Called with parked runs lost because their thread died (record them as `run.lost`). */
@@ -292,7 +241,7 @@ export class SandboxPool {
       else if (thread.state === 'ready' && thread.activeLegs > 0) busy += 1;
       else if (thread.state === 'ready') idle += 1;
     }
-    return { threads: this.threads.size, busy, idle, starting, parked: this.parked.size, parkedMemoryBytes: this.memory.bytes };
+    return { threads: this.threads.size, busy, idle, starting, parked: this.parked.size, parkedMemoryBytes: this.parked.memoryBytes };
   }
 
   async close(): Promise<void> {
@@ -307,63 +256,11 @@ export class SandboxPool {
     await Promise.all([...this.threads].map((thread) => thread.terminate()));
     this.threads.clear();
     this.parked.clear();
-    this.memory.clear();
   }
 
-  /**
-   * Evicts parked runs that may leave (the coldest of the tenant holding the most memory first)
-   * while the parked VMs are past the memory budget: for runs that could not leave when they
-   * parked (their image was not written yet).
-   */
+  /** Evicts parked runs that may leave while the parked VMs are past the memory budget (`ParkedRuns`). */
   keepWithinBudget(): void {
-    for (const runId of this.memory.overBudget(this.memoryLimits(), (id) => this.mayLeave(id))) this.evict(runId);
-  }
-
-  /**
-   * A leg ended: a waiting outcome parks the run, after the runs `ParkedMemory` names have left
-   * memory, or fails `too many suspended code mode runs.` when its tenant's share or the slots are
-   * full of runs that may not leave. A resuming run keeps its slot.
-   */
-  private admit(runId: string, thread: PoolThread, tenant: string | undefined, outcome: CellOutcome): CellOutcome {
-    if (outcome.status !== 'waiting') {
-      this.memory.forget(runId);
-      return outcome;
-    }
-    const vm = { runId, tenant: this.memory.tenantOf(runId) ?? tenant ?? '', bytes: outcome.memoryBytes };
-    const plan = this.memory.plan(vm, this.memoryLimits(), (id) => this.mayLeave(id));
-    if ('refused' in plan) {
-      this.memory.forget(runId);
-      thread.discard(runId);
-      this.log('warn', 'too many suspended code mode runs; failing the run', { runId, refused: plan.refused, maxParked: this.maxParked });
-      return failedOutcome({ code: 'invalid_input', phase: 'host', error: TOO_MANY_SUSPENDED_MESSAGE }, outcome);
-    }
-    for (const id of plan.evict) this.evict(id);
-    this.memory.keep(vm);
-    this.parked.set(runId, thread);
-    return outcome;
-  }
-
-  private memoryLimits(): ParkedMemoryLimits {
-    return {
-      slots: this.maxParked,
-      bytes: this.options.maxParkedMemoryBytes ?? Number.POSITIVE_INFINITY,
-      tenantSlots: this.options.maxParkedPerTenant?.() ?? this.maxParked,
-    };
-  }
-
-  /** Parked (not resuming) and its owner says its VM may leave memory (its image is in Redis). */
-  private mayLeave(runId: string): boolean {
-    return this.parked.has(runId) && this.eviction?.evictable(runId) === true;
-  }
-
-  /** Drops the VM of a parked run that may leave memory, and tells its owner. */
-  private evict(runId: string): void {
-    const thread = this.parked.get(runId);
-    if (!thread) return;
-    this.parked.delete(runId);
-    this.memory.forget(runId);
-    thread.discard(runId);
-    this.eviction?.evicted(runId);
+    this.parked.keepWithinBudget();
   }
 
   private spawn(): PoolThread {
@@ -371,21 +268,14 @@ export class SandboxPool {
       ready: () => {
         // `ready` also says "a prepared VM is there" (`warm`), which a starting thread can send
         // before it is ready: only readiness ends a replacement's hold for its culprit tenant.
-        if (thread.state === 'ready') this.overrunBy.delete(thread);
+        if (thread.state === 'ready') this.share.ready(thread);
         this.dispatch();
       },
       dead: (dead, beforeReady) => this.replace(dead, beforeReady),
-      overran: (dead, runId) => {
-        const tenant = this.tenantOfRun(runId);
-        if (tenant !== undefined) this.overrunBy.set(dead, tenant);
-      },
+      overran: (dead, runId) => this.share.overran(dead, runId),
       lost: (runIds, reason) => this.reportLost(runIds, reason),
       rescued: (moved) => this.rescue(moved),
-      ended: (runId) => {
-        if (this.parked.get(runId) !== thread) return;
-        this.parked.delete(runId);
-        this.memory.forget(runId);
-      },
+      ended: (runId) => this.parked.ended(runId, thread),
       log: this.log,
     });
     this.threads.add(thread);
@@ -423,15 +313,14 @@ export class SandboxPool {
 
   private replace(dead: PoolThread, beforeReady: boolean): void {
     this.threads.delete(dead);
-    const culprit = this.overrunBy.get(dead);
-    this.overrunBy.delete(dead);
+    const culprit = this.share.gone(dead);
     if (this.closed) return;
     if (beforeReady) this.log('error', 'sandbox thread died before it was ready; respawning after backoff');
     const respawn = () => {
       if (this.closed) return;
       const thread = this.spawn();
       // SPEC §10: the tenant whose overrun cost the thread holds its replacement until it is ready.
-      if (culprit !== undefined) this.overrunBy.set(thread, culprit);
+      if (culprit !== undefined) this.share.replacing(thread, culprit);
     };
     if (beforeReady) setTimeout(respawn, RESPAWN_BACKOFF_MS).unref();
     else respawn();
@@ -439,9 +328,10 @@ export class SandboxPool {
 
   private dispatch(): void {
     while (this.queue.size > 0) {
-      const thread = this.pickThread();
+      const thread = pickThread(this.threads);
       if (!thread) return;
-      const queued = this.queue.shiftFirst((tenant) => this.mayTakeThread(tenant));
+      // Rescued runs always may go on.
+      const queued = this.queue.shiftFirst((tenant) => tenant === RESCUE_LANE || this.share.mayTake(tenant, this.threads));
       if (!queued) {
         // Executing guest code ends without a message to the pool (it awaits a host call, or is done).
         this.recheck ??= setTimeout(() => {
@@ -458,18 +348,18 @@ export class SandboxPool {
         continue;
       }
       this.starting.set(runId, thread);
-      this.legTenants.set(runId, queued.tenant);
+      this.share.legStarted(runId, queued.tenant);
       thread.run(queued.request, queued.host, queued.restoring).then(
         (outcome) => {
           // A rescue may have moved the run to another thread (SPEC §10).
           const at = this.starting.get(runId) ?? thread;
           this.starting.delete(runId);
-          this.legTenants.delete(runId);
-          queued.resolve(this.admit(runId, at, queued.tenant, outcome));
+          this.share.legEnded(runId);
+          queued.resolve(this.parked.admit(runId, at, queued.tenant, outcome));
         },
         (error: unknown) => {
           this.starting.delete(runId);
-          this.legTenants.delete(runId);
+          this.share.legEnded(runId);
           this.log('error', 'sandbox run failed on the host', { error: String(error) });
           queued.resolve(notStarted('code mode sandbox thread refused the run'));
         },
@@ -492,46 +382,6 @@ export class SandboxPool {
       return;
     }
     void outcome.then((result) => queued.resolve(result));
-  }
-
-  /**
-   * A ready thread that has begun every leg it was given (so a new cell starts as soon as the guest
-   * code on it yields, and waits for nothing queued behind it), preferring one not executing guest
-   * code right now (SPEC §10: that code may hold it until the watchdog), with the fewest running legs, then
-   * the fewest live runs, then a prepared VM.
-   */
-  private pickThread(): PoolThread | undefined {
-    let best: PoolThread | undefined;
-    let bestKey = Infinity;
-    for (const thread of this.threads) {
-      if (thread.state !== 'ready' || thread.legsWaitingToBegin > 0) continue;
-      const key = (thread.executingGuestCode ? 1e9 : 0) + thread.activeLegs * 1e6 + thread.liveRuns * 2 + (thread.warm ? 0 : 1);
-      if (key < bestKey) {
-        best = thread;
-        bestKey = key;
-      }
-    }
-    return best;
-  }
-
-  /**
-   * SPEC §10: `tenant` holds fewer threads' guest time than its share (rescued runs always may go
-   * on). Counted per thread: one whose executing or not-yet-begun leg is the tenant's, and one
-   * terminated for the tenant's overrun or starting in place of such a thread.
-   */
-  private mayTakeThread(tenant: string): boolean {
-    const share = this.options.maxGuestThreadsPerTenant?.();
-    if (tenant === RESCUE_LANE || share === undefined || share >= this.options.threads) return true;
-    let held = 0;
-    for (const thread of this.threads) {
-      const overrun = this.overrunBy.get(thread);
-      if (overrun !== undefined ? overrun === tenant : thread.guestRunIds().some((runId) => this.tenantOfRun(runId) === tenant)) held += 1;
-    }
-    return held < share;
-  }
-
-  private tenantOfRun(runId: string): string | undefined {
-    return this.legTenants.get(runId) ?? this.memory.tenantOf(runId);
   }
 
   private expire(queued: Queued): void {

@@ -3,6 +3,10 @@
   ("2025-01-31T12:34:56.789Z"), the format JavaScript's Date#toISOString gives.
   Redis Lua has no `os` library, so the date is computed from TIME with the
   days-to-civil algorithm (proleptic Gregorian calendar).
+
+    now_iso(): the time now.
+    iso_ms(iso): milliseconds since 1970 of a time as now_iso() writes it (its inverse: the
+      append path cuts the log by stream id and the transcript by `at`, and keeps them aligned).
 ]]
 local function now_iso()
   local t = redis.call('TIME')
@@ -22,4 +26,16 @@ local function now_iso()
   if month <= 2 then year = year + 1 end
   return string.format('%04d-%02d-%02dT%02d:%02d:%02d.%03dZ', year, month, day,
     math.floor(rem / 3600), math.floor((rem % 3600) / 60), rem % 60, ms)
+end
+
+-- Milliseconds since 1970 of a time as now_iso() writes it (days-from-civil, the inverse of its algorithm).
+local function iso_ms(iso)
+  local y, mo, d, h, mi, s, ms = string.match(iso, '^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)%.(%d+)Z$')
+  y, mo = tonumber(y), tonumber(mo)
+  if mo <= 2 then y = y - 1 end
+  local era = math.floor(y / 400)
+  local yoe = y - era * 400
+  local doy = math.floor((153 * ((mo + 9) % 12) + 2) / 5) + tonumber(d) - 1
+  local days = era * 146097 + yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy - 719468
+  return (((days * 24 + tonumber(h)) * 60 + tonumber(mi)) * 60 + tonumber(s)) * 1000 + tonumber(ms)
 end

@@ -1,0 +1,113 @@
+--[[
+  The projections of the session's log, written by append_event in the same step as the event,
+  so that a projection can never disagree with the log: the session hash (K[2]), the run hash
+  (K[3]) and runs index (K[5]), the transcript (K[4]), and for the three event types that own one
+  more key, K[6] (store.committed → store hash, tools.registered → client tools,
+  skills.registered → skill descriptions) and K[7] (skill contents). User JSON is spliced, never
+  decoded (see append.lua); projections read the event's plain-string `facts`.
+
+    project_session(K, ev, at), project_run(K, ev, at, id): the projections of one event.
+    raw_of(ev, name): the JSON text of one of the event's raw fields, or nil.
+]]
+--- @include "session-keys"
+--- @include "session-expiry"
+--- @include "stored-bytes"
+--- @include "transcript"
+
+local function raw_of(ev, name)
+  for _, r in ipairs(ev.raws) do
+    if r[1] == name then return r[2] end
+  end
+  return nil
+end
+
+local function project_run(K, ev, at, id)
+  local f = ev.facts
+  local run = K[3]
+  if ev.type == 'run.requested' then
+    redis.call('HSET', run, 'runId', ev.runId, 'title', raw_of(ev, 'title'), 'status', 'requested',
+      'restartSafe', f.restartSafe, 'epoch', ev.epoch, 'createdAt', at, 'updatedAt', at, 'call', 'exec')
+    redis.call('ZADD', K[5], tonumber(string.match(id, '^(%d+)')), ev.runId)
+    redis.call('HINCRBY', K[2], 'runs', 1)
+    local input = '{"title":' .. raw_of(ev, 'title') .. ',"code":' .. raw_of(ev, 'code') ..
+      ',"restartSafe":' .. f.restartSafe .. ',"awaitResults":' .. f.awaitResults .. '}'
+    push_transcript(K, transcript_entry('input', 'exec', ev.runId, at, 'input', input))
+    return
+  end
+  redis.call('HSET', run, 'updatedAt', at)
+  -- SPEC §16: a run that dispatched a tool call gets the dispatched repair sentence (finish-run.lua).
+  if ev.type == 'tool.called' then redis.call('HSET', run, 'toolCalled', '1') end
+  local result = raw_of(ev, 'result')
+  local terminal = TERMINAL[ev.type]
+  if ev.type == 'run.started' then
+    redis.call('HSET', run, 'status', 'running', 'owner', f.workerId, 'epoch', ev.epoch, 'startedAt', at)
+  elseif ev.type == 'run.parked' then
+    redis.call('HSET', run, 'status', 'waiting', 'parkedAt', at)
+    if f.expiresAt then redis.call('HSET', run, 'expiresAt', f.expiresAt) end
+  elseif ev.type == 'run.resumed' then
+    redis.call('HSET', run, 'status', 'running', 'epoch', ev.epoch, 'call', 'wait')
+    if f.workerId then redis.call('HSET', run, 'owner', f.workerId) end
+    redis.call('HDEL', run, 'parkedAt', 'expiresAt')
+    local input = raw_of(ev, 'input')
+    if input then push_transcript(K, transcript_entry('input', 'wait', ev.runId, at, 'input', input)) end
+  elseif terminal then
+    redis.call('HSET', run, 'status', terminal, 'endedAt', at)
+    redis.call('HDEL', run, 'expiresAt', 'resumeToken', 'resumeUntil', 'resumeKey')
+  end
+  if terminal or ev.type == 'run.parked' then count_image(K, ev) end
+  if result and (terminal or ev.type == 'run.parked') then
+    redis.call('HSET', run, 'lastResult', result, 'resultEvent', id)
+    local call = redis.call('HGET', run, 'call') or 'exec'
+    push_transcript(K, transcript_entry('result', call, ev.runId, at, 'result', result))
+  end
+end
+
+-- The committed session store: the hash holds exactly what the log's store.committed events
+-- add up to; the session hash keeps the running total of value bytes for the capacity check.
+local function project_store(K, st)
+  for _, s in ipairs(st.sets) do redis.call('HSET', K[6], s[1], s[2]) end
+  -- One HDEL per field: a commit may delete more keys than unpack() can spread.
+  for _, field in ipairs(st.dels) do redis.call('HDEL', K[6], field) end
+  redis.call('HINCRBY', K[2], 'storeBytes', st.delta)
+  count_stored(st.delta)
+end
+
+local function project_session(K, ev, at)
+  local f = ev.facts
+  if redis.call('HSETNX', K[2], 'createdAt', at) == 1 then created_key = true end
+  redis.call('HSET', K[2], 'updatedAt', at)
+  if ev.type == 'session.configured' then
+    if f.agentId then redis.call('HSET', K[2], 'agentId', f.agentId)
+    else redis.call('HDEL', K[2], 'agentId') end
+    redis.call('HSET', K[2], 'codeMode', f.codeMode, 'shell', f.shell)
+    if f.agents == '1' then redis.call('HSET', K[2], 'agents', '1') else redis.call('HDEL', K[2], 'agents') end
+    if f.notifyUrl then redis.call('HSET', K[2], 'notifyUrl', f.notifyUrl)
+    else redis.call('HDEL', K[2], 'notifyUrl') end
+    -- request-run compares it with the version its caller's settings came from (settings_changed).
+    redis.call('HINCRBY', K[2], 'configVersion', 1)
+  elseif ev.type == 'exec.rejected' then
+    push_transcript(K, transcript_entry('input', f.call, '', at, 'input', raw_of(ev, 'input')))
+    push_transcript(K, transcript_entry('result', f.call, '', at, 'result', raw_of(ev, 'result')))
+  elseif ev.type == 'store.committed' then
+    project_store(K, ev.store)
+  elseif ev.type == 'tools.registered' then
+    -- Endpoints live only here, never in the event: a PUT replaces the whole list.
+    local before = redis.call('STRLEN', K[6])
+    redis.call('RENAME', ev.tools.staged, K[6])
+    redis.call('HSET', K[2], 'toolsVersion', ev.tools.version)
+    count_stored(redis.call('STRLEN', K[6]) - before)
+  elseif ev.type == 'skills.registered' then
+    -- SPEC §15: a PUT replaces the whole set.
+    local sk = ev.skills
+    local before = tonumber(redis.call('HGET', K[2], 'skillsBytes') or '0')
+    if sk.count > 0 then
+      redis.call('RENAME', sk.descriptions, K[6])
+      redis.call('RENAME', sk.docs, K[7])
+      redis.call('HSET', K[2], 'skillsBytes', sk.bytes)
+    else
+      redis.call('DEL', K[6], K[7])
+      redis.call('HDEL', K[2], 'skillsBytes')
+    end
+    count_stored(sk.bytes - before)
+  end
+end

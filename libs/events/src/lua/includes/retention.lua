@@ -1,0 +1,91 @@
+--[[
+  Retention. A terminal event gives the run hash a TTL of RETENTION_MS. The session's log is
+  trimmed on every terminal event, and on any event at most once per min(60 s, RETENTION_MS)
+  (`trimmedAt` in the session hash): stream entries older than RETENTION_MS go (XTRIM MINID;
+  stream ids carry the millisecond of the event's `at`), runs index entries with them, and
+  transcript entries older than the oldest event left. Never past a live run: the trim point
+  stops at the request time of the oldest run that has not ended, because a replay-safe run is
+  rebuilt from its whole log, and a run may live far longer than RETENTION_MS (each park gives it
+  up to snapshotTtlSeconds again, so no fixed age is safe). A run with no event for
+  LIVE_RUN_MAX_IDLE_MS (longer than any park may last) is dead, ended or not, and holds nothing
+  back. Session-level facts (store, tools, configuration) keep their projections; only their old
+  events go, so a rebuild from a trimmed log sees the recent part only. Every key touched,
+  including other runs' hashes read while trimming, lives in the session's hash-tag slot.
+
+    trim_session(K, nowMs): trims the session's log, runs index and transcript now, giving back
+      their stored bytes (count_stored: the caller flushes them).
+    maybe_trim(K, ev, nowMs): trims on a terminal event, else at most once per TRIM_EVERY_MS.
+]]
+--- @include "settings"
+--- @include "session-keys"
+--- @include "now-iso"
+--- @include "stored-bytes"
+
+-- Bounded work per trim: runs index entries looked at, transcript entries popped.
+local TRIM_BATCH = 100
+local TRANSCRIPT_POP_MAX = 1000
+local TRIM_EVERY_MS = math.min(60000, RETENTION_MS)
+
+-- The stream id from which the log may be trimmed: `cutoff`, or the request time of the oldest
+-- live run if that is earlier. Runs index entries before the returned point are all of runs that
+-- ended, vanished (their hash expired) or died, and may go.
+local function trim_point(K, runKeyBase, cutoff, nowMs)
+  local entries = redis.call('ZRANGE', K[5], '-inf', '(' .. int(cutoff), 'BYSCORE', 'LIMIT', 0, TRIM_BATCH, 'WITHSCORES')
+  for i = 1, #entries, 2 do
+    local st = redis.call('HMGET', runKeyBase .. entries[i], 'status', 'lastEventMs')
+    local idle = st[2] and nowMs - tonumber(st[2]) > LIVE_RUN_MAX_IDLE_MS
+    if st[1] and not ENDED[st[1]] and not idle then return tonumber(entries[i + 1]) end
+  end
+  -- A full batch: runs after it are unseen, so stop at the last one seen.
+  if #entries == 2 * TRIM_BATCH then return tonumber(entries[#entries]) end
+  return cutoff
+end
+
+-- Transcript entries are in log order; those older than the oldest event left are popped, or
+-- older than `point` (ms) when no event is left. Each entry starts
+-- {"kind":..,"call":..,"runId":..,"at":"<iso>" (transcript_entry), so the first "at" is its own.
+local function trim_transcript(K, point)
+  local oldest = redis.call('XRANGE', K[1], '-', '+', 'COUNT', 1)[1]
+  local keep
+  if oldest then
+    for i = 1, #oldest[2], 2 do
+      if oldest[2][i] == 'at' then keep = oldest[2][i + 1] end
+    end
+    if not keep then return end
+  end
+  for _ = 1, TRANSCRIPT_POP_MAX do
+    local entry = redis.call('LINDEX', K[4], 0)
+    local at = entry and string.match(entry, '"at":"([^"]*)"')
+    if not at then return end
+    if keep then
+      if at >= keep then return end
+    elseif iso_ms(at) >= point then
+      return
+    end
+    redis.call('LPOP', K[4])
+    count_stored(-(#entry + LIST_OVERHEAD))
+  end
+end
+
+-- Trims the session's log, runs index and transcript now.
+local function trim_session(K, nowMs)
+  redis.call('HSET', K[2], 'trimmedAt', int(nowMs))
+  local runKeyBase = session_base(K) .. ':run:'
+  local point = trim_point(K, runKeyBase, nowMs - RETENTION_MS, nowMs)
+  redis.call('ZREMRANGEBYSCORE', K[5], '-inf', '(' .. int(point))
+  -- Exact, not `~`: whole stream nodes below the point are dropped without reading their entries,
+  -- so the cost is one step per node plus the one node the point falls in, and the cut lies
+  -- exactly between two milliseconds, where the transcript is cut too.
+  redis.call('XTRIM', K[1], 'MINID', int(point))
+  give_back_log(K, point)
+  trim_transcript(K, point)
+end
+
+-- On terminal events, else at most once per TRIM_EVERY_MS.
+local function maybe_trim(K, ev, nowMs)
+  if not TERMINAL[ev.type] then
+    local last = redis.call('HGET', K[2], 'trimmedAt')
+    if last and nowMs - tonumber(last) < TRIM_EVERY_MS then return end
+  end
+  trim_session(K, nowMs)
+end

@@ -1,0 +1,37 @@
+--[[
+  Run history cap (SPEC §6). The run hash counts the run's events (`historyEvents`) and bytes of
+  event data (`historyBytes`), and keeps the stream ms of its last event (`lastEventMs`). A write
+  that passed check_run_write and is not terminal is refused when it would take the run past
+  RUN_HISTORY_MAX_EVENTS or RUN_HISTORY_MAX_BYTES: append_event raises the error reply
+  `RUN_HISTORY_LIMIT <runId> <events> <bytes>` (lua-errors.ts: RunHistoryLimitError) before it
+  writes anything, so a script must write nothing between check_run_write and append_event.
+  Terminal events always pass, so the run can then be failed. Lifecycle scripts that do not call
+  check_run_write (request, start, resume, take-over, release) are not held to the cap: they
+  write before appending, and their events are few and small; the run's next tool, output, park
+  or store write is refused instead.
+
+    capped_run: the run whose write check_run_write let through.
+    check_history(K, ev, bytes): raises RUN_HISTORY_LIMIT when the event would pass the cap.
+    count_history(K, bytes, ms): counts the appended event on the run hash.
+]]
+--- @include "settings"
+--- @include "session-keys"
+
+-- The run whose write check_run_write let through: append_event holds it to the history cap.
+local capped_run = nil
+
+-- Raises RUN_HISTORY_LIMIT when this write would take its run past the cap.
+local function check_history(K, ev, bytes)
+  if capped_run ~= ev.runId or TERMINAL[ev.type] then return end
+  local h = redis.call('HMGET', K[3], 'historyEvents', 'historyBytes')
+  local events, used = tonumber(h[1] or '0'), tonumber(h[2] or '0')
+  if events + 1 > RUN_HISTORY_MAX_EVENTS or used + bytes > RUN_HISTORY_MAX_BYTES then
+    error({ err = 'RUN_HISTORY_LIMIT ' .. ev.runId .. ' ' .. int(events) .. ' ' .. int(used) })
+  end
+end
+
+local function count_history(K, bytes, ms)
+  redis.call('HINCRBY', K[3], 'historyEvents', 1)
+  redis.call('HINCRBY', K[3], 'historyBytes', bytes)
+  redis.call('HSET', K[3], 'lastEventMs', int(ms))
+end

@@ -1,0 +1,99 @@
+--[[
+  Stored bytes (SPEC §10 "Redis storage"). The session hash keeps `storedBytes`: what the
+  session's keys hold, counted as they are written and freed, in the same step. A stream entry
+  counts its field values plus ENTRY_OVERHEAD (twice its data for a terminal or parked event:
+  the run hash keeps that result as `lastResult` and expires about when the entry is trimmed;
+  RUN_OVERHEAD more for `run.requested`, for the rest of the run hash and its runs index entry); a
+  transcript entry its length plus LIST_OVERHEAD; the store its value bytes (`storeBytes`'s delta);
+  the client tools their JSON; the skills the bytes their registration names (`skillsBytes`); a
+  parked run's image (`<p>:{t:sid}:image:<runId>`, written by the
+  worker before `run.parked`) its bytes at `run.parked`, kept on the run hash as `imageBytes` and
+  given back by the run's terminal event. Trimming gives back what it removes without reading
+  the entries it cuts: the log's bytes are also kept per bucket of BUCKET_MS (min(60 s,
+  RETENTION_MS)) of their stream ids (`<p>:{t:sid}:stored-log`, hash bucket → bytes, and
+  `<p>:{t:sid}:stored-minutes`, zset of those buckets), and a trim to a point gives back the
+  buckets wholly before it; so the count is high by at most the session's log bytes of one bucket,
+  until a later trim passes it (a new bucket refreshes the session's TTLs, once a bucket). A
+  transcript entry is given back as it is popped. Results (libs/store) keep their own sizes hash;
+  `measure-session.lua` adds them. The tenant's total lives in its own slot (`tenant-stored-bytes.lua`).
+
+    count_stored(delta): what a part of the append changed the count by; flush_stored(K) writes
+      it once, at the end of the append (or of a trim made outside one).
+    entry_bytes, count_log(K, id, bytes): a new stream entry, in its bucket.
+    give_back_log(K, point): the buckets wholly before a trim point.
+    count_image(K, ev): a parked run's image, from its park to the run's end.
+]]
+--- @include "settings"
+--- @include "session-keys"
+--- @include "session-expiry"
+
+-- Per stream entry and per transcript entry beyond their values.
+local ENTRY_OVERHEAD = 64
+local LIST_OVERHEAD = 16
+local IMAGE_OVERHEAD = 64
+-- A run's hash (about 15 fields) and runs index entry, counted with its run.requested entry: the
+-- hash expires RETENTION_MS after the run's end, about when retention trims that entry.
+local RUN_OVERHEAD = 1024
+-- The log's stored bytes are kept per BUCKET_MS of stream ids; at most BUCKETS_PER_TRIM given back per trim.
+local BUCKET_MS = math.min(60000, RETENTION_MS)
+local BUCKETS_PER_TRIM = 1000
+
+-- What one stream entry counts.
+local function entry_bytes(type, runId, at, data)
+  local n = ENTRY_OVERHEAD + #type + #runId + #at + #data
+  if TERMINAL[type] or type == 'run.parked' then n = n + #data end
+  if type == 'run.requested' then n = n + RUN_OVERHEAD end
+  return n
+end
+
+-- What this script changed the session's storedBytes by, written once by flush_stored.
+local stored_delta = 0
+
+local function count_stored(delta)
+  stored_delta = stored_delta + delta
+end
+
+local function flush_stored(K)
+  if stored_delta ~= 0 then redis.call('HINCRBY', K[2], 'storedBytes', stored_delta) end
+  stored_delta = 0
+end
+
+-- A parked run's image counts from its park to the run's end.
+local function count_image(K, ev)
+  local held = tonumber(redis.call('HGET', K[3], 'imageBytes') or '0')
+  local now = 0
+  if ev.type == 'run.parked' then
+    local image = session_base(K) .. ':image:' .. ev.runId
+    local size = redis.call('HSTRLEN', image, 'image') + redis.call('HSTRLEN', image, 'host')
+    if size > 0 then now = size + IMAGE_OVERHEAD end
+  end
+  if now == held then return end
+  if now > 0 then redis.call('HSET', K[3], 'imageBytes', now) else redis.call('HDEL', K[3], 'imageBytes') end
+  count_stored(now - held)
+end
+
+-- Stored bytes of the log are kept per BUCKET_MS of their entries' ids: the buckets wholly before
+-- `point` (ms) are given back once the stream is cut there, at most BUCKETS_PER_TRIM per trim
+-- (the next trim goes on).
+local function give_back_log(K, point)
+  local base = session_base(K)
+  local minutes = redis.call('ZRANGE', base .. ':stored-minutes', '-inf', '(' .. int(math.floor(point / BUCKET_MS)),
+    'BYSCORE', 'LIMIT', 0, BUCKETS_PER_TRIM)
+  if #minutes == 0 then return end
+  local freed = 0
+  for _, minute in ipairs(minutes) do
+    freed = freed + tonumber(redis.call('HGET', base .. ':stored-log', minute) or '0')
+    redis.call('HDEL', base .. ':stored-log', minute)
+  end
+  redis.call('ZREM', base .. ':stored-minutes', unpack(minutes))
+  count_stored(-freed)
+end
+
+-- Counts a new stream entry in its bucket; a new bucket may have made the two keys: they need their TTL.
+local function count_log(K, id, bytes)
+  local base = session_base(K)
+  local minute = int(math.floor(tonumber(string.match(id, '^(%d+)')) / BUCKET_MS))
+  redis.call('HINCRBY', base .. ':stored-log', minute, bytes)
+  if redis.call('ZADD', base .. ':stored-minutes', 'NX', minute, minute) == 1 then created_key = true end
+  count_stored(bytes)
+end

@@ -1,0 +1,27 @@
+import { nonZeroPageCount, nonZeroPages, SCAN_PAGE_BYTES } from './memory-pages';
+
+describe('memory pages', () => {
+  it('finds the 4 KiB pages holding any non-zero byte, in order, and counts them', () => {
+    const memory = new Uint8Array(8 * SCAN_PAGE_BYTES);
+    memory[0] = 1;
+    memory[3 * SCAN_PAGE_BYTES + SCAN_PAGE_BYTES - 1] = 255;
+    memory[6 * SCAN_PAGE_BYTES + 17] = 7;
+    expect(nonZeroPages(memory)).toEqual([0, 3, 6]);
+    expect(nonZeroPageCount(memory)).toBe(3);
+  });
+
+  it('an all-zero memory has no page', () => {
+    const memory = new Uint8Array(4 * SCAN_PAGE_BYTES);
+    expect(nonZeroPages(memory)).toEqual([]);
+    expect(nonZeroPageCount(memory)).toBe(0);
+  });
+
+  it('reads a view at its own offset, not the whole buffer behind it', () => {
+    const buffer = new Uint8Array(4 * SCAN_PAGE_BYTES);
+    buffer[0] = 9;
+    buffer[2 * SCAN_PAGE_BYTES + 5] = 9;
+    const view = buffer.subarray(SCAN_PAGE_BYTES);
+    expect(nonZeroPages(view)).toEqual([1]);
+    expect(nonZeroPageCount(view)).toBe(1);
+  });
+});
