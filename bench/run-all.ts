@@ -167,7 +167,13 @@ async function main(): Promise<void> {
         );
       },
     );
-    const redisCost = redisCostTable(await measureRedisCost(REDIS_COST_EXECS, execCell));
+    // Only the commands of this stack's api and worker: the shared Redis has other clients.
+    const redisCost = redisCostTable(
+      await measureRedisCost(REDIS_COST_EXECS, execCell, REDIS_URL, [
+        { role: 'api', pid: stack.api.pid },
+        { role: 'worker', pid: stack.workers[0].pid },
+      ]),
+    );
     const sumCpu = (cpu: Record<string, number>): number => Object.values(cpu).reduce((a, b) => a + b, 0);
     const perOp = (cpu: Record<string, number>): string =>
       Object.entries(cpu)

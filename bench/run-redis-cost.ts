@@ -1,23 +1,74 @@
-import { TestStack } from '../test/utils/test-stack';
+import { Redis } from 'ioredis';
+import { CodeModeClient } from '@codemode/client';
+import { PrivateRedis } from '../test/utils/private-redis';
 import { measureRedisCost, redisCostTable } from './redis-cost';
+import { measureCounters, type CounterCost } from './redis-counters';
+import { retainedByKind } from './retained-bytes';
+import { startMultiTenantStack } from './scale-out';
+import { fmt } from './stats';
+import { measureStreamPrimitives, streamPrimitivesTable } from './stream-primitives';
 
 const EXECS = Number(process.env.BENCH_REDIS_COST_EXECS ?? 200);
+const PRIMITIVE_CELLS = Number(process.env.BENCH_STREAM_PRIMITIVE_CELLS ?? 500);
+const WARM_EXECS = 50;
+/** How long Redis's idle work (timers, blocking pops, renewals) is read for before the execs. */
+const IDLE_MS = 5_000;
 
-/** `npm run bench:redis`: only the Redis-work-per-exec table of `npm run bench` (one api, one worker), printed. */
+/**
+ * `npm run bench:redis`: what one trivial exec costs Redis (issue 40's measures), on a private
+ * Redis nothing else uses so that INFO's counters are the exec's own: one api and one worker,
+ * multi-tenant with quotas on, `return 1+1` one at a time in one session. Then the stream
+ * primitives against BullMQ (bench/stream-primitives.ts) on the same Redis, the apps stopped.
+ */
 async function main(): Promise<void> {
-  const stack = await TestStack.start({ workers: 1 });
+  const redis = await PrivateRedis.start();
   try {
-    const client = stack.client();
-    const execCell = async (): Promise<unknown> => {
-      const result = await client.exec('bench', { title: 'add', code: 'return 1+1' });
-      if (result.status !== 'completed' || result.value !== 2) throw new Error(`unexpected result ${JSON.stringify(result)}`);
-      return result;
-    };
-    for (let i = 0; i < 50; i += 1) await execCell();
-    process.stdout.write(`${redisCostTable(await measureRedisCost(EXECS, execCell))}\n`);
+    const stack = await startMultiTenantStack({ redisUrl: redis.url });
+    const node = new Redis(redis.url);
+    try {
+      const client = new CodeModeClient({ baseUrl: stack.baseUrl, apiKey: 'key-alpha' });
+      const execCell = async (): Promise<unknown> => {
+        const result = await client.exec('bench', { title: 'add', code: 'return 1+1' });
+        if (result.status !== 'completed' || result.value !== 2) throw new Error(`unexpected result ${JSON.stringify(result)}`);
+        return result;
+      };
+      for (let i = 0; i < WARM_EXECS; i += 1) await execCell();
+      const processes = [
+        { role: 'api', pid: stack.api.pid },
+        { role: 'worker', pid: stack.workers[0].pid },
+        { role: 'bench', pid: process.pid },
+      ];
+      const counters = await measureCounters(EXECS, execCell, node, { idleMs: IDLE_MS, port: redis.port, processes });
+      const profile = await measureRedisCost(EXECS, execCell, redis.url, processes.slice(0, 2));
+      const retained = await retainedByKind(node, stack.prefix, WARM_EXECS + 2 * EXECS);
+      process.stdout.write(
+        `${execCostTable(counters, retained)}\n\n${redisCostTable(profile, ', multi-tenant, quotas on, private Redis')}\n\n`,
+      );
+    } finally {
+      node.disconnect();
+      await stack.stop();
+    }
+    process.stdout.write(`${streamPrimitivesTable(await measureStreamPrimitives(redis.url, PRIMITIVE_CELLS))}\n`);
   } finally {
-    await stack.stop();
+    await redis.cleanup();
   }
+}
+
+function execCostTable(c: CounterCost, retained: { kind: string; bytes: number }[]): string {
+  const segments = c.segmentsByRole.map((s) => `${s.role} ${fmt(s.segments, 1)}`).join(', ');
+  return [
+    `| per exec \`return 1+1\` (${c.ops} sequential, one session, multi-tenant, quotas on, private Redis) | value | what it counts |`,
+    '|---|---|---|',
+    `| Redis CPU µs (less idle; raw) | ${fmt(c.cpuUs, 0)}; ${fmt(c.rawCpuUs, 0)} | INFO used_cpu_user + used_cpu_sys delta; idle rate read over ${fmt(c.idleMs / 1000, 1)} s before, taken off for the ${fmt(c.tookMs / 1000, 1)} s of execs |`,
+    `| socket reads (less idle; raw) | ${fmt(c.socketReads, 1)}; ${fmt(c.rawSocketReads, 1)} | INFO total_reads_processed delta less the bench's own INFO: one per batch Redis read from a client, however many commands it held (round trips) |`,
+    `| socket writes to Redis by process (less idle) | ${segments} | TCP data segments each process's connections sent (ss data_segs_in on Redis's side): an upper bound on its socket reads |`,
+    `| commands, script-inner included (less idle) | ${fmt(c.commands, 1)} | INFO commandstats calls delta less the bench's own INFO |`,
+    ...retained.map((r) => `| bytes kept: ${r.kind} | ${fmt(r.bytes, 0)} | MEMORY USAGE of each key, divided by the finished runs |`),
+    `| **bytes kept per finished run, all keys** | ${fmt(
+      retained.reduce((sum, r) => sum + r.bytes, 0),
+      0,
+    )} | |`,
+  ].join('\n');
 }
 
 main().catch((error: unknown) => {

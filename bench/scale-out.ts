@@ -4,6 +4,7 @@ import { PrivateRedis } from '../test/utils/private-redis';
 import { PrivateRedisCluster } from '../test/utils/private-redis-cluster';
 import { TestStack } from '../test/utils/test-stack';
 import { measureRedisCost, redisCostTable, type RedisCostReport } from './redis-cost';
+import { retainedByKind } from './retained-bytes';
 import { fmt, measureThroughput } from './stats';
 
 /** SPEC §13 "Spread": 96 sessions of trivial execs at 32 in flight. */
@@ -27,6 +28,11 @@ export interface RedisLoad {
   rawCpuMs: number;
   /** Commands Redis ran per call (INFO commandstats, script-inner commands included). */
   commands: number;
+  /**
+   * Socket reads the primaries served per call (INFO `total_reads_processed`), less the idle rate
+   * and the bench's own INFO reads: a pipelined batch read at once is one, however many commands.
+   */
+  socketReads: number;
   /** `used_memory` growth per call, bytes, summed over the primaries (what a finished run keeps). */
   memoryBytes: number;
   /** Each primary's share of the Redis CPU, highest first. */
@@ -52,7 +58,7 @@ export interface ScaleOutReport {
 export async function measureScaleOut(calls: number): Promise<ScaleOutReport> {
   const single = await PrivateRedis.start();
   try {
-    const stack = await startStack({ redisUrl: single.url });
+    const stack = await startMultiTenantStack({ redisUrl: single.url });
     try {
       const nodes = [new Redis(single.url)];
       const exec = await loadOf(nodes, calls, stack, 'return 1+1');
@@ -62,6 +68,7 @@ export async function measureScaleOut(calls: number): Promise<ScaleOutReport> {
         cpuMs: (tools.cpuMs - exec.cpuMs) / TOOL_CALLS,
         rawCpuMs: (tools.rawCpuMs - exec.rawCpuMs) / TOOL_CALLS,
         commands: (tools.commands - exec.commands) / TOOL_CALLS,
+        socketReads: (tools.socketReads - exec.socketReads) / TOOL_CALLS,
         memoryBytes: (tools.memoryBytes - exec.memoryBytes) / TOOL_CALLS,
         shares: tools.shares,
         throughput: tools.throughput * TOOL_CALLS,
@@ -94,7 +101,7 @@ export async function measureScaleOut(calls: number): Promise<ScaleOutReport> {
 async function clusterLoad(calls: number, replicas: 0 | 1): Promise<RedisLoad> {
   const cluster = await PrivateRedisCluster.start({ replicas });
   try {
-    const stack = await startStack({ redisClusterNodes: cluster.seeds });
+    const stack = await startMultiTenantStack({ redisClusterNodes: cluster.seeds });
     try {
       const client = new Cluster(cluster.seeds.split(',').map((seed) => ({ host: '127.0.0.1', port: Number(seed.split(':')[1]) })));
       await new Promise<void>((resolve) => client.once('ready', () => resolve()));
@@ -112,7 +119,8 @@ async function clusterLoad(calls: number, replicas: 0 | 1): Promise<RedisLoad> {
   }
 }
 
-function startStack(redis: { redisUrl?: string; redisClusterNodes?: string }): Promise<TestStack> {
+/** One api and one worker, multi-tenant (TENANTS, key `key-<tenant>`), quotas on and high enough that none refuses. */
+export function startMultiTenantStack(redis: { redisUrl?: string; redisClusterNodes?: string }): Promise<TestStack> {
   return TestStack.start({
     workers: 1,
     ...redis,
@@ -149,53 +157,40 @@ async function loadOf(nodes: Redis[], calls: number, stack: TestStack, code: str
   const cpu = raw.map((ms, i) => Math.max(0, ms - idlePerMs[i] * tookMs));
   const total = cpu.reduce((sum, ms) => sum + ms, 0);
   const sum = (pick: (info: NodeInfo) => number) => after.reduce((s, a, i) => s + pick(a) - pick(before[i]), 0);
+  // Each snapshot is INFO_READS reads per node; the idle window's rate is taken off like CPU's.
+  const idleReads = before.reduce((s, b, i) => s + b.reads - idleFrom[i].reads - INFO_READS, 0) * (tookMs / IDLE_MS);
   return {
     cpuMs: total / calls,
     rawCpuMs: raw.reduce((a, b) => a + b, 0) / calls,
     commands: sum((i) => i.commands) / calls,
+    socketReads: Math.max(0, sum((i) => i.reads) - INFO_READS * nodes.length - idleReads) / calls,
     memoryBytes: sum((i) => i.memoryBytes) / calls,
     shares: cpu.map((ms) => ms / total).sort((a, b) => b - a),
     throughput,
   };
 }
 
-/** Kinds of key a finished run leaves, by the pattern of the key after the prefix. */
-const KEY_KINDS: [string, RegExp][] = [
-  ['session event stream (`:events`)', /^\{[^}]+\}:events$/],
-  ['run hashes (`:run:<id>`)', /^\{[^}]+\}:run:/],
-  ['transcripts (`:transcript`)', /^\{[^}]+\}:transcript$/],
-  ['runs index (`:runs`)', /^\{[^}]+\}:runs$/],
-  ['run locations (`runloc:`)', /^runloc:/],
-  ['session hashes and other session keys', /^\{[^}]+\}:/],
-];
-
-async function retainedByKind(redis: Redis, prefix: string, execs: number): Promise<{ kind: string; bytes: number }[]> {
-  const bytes = new Map<string, number>();
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    for (const key of keys) {
-      const rest = key.slice(prefix.length + 1);
-      const kind = KEY_KINDS.find(([, pattern]) => pattern.test(rest))?.[0] ?? 'tenant and fleet keys';
-      bytes.set(kind, (bytes.get(kind) ?? 0) + Number((await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0));
-    }
-  } while (cursor !== '0');
-  return [...bytes].map(([kind, total]) => ({ kind, bytes: total / execs })).sort((a, b) => b.bytes - a.bytes);
-}
-
 interface NodeInfo {
   cpuMs: number;
   commands: number;
+  reads: number;
   memoryBytes: number;
 }
 
+/** Socket reads of one `readInfo`: one per INFO it sends. */
+const INFO_READS = 4;
+
 async function readInfo(node: Redis): Promise<NodeInfo> {
-  const text = `${await node.info('cpu')}\n${await node.info('memory')}\n${await node.info('commandstats')}`;
+  const text = `${await node.info('cpu')}\n${await node.info('memory')}\n${await node.info('commandstats')}\n${await node.info('stats')}`;
   const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(text)?.[1] ?? 0);
   let commands = 0;
   for (const m of text.matchAll(/^cmdstat_[^:]+:calls=(\d+)/gm)) commands += Number(m[1]);
-  return { cpuMs: (field('used_cpu_user') + field('used_cpu_sys')) * 1000, commands, memoryBytes: field('used_memory') };
+  return {
+    cpuMs: (field('used_cpu_user') + field('used_cpu_sys')) * 1000,
+    commands,
+    reads: field('total_reads_processed'),
+    memoryBytes: field('used_memory'),
+  };
 }
 
 export function scaleOutTable(report: ScaleOutReport): string {
@@ -203,14 +198,14 @@ export function scaleOutTable(report: ScaleOutReport): string {
   const cluster = report.cluster.exec;
   const ceiling = (cpuMs: number, share = 1) => fmt(1000 / (cpuMs * share), 0);
   const load = [
-    `| ${report.calls} execs, ${SESSIONS} sessions, ${IN_FLIGHT} in flight, multi-tenant, quotas on | Redis CPU ms (less idle; raw) | commands | retained bytes | execs/s (this machine) |`,
-    '|---|---|---|---|---|',
-    `| one Redis, per trivial exec | ${fmt(exec.cpuMs, 3)}; ${fmt(exec.rawCpuMs, 3)} | ${fmt(exec.commands, 1)} | ${fmt(exec.memoryBytes, 0)} | ${fmt(exec.throughput, 0)} |`,
-    `| one Redis, per tool call (\`ls\`) | ${fmt(toolCall.cpuMs, 3)}; ${fmt(toolCall.rawCpuMs, 3)} | ${fmt(toolCall.commands, 1)} | ${fmt(toolCall.memoryBytes, 0)} | ${fmt(toolCall.throughput, 0)} calls/s |`,
-    `| 3-primary cluster, a replica each, per trivial exec (all primaries) | ${fmt(cluster.cpuMs, 3)} (${fmt(cluster.cpuMs / exec.cpuMs)}× one Redis); ${fmt(cluster.rawCpuMs, 3)} | ${fmt(cluster.commands, 1)} | ${fmt(cluster.memoryBytes, 0)} | ${fmt(cluster.throughput, 0)} |`,
-    `| the same cluster without replicas (what replication costs the primaries) | ${fmt(report.cluster.withoutReplicas.cpuMs, 3)} (${fmt(report.cluster.withoutReplicas.cpuMs / exec.cpuMs)}× one Redis); ${fmt(report.cluster.withoutReplicas.rawCpuMs, 3)} | ${fmt(report.cluster.withoutReplicas.commands, 1)} | ${fmt(report.cluster.withoutReplicas.memoryBytes, 0)} | ${fmt(report.cluster.withoutReplicas.throughput, 0)} |`,
-    `| cluster: each primary's share of the Redis CPU | ${cluster.shares.map((s) => `${fmt(s * 100, 0)} %`).join(' / ')} | | | |`,
-    `| implied ceiling at one Redis core per primary fully busy | one Redis ${ceiling(exec.cpuMs)} execs/s; 3 primaries ${ceiling(cluster.cpuMs, cluster.shares[0])} execs/s (bound by the busiest) | | | |`,
+    `| ${report.calls} execs, ${SESSIONS} sessions, ${IN_FLIGHT} in flight, multi-tenant, quotas on | Redis CPU ms (less idle; raw) | commands (script-inner included) | socket reads (less idle) | retained bytes | execs/s (this machine) |`,
+    '|---|---|---|---|---|---|',
+    `| one Redis, per trivial exec | ${fmt(exec.cpuMs, 3)}; ${fmt(exec.rawCpuMs, 3)} | ${fmt(exec.commands, 1)} | ${fmt(exec.socketReads, 1)} | ${fmt(exec.memoryBytes, 0)} | ${fmt(exec.throughput, 0)} |`,
+    `| one Redis, per tool call (\`ls\`) | ${fmt(toolCall.cpuMs, 3)}; ${fmt(toolCall.rawCpuMs, 3)} | ${fmt(toolCall.commands, 1)} | ${fmt(toolCall.socketReads, 1)} | ${fmt(toolCall.memoryBytes, 0)} | ${fmt(toolCall.throughput, 0)} calls/s |`,
+    `| 3-primary cluster, a replica each, per trivial exec (all primaries) | ${fmt(cluster.cpuMs, 3)} (${fmt(cluster.cpuMs / exec.cpuMs)}× one Redis); ${fmt(cluster.rawCpuMs, 3)} | ${fmt(cluster.commands, 1)} | ${fmt(cluster.socketReads, 1)} | ${fmt(cluster.memoryBytes, 0)} | ${fmt(cluster.throughput, 0)} |`,
+    `| the same cluster without replicas (what replication costs the primaries) | ${fmt(report.cluster.withoutReplicas.cpuMs, 3)} (${fmt(report.cluster.withoutReplicas.cpuMs / exec.cpuMs)}× one Redis); ${fmt(report.cluster.withoutReplicas.rawCpuMs, 3)} | ${fmt(report.cluster.withoutReplicas.commands, 1)} | ${fmt(report.cluster.withoutReplicas.socketReads, 1)} | ${fmt(report.cluster.withoutReplicas.memoryBytes, 0)} | ${fmt(report.cluster.withoutReplicas.throughput, 0)} |`,
+    `| cluster: each primary's share of the Redis CPU | ${cluster.shares.map((s) => `${fmt(s * 100, 0)} %`).join(' / ')} | | | | |`,
+    `| implied ceiling at one Redis core per primary fully busy | one Redis ${ceiling(exec.cpuMs)} execs/s; 3 primaries ${ceiling(cluster.cpuMs, cluster.shares[0])} execs/s (bound by the busiest) | | | | |`,
   ].join('\n');
   const retained = [
     `| what the single Redis keeps per finished trivial exec, by key (MEMORY USAGE) | bytes |`,
