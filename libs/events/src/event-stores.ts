@@ -1,20 +1,20 @@
 import type { AppConfig } from '@codemode/config';
-import type { RedisClient } from './redis';
-import { ApprovalLedger } from './approval-ledger';
-import { ClientToolsLedger } from './client-tools-ledger';
-import { EventLog } from './event-log';
-import type { KeySpace } from './keys';
-import { ParkedImageStore } from './parked-image-store';
-import { LiveRunIndex, ParkedRunIndex } from './parked-run-index';
-import { PolicyStore } from './policy-store';
-import { RunLedger } from './run-ledger';
-import { RunListing } from './run-listing';
-import { ScriptLoader, type EventsScriptSettings } from './script-loader';
-import { SessionIndex } from './session-index';
-import { SessionLedger } from './session-ledger';
-import { SessionRemoval } from './session-removal';
-import { SkillLedger } from './skill-ledger';
-import { StoredBytesLedger } from './stored-bytes-ledger';
+import type { RedisClient } from './platform/redis';
+import { ApprovalLedger } from './ledgers/approval-ledger';
+import { ClientToolsLedger } from './ledgers/client-tools-ledger';
+import { EventLog } from './log/event-log';
+import type { KeySpace } from './platform/keys';
+import { ParkedImageStore } from './runs/parked-image-store';
+import { LiveRunIndex, ParkedRunIndex } from './runs/parked-run-index';
+import { PolicyStore } from './ledgers/policy-store';
+import { RunLedger } from './runs/run-ledger';
+import { RunListing } from './runs/run-listing';
+import { ScriptLoader, type EventsScriptSettings } from './platform/script-loader';
+import { SessionIndex } from './log/session-index';
+import { SessionLedger } from './ledgers/session-ledger';
+import { SessionRemoval } from './ledgers/session-removal';
+import { SkillLedger } from './ledgers/skill-ledger';
+import { StoredBytesLedger } from './ledgers/stored-bytes-ledger';
 
 interface EventStoresOptions {
   readonly redis: RedisClient;

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
 import { testPrefix as sharedTestPrefix } from '../../../test/utils/redis-test-keys';
 import type { CodeModeResult, EventType, Limits, WaitingResult } from '@codemode/contracts';
-import type { AppendInput } from './event-log';
-import type { RunRequestedData } from './run-ledger';
+import type { AppendInput } from './log/event-log';
+import type { RunRequestedData } from './runs/run-ledger';
 
 /** Test-only helpers for the *.int-spec.ts files of this library. */
 export { deleteKeys, TEST_REDIS_URL, testRedis } from '../../../test/utils/redis-test-keys';

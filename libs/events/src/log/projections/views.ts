@@ -1,0 +1,70 @@
+import type { CodeModeResult, Limits, RunView, SessionRef, ShellConfig } from '@codemode/contracts';
+import { toRunStatus } from '../../platform/lua-errors';
+
+/** The session's stored configuration: overrides only; libs/config resolves defaults. */
+export interface SessionSettings {
+  agentId: string | null;
+  codeMode: Partial<Limits>;
+  shell: Partial<ShellConfig>;
+  /** SPEC §15: the session's cells have `agents` (false when never set). */
+  agents: boolean;
+  /** SPEC §16: the session's own repairAttempts; absent: the default. */
+  repairAttempts?: number;
+  /** SPEC §7: where background shell sessions' exits are POSTed; null when none. */
+  notifyUrl: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The session projection plus its counts. */
+export interface SessionRecord extends SessionSettings {
+  counts: { runs: number; events: number; transcriptEntries: number };
+}
+
+/** Reads the session hash (+ XLEN, LLEN) into a SessionRecord; null when the hash is missing. */
+export function sessionFromHash(hash: Record<string, string>, events: number, transcriptEntries: number): SessionRecord | null {
+  const settings = settingsFromHash(hash);
+  return settings && { ...settings, counts: { runs: Number(hash.runs ?? 0), events, transcriptEntries } };
+}
+
+/** Reads the session hash into its SessionSettings; null when the hash is missing. */
+export function settingsFromHash(hash: Record<string, string>): SessionSettings | null {
+  if (!hash.createdAt) return null;
+  return {
+    agentId: hash.agentId ?? null,
+    codeMode: parseJson<Partial<Limits>>(hash.codeMode) ?? {},
+    shell: parseJson<Partial<ShellConfig>>(hash.shell) ?? {},
+    agents: hash.agents === '1',
+    ...(hash.repairAttempts === undefined ? {} : { repairAttempts: Number(hash.repairAttempts) }),
+    notifyUrl: hash.notifyUrl ?? null,
+    createdAt: hash.createdAt,
+    updatedAt: hash.updatedAt ?? hash.createdAt,
+  };
+}
+
+/** Reads a run hash into the RunView contract; null when the hash is missing. */
+export function runFromHash(ref: SessionRef, hash: Record<string, string>): RunView | null {
+  const status = toRunStatus(hash.status);
+  if (!status || !hash.runId) return null;
+  return {
+    runId: hash.runId,
+    sessionId: ref.sessionId,
+    title: parseJson<string>(hash.title) ?? '',
+    status,
+    restartSafe: hash.restartSafe === 'true',
+    // A released run has owner '': nobody holds it.
+    owner: hash.owner || null,
+    epoch: Number(hash.epoch ?? 0),
+    createdAt: hash.createdAt ?? '',
+    startedAt: hash.startedAt ?? null,
+    endedAt: hash.endedAt ?? null,
+    parkedAt: hash.parkedAt ?? null,
+    expiresAt: hash.expiresAt ?? null,
+    updatedAt: hash.updatedAt ?? hash.createdAt ?? '',
+    lastResult: parseJson<CodeModeResult>(hash.lastResult),
+  };
+}
+
+function parseJson<T>(text: string | undefined): T | null {
+  return text === undefined ? null : (JSON.parse(text) as T);
+}

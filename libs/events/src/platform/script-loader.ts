@@ -1,0 +1,192 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { RedisClient } from './redis';
+import { LIMIT_RULES, SPEC_DEFAULT_HISTORY, type HistorySettings } from '@codemode/config';
+import { InvalidArgumentError } from './errors';
+import { raisedScriptError } from './lua-errors';
+
+/** Every script of this library; the file is `lua/<name>.lua`. */
+export const SCRIPT_NAMES = [
+  'append-event',
+  'append-events',
+  'request-run',
+  'start-run',
+  'finish-run',
+  'abandon-run',
+  'reject-exec',
+  'configure-session',
+  'reserve-resume',
+  'give-back-resume',
+  'owe-answer',
+  'resume-run',
+  'take-over-run',
+  'release-run',
+  'commit-store',
+  'register-tools',
+  'register-skills',
+  'put-tenant-skill',
+  'request-approval',
+  'decide-approval',
+  'touch-session-index',
+  'measure-session',
+  'tenant-stored-bytes',
+  'delete-session',
+  'read-events-page',
+] as const;
+export type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+interface LoadedScript {
+  readonly lua: string;
+  readonly sha: string;
+}
+
+const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
+const DEFINE = /^--- @define ([A-Z][A-Z0-9_]*)\s*$/gm;
+
+/** What the append path (lua/includes/settings.lua) is built with: retention, the run history cap, session expiry. */
+export interface EventsScriptSettings extends HistorySettings {
+  /**
+   * A run that wrote no event for this long no longer holds back trimming of the log (a run whose
+   * worker died and that nobody ended). Longer than a parked run can live plus an hour.
+   * @default the largest snapshotTtlSeconds (SPEC §8) + 3600
+   */
+  readonly liveRunMaxIdleSeconds: number;
+  /**
+   * A session's long-lived keys (log, projections, store, tools, idempotency keys) expire this long
+   * after its last write (SPEC §10); a write of a live run keeps them at least liveRunMaxIdleSeconds.
+   * @default 2592000 (CODEMODE_SESSION_TTL_SECONDS)
+   */
+  readonly sessionTtlSeconds: number;
+}
+
+/** Defaults of the settings: SPEC §6 and §8. */
+export const DEFAULT_EVENTS_SCRIPT_SETTINGS: Readonly<EventsScriptSettings> = Object.freeze({
+  ...SPEC_DEFAULT_HISTORY,
+  liveRunMaxIdleSeconds: LIMIT_RULES.snapshotTtlSeconds.max + 3600,
+  sessionTtlSeconds: 2_592_000,
+});
+
+/** The `--- @define` values of lua/includes/settings.lua; every value a positive safe integer. */
+function eventsDefines(settings: Partial<EventsScriptSettings>): Record<string, number> {
+  const s = { ...DEFAULT_EVENTS_SCRIPT_SETTINGS, ...settings };
+  for (const [name, value] of Object.entries(s)) {
+    if (!Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError(name, 'must be a positive integer');
+  }
+  return {
+    RETENTION_MS: s.retentionSeconds * 1000,
+    RUN_HISTORY_MAX_EVENTS: s.runHistoryMaxEvents,
+    RUN_HISTORY_MAX_BYTES: s.runHistoryMaxBytes,
+    LIVE_RUN_MAX_IDLE_MS: s.liveRunMaxIdleSeconds * 1000,
+    SESSION_TTL_MS: s.sessionTtlSeconds * 1000,
+  };
+}
+
+/**
+ * Reads the Lua scripts from disk (next to this module: `src/lua` under ts-jest, `dist/.../lua`
+ * after the build copies them), inlines `--- @include "path"` lines once each, and runs them with
+ * EVALSHA, falling back to EVAL when the server does not know the script yet (restart, failover,
+ * SCRIPT FLUSH). The SHA is of the expanded text, so a changed script is a new script.
+ * `--- @define NAME` lines become `local NAME = <value>` from the loader's defines: this is how
+ * deployment settings (retention, the run history cap, session expiry) reach the append path without an ARGV slot
+ * in every script; a script built with other settings is another script (another SHA).
+ * A script raising a known error reply (see `raisedScriptError`) rejects with its typed error.
+ *
+ * Another library with its own `lua/` directory makes its own instance with its directory and
+ * script names (`new ScriptLoader(dir, NAMES)`); the default instance serves this library.
+ */
+export class ScriptLoader<N extends string = ScriptName> {
+  private static shared?: ScriptLoader;
+  private readonly scripts = new Map<N, LoadedScript>();
+  private readonly names: readonly string[];
+
+  /**
+   * @param dir where `<name>.lua` files live. @default this library's `lua/`
+   * @param names the scripts this loader may run. @default SCRIPT_NAMES
+   * @param defines values of the `--- @define` lines. @default the events settings' defaults
+   */
+  constructor(
+    private readonly dir = join(__dirname, '..', 'lua'),
+    names: readonly N[] = SCRIPT_NAMES as readonly string[] as readonly N[],
+    private readonly defines: Readonly<Record<string, number>> = eventsDefines({}),
+  ) {
+    this.names = names;
+  }
+
+  /**
+   * One loader per process with the default settings, never reconfigured: a ledger built without
+   * a loader uses it (tests). A process built with its deployment's settings passes its own
+   * (`createEventStores`).
+   */
+  static default(): ScriptLoader {
+    return (ScriptLoader.shared ??= new ScriptLoader());
+  }
+
+  /** A loader of this library's scripts built with `settings` (the rest default): `createEventStores`, and tests. */
+  static withSettings(settings: Partial<EventsScriptSettings>): ScriptLoader {
+    return new ScriptLoader(undefined, undefined, eventsDefines(settings));
+  }
+
+  /** The value of a `--- @define NAME` line (e.g. SESSION_TTL_MS), for code that must agree with the scripts. */
+  defined(name: string): number | undefined {
+    return this.defines[name];
+  }
+
+  /** The expanded source of a script (tests and tooling). */
+  source(name: N): string {
+    return this.load(name).lua;
+  }
+
+  async run(redis: RedisClient, name: N, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<unknown> {
+    const script = this.load(name);
+    try {
+      return await this.call(redis, script, keys, args);
+    } catch (err) {
+      throw raisedScriptError(err) ?? err;
+    }
+  }
+
+  private async call(
+    redis: RedisClient,
+    script: LoadedScript,
+    keys: readonly string[],
+    args: readonly (string | number | Buffer)[],
+  ): Promise<unknown> {
+    try {
+      return await redis.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      // EVAL also caches the script server-side, so the next EVALSHA hits.
+      return redis.eval(script.lua, keys.length, ...keys, ...args);
+    }
+  }
+
+  private load(name: N): LoadedScript {
+    let script = this.scripts.get(name);
+    if (!script) {
+      if (!this.names.includes(name)) throw new InvalidArgumentError('script', `${name} is unknown`);
+      const lua = this.define(this.expand(join(this.dir, `${name}.lua`), new Set()));
+      script = { lua, sha: createHash('sha1').update(lua).digest('hex') };
+      this.scripts.set(name, script);
+    }
+    return script;
+  }
+
+  private define(lua: string): string {
+    return lua.replace(DEFINE, (_line, name: string) => {
+      const value = this.defines[name];
+      if (value === undefined) throw new InvalidArgumentError('define', `${name} has no value`);
+      return `local ${name} = ${value}`;
+    });
+  }
+
+  private expand(file: string, included: Set<string>): string {
+    const text = readFileSync(file, 'utf8');
+    return text.replace(INCLUDE, (_line, ref: string) => {
+      const target = join(dirname(file), `${ref}.lua`);
+      if (included.has(target)) return '';
+      included.add(target);
+      return this.expand(target, included);
+    });
+  }
+}

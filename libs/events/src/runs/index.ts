@@ -1,0 +1,21 @@
+/** Runs in the log: the run ledger, ownership and ends, replies, parking, listings. */
+export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type KeyUsed, type Reservation, type RunRequestedData } from './run-ledger';
+export { keyedWaitStep, type KeyedWaitState, type KeyedWaitStep } from './keyed-wait';
+export { RunReplies, publishAnswer, publishStarted, resultReply, unheardReplyChannel } from './run-replies';
+export {
+  RunOwnership,
+  pastExpiry,
+  strandedRunFate,
+  unansweredLegFate,
+  type LocalRunHolder,
+  type OwnedRun,
+  type RunFate,
+  type StrandedRunFate,
+  type UnansweredLegFate,
+} from './run-ownership';
+export { RunEnds, ParkedRunHoldings, type EndingRun, type LostAnswer, type RunHoldings } from './run-ends';
+export { LiveRunIndex, ParkedRunIndex, type DueRun } from './parked-run-index';
+export { ParkedImageStore, type StoredParkedImage } from './parked-image-store';
+export { NotAwaitingPlatformError, recordPlatformAnswers } from './platform-answers';
+export { openPlatformCalls } from './platform-calls';
+export { RunListing, LIVE_RUN_SCAN } from './run-listing';

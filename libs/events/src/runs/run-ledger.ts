@@ -1,0 +1,345 @@
+import type { CodeModeResult, RunRecoverySeed, RunStatus, RunView, SessionRef, TranscriptEntry } from '@codemode/contracts';
+import type { RunRequestedDataSchema } from '@codemode/contracts';
+import type { RedisClient } from '../platform/redis';
+import type { z } from 'zod';
+import { EventLog, type AppendInput } from '../log/event-log';
+import { decodeEntry } from '../log/event-encoding';
+import type { KeySpace } from '../platform/keys';
+import { checkReply, LUA_CODES, toRunStatus } from '../platform/lua-errors';
+import { runFromHash } from '../log/projections/views';
+import { execMulti, guard } from '../platform/redis';
+import { repairArgs, withRepair } from './repair-args';
+import { ScriptLoader } from '../platform/script-loader';
+import { SessionIndex } from '../log/session-index';
+
+export type RunRequestedData = z.infer<typeof RunRequestedDataSchema>;
+export type FinishType = 'run.completed' | 'run.failed';
+
+/** SPEC §2: an exec or wait Idempotency-Key is kept 24 h. */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+/** What reserving a parked run for a wait found (reserve-resume). */
+export type Reservation =
+  | { reserved: true; owner: string; epoch: number; restartSafe: boolean; expiresAt: string | null }
+  | {
+      reserved: false;
+      busy: boolean;
+      status: RunStatus | null;
+      restartSafe: boolean;
+      /** Not waiting: the run's owner ('' for none). */
+      owner?: string;
+      /**
+       * SPEC §16: the answer of the run's leg is owed to this wait (owe-answer). `status` running:
+       * the leg still runs; otherwise it parked or ended, and this wait took the answer (the run's own).
+       */
+      answerOwed?: boolean;
+      /** Busy: the reservation that holds it. */
+      held?: { token: string; forMs: number; owner: string };
+    };
+
+/** A wait Idempotency-Key used before (reserve-resume): its run, the first wait's token, and what is known of its answer. */
+export interface KeyUsed {
+  runId: string;
+  token: string;
+  /** The stream id of the first wait's answer, once a later leg moved the run past it. */
+  answerEvent: string | null;
+  /** How long the first wait's reservation has held the run, while it still does. */
+  heldForMs: number | null;
+}
+
+/** Run lifecycle writes and the run and transcript projections. */
+export class RunLedger {
+  private readonly log: EventLog;
+  private readonly index: SessionIndex;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: KeySpace,
+    private readonly scripts = ScriptLoader.default(),
+  ) {
+    this.log = new EventLog(redis, keys, scripts);
+    this.index = new SessionIndex(redis, keys, scripts);
+  }
+
+  /**
+   * Creates the session if missing, the run (status `requested`), its transcript input entry and
+   * `run.requested`. With an idempotency key (kept 24 h) already used in this session, writes
+   * nothing and answers the first request's runId. With `settingsVersion` (the session's
+   * `configVersion` its limits were computed from: `SessionLedger.settings`), writes nothing and
+   * answers `settingsChanged` when the session was configured since.
+   */
+  async request(
+    ref: SessionRef,
+    runId: string,
+    data: RunRequestedData,
+    opts: { idempotencyKey?: string; settingsVersion?: string } = {},
+  ): Promise<{ created: true } | { created: false; runId: string } | { created: false; settingsChanged: true }> {
+    const idempotencyKey = opts.idempotencyKey ?? data.idempotencyKey;
+    const { title, code, restartSafe, awaitResults, limits, shell, agentId, agents } = data;
+    // title and code are spliced in raw: Lua never decodes user-written text. The shell settings
+    // and agent follow them (spliced too), so the cell's own fields lead the data as they did
+    // before those were recorded (one-line views of the log cut the data short).
+    const head = JSON.stringify({
+      restartSafe,
+      awaitResults,
+      limits,
+      ...(agents === true ? { agents } : {}),
+      ...(idempotencyKey ? { idempotencyKey } : {}),
+    });
+    const raws: string[] = ['title', JSON.stringify(title), 'code', JSON.stringify(code)];
+    if (shell) raws.push('shell', JSON.stringify(shell));
+    if (agentId !== undefined) raws.push('agentId', JSON.stringify(agentId));
+    const keys = [...this.keys.scriptKeys(ref, runId), this.keys.idempotency(ref, idempotencyKey ?? '')];
+    const args = [
+      runId,
+      head,
+      idempotencyKey ?? '',
+      IDEMPOTENCY_TTL_SECONDS,
+      opts.settingsVersion ?? '',
+      String(raws.length / 2),
+      ...raws,
+      'restartSafe',
+      String(restartSafe),
+      'awaitResults',
+      String(awaitResults),
+    ];
+    const raw = await this.index.alongside(ref, () => guard(() => this.scripts.run(this.redis, 'request-run', keys, args)));
+    const reply = checkReply(raw, { runId, type: 'run.requested' });
+    if (reply[0] === LUA_CODES.settingsChanged) return { created: false, settingsChanged: true };
+    return reply[0] === LUA_CODES.ok ? { created: true } : { created: false, runId: String(reply[1]) };
+  }
+
+  /**
+   * A worker claims the run: only a `requested` run becomes `running` (owner, epoch, startedAt,
+   * `run.started`), and the `started` reply is published to `replyTo` in the same script.
+   * Anything else answers the current status and writes nothing, so a cell the API abandoned
+   * never runs later. With `claimToken`, a retry of a claim whose reply was lost answers started.
+   */
+  async start(
+    ref: SessionRef,
+    runId: string,
+    opts: { workerId: string; epoch: number; replyTo: string; recovery?: RunRecoverySeed; claimToken?: string },
+  ): Promise<{ started: true } | { started: false; status: RunStatus | null }> {
+    const args = [
+      runId,
+      opts.workerId,
+      opts.epoch,
+      opts.replyTo,
+      opts.recovery ? JSON.stringify(opts.recovery) : '',
+      opts.claimToken ?? '',
+    ];
+    const raw = await guard(() => this.scripts.run(this.redis, 'start-run', this.keys.scriptKeys(ref, runId), args));
+    const reply = checkReply(raw, { runId, epoch: opts.epoch, type: 'run.started' });
+    return reply[0] === LUA_CODES.ok ? { started: true } : { started: false, status: toRunStatus(reply[1]) };
+  }
+
+  /**
+   * Ends the run with its one terminal event, fenced by epoch: status, endedAt, lastResult and the
+   * transcript result entry in the same script, then the `result` reply to `replyTo`.
+   * @throws RunAlreadyEndedError when the run already ended; StaleEpochError; RunNotFoundError
+   */
+  async finish(
+    ref: SessionRef,
+    runId: string,
+    opts: { epoch: number; type: FinishType; result: CodeModeResult; replyTo?: string },
+  ): Promise<{ eventId: string; result: CodeModeResult }> {
+    const args = [runId, opts.epoch, opts.type, JSON.stringify(opts.result), opts.replyTo ?? '', ...repairArgs(opts.result)];
+    const raw = await guard(() => this.scripts.run(this.redis, 'finish-run', this.keys.scriptKeys(ref, runId), args));
+    const reply = checkReply(raw, { runId, epoch: opts.epoch, type: opts.type });
+    return { eventId: String(reply[1]), result: withRepair(opts.result, reply[2]) };
+  }
+
+  /**
+   * API side, when no worker started the run within its budget: a still-`requested` run ends
+   * with `run.failed` and `result`; otherwise answers the current status and writes nothing. With
+   * `idempotencyKey` (the exec's), the key is given back: a cell that never ran does not consume it.
+   */
+  async abandonUnstarted(
+    ref: SessionRef,
+    runId: string,
+    result: CodeModeResult,
+    idempotencyKey?: string,
+  ): Promise<{ abandoned: true } | { abandoned: false; status: RunStatus | null }> {
+    const keys = [...this.keys.scriptKeys(ref, runId), this.keys.idempotency(ref, idempotencyKey ?? '')];
+    const args = [runId, JSON.stringify(result), idempotencyKey === undefined ? '' : '1'];
+    const raw = await guard(() => this.scripts.run(this.redis, 'abandon-run', keys, args));
+    const reply = checkReply(raw, { runId, type: 'run.failed' });
+    return reply[0] === LUA_CODES.ok ? { abandoned: true } : { abandoned: false, status: toRunStatus(reply[1]) };
+  }
+
+  /** Records which session a run belongs to, tenant-wide (kept `ttlSeconds`). */
+  async locateLater(ref: SessionRef, runId: string, ttlSeconds: number): Promise<void> {
+    await guard(() => this.redis.set(this.keys.runLocation(ref.tenant, runId), ref.sessionId, 'EX', ttlSeconds));
+  }
+
+  /** The session of a run in this tenant, or null when the tenant has no such run. */
+  async locate(tenant: string, runId: string): Promise<string | null> {
+    return guard(() => this.redis.get(this.keys.runLocation(tenant, runId)));
+  }
+
+  /**
+   * API side of `wait`/abort: reserves a parked run for one resume, for `ttlMs`.
+   * `busy` when another wait holds it (SPEC: already being resumed).
+   */
+  async reserveResume(ref: SessionRef, runId: string, token: string, ttlMs: number): Promise<Reservation> {
+    return (await this.reserveResumeWith(ref, runId, token, ttlMs)) as Reservation;
+  }
+
+  /**
+   * `reserveResume` for a wait with an Idempotency-Key: the key's record is written with the
+   * reservation; a key used before answers `keyUsed` instead (unless it is the record whose token
+   * `replaces` names, which the caller found stale: keyedWaitStep).
+   */
+  reserveKeyedResume(
+    ref: SessionRef,
+    runId: string,
+    token: string,
+    ttlMs: number,
+    idempotency: { key: string; replaces: string },
+  ): Promise<Reservation | { reserved: false; keyUsed: KeyUsed }> {
+    return this.reserveResumeWith(ref, runId, token, ttlMs, idempotency);
+  }
+
+  private async reserveResumeWith(
+    ref: SessionRef,
+    runId: string,
+    token: string,
+    ttlMs: number,
+    idempotency?: { key: string; replaces: string },
+  ): Promise<Reservation | { reserved: false; keyUsed: KeyUsed }> {
+    const keys = [this.keys.run(ref, runId), this.keys.waitIdempotency(ref, idempotency?.key ?? '')];
+    const args = [token, ttlMs, idempotency ? '1' : '', idempotency?.replaces ?? '', IDEMPOTENCY_TTL_SECONDS * 1000];
+    const raw = await guard(() => this.scripts.run(this.redis, 'reserve-resume', keys, args));
+    const reply = checkReply(raw, { runId });
+    if (reply[0] === LUA_CODES.ok) {
+      return {
+        reserved: true,
+        owner: String(reply[1]),
+        epoch: Number(reply[2]),
+        restartSafe: reply[3] === 'true',
+        expiresAt: reply[4] ? String(reply[4]) : null,
+      };
+    }
+    if (reply[0] === 3) {
+      const [, usedRunId, usedToken, answerEvent, heldForMs] = reply;
+      return {
+        reserved: false,
+        keyUsed: {
+          runId: String(usedRunId),
+          token: String(usedToken),
+          answerEvent: answerEvent || null,
+          heldForMs: heldForMs ? Number(heldForMs) : null,
+        },
+      };
+    }
+    const refused = { reserved: false as const, busy: reply[0] === 2, status: toRunStatus(reply[1]), restartSafe: reply[2] === 'true' };
+    if (reply[0] === 4) return { ...refused, answerOwed: true };
+    if (reply[0] === 2 && reply[3])
+      return { ...refused, held: { token: String(reply[3]), forMs: Number(reply[4]), owner: String(reply[5] ?? '') } };
+    if (reply[0] === 0 && reply[1]) return { ...refused, owner: String(reply[3] ?? ''), ...(reply[4] ? { answerOwed: true } : {}) };
+    return refused;
+  }
+
+  /** The run a used wait key names, with the tokens of its last leg and of its reservation (keyedWaitStep). */
+  async keyedWait(ref: SessionRef, runId: string): Promise<{ view: RunView | null; legToken: string | null; resumeToken: string | null }> {
+    const hash = await guard(() => this.redis.hgetall(this.keys.run(ref, runId)));
+    return { view: runFromHash(ref, hash), legToken: hash.legToken ?? null, resumeToken: hash.resumeToken ?? null };
+  }
+
+  /** The result a parked or terminal event carries; null when the log no longer holds it. */
+  async resultAt(ref: SessionRef, eventId: string): Promise<CodeModeResult | null> {
+    const entries = await guard(() => this.redis.xrange(this.keys.events(ref), eventId, eventId));
+    if (entries.length === 0) return null;
+    const result = decodeEntry(entries[0]).data.result;
+    return result === undefined ? null : (result as CodeModeResult);
+  }
+
+  /**
+   * SPEC §16: the restartSafe leg of `runId` did not answer its caller in time; its answer is owed
+   * to the next wait. False when the run is no longer running (answer from the run instead).
+   */
+  async oweAnswer(ref: SessionRef, runId: string): Promise<boolean> {
+    const raw = await guard(() => this.scripts.run(this.redis, 'owe-answer', [this.keys.run(ref, runId)], []));
+    return checkReply(raw, { runId })[0] === LUA_CODES.ok;
+  }
+
+  /** Gives back a reservation the owner did not take; false when the owner already took it. */
+  async giveBackResume(ref: SessionRef, runId: string, token: string): Promise<boolean> {
+    const raw = await guard(() => this.scripts.run(this.redis, 'give-back-resume', [this.keys.run(ref, runId)], [token]));
+    return checkReply(raw, { runId })[0] === LUA_CODES.ok;
+  }
+
+  /**
+   * Worker side: takes the reservation `token` and appends `run.resumed` (with the wait input in
+   * the transcript), publishing `started` to `replyTo`; false when the reservation is not there.
+   */
+  async resume(
+    ref: SessionRef,
+    runId: string,
+    opts: { token: string; workerId: string; epoch: number; replyTo: string; input: unknown },
+  ): Promise<boolean> {
+    const args = [runId, opts.token, opts.workerId, opts.epoch, opts.replyTo, JSON.stringify(opts.input) ?? 'null'];
+    const raw = await this.index.alongside(ref, () =>
+      guard(() => this.scripts.run(this.redis, 'resume-run', this.keys.scriptKeys(ref, runId), args)),
+    );
+    return checkReply(raw, { runId, epoch: opts.epoch, type: 'run.resumed' })[0] === LUA_CODES.ok;
+  }
+
+  /** Appends any other run event (park, expiry, loss, …) through the generic fenced path. */
+  append(ref: SessionRef, input: AppendInput): Promise<{ eventId: string }> {
+    return this.log.append(ref, input);
+  }
+
+  /**
+   * An exec/wait refused on its input: `exec.rejected` plus transcript input and result entries.
+   * A refused exec is a failed cell of its session (SPEC §16, reject-exec.lua): answers its result
+   * with its `repair`. A refused wait leaves the run, and the count, untouched.
+   */
+  async reject(ref: SessionRef, call: 'exec' | 'wait', input: unknown, result: CodeModeResult): Promise<CodeModeResult> {
+    if (call === 'wait') {
+      await this.log.append(ref, { type: 'exec.rejected', data: { call, input: input ?? null, result } });
+      return result;
+    }
+    const args = [JSON.stringify(input ?? null), JSON.stringify(result), ...repairArgs(result)];
+    const raw = await this.index.alongside(ref, () =>
+      guard(() => this.scripts.run(this.redis, 'reject-exec', this.keys.scriptKeys(ref, ''), args)),
+    );
+    const reply = checkReply(raw, { type: 'exec.rejected' });
+    return withRepair(result, reply[2]);
+  }
+
+  async get(ref: SessionRef, runId: string): Promise<RunView | null> {
+    const hash = await guard(() => this.redis.hgetall(this.keys.run(ref, runId)));
+    return runFromHash(ref, hash);
+  }
+
+  /** The session's transcript in log order; null when the session was never created. */
+  async transcript(ref: SessionRef): Promise<TranscriptEntry[] | null> {
+    const multi = this.redis.multi().exists(this.keys.session(ref)).lrange(this.keys.transcript(ref), 0, -1);
+    const [exists, lines] = (await execMulti(multi)) as [number, string[]];
+    return exists === 1 ? lines.map((line) => JSON.parse(line) as TranscriptEntry) : null;
+  }
+
+  /**
+   * Recovery: takes the run over from `from` (the owner and epoch the caller saw), bumping its
+   * epoch so the old owner's writes are rejected from now on (`run.recovered`). With `token`, a
+   * parked run reserved by that wait; without, a running run whose cell job was re-delivered.
+   */
+  async takeOver(
+    ref: SessionRef,
+    runId: string,
+    opts: { workerId: string; from: { owner: string | null; epoch: number }; token?: string; reason: string },
+  ): Promise<{ taken: true; epoch: number } | { taken: false; status: RunStatus | null }> {
+    const args = [runId, opts.workerId, opts.from.owner ?? '', opts.from.epoch, opts.token ?? '', opts.reason];
+    const raw = await guard(() => this.scripts.run(this.redis, 'take-over-run', this.keys.scriptKeys(ref, runId), args));
+    const reply = checkReply(raw, { runId, type: 'run.recovered' });
+    return reply[0] === LUA_CODES.ok ? { taken: true, epoch: Number(reply[1]) } : { taken: false, status: toRunStatus(reply[1]) };
+  }
+
+  /** Gives up a parked run this worker holds at `epoch` (`run.released`): the next wait replays it. */
+  async release(ref: SessionRef, runId: string, opts: { workerId: string; epoch: number; reason: string }): Promise<boolean> {
+    const args = [runId, opts.workerId, opts.epoch, opts.reason];
+    const raw = await guard(() => this.scripts.run(this.redis, 'release-run', this.keys.scriptKeys(ref, runId), args));
+    return checkReply(raw, { runId, epoch: opts.epoch, type: 'run.released' })[0] === LUA_CODES.ok;
+  }
+}
