@@ -5,10 +5,10 @@ import { loadConfig, packageVersion } from '@codemode/config';
 import { ApiMetrics, createLogger, exitGracefullyOnSignals, logUnhandledRejections, NestPinoLogger } from '@codemode/telemetry';
 import { AppModule } from './app.module';
 import { BodyThreads } from './bodies/body-threads';
-import { ApiKeyRing } from './core/auth.guard';
-import { authenticate } from './core/authenticate.middleware';
-import { watchConnectionClose } from './core/connection-close';
-import { rawJsonBody } from './core/raw-body.middleware';
+import { ApiKeyRing } from './http/auth.guard';
+import { authenticate } from './http/authenticate.middleware';
+import { watchConnectionClose } from './http/connection-close';
+import { rawJsonBody } from './http/raw-body.middleware';
 import { httpDuration } from './metrics/http-duration.middleware';
 
 async function bootstrap(): Promise<void> {

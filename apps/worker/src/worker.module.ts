@@ -9,7 +9,7 @@ import { HealthModule } from './health/health.module';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { QuotasModule } from './quotas/quotas.module';
-import { ResumesModule } from './resumes/resumes.module';
+import { OwnQueueModule } from './own-queue/own-queue.module';
 
 @Global()
 @Module({})
@@ -17,7 +17,7 @@ export class WorkerModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [CoreModule, QuotasModule, CellsModule, ResumesModule, HealthModule, MetricsModule, LifecycleModule, FleetModule],
+      imports: [CoreModule, QuotasModule, CellsModule, OwnQueueModule, HealthModule, MetricsModule, LifecycleModule, FleetModule],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },

@@ -120,5 +120,5 @@ export {
   type NotificationDelivery,
   type NotificationOutcome,
   type NotificationTry,
-} from './webhook/notification-delivery';
-export { InFlightLimit, type InFlightBounds } from './webhook/in-flight-limit';
+} from './notifications/notification-delivery';
+export { InFlightLimit, type InFlightBounds } from './notifications/in-flight-limit';

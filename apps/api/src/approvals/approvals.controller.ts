@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
 import type { ApprovalView, SessionRef, TenantApprovalView } from '@codemode/contracts';
-import { JsonBody, requireObjectBody, requireOperator, Session, Tenant } from '../core/request-params';
-import type { ApiRequest, ParsedBody } from '../core/request-context';
+import { JsonBody, requireObjectBody, requireOperator, Session, Tenant } from '../http/request-params';
+import type { ApiRequest, ParsedBody } from '../http/request-context';
 import { ApprovalsService } from './approvals.service';
 
 /** Approvals of tool calls (SPEC §11): listing for any key, decisions for operator keys only. */

@@ -8,7 +8,7 @@ import {
   type TenantApprovalView,
 } from '@codemode/contracts';
 import { ApprovalClosedError, ApprovalLedger, ApprovalNotFoundError, EventLog } from '@codemode/events';
-import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
+import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../http/api-errors';
 import { APP_CONFIG } from '../core/tokens';
 
 /** Pending approvals and their decisions over REST (SPEC §11). */

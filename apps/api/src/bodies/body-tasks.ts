@@ -1,4 +1,4 @@
-import { parseJsonBytes, type ParsedJson } from '../core/json-bytes';
+import { parseJsonBytes, type ParsedJson } from '../http/json-bytes';
 import { checkExecBody, type ExecBody } from '../runs/exec-body';
 import { checkToolResults, type ToolResultsCheck } from '../runs/tool-results-body';
 import { checkSessionSkillsPut, checkTenantSkillPut, type SessionSkillsCheck, type TenantSkillCheck } from '../skills/skills-body';

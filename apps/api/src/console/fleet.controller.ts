@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import type { FleetView } from '@codemode/contracts';
-import { Tenant } from '../core/request-params';
+import { Tenant } from '../http/request-params';
 import { FleetService } from './fleet.service';
 
 /** `GET /v1/fleet`: live workers, the cell queue, and the caller's own live runs per worker. */

@@ -3,7 +3,7 @@ import type { FleetCapacity, FleetRun, FleetView, FleetWorker, FleetWorkerReport
 import { apiTenancy, type AppConfig } from '@codemode/config';
 import { RunListing, SessionIndex } from '@codemode/events';
 import { NodeRegistry, nodeView, WorkerReports } from '@codemode/fleet';
-import { CellQueue } from '../core/cell-queue';
+import { CellQueue } from '../queues/cell-queue';
 import { APP_CONFIG } from '../core/tokens';
 
 /** Sessions of the tenant, newest activity first, whose live runs the fleet view places on workers. */

@@ -42,11 +42,11 @@ import {
 import type { Logger } from '@codemode/telemetry';
 import { SessionStore } from '@codemode/store';
 import { BodyThreads } from '../bodies/body-threads';
-import { CellQueue } from './cell-queue';
+import { CellQueue } from '../queues/cell-queue';
 import { providersFrom } from './lib-providers';
-import { ShellQueue } from './shell-queue';
+import { ShellQueue } from '../queues/shell-queue';
 import { TenancyAnnouncement } from './tenancy-announcement.service';
-import { WorkerQueues } from './worker-queues';
+import { WorkerQueues } from '../queues/worker-queues';
 import { APP_CONFIG, LOGGER, REDIS } from './tokens';
 
 export function connect(config: AppConfig, logger: Logger, name: string, options: CreateRedisOptions = {}): RedisClient {

@@ -15,8 +15,8 @@ import {
 } from '@codemode/contracts';
 import { packageVersion } from '@codemode/config';
 import type { Logger } from '@codemode/telemetry';
-import { closeSignalOf, untilClosed } from '../core/connection-close';
-import { bodyRefusalError, type ApiRequest, type ParsedBody } from '../core/request-context';
+import { closeSignalOf, untilClosed } from '../http/connection-close';
+import { bodyRefusalError, type ApiRequest, type ParsedBody } from '../http/request-context';
 import { LOGGER } from '../core/tokens';
 import { TenantLimitException } from '../quotas/tenant-limit.exception';
 import { TenantLimits } from '../quotas/tenant-limits.service';

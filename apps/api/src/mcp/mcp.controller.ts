@@ -1,7 +1,7 @@
 import { All, Controller, Req, Res } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import type { ApiRequest } from '../core/request-context';
-import { Tenant } from '../core/request-params';
+import type { ApiRequest } from '../http/request-context';
+import { Tenant } from '../http/request-params';
 import { McpEndpoint } from './mcp-endpoint.service';
 
 /** `/mcp` (SPEC §14): POST for requests, GET for the notification stream, DELETE to end a session. */

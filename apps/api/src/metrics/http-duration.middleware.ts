@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { UNMATCHED_ROUTE, type ApiMetrics } from '@codemode/telemetry';
-import type { ApiRequest } from '../core/request-context';
+import type { ApiRequest } from '../http/request-context';
 
 /**
  * Times every request, guard rejections and 404s included (an interceptor would miss both). The

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ApiMetrics } from '@codemode/telemetry';
-import { CellQueue } from '../core/cell-queue';
-import { ShellQueue } from '../core/shell-queue';
+import { CellQueue } from '../queues/cell-queue';
+import { ShellQueue } from '../queues/shell-queue';
 
 /**
  * `codemode_queue_*` read from Redis on each scrape rather than on a timer: every API replica

@@ -2,10 +2,10 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Req, Res } from '@nestj
 import type { ServerResponse } from 'node:http';
 import type { KeyRole } from '@codemode/config';
 import { NODE_ID_PATTERN, type NodeView } from '@codemode/contracts';
-import { InvalidInputException } from '../core/api-errors';
-import { ConnectionClosed } from '../core/connection-close';
-import type { ApiRequest, ParsedBody } from '../core/request-context';
-import { JsonBody, requireObjectBody, requireOperator, Role, Tenant } from '../core/request-params';
+import { InvalidInputException } from '../http/api-errors';
+import { ConnectionClosed } from '../http/connection-close';
+import type { ApiRequest, ParsedBody } from '../http/request-context';
+import { JsonBody, requireObjectBody, requireOperator, Role, Tenant } from '../http/request-params';
 import { NodeConnections } from './node-connections.service';
 
 /** SPEC §15: paired nodes. `connect` is the node's own long-lived connection; the rest are REST. */

@@ -1,7 +1,7 @@
 import { Controller, Get, Put, Req } from '@nestjs/common';
 import type { Policy } from '@codemode/contracts';
-import { JsonBody, requireObjectBody, requireOperator, Tenant } from '../core/request-params';
-import type { ApiRequest, ParsedBody } from '../core/request-context';
+import { JsonBody, requireObjectBody, requireOperator, Tenant } from '../http/request-params';
+import type { ApiRequest, ParsedBody } from '../http/request-context';
 import { PolicyService } from './policy.service';
 
 /** `GET`/`PUT /v1/policy` (SPEC §11): the tenant-wide tool policy. */

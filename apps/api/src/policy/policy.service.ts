@@ -3,7 +3,7 @@ import { PolicySchema, type Policy, type SessionRef } from '@codemode/contracts'
 import type { AppConfig } from '@codemode/config';
 import { PolicyStore } from '@codemode/events';
 import { mergePolicies } from '@codemode/tools';
-import { InvalidInputException } from '../core/api-errors';
+import { InvalidInputException } from '../http/api-errors';
 import { APP_CONFIG } from '../core/tokens';
 
 /** The stored policy when none was ever put: no rules, every call allowed. */

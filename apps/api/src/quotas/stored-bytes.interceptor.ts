@@ -3,7 +3,7 @@ import { SESSION_ID_PATTERN } from '@codemode/contracts';
 import type { ServerResponse } from 'node:http';
 import { from, type Observable } from 'rxjs';
 import { finalize, switchMap } from 'rxjs/operators';
-import type { ApiRequest } from '../core/request-context';
+import type { ApiRequest } from '../http/request-context';
 import { TenantLimitException } from './tenant-limit.exception';
 import { TenantLimits } from './tenant-limits.service';
 import { retryAfter } from './tenant-rate.guard';

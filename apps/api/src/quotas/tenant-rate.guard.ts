@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import { routePath, type ApiRequest } from '../core/request-context';
+import { routePath, type ApiRequest } from '../http/request-context';
 import { TenantLimitException } from './tenant-limit.exception';
 import { TenantLimits } from './tenant-limits.service';
 

@@ -4,8 +4,8 @@ import { isEndedStatus, type CodeModeResult, type SessionRef } from '@codemode/c
 import { RunAlreadyEndedError, RunEnds, RunLedger, RunReplies } from '@codemode/events';
 import { ABORTED_MESSAGE, emptyTelemetry } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
-import { ConflictApiException, NotFoundApiException } from '../core/api-errors';
-import { WorkerQueues } from '../core/worker-queues';
+import { ConflictApiException, NotFoundApiException } from '../http/api-errors';
+import { WorkerQueues } from '../queues/worker-queues';
 import { LOGGER } from '../core/tokens';
 
 /** How long the owner gets to discard the parked cell before the API ends the run itself. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { SESSION_ID_PATTERN, type CodeModeResult } from '@codemode/contracts';
 import { hostFailureResult } from '@codemode/cells';
-import type { ParsedBody } from '../core/request-context';
+import type { ParsedBody } from '../http/request-context';
 import { STORAGE_QUOTA_ERROR, TenantLimits } from '../quotas/tenant-limits.service';
 import { ExecService } from './exec.service';
 import { WaitService } from './wait.service';

@@ -26,9 +26,9 @@ import {
 } from '@codemode/events';
 import { emptyTelemetry, failedInputResult, hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
-import { CellQueue } from '../core/cell-queue';
+import { CellQueue } from '../queues/cell-queue';
 import { BodyThreads } from '../bodies/body-threads';
-import { bodyRefusalError, type ParsedBody } from '../core/request-context';
+import { bodyRefusalError, type ParsedBody } from '../http/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import {
   IDEMPOTENCY_KEY_PATTERN,

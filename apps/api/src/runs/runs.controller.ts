@@ -2,9 +2,9 @@ import { Controller, Delete, Get, Headers, HttpCode, Param, Post, Res, UseInterc
 import type { ServerResponse } from 'node:http';
 import { RUN_ID_PATTERN, type CodeModeResult, type RunView, type SessionRef } from '@codemode/contracts';
 import { RunLedger } from '@codemode/events';
-import { NotFoundApiException } from '../core/api-errors';
-import { JsonBody, Session, Tenant } from '../core/request-params';
-import type { ParsedBody } from '../core/request-context';
+import { NotFoundApiException } from '../http/api-errors';
+import { JsonBody, Session, Tenant } from '../http/request-params';
+import type { ParsedBody } from '../http/request-context';
 import { StoredBytesInterceptor } from '../quotas/stored-bytes.interceptor';
 import { TenantLimitException } from '../quotas/tenant-limit.exception';
 import { retryAfter } from '../quotas/tenant-rate.guard';

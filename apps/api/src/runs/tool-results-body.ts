@@ -1,5 +1,5 @@
 import { ToolResultsInputSchema, type ToolResult } from '@codemode/contracts';
-import { BODY_NOT_JSON_ERROR } from '../core/request-context';
+import { BODY_NOT_JSON_ERROR } from '../http/request-context';
 
 export type ToolResultsCheck = { ok: true; results: ToolResult[] } | { ok: false; error: string; field?: string };
 

@@ -12,11 +12,11 @@ import {
   RunReplies,
   StaleEpochError,
 } from '@codemode/events';
-import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../core/api-errors';
-import { WorkerQueues } from '../core/worker-queues';
+import { ConflictApiException, InvalidInputException, NotFoundApiException } from '../http/api-errors';
+import { WorkerQueues } from '../queues/worker-queues';
 import { BodyThreads } from '../bodies/body-threads';
-import { requireObjectBody } from '../core/request-params';
-import type { ParsedBody } from '../core/request-context';
+import { requireObjectBody } from '../http/request-params';
+import type { ParsedBody } from '../http/request-context';
 import { checkToolResults, type ToolResultsCheck } from './tool-results-body';
 
 const OWNER_ACK_MS = 5000;

@@ -36,9 +36,9 @@ import {
   RUN_UNAVAILABLE_MESSAGE,
 } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
-import { CellQueue } from '../core/cell-queue';
-import { WorkerQueues } from '../core/worker-queues';
-import { BODY_NOT_JSON_ERROR, bodyRefusalError, type ParsedBody } from '../core/request-context';
+import { CellQueue } from '../queues/cell-queue';
+import { WorkerQueues } from '../queues/worker-queues';
+import { BODY_NOT_JSON_ERROR, bodyRefusalError, type ParsedBody } from '../http/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import {
   endedRunError,

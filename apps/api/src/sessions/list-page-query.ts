@@ -1,5 +1,5 @@
 import { ListPageQuerySchema, type ListPageQuery } from '@codemode/contracts';
-import { InvalidInputException } from '../core/api-errors';
+import { InvalidInputException } from '../http/api-errors';
 
 /** `?limit=&cursor=` of a listing, or a 400 naming the field. */
 export function parseListPageQuery(query: Record<string, unknown>): ListPageQuery {

@@ -3,7 +3,7 @@ import type { SessionDeleted, SessionRef } from '@codemode/contracts';
 import { KeySpace, publishWorkspaceRemoval, SessionRemoval } from '@codemode/events';
 import type { RedisClient } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
-import { ConflictApiException, NotFoundApiException } from '../core/api-errors';
+import { ConflictApiException, NotFoundApiException } from '../http/api-errors';
 import { LOGGER, REDIS } from '../core/tokens';
 import { AbortService } from '../runs/abort.service';
 

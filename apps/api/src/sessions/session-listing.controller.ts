@@ -1,6 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import type { RunList, SessionList, SessionRef } from '@codemode/contracts';
-import { Session, Tenant } from '../core/request-params';
+import { Session, Tenant } from '../http/request-params';
 import { parseListPageQuery } from './list-page-query';
 import { SessionListing } from './session-listing.service';
 

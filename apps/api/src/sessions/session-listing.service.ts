@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ListPageQuery, RunList, RunView, SessionList, SessionRef, SessionSummary } from '@codemode/contracts';
 import { RunListing, SessionIndex, SessionLedger } from '@codemode/events';
-import { NotFoundApiException } from '../core/api-errors';
+import { NotFoundApiException } from '../http/api-errors';
 
 /** The operator listings: a tenant's sessions by last activity, a session's runs newest first. */
 @Injectable()

@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Put, Req, UseInterceptors } from '@nestjs/common';
 import type { SessionConfig, SessionDeleted, SessionRef, SessionView, TranscriptEntry } from '@codemode/contracts';
-import { JsonBody, requireObjectBody, requireOperator, Session } from '../core/request-params';
-import type { ApiRequest, ParsedBody } from '../core/request-context';
+import { JsonBody, requireObjectBody, requireOperator, Session } from '../http/request-params';
+import type { ApiRequest, ParsedBody } from '../http/request-context';
 import { parseSessionPolicy, PolicyService } from '../policy/policy.service';
 import { StoredBytesInterceptor } from '../quotas/stored-bytes.interceptor';
 import { SessionDeletion } from './session-deletion.service';

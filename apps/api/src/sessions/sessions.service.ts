@@ -15,7 +15,7 @@ import {
 } from '@codemode/config';
 import { RunLedger, SessionLedger } from '@codemode/events';
 import { findRefusedUrl, refusalReason, WebhookAddressPolicy, WebhookAllowList } from '@codemode/tools';
-import { InvalidInputException, NotFoundApiException } from '../core/api-errors';
+import { InvalidInputException, NotFoundApiException } from '../http/api-errors';
 import { APP_CONFIG } from '../core/tokens';
 
 type StoredSession = NonNullable<Awaited<ReturnType<SessionLedger['get']>>>;

@@ -1,8 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
 import type { SessionRef } from '@codemode/contracts';
 import { SessionStore } from '@codemode/store';
-import { NotFoundApiException } from '../core/api-errors';
-import { Session } from '../core/request-params';
+import { NotFoundApiException } from '../http/api-errors';
+import { Session } from '../http/request-params';
 
 @Controller('v1/sessions/:sid/store')
 export class StoreController {

@@ -1,8 +1,8 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
 import type { SessionRef, ShellAnswer } from '@codemode/contracts';
 import type { KeyRole } from '@codemode/config';
-import { JsonBody, requireObjectBody, Role, Session } from '../core/request-params';
-import type { ParsedBody } from '../core/request-context';
+import { JsonBody, requireObjectBody, Role, Session } from '../http/request-params';
+import type { ParsedBody } from '../http/request-context';
 import { ShellService } from './shell.service';
 
 @Controller('v1/sessions/:sid')

@@ -14,9 +14,9 @@ import { RunReplies, SessionLedger } from '@codemode/events';
 import { WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import { shellRouteRefusal } from '@codemode/tools';
-import { InvalidInputException, PolicyDeniedApiException } from '../core/api-errors';
-import { ShellQueue } from '../core/shell-queue';
-import { WorkerQueues } from '../core/worker-queues';
+import { InvalidInputException, PolicyDeniedApiException } from '../http/api-errors';
+import { ShellQueue } from '../queues/shell-queue';
+import { WorkerQueues } from '../queues/worker-queues';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { PolicyService } from '../policy/policy.service';
 

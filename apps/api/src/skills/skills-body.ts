@@ -1,6 +1,6 @@
 import { SessionSkillsPutSchema, TenantSkillPutSchema, type Skill } from '@codemode/contracts';
 import type { z } from 'zod';
-import { BODY_NOT_JSON_ERROR } from '../core/request-context';
+import { BODY_NOT_JSON_ERROR } from '../http/request-context';
 
 /** A body refused: the 400's error (`<field>: <why>`) and the field it names. */
 export interface SkillsBodyRefusal {

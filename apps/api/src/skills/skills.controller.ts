@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, Param, Put, Req, UseInterceptors } from '@nestjs/common';
 import type { SessionRef, Skill, SkillSummary } from '@codemode/contracts';
-import { JsonBody, requireOperator, Session, Tenant } from '../core/request-params';
-import type { ApiRequest, ParsedBody } from '../core/request-context';
+import { JsonBody, requireOperator, Session, Tenant } from '../http/request-params';
+import type { ApiRequest, ParsedBody } from '../http/request-context';
 import { StoredBytesInterceptor } from '../quotas/stored-bytes.interceptor';
 import { SkillsService } from './skills.service';
 

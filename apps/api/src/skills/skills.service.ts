@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { isSkillName, MAX_SKILLS, SKILL_NAME_RULE, type SessionRef, type Skill, type SkillSummary } from '@codemode/contracts';
 import { SkillLedger } from '@codemode/events';
 import { BodyThreads } from '../bodies/body-threads';
-import { InvalidInputException, NotFoundApiException } from '../core/api-errors';
-import { requireObjectBody } from '../core/request-params';
-import type { ParsedBody } from '../core/request-context';
+import { InvalidInputException, NotFoundApiException } from '../http/api-errors';
+import { requireObjectBody } from '../http/request-params';
+import type { ParsedBody } from '../http/request-context';
 import {
   checkSessionSkillsPut,
   checkTenantSkillPut,

@@ -1,7 +1,7 @@
 import { ClientToolsPutSchema, type ClientTool, type ToolsView } from '@codemode/contracts';
 import type { ToolDefinition } from '@codemode/catalog';
 import { SessionToolCatalog, type McpServerScope } from '@codemode/tools';
-import { BODY_NOT_JSON_ERROR } from '../core/request-context';
+import { BODY_NOT_JSON_ERROR } from '../http/request-context';
 
 /** What a session's catalog view is built from besides its client tools. */
 export interface ToolsViewContext {

@@ -9,10 +9,10 @@ import {
   type ToolsView,
 } from '@codemode/contracts';
 import type { KeyRole } from '@codemode/config';
-import { InvalidInputException } from '../core/api-errors';
-import { jsonReply } from '../core/json-reply';
-import { JsonBody, Role, Session } from '../core/request-params';
-import type { ParsedBody } from '../core/request-context';
+import { InvalidInputException } from '../http/api-errors';
+import { jsonReply } from '../http/json-reply';
+import { JsonBody, Role, Session } from '../http/request-params';
+import type { ParsedBody } from '../http/request-context';
 import { StoredBytesInterceptor } from '../quotas/stored-bytes.interceptor';
 import { ToolsService, type ToolsAnswer } from './tools.service';
 

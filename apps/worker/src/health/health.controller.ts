@@ -4,7 +4,7 @@ import { SandboxPool } from '@codemode/sandbox';
 import { CellsProcessor } from '../cells/cells.processor';
 import { REDIS } from '../core/tokens';
 import { PresenceHeartbeat } from '../lifecycle/presence-heartbeat.service';
-import { ResumesProcessor } from '../resumes/resumes.processor';
+import { OwnQueueProcessor } from '../own-queue/own-queue.processor';
 import { ShellConfinement } from '../shell/shell-confinement.service';
 import { ToolHosts } from '../tools/tool-hosts.service';
 
@@ -20,7 +20,7 @@ export class HealthController {
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly pool: SandboxPool,
     private readonly cells: CellsProcessor,
-    private readonly resumes: ResumesProcessor,
+    private readonly resumes: OwnQueueProcessor,
     private readonly confinement: ShellConfinement,
     private readonly tools: ToolHosts,
     private readonly heartbeat: PresenceHeartbeat,

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CellsModule } from '../cells/cells.module';
 import { RecoveryModule } from '../recovery/recovery.module';
-import { ResumesModule } from '../resumes/resumes.module';
+import { OwnQueueModule } from '../own-queue/own-queue.module';
 import { RunsModule } from '../runs/runs.module';
 import { ShellModule } from '../shell/shell.module';
 import { LiveRunSweeper } from './live-run-sweeper.service';
@@ -12,7 +12,7 @@ import { WorkerShutdown } from './worker-shutdown.service';
 import { WorkspaceCleanup } from './workspace-cleanup.service';
 
 @Module({
-  imports: [CellsModule, RecoveryModule, ResumesModule, RunsModule, ShellModule],
+  imports: [CellsModule, RecoveryModule, OwnQueueModule, RunsModule, ShellModule],
   providers: [WorkerShutdown, PresenceHeartbeat, ParkedRunSweeper, LiveRunSweeper, WorkerQueueJanitor, WorkspaceCleanup],
   exports: [PresenceHeartbeat],
 })

@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import type { Logger } from '@codemode/telemetry';
 import { LOGGER } from '../core/tokens';
 import { CellsProcessor } from '../cells/cells.processor';
-import { ResumesProcessor } from '../resumes/resumes.processor';
+import { OwnQueueProcessor } from '../own-queue/own-queue.processor';
 import { ResidentRuns } from '../runs/resident-runs.service';
 import { ShellCalls } from '../shell/shell-calls.service';
 import { ShellProcessor } from '../shell/shell.processor';
@@ -23,7 +23,7 @@ export const SHUTDOWN_LOST_REASON = 'the worker holding the parked cell shut dow
 export class WorkerShutdown implements BeforeApplicationShutdown {
   constructor(
     private readonly cells: CellsProcessor,
-    private readonly resumes: ResumesProcessor,
+    private readonly resumes: OwnQueueProcessor,
     private readonly residentRuns: ResidentRuns,
     private readonly shell: ShellProcessor,
     private readonly shellCalls: ShellCalls,

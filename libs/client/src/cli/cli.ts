@@ -5,7 +5,7 @@ import { parseCli, USAGE, type CliCommand, type CliEnv } from './args';
 import { eventsCommand } from './commands/events';
 import { execCommand, waitCommand } from './commands/exec';
 import { mcpCommand } from './commands/mcp';
-import { nodeCommand } from './commands/node';
+import { nodeCommand } from './node-agent/node-command';
 import { shellCommand } from './commands/shell';
 import { toolsGetCommand, toolsPutCommand } from './commands/tools';
 import type { CliIo, CommandContext } from './context';

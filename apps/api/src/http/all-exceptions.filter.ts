@@ -8,7 +8,7 @@ import { emptyTelemetry, failedInputResult } from '@codemode/cells';
 import { InvalidInputException, StoreUnavailableException } from './api-errors';
 import { isCodeModeCall } from './raw-body.middleware';
 import type { ApiRequest } from './request-context';
-import { LOGGER } from './tokens';
+import { LOGGER } from '../core/tokens';
 
 const CODE_BY_STATUS: Record<number, ApiErrorCode> = {
   400: 'invalid_input',

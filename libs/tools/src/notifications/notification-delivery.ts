@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { systemResolver, type HostResolver, type WebhookAddressPolicy } from './address-policy';
-import { pinnedLookup } from './pinned-lookup';
-import { signedJsonHeaders } from './signature';
-import { refusalReason, WebhookAddressRefusedError } from './webhook-address-errors';
-import { postBounded } from './webhook-request';
+import { systemResolver, type HostResolver, type WebhookAddressPolicy } from '../webhook/address-policy';
+import { pinnedLookup } from '../webhook/pinned-lookup';
+import { signedJsonHeaders } from '../webhook/signature';
+import { refusalReason, WebhookAddressRefusedError } from '../webhook/webhook-address-errors';
+import { postBounded } from '../webhook/webhook-request';
 
 /** Tries in all, the first included (SPEC §7: "retried with backoff up to 5 times"). */
 export const NOTIFICATION_MAX_ATTEMPTS = 5;

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebhookAddressPolicy, WebhookAllowList } from './address-policy';
+import { WebhookAddressPolicy, WebhookAllowList } from '../webhook/address-policy';
 import { backoffMs, deliverNotification, NOTIFICATION_MAX_ATTEMPTS, shouldRetry, type NotificationDelivery } from './notification-delivery';
-import { verifyWebhookSignature } from './signature';
+import { verifyWebhookSignature } from '../webhook/signature';
 
 /** Development mode: loopback (these tests' own server) may be reached. */
 const LOOPBACK_OK = new WebhookAddressPolicy(new WebhookAllowList(), 'single');

@@ -27,7 +27,7 @@ const CONCURRENCY = 128;
  * waiting polls and node calls never fill this concurrency ahead of another's resumes.
  */
 @Injectable()
-export class ResumesProcessor extends QueueProcessor {
+export class OwnQueueProcessor extends QueueProcessor {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) logger: Logger,
