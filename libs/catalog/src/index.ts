@@ -55,3 +55,4 @@ export { RESULTS_API_PATH } from './results-api';
 export { AGENTS_API_PATH, NODES_API_PATH, SKILLS_API_PATH } from './platform-api';
 export { platformSurface, platformSurfaces, type SurfaceOptions } from './platform-surfaces';
 export { catalogTelemetry, type CatalogTelemetry } from './telemetry';
+export { RepeatableCalls } from './repeatable-calls';
