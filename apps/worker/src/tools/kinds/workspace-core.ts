@@ -1,0 +1,20 @@
+import { isWorkspaceToolName, runCoreTool } from '@codemode/tools';
+import type { ShellHost } from '../../shell/shell-host.service';
+import { ToolCallError } from '../tool-call-error';
+import type { KindCall, ResolvedTool, ToolKind } from './tool-kind';
+
+/** The core tools that read the session's workspace (`read`, `ls`, `find`, `grep`), answered in this process. */
+export class WorkspaceCoreKind implements ToolKind {
+  readonly answeredBy = 'worker';
+
+  constructor(private readonly shell: Pick<ShellHost, 'workspaceOf'>) {}
+
+  handles({ entry }: ResolvedTool): boolean {
+    return entry.source === 'openclaw' && isWorkspaceToolName(entry.toolName);
+  }
+
+  async call({ entry, run, input }: KindCall): Promise<unknown> {
+    if (!isWorkspaceToolName(entry.toolName)) throw new ToolCallError(`tool ${entry.callableName} has no implementation on this worker.`);
+    return runCoreTool(entry.toolName, input, { workspaceRoot: this.shell.workspaceOf(run.ref) });
+  }
+}
