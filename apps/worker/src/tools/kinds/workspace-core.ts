@@ -1,6 +1,5 @@
 import { isWorkspaceToolName, runCoreTool } from '@codemode/tools';
 import type { ShellHost } from '../../shell/shell-host.service';
-import { ToolCallError } from '../tool-call-error';
 import type { KindCall, ResolvedTool, ToolKind } from './tool-kind';
 
 /** The core tools that read the session's workspace (`read`, `ls`, `find`, `grep`), answered in this process. */
@@ -14,7 +13,6 @@ export class WorkspaceCoreKind implements ToolKind {
   }
 
   async call({ entry, run, input }: KindCall): Promise<unknown> {
-    if (!isWorkspaceToolName(entry.toolName)) throw new ToolCallError(`tool ${entry.callableName} has no implementation on this worker.`);
     return runCoreTool(entry.toolName, input, { workspaceRoot: this.shell.workspaceOf(run.ref) });
   }
 }
