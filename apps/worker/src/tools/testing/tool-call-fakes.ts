@@ -3,6 +3,7 @@ import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
 import { mcpToolDefinition } from '@codemode/catalog';
 import type { BridgeCall } from '@codemode/cells';
 import {
+  ApprovalClosedError,
   RunHistoryLimitError,
   type AppendInput,
   type ApprovalLedger,
@@ -43,13 +44,18 @@ export class MemoryEventLog implements Pick<EventLog, 'append' | 'appendAll'> {
   }
 }
 
-/** Approvals as the ledger keeps them, in memory: `decided` answers a call's approval at once. */
+/**
+ * Approvals as the ledger keeps them, in memory: `decided` answers a new approval at once;
+ * `decide` is an operator's (or the timeout's) decision later; `voided` closes every approval as
+ * a run that ended does.
+ */
 export class MemoryApprovals {
-  readonly requested: StoredApproval[] = [];
+  readonly byId = new Map<string, StoredApproval>();
   decided: ApprovalDecision | undefined;
+  voided = false;
 
-  forCall(): Promise<StoredApproval | null> {
-    return Promise.resolve(null);
+  forCall(_ref: unknown, runId: string, callId: string): Promise<StoredApproval | null> {
+    return Promise.resolve([...this.byId.values()].find((a) => a.runId === runId && a.callId === callId) ?? null);
   }
 
   request(_ref: unknown, req: ApprovalRequest): Promise<StoredApproval> {
@@ -58,8 +64,26 @@ export class MemoryApprovals {
       requestedAt: new Date().toISOString(),
       ...(this.decided ? { decision: this.decided } : {}),
     } as StoredApproval;
-    this.requested.push(approval);
+    this.byId.set(approval.approvalId, approval);
     return Promise.resolve(approval);
+  }
+
+  get(_ref: unknown, approvalId: string): Promise<StoredApproval | null> {
+    return Promise.resolve(this.byId.get(approvalId) ?? null);
+  }
+
+  decide(_ref: unknown, approvalId: string, decision: Omit<ApprovalDecision, 'decidedAt'>): Promise<StoredApproval> {
+    const approval = this.byId.get(approvalId);
+    if (!approval) return Promise.reject(new Error(`no approval ${approvalId}`));
+    if (this.voided) return Promise.reject(new ApprovalClosedError(approvalId, 'voided'));
+    if (approval.decision) return Promise.reject(new ApprovalClosedError(approvalId, 'decided'));
+    const decided = { ...approval, decision: { ...decision, decidedAt: new Date().toISOString() } } as StoredApproval;
+    this.byId.set(approvalId, decided);
+    return Promise.resolve(decided);
+  }
+
+  get requested(): StoredApproval[] {
+    return [...this.byId.values()];
   }
 }
 
@@ -113,7 +137,7 @@ export function recordingGate(): CallGate & { moves: string[] } {
 /** One run's pipeline over the fakes above, as `RunToolHost` assembles it. */
 export function pipelineOver(
   kinds: readonly ToolKind[],
-  options: { run?: ToolRun; policy?: Policy; catalog?: SessionToolCatalog; legLeftMs?: number } = {},
+  options: { run?: ToolRun; policy?: Policy; catalog?: SessionToolCatalog; legLeftMs?: number; approvalTimeoutMs?: number } = {},
 ) {
   const run = options.run ?? RUN;
   const catalog = options.catalog ?? sessionCatalog();
@@ -121,12 +145,13 @@ export function pipelineOver(
   const approvals = new MemoryApprovals();
   const metrics = new WorkerMetrics('test');
   const stopped: string[] = [];
+  const notices: string[] = [];
   const events = new RunEventWriter(log, run, () => stopped.push(run.runId));
   const policy = new CallPolicy(options.policy ?? { rules: [] }, run, {
     approvals: approvals as unknown as ApprovalLedger,
     metrics,
-    approvalTimeoutMs: 60_000,
-    requested: () => undefined,
+    approvalTimeoutMs: options.approvalTimeoutMs ?? 60_000,
+    requested: (approval) => notices.push(approval.approvalId),
     endpointOf: (entry) => (entry.source === 'client' ? catalog.clientTools.get(entry.toolName)?.endpoint : undefined),
     append: (type, data) => events.append({ type, runId: run.runId, epoch: run.epoch, data }),
   });
@@ -141,5 +166,5 @@ export function pipelineOver(
     counted: () => (calls += 1),
     legLeft: () => options.legLeftMs ?? 30_000,
   });
-  return { pipeline, log, approvals, events, stopped, metrics, catalog, callCount: () => calls };
+  return { pipeline, policy, log, approvals, notices, events, stopped, metrics, catalog, callCount: () => calls };
 }
