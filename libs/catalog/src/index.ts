@@ -53,5 +53,6 @@ export {
 } from './api-files';
 export { RESULTS_API_PATH } from './results-api';
 export { AGENTS_API_PATH, NODES_API_PATH, SKILLS_API_PATH } from './platform-api';
-export { platformSurface, platformSurfaces, type SurfaceOptions } from './platform-surfaces';
+export { platformSurface, platformSurfaces, surfaceAnsweredBy, type SurfaceOptions, type WorkerSurfaceName } from './platform-surfaces';
 export { catalogTelemetry, type CatalogTelemetry } from './telemetry';
+export { RepeatableCalls } from './repeatable-calls';

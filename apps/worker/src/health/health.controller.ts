@@ -6,7 +6,7 @@ import { REDIS } from '../core/tokens';
 import { PresenceHeartbeat } from '../lifecycle/presence-heartbeat.service';
 import { OwnQueueProcessor } from '../own-queue/own-queue.processor';
 import { ShellConfinement } from '../shell/shell-confinement.service';
-import { ToolHosts } from '../tools/tool-hosts.service';
+import { McpDeployment } from '../tools/mcp-deployment.service';
 
 /**
  * The worker's own health, on WORKER_METRICS_PORT. Ready = Redis answers, sandbox warm, consuming,
@@ -22,7 +22,7 @@ export class HealthController {
     private readonly cells: CellsProcessor,
     private readonly resumes: OwnQueueProcessor,
     private readonly confinement: ShellConfinement,
-    private readonly tools: ToolHosts,
+    private readonly mcp: McpDeployment,
     private readonly heartbeat: PresenceHeartbeat,
   ) {}
 
@@ -32,7 +32,7 @@ export class HealthController {
   }
 
   @Get('ready')
-  async ready(): Promise<{ status: 'ok'; sandbox: ReturnType<SandboxPool['stats']>; mcp: ReturnType<ToolHosts['mcpStatuses']> }> {
+  async ready(): Promise<{ status: 'ok'; sandbox: ReturnType<SandboxPool['stats']>; mcp: ReturnType<McpDeployment['statuses']> }> {
     // SPEC §10: a worker that must confine shell commands and cannot is not ready. Said first: it
     // never passes by waiting, unlike the checks below (a lease is held within a beat of start).
     const unready = this.confinement.unreadyReason();
@@ -53,6 +53,6 @@ export class HealthController {
         code: 'runtime_unavailable',
       });
     }
-    return { status: 'ok', sandbox: this.pool.stats(), mcp: this.tools.mcpStatuses() };
+    return { status: 'ok', sandbox: this.pool.stats(), mcp: this.mcp.statuses() };
   }
 }

@@ -2,7 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DEFAULT_MAX_PARKED, SandboxPool } from '@codemode/sandbox';
 import { WorkerMetrics } from '@codemode/telemetry';
 import { ShellHost } from '../shell/shell-host.service';
-import { ToolHosts } from '../tools/tool-hosts.service';
+import { McpDeployment } from '../tools/mcp-deployment.service';
 
 /** Pool, shell and MCP server gauges, read from memory on each scrape (cheap: no Redis). */
 @Injectable()
@@ -11,7 +11,7 @@ export class WorkerGauges implements OnModuleInit {
     private readonly metrics: WorkerMetrics,
     private readonly pool: SandboxPool,
     private readonly shell: ShellHost,
-    private readonly tools: ToolHosts,
+    private readonly mcp: McpDeployment,
   ) {}
 
   onModuleInit(): void {
@@ -21,6 +21,6 @@ export class WorkerGauges implements OnModuleInit {
   refresh(): void {
     // The pool is started without `maxParked`, so its cap is the default (SPEC §3: 64 per worker).
     this.metrics.setGauges({ sandbox: this.pool.stats(), maxParked: DEFAULT_MAX_PARKED, shell: this.shell.counts() });
-    this.metrics.setMcpServers(this.tools.mcpStateCounts() ?? {});
+    this.metrics.setMcpServers(this.mcp.stateCounts() ?? {});
   }
 }

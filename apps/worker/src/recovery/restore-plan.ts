@@ -1,3 +1,4 @@
+import { RepeatableCalls } from '@codemode/catalog';
 import { decodeEventData, type BridgeMethod, type GuestCatalog } from '@codemode/contracts';
 import { openPlatformCalls, type LoggedEvent } from '@codemode/events';
 import type { RestorePlan } from '@codemode/sandbox';
@@ -12,7 +13,7 @@ export interface OpenCallRecord {
   inFlight: boolean;
 }
 
-/** Host surfaces that read or overwrite only: making them again changes nothing the run already saw. */
+/** Host surfaces that read or overwrite only: making them again changes nothing the run already saw (tool calls: `RepeatableCalls`). */
 const REPEATABLE_METHODS: ReadonlySet<BridgeMethod> = new Set(['search', 'describe', 'api', 'load', 'store', 'resultLoad']);
 
 /**
@@ -47,6 +48,7 @@ export function restorePlan(
       if (settled) outcomes.set(settled.callId, recordedOutcome(settled));
     }
   }
+  const repeatable = new RepeatableCalls(catalog);
   const plan: RestorePlan = { answers: [], redo: [], platform: [] };
   for (const call of calls) {
     if (call.method === 'yield' || call.method === 'sleep') continue;
@@ -56,25 +58,15 @@ export function restorePlan(
       plan.answers.push({ id: call.id, ...outcome });
     } else if (platformCalls.has(call.id)) {
       if (call.inFlight) plan.platform.push(call.id);
-    } else if (repeatable(call, catalog) || (approvalAsked.has(call.id) && !dispatched.has(call.id))) {
+    } else if (
+      REPEATABLE_METHODS.has(call.method) ||
+      repeatable.toolCall(call.method, call.args) ||
+      (approvalAsked.has(call.id) && !dispatched.has(call.id))
+    ) {
       if (call.inFlight) plan.redo.push(call.id);
     } else {
       return { lost: call.id };
     }
   }
   return plan;
-}
-
-function repeatable(call: OpenCallRecord, catalog: GuestCatalog): boolean {
-  if (REPEATABLE_METHODS.has(call.method)) return true;
-  const args = call.args as { tool?: unknown; server?: unknown } | null;
-  if (call.method === 'callValue') {
-    return (
-      catalog.globals.some((global) => global.metadata.callableName === args?.tool && (global.replaySafe || global.idempotent === true)) ||
-      (catalog.surfaces ?? []).some((surface) => surface.name === args?.tool && surface.replaySafe)
-    );
-  }
-  if (call.method !== 'namespace') return false;
-  const server = catalog.mcp.find((candidate) => candidate.serverName === args?.server);
-  return server?.tools.some((tool) => tool.metadata.toolName === args?.tool && tool.idempotent === true) ?? false;
 }

@@ -14,7 +14,7 @@ import type { CallGate } from '@codemode/sandbox';
 import type { BridgeCall } from '@codemode/cells';
 import type { WorkerMetrics } from '@codemode/telemetry';
 import { decideTool, policyName } from '@codemode/tools';
-import type { ToolRun } from './run-tool-host';
+import type { ToolRun } from './tool-run';
 import { CANCELED_MESSAGE, ToolCallError } from './tool-call-error';
 
 /**

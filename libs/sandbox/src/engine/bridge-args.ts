@@ -29,13 +29,3 @@ export function sameCall(argsJson: string, tool: string, inputJson: string): boo
     return false;
   }
 }
-
-/** The `tool` of a `callValue` request's args (`{tool, input}`), if readable. */
-export function toolOf(argsJson: string): string | undefined {
-  try {
-    const args = JSON.parse(argsJson) as { tool?: unknown } | null;
-    return args !== null && typeof args === 'object' && typeof args.tool === 'string' ? args.tool : undefined;
-  } catch {
-    return undefined;
-  }
-}

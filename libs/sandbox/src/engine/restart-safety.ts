@@ -1,7 +1,6 @@
-import type { GuestCatalog } from '@codemode/contracts';
+import { RepeatableCalls } from '@codemode/catalog';
 import { RESTART_SAFE_NAMESPACE_MESSAGE, RESTART_SAFE_SURFACE_MESSAGE } from '@codemode/cells';
 import { BridgeProtocolError } from '../errors';
-import { toolOf } from './bridge-args';
 import type { CellVm } from './cell-vm';
 import type { Failure } from './guest-error';
 import type { CellRunRequest } from './types';
@@ -21,14 +20,14 @@ type Refusal = 'namespace' | 'surface';
 export class RestartSafety {
   /** Set when a restartSafe cell called a surface that is not replay-safe: the run fails at the next check. */
   private refusal: Refusal | undefined;
-  /** What the catalog lets a restartSafe cell call (consulted only for restartSafe cells). */
-  private readonly allowed: RestartSafeTools;
+  /** The tool calls the catalog lets a restartSafe cell make (the catalog is parsed only for restartSafe cells). */
+  private readonly allowed: RepeatableCalls;
 
   constructor(
     private readonly cell: CellRunRequest,
     private readonly vm: CellVm,
   ) {
-    this.allowed = cell.restartSafe ? restartSafeTools(cell.catalogJson) : { globals: new Set(), mcp: new Set() };
+    this.allowed = RepeatableCalls.fromJson(cell.restartSafe ? cell.catalogJson : undefined);
   }
 
   /** A call of the run was refused: the run fails (with `failure`) at its next check. */
@@ -53,10 +52,8 @@ export class RestartSafety {
   }
 
   private unsafeKind(method: string, argsJson: string): Refusal | undefined {
-    if (REPLAY_SAFE_METHODS.has(method)) return undefined;
-    if (method === 'namespace') return this.allowed.mcp.has(mcpToolOf(argsJson) ?? '') ? undefined : 'namespace';
-    if (method === 'callValue' && this.allowed.globals.has(toolOf(argsJson) ?? '')) return undefined;
-    return 'surface';
+    if (REPLAY_SAFE_METHODS.has(method) || this.allowed.toolCall(method, argsOf(argsJson))) return undefined;
+    return method === 'namespace' ? 'namespace' : 'surface';
   }
 
   private message(): string {
@@ -64,36 +61,9 @@ export class RestartSafety {
   }
 }
 
-/** The tools a restartSafe cell may call: globals by callable name, MCP tools by `mcpToolKey`. */
-interface RestartSafeTools {
-  globals: ReadonlySet<string>;
-  mcp: ReadonlySet<string>;
-}
-
-/**
- * Replay-safe or idempotent globals, replay-safe platform surfaces (SPEC §15: `skills.*` may be
- * called, `agents.run` may not) and idempotent MCP tools; the catalog is parsed only for
- * restartSafe cells.
- */
-function restartSafeTools(catalogJson: string | undefined): RestartSafeTools {
-  const catalog = catalogJson === undefined ? {} : (JSON.parse(catalogJson) as Partial<GuestCatalog>);
-  const globals = (catalog.globals ?? []).filter((tool) => tool.replaySafe || tool.idempotent === true);
-  const mcp = (catalog.mcp ?? []).flatMap((server) =>
-    server.tools.filter((tool) => tool.idempotent === true).map((tool) => mcpToolKey(server.serverName, tool.metadata.toolName)),
-  );
-  const surfaces = (catalog.surfaces ?? []).filter((surface) => surface.replaySafe).map((surface) => surface.name);
-  return { globals: new Set([...globals.map((tool) => tool.metadata.callableName), ...surfaces]), mcp: new Set(mcp) };
-}
-
-function mcpToolKey(serverName: string, toolName: string): string {
-  return JSON.stringify([serverName, toolName]);
-}
-
-/** The `{server, tool}` of a `namespace` request's args as `mcpToolKey`, if readable. */
-function mcpToolOf(argsJson: string): string | undefined {
+function argsOf(argsJson: string): unknown {
   try {
-    const args = JSON.parse(argsJson) as { server?: unknown; tool?: unknown } | null;
-    return typeof args?.server === 'string' && typeof args.tool === 'string' ? mcpToolKey(args.server, args.tool) : undefined;
+    return JSON.parse(argsJson) as unknown;
   } catch {
     return undefined;
   }

@@ -1,0 +1,224 @@
+import { SPEC_DEFAULT_LIMITS, type AppConfig } from '@codemode/config';
+import type { CellSpec, CodeModeOutput, CodeModeResult } from '@codemode/contracts';
+import type { CellOutcome, WaitingOutcome } from '@codemode/cells';
+import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, StoreUnavailableError, type AppendInput } from '@codemode/events';
+import { StoreCapacityError } from '@codemode/store';
+import { WorkerMetrics, type Logger } from '@codemode/telemetry';
+import { sessionCatalog } from '../tools/testing/tool-call-fakes';
+import type { RunToolHost } from '../tools/run-tool-host';
+import { RunOutcomes } from './run-outcomes.service';
+import { WorkerRun } from './worker-run';
+
+const line = (text: string): CodeModeOutput => ({ type: 'text', text });
+const completed: CellOutcome = {
+  status: 'completed',
+  valueJson: '42',
+  output: [line('hi')],
+  consoleTruncated: false,
+  bridgeDispatchStarted: true,
+};
+const waiting: WaitingOutcome = {
+  status: 'waiting',
+  reason: 'yield',
+  pending: [],
+  snapshotBytes: 2048,
+  memoryBytes: 4096,
+  output: [line('so far')],
+  consoleTruncated: false,
+  bridgeDispatchStarted: true,
+};
+
+/** A run's tool host as the outcome recorder reads it. */
+class FakeHost {
+  historyFull = false;
+  storeFailure: string | null = null;
+  writes = new Map<string, string | null>();
+  private readonly catalog = sessionCatalog();
+  telemetry() {
+    return this.catalog.telemetry({ searchCount: 0, describeCount: 0, callCount: 1 });
+  }
+  storeWrites() {
+    return this.writes;
+  }
+}
+
+/** Every collaborator of RunOutcomes in memory, noting what it was asked. */
+function setUp(options: { spec?: Partial<CellSpec>; config?: Partial<AppConfig> } = {}) {
+  const noted: string[] = [];
+  const finished: CodeModeResult[] = [];
+  const appended: AppendInput[] = [];
+  const fakes = {
+    runs: {
+      append: (_ref: unknown, input: AppendInput) => {
+        if (fakes.refuseAppend) return Promise.reject(fakes.refuseAppend);
+        appended.push(input);
+        return Promise.resolve({ eventId: '1-0' });
+      },
+      get: () => Promise.resolve(null),
+    },
+    refuseAppend: undefined as Error | undefined,
+    resident: {
+      park: () => noted.push('park'),
+      keepWithinBudget: () => noted.push('keepWithinBudget'),
+      handOver: () => Promise.resolve(noted.push('handOver')),
+      ended: () => noted.push('ended'),
+      dropUnrecorded: () => noted.push('dropUnrecorded'),
+      discardVm: () => noted.push('discardVm'),
+    },
+    ends: {
+      finish: (_run: unknown, result: CodeModeResult) => {
+        finished.push(result);
+        return Promise.resolve();
+      },
+    },
+    sessionStore: {
+      commit: () => (fakes.storeFull ? Promise.reject(new StoreCapacityError(10)) : Promise.resolve(noted.push('commit'))),
+    },
+    storeFull: false,
+    results: { save: () => Promise.resolve({ id: 'res_1', bytes: 2, expiresAt: new Date().toISOString() }) },
+    parkedIndex: { add: () => Promise.resolve(noted.push('indexed')) },
+    live: { remove: () => Promise.resolve(noted.push('notLive')) },
+    limits: {
+      admitParked: (_ref: unknown, _runId: string, _expiresAt: number, bytes: number) => {
+        noted.push(`admit ${bytes}`);
+        return Promise.resolve(fakes.quotaFull ? { admitted: false, limit: 'runs' } : { admitted: true });
+      },
+      parkedRefusal: () => 'the tenant has its most parked runs',
+    },
+    quotaFull: false,
+    images: { save: () => Promise.resolve(Boolean(noted.push('image'))) },
+  };
+  const config = { alwaysReplay: false, ...options.config } as AppConfig;
+  const logger = { warn: () => undefined } as unknown as Logger;
+  const outcomes = new RunOutcomes(
+    config,
+    logger,
+    fakes.runs as never,
+    fakes.resident as never,
+    fakes.ends as never,
+    fakes.sessionStore as never,
+    fakes.results as never,
+    new WorkerMetrics('test'),
+    fakes.parkedIndex as never,
+    fakes.live as never,
+    fakes.limits as never,
+    fakes.images as never,
+  );
+  const host = new FakeHost();
+  const spec: CellSpec = {
+    title: 't',
+    code: 'return 42',
+    restartSafe: false,
+    awaitResults: false,
+    limits: { ...SPEC_DEFAULT_LIMITS },
+    shell: {} as CellSpec['shell'],
+    agentId: null,
+    ...options.spec,
+  };
+  const run = new WorkerRun({ tenant: 'acme', sessionId: 's' }, 'run_1', 2, spec, host as unknown as RunToolHost);
+  return { outcomes, run, host, fakes, noted, finished, appended };
+}
+
+describe('RunOutcomes.record: a run that ends', () => {
+  it('writes its one terminal answer and lets the run go', async () => {
+    const { outcomes, run, noted, finished } = setUp();
+    const result = await outcomes.record(run, completed, 'reply', Date.now());
+    expect(result).toMatchObject({ status: 'completed', value: 42 });
+    expect(finished).toEqual([result]);
+    expect(noted).toEqual(['ended']);
+  });
+
+  it("commits the cell's buffered store writes when it completes", async () => {
+    const { outcomes, run, host, noted } = setUp();
+    host.writes.set('k', '1');
+    await outcomes.record(run, completed, 'reply', Date.now());
+    expect(noted).toEqual(['commit', 'ended']);
+  });
+
+  it('fails the cell when the store has no room left for its writes at commit', async () => {
+    const { outcomes, run, host, fakes } = setUp();
+    host.writes.set('k', '1');
+    fakes.storeFull = true;
+    const result = await outcomes.record(run, completed, 'reply', Date.now());
+    expect(result).toMatchObject({ status: 'failed', code: 'internal_error', failurePhase: 'host' });
+    expect(result.status === 'failed' && result.error).toMatch(/^RangeError: /);
+  });
+
+  it('fails a run whose host reached the history cap, whatever its cell did (SPEC §6)', async () => {
+    const { outcomes, run, host } = setUp();
+    host.historyFull = true;
+    const result = await outcomes.record(run, completed, 'reply', Date.now());
+    expect(result).toMatchObject({ status: 'failed', code: 'internal_error', error: RUN_HISTORY_LIMIT_MESSAGE });
+  });
+
+  it("fails a run a host call's Redis failure stopped, with the store's words", async () => {
+    const { outcomes, run, host } = setUp();
+    host.storeFailure = 'the session store is unavailable; retry shortly';
+    const result = await outcomes.record(run, completed, 'reply', Date.now());
+    expect(result).toMatchObject({ status: 'failed', code: 'runtime_unavailable', error: host.storeFailure });
+  });
+});
+
+describe('RunOutcomes.record: a run that parks', () => {
+  it('admits it to the quota by its memory, saves its image first, parks it, records run.parked with the answer, indexes it', async () => {
+    const { outcomes, run, noted, appended } = setUp();
+    const before = Date.now();
+    const result = await outcomes.record(run, waiting, 'reply', before);
+    expect(result).toMatchObject({ status: 'waiting', runId: 'run_1', reason: 'yield' });
+    expect(noted).toEqual(['admit 4096', 'image', 'park', 'notLive', 'indexed', 'keepWithinBudget']);
+    expect(appended[0]).toMatchObject({ type: 'run.parked', runId: 'run_1', epoch: 2, data: { snapshotBytes: 2048 } });
+    expect(appended[0].publish).toBeDefined();
+    expect(run.holdsParkedQuota).toBe(true);
+    expect(run.imaged).toBe(true);
+    expect(run.imageBytes).toBe(2048);
+    expect(run.priorOutputBytes).toBeGreaterThan(0);
+    expect(run.expiresAt).toBeGreaterThanOrEqual(before + run.limits.snapshotTtlSeconds * 1000);
+  });
+
+  it('fails the cell instead of parking it past its tenant quota (SPEC §10), its VM discarded', async () => {
+    const { outcomes, run, fakes, noted, finished } = setUp();
+    fakes.quotaFull = true;
+    const result = await outcomes.record(run, waiting, 'reply', Date.now());
+    expect(result).toMatchObject({
+      status: 'failed',
+      code: 'runtime_unavailable',
+      error: 'the tenant has its most parked runs',
+    });
+    expect(noted).toEqual(['admit 4096', 'discardVm', 'ended']);
+    expect(finished).toEqual([result]);
+    expect(run.holdsParkedQuota).toBe(false);
+  });
+
+  it('CODEMODE_ALWAYS_REPLAY: a replay-safe run gets no image and is handed over at once', async () => {
+    const { outcomes, run, noted } = setUp({ spec: { restartSafe: true }, config: { alwaysReplay: true } });
+    await outcomes.record(run, waiting, 'reply', Date.now());
+    expect(noted).not.toContain('image');
+    expect(noted).toContain('handOver');
+    expect(run.imaged).toBe(false);
+  });
+
+  it('a park refused at the history cap drops the VM and ends the run with the cap error', async () => {
+    const { outcomes, run, fakes, noted, finished } = setUp();
+    fakes.refuseAppend = new RunHistoryLimitError('run_1', 10, 100);
+    const result = await outcomes.record(run, waiting, 'reply', Date.now());
+    expect(result).toMatchObject({ status: 'failed', error: RUN_HISTORY_LIMIT_MESSAGE });
+    expect(noted).toContain('dropUnrecorded');
+    expect(finished).toEqual([result]);
+  });
+});
+
+describe('RunOutcomes.failUnprepared', () => {
+  it("answers a Redis outage in the store's words, anything else as an internal error to retry", async () => {
+    const { outcomes, run, finished } = setUp();
+    const outage = await outcomes.failUnprepared(run, 'reply', new StoreUnavailableError(new Error('ECONNREFUSED')));
+    expect(outage).toMatchObject({
+      status: 'failed',
+      code: 'runtime_unavailable',
+      error: 'code mode store became unavailable while the cell ran (Redis did not answer); the run was stopped. Retry in a few seconds.',
+    });
+    const bug = await outcomes.failUnprepared(run, 'reply', new TypeError('undefined is not a function'));
+    expect(bug).toMatchObject({ status: 'failed', code: 'internal_error' });
+    expect(bug.status === 'failed' && bug.error).toMatch(/Retry the exec\.$/);
+    expect(finished).toEqual([outage, bug]);
+  });
+});

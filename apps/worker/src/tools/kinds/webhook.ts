@@ -1,0 +1,43 @@
+import { callWebhookTool, type WebhookAddressPolicy } from '@codemode/tools';
+import { ToolCallError } from '../tool-call-error';
+import type { KindCall, ResolvedTool, ToolKind } from './tool-kind';
+
+/** What a webhook call needs from the worker. */
+export interface WebhookDeps {
+  /** The address rules an endpoint is checked against when it is dialed (SPEC §10), read per call: the mode can change while a run is parked. */
+  addressPolicy: () => WebhookAddressPolicy;
+  /** The tenant's webhook signing secret, if any. */
+  secretOf: (tenant: string) => string | undefined;
+}
+
+/**
+ * A client tool with a webhook endpoint (SPEC §10): POSTed, signed, with the call's callKey as
+ * its idempotency key. A client tool without one reaches here only in an `awaitResults` run (in a
+ * parking run the platform answers it: `PlatformAnsweredKind`), where it cannot be awaited.
+ */
+export class WebhookKind implements ToolKind {
+  readonly answeredBy = 'worker';
+
+  constructor(private readonly deps: WebhookDeps) {}
+
+  handles({ entry }: ResolvedTool): boolean {
+    return entry.source === 'client';
+  }
+
+  async call({ entry, run, catalog, call, input, callKey, signal }: KindCall): Promise<unknown> {
+    const tool = catalog.clientTools.get(entry.toolName);
+    if (!tool?.endpoint) {
+      throw new ToolCallError(`client tool ${entry.callableName} is answered by the platform; it cannot be awaited with awaitResults.`);
+    }
+    return callWebhookTool({
+      toolName: entry.toolName,
+      endpoint: tool.endpoint,
+      addressPolicy: this.deps.addressPolicy(),
+      secret: this.deps.secretOf(run.ref.tenant),
+      timeoutMs: tool.timeoutMs,
+      body: { input, callId: call.id, runId: run.runId, sessionId: run.ref.sessionId },
+      idempotencyKey: callKey,
+      signal,
+    });
+  }
+}

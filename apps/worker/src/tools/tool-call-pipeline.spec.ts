@@ -1,0 +1,292 @@
+import { toolBlockedMessage } from '@codemode/contracts';
+import { RUN_HISTORY_LIMIT_MESSAGE } from '@codemode/events';
+import { McpKind } from './kinds/mcp';
+import { PlatformAnsweredKind } from './kinds/platform-answered';
+import { PlatformSurfaceKind } from './kinds/platform-surface';
+import { surfaceHandlers } from './kinds/surface-handlers';
+import type { KindCall, ToolKind } from './kinds/tool-kind';
+import { WebhookKind } from './kinds/webhook';
+import { callOf, pipelineOver, recordingGate, RUN } from './testing/tool-call-fakes';
+import { CANCELED_MESSAGE } from './tool-call-error';
+
+/** A kind the worker answers, for the core tool `read`: it answers with `answer`, and notes each call it made. */
+class ReadKind implements ToolKind {
+  readonly answeredBy = 'worker';
+  readonly made: KindCall[] = [];
+  answer: (call: KindCall) => Promise<unknown> = () => Promise.resolve({ text: 'hello' });
+
+  handles({ entry }: Parameters<ToolKind['handles']>[0]): boolean {
+    return entry.source === 'openclaw' && entry.toolName === 'read';
+  }
+
+  call(call: KindCall): Promise<unknown> {
+    this.made.push(call);
+    return this.answer(call);
+  }
+}
+
+const never = new AbortController().signal;
+/** Lets the run's same-tick event writes land. */
+const written = async (): Promise<void> => {
+  for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+};
+const read = (n?: number) => callOf('bridge:callValue:1', 'callValue', { tool: 'read', input: { path: 'a.txt' } }, n);
+
+describe('ToolCallPipeline: a call the worker answers', () => {
+  it('records tool.called with its call key, makes the call, records tool.settled, and counts it', async () => {
+    const kind = new ReadKind();
+    const { pipeline, log, callCount } = pipelineOver([kind]);
+    await expect(pipeline.call(read(7), never)).resolves.toEqual({ text: 'hello' });
+    expect(log.types()).toEqual(['tool.called', 'tool.settled']);
+    expect(log.written[0]).toMatchObject({ runId: 'run_1', epoch: 3 });
+    expect(log.dataOf('tool.called')[0]).toEqual({
+      callId: 'bridge:callValue:1',
+      tool: 'read',
+      source: 'openclaw',
+      inputBytes: JSON.stringify({ path: 'a.txt' }).length,
+      callKey: 'run_1:7',
+    });
+    expect(log.dataOf('tool.settled')[0]).toMatchObject({ callId: 'bridge:callValue:1', tool: 'read', ok: true });
+    expect(kind.made[0]).toMatchObject({ input: { path: 'a.txt' }, callKey: 'run_1:7', handedOver: false });
+    expect(callCount()).toBe(1);
+  });
+
+  it('gives a call the sandbox did not number no call key', async () => {
+    const kind = new ReadKind();
+    const { pipeline, log } = pipelineOver([kind]);
+    await pipeline.call(read(), never);
+    expect(log.dataOf('tool.called')[0]).not.toHaveProperty('callKey');
+    expect(kind.made[0].callKey).toBeUndefined();
+  });
+
+  it("keeps a replay-safe run's input and outcome in the log", async () => {
+    const { pipeline, log } = pipelineOver([new ReadKind()], { run: { ...RUN, restartSafe: true } });
+    await pipeline.call(read(1), never);
+    expect(log.dataOf('tool.called')[0]).toMatchObject({ input: { path: 'a.txt' } });
+    expect(log.dataOf('tool.settled')[0]).toMatchObject({ ok: true, result: { text: 'hello' } });
+  });
+
+  it('records a rejection as the guest sees it (name and message) and rejects with it', async () => {
+    const kind = new ReadKind();
+    kind.answer = () => Promise.reject(new TypeError('no such file'));
+    const { pipeline, log } = pipelineOver([kind], { run: { ...RUN, restartSafe: true } });
+    await expect(pipeline.call(read(1), never)).rejects.toThrow('no such file');
+    expect(log.dataOf('tool.settled')[0]).toMatchObject({ ok: false, failure: { name: 'TypeError', message: 'no such file' } });
+  });
+
+  it('records no outcome of a call cut off by the run being discarded (a replay makes it again)', async () => {
+    const kind = new ReadKind();
+    const abort = new AbortController();
+    kind.answer = () => {
+      abort.abort();
+      return Promise.reject(new Error('aborted'));
+    };
+    const { pipeline, log } = pipelineOver([kind]);
+    await expect(pipeline.call(read(1), abort.signal)).rejects.toThrow('aborted');
+    expect(log.types()).toEqual(['tool.called']);
+  });
+
+  it('hands the kind what is left of the leg, read when the kind asks, never below 0', async () => {
+    const kind = new ReadKind();
+    const { pipeline } = pipelineOver([kind], { legLeftMs: -50 });
+    await pipeline.call(read(1), never);
+    expect(kind.made[0].budgetLeft()).toBe(0);
+  });
+
+  it('refuses an unknown tool before anything is recorded or counted', async () => {
+    const { pipeline, log, callCount } = pipelineOver([new ReadKind()]);
+    await expect(pipeline.call(callOf('c', 'callValue', { tool: 'nope' }), never)).rejects.toThrow(
+      'unknown tool nope; use catalog.search(query) to find tools.',
+    );
+    expect(log.written).toEqual([]);
+    expect(callCount()).toBe(0);
+  });
+
+  it('refuses a tool no kind handles, counted but not recorded', async () => {
+    const { pipeline, log, callCount } = pipelineOver([new ReadKind()]);
+    await expect(pipeline.call(callOf('c', 'callValue', { tool: 'ls', input: {} }), never)).rejects.toThrow(
+      'tool ls has no implementation on this worker.',
+    );
+    expect(log.written).toEqual([]);
+    expect(callCount()).toBe(1);
+  });
+
+  it('gives a call to the first kind of the registry that handles it', async () => {
+    const first = new ReadKind();
+    const second = new ReadKind();
+    const { pipeline } = pipelineOver([first, second]);
+    await pipeline.call(read(1), never);
+    expect([first.made.length, second.made.length]).toEqual([1, 0]);
+  });
+});
+
+describe('ToolCallPipeline: policy (SPEC §11)', () => {
+  it('records tool.blocked for a denied tool and never makes the call', async () => {
+    const kind = new ReadKind();
+    const { pipeline, log } = pipelineOver([kind], { policy: { rules: [{ tool: 'read', decision: 'deny' }] } });
+    await expect(pipeline.call(read(1), never)).rejects.toThrow(toolBlockedMessage('read'));
+    expect(log.types()).toEqual(['tool.blocked']);
+    expect(kind.made).toEqual([]);
+  });
+
+  it('makes an approved call once its approval is decided, without stepping aside when it is decided already', async () => {
+    const kind = new ReadKind();
+    const { pipeline, approvals, log } = pipelineOver([kind], { policy: { rules: [{ tool: 'read', decision: 'approve' }] } });
+    approvals.decided = { decision: 'approve', decidedAt: new Date().toISOString() };
+    const gate = recordingGate();
+    await expect(pipeline.call(read(1), never, gate)).resolves.toEqual({ text: 'hello' });
+    expect(approvals.requested).toHaveLength(1);
+    expect(gate.moves).toEqual([]);
+    expect(log.types()).toEqual(['tool.called', 'tool.settled']);
+  });
+
+  it('rejects a denied approval with its reason', async () => {
+    const kind = new ReadKind();
+    const { pipeline, approvals } = pipelineOver([kind], { policy: { rules: [{ tool: 'read', decision: 'approve' }] } });
+    approvals.decided = { decision: 'deny', reason: 'not today', decidedAt: new Date().toISOString() };
+    await expect(pipeline.call(read(1), never)).rejects.toThrow('code mode tool read was denied: not today');
+    expect(kind.made).toEqual([]);
+  });
+});
+
+describe('ToolCallPipeline: the history cap (SPEC §6)', () => {
+  it('stops the run and rejects with the cap message when tool.called is refused', async () => {
+    const kind = new ReadKind();
+    const { pipeline, log, events, stopped } = pipelineOver([kind]);
+    log.capAt = 0;
+    await expect(pipeline.call(read(1), never)).rejects.toThrow(RUN_HISTORY_LIMIT_MESSAGE);
+    expect(events.historyFull).toBe(true);
+    expect(stopped).toEqual(['run_1']);
+    expect(kind.made).toEqual([]);
+  });
+
+  it('rejects with the cap message when tool.settled is refused, whatever the call answered', async () => {
+    const { pipeline, log, stopped } = pipelineOver([new ReadKind()]);
+    log.capAt = 1;
+    await expect(pipeline.call(read(1), never)).rejects.toThrow(RUN_HISTORY_LIMIT_MESSAGE);
+    expect(stopped).toContain('run_1');
+  });
+});
+
+describe('ToolCallPipeline: calls the platform answers (SPEC §15)', () => {
+  const askUser = (n = 1) => callOf('bridge:callValue:2', 'callValue', { tool: 'ask_user', input: { q: 'ok?' } }, n);
+  const agentsRun = callOf('bridge:callValue:3', 'callValue', { tool: 'agents.run', input: { task: 't' } }, 2);
+
+  it('in a run that parks: the bridge takes an allowed call aside; the pipeline records it as the platform answers it', async () => {
+    const { pipeline, log } = pipelineOver([
+      new PlatformAnsweredKind(),
+      new WebhookKind({ addressPolicy: () => never as never, secretOf: () => undefined }),
+    ]);
+    expect(pipeline.handsToPlatform(askUser())).toBe(true);
+    expect(pipeline.handsToPlatform(agentsRun)).toBe(true);
+    const abort = new AbortController();
+    const gate = recordingGate();
+    const pending = pipeline.call(askUser(), abort.signal, gate);
+    await written();
+    expect(log.dataOf('tool.called')[0]).toMatchObject({ tool: 'ask_user', source: 'client', answeredBy: 'platform', callKey: 'run_1:1' });
+    // Taken aside by the bridge already: not handed again.
+    expect(gate.moves).toEqual([]);
+    abort.abort();
+    await expect(pending).rejects.toThrow(CANCELED_MESSAGE);
+    expect(log.types()).toEqual(['tool.called']);
+  });
+
+  it('in a run that parks: a call the policy must approve is dispatched, approved, then handed to the platform', async () => {
+    const { pipeline, approvals } = pipelineOver([new PlatformAnsweredKind()], {
+      policy: { rules: [{ tool: 'ask_user', decision: 'approve' }] },
+    });
+    approvals.decided = { decision: 'approve', decidedAt: new Date().toISOString() };
+    expect(pipeline.handsToPlatform(askUser())).toBe(false);
+    const abort = new AbortController();
+    const gate = recordingGate();
+    const pending = pipeline.call(askUser(), abort.signal, gate);
+    await written();
+    expect(gate.moves).toEqual(['handToPlatform']);
+    abort.abort();
+    await expect(pending).rejects.toThrow(CANCELED_MESSAGE);
+  });
+
+  it('in an awaitResults run: agents.run waits in flight for the platform answer', async () => {
+    const { pipeline, log } = pipelineOver([new PlatformAnsweredKind()], { run: { ...RUN, awaitResults: true } });
+    const pending = pipeline.call(agentsRun, never);
+    await written();
+    expect(log.dataOf('tool.called')[0]).toMatchObject({ tool: 'agents.run', source: 'platform', answeredBy: 'platform' });
+    expect(pipeline.awaitsPlatform('bridge:callValue:3')).toBe(true);
+    expect(pipeline.settlePlatform('bridge:callValue:3', { ok: true, value: { answer: 42 } })).toBe(true);
+    await expect(pending).resolves.toEqual({ answer: 42 });
+    expect(pipeline.awaitsPlatform('bridge:callValue:3')).toBe(false);
+    expect(pipeline.settlePlatform('bridge:callValue:3', { ok: true, value: null })).toBe(false);
+    expect(log.types()).toEqual(['tool.called']);
+  });
+
+  it('in an awaitResults run: a platform rejection reaches the guest with its name', async () => {
+    const { pipeline } = pipelineOver([new PlatformAnsweredKind()], { run: { ...RUN, awaitResults: true } });
+    const pending = pipeline.call(agentsRun, never);
+    await written();
+    pipeline.settlePlatform('bridge:callValue:3', { ok: false, error: { name: 'RangeError', message: 'too deep' } });
+    await expect(pending).rejects.toMatchObject({ name: 'RangeError', message: 'too deep' });
+  });
+
+  it('in an awaitResults run: a call whose tool.called was refused waits for nothing', async () => {
+    const { pipeline, log } = pipelineOver([new PlatformAnsweredKind()], { run: { ...RUN, awaitResults: true } });
+    log.capAt = 0;
+    await expect(pipeline.call(agentsRun, never)).rejects.toThrow(RUN_HISTORY_LIMIT_MESSAGE);
+    expect(pipeline.awaitsPlatform('bridge:callValue:3')).toBe(false);
+  });
+
+  it('in an awaitResults run: a client tool without endpoint is the webhook kind’s, which refuses it (recorded)', async () => {
+    const kinds = [new PlatformAnsweredKind(), new WebhookKind({ addressPolicy: () => never as never, secretOf: () => undefined })];
+    const { pipeline, log } = pipelineOver(kinds, { run: { ...RUN, awaitResults: true } });
+    await expect(pipeline.call(askUser(), never)).rejects.toThrow(
+      'client tool ask_user is answered by the platform; it cannot be awaited with awaitResults.',
+    );
+    expect(log.types()).toEqual(['tool.called', 'tool.settled']);
+    expect(log.dataOf('tool.called')[0]).not.toHaveProperty('answeredBy');
+  });
+
+  it('never hands a worker-answered call, an MCP call or an unknown tool to the platform', () => {
+    const { pipeline } = pipelineOver([new PlatformAnsweredKind(), new ReadKind()]);
+    expect(pipeline.handsToPlatform(read(1))).toBe(false);
+    expect(pipeline.handsToPlatform(callOf('c', 'namespace', { server: 'tracker', tool: 'create_issue', args: [] }))).toBe(false);
+    expect(pipeline.handsToPlatform(callOf('c', 'callValue', { tool: 'nope' }))).toBe(false);
+  });
+});
+
+describe('ToolCallPipeline: MCP calls and surfaces', () => {
+  it("maps an MCP call's positional args onto the tool's schema and calls its server with the call key", async () => {
+    const made: unknown[] = [];
+    const callTool = (...args: unknown[]) => {
+      made.push(args);
+      return Promise.resolve({ content: [{ type: 'text' as const, text: 'created' }] });
+    };
+    const mcp = new McpKind(() => ({ callTool }));
+    const { pipeline, log } = pipelineOver([mcp]);
+    await pipeline.call(callOf('m', 'namespace', { server: 'tracker', tool: 'create_issue', args: [{ title: 'Broken' }] }, 4), never);
+    expect(made[0]).toEqual(['tracker', 'create_issue', { title: 'Broken' }, expect.objectContaining({ idempotencyKey: 'run_1:4' })]);
+    expect(log.dataOf('tool.called')[0]).toMatchObject({ tool: 'MCP.tracker.createIssue', source: 'mcp' });
+  });
+
+  it('refuses an MCP tool that is not there, or when the deployment has no MCP servers', async () => {
+    const { pipeline } = pipelineOver([new McpKind(() => null)]);
+    await expect(pipeline.call(callOf('m', 'namespace', { server: 'tracker', tool: 'create_issue', args: [] }), never)).rejects.toThrow(
+      'MCP tool tracker.create_issue is not available.',
+    );
+    await expect(pipeline.call(callOf('m', 'namespace', { server: 'tracker', tool: 'drop_db', args: [] }), never)).rejects.toThrow(
+      'MCP tool tracker.drop_db is not available.',
+    );
+  });
+
+  it("records what a surface's handler says of its call (nodes.invoke: node and command)", async () => {
+    const nodes = { list: () => Promise.resolve([]), get: jestless, invoke: () => Promise.resolve({ ok: true }) };
+    const kind = new PlatformSurfaceKind(surfaceHandlers({ nodes, skills: { list: jestless, read: jestless } }));
+    const { pipeline, log } = pipelineOver([kind]);
+    await pipeline.call(callOf('n', 'callValue', { tool: 'nodes.invoke', input: { node: 'mac', command: 'node.listDir' } }, 1), never);
+    expect(log.dataOf('tool.called')[0]).toMatchObject({ tool: 'nodes.invoke', source: 'platform', node: 'mac', command: 'node.listDir' });
+    await pipeline.call(callOf('n2', 'callValue', { tool: 'nodes.list', input: {} }, 2), never);
+    expect(log.dataOf('tool.called')[1]).not.toHaveProperty('node');
+  });
+});
+
+function jestless(): Promise<never> {
+  return Promise.reject(new Error('not called in this test'));
+}

@@ -1,0 +1,43 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '@codemode/config';
+import { SkillLedger } from '@codemode/events';
+import { WebhookAddressPolicy, WebhookAllowList } from '@codemode/tools';
+import { APP_CONFIG } from '../core/tokens';
+import { WorkerTenancy } from '../core/worker-tenancy.service';
+import { NodeSurface } from '../nodes/node-surface';
+import { ShellHost } from '../shell/shell-host.service';
+import { toolKinds, type ToolKindDeps } from './kinds/registry';
+import { surfaceHandlers } from './kinds/surface-handlers';
+import type { ToolKind } from './kinds/tool-kind';
+import { McpDeployment } from './mcp-deployment.service';
+
+/** The worker's connections every kind of tool call goes through, shared by every run. */
+@Injectable()
+export class ToolKinds {
+  private readonly deps: ToolKindDeps;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    shell: ShellHost,
+    mcp: McpDeployment,
+    tenancy: WorkerTenancy,
+    skills: SkillLedger,
+    nodes: NodeSurface,
+  ) {
+    const allow = new WebhookAllowList(config.tenancySettings.webhookAllow);
+    this.deps = {
+      shell,
+      mcp: () => mcp.servers(),
+      webhooks: {
+        addressPolicy: () => new WebhookAddressPolicy(allow, tenancy.mode),
+        secretOf: (tenant) => config.webhookSecrets.get(tenant),
+      },
+      surfaces: surfaceHandlers({ skills, nodes }),
+    };
+  }
+
+  /** The kinds of one run's tool calls (the platform-answered kind keeps the run's awaited calls). */
+  forRun(): ToolKind[] {
+    return toolKinds(this.deps);
+  }
+}
