@@ -20,7 +20,7 @@ export class HealthController {
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly pool: SandboxPool,
     private readonly cells: CellsProcessor,
-    private readonly resumes: OwnQueueProcessor,
+    private readonly ownQueue: OwnQueueProcessor,
     private readonly confinement: ShellConfinement,
     private readonly mcp: McpDeployment,
     private readonly heartbeat: PresenceHeartbeat,
@@ -41,7 +41,7 @@ export class HealthController {
       () => true,
       () => false,
     );
-    if (!redisOk || !this.cells.running || !this.resumes.running) {
+    if (!redisOk || !this.cells.running || !this.ownQueue.running) {
       throw new ServiceUnavailableException({
         error: redisOk ? 'not consuming cells yet.' : 'Redis does not answer; not ready.',
         code: 'runtime_unavailable',
