@@ -4,9 +4,11 @@ import { TenantQuotaLedger, WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import { LOGGER } from '../core/tokens';
 import { AbortService } from './abort.service';
+import { CallAnswers } from './answers/call-answers';
 import { CodeModeCalls } from './code-mode-calls';
 import { ExecService } from './exec.service';
 import { ToolResultsService } from './tool-results.service';
+import { ResumeReservations } from './resume-reservations';
 import { RunsController } from './runs.controller';
 import { WaitService } from './wait.service';
 
@@ -15,6 +17,8 @@ import { WaitService } from './wait.service';
   providers: [
     ExecService,
     WaitService,
+    CallAnswers,
+    ResumeReservations,
     CodeModeCalls,
     AbortService,
     ToolResultsService,
