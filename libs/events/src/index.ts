@@ -8,7 +8,6 @@ export { keyedWaitStep, type KeyedWaitState, type KeyedWaitStep } from './keyed-
 export { RunReplies, publishAnswer, publishStarted, resultReply, unheardReplyChannel } from './run-replies';
 export {
   RunOwnership,
-  pastExpiry,
   strandedRunFate,
   unansweredLegFate,
   type LocalRunHolder,
@@ -17,6 +16,8 @@ export {
   type StrandedRunFate,
   type UnansweredLegFate,
 } from './run-ownership';
+export { parkingTerm, pastExpiry, type ParkingTerm } from './parking-term';
+export type { ParkInput } from './run-parking';
 export { RunEnds, ParkedRunHoldings, type EndingRun, type LostAnswer, type RunHoldings } from './run-ends';
 export {
   createRedis,

@@ -57,7 +57,8 @@ export class WorkerRun {
   abortRequested = false;
   /** Output bytes already returned by earlier calls of this run (SPEC: shared across waits). */
   priorOutputBytes: number;
-  /** When its park lapses (epoch ms); 0 until it parks. */
+  /** When it last parked (epoch ms), and when that park lapses; 0 until it parks (its ParkingTerm). */
+  parkedAt = 0;
   expiresAt = 0;
   /** It holds a place in its tenant's parked-run quota (SPEC §10), given back when the run ends. */
   holdsParkedQuota: boolean;
