@@ -18,6 +18,7 @@ export {
 } from './run-ownership';
 export { parkingTerm, pastExpiry, type ParkingTerm } from './parking-term';
 export type { ParkInput } from './run-parking';
+export { ParkedRunExpiry, expiryStep, type ExpiringRun, type ExpiryAsker, type ExpiryStep } from './parked-run-expiry';
 export { RunEnds, ParkedRunHoldings, type EndingRun, type LostAnswer, type RunHoldings } from './run-ends';
 export {
   createRedis,

@@ -11,10 +11,9 @@ import type { AppConfig } from '@codemode/config';
 import {
   isStoreUnavailable,
   keyedWaitStep,
-  pastExpiry,
+  ParkedRunExpiry,
   retryWhileStoreUnavailable,
   RunLedger,
-  RunEnds,
   RunOwnership,
   type OwnedRun,
   type Reservation,
@@ -52,6 +51,7 @@ type WaitPlan =
   | { kind: 'running-orphan'; restartSafe: boolean }
   /** SPEC §16: the answer of the run's leg is owed to this wait; `running`: the leg has not ended yet. */
   | { kind: 'owed'; running: boolean; restartSafe: boolean }
+  /** `expired`: past its term, ended by ParkedRunExpiry as the reservation found it. */
   | { kind: 'expired' | 'lose' | 'held' | 'restore' | 'replay'; run: ReservedRun };
 
 /**
@@ -68,7 +68,7 @@ export class WaitService {
     private readonly runs: RunLedger,
     private readonly presence: WorkerPresence,
     private readonly ownership: RunOwnership,
-    private readonly ends: RunEnds,
+    private readonly expiry: ParkedRunExpiry,
     private readonly answers: CallAnswers,
     private readonly reservations: ResumeReservations,
   ) {}
@@ -161,8 +161,6 @@ export class WaitService {
           failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), plan.restartSafe)
         );
       case 'expired':
-        // Past snapshotTtlSeconds but not ended yet (its holder is gone, or its timer is late).
-        await this.ends.expire({ ref, runId, epoch: plan.run.epoch });
         return failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), plan.run.restartSafe);
       case 'lose':
         return this.answers.lose(
@@ -189,7 +187,9 @@ export class WaitService {
       return { kind: 'refused', error, replaySafe: reservation.restartSafe };
     }
     const run: ReservedRun = { runId, owner: reservation.owner, epoch: reservation.epoch, restartSafe: reservation.restartSafe };
-    if (pastExpiry(reservation.expiresAt)) return { kind: 'expired', run };
+    // Past snapshotTtlSeconds but not ended yet (its holder is gone, or its timer is late): ended now.
+    const { step } = await this.expiry.settle({ ...run, ref, expiresAt: reservation.expiresAt }, 'wait');
+    if (step === 'end') return { kind: 'expired', run };
     return { kind: await this.ownership.classify(run, ref), run };
   }
 

@@ -1,4 +1,5 @@
 import type { CellSpec, Limits, SessionRef } from '@codemode/contracts';
+import { pastExpiry } from '@codemode/events';
 import type { RunToolHost } from '../tools/run-tool-host';
 
 /**
@@ -172,7 +173,7 @@ export class WorkerRuns {
   private expireDue(): void {
     const now = this.now();
     for (const run of [...this.runs.values()]) {
-      if (run.residency === 'parked' && run.expiresAt <= now) {
+      if (run.residency === 'parked' && pastExpiry(run.expiresAt, now)) {
         this.move(run, 'end');
         this.onExpire(run);
       }
