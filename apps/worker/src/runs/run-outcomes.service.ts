@@ -191,6 +191,12 @@ export class RunOutcomes {
       run.imaged = image !== null;
       run.imageBytes = outcome.snapshotBytes;
       this.resident.park(run);
+      // Best effort: lets any worker expire the run if its holder goes away (ParkedRunSweeper). Sent
+      // ahead of the park, not awaited before it: a crash between the two leaves an entry for a run
+      // not parked, which the sweep forgets at its term, never a parked run nobody would expire.
+      const indexed = this.parkedIndex
+        .add(run.ref, run.runId, expiresAt)
+        .catch((error: unknown) => this.logger.warn({ runId: run.runId, err: error }, 'could not index the parked run for expiry'));
       await this.runs.park(run.ref, {
         runId: run.runId,
         epoch: run.epoch,
@@ -205,10 +211,7 @@ export class RunOutcomes {
       });
       // Parked: no sweep needs to look at the run as live any more (best effort; the sweep forgets what stays).
       this.live.remove(run.ref, run.runId).catch(() => undefined);
-      // Best effort: lets any worker expire the run if its holder goes away (ParkedRunSweeper).
-      await this.parkedIndex
-        .add(run.ref, run.runId, expiresAt)
-        .catch((error: unknown) => this.logger.warn({ runId: run.runId, err: error }, 'could not index the parked run for expiry'));
+      await indexed;
       if (this.config.alwaysReplay && run.restartSafe) await this.resident.handOver(run, ALWAYS_REPLAY_REASON);
       else this.resident.keepWithinBudget();
       return result;
