@@ -188,7 +188,6 @@ export class RunOutcomes {
       // SPEC §12: the image is in Redis with the park, before it is acknowledged, so any worker can resume the run.
       // CODEMODE_ALWAYS_REPLAY: a replay-safe run is always rebuilt by replay, so it gets no image.
       const image = this.config.alwaysReplay && run.restartSafe ? null : this.images.capture(run, outcome);
-      run.imaged = image !== null;
       run.imageBytes = outcome.snapshotBytes;
       this.resident.park(run);
       // Best effort: lets any worker expire the run if its holder goes away (ParkedRunSweeper). Sent
@@ -209,6 +208,8 @@ export class RunOutcomes {
         },
         publish: resultReply(replyTo, run.runId, result),
       });
+      // Only now may its VM leave memory for its image (eviction, ResidentRuns): the image is in Redis.
+      run.imaged = image !== null;
       // Parked: no sweep needs to look at the run as live any more (best effort; the sweep forgets what stays).
       this.live.remove(run.ref, run.runId).catch(() => undefined);
       await indexed;
