@@ -1,5 +1,5 @@
 import type { FleetView, RunList, SessionList } from '@codemode/contracts';
-import type { Example } from './openapi-examples';
+import type { Example } from './example';
 
 /** Examples of the operator listings (`GET /v1/sessions`, `…/runs`, `/v1/fleet`); parsed by the document spec. */
 const AT = '2026-01-15T10:00:00.000Z';

@@ -1,5 +1,5 @@
 import type { NodeConnectInput, NodeResultInput, NodeView } from '@codemode/contracts';
-import type { Example } from './openapi-examples';
+import type { Example } from './example';
 import type { NODE_REQUEST_SCHEMAS, NODE_RESPONSE_SCHEMAS } from './node-schemas';
 
 const NODE_ID = 'nd_5b1f0c9e-2a47-4d8e-9c61-0f3e8b2d7a14';

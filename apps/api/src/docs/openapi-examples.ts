@@ -17,20 +17,12 @@ import type {
   WaitInput,
 } from '@codemode/contracts';
 import { CONSOLE_EXAMPLES } from './console-examples';
+import type { Example } from './example';
 import type { SchemaName } from './openapi-schemas';
 import { NODE_EXAMPLES } from './node-examples';
 import { POLICY_EXAMPLES } from './policy-examples';
 import { SKILLS_EXAMPLES } from './skills-examples';
 import { SPEC_DEFAULT_LIMITS, SPEC_DEFAULT_SHELL } from '@codemode/config';
-
-/**
- * One or more examples per body and answer. Typed with the contract types so the compiler
- * keeps them honest, and parsed with the contract schemas in `openapi-document.spec.ts`.
- */
-export interface Example {
-  summary: string;
-  value: unknown;
-}
 
 const RUN_ID = 'cm_0f8e2a4c-7b1d-4c39-9a52-5e6d7c8b9a01';
 const AT = '2026-01-15T10:00:00.000Z';

@@ -1,5 +1,5 @@
 import type { ApprovalDecisionInput, ApprovalView, Policy } from '@codemode/contracts';
-import type { Example } from './openapi-examples';
+import type { Example } from './example';
 import type { POLICY_REQUEST_SCHEMAS, POLICY_RESPONSE_SCHEMAS } from './policy-schemas';
 
 const policy: Policy = {

@@ -1,5 +1,5 @@
 import type { SessionSkillsPut, Skill, TenantSkillPut } from '@codemode/contracts';
-import type { Example } from './openapi-examples';
+import type { Example } from './example';
 import type { SKILLS_REQUEST_SCHEMAS, SKILLS_RESPONSE_SCHEMAS } from './skills-schemas';
 
 const deploy: TenantSkillPut = {

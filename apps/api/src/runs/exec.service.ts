@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
   type CellSpec,
-  isEndedStatus,
   INVALID_SESSION_ID_MESSAGE,
   SESSION_ID_PATTERN,
   type CodeModeResult,
@@ -13,12 +12,10 @@ import {
 import { effectiveLimits, effectiveShellConfig, LIMIT_RULES, type AppConfig } from '@codemode/config';
 import {
   isStoreUnavailable,
-  LiveRunIndex,
   mayHaveRun,
   retryWhileStoreUnavailable,
   RunLedger,
   RunEnds,
-  RunOwnership,
   RunReplies,
   SessionLedger,
   type SessionSettingsAt,
@@ -35,13 +32,11 @@ import {
   IDEMPOTENT_PENDING_ERROR,
   IDEMPOTENT_POLL_MS,
   INVALID_IDEMPOTENCY_KEY_ERROR,
-  NO_ANSWER_ERROR,
   storeFailureError,
 } from './host-results';
-import { ApprovalHold } from '../approvals/approval-hold';
+import { CallAnswers } from './answers/call-answers';
+import { storedAnswer } from './answers/stored-answers';
 import { checkExecBody, type ExecBody } from './exec-body';
-import { oweAnswer } from './owed-answer';
-import { ReplyDeadline } from './reply-deadline';
 import { SessionSettingsCache } from './session-settings-cache';
 
 /** How long the API keeps trying to close a run it could not queue while Redis is away. */
@@ -57,13 +52,11 @@ export class ExecService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runs: RunLedger,
-    private readonly live: LiveRunIndex,
     private readonly sessions: SessionLedger,
     private readonly replies: RunReplies,
     private readonly queue: CellQueue,
-    private readonly ownership: RunOwnership,
     private readonly ends: RunEnds,
-    private readonly approvals: ApprovalHold,
+    private readonly answers: CallAnswers,
     private readonly bodies: BodyThreads,
   ) {}
 
@@ -121,7 +114,8 @@ export class ExecService {
     const at = this.settingsCache.get(ref) ?? (await this.readSettings(ref));
     // The cell's whole spec under those settings: recorded in run.requested and carried by its job.
     let spec = this.specOf(ref, input, at);
-    this.markLive(ref, runId, spec);
+    // Indexed before it is requested (in the same socket write): a worker's sweep ends it if nobody else does.
+    this.answers.markLive(ref, runId, answerBudgetMs(spec));
     let requested: Awaited<ReturnType<ExecService['request']>>;
     try {
       requested = await this.request(ref, runId, spec, idempotencyKey, at.version);
@@ -149,39 +143,25 @@ export class ExecService {
 
     // Fire and forget: only `wait` reads it, to tell "another session" from "unknown run".
     this.runs.locateLater(ref, runId, this.runLocationTtlSeconds()).catch(() => undefined);
-    const answerBudgetMs = input.awaitResults ? limits.snapshotTtlSeconds * 1000 : limits.timeoutMs;
-    const deadline = new ReplyDeadline(limits.timeoutMs, answerBudgetMs, this.config.replyGraceMs, {
-      onStartOverdue: async () => {
-        const result = hostFailureResult(NOT_STARTED_MESSAGE, 'runtime_unavailable', input.restartSafe);
-        const outcome = await this.ends.abandon(ref, runId, result, idempotencyKey);
-        if (!outcome.abandoned) return null;
-        log.warn('no worker started the cell within its budget');
-        await this.queue.remove(ref, runId);
-        return result;
-      },
-      onNoAnswer: async () => {
-        const run = await this.runs.get(ref, runId);
+    const leg = { ref, runId, call: 'exec', restartSafe: input.restartSafe, awaitResults: input.awaitResults, log } as const;
+    const deadline = this.answers.follow(
+      ref,
+      runId,
+      { startMs: limits.timeoutMs, answerMs: answerBudgetMs(spec) },
+      {
+        onStartOverdue: async () => {
+          const result = hostFailureResult(NOT_STARTED_MESSAGE, 'runtime_unavailable', input.restartSafe);
+          const outcome = await this.ends.abandon(ref, runId, result, idempotencyKey);
+          if (!outcome.abandoned) return null;
+          log.warn('no worker started the cell within its budget');
+          await this.queue.remove(ref, runId);
+          return result;
+        },
         // The pushed answer can be missed (pub/sub reconnecting): the run's own answer wins,
         // including `waiting` — it carries the runId the caller needs to wait on.
-        if (run?.lastResult && (isEndedStatus(run.status) || run.status === 'waiting')) return run.lastResult;
-        const fate = await this.ownership.unansweredFate(run);
-        // SPEC §16: a restartSafe leg still running (its re-delivered cell job rebuilds it when its
-        // worker died, RunRecovery.recoverStalled) owes its answer to the next wait. awaitResults
-        // never answers `waiting` (SPEC §3).
-        if (!input.awaitResults && (fate === 'rebuild' || fate === 'owe')) {
-          log.warn('the restartSafe cell did not answer within its budget; answering waiting, its outcome goes to the next wait');
-          return oweAnswer(this.runs, ref, runId, (now) =>
-            now?.lastResult && (isEndedStatus(now.status) || now.status === 'waiting') ? now.lastResult : undefined,
-          );
-        }
-        log.error('the worker running the cell did not answer within its budget');
-        // Its worker may be gone: then the run ends here, so it has its one terminal event.
-        if (run && fate === 'lose') await this.ends.lose({ ref, runId, epoch: run.epoch });
-        return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', input.restartSafe);
+        onNoAnswer: () => this.answers.unanswered(leg),
       },
-      heldForApproval: (sinceMs) => this.approvals.holdsRun(ref, runId, sinceMs),
-    });
-    deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
+    );
     try {
       await this.queue.add(
         {
@@ -212,18 +192,6 @@ export class ExecService {
       );
     }
     return deadline.outcome;
-  }
-
-  /**
-   * Indexes the run before it is requested (in the same socket write): if nobody ends it (this
-   * API dies, or cannot close it while Redis is away), a worker's sweep does, a lease after its
-   * answer was due (LiveRunSweeper). Best effort: a run the index misses is still ended by this API.
-   */
-  private markLive(ref: SessionRef, runId: string, spec: CellSpec): void {
-    const { limits } = spec;
-    const answerBudgetMs = spec.awaitResults ? limits.snapshotTtlSeconds * 1000 : limits.timeoutMs;
-    const due = Date.now() + answerBudgetMs + this.config.replyGraceMs + this.config.presenceTtlMs;
-    this.live.add(ref, runId, due).catch(() => undefined);
   }
 
   private async readSettings(ref: SessionRef): Promise<SessionSettingsAt> {
@@ -275,9 +243,9 @@ export class ExecService {
   private async awaitExisting(ref: SessionRef, runId: string, limits: Limits, replaySafe: boolean): Promise<CodeModeResult> {
     const until = Date.now() + limits.timeoutMs * 2 + this.config.replyGraceMs;
     for (;;) {
-      const run = await this.runs.get(ref, runId);
-      // The first answer is the run's last one once it ended or parked.
-      if (run?.lastResult && (isEndedStatus(run.status) || run.status === 'waiting')) return run.lastResult;
+      // The first answer is the run's stored one once it ended or parked.
+      const first = storedAnswer(await this.runs.get(ref, runId));
+      if (first) return first;
       if (Date.now() >= until) return hostFailureResult(IDEMPOTENT_PENDING_ERROR, 'runtime_unavailable', replaySafe);
       await new Promise((resolve) => setTimeout(resolve, IDEMPOTENT_POLL_MS));
     }
@@ -301,4 +269,9 @@ export class ExecService {
   private runLocationTtlSeconds(): number {
     return this.config.history.retentionSeconds + LIMIT_RULES.snapshotTtlSeconds.max;
   }
+}
+
+/** How long an exec's leg may take to answer once started: its budget, or the snapshot TTL when it awaits its tool results (SPEC §3). */
+function answerBudgetMs(spec: CellSpec): number {
+  return spec.awaitResults ? spec.limits.snapshotTtlSeconds * 1000 : spec.limits.timeoutMs;
 }

@@ -1,12 +1,14 @@
 import { Module } from '@nestjs/common';
-import { LiveRunIndex, ParkedImageStore, ParkedRunHoldings, RunEnds, RunLedger, RunOwnership } from '@codemode/events';
+import { LiveRunIndex, ParkedImageStore, ParkedRunExpiry, ParkedRunHoldings, RunEnds, RunLedger, RunOwnership } from '@codemode/events';
 import { TenantQuotaLedger, WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import { LOGGER } from '../core/tokens';
 import { AbortService } from './abort.service';
+import { CallAnswers } from './answers/call-answers';
 import { CodeModeCalls } from './code-mode-calls';
 import { ExecService } from './exec.service';
 import { ToolResultsService } from './tool-results.service';
+import { ResumeReservations } from './resume-reservations';
 import { RunsController } from './runs.controller';
 import { WaitService } from './wait.service';
 
@@ -15,6 +17,8 @@ import { WaitService } from './wait.service';
   providers: [
     ExecService,
     WaitService,
+    CallAnswers,
+    ResumeReservations,
     CodeModeCalls,
     AbortService,
     ToolResultsService,
@@ -31,6 +35,12 @@ import { WaitService } from './wait.service';
       // A parked run the API ends gives back its quota place and its image, as a worker's would.
       useFactory: (r: RunLedger, live: LiveRunIndex, quotas: TenantQuotaLedger, images: ParkedImageStore, logger: Logger) =>
         new RunEnds(r, live, new ParkedRunHoldings(quotas, images, (fields, message) => logger.warn(fields, message))),
+    },
+    // A wait that finds its run past its term asks the one expiry rule (it ends it, fenced by epoch).
+    {
+      provide: ParkedRunExpiry,
+      inject: [RunEnds, RunOwnership],
+      useFactory: (ends: RunEnds, o: RunOwnership) => new ParkedRunExpiry(ends, o),
     },
   ],
   exports: [AbortService, CodeModeCalls],

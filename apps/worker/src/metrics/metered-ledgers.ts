@@ -81,6 +81,10 @@ export class MeteredRunLedger extends RunLedger {
     return meteredWrite(this.meter, () => super.resume(...args));
   }
 
+  override park(...args: Parameters<RunLedger['park']>): ReturnType<RunLedger['park']> {
+    return meteredWrite(this.meter, () => super.park(...args));
+  }
+
   override append(...args: Parameters<RunLedger['append']>): ReturnType<RunLedger['append']> {
     return meteredWrite(this.meter, () => super.append(...args));
   }

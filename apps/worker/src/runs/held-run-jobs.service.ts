@@ -100,9 +100,8 @@ export class HeldRunJobs {
   private async applyLoggedAnswers(ref: SessionRef, run: WorkerRun, log: Logger): Promise<void> {
     const pending = new Set(this.pool.platformPending(run.runId));
     if (pending.size === 0) return;
-    const parkedAt = run.expiresAt - run.limits.snapshotTtlSeconds * 1000;
     // A restore's leg (at most its budget, plus taking the run over) may have been answered before it parked.
-    const since = parkedAt - run.limits.timeoutMs - RESTORE_SLACK_MS;
+    const since = run.parkedAt - run.limits.timeoutMs - RESTORE_SLACK_MS;
     for (const event of await this.events.runEvents(ref, run.runId, since)) {
       const id = event.data.callId;
       if (event.type !== 'tool.settled' || typeof id !== 'string' || !pending.has(id)) continue;

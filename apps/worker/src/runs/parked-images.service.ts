@@ -31,9 +31,10 @@ export interface LoadedParkedImage {
 }
 
 /**
- * Parked-run images in Redis (SPEC §12): written when a run parks, before the park is
- * acknowledged, so any worker can resume the run once this one is gone; read by the worker that
- * restores it; removed when the run ends (else they expire with the run's snapshot TTL).
+ * Parked-run images in Redis (SPEC §12): captured when a run parks and written with its
+ * `run.parked` in one step, before the park is acknowledged, so any worker can resume the run once
+ * this one is gone; read by the worker that restores it; removed when the run ends (else they
+ * expire when the run does).
  */
 @Injectable()
 export class ParkedImages {
@@ -42,12 +43,16 @@ export class ParkedImages {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** Writes the image of a run that just parked; false when its VM could not be captured (it parks in memory only). */
-  async save(run: WorkerRun, outcome: WaitingOutcome, expiresAt: number): Promise<boolean> {
+  /**
+   * The image of a run that just parked, with its worker-side record, as its park records it
+   * (RunLedger.park writes both in one step); null when its VM could not be captured (it parks in
+   * memory only).
+   */
+  capture(run: WorkerRun, outcome: WaitingOutcome): StoredParkedImage | null {
     const image = outcome.image;
     if (!image) {
       this.logger.warn({ runId: run.runId }, 'parked run has no image; it lives only in this worker');
-      return false;
+      return null;
     }
     const inFlight = new Set(image.inFlight);
     const record: ParkedHostRecord = {
@@ -55,15 +60,13 @@ export class ParkedImages {
       calls: outcome.pending.map((call) => ({ id: call.id, method: call.method, args: call.args, inFlight: inFlight.has(call.id) })),
       host: run.host.parkedState(),
     };
-    const stored: StoredParkedImage = {
+    return {
       image: Buffer.from(image.bytes.buffer, image.bytes.byteOffset, image.bytes.byteLength),
       wasmHash: image.wasmHash,
       preludeVersion: image.preludeVersion,
       epoch: run.epoch,
       host: JSON.stringify(record),
     };
-    await this.store.put(run.ref, run.runId, stored, expiresAt - Date.now());
-    return true;
   }
 
   /** The run's image and record; null when there is none or its record does not parse. */

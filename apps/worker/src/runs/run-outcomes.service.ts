@@ -5,6 +5,7 @@ import {
   isStoreUnavailable,
   LiveRunIndex,
   ParkedRunIndex,
+  parkingTerm,
   resultReply,
   retryWhileStoreUnavailable,
   RUN_HISTORY_LIMIT_MESSAGE,
@@ -159,7 +160,8 @@ export class RunOutcomes {
   /** `prior`: the output bytes returned by the run's earlier legs. */
   private async write(run: WorkerRun, prior: number, outcome: CellOutcome, replyTo: string): Promise<CodeModeResult> {
     if (outcome.status === 'waiting') {
-      const expiresAt = Date.now() + run.limits.snapshotTtlSeconds * 1000;
+      // Every copy of the park (quota place, image, run.parked, index, the holder's timer) carries this one term.
+      const { parkedAt, expiresAt } = parkingTerm(run.limits.snapshotTtlSeconds);
       // SPEC §10: past its tenant's parked-run quota (runs or bytes) the cell fails instead of
       // parking. Its VM is in this worker's memory: it counts its wasm memory, not its image.
       const admission = await this.limits.admitParked(run.ref, run.runId, expiresAt, outcome.memoryBytes);
@@ -181,16 +183,23 @@ export class RunOutcomes {
       });
       run.holdsParkedQuota = true;
       run.priorOutputBytes = prior + outputBytes;
+      run.parkedAt = parkedAt;
       run.expiresAt = expiresAt;
-      // SPEC §12: the image is in Redis before the park is acknowledged, so any worker can resume the run.
+      // SPEC §12: the image is in Redis with the park, before it is acknowledged, so any worker can resume the run.
       // CODEMODE_ALWAYS_REPLAY: a replay-safe run is always rebuilt by replay, so it gets no image.
-      run.imaged = this.config.alwaysReplay && run.restartSafe ? false : await this.images.save(run, outcome, expiresAt);
+      const image = this.config.alwaysReplay && run.restartSafe ? null : this.images.capture(run, outcome);
       run.imageBytes = outcome.snapshotBytes;
       this.resident.park(run);
-      await this.runs.append(run.ref, {
-        type: 'run.parked',
+      // Best effort: lets any worker expire the run if its holder goes away (ParkedRunSweeper). Sent
+      // ahead of the park, not awaited before it: a crash between the two leaves an entry for a run
+      // not parked, which the sweep forgets at its term, never a parked run nobody would expire.
+      const indexed = this.parkedIndex
+        .add(run.ref, run.runId, expiresAt)
+        .catch((error: unknown) => this.logger.warn({ runId: run.runId, err: error }, 'could not index the parked run for expiry'));
+      await this.runs.park(run.ref, {
         runId: run.runId,
         epoch: run.epoch,
+        image,
         data: {
           result,
           expiresAt: new Date(expiresAt).toISOString(),
@@ -199,12 +208,11 @@ export class RunOutcomes {
         },
         publish: resultReply(replyTo, run.runId, result),
       });
+      // Only now may its VM leave memory for its image (eviction, ResidentRuns): the image is in Redis.
+      run.imaged = image !== null;
       // Parked: no sweep needs to look at the run as live any more (best effort; the sweep forgets what stays).
       this.live.remove(run.ref, run.runId).catch(() => undefined);
-      // Best effort: lets any worker expire the run if its holder goes away (ParkedRunSweeper).
-      await this.parkedIndex
-        .add(run.ref, run.runId, expiresAt)
-        .catch((error: unknown) => this.logger.warn({ runId: run.runId, err: error }, 'could not index the parked run for expiry'));
+      await indexed;
       if (this.config.alwaysReplay && run.restartSafe) await this.resident.handOver(run, ALWAYS_REPLAY_REASON);
       else this.resident.keepWithinBudget();
       return result;

@@ -1,4 +1,5 @@
 import type { CellSpec, Limits, SessionRef } from '@codemode/contracts';
+import { pastExpiry } from '@codemode/events';
 import type { RunToolHost } from '../tools/run-tool-host';
 
 /**
@@ -57,7 +58,8 @@ export class WorkerRun {
   abortRequested = false;
   /** Output bytes already returned by earlier calls of this run (SPEC: shared across waits). */
   priorOutputBytes: number;
-  /** When its park lapses (epoch ms); 0 until it parks. */
+  /** When it last parked (epoch ms), and when that park lapses; 0 until it parks (its ParkingTerm). */
+  parkedAt = 0;
   expiresAt = 0;
   /** It holds a place in its tenant's parked-run quota (SPEC §10), given back when the run ends. */
   holdsParkedQuota: boolean;
@@ -171,7 +173,7 @@ export class WorkerRuns {
   private expireDue(): void {
     const now = this.now();
     for (const run of [...this.runs.values()]) {
-      if (run.residency === 'parked' && run.expiresAt <= now) {
+      if (run.residency === 'parked' && pastExpiry(run.expiresAt, now)) {
         this.move(run, 'end');
         this.onExpire(run);
       }

@@ -16,6 +16,7 @@ export const SCRIPT_NAMES = [
   'abandon-run',
   'reject-exec',
   'configure-session',
+  'park-run',
   'reserve-resume',
   'give-back-resume',
   'owe-answer',

@@ -4,7 +4,6 @@ export { keyedWaitStep, type KeyedWaitState, type KeyedWaitStep } from './keyed-
 export { RunReplies, publishAnswer, publishStarted, resultReply, unheardReplyChannel } from './run-replies';
 export {
   RunOwnership,
-  pastExpiry,
   strandedRunFate,
   unansweredLegFate,
   type LocalRunHolder,
@@ -13,6 +12,9 @@ export {
   type StrandedRunFate,
   type UnansweredLegFate,
 } from './run-ownership';
+export { parkingTerm, pastExpiry, type ParkingTerm } from './parking-term';
+export type { ParkInput } from './run-parking';
+export { ParkedRunExpiry, expiryStep, type ExpiringRun, type ExpiryAsker, type ExpiryStep } from './parked-run-expiry';
 export { RunEnds, ParkedRunHoldings, type EndingRun, type LostAnswer, type RunHoldings } from './run-ends';
 export { LiveRunIndex, ParkedRunIndex, type DueRun } from './parked-run-index';
 export { ParkedImageStore, type StoredParkedImage } from './parked-image-store';

@@ -19,34 +19,16 @@ export interface StoredParkedImage {
 
 /**
  * Parked-run images in Redis (SPEC §12): one hash per run in its session's slot
- * (`<p>:{t:sid}:image:<runId>`), replaced whole at each park and expiring with the run's snapshot
- * TTL; removed when the run ends. The bindings are separate fields, so a worker can refuse an image
- * of another binary or prelude without fetching its bytes.
+ * (`<p>:{t:sid}:image:<runId>`), written with the run's `run.parked` in one script and replaced
+ * whole at each park (RunLedger.park, lua/park-run.lua), expiring at the run's expiry; removed
+ * when the run ends. The bindings are separate fields, so a worker can refuse an image of another
+ * binary or prelude without fetching its bytes.
  */
 export class ParkedImageStore {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: KeySpace,
   ) {}
-
-  async put(ref: SessionRef, runId: string, stored: StoredParkedImage, ttlMs: number): Promise<void> {
-    const key = this.keys.parkedImage(ref, runId);
-    const fields = {
-      image: stored.image,
-      wasmHash: stored.wasmHash,
-      preludeVersion: stored.preludeVersion,
-      epoch: String(stored.epoch),
-      host: stored.host,
-    };
-    await guard(() =>
-      this.redis
-        .multi()
-        .del(key)
-        .hset(key, fields)
-        .pexpire(key, Math.max(1, Math.ceil(ttlMs)))
-        .exec(),
-    );
-  }
 
   async get(ref: SessionRef, runId: string): Promise<StoredParkedImage | null> {
     const raw = await guard(() => this.redis.hgetallBuffer(this.keys.parkedImage(ref, runId)));

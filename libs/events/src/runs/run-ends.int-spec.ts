@@ -49,8 +49,7 @@ async function startedRun(ref: SessionRef, parked = false): Promise<string> {
   if (parked) {
     const expiresAt = Date.now() + 60_000;
     const data = { result: waiting(runId), expiresAt: new Date(expiresAt).toISOString(), snapshotBytes: 3 };
-    await runs.append(ref, { type: 'run.parked', runId, epoch: 1, data });
-    await images.put(ref, runId, image, 60_000);
+    await runs.park(ref, { runId, epoch: 1, data, image });
     await quotas.admitParked(ref.tenant, runId, { expiresAt, bytes: 100, now: Date.now() }, { runs: 10, bytes: 10_000 });
   }
   return runId;

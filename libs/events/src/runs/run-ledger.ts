@@ -9,6 +9,7 @@ import { checkReply, LUA_CODES, toRunStatus } from '../platform/lua-errors';
 import { runFromHash } from '../log/projections/views';
 import { execMulti, guard } from '../platform/redis';
 import { repairArgs, withRepair } from './repair-args';
+import { parkRun, type ParkInput } from './run-parking';
 import { ScriptLoader } from '../platform/script-loader';
 import { SessionIndex } from '../log/session-index';
 
@@ -285,7 +286,12 @@ export class RunLedger {
     return checkReply(raw, { runId, epoch: opts.epoch, type: 'run.resumed' })[0] === LUA_CODES.ok;
   }
 
-  /** Appends any other run event (park, expiry, loss, …) through the generic fenced path. */
+  /** `run.parked` and the run's image in one step (run-parking.ts); fenced as any run event. */
+  park(ref: SessionRef, input: ParkInput): Promise<{ eventId: string }> {
+    return parkRun(this.redis, this.keys, this.scripts, ref, input, (event) => this.log.append(ref, event));
+  }
+
+  /** Appends any other run event (expiry, loss, …) through the generic fenced path. */
   append(ref: SessionRef, input: AppendInput): Promise<{ eventId: string }> {
     return this.log.append(ref, input);
   }

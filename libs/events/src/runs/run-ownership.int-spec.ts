@@ -5,7 +5,7 @@ import { EventLog } from '../log/event-log';
 import { KeySpace } from '../platform/keys';
 import { ParkedImageStore } from './parked-image-store';
 import { RunLedger } from './run-ledger';
-import { pastExpiry, RunOwnership } from './run-ownership';
+import { RunOwnership } from './run-ownership';
 import { deleteKeys, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from '../test-support';
 
 const prefix = testPrefix('ownership');
@@ -82,7 +82,14 @@ describe('RunOwnership', () => {
     const images = new ParkedImageStore(redis, keys);
     const withImages = new RunOwnership(presence, undefined, images);
     const ref = newRef();
-    await images.put(ref, 'r-imaged', { image: Buffer.from([1]), wasmHash: 'h', preludeVersion: 'v', epoch: 1, host: '{}' }, 60_000);
+    // The image alone (a park writes it with run.parked: RunLedger.park): classify looks at nothing else.
+    await redis.hset(keys.parkedImage(ref, 'r-imaged'), {
+      image: Buffer.from([1]),
+      wasmHash: 'h',
+      preludeVersion: 'v',
+      epoch: 1,
+      host: '{}',
+    });
     expect(await withImages.classify({ runId: 'r-imaged', owner: 'w-dead', restartSafe: false }, ref)).toBe('restore');
     expect(await withImages.classify({ runId: 'r-imaged', owner: '', restartSafe: true }, ref)).toBe('restore');
     expect(await withImages.classify({ runId: 'r-imaged', owner: 'w-alive', restartSafe: false }, ref)).toBe('held');
@@ -115,10 +122,4 @@ describe('RunOwnership', () => {
     // Deciding writes nothing: ending is RunEnds' (run-ends.int-spec.ts).
     expect(await eventTypes(ref)).not.toContain('run.lost');
   });
-});
-
-test('pastExpiry: a recorded expiry at or before now has passed; none never does', () => {
-  expect(pastExpiry('2030-01-01T00:00:00.000Z', Date.parse('2030-01-01T00:00:00.000Z'))).toBe(true);
-  expect(pastExpiry('2030-01-01T00:00:00.001Z', Date.parse('2030-01-01T00:00:00.000Z'))).toBe(false);
-  expect(pastExpiry(null, Date.now())).toBe(false);
 });

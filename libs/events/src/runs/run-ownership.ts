@@ -138,8 +138,3 @@ export function strandedRunFate(status: RunStatus | null, ownerGone: boolean, re
   if (!ownerGone) return 'postpone';
   return restartSafe ? 'replay' : 'lose';
 }
-
-/** A parked run's recorded expiry (ISO time, null: none) has passed. */
-export function pastExpiry(expiresAt: string | null, now = Date.now()): boolean {
-  return expiresAt !== null && Date.parse(expiresAt) <= now;
-}
