@@ -3,6 +3,7 @@ import type { CodeModeClient } from '@codemode/client';
 import { nodeErrors, type CodeModeResult, type ShellAnswer } from '@codemode/contracts';
 import { sleep } from './tenancy-helpers';
 import { TestStack } from '../utils/test-stack';
+import { twoTenantProbe, victimHarm } from '../utils/two-tenant-probe';
 
 jest.setTimeout(240_000);
 
@@ -11,8 +12,9 @@ jest.setTimeout(240_000);
  * shell calls that each wait ~30 s — `host: "node"` to a paired node that never answers, or
  * `process poll` with `timeout: 30000` on a silent session. Those calls are routed to the worker
  * that serves bob's shell scope, over the same queue that carries alice's `wait` on her parked
- * run and her own shell calls. Alice's `wait` and `shell/exec echo` answer in seconds and intact,
- * not after bob's waits (~27 s when the queue's consumer held them).
+ * run and her own shell calls. Alice runs the two-tenant probe meanwhile, its step a `wait` on a
+ * parked run with a `shell/exec echo` beside it: they answer in seconds and intact, not after bob's
+ * waits (~27 s when the queue's consumer held them), and her reads and cells keep their bound.
  */
 const ATTACK_CALLS = 140;
 /** Under bob's rate quota (50/s, burst 100): every attacking call is admitted by the API. */
@@ -57,46 +59,89 @@ async function pairSilentNode(): Promise<void> {
   await isPaired;
 }
 
+const PARKED_CODE = 'await yield_control(); return { resumed: "alice" };';
+
 /** Alice's parked run (it resumes on the worker holding it, over that worker's own queue) and a warm shell scope. */
 async function aliceReady(sid: string): Promise<string> {
-  const parked = await alice.exec(sid, { title: 'parked', code: 'await yield_control(); return { resumed: "alice" };' });
+  const parked = await alice.exec(sid, { title: 'parked', code: PARKED_CODE });
   if (parked.status !== 'waiting') throw new Error(`expected waiting, got ${JSON.stringify(parked)}`);
   // Her scope's home is now the worker: her next shell calls go over its own queue.
   expect(await alice.shellExec(sid, { command: 'echo warm' })).toMatchObject({ text: 'warm' });
   return parked.runId;
 }
 
-/** Sends `ATTACK_CALLS` of bob's calls under his rate quota; the answers come later. */
-async function attack(send: () => Promise<ShellAnswer>): Promise<Promise<ShellAnswer>[]> {
+/**
+ * Sends `ATTACK_CALLS` of bob's calls under his rate quota, then waits for their answers (each
+ * after ~30 s of waiting on the worker, or the shell-call quota at once).
+ */
+async function attack(send: () => Promise<ShellAnswer>): Promise<ShellAnswer[]> {
   const answers: Promise<ShellAnswer>[] = [];
   for (let n = 0; n < ATTACK_CALLS; n += 1) {
     answers.push(send());
     await sleep(1000 / ATTACK_PER_SECOND);
   }
-  // Every call has reached the worker and is waiting (each for ~30 s).
-  await sleep(1000);
-  return answers;
+  return Promise.all(answers);
+}
+
+interface VictimOutcome {
+  waited: CodeModeResult;
+  echoed: ShellAnswer;
+  ms: number[];
 }
 
 /** Alice's `wait` on her parked run and her `shell/exec echo`, at once, timed. */
-async function victim(sid: string, runId: string): Promise<{ waited: CodeModeResult; echoed: ShellAnswer; ms: number[] }> {
+async function waitAndEcho(sid: string, runId: string, signal: AbortSignal): Promise<VictimOutcome> {
   const timed = async <T>(call: Promise<T>): Promise<[T, number]> => {
     const started = Date.now();
     const value = await call;
     return [value, Date.now() - started];
   };
   const [[waited, waitMs], [echoed, echoMs]] = await Promise.all([
-    timed(alice.wait(sid, runId)),
-    timed(alice.shellExec(sid, { command: `echo alice-${sid}` })),
+    timed(alice.wait(sid, runId, { signal })),
+    timed(alice.shellExec(sid, { command: `echo alice-${sid}` }, { signal })),
   ]);
   return { waited, echoed, ms: [waitMs, echoMs] };
 }
 
-function expectVictimIntact(sid: string, outcome: Awaited<ReturnType<typeof victim>>): void {
-  process.stdout.write(`${sid}: alice's wait and shell/exec echo took ${JSON.stringify(outcome.ms)} ms\n`);
-  expect(outcome.waited).toMatchObject({ status: 'completed', value: { resumed: 'alice' } });
-  expect(outcome.echoed).toMatchObject({ text: `alice-${sid}`, details: { status: 'completed', exitCode: 0 } });
-  expect(Math.max(...outcome.ms)).toBeLessThan(VICTIM_BOUND_MS);
+/**
+ * Runs bob's `send`s under the two-tenant probe, whose step is alice's `wait` on a parked run (the
+ * one `aliceReady` parked, then one parked anew each round) beside her `shell/exec echo`; asserts
+ * every one of them intact and in time, and her reads and cells within the same bound.
+ */
+async function underAttack(sid: string, send: () => Promise<ShellAnswer>): Promise<ShellAnswer[]> {
+  let runId: string | undefined = await aliceReady(sid);
+  const outcomes: VictimOutcome[] = [];
+  const { attack: answers, victim } = await twoTenantProbe(stack, { client: alice, sessionId: sid }, () => attack(send), {
+    pauseMs: 250,
+    step: {
+      name: 'wait and echo',
+      run: async (signal) => {
+        if (runId === undefined) {
+          const parked = await alice.exec(sid, { title: 'parked', code: PARKED_CODE }, { signal });
+          if (parked.status !== 'waiting') return `parking: ${JSON.stringify(parked)}`;
+          runId = parked.runId;
+        }
+        outcomes.push(await waitAndEcho(sid, runId, signal));
+        runId = undefined;
+        return undefined;
+      },
+    },
+  });
+  process.stdout.write(
+    `${sid}: alice's wait and shell/exec echo took ${JSON.stringify(outcomes.map((outcome) => outcome.ms))} ms; ${JSON.stringify({
+      rounds: victim.rounds,
+      read: victim.read,
+      exec: victim.exec,
+    })}\n`,
+  );
+  expect(victimHarm(victim, { maxP99Ms: VICTIM_BOUND_MS })).toEqual([]);
+  expect(outcomes.length).toBeGreaterThan(0);
+  for (const outcome of outcomes) {
+    expect(outcome.waited).toMatchObject({ status: 'completed', value: { resumed: 'alice' } });
+    expect(outcome.echoed).toMatchObject({ text: `alice-${sid}`, details: { status: 'completed', exitCode: 0 } });
+    expect(Math.max(...outcome.ms)).toBeLessThan(VICTIM_BOUND_MS);
+  }
+  return answers;
 }
 
 /** Bob's answers: each his call's own outcome after its wait, or the per-worker shell-call quota at once. */
@@ -109,30 +154,24 @@ function expectAttackBounded(answers: ShellAnswer[], waited: (answer: ShellAnswe
 
 test('140 calls of bob to a node that never answers leave alice’s wait and shell call answering in seconds', async () => {
   const sid = 'node';
-  const runId = await aliceReady(sid);
   // Bob's scope is served by the worker too, so his calls share its own queue with alice's.
   expect(await bobAgent.shellExec('attack-node', { command: 'echo warm' })).toMatchObject({ text: 'warm' });
 
-  const answers = await attack(() =>
+  const answers = await underAttack(sid, () =>
     bobAgent.shellExec('attack-node', { command: 'cat /etc/hostname', host: 'node', node: 'silent', yieldMs: 30_000 }),
   );
-  const outcome = await victim(sid, runId);
 
-  expectVictimIntact(sid, outcome);
-  expectAttackBounded(await Promise.all(answers), (answer) => answer.text === nodeErrors.timedOut('silent', 'system.run', 30_000));
+  expectAttackBounded(answers, (answer) => answer.text === nodeErrors.timedOut('silent', 'system.run', 30_000));
 });
 
 test('140 process polls of bob with timeout 30000 leave alice’s wait and shell call answering in seconds', async () => {
   const sid = 'poll';
-  const runId = await aliceReady(sid);
   const silent = await bobAgent.shellExec('attack-poll', { command: 'sleep 90', background: true, timeoutSeconds: 90 });
   if (silent.details.status !== 'running') throw new Error(`expected a running session, got ${JSON.stringify(silent)}`);
   const sessionId = silent.details.sessionId;
 
-  const answers = await attack(() => bobAgent.process('attack-poll', { action: 'poll', sessionId, timeout: 30_000 }));
-  const outcome = await victim(sid, runId);
+  const answers = await underAttack(sid, () => bobAgent.process('attack-poll', { action: 'poll', sessionId, timeout: 30_000 }));
 
-  expectVictimIntact(sid, outcome);
-  expectAttackBounded(await Promise.all(answers), (answer) => answer.details.status === 'running');
+  expectAttackBounded(answers, (answer) => answer.details.status === 'running');
   await bobAgent.process('attack-poll', { action: 'kill', sessionId });
 });

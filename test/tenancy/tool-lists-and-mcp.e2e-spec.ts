@@ -3,20 +3,23 @@ import { Redis } from 'ioredis';
 import type { CodeModeClient } from '@codemode/client';
 import { freePort } from '../utils/free-port';
 import { PrivateRedis } from '../utils/private-redis';
+import { eventLoopLagMaxMs } from '../utils/event-loop-lag';
+import { toolsOfMegabytes } from '../utils/large-tool-lists';
+import { sendPreEncoded, type PreEncodedAnswer } from '../utils/pre-encoded-request';
 import { TestStack } from '../utils/test-stack';
-import { lagMaxMs, median, p99, probeWhile, round, send, toolsOfMegabytes, type AttackAnswer } from './victim-probes';
+import { twoTenantProbe, victimHarm, type Victim } from '../utils/two-tenant-probe';
 
 /**
  * SPEC §10 "Fate isolation" and §14, adversarially, round 2: bob (at the default quotas, with an
  * operator and an agent key) attacks through what is derived from tool lists and through `/mcp`,
- * while alice reads her session every 25 ms and runs `return 1`:
+ * while alice runs the two-tenant probe (reads her session and runs `return 1`, in rounds):
  * - a 9 MB tool list listed by 100 `tools/list` (two batches), 100 `…/tools/definitions` and 20
  *   `GET …/tools`: each once read the whole list from Redis, taking Redis from MiBs to ~1 GB of
  *   reply buffers; now derived once per version, and Redis stays within tens of MiB of its start;
  * - 24 concurrent `/mcp` execs of ~1 MiB of code: their code was checked on the event loop;
  * - 16 agent-key `PUT /tools` merging onto 11 MB operator lists: the merge ran on the event loop;
  * - batches of 100 JSON-RPC messages: each batch counted as one request against the rate.
- * Alice's reads keep their p99 within the bound, her cell completes, the API's loop is never
+ * Alice's reads and cells keep their p99 within the bound and complete, the API's loop is never
  * blocked for long. Redis is a private one, so its memory is the stack's alone.
  */
 
@@ -32,7 +35,7 @@ const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protoc
 let redis: PrivateRedis;
 let redisClient: Redis;
 let stack: TestStack;
-let alice: CodeModeClient;
+let alice: Victim;
 let bob: CodeModeClient;
 let apiMetrics: string;
 let boundMs = LOADED_BOUND_MS;
@@ -46,15 +49,15 @@ beforeAll(async () => {
     apiKeys: `${keys.bob}:bob,${keys.bobAgent}:bob:agent,${keys.alice}:alice`,
     env: { API_METRICS_PORT: String(metricsPort) },
   });
-  alice = stack.client(keys.alice);
+  alice = { client: stack.client(keys.alice), sessionId: 'victim' };
   bob = stack.client(keys.bob);
   const open = await fetch(`${stack.baseUrl}/metrics`).then((r) => r.status);
   apiMetrics = open === 200 ? `${stack.baseUrl}/metrics` : `http://127.0.0.1:${metricsPort}/metrics`;
-  expect(await alice.exec('victim', { title: 'warm', code: 'return 1' })).toMatchObject({ status: 'completed', value: 1 });
-  await lagMaxMs(apiMetrics);
-  const idle = await probeWhile(alice, 'victim', new Promise((r) => setTimeout(r, 2000)));
-  boundMs = Math.max(LOADED_BOUND_MS, 5 * p99(idle));
-  process.stdout.write(`idle: victim p99 ${round(p99(idle))} ms, median ${round(median(idle))} ms; bound ${round(boundMs)} ms\n`);
+  await eventLoopLagMaxMs(apiMetrics);
+  const { victim: idle } = await twoTenantProbe(stack, alice, () => new Promise((r) => setTimeout(r, 2000)));
+  expect(victimHarm(idle, { maxP99Ms: Infinity })).toEqual([]);
+  boundMs = Math.max(LOADED_BOUND_MS, 5 * idle.read.p99Ms);
+  process.stdout.write(`idle: ${JSON.stringify({ read: idle.read, exec: idle.exec })}; bound ${boundMs} ms\n`);
 });
 
 afterAll(async () => {
@@ -64,14 +67,14 @@ afterAll(async () => {
 });
 
 /** The JSON-RPC answers of an MCP POST (one, or a batch's). */
-function rpcAnswers(answer: AttackAnswer): { id?: unknown; result?: Record<string, unknown>; error?: { message: string } }[] {
+function rpcAnswers(answer: PreEncodedAnswer): { id?: unknown; result?: Record<string, unknown>; error?: { message: string } }[] {
   const body = JSON.parse(answer.text) as unknown;
   return (Array.isArray(body) ? body : [body]) as { result?: Record<string, unknown>; error?: { message: string } }[];
 }
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
-const mcp = (key: string, sid: string, messages: unknown, keepBytes?: number): Promise<AttackAnswer> =>
-  send(stack.baseUrl, key, 'POST', '/mcp', json(messages), { ...MCP_HEADERS, 'x-codemode-session': sid }, keepBytes);
+const mcp = (key: string, sid: string, messages: unknown, keepBytes?: number): Promise<PreEncodedAnswer> =>
+  sendPreEncoded(stack.baseUrl, key, 'POST', '/mcp', json(messages), { ...MCP_HEADERS, 'x-codemode-session': sid }, keepBytes);
 const listMessages = (count: number, method = 'tools/list'): unknown[] =>
   Array.from({ length: count }, (_, id) => ({ jsonrpc: '2.0', id, method }));
 const bucketRefilled = (): Promise<void> => new Promise((r) => setTimeout(r, 2500));
@@ -104,29 +107,26 @@ async function usedMemory(): Promise<number> {
 }
 
 /**
- * Runs `attack` while alice reads and (500 ms in) runs a cell; asserts her reads kept the bound,
- * her cell completed and the API's loop was never blocked past the bound. Answers the attack's value.
+ * Runs `attack` under the two-tenant probe; asserts alice's reads and cells kept the bound and
+ * completed and the API's loop was never blocked past the bound. Answers the attack's value.
  */
 async function underAttack<T>(name: string, attack: () => Promise<T>): Promise<T> {
-  await lagMaxMs(apiMetrics);
+  await eventLoopLagMaxMs(apiMetrics);
   const started = performance.now();
-  const attacked = attack();
-  const cell = new Promise((r) => setTimeout(r, 500)).then(() => alice.exec('victim', { title: 'during', code: 'return 1' }));
-  const latencies = await probeWhile(alice, 'victim', Promise.allSettled([attacked, cell]));
-  const lag = await lagMaxMs(apiMetrics);
+  const { attack: attacked, victim } = await twoTenantProbe(stack, alice, attack);
+  const lag = await eventLoopLagMaxMs(apiMetrics);
   process.stdout.write(
     `${name}: ${JSON.stringify({
-      attackSeconds: round((performance.now() - started) / 1000),
-      victimP99Ms: round(p99(latencies)),
-      victimMedianMs: round(median(latencies)),
-      reads: latencies.length,
-      apiLagMaxMs: round(lag),
+      attackSeconds: ((performance.now() - started) / 1000).toFixed(1),
+      rounds: victim.rounds,
+      read: victim.read,
+      exec: victim.exec,
+      apiLagMaxMs: Math.round(lag),
     })}\n`,
   );
-  expect(await cell).toMatchObject({ status: 'completed', value: 1 });
-  expect({ name, victimP99Ms: p99(latencies) < boundMs, apiLagMaxMs: lag < LOADED_BOUND_MS }).toEqual({
+  expect({ name, harm: victimHarm(victim, { maxP99Ms: boundMs }), apiLagMaxMs: lag < LOADED_BOUND_MS }).toEqual({
     name,
-    victimP99Ms: true,
+    harm: [],
     apiLagMaxMs: true,
   });
   return attacked;
@@ -134,7 +134,7 @@ async function underAttack<T>(name: string, attack: () => Promise<T>): Promise<T
 
 test('a 9 MB tool list listed hundreds of times is read once per version: Redis memory stays bounded, alice stays fast', async () => {
   const first = json({ tools: toolsOfMegabytes(9, 'first_') });
-  expect((await send(stack.baseUrl, keys.bob, 'PUT', '/v1/sessions/big/tools', first, {}, 0)).status).toBe(200);
+  expect((await sendPreEncoded(stack.baseUrl, keys.bob, 'PUT', '/v1/sessions/big/tools', first, {}, 0)).status).toBe(200);
   await bucketRefilled();
   const startBytes = await usedMemory();
   const sampler = sampleRedis();
@@ -142,17 +142,19 @@ test('a 9 MB tool list listed hundreds of times is read once per version: Redis 
     const lists = await Promise.all([mcp(keys.bob, 'big', listMessages(50), 4 * MIB), mcp(keys.bob, 'big', listMessages(50), 4 * MIB)]);
     await bucketRefilled();
     const defs = await Promise.all(
-      Array.from({ length: 80 }, () => send(stack.baseUrl, keys.bob, 'GET', '/v1/sessions/big/tools/definitions?format=mcp', null)),
+      Array.from({ length: 80 }, () =>
+        sendPreEncoded(stack.baseUrl, keys.bob, 'GET', '/v1/sessions/big/tools/definitions?format=mcp', null),
+      ),
     );
     await bucketRefilled();
     const gets = await Promise.all(
-      Array.from({ length: 20 }, () => send(stack.baseUrl, keys.bob, 'GET', '/v1/sessions/big/tools', null, {}, 0)),
+      Array.from({ length: 20 }, () => sendPreEncoded(stack.baseUrl, keys.bob, 'GET', '/v1/sessions/big/tools', null, {}, 0)),
     );
     return [lists, defs, gets] as const;
   });
   const { usedMaxBytes, outputMaxBytes } = await sampler.stop();
   process.stdout.write(
-    `redis: start ${round(startBytes / MIB)} MiB, max ${round(usedMaxBytes / MIB)} MiB, client output buffers max ${round(outputMaxBytes / MIB)} MiB\n`,
+    `redis: start ${(startBytes / MIB).toFixed(1)} MiB, max ${(usedMaxBytes / MIB).toFixed(1)} MiB, client output buffers max ${(outputMaxBytes / MIB).toFixed(1)} MiB\n`,
   );
   // Every message answered, each with the list's description (its quick index names the tools).
   const descriptions = batches.flatMap((answer) => {
@@ -173,7 +175,7 @@ test('a 9 MB tool list listed hundreds of times is read once per version: Redis 
 
   // A new registration is a new version: listed at once, never the cached one.
   const second = json({ tools: toolsOfMegabytes(9, 'second_') });
-  expect((await send(stack.baseUrl, keys.bob, 'PUT', '/v1/sessions/big/tools', second, {}, 0)).status).toBe(200);
+  expect((await sendPreEncoded(stack.baseUrl, keys.bob, 'PUT', '/v1/sessions/big/tools', second, {}, 0)).status).toBe(200);
   const after = rpcAnswers(await mcp(keys.bob, 'big', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, 4 * MIB));
   const description = (after[0].result?.tools as { description: string }[])[0].description;
   expect(description).toContain('second_0');
@@ -201,7 +203,7 @@ test('24 concurrent /mcp execs of ~1 MiB of code are checked off the event loop'
   const answers = await underAttack('24 /mcp execs of ~1 MiB', () =>
     Promise.all(
       bodies.map((bytes, i) =>
-        send(stack.baseUrl, keys.bob, 'POST', '/mcp', bytes, { ...MCP_HEADERS, 'x-codemode-session': `mcp-big-${i % 4}` }),
+        sendPreEncoded(stack.baseUrl, keys.bob, 'POST', '/mcp', bytes, { ...MCP_HEADERS, 'x-codemode-session': `mcp-big-${i % 4}` }),
       ),
     ),
   );
@@ -219,7 +221,7 @@ test('24 concurrent /mcp execs of ~1 MiB of code are checked off the event loop'
 test('16 agent-key PUT /tools merging onto 11 MB operator lists are merged off the event loop', async () => {
   const operatorList = json({ tools: toolsOfMegabytes(11, 'op_') });
   for (let i = 0; i < 8; i += 1) {
-    expect((await send(stack.baseUrl, keys.bob, 'PUT', `/v1/sessions/merge-${i}/tools`, operatorList, {}, 0)).status).toBe(200);
+    expect((await sendPreEncoded(stack.baseUrl, keys.bob, 'PUT', `/v1/sessions/merge-${i}/tools`, operatorList, {}, 0)).status).toBe(200);
   }
   await bucketRefilled();
   const agentList = (i: number): Buffer =>
@@ -227,7 +229,7 @@ test('16 agent-key PUT /tools merging onto 11 MB operator lists are merged off t
   const answers = await underAttack('16 agent PUT /tools onto 11 MB lists', () =>
     Promise.all(
       Array.from({ length: 16 }, (_, i) =>
-        send(stack.baseUrl, keys.bobAgent, 'PUT', `/v1/sessions/merge-${i % 8}/tools`, agentList(i), {}, 0),
+        sendPreEncoded(stack.baseUrl, keys.bobAgent, 'PUT', `/v1/sessions/merge-${i % 8}/tools`, agentList(i), {}, 0),
       ),
     ),
   );

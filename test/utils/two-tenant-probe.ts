@@ -13,11 +13,14 @@ import type { TestStack } from './test-stack';
  *   expect(victimHarm(victim, { maxP99Ms: 5000 })).toEqual([]);
  *
  * - A round is one small read (`GET /v1/sessions/{sessionId}`) then one `return 1` exec, both in
- *   the victim's session, each bounded by `stepTimeoutMs` (a step that times out is a failure).
- *   Rounds follow each other `pauseMs` apart while the attack runs, and at least `minRounds` in all.
+ *   the victim's session, then the caller's own `step` if given (the victim's use of the route under
+ *   attack, e.g. a `wait` on its parked run), each bounded by `stepTimeoutMs` (a step that times out
+ *   is a failure). Rounds follow each other `pauseMs` apart while the attack runs, and at least
+ *   `minRounds` in all.
  * - The session is created (one `return 1`, not counted) before the attack starts.
  * - A rejected attack is rethrown once the victim's last round ended.
  * - Latencies are per step kind (`read`, `exec`), in ms; `failures` says what each failed step got.
+ *   A caller's `step` times what it needs itself (its bound may be on part of it).
  */
 export interface Victim {
   readonly client: CodeModeClient;
@@ -31,6 +34,15 @@ export interface ProbeOptions {
   minRounds?: number;
   /** Longest a step may take before it counts as failed (default 30 s). */
   stepTimeoutMs?: number;
+  /** A third step of each round, after the exec. */
+  step?: VictimStep;
+}
+
+export interface VictimStep {
+  /** Prefixes the step's failures, e.g. `wait and echo: …`. */
+  readonly name: string;
+  /** Answers undefined when the victim got what it expected, else what it got. */
+  readonly run: (signal: AbortSignal) => Promise<string | undefined>;
 }
 
 export interface Latencies {
@@ -42,7 +54,7 @@ export interface Latencies {
 
 export interface VictimReport {
   readonly rounds: number;
-  /** Steps (reads and execs) that got their expected answer. */
+  /** Steps (reads, execs and the caller's steps) that got their expected answer. */
   readonly successes: number;
   /** One line per step that did not, e.g. `exec: {"status":"failed",…}` or `read: HTTP 503`. */
   readonly failures: readonly string[];
@@ -58,7 +70,7 @@ export async function twoTenantProbe<T>(
   attack: () => Promise<T>,
   options: ProbeOptions = {},
 ): Promise<{ attack: T; victim: VictimReport }> {
-  const { pauseMs = 25, minRounds = 3, stepTimeoutMs = 30_000 } = options;
+  const { pauseMs = 25, minRounds = 3, stepTimeoutMs = 30_000, step } = options;
   const warm = await victim.client.exec(victim.sessionId, { title: 'probe warm-up', code: 'return 1' });
   if (warm.status !== 'completed') throw new Error(`the victim's session could not be set up: ${JSON.stringify(warm)}`);
 
@@ -86,6 +98,10 @@ export async function twoTenantProbe<T>(
     });
     execs.push(exec.ms);
     if (exec.failure !== undefined) failures.push(`exec: ${exec.failure}`);
+    if (step !== undefined) {
+      const own = await timedStep(stepTimeoutMs, step.run);
+      if (own.failure !== undefined) failures.push(`${step.name}: ${own.failure}`);
+    }
     rounds += 1;
     if (!attackDone || rounds < minRounds) await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }
@@ -93,7 +109,7 @@ export async function twoTenantProbe<T>(
   if (!settled.ok) throw settled.error;
   const report: VictimReport = {
     rounds,
-    successes: rounds * 2 - failures.length,
+    successes: rounds * (step === undefined ? 2 : 3) - failures.length,
     failures,
     read: latencies(reads),
     exec: latencies(execs),
