@@ -171,6 +171,18 @@ export class PoolThread {
     return ids;
   }
 
+  /**
+   * SPEC §10 fate isolation: the run waits only on the host (timers, tool calls, platform answers,
+   * approvals): parked here, or in a leg the thread has begun, past its first host call, whose
+   * guest code is not executing now. False for a run not held here.
+   */
+  waitsOnHost(runId: string): boolean {
+    const run = this.runs.get(runId);
+    if (!run || run.discarded || this.state !== 'ready') return false;
+    if (!run.leg) return true;
+    return run.starting !== true && !run.leg.beforeHostCall && Atomics.load(this.busyFlag, 0) !== run.slot;
+  }
+
   /** Runs with a run/resume call in progress. */
   get activeLegs(): number {
     let count = 0;
