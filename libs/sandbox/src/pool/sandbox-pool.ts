@@ -7,61 +7,18 @@ import {
   type CellOutcome,
 } from '@codemode/cells';
 import { GUEST_PRELUDE_VERSION, type ParkedImageBinding } from '../engine/parked-image';
-import type { BridgeHost, CellRunRequest, ExternalSettlement, RestorePlan, ResumeOptions, SandboxVariant } from '../engine/types';
+import type { BridgeHost, CellRunRequest, ExternalSettlement, RestorePlan, ResumeOptions } from '../engine/types';
 import { wasmFileHash } from '../engine/wasm-loader';
 import { ParkedRunBusyError, ParkedRunNotFoundError, SandboxPoolClosedError, SandboxStartError, UnknownBridgeCallError } from '../errors';
 import { threadScriptPath } from '../thread/thread-script';
 import { ParkedMemory, type ParkedMemoryLimits } from './parked-memory';
 import { type MovedRun, type PoolLogger, PoolThread } from './pool-thread';
+import type { ParkedEviction, RunsLostListener, SandboxPoolOptions, SandboxPoolStats } from './sandbox-pool-options';
 
-export interface SandboxPoolOptions {
-  /** Number of worker threads; each executes one VM at a time but may hold several live runs. */
-  threads: number;
-  logger?: PoolLogger;
-  /** QuickJS build. @default 'release' ('debug' adds assertions and leak checks; for tests) */
-  variant?: SandboxVariant;
-  /** How long past a leg's deadline the watchdog waits before terminating its thread. @default 300 */
-  watchdogGraceMs?: number;
-  /** Runs that may be parked at once in this pool (SPEC §3: 64 per worker process). @default 64 */
-  maxParked?: number;
-  /** Wasm memory parked VMs may keep together; past it the coldest leave for their images (SPEC §10). @default Infinity */
-  maxParkedMemoryBytes?: number;
-  /** VMs one tenant may keep parked here (SPEC §10: half of `maxParked` in multi-tenant mode). @default () => maxParked */
-  maxParkedPerTenant?: () => number;
-  /**
-   * Threads whose guest time one tenant may hold at once: executing its code, or about to begin
-   * its leg (SPEC §10: half of `threads`, rounded up, in multi-tenant mode). A tenant's cell waits
-   * in the queue while it holds that many, so cells stuck in a native builtin until the watchdog
-   * never take every thread from the other tenants. @default () => threads
-   */
-  maxGuestThreadsPerTenant?: () => number;
-}
+export type { ParkedEviction, RunsLostListener, SandboxPoolOptions, SandboxPoolStats } from './sandbox-pool-options';
 
 /** How soon the queue is looked at again while only tenants at their thread share wait in it. */
 const GUEST_SHARE_RECHECK_MS = 5;
-
-/** Parked runs that died with their thread (the watchdog terminated it, or it exited). */
-export type RunsLostListener = (runIds: string[], reason: string) => void;
-
-/**
- * SPEC §12: which parked runs may leave memory when the slots are full (their image is kept
- * elsewhere), and what to do once one has (its VM is gone; release it so any worker restores it).
- */
-export interface ParkedEviction {
-  evictable(runId: string): boolean;
-  evicted(runId: string): void;
-}
-
-export interface SandboxPoolStats {
-  threads: number;
-  /** Ready threads with at least one run/resume in progress. */
-  busy: number;
-  idle: number;
-  starting: number;
-  parked: number;
-  /** Wasm memory of the VMs of parked (and resuming) runs, in bytes. */
-  parkedMemoryBytes: number;
-}
 
 interface Queued {
   request: CellRunRequest;

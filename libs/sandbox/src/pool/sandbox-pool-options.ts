@@ -1,0 +1,50 @@
+import type { SandboxVariant } from '../engine/types';
+import type { PoolLogger } from './pool-thread';
+
+/* What a SandboxPool is started with, and what it tells (sandbox-pool.ts). */
+
+export interface SandboxPoolOptions {
+  /** Number of worker threads; each executes one VM at a time but may hold several live runs. */
+  threads: number;
+  logger?: PoolLogger;
+  /** QuickJS build. @default 'release' ('debug' adds assertions and leak checks; for tests) */
+  variant?: SandboxVariant;
+  /** How long past a leg's deadline the watchdog waits before terminating its thread. @default 300 */
+  watchdogGraceMs?: number;
+  /** Runs that may be parked at once in this pool (SPEC §3: 64 per worker process). @default 64 */
+  maxParked?: number;
+  /** Wasm memory parked VMs may keep together; past it the coldest leave for their images (SPEC §10). @default Infinity */
+  maxParkedMemoryBytes?: number;
+  /** VMs one tenant may keep parked here (SPEC §10: half of `maxParked` in multi-tenant mode). @default () => maxParked */
+  maxParkedPerTenant?: () => number;
+  /**
+   * Threads whose guest time one tenant may hold at once: executing its code, or about to begin
+   * its leg (SPEC §10: half of `threads`, rounded up, in multi-tenant mode). A tenant's cell waits
+   * in the queue while it holds that many, so cells stuck in a native builtin until the watchdog
+   * never take every thread from the other tenants. @default () => threads
+   */
+  maxGuestThreadsPerTenant?: () => number;
+}
+
+/** Parked runs that died with their thread (the watchdog terminated it, or it exited). */
+export type RunsLostListener = (runIds: string[], reason: string) => void;
+
+/**
+ * SPEC §12: which parked runs may leave memory when the slots are full (their image is kept
+ * elsewhere), and what to do once one has (its VM is gone; release it so any worker restores it).
+ */
+export interface ParkedEviction {
+  evictable(runId: string): boolean;
+  evicted(runId: string): void;
+}
+
+export interface SandboxPoolStats {
+  threads: number;
+  /** Ready threads with at least one run/resume in progress. */
+  busy: number;
+  idle: number;
+  starting: number;
+  parked: number;
+  /** Wasm memory of the VMs of parked (and resuming) runs, in bytes. */
+  parkedMemoryBytes: number;
+}
