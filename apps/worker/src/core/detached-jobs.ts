@@ -25,22 +25,22 @@ export class DetachedJobs {
   hold(job: Job, token: string, work: Promise<void>): void {
     const fields = { consumer: this.role, job: job.name, jobId: job.id };
     let renewing = true;
-    const renew = setInterval(
-      () => {
-        job.extendLock(token, this.lockMs).then(
-          (extended) => {
-            if (extended || !renewing) return;
-            // Another worker took it as stalled (this one stopped renewing too long): recovery is
-            // fenced by the run's epoch, so this worker's work cannot overwrite it.
-            renewing = false;
-            clearInterval(renew);
-            this.logger.warn(fields, 'lost the lock of a detached job; another worker may recover its run');
-          },
-          (error: unknown) => this.logger.warn({ ...fields, err: error }, 'could not renew the lock of a detached job'),
-        );
-      },
-      Math.max(250, Math.floor(this.lockMs / 2)),
-    );
+    const extend = (): void => {
+      job.extendLock(token, this.lockMs).then(
+        (extended) => {
+          if (extended || !renewing) return;
+          // Another worker took it as stalled (this one stopped renewing too long): recovery is
+          // fenced by the run's epoch, so this worker's work cannot overwrite it.
+          renewing = false;
+          clearInterval(renew);
+          this.logger.warn(fields, 'lost the lock of a detached job; another worker may recover its run');
+        },
+        (error: unknown) => this.logger.warn({ ...fields, err: error }, 'could not renew the lock of a detached job'),
+      );
+    };
+    // Every half lock, and at once: BullMQ's last renewal may be up to half a lock old already.
+    const renew = setInterval(extend, Math.max(250, Math.floor(this.lockMs / 2)));
+    extend();
     const finished = work
       .then(
         () => job.moveToCompleted(undefined, token, false),

@@ -43,10 +43,11 @@ const FETCH_RETRY_DELAY_MS = 1_000;
 export class QueueConsumer {
   private readonly workers: Worker[];
   private readonly detached: DetachedJobs;
+  private readonly connection: ReturnType<typeof createRedis>;
 
   constructor(config: AppConfig, logger: Logger, options: ConsumerOptions, handle: JobHandler) {
     const keys = new KeySpace(config.keyPrefix);
-    const connection = createRedis(config.redis, {
+    this.connection = createRedis(config.redis, {
       name: `worker-${config.workerId}-${options.role}`,
       blocking: true,
       onError: (error) => logger.warn({ err: error.message, consumer: options.role }, 'Redis connection error; retrying'),
@@ -68,7 +69,7 @@ export class QueueConsumer {
     };
     this.workers = options.queues.map((queue, index) => {
       const worker = new Worker(queue, (job, token) => shared.around(index, () => run(job, token)), {
-        connection,
+        connection: this.connection,
         prefix: keys.queuePrefix(queue),
         concurrency: shared.limit(index),
         maxStalledCount: options.maxStalledCount,
@@ -97,6 +98,7 @@ export class QueueConsumer {
   async close(): Promise<void> {
     await Promise.all(this.workers.map((worker) => worker.close()));
     await this.detached.drain();
+    this.connection.disconnect();
   }
 }
 
