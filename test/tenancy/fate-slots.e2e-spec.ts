@@ -8,16 +8,18 @@ jest.setTimeout(180_000);
 /**
  * SPEC §10 "Fate isolation", cell slots: the attacker (bob, default quotas) holds more waiting
  * cells than a worker has cell slots (2 threads: 16), of every waiting shape — awaitResults on a
- * timer, awaitResults on `agents.run`, a call held for an approval, a long budget on a timer —
+ * timer, awaitResults on `agents.run`, a call held for an approval, a long budget on a timer, and
+ * awaitResults on a timer far past a 500 ms budget —
  * spread over every shard of the cell queue. Waiting cells give their slot back, so the other
  * tenant's (alice's) `return 1` cells all complete, in time, with their values; bob's cells
  * complete too once their waits end, and no cell job is left active.
  */
 const SHARDS = 16;
 const HOLD_MS = 20_000;
-const SHAPES = ['awaitTimer', 'awaitAgents', 'approval', 'longTimer'] as const;
+/** The four shapes of the issue, and an `awaitResults` cell whose wait outlasts many of its budgets. */
+const SHAPES = ['awaitTimer', 'awaitAgents', 'approval', 'longTimer', 'awaitShortBudget'] as const;
 type Shape = (typeof SHAPES)[number];
-/** Six of each shape: 24 waiting cells, every shard holding at least one. */
+/** 24 waiting cells, about five of each shape, every shard holding at least one. */
 const BOB_CELLS = 24;
 /** Alice's budget: a cell no worker starts within it fails `no worker started the cell within its budget`. */
 const ALICE_BUDGET_MS = 5000;
@@ -31,12 +33,14 @@ const CELLS: Record<Shape, { code: string; awaitResults?: boolean }> = {
   awaitAgents: { code: 'return await agents.run({ task: "hold" })', awaitResults: true },
   approval: { code: 'const r = await ls({}); return Array.isArray(r.entries)' },
   longTimer: { code: SLEEP },
+  awaitShortBudget: { code: SLEEP, awaitResults: true },
 };
 const SESSIONS: Record<Shape, object> = {
   awaitTimer: {},
   awaitAgents: { agents: true },
   approval: { policy: { rules: [{ tool: 'ls', decision: 'approve' }] } },
   longTimer: { codeMode: { timeoutMs: 60_000 } },
+  awaitShortBudget: { codeMode: { timeoutMs: 500 } },
 };
 
 const run = randomBytes(4).toString('hex');
@@ -79,7 +83,15 @@ test("a tenant's waiting cells of every shape, over every shard, take no cell sl
     return { shape, sid: sessionOnShard('bob', `${shape}-${n}`, n % SHARDS) };
   });
   for (const { shape, sid } of cells) await bob.putSession(sid, SESSIONS[shape]);
-  const bobAnswers: Promise<CodeModeResult>[] = cells.map(({ shape, sid }) => bob.exec(sid, { title: shape, ...CELLS[shape] }));
+  const exec = ({ shape, sid }: (typeof cells)[number]) => bob.exec(sid, { title: shape, ...CELLS[shape] });
+  // The short-budget cells go once the others gave their slots back: sent with them, bob's own
+  // cells could find no slot within 500 ms.
+  const short = (shape: Shape) => shape === 'awaitShortBudget';
+  const bobAnswers = new Map<number, Promise<CodeModeResult>>();
+  cells.forEach((cell, n) => !short(cell.shape) && bobAnswers.set(n, exec(cell)));
+  await Promise.all(cells.filter((cell) => !short(cell.shape)).map(({ sid }) => runningRun(bob, sid)));
+  await tick(2000);
+  cells.forEach((cell, n) => short(cell.shape) && bobAnswers.set(n, exec(cell)));
   // Every one of bob's cells runs on the worker and waits (its exec in flight).
   const runIds = await Promise.all(cells.map(({ sid }) => runningRun(bob, sid)));
   await tick(1000);
@@ -117,8 +129,9 @@ test("a tenant's waiting cells of every shape, over every shard, take no cell sl
     awaitAgents: (n) => `agent ${n}`,
     approval: () => true,
     longTimer: () => 'slept',
+    awaitShortBudget: () => 'slept',
   };
-  expect(await Promise.all(bobAnswers)).toEqual(
+  expect(await Promise.all(cells.map((_, n) => bobAnswers.get(n)!))).toEqual(
     cells.map(({ shape }, n) => expect.objectContaining({ status: 'completed', value: expected[shape](n) })),
   );
   // Every cell job was finished, those that gave their slot back included.

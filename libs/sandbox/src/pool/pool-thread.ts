@@ -132,14 +132,13 @@ export class PoolThread {
   }
 
   /**
-   * SPEC §10 fate isolation: the run waits only on the host (timers, tool calls, platform answers,
-   * approvals): parked here, or in a leg the thread has begun, past its first host call, whose
-   * guest code is not executing now. False for a run not held here.
+   * SPEC §10 fate isolation: the run's leg waits only on the host (timers, tool calls, platform
+   * answers, approvals): the thread has begun it, it made a host call, and its guest code is not
+   * executing now. False for a parked run (no leg) and a run not held here.
    */
   waitsOnHost(runId: string): boolean {
     const run = this.runs.get(runId);
-    if (!run || run.discarded || this.state !== 'ready') return false;
-    if (!run.leg) return true;
+    if (!run?.leg || run.discarded || this.state !== 'ready') return false;
     return run.starting !== true && !run.leg.beforeHostCall && Atomics.load(this.busyFlag, 0) !== run.slot;
   }
 

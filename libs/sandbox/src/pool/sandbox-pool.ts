@@ -223,12 +223,12 @@ export class SandboxPool {
   }
 
   /**
-   * SPEC §10 fate isolation: the run, in a leg or parked here, waits only on the host (see
-   * `PoolThread.waitsOnHost`); false while it waits for a thread (queued or moving) or executes.
+   * SPEC §10 fate isolation: the run's leg here waits only on the host (see
+   * `PoolThread.waitsOnHost`); false while it waits for a thread (queued or moving), executes, or is parked.
    */
   waitsOnHost(runId: string): boolean {
     if (this.moving.has(runId)) return false;
-    const thread = this.starting.get(runId) ?? this.resuming.get(runId) ?? this.parked.get(runId);
+    const thread = this.starting.get(runId) ?? this.resuming.get(runId);
     return thread?.waitsOnHost(runId) ?? false;
   }
 

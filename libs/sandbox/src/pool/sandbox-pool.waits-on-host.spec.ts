@@ -59,7 +59,11 @@ describe('SandboxPool.waitsOnHost', () => {
     expect(valueOf(await second)).toBe('3');
   });
 
-  it('is false for a run the pool does not hold', () => {
+  it('is false for a parked run and for a run the pool does not hold', async () => {
+    const request = cell('await yield_control(); return 4');
+    expect((await pool.run(request)).status).toBe('waiting');
+    expect(pool.waitsOnHost(request.runId)).toBe(false);
+    pool.discard(request.runId);
     expect(pool.waitsOnHost('no-such-run')).toBe(false);
   });
 });
