@@ -43,6 +43,19 @@ describe('worker lifecycle', () => {
     expect(await exit).toBe(0);
   });
 
+  it('finishes on SIGTERM a cell that gave its slot back while it waits on a timer (SPEC §10), then exits 0', async () => {
+    const worker = await stack.addWorker();
+    const client = stack.client();
+    const pending = client.exec('term-idle', { title: 't', code: 'await new Promise(r => setTimeout(r, 3000)); return "done";' });
+    // Past the second of waiting after which its job leaves the consumer's count.
+    await new Promise((r) => setTimeout(r, 2000));
+    const exit = worker.stop();
+    expect(await pending).toMatchObject({ status: 'completed', value: 'done' });
+    expect(await exit).toBe(0);
+    const events = (await client.events('term-idle')).events.map((e) => e.type);
+    expect(events.filter((type) => type.startsWith('run.'))).toEqual(['run.requested', 'run.started', 'run.completed']);
+  });
+
   it('hands runs parked in a worker that shuts down over; another worker finishes them (SPEC §12)', async () => {
     const worker = await stack.addWorker();
     const client = stack.client();

@@ -143,7 +143,7 @@ const FLEET_CLASSES = {
           logger: (level, msg, fields) => logger[level](fields ?? {}, msg),
           maxParkedMemoryBytes: c.workerParkedMemoryBytes,
           // SPEC §10: one tenant keeps at most half of the in-memory parked slots.
-          maxParkedPerTenant: () => (tenancy.mode === 'multi' ? Math.floor(DEFAULT_MAX_PARKED / 2) : DEFAULT_MAX_PARKED),
+          maxParkedPerTenant: () => tenancy.tenantShare(DEFAULT_MAX_PARKED),
           // SPEC §10: and the guest time of at most half of the threads (rounded up).
           maxGuestThreadsPerTenant: () => (tenancy.mode === 'multi' ? Math.ceil(c.sandboxThreads / 2) : c.sandboxThreads),
         }),

@@ -1,6 +1,7 @@
-import { Worker, type Job } from 'bullmq';
+import { DelayedError, Worker, type Job } from 'bullmq';
 import type { AppConfig } from '@codemode/config';
 import { createRedis, KeySpace, redisFailureLog } from '@codemode/events';
+import { DetachedJobs } from './detached-jobs';
 import { SharedConcurrency } from './shared-concurrency';
 import type { Logger } from '@codemode/telemetry';
 
@@ -14,6 +15,17 @@ export interface ConsumerOptions {
   /** How often BullMQ may re-deliver a job whose worker stalled (a new cell must never run twice blindly). */
   maxStalledCount: number;
 }
+
+/**
+ * What a handler answers when its work goes on without the consumer's slot (SPEC §10 fate
+ * isolation): the job stays active and locked (DetachedJobs) until `goesOn` settles.
+ */
+export interface Detached {
+  goesOn: Promise<void>;
+}
+
+/** Handles one job; answers `Detached` to let the job go while its work goes on. */
+export type JobHandler = (job: Job, token?: string) => Promise<void | Detached>;
 
 /**
  * How long a consumer waits to fetch again after losing its connection (BullMQ's default is
@@ -30,23 +42,34 @@ const FETCH_RETRY_DELAY_MS = 1_000;
  */
 export class QueueConsumer {
   private readonly workers: Worker[];
+  private readonly detached: DetachedJobs;
+  private readonly connection: ReturnType<typeof createRedis>;
 
-  constructor(config: AppConfig, logger: Logger, options: ConsumerOptions, handle: (job: Job, token?: string) => Promise<void>) {
+  constructor(config: AppConfig, logger: Logger, options: ConsumerOptions, handle: JobHandler) {
     const keys = new KeySpace(config.keyPrefix);
-    const connection = createRedis(config.redis, {
+    this.connection = createRedis(config.redis, {
       name: `worker-${config.workerId}-${options.role}`,
       blocking: true,
       onError: (error) => logger.warn({ err: error.message, consumer: options.role }, 'Redis connection error; retrying'),
     });
     const shared = new SharedConcurrency(options.concurrency, options.queues.length);
+    this.detached = new DetachedJobs(config.presenceTtlMs, logger, options.role);
+    const run = async (job: Job, token: string | undefined): Promise<void> => {
+      const answer = await handle(job, token);
+      if (!answer) return;
+      if (token === undefined) return answer.goesOn;
+      this.detached.hold(job, token, answer.goesOn);
+      // The job stays active (DelayedError tells BullMQ it was moved elsewhere): its slot frees.
+      throw new DelayedError();
+    };
     // One line a second per cause over every consumer of the process (SPEC §13: no log storms).
     const logError = (error: Error) => {
       const admitted = redisFailureLog.admit(error);
       if (admitted) logger.warn({ err: error, consumer: options.role, ...admitted }, 'queue consumer error');
     };
     this.workers = options.queues.map((queue, index) => {
-      const worker = new Worker(queue, (job, token) => shared.around(index, () => handle(job, token)), {
-        connection,
+      const worker = new Worker(queue, (job, token) => shared.around(index, () => run(job, token)), {
+        connection: this.connection,
         prefix: keys.queuePrefix(queue),
         concurrency: shared.limit(index),
         maxStalledCount: options.maxStalledCount,
@@ -71,9 +94,11 @@ export class QueueConsumer {
     return this.workers.every((worker) => worker.isRunning());
   }
 
-  /** Takes no new jobs and waits for running ones to finish (within their budget). */
+  /** Takes no new jobs and waits for running ones, detached ones included, to finish (within their budget). */
   async close(): Promise<void> {
     await Promise.all(this.workers.map((worker) => worker.close()));
+    await this.detached.drain();
+    this.connection.disconnect();
   }
 }
 
@@ -92,7 +117,7 @@ export abstract class QueueProcessor {
 
   protected abstract consumerOptions(): ConsumerOptions;
   /** `token` is the job's lock token (for moving it to delayed). */
-  protected abstract handle(job: Job, token?: string): Promise<void>;
+  protected abstract handle(job: Job, token?: string): Promise<void | Detached>;
 
   onApplicationBootstrap(): void {
     this.consumer = new QueueConsumer(this.config, this.logger, this.consumerOptions(), (job, token) => this.handle(job, token));

@@ -37,6 +37,14 @@ export class WorkerTenancy implements OnModuleInit, OnApplicationShutdown {
     return this.config.tenancy ?? this.recorded ?? 'multi';
   }
 
+  /**
+   * SPEC §10: what one tenant may hold of `total` places of this worker: half in multi-tenant mode
+   * (its in-memory parked slots, its released waiting cells), all of them in single mode.
+   */
+  tenantShare(total: number): number {
+    return this.mode === 'multi' ? Math.floor(total / 2) : total;
+  }
+
   /** Called with the new mode whenever it changes. */
   onChange(listener: (mode: TenancyMode) => void): void {
     this.listeners.add(listener);

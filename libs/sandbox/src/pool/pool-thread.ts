@@ -109,6 +109,17 @@ export class PoolThread {
     return ids;
   }
 
+  /**
+   * SPEC §10 fate isolation: the run's leg waits only on the host (timers, tool calls, platform
+   * answers, approvals): the thread has begun it, it made a host call, and its guest code is not
+   * executing now. False for a parked run (no leg) and a run not held here.
+   */
+  waitsOnHost(runId: string): boolean {
+    const run = this.runs.get(runId);
+    if (!run?.leg || run.discarded || this.state !== 'ready') return false;
+    return run.starting !== true && !run.leg.beforeHostCall && Atomics.load(this.busyFlag, 0) !== run.slot;
+  }
+
   /** Runs with a run/resume call in progress. */
   get activeLegs(): number {
     let count = 0;

@@ -8,22 +8,11 @@ import { GuestThreadShare } from './guest-share';
 import { type ParkedEviction, ParkedRuns } from './parked-runs';
 import { DEFAULT_MAX_PARKED, type RunsLostListener, type SandboxPoolOptions, type SandboxPoolStats } from './pool-options';
 import { type MovedRun, type PoolLogger, PoolThread } from './pool-thread';
+import type { QueuedCell } from './queued-cell';
 import { pickThread } from './thread-placement';
 
 /** How soon the queue is looked at again while only tenants at their thread share wait in it. */
 const GUEST_SHARE_RECHECK_MS = 5;
-
-interface Queued {
-  request: CellRunRequest;
-  tenant: string;
-  host: BridgeHost | undefined;
-  /** A parked run's image to restore instead of running the cell (SPEC §12). */
-  restoring?: { image: Uint8Array; plan: RestorePlan };
-  /** SPEC §10: a run in a leg taken out of a terminated thread, to go on on another. */
-  moved?: MovedRun;
-  timer: NodeJS.Timeout;
-  resolve(outcome: CellOutcome): void;
-}
 
 const RESPAWN_BACKOFF_MS = 1000;
 /** The fair queue's lane for rescued runs: no tenant's cells wait ahead of them for long. */
@@ -39,7 +28,7 @@ const RESCUE_LANE = '\u0000rescue';
 export class SandboxPool {
   private readonly threads = new Set<PoolThread>();
   /** Cells waiting for a thread, handed out round-robin across tenants (SPEC §10 fairness). */
-  private readonly queue = new FairQueue<Queued>();
+  private readonly queue = new FairQueue<QueuedCell>();
   /** Parked runs, the thread holding each VM, and which leave memory when room is needed. */
   private readonly parked: ParkedRuns;
   /** Runs being resumed (they keep their parked slot), with their thread. */
@@ -47,7 +36,7 @@ export class SandboxPool {
   /** Runs in their first leg (started by `run`, not yet answered). */
   private readonly starting = new Map<string, PoolThread>();
   /** Runs taken out of a terminated thread, waiting in the queue for another (SPEC §10). */
-  private readonly moving = new Map<string, Queued>();
+  private readonly moving = new Map<string, QueuedCell>();
   /** SPEC §10: the threads whose guest time each tenant holds. */
   private readonly share: GuestThreadShare;
   private recheck: NodeJS.Timeout | undefined;
@@ -113,11 +102,11 @@ export class SandboxPool {
     request: CellRunRequest,
     host: BridgeHost | undefined,
     tenant: string,
-    restoring?: Queued['restoring'],
+    restoring?: QueuedCell['restoring'],
   ): Promise<CellOutcome> {
     if (this.closed) return Promise.reject(new SandboxPoolClosedError());
     const queuedOutcome = new Promise<CellOutcome>((resolve) => {
-      const queued: Queued = {
+      const queued: QueuedCell = {
         request,
         tenant,
         host,
@@ -204,6 +193,12 @@ export class SandboxPool {
     return this.parked.threadOf(runId)?.hasHostWork(runId) ?? false;
   }
 
+  /** SPEC §10: the run's leg waits only on the host (`PoolThread.waitsOnHost`); false while queued, moving or parked. */
+  waitsOnHost(runId: string): boolean {
+    if (this.moving.has(runId)) return false;
+    return (this.starting.get(runId) ?? this.resuming.get(runId))?.waitsOnHost(runId) ?? false;
+  }
+
   /** This pool has the run: queued, running a leg, parked or being resumed. */
   holds(runId: string): boolean {
     return (
@@ -285,7 +280,7 @@ export class SandboxPool {
   /** SPEC §10: runs of a terminated thread go on on other threads, ahead of new cells (FairQueue's own lane). */
   private rescue(moved: MovedRun[]): void {
     for (const entry of moved) {
-      const queued: Queued = {
+      const queued: QueuedCell = {
         request: entry.run.request,
         // Only the queue reads it: the outcome goes back to the leg's own caller, which admits it.
         tenant: RESCUE_LANE,
@@ -368,7 +363,7 @@ export class SandboxPool {
   }
 
   /** A moved run goes on on `thread`; the caller waiting for its leg gets that outcome. */
-  private place(thread: PoolThread, moved: MovedRun, queued: Queued): void {
+  private place(thread: PoolThread, moved: MovedRun, queued: QueuedCell): void {
     const { runId } = moved.run;
     if (this.starting.has(runId)) this.starting.set(runId, thread);
     if (this.resuming.has(runId)) this.resuming.set(runId, thread);
@@ -384,7 +379,7 @@ export class SandboxPool {
     void outcome.then((result) => queued.resolve(result));
   }
 
-  private expire(queued: Queued): void {
+  private expire(queued: QueuedCell): void {
     if (!this.queue.remove(queued)) return;
     if (queued.moved) {
       this.moving.delete(queued.request.runId);
