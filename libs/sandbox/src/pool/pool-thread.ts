@@ -5,7 +5,8 @@ import { SandboxStartError } from '../errors';
 import type { FromThread, ThreadData, ToThread } from '../thread/protocol';
 import { LegWatchdog } from './leg-watchdog';
 import type { LiveRun, MovedRun } from './live-run';
-import { rescuable, rescueMessage, RescueTrail } from './rescue-trail';
+import { rescuable, rescueMessage } from './rescue-message';
+import { RescueTrail } from './rescue-trail';
 import { RunBridge } from './run-bridge';
 
 export type { MovedRun };

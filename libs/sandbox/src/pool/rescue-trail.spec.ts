@@ -1,7 +1,8 @@
 import type { RescueImage, RescueState } from '../engine/rescue-image';
 import type { CellRunRequest } from '../engine/types';
 import type { Leg, LiveRun } from './live-run';
-import { MAX_UNACKED_BYTES, MIN_RESCUED_LEG_MS, rescuable, rescueMessage, RescueTrail } from './rescue-trail';
+import { MIN_RESCUED_LEG_MS, rescuable, rescueMessage } from './rescue-message';
+import { MAX_UNACKED_BYTES, RescueTrail } from './rescue-trail';
 import type { RunBridge } from './run-bridge';
 
 const image = { vm: {}, run: {} } as unknown as RescueImage;
