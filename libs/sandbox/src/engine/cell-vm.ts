@@ -167,7 +167,7 @@ export class CellVm {
 
   /**
    * What keeping this VM costs: its non-zero 4 KiB pages of wasm memory × 4096 (SPEC §3), not the
-   * raw memory size (at least 16 MiB, mostly untouched zero pages).
+   * raw memory size (at least the binary's ~5.1 MiB of data and stack, mostly untouched zero pages).
    */
   snapshotBytes(): number {
     if (this.released) throw new SandboxEngineError('this sandbox instance was released');

@@ -5,7 +5,7 @@ import { runBuiltEngineProbe } from './built-engine-probe';
  * these checks run the built engine (`npm run build`) in a child Node process, like the threads do.
  */
 const PROBE = String.raw`
-const { WasmLoader, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
+const { WasmLoader, DEFAULT_MEMORY_BYTES, WASM_PAGE_BYTES } = require(ENGINE + '/wasm-loader.js');
 const { CellVm } = require(ENGINE + '/cell-vm.js');
 const SECRET = 'secret-of-the-previous-run-7f3a';
 const has = (memory, text) => Buffer.from(memory.buffer).includes(Buffer.from(text));
@@ -13,26 +13,37 @@ const memoryOf = (vm) => vm.instance.memory;
   const out = {};
   const loader = await WasmLoader.load('release');
 
+  // 0. a Memory starts at the binary's data + stack (~5.1 MiB), not the 16 MiB it declares, and
+  // grows on demand up to its maximum
+  const floorBytes = loader.floorPages * WASM_PAGE_BYTES;
+  out.floorBelowDeclared = floorBytes > 5 * 1024 * 1024 && floorBytes < 6 * 1024 * 1024;
+
   // 1. recycled → zero-filled before the next instance, same maximum; another cap never gets it
   const first = await loader.instantiate(DEFAULT_MEMORY_BYTES);
-  new Uint8Array(first.memory.buffer).fill(0xab, MIN_MEMORY_BYTES - 4096, MIN_MEMORY_BYTES);
+  out.startsAtFloor = first.memory.buffer.byteLength === floorBytes;
+  new Uint8Array(first.memory.buffer).fill(0xab, floorBytes - 4096, floorBytes);
   loader.recycle(first);
   const second = await loader.instantiate(DEFAULT_MEMORY_BYTES);
   out.reused = second.memory === first.memory;
   out.sameMax = second.maxBytes === first.maxBytes;
-  out.tailZero = new Uint8Array(second.memory.buffer, MIN_MEMORY_BYTES - 4096).every((b) => b === 0);
+  out.tailZero = new Uint8Array(second.memory.buffer, floorBytes - 4096).every((b) => b === 0);
   loader.recycle(second);
   out.otherCapFresh = (await loader.instantiate(32 * 1024 * 1024)).memory !== second.memory;
 
   // 2. a Memory that grew is dropped
   const grown = await loader.instantiate(DEFAULT_MEMORY_BYTES);
   grown.module.newRuntime().newContext().evalCode('globalThis.big = new Uint8Array(20 * 1024 * 1024).fill(1); 1');
-  out.grew = grown.memory.buffer.byteLength > MIN_MEMORY_BYTES;
+  out.grew = grown.memory.buffer.byteLength > 20 * 1024 * 1024 && grown.memory.buffer.byteLength <= DEFAULT_MEMORY_BYTES;
   loader.recycle(grown);
   out.grownDropped = (await loader.instantiate(DEFAULT_MEMORY_BYTES)).memory !== grown.memory;
 
-  // 3. a released VM: unusable, and the next VM on its Memory sees nothing of its run
-  const vm = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
+  // 3. a released VM: unusable, and the next VM on its Memory sees nothing of its run. Both start
+  // from the prepared image (a VM built from scratch grows its Memory while the prelude installs:
+  // never recycled).
+  const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
+  const image = base.captureImage();
+  base.release();
+  const vm = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   vm.bind({ output() {}, request() { return 'id'; }, cancel() {} }, performance.now() + 5000);
   out.started = vm.start('globalThis.keep = ' + JSON.stringify(SECRET) + '.repeat(3); return keep.length').ok;
   vm.pump(2000);
@@ -41,7 +52,7 @@ const memoryOf = (vm) => vm.instance.memory;
   out.releaseError = vm.release() === undefined ? null : 'failed';
   try { vm.snapshotBytes(); out.snapshotAfterRelease = 'allowed'; } catch { out.snapshotAfterRelease = 'refused'; }
   try { vm.promiseState(); out.callAfterRelease = 'allowed'; } catch { out.callAfterRelease = 'refused'; }
-  const next = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
+  const next = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   out.nextReused = memoryOf(next) === memory;
   out.secretAfter = has(memoryOf(next), SECRET);
   next.release();
@@ -49,8 +60,10 @@ const memoryOf = (vm) => vm.instance.memory;
 `;
 
 describe('WasmLoader memory recycling (built engine)', () => {
-  it('reuses only clean, ungrown Memories, zero-filled, and never leaks a run into the next', () => {
+  it('starts a Memory at the binary floor, reuses only clean, ungrown Memories, zero-filled, and never leaks a run into the next', () => {
     expect(runBuiltEngineProbe(PROBE, 30_000)).toEqual({
+      floorBelowDeclared: true,
+      startsAtFloor: true,
       reused: true,
       sameMax: true,
       tailZero: true,

@@ -11,17 +11,19 @@ import {
   QuickJSWASMModule,
 } from 'quickjs-emscripten-core';
 import { nonZeroPages } from './memory-pages';
+import { readMemoryImportLayout, withMemoryMinimum } from './wasm-memory-import';
 import type { SandboxVariant } from './types';
 
 export const WASM_PAGE_BYTES = 64 * 1024;
-/** quickjs-emscripten's floor: its builds refuse a Memory below 256 pages (16 MiB, 5 MiB stack included). */
+/**
+ * The smallest memory cap a run gets (a lower `memoryLimitBytes` is left to QuickJS's own limit, see
+ * `CellVm.applyLimits`). Not a Memory's initial size any more: that is `WasmLoader.floorPages`.
+ */
 export const MIN_MEMORY_BYTES = 16 * 1024 * 1024;
 /** Maximum of the instance a thread prepares ahead of time: the default `memoryLimitBytes`. */
 export const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
 /** The debug build runs LeakSanitizer inside the instance and needs far more room (tests only). */
 const DEBUG_MEMORY_FLOOR_BYTES = 512 * 1024 * 1024;
-/** Initial size of every instance's Memory (quickjs-emscripten's floor). */
-export const INITIAL_PAGES = MIN_MEMORY_BYTES / WASM_PAGE_BYTES;
 /** Recycled Memories kept per maximum; more are left to the garbage collector. */
 const SPARE_MEMORIES_PER_MAX = 2;
 
@@ -35,6 +37,8 @@ interface ReleaseParts {
 export interface WasmInstance {
   module: QuickJSWASMModule;
   memory: WebAssembly.Memory;
+  /** The pages its Memory was made with: recycled only while it still has exactly these. */
+  initialPages: number;
   maxBytes: number;
 }
 
@@ -48,19 +52,26 @@ export function memoryMaxBytes(memoryLimitBytes: number): number {
  * Compiles the variant's wasm once (per thread) and builds fresh instances from it, each with its
  * own `WebAssembly.Memory` whose maximum is the run's hard memory cap.
  *
+ * The release binary is compiled with its imported memory's minimum lowered from the 256 pages
+ * (16 MiB) it declares to its static layout (data and the 5 MiB stack, ~5.1 MiB): a Memory starts
+ * that small, or as large as the image restored into it, and the allocator grows it on demand
+ * (`emscripten_resize_heap`, up to the Memory's maximum, which stays the hard cap). Less memory to
+ * zero-fill per cell, the cost that dominated a cell start. The debug build keeps its 256 pages
+ * (its glue checks the memory it was built for).
+ *
  * Memories are recycled: a new `WebAssembly.Memory` per run made V8 account 16 MiB of external
  * memory per instance and run a full GC every few runs (~3 ms CPU per run). A Memory comes back
  * only from a VM that was released cleanly (its instance is never called again) and never grew past
- * its initial 16 MiB, and it is zero-filled before the next instance is built on it, so the next
- * run starts from exactly what a new Memory holds: 256 zero pages with the same maximum. The fill
+ * its initial size, and it is zero-filled before the next instance is built on it, so the next
+ * run starts from exactly what a new Memory holds: as many zero pages, with the same maximum. The fill
  * (~0.7 ms) runs once the releasing task is done (the finished run's answer has left), so the next
  * cell start does not wait for it; a Memory taken before its fill ran is filled on the spot.
  */
 export class WasmLoader {
-  /** maximum bytes → Memories of finished, released instances, not zero-filled yet. */
-  private readonly dirty = new Map<number, WebAssembly.Memory[]>();
-  /** maximum bytes → recycled Memories zero-filled since their instance was released. */
-  private readonly clean = new Map<number, WebAssembly.Memory[]>();
+  /** `stockKey(initial pages, maximum bytes)` → Memories of finished, released instances, not zero-filled yet. */
+  private readonly dirty = new Map<string, WebAssembly.Memory[]>();
+  /** `stockKey(initial pages, maximum bytes)` → recycled Memories zero-filled since their instance was released. */
+  private readonly clean = new Map<string, WebAssembly.Memory[]>();
   private scrubbing: NodeJS.Immediate | undefined;
 
   /**
@@ -74,6 +85,8 @@ export class WasmLoader {
     private readonly variant: QuickJSSyncVariant,
     private readonly compiled: WebAssembly.Module,
     private readonly floorBytes: number,
+    /** Initial pages of a Memory built without an image: the binary's data and stack, nothing of the heap. */
+    readonly floorPages: number,
     /** sha256 of the wasm binary: a VM image restores only into the binary it was captured from. */
     readonly wasmHash: string,
     /** Set for the release build only: the debug build's glue needs the library's loader (source maps, offset converter). */
@@ -83,10 +96,13 @@ export class WasmLoader {
   static async load(which: SandboxVariant): Promise<WasmLoader> {
     const variant = await loadVariant(which);
     const bytes = await readFile(wasmFilePath(which));
-    const compiled = await WebAssembly.compile(bytes);
+    const layout = readMemoryImportLayout(bytes);
+    const floorPages = which === 'release' ? Math.ceil(layout.stackTop / WASM_PAGE_BYTES) : layout.declaredPages;
+    const compiled = await WebAssembly.compile(withMemoryMinimum(bytes, layout, floorPages));
+    // The hash of the file as shipped: the lowered minimum is derived from it, never stored apart.
     const hash = createHash('sha256').update(bytes).digest('hex');
     const release = which === 'release' ? await releaseParts(variant) : undefined;
-    const loader = new WasmLoader(variant, compiled, which === 'debug' ? DEBUG_MEMORY_FLOOR_BYTES : 0, hash, release);
+    const loader = new WasmLoader(variant, compiled, which === 'debug' ? DEBUG_MEMORY_FLOOR_BYTES : 0, floorPages, hash, release);
     // A bare instance, never called: what start-up alone writes. Its Memory then serves the next run.
     const bare = await loader.instantiate(DEFAULT_MEMORY_BYTES);
     loader.initPageList = nonZeroPages(new Uint8Array(bare.memory.buffer));
@@ -114,16 +130,16 @@ export class WasmLoader {
   }
 
   /**
-   * A new instance whose Memory has `initialPages` pages (a VM image of a grown memory needs more
-   * than the floor) and at most `requestedMaxBytes` (raised to the debug floor).
+   * A new instance whose Memory has `initialPages` pages (a VM image needs as many as its memory
+   * had; at least the floor) and at most `requestedMaxBytes` (raised to the debug floor).
    */
-  async instantiate(requestedMaxBytes: number, initialPages = INITIAL_PAGES): Promise<WasmInstance> {
+  async instantiate(requestedMaxBytes: number, initialPages = this.floorPages): Promise<WasmInstance> {
     const maxBytes = this.maxBytesFor(requestedMaxBytes);
-    const spare = initialPages === INITIAL_PAGES ? this.takeSpare(maxBytes) : undefined;
-    const memory = spare ?? new WebAssembly.Memory({ initial: initialPages, maximum: maxBytes / WASM_PAGE_BYTES });
+    const pages = Math.max(initialPages, this.floorPages);
+    const memory = this.takeSpare(pages, maxBytes) ?? new WebAssembly.Memory({ initial: pages, maximum: maxBytes / WASM_PAGE_BYTES });
     if (!this.release) {
       const variant = newVariant(this.variant, { wasmModule: this.compiled, wasmMemory: memory });
-      return { module: await newQuickJSWASMModuleFromVariant(variant), memory, maxBytes };
+      return { module: await newQuickJSWASMModuleFromVariant(variant), memory, initialPages: pages, maxBytes };
     }
     // What newQuickJSWASMModuleFromVariant does, minus its per-instance dynamic imports and promise
     // hops (~0.1 ms p50, ~0.7 ms p90 per instance): the same glue, FFI and module classes.
@@ -137,7 +153,7 @@ export class WasmLoader {
       },
     });
     glue.type = 'sync';
-    return { module: new QuickJSWASMModule(glue, new this.release.Ffi(glue)), memory, maxBytes };
+    return { module: new QuickJSWASMModule(glue, new this.release.Ffi(glue)), memory, initialPages: pages, maxBytes };
   }
 
   /**
@@ -145,10 +161,10 @@ export class WasmLoader {
    * when it is still at its initial size (a grown Memory cannot shrink: dropped).
    */
   recycle(instance: WasmInstance): void {
-    if (instance.memory.buffer.byteLength !== MIN_MEMORY_BYTES) return;
-    const max = instance.maxBytes;
-    if (stockOf(this.dirty, max).length + stockOf(this.clean, max).length >= SPARE_MEMORIES_PER_MAX) return;
-    stockOf(this.dirty, max).push(instance.memory);
+    if (instance.memory.buffer.byteLength !== instance.initialPages * WASM_PAGE_BYTES) return;
+    const key = stockKey(instance.initialPages, instance.maxBytes);
+    if (stockOf(this.dirty, key).length + stockOf(this.clean, key).length >= SPARE_MEMORIES_PER_MAX) return;
+    stockOf(this.dirty, key).push(instance.memory);
     this.scrubbing ??= setImmediate(() => this.scrub());
     // A thread with nothing else to do may exit meanwhile: the next start fills on the spot.
     this.scrubbing.unref();
@@ -157,43 +173,49 @@ export class WasmLoader {
   /** Zero-fills every recycled Memory not filled yet (see `takeSpare` for why all of it). */
   private scrub(): void {
     this.scrubbing = undefined;
-    for (const [max, stock] of this.dirty) {
+    for (const [key, stock] of this.dirty) {
       for (let memory = stock.pop(); memory; memory = stock.pop()) {
         new Uint8Array(memory.buffer).fill(0);
-        stockOf(this.clean, max).push(memory);
+        stockOf(this.clean, key).push(memory);
       }
     }
   }
 
   /**
-   * A recycled Memory with this maximum, every byte of the old run erased: filled by `scrub`
-   * already, or zero-filled now.
+   * A recycled Memory of these initial pages and this maximum, every byte of the old run erased:
+   * filled by `scrub` already, or zero-filled now.
    *
-   * All 16 MiB, on purpose: the rule is that a run starts from exactly what a new Memory + the
+   * All of it, on purpose: the rule is that a run starts from exactly what a new Memory + the
    * image hold, whatever the previous run did. Zeroing only up to a high-water mark (the sbrk break,
    * the stack's deepest point) was measured and rejected: that mark lives in the linear memory the
    * previous run's guest code drove, so a guest that corrupts QuickJS's heap can write above it and
    * leave the mark low; its bytes would then reach the next run (another tenant's) through sbrk,
    * and count in that run's parked size (SPEC §3: non-zero pages).
    * Nothing the host can see bounds the wasm's stores below the Memory's size, and finding the
-   * dirty pages by scanning reads the 16 MiB (memcmp: ~0.95 ms) slower than `fill` writes them
-   * (~0.7 ms). The image's own pages are few (~360 KiB): not worth skipping.
+   * dirty pages by scanning reads the memory (memcmp: ~0.95 ms for 16 MiB) slower than `fill`
+   * writes it (~0.7 ms). The image's own pages are few (~380 KiB): not worth skipping. What makes
+   * the fill cheaper is a smaller Memory (see the class comment).
    */
-  private takeSpare(maxBytes: number): WebAssembly.Memory | undefined {
-    const filled = this.clean.get(maxBytes)?.pop();
+  private takeSpare(initialPages: number, maxBytes: number): WebAssembly.Memory | undefined {
+    const key = stockKey(initialPages, maxBytes);
+    const filled = this.clean.get(key)?.pop();
     if (filled) return filled;
-    const memory = this.dirty.get(maxBytes)?.pop();
+    const memory = this.dirty.get(key)?.pop();
     if (!memory) return undefined;
     new Uint8Array(memory.buffer).fill(0);
     return memory;
   }
 }
 
-function stockOf(stocks: Map<number, WebAssembly.Memory[]>, maxBytes: number): WebAssembly.Memory[] {
-  let stock = stocks.get(maxBytes);
+function stockKey(initialPages: number, maxBytes: number): string {
+  return `${initialPages}/${maxBytes}`;
+}
+
+function stockOf(stocks: Map<string, WebAssembly.Memory[]>, key: string): WebAssembly.Memory[] {
+  let stock = stocks.get(key);
   if (!stock) {
     stock = [];
-    stocks.set(maxBytes, stock);
+    stocks.set(key, stock);
   }
   return stock;
 }

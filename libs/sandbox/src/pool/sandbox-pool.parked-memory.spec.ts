@@ -73,7 +73,8 @@ describe('SandboxPool: parked memory', () => {
   it('past the memory budget the biggest holder’s coldest VMs leave, and keepWithinBudget catches up once one may', async () => {
     share = 4;
     const small = await park('b');
-    const big = 'const big = new Uint8Array(30 * 1024 * 1024); await yield_control(); return big.length';
+    // ~46 MiB of Memory each (a VM starts at ~6 MiB): two of them and the small one exceed 80 MiB, one and the small one do not.
+    const big = 'const big = new Uint8Array(40 * 1024 * 1024); await yield_control(); return big.length';
     const big1 = await park('a', big);
     pinned.add(small);
     const big2 = await park('a', big);
