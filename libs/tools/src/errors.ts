@@ -200,7 +200,10 @@ export class McpServerUnavailableError extends ToolError {
   }
 }
 
-/** Thrown when an MCP call fails at the protocol level (transport, server error), or was aborted; past its deadline: `ToolDeadlineError`. */
+/**
+ * Thrown when an MCP call fails at the protocol level (transport, server error) or was aborted;
+ * past its deadline the call throws `ToolDeadlineError`.
+ */
 export class McpCallError extends ToolError {
   constructor(
     readonly code: 'mcp_call_failed' | 'aborted',

@@ -2,7 +2,10 @@ import type { McpServers } from '@codemode/tools';
 import { ToolCallError } from '../tool-call-error';
 import type { KindCall, ResolvedTool, ToolKind } from './tool-kind';
 
-/** A tool of one of the deployment's MCP servers (`MCP.<server>.<tool>`), called with the call's callKey, within the server's `timeoutMs` (SPEC §17). */
+/**
+ * A tool of one of the deployment's MCP servers (`MCP.<server>.<tool>`), called with the call's
+ * callKey, within the server's `timeoutMs` (SPEC §17).
+ */
 export class McpKind implements ToolKind {
   readonly answeredBy = 'worker';
 
