@@ -193,7 +193,7 @@ describe('tools in cells (core, webhook, platform, MCP) and the stores', () => {
     const messages = (result as { value: string[] }).value;
     expect(messages[0]).toBe('database is down');
     expect(messages[1]).toMatch(/invalid JSON/);
-    expect(messages[2]).toMatch(/timed out after 300 ms/);
+    expect(messages[2]).toBe('tool slow_tool did not answer within 300 ms.');
     expect((await client.exec('tools-1', { title: 'after', code: 'return 1' })).status).toBe('completed');
   });
 

@@ -68,6 +68,8 @@ export interface AppConfig {
   readonly tenancySettings: TenancySettings;
   /** `CODEMODE_APPROVAL_TIMEOUT_SECONDS` [600]: an undecided approval is then denied (SPEC §11). */
   readonly approvalTimeoutSeconds: number;
+  /** `CODEMODE_NODE_INVOKE_TIMEOUT_MS` [30000]: the deadline of a cell's `nodes.invoke` (SPEC §17). */
+  readonly nodeInvokeTimeoutMs: number;
   /**
    * `CODEMODE_WORKER_PARKED_MEMORY_BYTES` [a quarter of the machine's memory]: wasm memory the VMs
    * parked in this worker may keep; past it the coldest leave for their images (SPEC §10).
@@ -162,6 +164,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     shellSandbox: readShellSandboxSettings(env),
     tenancySettings: readTenancySettings(env),
     approvalTimeoutSeconds: readInt(env, 'CODEMODE_APPROVAL_TIMEOUT_SECONDS', 600, 1, 604_800),
+    nodeInvokeTimeoutMs: readInt(env, 'CODEMODE_NODE_INVOKE_TIMEOUT_MS', 30_000, 100, 600_000),
     approvalWebhook: readWebhookUrl(env, 'CODEMODE_APPROVAL_WEBHOOK'),
     workerParkedMemoryBytes: readInt(
       env,

@@ -150,9 +150,24 @@ export class ToolAbortedError extends ToolError {
   }
 }
 
-/** Codes of webhook tool failures: one per way the call can fail. */
+/**
+ * SPEC §17: a call the service makes (a webhook tool, an MCP `tools/call`) that did not answer
+ * within its own deadline. `callableName` is the name the guest called it by (`MCP.<server>.<tool>`
+ * for an MCP tool), so the model reads which of its calls gave up.
+ */
+export class ToolDeadlineError extends ToolError {
+  readonly code = 'tool_deadline';
+  constructor(
+    readonly callableName: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`tool ${callableName} did not answer within ${timeoutMs} ms.`);
+  }
+}
+
+/** Codes of webhook tool failures: one per way the call can fail (past its deadline: `ToolDeadlineError`). */
 export type WebhookErrorCode =
-  'webhook_http_error' | 'webhook_invalid_json' | 'webhook_response_too_large' | 'webhook_timeout' | 'webhook_unreachable' | 'aborted';
+  'webhook_http_error' | 'webhook_invalid_json' | 'webhook_response_too_large' | 'webhook_unreachable' | 'aborted';
 
 /** Thrown when a webhook client tool call fails. `status` is set for HTTP answers. */
 export class WebhookToolError extends ToolError {
@@ -185,10 +200,13 @@ export class McpServerUnavailableError extends ToolError {
   }
 }
 
-/** Thrown when an MCP call fails at the protocol level (timeout, transport, server error). */
+/**
+ * Thrown when an MCP call fails at the protocol level (transport, server error) or was aborted;
+ * past its deadline the call throws `ToolDeadlineError`.
+ */
 export class McpCallError extends ToolError {
   constructor(
-    readonly code: 'mcp_call_failed' | 'timeout' | 'aborted',
+    readonly code: 'mcp_call_failed' | 'aborted',
     message: string,
   ) {
     super(message);

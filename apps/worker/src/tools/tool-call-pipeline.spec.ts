@@ -278,7 +278,9 @@ describe('ToolCallPipeline: MCP calls and surfaces', () => {
 
   it("records what a surface's handler says of its call (nodes.invoke: node and command)", async () => {
     const nodes = { list: () => Promise.resolve([]), get: jestless, invoke: () => Promise.resolve({ ok: true }) };
-    const kind = new PlatformSurfaceKind(surfaceHandlers({ nodes, skills: { list: jestless, read: jestless } }));
+    const kind = new PlatformSurfaceKind(
+      surfaceHandlers({ nodes, skills: { list: jestless, read: jestless }, nodeInvokeTimeoutMs: 30_000 }),
+    );
     const { pipeline, log } = pipelineOver([kind]);
     await pipeline.call(callOf('n', 'callValue', { tool: 'nodes.invoke', input: { node: 'mac', command: 'node.listDir' } }, 1), never);
     expect(log.dataOf('tool.called')[0]).toMatchObject({ tool: 'nodes.invoke', source: 'platform', node: 'mac', command: 'node.listDir' });

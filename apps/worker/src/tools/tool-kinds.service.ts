@@ -32,7 +32,7 @@ export class ToolKinds {
         addressPolicy: () => new WebhookAddressPolicy(allow, tenancy.mode),
         secretOf: (tenant) => config.webhookSecrets.get(tenant),
       },
-      surfaces: surfaceHandlers({ skills, nodes }),
+      surfaces: surfaceHandlers({ skills, nodes, nodeInvokeTimeoutMs: config.nodeInvokeTimeoutMs }),
     };
   }
 

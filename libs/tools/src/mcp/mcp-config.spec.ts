@@ -39,6 +39,27 @@ describe('parseMcpServersConfig', () => {
     );
   });
 
+  it("keeps a server's timeoutMs (SPEC §17: 100–600000 ms) and refuses one out of range or not whole", () => {
+    expect(parseMcpServersConfig('[{"name":"crm","command":"node","timeoutMs":100}]')).toEqual([
+      { name: 'crm', command: 'node', timeoutMs: 100 },
+    ]);
+    expect(parseMcpServersConfig('{"crm":{"url":"https://mcp.example.com","timeoutMs":600000}}')).toEqual([
+      { name: 'crm', url: 'https://mcp.example.com', timeoutMs: 600_000 },
+    ]);
+    expect(() => parseMcpServersConfig('[{"name":"crm","command":"node","timeoutMs":99}]')).toThrow(
+      'CODEMODE_MCP_SERVERS[0].timeoutMs: must be at least 100',
+    );
+    expect(() => parseMcpServersConfig('[{"name":"crm","command":"node","timeoutMs":600001}]')).toThrow(
+      'CODEMODE_MCP_SERVERS[0].timeoutMs: must be at most 600000',
+    );
+    expect(() => parseMcpServersConfig('[{"name":"crm","command":"node","timeoutMs":1500.5}]')).toThrow(
+      'CODEMODE_MCP_SERVERS[0].timeoutMs: must be a whole number of milliseconds',
+    );
+    expect(() => parseMcpServersConfig('[{"name":"crm","command":"node","timeoutMs":"60s"}]')).toThrow(
+      'CODEMODE_MCP_SERVERS[0].timeoutMs: must be a number of milliseconds',
+    );
+  });
+
   it('accepts the map form with or without mcpServers', () => {
     const expected = [{ name: 'github', command: 'node' }];
     expect(parseMcpServersConfig('{"github":{"command":"node"}}')).toEqual(expected);

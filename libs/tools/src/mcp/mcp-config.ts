@@ -7,6 +7,10 @@ import { McpConfigError } from '../errors';
  * are refused so a typo (`comand`) fails at boot instead of silently dropping a server.
  */
 
+/** SPEC §17: the range of a server's `timeoutMs`. */
+export const MIN_MCP_CALL_TIMEOUT_MS = 100;
+export const MAX_MCP_CALL_TIMEOUT_MS = 600_000;
+
 const stringMap = z.record(z.string(), z.string({ error: 'must be a string' }));
 
 export const McpServerConfigSchema = z
@@ -39,6 +43,13 @@ export const McpServerConfigSchema = z
       .array(z.string({ error: 'must be an array of tool names' }).min(1, { error: 'must not hold an empty tool name' }), {
         error: 'must be an array of tool names',
       })
+      .optional(),
+    /** SPEC §17: the deadline of each `tools/call` to this server (ms); without it, `DEFAULT_MCP_CALL_TIMEOUT_MS`. */
+    timeoutMs: z
+      .number({ error: 'must be a number of milliseconds' })
+      .int({ error: 'must be a whole number of milliseconds' })
+      .min(MIN_MCP_CALL_TIMEOUT_MS, { error: `must be at least ${MIN_MCP_CALL_TIMEOUT_MS}` })
+      .max(MAX_MCP_CALL_TIMEOUT_MS, { error: `must be at most ${MAX_MCP_CALL_TIMEOUT_MS}` })
       .optional(),
     /** The tenants that see this server (SPEC §10); without it, every tenant does. */
     tenants: z

@@ -67,7 +67,7 @@ describe('McpServers reconnection (stdio)', () => {
     const [pid] = childPids(marker);
     expect(pid).toBeGreaterThan(0);
     const tools = servers.listTools().map((tool) => tool.hostId);
-    const inFlight = servers.callTool('tracker', 'slow', { ms: 5_000 });
+    const inFlight = servers.callTool('tracker', 'slow', { ms: 5_000 }, { callableName: 'MCP.tracker.slow' });
     await new Promise((resolve) => setTimeout(resolve, 100));
     process.kill(pid, 'SIGKILL');
     await expect(inFlight).rejects.toMatchObject({
@@ -77,14 +77,18 @@ describe('McpServers reconnection (stdio)', () => {
     expect(servers.statuses()[0].state).not.toBe('connected');
     expect(servers.listTools().map((tool) => tool.hostId)).toEqual(tools);
     expect(servers.serverInfo()).toEqual([{ name: 'tracker' }]);
-    await expect(servers.callTool('tracker', 'create_issue', { title: 'x' })).rejects.toMatchObject({
+    await expect(
+      servers.callTool('tracker', 'create_issue', { title: 'x' }, { callableName: 'MCP.tracker.create_issue' }),
+    ).rejects.toMatchObject({
       code: 'mcp_server_unavailable',
       message: UNAVAILABLE,
     });
     await until('reconnected', () => servers.connectedServers().length === 1);
     const [next] = childPids(marker);
     expect(next).not.toBe(pid);
-    await expect(servers.callTool('tracker', 'create_issue', { title: 'after' })).resolves.toMatchObject({
+    await expect(
+      servers.callTool('tracker', 'create_issue', { title: 'after' }, { callableName: 'MCP.tracker.create_issue' }),
+    ).resolves.toMatchObject({
       structuredContent: { title: 'after' },
     });
     expect(states).toEqual(['connecting', 'connected', 'down', 'connecting', 'connected']);
@@ -141,7 +145,9 @@ describe('McpServers reconnection (streamable HTTP)', () => {
       sessions.clear();
       await Promise.all(old.map((transport) => transport.close()));
       await until('a new session', () => created.length === 2 && servers.connectedServers().length === 1);
-      await expect(servers.callTool('remote', 'create_issue', { title: 'again' })).resolves.toMatchObject({
+      await expect(
+        servers.callTool('remote', 'create_issue', { title: 'again' }, { callableName: 'MCP.remote.create_issue' }),
+      ).resolves.toMatchObject({
         structuredContent: { title: 'again' },
       });
     } finally {

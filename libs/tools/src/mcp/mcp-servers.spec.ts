@@ -67,28 +67,39 @@ describe('McpServers (stdio fixture)', () => {
   });
 
   it('returns structuredContent and text as the server sent them', async () => {
-    const result = await servers.callTool('tracker', 'create_issue', { title: 'Broken build' });
+    const result = await servers.callTool(
+      'tracker',
+      'create_issue',
+      { title: 'Broken build' },
+      { callableName: 'MCP.tracker.create_issue' },
+    );
     expect(result).toEqual({
       content: [{ type: 'text', text: 'Created issue #1: Broken build' }],
       structuredContent: { id: 1, title: 'Broken build', priority: 'normal' },
     });
-    await expect(servers.callTool('tracker', 'delete', { id: 1 })).resolves.toEqual({
+    await expect(servers.callTool('tracker', 'delete', { id: 1 }, { callableName: 'MCP.tracker.delete' })).resolves.toEqual({
       content: [{ type: 'text', text: 'Deleted issue #1' }],
     });
-    await expect(servers.callTool('tracker', 'echo_env', { name: 'FIXTURE_GREETING' })).resolves.toMatchObject({
+    await expect(
+      servers.callTool('tracker', 'echo_env', { name: 'FIXTURE_GREETING' }, { callableName: 'MCP.tracker.echo_env' }),
+    ).resolves.toMatchObject({
       content: [{ text: 'hello from env' }],
     });
   });
 
   it('sends the callKey as _meta.idempotencyKey of tools/call (SPEC §16), and no _meta without one', async () => {
-    await expect(servers.callTool('tracker', 'echo_meta', {}, { idempotencyKey: 'run_1:2' })).resolves.toEqual({
+    await expect(
+      servers.callTool('tracker', 'echo_meta', {}, { callableName: 'MCP.tracker.echo_meta', idempotencyKey: 'run_1:2' }),
+    ).resolves.toEqual({
       content: [{ type: 'text', text: 'run_1:2' }],
     });
-    await expect(servers.callTool('tracker', 'echo_meta', {})).resolves.toEqual({ content: [{ type: 'text', text: '' }] });
+    await expect(servers.callTool('tracker', 'echo_meta', {}, { callableName: 'MCP.tracker.echo_meta' })).resolves.toEqual({
+      content: [{ type: 'text', text: '' }],
+    });
   });
 
   it('rejects isError results with the SPEC message carrying their text', async () => {
-    await expect(servers.callTool('tracker', 'fail', { reason: 'disk full' })).rejects.toMatchObject({
+    await expect(servers.callTool('tracker', 'fail', { reason: 'disk full' }, { callableName: 'MCP.tracker.fail' })).rejects.toMatchObject({
       name: 'Error',
       code: 'mcp_tool_error',
       message: 'MCP tool tracker.fail failed: fixture failure\ndisk full',
@@ -96,21 +107,34 @@ describe('McpServers (stdio fixture)', () => {
     expect(toolErrorMessage({ isError: true, content: [{ type: 'text', text: 'x' }] })).toBe('x');
   });
 
-  it('times out and aborts calls with clear errors', async () => {
-    await expect(servers.callTool('tracker', 'slow', { ms: 5000 }, { timeoutMs: 200 })).rejects.toMatchObject({
-      code: 'timeout',
-      message: 'MCP tool tracker.slow timed out after 200 ms',
+  it("gives up on a call past its server's timeoutMs with SPEC §17's sentence, and aborts calls", async () => {
+    const hasty = new McpServers([{ name: 'hasty', command: process.execPath, args: [FIXTURE], timeoutMs: 200 }], {
+      connectTimeoutMs: 20_000,
     });
+    try {
+      await hasty.start();
+      const started = Date.now();
+      await expect(hasty.callTool('hasty', 'slow', { ms: 600_000 }, { callableName: 'MCP.hasty.slow' })).rejects.toMatchObject({
+        name: 'Error',
+        code: 'tool_deadline',
+        message: 'tool MCP.hasty.slow did not answer within 200 ms.',
+      });
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await hasty.close();
+    }
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
-    await expect(servers.callTool('tracker', 'slow', { ms: 5000 }, { signal: controller.signal })).rejects.toMatchObject({
+    await expect(
+      servers.callTool('tracker', 'slow', { ms: 5000 }, { callableName: 'MCP.tracker.slow', signal: controller.signal }),
+    ).rejects.toMatchObject({
       code: 'aborted',
       message: 'MCP tool tracker.slow was aborted',
     });
   });
 
   it('refuses servers that are not connected', async () => {
-    await expect(servers.callTool('broken', 'anything', {})).rejects.toMatchObject({
+    await expect(servers.callTool('broken', 'anything', {}, { callableName: 'MCP.broken.anything' })).rejects.toMatchObject({
       code: 'mcp_server_unavailable',
       message: 'MCP server broken is not connected; its tools cannot be called right now.',
     });
@@ -156,7 +180,9 @@ describe('McpServers (streamable HTTP)', () => {
     try {
       expect(errors).toEqual([]);
       expect(servers.listTools().map((tool) => tool.hostId)).toContain('mcp:remote:create_issue');
-      await expect(servers.callTool('remote', 'create_issue', { title: 'Over HTTP', priority: 'high' })).resolves.toMatchObject({
+      await expect(
+        servers.callTool('remote', 'create_issue', { title: 'Over HTTP', priority: 'high' }, { callableName: 'MCP.remote.create_issue' }),
+      ).resolves.toMatchObject({
         structuredContent: { title: 'Over HTTP', priority: 'high' },
       });
       expect(seenHeaders.every((header) => header === 'k1')).toBe(true);

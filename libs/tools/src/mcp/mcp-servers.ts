@@ -1,6 +1,6 @@
 import { mcpToolDefinition, type McpServerInfo, type ToolDefinition } from '@codemode/catalog';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { McpCallError, McpServerUnavailableError, McpToolFailedError } from '../errors';
+import { McpCallError, McpServerUnavailableError, McpToolFailedError, ToolDeadlineError } from '../errors';
 import { DEFAULT_TOOL_ERROR_MESSAGE, contentText, toolErrorMessage } from '../tool-error-message';
 import type { McpServerConfig } from './mcp-config';
 import { asError, McpServerConnection, type McpConnectionEvents } from './mcp-connection';
@@ -8,7 +8,7 @@ import { MCP_SERVER_STATES, type McpReconnectOptions, type McpServerState } from
 
 /** Default bound of connecting (spawn + initialize + tools/list) to one server. */
 export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 30_000;
-/** Default bound of one tool call when the caller gives none. */
+/** SPEC §17: the deadline of one tool call to a server whose config names no `timeoutMs`. */
 export const DEFAULT_MCP_CALL_TIMEOUT_MS = 60_000;
 /** Default time between pings of a connected server (how soon a silent loss is noticed). */
 export const DEFAULT_MCP_HEALTH_CHECK_INTERVAL_MS = 10_000;
@@ -31,9 +31,9 @@ export interface McpServersOptions {
 }
 
 export interface McpCallOptions {
+  /** The name the guest calls the tool by (`MCP.<server>.<tool>` of the catalog): named when the call is past its deadline. */
+  readonly callableName: string;
   readonly signal?: AbortSignal;
-  /** @default 60000 */
-  readonly timeoutMs?: number;
   /** The call's callKey (SPEC §16), sent as `_meta.idempotencyKey` of the `tools/call` request. */
   readonly idempotencyKey?: string;
 }
@@ -124,20 +124,16 @@ export class McpServers {
   /**
    * Calls a tool. A result the server marked `isError: true` rejects (SPEC §5).
    * @throws McpServerUnavailableError when the server is not connected (the call is not sent);
-   * McpToolFailedError for an `isError` result; McpCallError when the call itself fails (timeout,
-   * abort, lost connection, protocol or transport error), after which the server is checked.
+   * McpToolFailedError for an `isError` result; ToolDeadlineError past the server's `timeoutMs`
+   * (SPEC §17); McpCallError when the call itself fails (abort, lost connection, protocol or
+   * transport error). A call that failed or gave up has the server checked.
    */
-  async callTool(
-    serverName: string,
-    toolName: string,
-    args: Record<string, unknown>,
-    options: McpCallOptions = {},
-  ): Promise<McpCallResult> {
+  async callTool(serverName: string, toolName: string, args: Record<string, unknown>, options: McpCallOptions): Promise<McpCallResult> {
     const connection = this.connections.find((candidate) => candidate.name === serverName);
     const label = `MCP tool ${serverName}.${toolName}`;
     if (!connection) throw new McpServerUnavailableError(serverName);
     const client = connection.client();
-    const timeoutMs = options.timeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
+    const timeoutMs = connection.config.timeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
     if (options.signal?.aborted) {
       throw new McpCallError('aborted', `${label} was aborted`);
     }
@@ -155,7 +151,7 @@ export class McpServers {
       // The connection may be gone (a dead process, an HTTP session the server forgot): find out now.
       void connection.check();
       if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
-        throw new McpCallError('timeout', `${label} timed out after ${timeoutMs} ms`);
+        throw new ToolDeadlineError(options.callableName, timeoutMs);
       }
       throw new McpCallError('mcp_call_failed', `${label} failed: ${asError(error).message}`);
     }

@@ -17,6 +17,7 @@ describe('callWebhookTool', () => {
   const call = (path: string, extra: Partial<WebhookCallOptions> = {}) =>
     callWebhookTool({
       toolName: 'lookup',
+      callableName: 'lookup_2',
       endpoint: `${baseUrl}${path}`,
       addressPolicy: LOOPBACK_OK,
       secret: 'tenant-secret',
@@ -129,12 +130,13 @@ describe('callWebhookTool', () => {
     await expect(call('/huge')).rejects.toMatchObject({ code: 'webhook_response_too_large', status: 200 });
   });
 
-  it('times out after timeoutMs', async () => {
+  it("gives up past timeoutMs with SPEC §17's sentence, naming the tool as the guest calls it", async () => {
     handler = () => undefined; // never answers
     const started = Date.now();
     await expect(call('/slow', { timeoutMs: 200 })).rejects.toMatchObject({
-      code: 'webhook_timeout',
-      message: 'webhook tool lookup timed out after 200 ms',
+      name: 'Error',
+      code: 'tool_deadline',
+      message: 'tool lookup_2 did not answer within 200 ms.',
     });
     expect(Date.now() - started).toBeLessThan(5000);
   });
@@ -171,6 +173,7 @@ describe('callWebhookTool', () => {
     await new Promise((resolve) => closed.close(resolve));
     const error = (await callWebhookTool({
       toolName: 'lookup',
+      callableName: 'lookup_2',
       endpoint: `http://127.0.0.1:${port}/x?token=abc`,
       addressPolicy: LOOPBACK_OK,
       secret: 'tenant-secret',

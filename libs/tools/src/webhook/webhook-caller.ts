@@ -1,11 +1,11 @@
-import { WebhookToolError } from '../errors';
+import { ToolDeadlineError, WebhookToolError } from '../errors';
 import { systemResolver, type HostResolver, type WebhookAddressPolicy } from './address-policy';
 import { pinnedLookup } from './pinned-lookup';
 import { signedJsonHeaders } from './signature';
 import { refusalReason, WebhookAddressRefusedError } from './webhook-address-errors';
 import { postBounded } from './webhook-request';
 
-/** Default per-call timeout of a webhook client tool (its `timeoutMs` overrides it). */
+/** SPEC §17: default deadline of a webhook client tool's call (its registration's `timeoutMs` overrides it). */
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 30_000;
 /** Largest response body read from an endpoint; tool results share the 16 MiB request ceiling. */
 export const MAX_WEBHOOK_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -23,6 +23,8 @@ export interface WebhookCallBody {
 export interface WebhookCallOptions {
   /** The client tool's name, as registered; named in error messages. */
   readonly toolName: string;
+  /** The name the guest calls the tool by (the catalog's `callableName`): named when the call is past its deadline. */
+  readonly callableName: string;
   /** The tool's http(s) endpoint. Never quoted in errors. */
   readonly endpoint: string;
   /** Which addresses the endpoint may reach (SPEC §10); checked against the address dialed. */
@@ -31,7 +33,7 @@ export interface WebhookCallOptions {
   readonly resolve?: HostResolver;
   /** The tenant's signing secret; without one the request carries no signature header. */
   readonly secret?: string;
-  /** @default 30000 */
+  /** The call's deadline (SPEC §17). @default 30000 */
   readonly timeoutMs?: number;
   readonly body: WebhookCallBody;
   /** The call's callKey (SPEC §16), sent as the `Idempotency-Key` header: the same on every retry of the call. */
@@ -88,7 +90,7 @@ export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
  * is a failed call, so a signed body never travels to a host the tool did not name.
  * @throws WebhookAddressRefusedError when the endpoint's address may not be reached (nothing is
  * sent); WebhookToolError with a code per other failure: HTTP error (3xx included), invalid JSON,
- * oversized answer, timeout, unreachable endpoint, aborted. Messages never carry the endpoint or secret.
+ * oversized answer, unreachable endpoint, aborted; ToolDeadlineError past `timeoutMs`. Messages never carry the endpoint or secret.
  */
 export async function callWebhookTool(options: WebhookCallOptions): Promise<unknown> {
   const { toolName, signal } = options;
@@ -161,7 +163,7 @@ export async function callWebhookTool(options: WebhookCallOptions): Promise<unkn
       );
     }
     if (timedOut) {
-      throw new WebhookToolError('webhook_timeout', `webhook tool ${toolName} timed out after ${timeoutMs} ms`);
+      throw new ToolDeadlineError(options.callableName, timeoutMs);
     }
     if (signal?.aborted) {
       throw new WebhookToolError('aborted', `webhook tool ${toolName} was aborted`);

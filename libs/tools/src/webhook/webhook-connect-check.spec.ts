@@ -95,7 +95,14 @@ describe('callWebhookTool: the connect-time check', () => {
     const policy = new WebhookAddressPolicy(new WebhookAllowList(['127.0.0.1']), 'multi');
     const before = good.seen.length;
     await expect(
-      callWebhookTool({ toolName: 'pinned', endpoint: `http://rebind.test:${good.port}/hook`, addressPolicy: policy, resolve, body }),
+      callWebhookTool({
+        toolName: 'pinned',
+        callableName: 'pinned',
+        endpoint: `http://rebind.test:${good.port}/hook`,
+        addressPolicy: policy,
+        resolve,
+        body,
+      }),
     ).resolves.toEqual({ servedBy: '127.0.0.1' });
     expect(calls()).toBe(1);
     expect(good.seen.length).toBe(before + 1);
@@ -109,6 +116,7 @@ describe('callWebhookTool: the connect-time check', () => {
     const before = good.seen.length;
     const error = (await callWebhookTool({
       toolName: 'sneaky',
+      callableName: 'sneaky',
       endpoint: `http://rebind.test:${good.port}/hook?token=t0k`,
       addressPolicy: policy,
       resolve,
@@ -128,11 +136,15 @@ describe('callWebhookTool: the connect-time check', () => {
     const multi = new WebhookAddressPolicy(new WebhookAllowList(), 'multi');
     const single = new WebhookAddressPolicy(new WebhookAllowList(), 'single');
     const endpoint = `http://[::ffff:127.0.0.1]:${good.port}/hook`;
-    await expect(callWebhookTool({ toolName: 'lit', endpoint, addressPolicy: multi, body })).rejects.toMatchObject({
+    await expect(callWebhookTool({ toolName: 'lit', callableName: 'lit', endpoint, addressPolicy: multi, body })).rejects.toMatchObject({
       message: expect.stringContaining('its host is a loopback address (::ffff:7f00:1)'),
     });
-    await expect(callWebhookTool({ toolName: 'lit', endpoint, addressPolicy: single, body })).resolves.toEqual({ servedBy: '127.0.0.1' });
-    await expect(callWebhookTool({ toolName: 'lit', endpoint: 'http://10.0.0.5/', addressPolicy: single, body })).rejects.toMatchObject({
+    await expect(callWebhookTool({ toolName: 'lit', callableName: 'lit', endpoint, addressPolicy: single, body })).resolves.toEqual({
+      servedBy: '127.0.0.1',
+    });
+    await expect(
+      callWebhookTool({ toolName: 'lit', callableName: 'lit', endpoint: 'http://10.0.0.5/', addressPolicy: single, body }),
+    ).rejects.toMatchObject({
       refusal: { addressClass: 'private' },
     });
   });
@@ -141,7 +153,7 @@ describe('callWebhookTool: the connect-time check', () => {
     const resolve: HostResolver = () => Promise.reject(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }));
     const policy = new WebhookAddressPolicy(new WebhookAllowList(), 'multi');
     await expect(
-      callWebhookTool({ toolName: 'gone', endpoint: 'https://gone.invalid/', addressPolicy: policy, resolve, body }),
+      callWebhookTool({ toolName: 'gone', callableName: 'gone', endpoint: 'https://gone.invalid/', addressPolicy: policy, resolve, body }),
     ).rejects.toMatchObject({
       code: 'webhook_unreachable',
       message: 'webhook tool gone could not reach its endpoint (ENOTFOUND); check that the endpoint is up and reachable from the worker.',
@@ -205,7 +217,14 @@ const haveOpenssl = (() => {
     const { resolve, calls } = changingResolver(['127.0.0.1']);
     const policy = new WebhookAddressPolicy(new WebhookAllowList(['hooks.test']), 'multi');
     await expect(
-      callWebhookTool({ toolName: 'tls', endpoint: `https://hooks.test:${port}/hook`, addressPolicy: policy, resolve, body }),
+      callWebhookTool({
+        toolName: 'tls',
+        callableName: 'tls',
+        endpoint: `https://hooks.test:${port}/hook`,
+        addressPolicy: policy,
+        resolve,
+        body,
+      }),
     ).rejects.toMatchObject({
       code: 'webhook_unreachable',
       message: expect.stringContaining('SELF_SIGNED'),

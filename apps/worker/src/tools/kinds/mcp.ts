@@ -2,7 +2,10 @@ import type { McpServers } from '@codemode/tools';
 import { ToolCallError } from '../tool-call-error';
 import type { KindCall, ResolvedTool, ToolKind } from './tool-kind';
 
-/** A tool of one of the deployment's MCP servers (`MCP.<server>.<tool>`), called with the call's callKey. */
+/**
+ * A tool of one of the deployment's MCP servers (`MCP.<server>.<tool>`), called with the call's
+ * callKey, within the server's `timeoutMs` (SPEC §17).
+ */
 export class McpKind implements ToolKind {
   readonly answeredBy = 'worker';
 
@@ -18,6 +21,10 @@ export class McpKind implements ToolKind {
     if (!entry.mcpBinding || !servers) throw new ToolCallError(`MCP tool ${entry.callableName} is not available.`);
     // The pipeline mapped the guest's positional args onto the tool's schema (`mapMcpArguments`): an object.
     const args = input as Record<string, unknown>;
-    return servers.callTool(entry.mcpBinding.serverName, entry.mcpBinding.toolName, args, { signal, idempotencyKey: callKey });
+    return servers.callTool(entry.mcpBinding.serverName, entry.mcpBinding.toolName, args, {
+      callableName: entry.callableName,
+      signal,
+      idempotencyKey: callKey,
+    });
   }
 }

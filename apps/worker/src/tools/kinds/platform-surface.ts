@@ -18,10 +18,10 @@ export class PlatformSurfaceKind implements ToolKind {
     return this.handlerOf(entry.toolName)?.called?.(input) ?? {};
   }
 
-  async call({ entry, run, input, signal, budgetLeft }: KindCall): Promise<unknown> {
+  async call({ entry, run, input, signal }: KindCall): Promise<unknown> {
     const handler = this.handlerOf(entry.toolName);
     if (!handler) throw new ToolCallError(`tool ${entry.callableName} has no implementation on this worker.`);
-    return handler.answer({ ref: run.ref, input, signal, budgetMs: budgetLeft() });
+    return handler.answer({ ref: run.ref, input, signal });
   }
 
   private handlerOf(name: string): SurfaceHandler | undefined {

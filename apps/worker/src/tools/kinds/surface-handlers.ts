@@ -10,8 +10,6 @@ export interface SurfaceCall {
   ref: SessionRef;
   input: unknown;
   signal: AbortSignal;
-  /** What is left of the leg's budget (ms): the longest a call may take. */
-  budgetMs: number;
 }
 
 /** How the worker answers one surface. */
@@ -26,6 +24,11 @@ export interface SurfaceHandler {
 export interface SurfaceDeps {
   skills: Pick<SkillLedger, 'list' | 'read'>;
   nodes: Pick<NodeSurface, 'list' | 'get' | 'invoke'>;
+  /**
+   * SPEC §17: the deadline of a `nodes.invoke` (`CODEMODE_NODE_INVOKE_TIMEOUT_MS`), the node's own and
+   * not the leg's: a run may park while it waits, and the next `wait` resumes it to the answer.
+   */
+  nodeInvokeTimeoutMs: number;
 }
 
 /**
@@ -38,7 +41,7 @@ export function surfaceHandlers(deps: SurfaceDeps): Readonly<Record<WorkerSurfac
     'nodes.list': { answer: ({ ref }) => deps.nodes.list(ref.tenant) },
     'nodes.get': { answer: ({ ref, input }) => deps.nodes.get(ref.tenant, fieldOf(input, 'idOrName')) },
     'nodes.invoke': {
-      answer: ({ ref, input, signal, budgetMs }) => deps.nodes.invoke(ref.tenant, input, { timeoutMs: Math.max(1, budgetMs), signal }),
+      answer: ({ ref, input, signal }) => deps.nodes.invoke(ref.tenant, input, { timeoutMs: deps.nodeInvokeTimeoutMs, signal }),
       called: nodeCallOf,
     },
     'skills.list': { answer: ({ ref }) => deps.skills.list(ref) },

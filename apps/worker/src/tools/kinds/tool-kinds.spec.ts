@@ -182,7 +182,7 @@ describe('PlatformSurfaceKind', () => {
     get: (tenant: string, idOrName: unknown) => Promise.resolve({ tenant, idOrName }),
     invoke: (_tenant: string, input: unknown, options: { timeoutMs: number }) => Promise.resolve(invoked.push([input, options.timeoutMs])),
   };
-  const kind = new PlatformSurfaceKind(surfaceHandlers({ skills, nodes: nodes as never }));
+  const kind = new PlatformSurfaceKind(surfaceHandlers({ skills, nodes: nodes as never, nodeInvokeTimeoutMs: 30_000 }));
 
   it('has a handler for every surface the catalog says the worker answers, and owns no other', () => {
     for (const entry of platformSurfaces({ agents: true })) {
@@ -198,12 +198,12 @@ describe('PlatformSurfaceKind', () => {
     await expect(kind.call(made(toolNamed('skills.read'), { name: 'missing' }))).rejects.toThrow('unknown skill: missing');
   });
 
-  it('gives nodes.invoke what is left of the leg, at least 1 ms', async () => {
+  it("gives nodes.invoke the deployment's node deadline (SPEC §17), whatever is left of the leg", async () => {
     await kind.call(made(toolNamed('nodes.invoke'), { node: 'mac' }));
     await kind.call(made(toolNamed('nodes.invoke'), { node: 'mac' }, { budgetLeft: () => 0 }));
     expect(invoked).toEqual([
-      [{ node: 'mac' }, 1234],
-      [{ node: 'mac' }, 1],
+      [{ node: 'mac' }, 30_000],
+      [{ node: 'mac' }, 30_000],
     ]);
   });
 

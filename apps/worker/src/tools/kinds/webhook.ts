@@ -12,8 +12,9 @@ export interface WebhookDeps {
 
 /**
  * A client tool with a webhook endpoint (SPEC §10): POSTed, signed, with the call's callKey as
- * its idempotency key. A client tool without one reaches here only in an `awaitResults` run (in a
- * parking run the platform answers it: `PlatformAnsweredKind`), where it cannot be awaited.
+ * its idempotency key, within its registration's `timeoutMs` (SPEC §17). A client tool without
+ * one reaches here only in an `awaitResults` run (in a parking run the platform answers it:
+ * `PlatformAnsweredKind`), where it cannot be awaited.
  */
 export class WebhookKind implements ToolKind {
   readonly answeredBy = 'worker';
@@ -31,6 +32,7 @@ export class WebhookKind implements ToolKind {
     }
     return callWebhookTool({
       toolName: entry.toolName,
+      callableName: entry.callableName,
       endpoint: tool.endpoint,
       addressPolicy: this.deps.addressPolicy(),
       secret: this.deps.secretOf(run.ref.tenant),
