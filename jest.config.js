@@ -1,7 +1,7 @@
 /** Three projects: unit specs beside the code, integration specs against the local Redis,
  * and end-to-end specs that start the built api and worker processes. */
 const moduleNameMapper = {
-  '^@codemode/(contracts|config|events|fleet|cells|sandbox|telemetry|client|catalog|shell|tools|store)$': '<rootDir>/libs/$1/src',
+  '^@codemode/(contracts|config|events|fleet|cells|fairness|sandbox|telemetry|client|catalog|shell|tools|store)$': '<rootDir>/libs/$1/src',
 };
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }],

@@ -11,4 +11,3 @@ export type {
 export * from './run-messages';
 export * from './result';
 export * from './source';
-export { FairQueue } from './fair-queue';

@@ -1,6 +1,6 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Worker } from 'node:worker_threads';
-import { FairQueue } from '@codemode/cells';
+import { FairQueue } from '@codemode/fairness';
 import { bodyThreadScriptPath } from './body-thread-script';
 import type { BodyTask, BodyTaskResults } from './body-tasks';
 

@@ -1,4 +1,5 @@
-import { ABORTED_MESSAGE, failedOutcome, FairQueue, NOT_STARTED_MESSAGE, type CellOutcome } from '@codemode/cells';
+import { ABORTED_MESSAGE, failedOutcome, NOT_STARTED_MESSAGE, type CellOutcome } from '@codemode/cells';
+import { FairQueue } from '@codemode/fairness';
 import { GUEST_PRELUDE_VERSION, type ParkedImageBinding } from '../engine/parked-image';
 import type { BridgeHost, CellRunRequest, ExternalSettlement, RestorePlan, ResumeOptions } from '../engine/types';
 import { wasmFileHash } from '../engine/wasm-loader';

@@ -1,0 +1,1 @@
+export { FairQueue } from './fair-queue';
