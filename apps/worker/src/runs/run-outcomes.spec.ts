@@ -55,6 +55,18 @@ function setUp(options: { spec?: Partial<CellSpec>; config?: Partial<AppConfig> 
         return Promise.resolve({ eventId: '1-0' });
       },
       get: () => Promise.resolve(null),
+      /** RunLedger.park: the image and run.parked in one step (park-run.lua). */
+      park: (_ref: unknown, input: { runId: string; epoch: number; data: unknown; publish: unknown }) => {
+        if (fakes.refuseAppend) return Promise.reject(fakes.refuseAppend);
+        appended.push({
+          type: 'run.parked',
+          runId: input.runId,
+          epoch: input.epoch,
+          data: input.data,
+          publish: input.publish,
+        } as AppendInput);
+        return Promise.resolve({ eventId: '1-0' });
+      },
     },
     refuseAppend: undefined as Error | undefined,
     resident: {
@@ -86,7 +98,7 @@ function setUp(options: { spec?: Partial<CellSpec>; config?: Partial<AppConfig> 
       parkedRefusal: () => 'the tenant has its most parked runs',
     },
     quotaFull: false,
-    images: { save: () => Promise.resolve(Boolean(noted.push('image'))) },
+    images: { capture: () => (noted.push('image'), { bytes: new Uint8Array(8) }) },
   };
   const config = { alwaysReplay: false, ...options.config } as AppConfig;
   const logger = { warn: () => undefined } as unknown as Logger;
@@ -160,12 +172,12 @@ describe('RunOutcomes.record: a run that ends', () => {
 });
 
 describe('RunOutcomes.record: a run that parks', () => {
-  it('admits it to the quota by its memory, saves its image first, parks it, records run.parked with the answer, indexes it', async () => {
+  it('admits it to the quota by its memory, captures its image, sends its index entry ahead of the one-step park of image and run.parked', async () => {
     const { outcomes, run, noted, appended } = setUp();
     const before = Date.now();
     const result = await outcomes.record(run, waiting, 'reply', before);
     expect(result).toMatchObject({ status: 'waiting', runId: 'run_1', reason: 'yield' });
-    expect(noted).toEqual(['admit 4096', 'image', 'park', 'notLive', 'indexed', 'keepWithinBudget']);
+    expect(noted).toEqual(['admit 4096', 'image', 'park', 'indexed', 'notLive', 'keepWithinBudget']);
     expect(appended[0]).toMatchObject({ type: 'run.parked', runId: 'run_1', epoch: 2, data: { snapshotBytes: 2048 } });
     expect(appended[0].publish).toBeDefined();
     expect(run.holdsParkedQuota).toBe(true);
