@@ -19,7 +19,7 @@ const OPS_PER_CELL = 50;
 const BUDGET_MS = 30_000;
 const LANES = 8;
 /** A guest cell's own budget: its ops wait on short timers and core tools, on a loaded machine. */
-const GUEST_TIMEOUT_MS = 20_000;
+const GUEST_TIMEOUT_MS = 10_000;
 
 jest.setTimeout(Math.max(300_000, INPUTS * 60));
 
@@ -70,11 +70,18 @@ describe(`fuzz (seed ${SEED}, ${INPUTS} inputs; replay with FUZZ_SEED=${SEED} FU
       return answer;
     };
 
-    await inLanes(inputs.rest, LANES, async (request, i) => void (await exchange('rest', request, i)));
-    await inLanes(inputs.mcp, LANES, async (request, i) => void (await exchange('mcp', request, i)));
-    await inLanes(inputs.node, LANES, async (request, i) => void (await exchange('node', request, i)));
+    const tookMs: Record<string, number> = {};
+    const timed = async (part: string, work: () => Promise<void>): Promise<void> => {
+      const start = Date.now();
+      await work();
+      tookMs[part] = Date.now() - start;
+    };
+    await timed('rest', () => inLanes(inputs.rest, LANES, async (request, i) => void (await exchange('rest', request, i))));
+    await timed('mcp', () => inLanes(inputs.mcp, LANES, async (request, i) => void (await exchange('mcp', request, i))));
+    await timed('node', () => inLanes(inputs.node, LANES, async (request, i) => void (await exchange('node', request, i))));
 
     const guest = { settled: 0, threw: 0, cells: {} as Record<string, number> };
+    const guestStart = Date.now();
     await inLanes(inputs.cells, 2, async (cell, i) => {
       const sid = `fuzz-guest-${i}`;
       await stack.client().putSession(sid, { codeMode: { timeoutMs: GUEST_TIMEOUT_MS } });
@@ -104,6 +111,7 @@ describe(`fuzz (seed ${SEED}, ${INPUTS} inputs; replay with FUZZ_SEED=${SEED} FU
       }
     });
 
+    tookMs.guest = Date.now() - guestStart;
     const inputCount =
       inputs.rest.length +
       inputs.mcp.reduce((n, r) => n + r.messages, 0) +
@@ -112,7 +120,7 @@ describe(`fuzz (seed ${SEED}, ${INPUTS} inputs; replay with FUZZ_SEED=${SEED} FU
     process.stdout.write(
       `fuzz seed ${SEED}: ${inputCount} inputs (${inputs.rest.length} REST, ${inputs.mcp.length} MCP requests, ` +
         `${inputs.node.length} node, ${inputs.cells.length} cells of ${OPS_PER_CELL} guest calls) in ${sent} requests; ` +
-        `HTTP ${JSON.stringify(byStatus)}; guest calls ${guest.settled} settled, ${guest.threw} threw; cells ${JSON.stringify(guest.cells)}\n`,
+        `HTTP ${JSON.stringify(byStatus)}; guest calls ${guest.settled} settled, ${guest.threw} threw; cells ${JSON.stringify(guest.cells)}; ms ${JSON.stringify(tookMs)}\n`,
     );
     expect(failures.slice(0, 20)).toEqual([]);
     expect(inputCount).toBeGreaterThanOrEqual(INPUTS * 0.95);

@@ -46,7 +46,7 @@ export { retryWhileStoreUnavailable, type StoreRetryOptions } from './store-retr
 export { LiveRunIndex, ParkedRunIndex, type DueRun } from './parked-run-index';
 export { ParkedImageStore, type StoredParkedImage } from './parked-image-store';
 export { NotAwaitingPlatformError, recordPlatformAnswers } from './platform-answers';
-export { openPlatformCalls } from './platform-calls';
+export { openPlatformCalls, recordsPlatformAnswer } from './platform-calls';
 export { DEFAULT_EVENTS_SCRIPT_SETTINGS, type EventsScriptSettings } from './script-loader';
 export { type LoggedEvent } from './event-encoding';
 export { type SessionRecord, type SessionSettings } from './projections/views';
