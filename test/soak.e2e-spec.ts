@@ -17,7 +17,7 @@ import { TestStack } from './utils/test-stack';
  * soak` the full 10,000); `SOAK_SEED` replays a mix.
  */
 const SEED = Number(process.env.SOAK_SEED ?? 20261204);
-const RUNS = Number(process.env.SOAK_RUNS ?? 600);
+const RUNS = Number(process.env.SOAK_RUNS ?? 400);
 const LANES = 8;
 const KILL_AT = Math.floor(RUNS / 2);
 const WINDOW = Math.max(1, Math.round(RUNS / 10));
