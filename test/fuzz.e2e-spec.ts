@@ -19,7 +19,7 @@ const OPS_PER_CELL = 50;
 const BUDGET_MS = 30_000;
 const LANES = 8;
 /** A guest cell's own budget: its ops wait on short timers and core tools, on a loaded machine. */
-const GUEST_TIMEOUT_MS = 10_000;
+const GUEST_TIMEOUT_MS = 5_000;
 
 jest.setTimeout(Math.max(300_000, INPUTS * 60));
 
