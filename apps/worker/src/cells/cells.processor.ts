@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DelayedError, type Job } from 'bullmq';
-import { cellQueueName, CellJobSchema, JOB_NAMES, ReplayJobSchema } from '@codemode/contracts';
+import { cellQueueName, CellJobSchema, JOB_NAMES, ReplayJobSchema, type CellJob } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { WorkerMetrics, type Logger } from '@codemode/telemetry';
+import { withLogContext, WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { QueueProcessor, type ConsumerOptions } from '../core/queue-consumer';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { RunRecovery } from '../recovery/run-recovery.service';
@@ -32,6 +32,12 @@ export class CellsProcessor extends QueueProcessor {
     this.metrics.jobClaimed('cells', job.timestamp, job.processedOn);
     if (job.name === JOB_NAMES.replayRun) return this.recovery.replay(ReplayJobSchema.parse(job.data));
     const cell = CellJobSchema.parse(job.data);
+    // SPEC §19: the worker's lines of this run carry the id of the request that asked for it.
+    if (cell.requestId !== undefined) return withLogContext({ requestId: cell.requestId }, () => this.runCell(job, cell, token));
+    return this.runCell(job, cell, token);
+  }
+
+  private async runCell(job: Job, cell: CellJob, token: string | undefined): Promise<void> {
     const claim = await this.runner.run(cell);
     // Already running: this job was re-delivered after its worker stalled (SPEC §6 recovery).
     if (claim.started || claim.status !== 'running' || (await this.recovery.recoverStalled(cell))) return;
