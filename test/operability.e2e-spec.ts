@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http';
 import { TestStack } from './utils/test-stack';
 
 jest.setTimeout(90_000);
@@ -66,5 +67,50 @@ describe('operability metrics and readiness', () => {
       const body = (await (await fetch(`${stack.baseUrl}/health/ready`)).json()) as { workersLive: number };
       expect(body.workersLive).toBe(1);
     });
+  });
+});
+
+/** The runbook's case: CODEMODE_WEBHOOK_ALLOW on the API only (SPEC §10, §19). */
+describe('a webhook allowed on the API but not on the worker', () => {
+  let stack: TestStack;
+  let hook: Server;
+  let hookUrl = '';
+
+  beforeAll(async () => {
+    hook = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('{"ok":true}'));
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    const address = hook.address();
+    hookUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/tool`;
+    stack = await TestStack.start({ apiKeys: 'k-hook:acme', workers: 0, env: { CODEMODE_WEBHOOK_ALLOW: '127.0.0.1' } });
+    await stack.addWorker({ CODEMODE_WEBHOOK_ALLOW: '' });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    hook?.close();
+  });
+
+  it('registers, fails the call naming the setting, and warns on the worker once, naming where to set it', async () => {
+    const client = stack.client('k-hook');
+    const registered = await client.raw('PUT', '/v1/sessions/hook-1/tools', {
+      body: JSON.stringify({ tools: [{ name: 'hook_tool', description: 'calls a webhook', endpoint: hookUrl }] }),
+    });
+    expect(registered.status).toBe(200);
+    const code = 'for (let i = 0; i < 3; i++) { try { await hook_tool({}) } catch (e) { if (i === 2) throw e } }';
+    const result = await client.exec('hook-1', { title: 'hook', code });
+    expect(result).toMatchObject({ status: 'failed' });
+    expect(result.status === 'failed' && result.error).toContain('CODEMODE_WEBHOOK_ALLOW');
+    await stack.stop();
+    const warnings = stack.workers[0]
+      .logs()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.level === 'warn' && String(line.msg).startsWith('webhook call refused'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0].msg).toContain('set CODEMODE_WEBHOOK_ALLOW on the workers as on the API');
+    expect(warnings[0]).toMatchObject({ tenant: 'acme', sessionId: 'hook-1', tool: 'hook_tool' });
   });
 });
