@@ -1,3 +1,5 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { TestStack } from './utils/test-stack';
 
 jest.setTimeout(90_000);
@@ -41,6 +43,18 @@ describe('request ids and the access log', () => {
     const refused = await stack.client('wrong-key').raw('GET', '/v1/sessions/ids-0', { headers: { 'x-request-id': 'refused-1' } });
     expect(refused.status).toBe(401);
     expect(refused.headers.get('x-request-id')).toBe('refused-1');
+  });
+
+  it("carries the id of an MCP exec into its run's run.requested", async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${stack.baseUrl}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${API_KEY}`, 'x-request-id': 'mcp-call-7' } },
+    });
+    const mcp = new Client({ name: 'e2e', version: '1.0.0' });
+    await mcp.connect(transport);
+    await mcp.callTool({ name: 'exec', arguments: { title: 'add', code: 'return 1 + 1' } });
+    const page = await stack.client(API_KEY).events(`mcp-${transport.sessionId}`);
+    expect(page.events.find((event) => event.type === 'run.requested')?.data).toMatchObject({ requestId: 'mcp-call-7' });
+    await mcp.close();
   });
 
   it("carries the id into the access line, run.requested and the worker's lines of the run, never a key or body", async () => {

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { SESSION_ID_PATTERN } from '@codemode/contracts';
 import { UNMATCHED_ROUTE, type Logger } from '@codemode/telemetry';
 import type { ApiRequest } from './request-context';
 
@@ -24,7 +25,8 @@ export function accessLog(logger: Logger) {
           status: res.statusCode,
           durationMs: Number(process.hrtime.bigint() - startedAt) / 1e6,
           ...(req.tenant === undefined ? {} : { tenant: req.tenant }),
-          ...(sid === undefined ? {} : { sessionId: sid }),
+          // Only a well-formed id: the path segment is the caller's, of any size or content.
+          ...(sid !== undefined && SESSION_ID_PATTERN.test(sid) ? { sessionId: sid } : {}),
           // The connection went before the answer was sent whole.
           ...(res.writableFinished ? {} : { aborted: true }),
         },
