@@ -287,6 +287,8 @@ describe('deploy/ alerts, scaler and dashboard', () => {
       'codemode_sandbox_threads{state="idle"}',
       'codemode_stale_writes_rejected_total',
       'route="/health/ready",status="503"',
+      // SPEC §19: service bugs, not the model's own errors.
+      'codemode_runs_failed_total{code="internal_error",failure_phase="host"}',
     ]) {
       expect(exprs).toContain(metric);
     }

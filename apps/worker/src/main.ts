@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { loadConfig, packageVersion } from '@codemode/config';
+import { loadConfig, packageVersion, redisAddress } from '@codemode/config';
 import { createLogger, exitGracefullyOnSignals, logUnhandledRejections, NestPinoLogger } from '@codemode/telemetry';
 import { WorkerModule } from './worker.module';
 
@@ -13,14 +13,16 @@ async function bootstrap(): Promise<void> {
   exitGracefullyOnSignals(app, logger);
   logUnhandledRejections(logger);
   await app.init();
+  let metricsPort: number | null = config.workerMetricsPort;
   try {
     await app.listen(config.workerMetricsPort, config.host);
-    logger.info({ port: config.workerMetricsPort }, 'worker health and metrics listening');
   } catch (error) {
     // SPEC §2: a taken port must not stop the worker from doing its work.
     logger.warn({ port: config.workerMetricsPort, err: error }, 'worker health/metrics port unavailable; continuing without it');
+    metricsPort = null;
   }
-  logger.info({ threads: config.sandboxThreads }, 'worker consuming cells');
+  // SPEC §19: the one line at info a start writes (besides warnings).
+  logger.info({ metricsPort, redis: redisAddress(config.redis), threads: config.sandboxThreads }, 'worker consuming cells');
 }
 
 bootstrap().catch((error: unknown) => {

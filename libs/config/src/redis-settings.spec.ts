@@ -1,5 +1,5 @@
 import { ConfigError } from './errors';
-import { readRedisSettings } from './redis-settings';
+import { readRedisSettings, redisAddress } from './redis-settings';
 
 describe('readRedisSettings', () => {
   it('defaults to one local Redis and 16 queue shards', () => {
@@ -32,5 +32,11 @@ describe('readRedisSettings', () => {
     expect(() => readRedisSettings({ REDIS_CLUSTER_NODES: 'h:99999' })).toThrow(ConfigError);
     expect(() => readRedisSettings({ REDIS_CLUSTER_NODES: 'h:99999' })).toThrow(/REDIS_CLUSTER_NODES/);
     expect(() => readRedisSettings({ CODEMODE_QUEUE_SHARDS: '0' })).toThrow(/CODEMODE_QUEUE_SHARDS must be an integer from 1 to 1024/);
+  });
+
+  it('says where Redis is without the credentials of its URLs', () => {
+    expect(redisAddress(readRedisSettings({ REDIS_URL: 'redis://user:pw-secret@redis.internal:6380/2' }))).toBe('redis.internal:6380');
+    expect(redisAddress(readRedisSettings({}))).toBe('127.0.0.1:6379');
+    expect(redisAddress(readRedisSettings({ REDIS_CLUSTER_NODES: 'redis://a:pw-secret@h1:7000,h2' }))).toBe('cluster h1:7000,h2:6379');
   });
 });

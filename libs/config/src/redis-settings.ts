@@ -76,3 +76,17 @@ function readShards(raw: string | undefined): number {
   }
   return value;
 }
+
+/**
+ * Where Redis is, for a log line (SPEC §19: "which Redis"): `host:port` of the one Redis or of
+ * each cluster seed, never a username or password from a URL.
+ */
+export function redisAddress(redis: RedisSettings): string {
+  if (redis.clusterNodes) return `cluster ${redis.clusterNodes.map(({ host, port }) => `${host}:${port}`).join(',')}`;
+  try {
+    const url = new URL(redis.url);
+    return `${url.hostname}:${url.port || '6379'}`;
+  } catch {
+    return 'unparsable REDIS_URL';
+  }
+}

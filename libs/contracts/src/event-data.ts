@@ -51,6 +51,8 @@ export const RunRequestedDataSchema = z.object({
   /** SPEC §15: the session had `agents: true` (recorded only then). */
   agents: z.boolean().optional(),
   idempotencyKey: z.string().optional(),
+  /** SPEC §19: the id of the request that asked for the run (absent in logs written before it was recorded). */
+  requestId: z.string().optional(),
 });
 
 /** The `{name, message}` a failed tool call rejects with in the guest. */

@@ -50,6 +50,8 @@ export const CellJobSchema = z.object({
   /** Pub/sub channel of the API instance waiting for this run's answer. */
   replyTo: z.string(),
   requestedAt: z.number(),
+  /** SPEC §19: the id of the request that asked for the run, for the worker's log lines of it. */
+  requestId: z.string().optional(),
 });
 export type CellJob = z.infer<typeof CellJobSchema>;
 

@@ -29,7 +29,7 @@ export class WorkerReports {
 
   /** Registered workers whose lease is current, most recently seen first. */
   async alive(): Promise<LiveWorker[]> {
-    const ids = await guard(() => this.redis.zrevrange(this.keys.workerQueues(), 0, REGISTRY_SCAN - 1));
+    const ids = await this.registered();
     if (ids.length === 0) return [];
     // One command per key, not a pipeline: each worker's keys are in a slot of their own on a
     // Cluster (auto-pipelining still batches them per node).
@@ -43,6 +43,17 @@ export class WorkerReports {
       workers.push({ workerId, leaseLeftMs, report: parseReport(report) });
     });
     return workers;
+  }
+
+  /** How many registered workers hold a current lease (SPEC §19: `codemode_workers_live`, readiness). */
+  async liveCount(): Promise<number> {
+    const ids = await this.registered();
+    const leases = await guard(() => Promise.all(ids.map((id) => this.redis.pttl(this.keys.workerAlive(id)))));
+    return leases.filter((leaseLeftMs) => leaseLeftMs >= 0).length;
+  }
+
+  private registered(): Promise<string[]> {
+    return guard(() => this.redis.zrevrange(this.keys.workerQueues(), 0, REGISTRY_SCAN - 1));
   }
 }
 

@@ -1,5 +1,6 @@
 import pino, { type Logger } from 'pino';
 import type { LoggerService } from '@nestjs/common';
+import { logContextFields } from './log-context';
 
 export type { Logger } from 'pino';
 
@@ -18,6 +19,7 @@ export function createLogger(options: { service: string; level: string; version:
       level: options.level,
       base: { service: options.service, version: options.version, pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
+      mixin: logContextFields,
       formatters: { level: (label) => ({ level: label }) },
       redact: {
         paths: ['authorization', '*.authorization', 'headers.authorization', 'apiKey', '*.apiKey', 'env', '*.env', 'secret', '*.secret'],
@@ -28,11 +30,15 @@ export function createLogger(options: { service: string; level: string; version:
   );
 }
 
-/** Lets Nest's own messages (routes mapped, bootstrap errors) go through the same JSON logger. */
+/**
+ * Lets Nest's own messages (routes mapped, bootstrap errors) go through the same JSON logger. Its
+ * `log` level is the framework's progress (modules initialised, every route mapped): at `debug`,
+ * so a process starts with one line of its own at `info` (SPEC §19).
+ */
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
   log(message: unknown, context?: string): void {
-    this.logger.info({ context }, String(message));
+    this.logger.debug({ context }, String(message));
   }
   error(message: unknown, trace?: string, context?: string): void {
     this.logger.error({ context, trace }, String(message));

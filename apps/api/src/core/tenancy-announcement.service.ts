@@ -33,7 +33,8 @@ export class TenancyAnnouncement implements OnApplicationBootstrap, OnApplicatio
   }
 
   onApplicationBootstrap(): void {
-    this.logger.info({ tenancy: this.mode }, `tenancy mode ${this.mode}`);
+    // At debug: the start's one info line (main.ts) names the mode.
+    this.logger.debug({ tenancy: this.mode }, `tenancy mode ${this.mode}`);
     void this.announce();
   }
 

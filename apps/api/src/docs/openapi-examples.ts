@@ -242,7 +242,7 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
     },
   },
   HealthLive: { ok: { summary: 'Process answers', value: { status: 'ok' } } },
-  HealthReady: { ok: { summary: 'Redis answers', value: { status: 'ok', redis: 'ok' } } },
+  HealthReady: { ok: { summary: 'Redis answers; two workers live', value: { status: 'ok', redis: 'ok', workersLive: 2 } } },
   ...POLICY_EXAMPLES,
   ...NODE_EXAMPLES,
   ...SKILLS_EXAMPLES,

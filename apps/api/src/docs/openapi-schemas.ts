@@ -38,7 +38,12 @@ export const ToolResultsAcceptedSchema = z.object({ accepted: z.number().int() }
 /** `GET /health/live` (HealthController). */
 export const HealthLiveSchema = z.object({ status: z.literal('ok') });
 /** `GET /health/ready` (HealthController) when Redis answers. */
-export const HealthReadySchema = z.object({ status: z.literal('ok'), redis: z.literal('ok') });
+export const HealthReadySchema = z.object({
+  status: z.literal('ok'),
+  redis: z.literal('ok'),
+  /** SPEC §19: workers holding a lease; null when the registry could not be read. Readiness does not depend on it. */
+  workersLive: z.number().int().nullable(),
+});
 
 /** Request bodies, rendered as the client may send them (zod input: defaults are optional). */
 export const REQUEST_SCHEMAS = {

@@ -35,6 +35,8 @@ export interface ApiRequest extends IncomingMessage {
   query?: Record<string, unknown>;
   route?: { path?: string };
   originalUrl?: string;
+  /** SPEC §19: the caller's `X-Request-Id` or a new one (`assignRequestId`, the first middleware). */
+  requestId?: string;
   /** Aborts when the connection goes (`watchConnectionClose`, the first middleware). */
   connectionClosed?: AbortSignal;
 }

@@ -30,7 +30,8 @@ export class MetricsPort implements OnApplicationBootstrap, OnApplicationShutdow
         server.listen(port, host, () => resolve());
       });
       this.server = server;
-      this.logger.info({ host, port }, 'api metrics listening');
+      // At debug: the start's one info line (main.ts) names the port.
+      this.logger.debug({ host, port }, 'api metrics listening');
     } catch (error) {
       this.logger.warn({ port, err: error }, 'api metrics port unavailable; continuing without it');
     }

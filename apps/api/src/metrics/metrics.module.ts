@@ -5,8 +5,9 @@ import { ApiMetrics, createApiMetrics } from '@codemode/telemetry';
 import { APP_CONFIG } from '../core/tokens';
 import { MetricsPort } from './metrics-port.service';
 import { QueueGauges } from './queue-gauges.service';
+import { WorkersLiveGauge } from './workers-live-gauge.service';
 
-/** The API's Prometheus registry, the queue gauges, and the metrics port of multi-tenant mode. */
+/** The API's Prometheus registry, the queue and live-worker gauges, and the metrics port of multi-tenant mode. */
 @Module({
   providers: [
     {
@@ -19,6 +20,7 @@ import { QueueGauges } from './queue-gauges.service';
       },
     },
     QueueGauges,
+    WorkersLiveGauge,
     MetricsPort,
   ],
   exports: [ApiMetrics],

@@ -22,7 +22,7 @@ import {
   redisFailureLog,
 } from '@codemode/events';
 import { emptyTelemetry, failedInputResult, hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/cells';
-import type { Logger } from '@codemode/telemetry';
+import { requestIdField, type Logger } from '@codemode/telemetry';
 import { CellQueue } from '../queues/cell-queue';
 import { BodyThreads } from '../bodies/body-threads';
 import { bodyRefusalError, type ParsedBody } from '../http/request-context';
@@ -171,6 +171,7 @@ export class ExecService {
           spec,
           replyTo: this.replies.channelFor(ref),
           requestedAt: Date.now(),
+          ...requestIdField(),
         },
         rank,
       );
@@ -219,7 +220,7 @@ export class ExecService {
     idempotencyKey: string | undefined,
     version: string,
   ): ReturnType<RunLedger['request']> {
-    const data = { ...spec, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
+    const data = { ...spec, ...(idempotencyKey === undefined ? {} : { idempotencyKey }), ...requestIdField() };
     return this.runs.request(ref, runId, data, { idempotencyKey, settingsVersion: version });
   }
 

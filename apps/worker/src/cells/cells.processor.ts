@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DelayedError, type Job } from 'bullmq';
 import { cellQueueName, CellJobSchema, JOB_NAMES, ReplayJobSchema, type CellJob } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { WorkerMetrics, type Logger } from '@codemode/telemetry';
+import { withLogContext, WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { QueueProcessor, type ConsumerOptions, type Detached } from '../core/queue-consumer';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { RunRecovery } from '../recovery/run-recovery.service';
@@ -41,7 +41,12 @@ export class CellsProcessor extends QueueProcessor {
       return this.goOn(replay, this.recovery.replay(replay));
     }
     const cell = CellJobSchema.parse(job.data);
-    return this.goOn(cell, this.runCell(cell, job, token));
+    // SPEC §19: the worker's lines of this run carry the id of the request that asked for it.
+    const work =
+      cell.requestId === undefined
+        ? this.runCell(cell, job, token)
+        : withLogContext({ requestId: cell.requestId }, () => this.runCell(cell, job, token));
+    return this.goOn(cell, work);
   }
 
   /** The job's work, done here, or let go on without the job's slot once its leg waits only on the host. */

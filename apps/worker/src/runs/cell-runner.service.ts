@@ -83,7 +83,11 @@ export class CellRunner {
     this.resident.begin(run);
     const result = await this.legs.run(run, leg, replyTo, log, started);
     log.info(
-      { status: result.status, code: result.status === 'failed' ? result.code : undefined, durationMs: Date.now() - started },
+      {
+        status: result.status,
+        ...(result.status === 'failed' ? { code: result.code, failurePhase: result.failurePhase } : {}),
+        durationMs: Date.now() - started,
+      },
       'cell answered',
     );
     return result;

@@ -92,7 +92,8 @@ export class ShellConfinement implements OnModuleInit, OnApplicationShutdown {
     const decision = this.decision();
     const mode = this.tenancy.mode;
     const fields = { tenancy: mode, shellSandbox: this.config.shellSandbox.mode, probe: this.probe };
-    if (decision.kind === 'bwrap') this.logger.info(fields, 'shell commands run confined by bubblewrap');
+    // The expected case at debug: a start writes one line at info (SPEC §19); the others are errors.
+    if (decision.kind === 'bwrap') this.logger.debug(fields, 'shell commands run confined by bubblewrap');
     else if (decision.kind === 'unavailable')
       this.logger.error(fields, `shell commands are refused: shell sandbox unavailable: ${decision.reason}`);
     else if (mode === 'multi')

@@ -49,7 +49,8 @@ export class McpDeployment implements OnModuleInit, OnApplicationShutdown {
     await this.mcp.start();
     this.started = true;
     await this.publish();
-    this.logger.info({ servers: this.mcp.statuses() }, 'MCP servers started');
+    // At debug: a start writes one line at info (SPEC §19); each server's state changes stay at info.
+    this.logger.debug({ servers: this.mcp.statuses() }, 'MCP servers started');
   }
 
   async onApplicationShutdown(): Promise<void> {

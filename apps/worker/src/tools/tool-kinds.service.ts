@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
 import { SkillLedger } from '@codemode/events';
 import { WebhookAddressPolicy, WebhookAllowList } from '@codemode/tools';
-import { APP_CONFIG } from '../core/tokens';
+import type { Logger } from '@codemode/telemetry';
+import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { WorkerTenancy } from '../core/worker-tenancy.service';
 import { NodeSurface } from '../nodes/node-surface';
 import { ShellHost } from '../shell/shell-host.service';
@@ -10,6 +11,7 @@ import { toolKinds, type ToolKindDeps } from './kinds/registry';
 import { surfaceHandlers } from './kinds/surface-handlers';
 import type { ToolKind } from './kinds/tool-kind';
 import { McpDeployment } from './mcp-deployment.service';
+import { WebhookRefusalWarnings } from './kinds/webhook-refusal-warnings';
 
 /** The worker's connections every kind of tool call goes through, shared by every run. */
 @Injectable()
@@ -18,6 +20,7 @@ export class ToolKinds {
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) logger: Logger,
     shell: ShellHost,
     mcp: McpDeployment,
     tenancy: WorkerTenancy,
@@ -31,6 +34,7 @@ export class ToolKinds {
       webhooks: {
         addressPolicy: () => new WebhookAddressPolicy(allow, tenancy.mode),
         secretOf: (tenant) => config.webhookSecrets.get(tenant),
+        refusals: new WebhookRefusalWarnings(logger),
       },
       surfaces: surfaceHandlers({ skills, nodes, nodeInvokeTimeoutMs: config.nodeInvokeTimeoutMs }),
     };

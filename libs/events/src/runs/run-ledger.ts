@@ -76,7 +76,7 @@ export class RunLedger {
     opts: { idempotencyKey?: string; settingsVersion?: string } = {},
   ): Promise<{ created: true } | { created: false; runId: string } | { created: false; settingsChanged: true }> {
     const idempotencyKey = opts.idempotencyKey ?? data.idempotencyKey;
-    const { title, code, restartSafe, awaitResults, limits, shell, agentId, agents } = data;
+    const { title, code, restartSafe, awaitResults, limits, shell, agentId, agents, requestId } = data;
     // title and code are spliced in raw: Lua never decodes user-written text. The shell settings
     // and agent follow them (spliced too), so the cell's own fields lead the data as they did
     // before those were recorded (one-line views of the log cut the data short).
@@ -86,6 +86,7 @@ export class RunLedger {
       limits,
       ...(agents === true ? { agents } : {}),
       ...(idempotencyKey ? { idempotencyKey } : {}),
+      ...(requestId === undefined ? {} : { requestId }),
     });
     const raws: string[] = ['title', JSON.stringify(title), 'code', JSON.stringify(code)];
     if (shell) raws.push('shell', JSON.stringify(shell));

@@ -15,7 +15,7 @@ export type { MovedRun };
 export const SANDBOX_THREAD_STACK_MB = 32;
 
 export type ThreadState = 'starting' | 'ready' | 'dead';
-export type PoolLogger = (level: 'info' | 'warn' | 'error', msg: string, fields?: object) => void;
+export type PoolLogger = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: object) => void;
 
 export interface PoolThreadEvents {
   /** The thread became ready or has its next VM prepared. */

@@ -69,7 +69,8 @@ export class SandboxPool {
     const spawned = Array.from({ length: options.threads }, () => pool.spawn());
     try {
       const timings = await Promise.all(spawned.map((thread) => thread.ready));
-      pool.log('info', 'sandbox pool ready', { threads: options.threads, timings });
+      // At debug: the worker's start writes one line at info (SPEC §19).
+      pool.log('debug', 'sandbox pool ready', { threads: options.threads, timings });
       return pool;
     } catch (error) {
       await pool.close();

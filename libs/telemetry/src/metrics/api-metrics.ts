@@ -7,7 +7,7 @@ import { ProcessMetrics, type ProcessMetricsOptions } from './process-metrics';
 /** `route` of a request no route matched (a raw path would put ids in labels). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-/** The API's metrics: HTTP latency by route template, and the shared queues' depth. */
+/** The API's metrics: HTTP latency by route template, the shared queues' depth, the live workers. */
 export class ApiMetrics extends ProcessMetrics {
   readonly httpRequestDuration = new Histogram<'method' | 'route' | 'status'>({
     name: METRIC.httpRequestDuration,
@@ -31,8 +31,15 @@ export class ApiMetrics extends ProcessMetrics {
     registers: [this.registry],
   });
 
+  readonly workersLive = new Gauge({
+    name: METRIC.workersLive,
+    help: 'Workers holding a lease in the registry (SPEC §19), read when scraped.',
+    registers: [this.registry],
+  });
+
   constructor(version: string, options: ProcessMetricsOptions = {}) {
     super(version, options);
+    this.workersLive.set(0);
     for (const queue of API_QUEUE_LABELS) {
       this.queueOldestWaitingAge.set({ queue }, 0);
       for (const state of QUEUE_JOB_STATES) this.queueJobs.set({ queue, state }, 0);

@@ -1,4 +1,4 @@
-import { CODE_MODE_ERROR_CODES, ToolSourceSchema, type ToolSource } from '@codemode/contracts';
+import { CODE_MODE_ERROR_CODES, FailurePhaseSchema, ToolSourceSchema, type FailurePhase, type ToolSource } from '@codemode/contracts';
 
 /**
  * The closed sets of label values. Every series of these is created at zero when a registry is
@@ -69,4 +69,21 @@ const KNOWN_CODES: ReadonlySet<string> = new Set(CODE_MODE_ERROR_CODES);
 export function runOutcomeLabel(result: { status: 'completed' | 'waiting' | 'failed'; code?: string }): RunOutcome {
   if (result.status !== 'failed') return result.status;
   return result.code !== undefined && KNOWN_CODES.has(result.code) ? (`failed_${result.code}` as RunOutcome) : OTHER_FAILURE_OUTCOME;
+}
+
+/** `code` of `codemode_runs_failed_total`: the contract's codes, and `other` for anything else. */
+export const FAILED_CODES = [...CODE_MODE_ERROR_CODES, 'other'] as const;
+export type FailedCode = (typeof FAILED_CODES)[number];
+
+export const FAILURE_PHASES: readonly FailurePhase[] = FailurePhaseSchema.options;
+
+/**
+ * The labels of a failed answer (SPEC §19): its code from the closed list and its phase, so the
+ * model's own errors (`guest`, `bridge`, `input`) are told from the service's (`host`). A failure
+ * without a phase (an answer recorded by an older build) counts as `host`: a bug is not hidden.
+ */
+export function failedRunLabels(result: { code?: string; failurePhase?: string }): { code: FailedCode; failure_phase: FailurePhase } {
+  const code = result.code !== undefined && KNOWN_CODES.has(result.code) ? (result.code as FailedCode) : 'other';
+  const phase = FAILURE_PHASES.find((known) => known === result.failurePhase) ?? 'host';
+  return { code, failure_phase: phase };
 }

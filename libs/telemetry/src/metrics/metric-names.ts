@@ -9,6 +9,7 @@ export const METRIC = {
   queueJobs: 'codemode_queue_jobs',
   queueOldestWaitingAge: 'codemode_queue_oldest_waiting_age_seconds',
   runsTotal: 'codemode_runs_total',
+  runsFailedTotal: 'codemode_runs_failed_total',
   runDuration: 'codemode_run_duration_seconds',
   jobScheduleToStart: 'codemode_job_schedule_to_start_seconds',
   parkedRuns: 'codemode_parked_runs',
@@ -32,6 +33,7 @@ export const METRIC = {
   approvalsPending: 'codemode_approvals_pending',
   toolCallsBlockedTotal: 'codemode_tool_calls_blocked_total',
   shellNotificationsTotal: 'codemode_shell_notifications_total',
+  workersLive: 'codemode_workers_live',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
@@ -44,12 +46,14 @@ export const API_METRIC_NAMES: readonly MetricName[] = [
   METRIC.queueOldestWaitingAge,
   METRIC.tenantLimitedTotal,
   METRIC.storeFailuresTotal,
+  METRIC.workersLive,
 ];
 
 /** Metrics served by each worker's `GET /metrics` (besides the Node default metrics). */
 export const WORKER_METRIC_NAMES: readonly MetricName[] = [
   METRIC.buildInfo,
   METRIC.runsTotal,
+  METRIC.runsFailedTotal,
   METRIC.runDuration,
   METRIC.jobScheduleToStart,
   METRIC.parkedRuns,

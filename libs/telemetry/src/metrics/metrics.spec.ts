@@ -96,6 +96,24 @@ describe('createWorkerMetrics', () => {
     expect(text).toContain('codemode_run_duration_seconds_sum{outcome="completed"} 0.25');
   });
 
+  it('counts failures by code and failure phase, telling the model code from the service (SPEC §19)', async () => {
+    const metrics = createWorkerMetrics('1');
+    const before = await metrics.scrape();
+    expect(before).toContain('codemode_runs_failed_total{code="internal_error",failure_phase="host"} 0');
+    expect(before).toContain('codemode_runs_failed_total{code="internal_error",failure_phase="guest"} 0');
+    metrics.runAnswered({ status: 'failed', code: 'internal_error', failurePhase: 'guest' }, 0, 1);
+    metrics.runAnswered({ status: 'failed', code: 'internal_error', failurePhase: 'guest' }, 0, 1);
+    metrics.runAnswered({ status: 'failed', code: 'internal_error', failurePhase: 'host' }, 0, 1);
+    metrics.runAnswered({ status: 'failed', code: 'not-a-code', failurePhase: 'nowhere' }, 0, 1);
+    metrics.runAnswered({ status: 'completed' }, 0, 1);
+    const text = await metrics.scrape();
+    expect(text).toContain('codemode_runs_failed_total{code="internal_error",failure_phase="guest"} 2');
+    expect(text).toContain('codemode_runs_failed_total{code="internal_error",failure_phase="host"} 1');
+    // Outside the closed sets: `other`, and a failure of no known phase counts against the service.
+    expect(text).toContain('codemode_runs_failed_total{code="other",failure_phase="host"} 1');
+    expect(text).toContain('codemode_runs_total{outcome="failed_internal_error"} 3');
+  });
+
   it('records claims, tool calls, resumes and scrape-time gauges', async () => {
     const metrics = createWorkerMetrics('1');
     metrics.jobClaimed('cells', 1_000, 1_050);

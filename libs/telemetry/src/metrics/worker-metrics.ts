@@ -2,6 +2,9 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import { APPROVAL_OUTCOMES, type ApprovalOutcome, type ToolSource } from '@codemode/contracts';
 import { FAST_BUCKETS, RUN_BUCKETS, SCHEDULE_BUCKETS } from './buckets';
 import {
+  FAILED_CODES,
+  FAILURE_PHASES,
+  failedRunLabels,
   RECOVERY_OUTCOMES,
   RESUME_PATHS,
   RUN_OUTCOMES,
@@ -38,6 +41,13 @@ export class WorkerMetrics extends ProcessMetrics {
     name: METRIC.runsTotal,
     help: 'Run answers recorded (each exec or wait leg), by outcome: completed, waiting, failed_<code>.',
     labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
+  readonly runsFailedTotal = new Counter<'code' | 'failure_phase'>({
+    name: METRIC.runsFailedTotal,
+    help: "Failed run answers (each exec or wait leg), by code and failure phase: input, guest and bridge are the model code's own, host the service's.",
+    labelNames: ['code', 'failure_phase'],
     registers: [this.registry],
   });
 
@@ -190,6 +200,7 @@ export class WorkerMetrics extends ProcessMetrics {
       this.runsTotal.inc({ outcome }, 0);
       this.runDuration.zero({ outcome });
     }
+    for (const code of FAILED_CODES) for (const phase of FAILURE_PHASES) this.runsFailedTotal.inc({ code, failure_phase: phase }, 0);
     for (const queue of WORKER_QUEUE_LABELS) this.jobScheduleToStart.zero({ queue });
     for (const outcome of ['abandoned', 'lost']) this.strandedRunsEnded.inc({ outcome }, 0);
     for (const source of TOOL_SOURCES) {
@@ -219,9 +230,14 @@ export class WorkerMetrics extends ProcessMetrics {
   }
 
   /** A run leg's answer was recorded. */
-  runAnswered(result: { status: 'completed' | 'waiting' | 'failed'; code?: string }, startedAt: number, now = Date.now()): RunOutcome {
+  runAnswered(
+    result: { status: 'completed' | 'waiting' | 'failed'; code?: string; failurePhase?: string },
+    startedAt: number,
+    now = Date.now(),
+  ): RunOutcome {
     const outcome = runOutcomeLabel(result);
     this.runsTotal.inc({ outcome });
+    if (result.status === 'failed') this.runsFailedTotal.inc(failedRunLabels(result));
     this.runDuration.observe({ outcome }, seconds(now - startedAt));
     return outcome;
   }

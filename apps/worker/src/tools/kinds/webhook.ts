@@ -1,6 +1,7 @@
-import { callWebhookTool, type WebhookAddressPolicy } from '@codemode/tools';
+import { callWebhookTool, WebhookAddressRefusedError, type WebhookAddressPolicy } from '@codemode/tools';
 import { ToolCallError } from '../tool-call-error';
 import type { KindCall, ResolvedTool, ToolKind } from './tool-kind';
+import type { WebhookRefusalWarnings } from './webhook-refusal-warnings';
 
 /** What a webhook call needs from the worker. */
 export interface WebhookDeps {
@@ -8,6 +9,8 @@ export interface WebhookDeps {
   addressPolicy: () => WebhookAddressPolicy;
   /** The tenant's webhook signing secret, if any. */
   secretOf: (tenant: string) => string | undefined;
+  /** Tells the operator about a call the address rules refused; the worker always passes one (ToolKinds). */
+  refusals?: WebhookRefusalWarnings;
 }
 
 /**
@@ -30,16 +33,23 @@ export class WebhookKind implements ToolKind {
     if (!tool?.endpoint) {
       throw new ToolCallError(`client tool ${entry.callableName} is answered by the platform; it cannot be awaited with awaitResults.`);
     }
-    return callWebhookTool({
-      toolName: entry.toolName,
-      callableName: entry.callableName,
-      endpoint: tool.endpoint,
-      addressPolicy: this.deps.addressPolicy(),
-      secret: this.deps.secretOf(run.ref.tenant),
-      timeoutMs: tool.timeoutMs,
-      body: { input, callId: call.id, runId: run.runId, sessionId: run.ref.sessionId },
-      idempotencyKey: callKey,
-      signal,
-    });
+    try {
+      return await callWebhookTool({
+        toolName: entry.toolName,
+        callableName: entry.callableName,
+        endpoint: tool.endpoint,
+        addressPolicy: this.deps.addressPolicy(),
+        secret: this.deps.secretOf(run.ref.tenant),
+        timeoutMs: tool.timeoutMs,
+        body: { input, callId: call.id, runId: run.runId, sessionId: run.ref.sessionId },
+        idempotencyKey: callKey,
+        signal,
+      });
+    } catch (error) {
+      if (error instanceof WebhookAddressRefusedError) {
+        this.deps.refusals?.refused(error.refusal, { ...run.ref, runId: run.runId, tool: entry.toolName });
+      }
+      throw error;
+    }
   }
 }
