@@ -86,11 +86,12 @@ export class RunLedger {
       limits,
       ...(agents === true ? { agents } : {}),
       ...(idempotencyKey ? { idempotencyKey } : {}),
-      ...(requestId === undefined ? {} : { requestId }),
     });
     const raws: string[] = ['title', JSON.stringify(title), 'code', JSON.stringify(code)];
     if (shell) raws.push('shell', JSON.stringify(shell));
     if (agentId !== undefined) raws.push('agentId', JSON.stringify(agentId));
+    // SPEC §19: last, after the cell's own fields (the request id matches [A-Za-z0-9._-]{1,128}).
+    if (requestId !== undefined) raws.push('requestId', JSON.stringify(requestId));
     const keys = [...this.keys.scriptKeys(ref, runId), this.keys.idempotency(ref, idempotencyKey ?? '')];
     const args = [
       runId,
