@@ -11,7 +11,7 @@ import { toolKinds, type ToolKindDeps } from './kinds/registry';
 import { surfaceHandlers } from './kinds/surface-handlers';
 import type { ToolKind } from './kinds/tool-kind';
 import { McpDeployment } from './mcp-deployment.service';
-import { WebhookRefusalWarnings } from './kinds/webhook-refusal-warnings';
+import { WebhookRefusalWarnings } from './webhook-refusal-warnings';
 
 /** The worker's connections every kind of tool call goes through, shared by every run. */
 @Injectable()

@@ -1,7 +1,7 @@
 import { callWebhookTool, WebhookAddressRefusedError, type WebhookAddressPolicy } from '@codemode/tools';
 import { ToolCallError } from '../tool-call-error';
 import type { KindCall, ResolvedTool, ToolKind } from './tool-kind';
-import type { WebhookRefusalWarnings } from './webhook-refusal-warnings';
+import type { WebhookRefusalWarnings } from '../webhook-refusal-warnings';
 
 /** What a webhook call needs from the worker. */
 export interface WebhookDeps {
