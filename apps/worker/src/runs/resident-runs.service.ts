@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
-import { RunEnds, RunLedger } from '@codemode/events';
+import { ParkedRunExpiry, RunEnds, RunLedger } from '@codemode/events';
 import { SandboxPool } from '@codemode/sandbox';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
@@ -19,6 +19,8 @@ const EVICTED_REASON = 'evicted from memory to its image: the worker’s parked 
 @Injectable()
 export class ResidentRuns implements OnModuleDestroy {
   private readonly runs: WorkerRuns;
+  /** The one enforcer of parked-run expiry; this worker's timer is its holder's ask. */
+  private readonly expiry: ParkedRunExpiry;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -28,6 +30,7 @@ export class ResidentRuns implements OnModuleDestroy {
     private readonly limits: WorkerTenantLimits,
     private readonly ends: RunEnds,
   ) {
+    this.expiry = new ParkedRunExpiry(ends);
     this.runs = new WorkerRuns((run) => void this.expired(run));
     // A run whose image is in Redis outlives its thread too (SPEC §12): released, not lost.
     this.pool.onRunsLost((runIds, reason) => {
@@ -194,10 +197,15 @@ export class ResidentRuns implements OnModuleDestroy {
     }
   }
 
-  /** The expiry timer moved the run out (`end`); its VM goes too, and it ends `run.expired`. */
+  /**
+   * The expiry timer moved the run out (`end`) once `pastExpiry` held; its VM goes too, and the
+   * holder asks ParkedRunExpiry, which ends a due run `run.expired` for its holder.
+   */
   private async expired(run: WorkerRun): Promise<void> {
     this.pool.discard(run.runId);
-    await this.recordEnd(run, 'run.expired', () => this.ends.expire(run));
+    const { ref, runId, epoch, holdsParkedQuota, imaged, expiresAt } = run;
+    const expiring = { ref, runId, epoch, holdsParkedQuota, imaged, expiresAt, owner: this.config.workerId };
+    await this.recordEnd(run, 'run.expired', async () => (await this.expiry.settle(expiring, 'holder')).ended);
   }
 
   /** Its VM is gone (its sandbox thread died, or this worker shuts down) and it has no image: the run is lost. */
