@@ -226,12 +226,19 @@ describe('two workers: waits land on the worker that parked the run', () => {
         if (e.runId) history.set(e.runId, [...(history.get(e.runId) ?? []), `${e.type} ${JSON.stringify(e.data)}`]);
       }
     }
-    const movedRuns = runIds.filter((runId) => !(resumedBy.get(runId) === startedBy.get(runId) && startedBy.has(runId)));
-    // On failure, the moved runs' own events say why they left their owner (released, lost lease…).
-    expect(movedRuns.map((runId) => ({ runId, events: history.get(runId) }))).toEqual([]);
     const perWorker = new Map<string, number>();
     for (const workerId of startedBy.values()) perWorker.set(workerId, (perWorker.get(workerId) ?? 0) + 1);
     expect(perWorker.size).toBe(2);
+    // A worker keeps 64 parked VMs (SPEC §12): when the queue hands one worker more than 64 of the
+    // 100, its coldest leave for their images and resume wherever a worker takes them. Every other
+    // run resumes on the worker that parked it. (A machine short of memory may evict more: parked memory.)
+    const evicted = (runId: string) =>
+      (history.get(runId) ?? []).some((line) => line.startsWith('run.released ') && line.includes('evicted from memory'));
+    const overflow = [...perWorker.values()].reduce((sum, count) => sum + Math.max(0, count - 64), 0);
+    expect(runIds.filter(evicted).length).toBeGreaterThanOrEqual(overflow);
+    const movedRuns = runIds.filter((runId) => !evicted(runId) && !(resumedBy.get(runId) === startedBy.get(runId) && startedBy.has(runId)));
+    // On failure, the moved runs' own events say why they left their owner (released, lost lease…).
+    expect(movedRuns.map((runId) => ({ runId, events: history.get(runId) }))).toEqual([]);
     process.stdout.write(`parked per worker: ${JSON.stringify(Object.fromEntries(perWorker))}\n`);
   });
 
