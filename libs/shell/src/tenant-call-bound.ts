@@ -1,3 +1,5 @@
+import { InFlightLimit } from '@codemode/fairness';
+
 /**
  * Calls started detached from whoever took them (a queue consumer answers its job at once and
  * the call answers its caller itself), at most `max` of one tenant at once. A REST shell call may
@@ -7,7 +9,8 @@
  * worker (timers, answer subscriptions, pending promises) in proportion.
  */
 export class TenantCallBound {
-  private readonly running = new Map<string, number>();
+  /** Every start names its tenant's share (the tenant's quota), so no default share is needed. */
+  private readonly running = new InFlightLimit({ perKey: 0 });
   private readonly inFlight = new Set<Promise<void>>();
 
   /** `onError` hears a call that rejects: nobody awaits a detached call. */
@@ -18,17 +21,14 @@ export class TenantCallBound {
    * @returns false when refused (nothing started)
    */
   start(tenant: string, max: number, call: () => Promise<void>): boolean {
-    const count = this.running.get(tenant) ?? 0;
-    if (count >= max) return false;
-    this.running.set(tenant, count + 1);
+    const release = this.running.acquire(tenant, max);
+    if (!release) return false;
     const settled: Promise<void> = Promise.resolve()
       .then(call)
       .catch((error: unknown) => this.onError(error))
       .finally(() => {
         this.inFlight.delete(settled);
-        const left = (this.running.get(tenant) ?? 1) - 1;
-        if (left === 0) this.running.delete(tenant);
-        else this.running.set(tenant, left);
+        release();
       });
     this.inFlight.add(settled);
     return true;
@@ -36,7 +36,7 @@ export class TenantCallBound {
 
   /** Calls of `tenant` running now. */
   count(tenant: string): number {
-    return this.running.get(tenant) ?? 0;
+    return this.running.held(tenant);
   }
 
   /** Resolves once every call started so far has settled (shutdown: no caller left unanswered). */

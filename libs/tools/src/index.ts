@@ -121,4 +121,3 @@ export {
   type NotificationOutcome,
   type NotificationTry,
 } from './notifications/notification-delivery';
-export { InFlightLimit, type InFlightBounds } from './notifications/in-flight-limit';

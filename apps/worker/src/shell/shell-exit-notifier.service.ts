@@ -4,7 +4,8 @@ import { agentIdOfScopeKey, type SessionRef, type ShellExitedData, type ShellNot
 import { effectiveShellConfig, type AppConfig } from '@codemode/config';
 import { ErrorGate, SessionLedger } from '@codemode/events';
 import { exitNotice } from '@codemode/shell';
-import { deliverNotification, InFlightLimit, WebhookAddressPolicy, WebhookAllowList, type NotificationOutcome } from '@codemode/tools';
+import { InFlightLimit } from '@codemode/fairness';
+import { deliverNotification, WebhookAddressPolicy, WebhookAllowList, type NotificationOutcome } from '@codemode/tools';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { WorkerTenancy } from '../core/worker-tenancy.service';
 import { APP_CONFIG, LOGGER } from '../core/tokens';

@@ -25,3 +25,19 @@ describe('InFlightLimit', () => {
     expect(limit.inFlight).toBe(3);
   });
 });
+
+describe('InFlightLimit with a per-key override and no total', () => {
+  it('bounds each key by the share given at acquire, and counts what a key holds', () => {
+    const limit = new InFlightLimit({ perKey: 1 });
+    expect(limit.acquire('bob', 2)).not.toBeNull();
+    const second = limit.acquire('bob', 2);
+    expect(second).not.toBeNull();
+    expect(limit.acquire('bob', 2)).toBeNull();
+    expect(limit.acquire('alice')).not.toBeNull();
+    expect(limit.acquire('alice')).toBeNull();
+    expect(limit.held('bob')).toBe(2);
+    second!();
+    expect(limit.held('bob')).toBe(1);
+    expect(limit.held('carol')).toBe(0);
+  });
+});
