@@ -145,8 +145,7 @@ export class ExecService {
     this.runs.locateLater(ref, runId, this.runLocationTtlSeconds()).catch(() => undefined);
     const leg = { ref, runId, call: 'exec', restartSafe: input.restartSafe, awaitResults: input.awaitResults, log } as const;
     const deadline = this.answers.follow(
-      ref,
-      runId,
+      leg,
       { startMs: limits.timeoutMs, answerMs: answerBudgetMs(spec) },
       {
         onStartOverdue: async () => {

@@ -209,8 +209,7 @@ export class WaitService {
     const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId, owner: run.owner });
     const leg = { ref, runId, call: 'wait', restartSafe: run.restartSafe, log } as const;
     const deadline = this.answers.follow(
-      ref,
-      runId,
+      leg,
       { startMs: limits.timeoutMs, answerMs: limits.timeoutMs },
       {
         onStartOverdue: async () => {

@@ -9,13 +9,14 @@ import { createRedis } from '../platform/redis';
 const prefix = testPrefix('replies');
 const keys = new KeySpace(prefix);
 const ref = { tenant: 'acme', sessionId: 'replies' };
+const SUBSCRIBER_NAME = `${prefix}-sub`;
 let redis: Redis;
 let replies: RunReplies;
 let runs: RunLedger;
 
 beforeAll(async () => {
   redis = await testRedis('replies');
-  replies = new RunReplies(createRedis('redis://127.0.0.1:6379', { name: 'replies-sub', subscriber: true }), keys, 'api-test');
+  replies = new RunReplies(createRedis('redis://127.0.0.1:6379', { name: SUBSCRIBER_NAME, subscriber: true }), keys, 'api-test');
   await replies.start();
   runs = new RunLedger(redis, keys);
 });
@@ -57,4 +58,25 @@ test('messages for unknown runIds and malformed messages are ignored; abort reje
   await expect(pending).rejects.toBeInstanceOf(ReplyWaitAbortedError);
   await expect(pending).rejects.toMatchObject({ name: 'AbortError', code: 'aborted' });
   await expect(replies.waitFor(runId, { signal: controller.signal })).rejects.toBeInstanceOf(ReplyWaitAbortedError);
+});
+
+test('a waiter hears of the gap when its subscriber reconnects, and a reply after it still arrives', async () => {
+  const runId = newRunId();
+  const controller = new AbortController();
+  let gaps = 0;
+  const answer = replies.waitFor(runId, { signal: controller.signal, onGap: () => (gaps += 1) });
+  // The subscriber's connection drops (as in a Redis restart): ioredis reconnects and subscribes again.
+  // Only this test's subscriber: other suites share this Redis.
+  const list = (await redis.client('LIST')) as string;
+  const ids = list
+    .split('\n')
+    .filter((line) => line.includes(`name=${SUBSCRIBER_NAME} `))
+    .map((line) => /\bid=(\d+)/.exec(line)?.[1]);
+  expect(ids).toHaveLength(1);
+  await redis.client('KILL', 'ID', ids[0]!);
+  const until = Date.now() + 5000;
+  while (gaps === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  expect(gaps).toBe(1);
+  await redis.spublish(replies.channelFor(ref), JSON.stringify({ kind: 'result', runId, result: completed(7) }));
+  expect(await answer).toEqual(completed(7));
 });

@@ -11,6 +11,7 @@ const RESUBSCRIBE_AFTER_MS = 500;
 
 interface Waiter {
   onStarted?: () => void;
+  onGap?: () => void;
   resolve: (result: CodeModeResult) => void;
 }
 
@@ -37,7 +38,9 @@ export function unheardReplyChannel(keys: KeySpace, ref: SessionRef): string {
  *
  * Pub/sub delivers only to current subscribers and loses what is published during a reconnect:
  * register `waitFor` before enqueueing the job, and fall back to reading the run projection when
- * a wait ends without an answer.
+ * a wait ends without an answer. Once the subscriptions are back after a reconnect or a failover,
+ * every waiter's `onGap` fires: a reply may have been lost meanwhile, so the waiter reads its run
+ * then instead of at its deadline (SPEC §17: no session unserved past 15 s of a failover).
  */
 export class RunReplies {
   private readonly channel: string;
@@ -46,6 +49,8 @@ export class RunReplies {
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly onMessage = (channel: string, message: string) => this.dispatch(channel, message);
   private resubscribeTimer: NodeJS.Timeout | undefined;
+  /** The subscriber was ready once: a later `ready` is a reconnect. */
+  private readyOnce = false;
 
   /**
    * @param subscriber a dedicated connection, owned (and closed) by this object
@@ -81,13 +86,32 @@ export class RunReplies {
     // the failed primary's slots never arrive again). Subscribing again is a no-op where the
     // subscription holds and connects the new subscriber where it does not.
     if (this.cluster) this.subscriber.on('+subscriber', () => this.resubscribeSoon());
+    // One Redis: ioredis subscribes again by itself on every reconnect, then says `ready`.
+    else this.subscriber.on('ready', () => this.afterReconnect());
     await this.subscribeAll();
   }
 
   private resubscribeSoon(): void {
     clearTimeout(this.resubscribeTimer);
-    this.resubscribeTimer = setTimeout(() => void this.subscribeAll().catch(() => undefined), RESUBSCRIBE_AFTER_MS);
+    this.resubscribeTimer = setTimeout(
+      () =>
+        void this.subscribeAll().then(
+          () => this.gap(),
+          () => undefined,
+        ),
+      RESUBSCRIBE_AFTER_MS,
+    );
     this.resubscribeTimer.unref();
+  }
+
+  private afterReconnect(): void {
+    if (this.readyOnce) this.gap();
+    this.readyOnce = true;
+  }
+
+  /** Tells every waiter that replies may have been lost while the subscriptions moved. */
+  private gap(): void {
+    for (const set of this.waiters.values()) for (const waiter of [...set]) waiter.onGap?.();
   }
 
   private async subscribeAll(): Promise<void> {
@@ -106,11 +130,12 @@ export class RunReplies {
   }
 
   /**
-   * Resolves with the run's result; `onStarted` fires when a worker claims it. Several waiters
-   * may wait on one run (an idempotent duplicate waits for the first's answer).
+   * Resolves with the run's result; `onStarted` fires when a worker claims it, `onGap` when the
+   * subscriptions came back after a reconnect (a reply may have been lost). Several waiters may
+   * wait on one run (an idempotent duplicate waits for the first's answer).
    * @throws ReplyWaitAbortedError (rejection) when `signal` aborts first
    */
-  waitFor(runId: string, opts: { onStarted?: () => void; signal: AbortSignal }): Promise<CodeModeResult> {
+  waitFor(runId: string, opts: { onStarted?: () => void; onGap?: () => void; signal: AbortSignal }): Promise<CodeModeResult> {
     const { signal } = opts;
     if (signal.aborted) return Promise.reject(new ReplyWaitAbortedError(runId));
     return new Promise<CodeModeResult>((resolve, reject) => {
@@ -127,6 +152,7 @@ export class RunReplies {
       };
       const waiter: Waiter = {
         onStarted: opts.onStarted,
+        onGap: opts.onGap,
         resolve: (result) => {
           remove();
           resolve(result);

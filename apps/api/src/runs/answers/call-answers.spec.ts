@@ -7,7 +7,7 @@ import type { ApprovalHold } from '../../approvals/approval-hold';
 import type { CellQueue } from '../../queues/cell-queue';
 import { endedRunError, NO_ANSWER_ERROR } from '../host-results';
 import { CallAnswers, type CallLeg } from './call-answers';
-import { storedAnswer, waitAnswerOf, waitingAgain } from './stored-answers';
+import { answerAfterGap, storedAnswer, waitAnswerOf, waitingAgain } from './stored-answers';
 
 const REF: SessionRef = { tenant: 't1', sessionId: 's1' };
 const RUN_ID = 'cm_1';
@@ -59,6 +59,7 @@ class Fakes {
   held = false;
   private push: ((r: CodeModeResult) => void) | undefined;
   private started: (() => void) | undefined;
+  private gap: (() => void) | undefined;
 
   readonly answers = new CallAnswers(
     { replyGraceMs: GRACE_MS, presenceTtlMs: LEASE_MS } as AppConfig,
@@ -76,8 +77,9 @@ class Fakes {
     } as unknown as LiveRunIndex,
     {
       channelFor: () => CHANNEL,
-      waitFor: (_runId: string, opts: { onStarted?: () => void }) => {
+      waitFor: (_runId: string, opts: { onStarted?: () => void; onGap?: () => void }) => {
         this.started = opts.onStarted;
+        this.gap = opts.onGap;
         return new Promise<CodeModeResult>((resolve) => (this.push = resolve));
       },
     } as unknown as RunReplies,
@@ -95,6 +97,11 @@ class Fakes {
   /** The worker claims the leg (`started` on the reply channel). */
   start(): void {
     this.started?.();
+  }
+
+  /** The reply subscriptions came back after a reconnect: a reply may have been lost. */
+  subscriptionsBack(): void {
+    this.gap?.();
   }
 
   /** The worker pushes the leg's answer. */
@@ -143,6 +150,23 @@ describe('the final-answer rule (stored-answers)', () => {
   });
 });
 
+describe('what a call answers from its run after a reply gap (answerAfterGap)', () => {
+  it('an exec takes a parked or ended run’s answer; a wait takes only an ended one; requested and running wait on', () => {
+    const exec = { call: 'exec', restartSafe: false } as const;
+    const wait = { call: 'wait', restartSafe: true } as const;
+    expect(answerAfterGap(exec, view('waiting', { lastResult: waiting }))).toBe(waiting);
+    expect(answerAfterGap({ ...exec, awaitResults: true }, view('waiting', { lastResult: waiting }))).toBeUndefined();
+    expect(answerAfterGap(wait, view('waiting', { lastResult: waiting }))).toBeUndefined();
+    for (const leg of [exec, wait]) {
+      expect(answerAfterGap(leg, view('completed', { lastResult: completed }))).toBe(completed);
+      expect(answerAfterGap(leg, view('running', { lastResult: waiting }))).toBeUndefined();
+      expect(answerAfterGap(leg, view('requested'))).toBeUndefined();
+      expect(answerAfterGap(leg, null)).toBeUndefined();
+    }
+    expect(answerAfterGap(wait, view('lost', { lastResult: waiting }))).toMatchObject({ error: endedRunError(REF.sessionId, RUN_ID) });
+  });
+});
+
 describe('CallAnswers', () => {
   let f: Fakes;
   beforeEach(() => {
@@ -158,12 +182,7 @@ describe('CallAnswers', () => {
     });
 
     it('answers what the worker pushes', async () => {
-      const deadline = f.answers.follow(
-        REF,
-        RUN_ID,
-        { startMs: 1000, answerMs: 1000 },
-        { onStartOverdue: jest.fn(), onNoAnswer: jest.fn() },
-      );
+      const deadline = f.answers.follow(f.leg(), { startMs: 1000, answerMs: 1000 }, { onStartOverdue: jest.fn(), onNoAnswer: jest.fn() });
       f.answer(completed);
       await expect(deadline.outcome).resolves.toBe(completed);
       expect(deadline.signal.aborted).toBe(true);
@@ -172,7 +191,7 @@ describe('CallAnswers', () => {
     it('a leg not started in its budget is given to onStartOverdue; null keeps waiting, on the answer budget plus grace', async () => {
       const onStartOverdue = jest.fn(() => Promise.resolve(null));
       const onNoAnswer = jest.fn(() => Promise.resolve(completed));
-      const deadline = f.answers.follow(REF, RUN_ID, { startMs: 1000, answerMs: 2000 }, { onStartOverdue, onNoAnswer });
+      const deadline = f.answers.follow(f.leg(), { startMs: 1000, answerMs: 2000 }, { onStartOverdue, onNoAnswer });
       await jest.advanceTimersByTimeAsync(1000);
       expect(onStartOverdue).toHaveBeenCalledTimes(1);
       await jest.advanceTimersByTimeAsync(2000 + GRACE_MS - 1);
@@ -181,9 +200,27 @@ describe('CallAnswers', () => {
       await expect(deadline.outcome).resolves.toBe(completed);
     });
 
+    it('reads the run when the subscriptions come back: an ended run answers at once, a running one keeps waiting', async () => {
+      const onNoAnswer = jest.fn(() => Promise.resolve(waiting));
+      const deadline = f.answers.follow(
+        f.leg({ call: 'exec' }),
+        { startMs: 1000, answerMs: 1000 },
+        { onStartOverdue: jest.fn(), onNoAnswer },
+      );
+      f.start();
+      f.run = view('running');
+      f.subscriptionsBack();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(deadline.signal.aborted).toBe(false);
+      f.run = view('completed', { lastResult: completed });
+      f.subscriptionsBack();
+      await expect(deadline.outcome).resolves.toBe(completed);
+      expect(onNoAnswer).not.toHaveBeenCalled();
+    });
+
     it('a started leg held for an approval (SPEC §11) is given its budget again', async () => {
       const onNoAnswer = jest.fn(() => Promise.resolve(completed));
-      f.answers.follow(REF, RUN_ID, { startMs: 1000, answerMs: 1000 }, { onStartOverdue: jest.fn(), onNoAnswer });
+      f.answers.follow(f.leg(), { startMs: 1000, answerMs: 1000 }, { onStartOverdue: jest.fn(), onNoAnswer });
       f.start();
       f.held = true;
       await jest.advanceTimersByTimeAsync(1000 + GRACE_MS);

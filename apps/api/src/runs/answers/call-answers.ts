@@ -9,7 +9,7 @@ import { APP_CONFIG, LOGGER } from '../../core/tokens';
 import { ApprovalHold } from '../../approvals/approval-hold';
 import { endedRunError, NO_ANSWER_ERROR } from '../host-results';
 import { ReplyDeadline } from './reply-deadline';
-import { storedAnswer, waitAnswerOf } from './stored-answers';
+import { answerAfterGap, storedAnswer, waitAnswerOf } from './stored-answers';
 
 /** How often a wait owed a leg's answer looks whether the leg parked or ended (SPEC §16). */
 const OWED_POLL_MS = 200;
@@ -65,12 +65,23 @@ export class CallAnswers {
    * `answerBudgetMs` plus the reply grace; a leg held for an approval (SPEC §11) is given its
    * budget again. Listens before the caller queues the leg's job, so no answer is missed.
    */
-  follow(ref: SessionRef, runId: string, budget: { startMs: number; answerMs: number }, handlers: DeadlineHandlers): ReplyDeadline {
+  follow(leg: CallLeg, budget: { startMs: number; answerMs: number }, handlers: DeadlineHandlers): ReplyDeadline {
+    const { ref, runId } = leg;
     const deadline = new ReplyDeadline(budget.startMs, budget.answerMs, this.config.replyGraceMs, {
       heldForApproval: (sinceMs) => this.approvals.holdsRun(ref, runId, sinceMs),
       ...handlers,
     });
-    deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), signal: deadline.signal }));
+    // A reply lost while the subscriptions moved (a failover) is read from the run once they are
+    // back, not at the deadline; a read that fails (Redis still away) leaves it to the deadline.
+    const onGap = () =>
+      void this.runs.get(ref, runId).then(
+        (run) => {
+          const answer = answerAfterGap(leg, run);
+          if (answer) deadline.resolve(answer);
+        },
+        () => undefined,
+      );
+    deadline.listen(this.replies.waitFor(runId, { onStarted: () => deadline.started(), onGap, signal: deadline.signal }));
     return deadline;
   }
 
@@ -129,8 +140,7 @@ export class CallAnswers {
     const lastAnswer = (): Promise<CodeModeResult> => this.unanswered({ ref, runId, call: 'wait', restartSafe: true, log });
     // The rebuild publishes no `started`: one deadline, the leg's budget plus the grace.
     const deadline = this.follow(
-      ref,
-      runId,
+      { ref, runId, call: 'wait', restartSafe: true, log },
       { startMs: limits.timeoutMs + this.config.replyGraceMs, answerMs: limits.timeoutMs },
       { onStartOverdue: lastAnswer, onNoAnswer: lastAnswer, heldForApproval: undefined },
     );

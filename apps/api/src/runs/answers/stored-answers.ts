@@ -34,3 +34,20 @@ export function waitingAgain(run: RunView | null, replaySafe: boolean): CodeMode
   const { output: _returned, ...rest } = last;
   return rest;
 }
+
+/**
+ * What a call answers from its run when its pushed reply may have been lost (the reply
+ * subscriptions came back after a reconnect or a failover: RunReplies' gap), or undefined to keep
+ * waiting for the reply or the deadline. An ended run's answer is final for either call; a parked
+ * run's `waiting` is final only for an exec that may answer it: a wait's run still reads its old
+ * `waiting` until its resume starts, and an `awaitResults` exec never answers `waiting`.
+ */
+export function answerAfterGap(
+  leg: { call: 'exec' | 'wait'; restartSafe: boolean; awaitResults?: boolean },
+  run: RunView | null,
+): CodeModeResult | undefined {
+  if (!run) return undefined;
+  if (run.status === 'waiting') return leg.call === 'exec' && !leg.awaitResults ? storedAnswer(run) : undefined;
+  if (!isEndedStatus(run.status)) return undefined;
+  return leg.call === 'exec' ? storedAnswer(run) : waitAnswerOf(run, leg.restartSafe);
+}
