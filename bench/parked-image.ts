@@ -127,7 +127,8 @@ async function measureSizes(prefix: string, samples: number): Promise<SizeRow[]>
   }
 }
 
-async function measureResumes(stack: TestStack, replay: CodeModeClient, samples: number): Promise<[string, number[]][]> {
+/** Waits that resume a parked restartSafe cell (10 recorded `ls` calls) in memory, from its image, by replay. */
+export async function measureResumes(stack: TestStack, replay: CodeModeClient, samples: number): Promise<[string, number[]][]> {
   const client = stack.client();
   const redis = new Redis(REDIS_URL);
   const runs = new RunLedger(redis, new KeySpace(stack.prefix));

@@ -17,6 +17,7 @@ import { measureRedisCost, redisCostTable } from './redis-cost';
 import { measureParkedImages } from './parked-image';
 import { fateIsolationTable, measureFateIsolation } from './fate-isolation';
 import { measureScaleOut, scaleOutTable } from './scale-out';
+import { budgetsTable, measureBudgets } from './budgets';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
@@ -26,6 +27,7 @@ const CELL_START_SAMPLES = Number(process.env.BENCH_CELL_START_SAMPLES ?? 300);
 const REDIS_COST_EXECS = Number(process.env.BENCH_REDIS_COST_EXECS ?? 200);
 const PARKED_IMAGE_SAMPLES = Number(process.env.BENCH_PARKED_IMAGE_SAMPLES ?? 30);
 const SCALE_OUT_EXECS = Number(process.env.BENCH_SCALE_OUT_EXECS ?? 3000);
+const BUDGET_SAMPLES = Number(process.env.BENCH_BUDGET_SAMPLES ?? 200);
 const ROOT = join(__dirname, '..', '..'); // dist/bench → repository root
 
 /**
@@ -148,6 +150,7 @@ async function main(): Promise<void> {
     const fairness = fairnessTable(await measureFairness());
     const fateIsolation = fateIsolationTable(await measureFateIsolation());
     const scaleOut = scaleOutTable(await measureScaleOut(SCALE_OUT_EXECS));
+    const budgets = budgetsTable(await measureBudgets(BUDGET_SAMPLES));
     let echoThroughput = 0;
     let execThroughput = 0;
     const echoCpu = await cpuDuring({ bench: process.pid, redis: redisPid }, async () => {
@@ -235,7 +238,7 @@ async function main(): Promise<void> {
       ),
     ].join('\n');
     process.stdout.write(
-      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${parkedImages}\n\n${fairness}\n\n${fateIsolation}\n\n${scaleOut}\n`,
+      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${parkedImages}\n\n${fairness}\n\n${fateIsolation}\n\n${scaleOut}\n\n${budgets}\n`,
     );
     const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
     const section = [
@@ -285,6 +288,10 @@ async function main(): Promise<void> {
       '## Scale-out: one Redis and a 3-primary Redis Cluster',
       '',
       scaleOut,
+      '',
+      '## Published budgets (SPEC §17)',
+      '',
+      budgets,
       '',
     ].join('\n');
     writeFileSync(join(ROOT, 'docs', 'bench-latest.md'), section);
