@@ -51,6 +51,33 @@ describe('ToolCallPipeline: a call the worker answers', () => {
     expect(callCount()).toBe(1);
   });
 
+  it('a call that reads only is recorded once it answered: tool.called and tool.settled in one append', async () => {
+    const kind = Object.assign(new ReadKind(), { readsOnly: true });
+    let answer!: (value: unknown) => void;
+    kind.answer = () => new Promise((resolve) => (answer = resolve));
+    const { pipeline, log } = pipelineOver([kind]);
+    const calling = pipeline.call(read(2), never);
+    await written();
+    expect(log.types()).toEqual([]);
+    answer({ text: 'late' });
+    await expect(calling).resolves.toEqual({ text: 'late' });
+    expect(log.calls).toEqual([['tool.called', 'tool.settled']]);
+    expect(log.dataOf('tool.called')[0]).toMatchObject({ callId: 'bridge:callValue:1', tool: 'read', callKey: 'run_1:2' });
+  });
+
+  it('a call that writes is recorded before it runs, its outcome in an append of its own', async () => {
+    const kind = new ReadKind();
+    let answer!: (value: unknown) => void;
+    kind.answer = () => new Promise((resolve) => (answer = resolve));
+    const { pipeline, log } = pipelineOver([kind]);
+    const calling = pipeline.call(read(2), never);
+    await written();
+    expect(log.types()).toEqual(['tool.called']);
+    answer({ text: 'late' });
+    await calling;
+    expect(log.calls).toEqual([['tool.called'], ['tool.settled']]);
+  });
+
   it('gives a call the sandbox did not number no call key', async () => {
     const kind = new ReadKind();
     const { pipeline, log } = pipelineOver([kind]);

@@ -114,18 +114,24 @@ export class ToolCallPipeline {
     return answer;
   }
 
-  /** `tool.called` before the call, `tool.settled` before the guest sees its outcome. */
+  /**
+   * `tool.called` before the call (with `tool.settled`, after it, for a kind that `readsOnly`),
+   * `tool.settled` before the guest sees its outcome.
+   */
   private async answered(kind: ToolKind, made: KindCall): Promise<unknown> {
     const { run, entry, call, signal } = made;
     const { events, metrics } = this.parts;
-    await this.recordCalled(kind, made);
+    // Asked in the same tick as `tool.settled`, a read's `tool.called` goes in the same append.
+    let called: Promise<void> | undefined;
+    const recordCalled = () => (called ??= this.recordCalled(kind, made));
+    if (!kind.readsOnly) await recordCalled();
     const started = Date.now();
     const settler = () => ({ callId: call.id, tool: entry.callableName, durationMs: Date.now() - started });
     try {
       const value = await kind.call(made);
       metrics.toolCalled(entry.source, true, Date.now() - started);
       const data = toolSettledData(settler(), { ok: true, value }, run.restartSafe);
-      await events.append({ type: 'tool.settled', runId: run.runId, epoch: run.epoch, data });
+      await Promise.all([recordCalled(), events.append({ type: 'tool.settled', runId: run.runId, epoch: run.epoch, data })]);
       return value;
     } catch (error) {
       metrics.toolCalled(entry.source, false, Date.now() - started);
@@ -136,9 +142,11 @@ export class ToolCallPipeline {
       // The guest's rejection is {name, message} of the error (see RunBridge).
       const outcome = { ok: false, error: { name: error instanceof Error ? error.name : 'Error', message } } as const;
       const data = toolSettledData(settler(), outcome, run.restartSafe);
-      await events.append({ type: 'tool.settled', runId: run.runId, epoch: run.epoch, data }).catch((failure: unknown) => {
-        if (failure instanceof ToolCallError) throw failure;
-      });
+      await Promise.all([recordCalled(), events.append({ type: 'tool.settled', runId: run.runId, epoch: run.epoch, data })]).catch(
+        (failure: unknown) => {
+          if (failure instanceof ToolCallError) throw failure;
+        },
+      );
       throw error;
     }
   }

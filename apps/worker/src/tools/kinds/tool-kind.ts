@@ -43,6 +43,13 @@ export interface ToolKind {
    * `tool.called` says `answeredBy: 'platform'`.
    */
   readonly answeredBy: 'worker' | 'platform';
+  /**
+   * Its calls change nothing (the workspace reads): `tool.called` and `tool.settled` are written
+   * together, in one append, once the call answered. The order that protects a write (its
+   * `tool.called` before it runs) protects nothing here: a call neither event recorded is made
+   * again by a replay, as one whose `tool.settled` is missing is (SPEC §16).
+   */
+  readonly readsOnly?: boolean;
   /** Whether calls of this tool in this run are this kind's (the registry's first that says so owns them). */
   handles(tool: ResolvedTool): boolean;
   /** What `tool.called` records of the call beyond the common fields. */

@@ -23,16 +23,24 @@ import type { ToolRun } from '../tool-run';
 /** A run's event log in memory: what the run wrote, in order; `capAt` refuses the n-th write on as the history cap does. */
 export class MemoryEventLog implements Pick<EventLog, 'append' | 'appendAll'> {
   readonly written: AppendInput[] = [];
+  /** The script calls the writes took, each the event types it carried. */
+  readonly calls: string[][] = [];
   capAt = Infinity;
 
-  append(_ref: unknown, input: AppendInput): Promise<{ eventId: string }> {
-    if (this.written.length >= this.capAt) return Promise.reject(new RunHistoryLimitError(input.runId ?? '', this.written.length, 0));
-    this.written.push(input);
-    return Promise.resolve({ eventId: `${this.written.length}-0` });
+  append(ref: unknown, input: AppendInput): Promise<{ eventId: string }> {
+    this.calls.push([input.type]);
+    return this.write(ref, input);
   }
 
   appendAll(ref: unknown, inputs: readonly AppendInput[]): Promise<Array<{ eventId: string } | RunHistoryLimitError>> {
-    return Promise.all(inputs.map((input) => this.append(ref, input).catch((error: RunHistoryLimitError) => error)));
+    this.calls.push(inputs.map((input) => input.type));
+    return Promise.all(inputs.map((input) => this.write(ref, input).catch((error: RunHistoryLimitError) => error)));
+  }
+
+  private write(_ref: unknown, input: AppendInput): Promise<{ eventId: string }> {
+    if (this.written.length >= this.capAt) return Promise.reject(new RunHistoryLimitError(input.runId ?? '', this.written.length, 0));
+    this.written.push(input);
+    return Promise.resolve({ eventId: `${this.written.length}-0` });
   }
 
   types(): string[] {
