@@ -7,9 +7,11 @@ import { retainedByKind } from './retained-bytes';
 import { startMultiTenantStack } from './scale-out';
 import { fmt } from './stats';
 import { measureStreamPrimitives, streamPrimitivesTable } from './stream-primitives';
+import { admissionTable, measureAdmission } from './admission-scripts';
 
 const EXECS = Number(process.env.BENCH_REDIS_COST_EXECS ?? 200);
 const PRIMITIVE_CELLS = Number(process.env.BENCH_STREAM_PRIMITIVE_CELLS ?? 500);
+const ADMISSION_CALLS = Number(process.env.BENCH_ADMISSION_CALLS ?? 2000);
 const WARM_EXECS = 50;
 /** How long Redis's idle work (timers, blocking pops, renewals) is read for before the execs. */
 const IDLE_MS = 5_000;
@@ -18,7 +20,8 @@ const IDLE_MS = 5_000;
  * `npm run bench:redis`: what one trivial exec costs Redis (issue 40's measures), on a private
  * Redis nothing else uses so that INFO's counters are the exec's own: one api and one worker,
  * multi-tenant with quotas on, `return 1+1` one at a time in one session. Then the stream
- * primitives against BullMQ (bench/stream-primitives.ts) on the same Redis, the apps stopped.
+ * primitives against BullMQ (bench/stream-primitives.ts) and the exec admission in one script
+ * against two (bench/admission-scripts.ts) on the same Redis, the apps stopped.
  */
 async function main(): Promise<void> {
   const redis = await PrivateRedis.start();
@@ -48,7 +51,8 @@ async function main(): Promise<void> {
       node.disconnect();
       await stack.stop();
     }
-    process.stdout.write(`${streamPrimitivesTable(await measureStreamPrimitives(redis.url, PRIMITIVE_CELLS))}\n`);
+    process.stdout.write(`${streamPrimitivesTable(await measureStreamPrimitives(redis.url, PRIMITIVE_CELLS))}\n\n`);
+    process.stdout.write(`${admissionTable(await measureAdmission(redis.url, ADMISSION_CALLS), ADMISSION_CALLS)}\n`);
   } finally {
     await redis.cleanup();
   }

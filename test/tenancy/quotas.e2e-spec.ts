@@ -12,11 +12,12 @@ import { TestStack } from '../utils/test-stack';
  * back once freed, and a second tenant (beta, on the SPEC defaults) is never affected.
  */
 const run = randomBytes(4).toString('hex');
-const keys = { alpha: `qa-${run}`, beta: `qb-${run}`, gamma: `qg-${run}`, delta: `qd-${run}` };
+const keys = { alpha: `qa-${run}`, beta: `qb-${run}`, gamma: `qg-${run}`, delta: `qd-${run}`, eps: `qe-${run}` };
 const tenantsFile = {
   alpha: { quotas: { maxInflight: 2, maxParkedRuns: 2, maxShellProcesses: 2, maxStreams: 1 } },
   gamma: { quotas: { rate: 2, burst: 3 } },
   delta: { quotas: { maxParkedBytes: 1024 } },
+  eps: { quotas: { rate: 1, burst: 2 } },
 };
 
 let stack: TestStack;
@@ -184,6 +185,42 @@ test('request rate past the bucket: 429 tenant_limit rate with Retry-After; othe
   expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   expect(answers.filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(3);
   await betaUnaffected();
+});
+
+test('exec past the request rate (taken in its admission, not the guard): the same 429 rate; nothing recorded; the Idempotency-Key is not consumed', async () => {
+  const eps = stack.client(keys.eps);
+  const send = (i: number) =>
+    eps.raw('POST', '/v1/sessions/e/exec', {
+      body: JSON.stringify({ title: `burst-${i}`, code: `return ${i}` }),
+      headers: { 'content-type': 'application/json', 'idempotency-key': `e-${run}-${i}` },
+    });
+  // Sent together: a bucket of 2 (refilled at 1/s) admits two of five, or three on a slow machine.
+  const answers = await Promise.all([0, 1, 2, 3, 4].map(send));
+  const refused = answers.map((a, i) => ({ a, i })).filter(({ a }) => a.status !== 200);
+  expect(answers.filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(2);
+  expect(refused.length).toBeGreaterThanOrEqual(1);
+  for (const { a } of refused) {
+    expect(a.status).toBe(429);
+    expect(a.body).toEqual({
+      error: 'tenant request rate exceeded (1/s, bursts of 2); slow down and retry after the Retry-After seconds.',
+      code: 'tenant_limit',
+      details: { limit: 'rate' },
+    });
+    expect(Number(a.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  }
+  await betaUnaffected();
+  // Each read below is a request too: one token, back in a second.
+  const refill = () => new Promise((r) => setTimeout(r, 1100 * Math.max(1, Number(refused[0].a.headers.get('retry-after')))));
+  await refill();
+  const transcript = (await eps.transcript('e')).map((e) => JSON.stringify(e));
+  for (const { i } of refused) expect(transcript.some((t) => t.includes(`burst-${i}`))).toBe(false);
+  // The keys were not consumed: the same key runs its cell.
+  const { i } = refused[0];
+  await refill();
+  expect(await eps.exec('e', { title: `burst-${i}`, code: `return ${i}` }, { idempotencyKey: `e-${run}-${i}` })).toMatchObject({
+    status: 'completed',
+    value: i,
+  });
 });
 
 test('refusals are counted in codemode_tenant_limited_total{limit}, without a tenant label', async () => {

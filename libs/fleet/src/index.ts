@@ -6,7 +6,7 @@ export { WorkerReports, type LiveWorker } from './worker-reports';
 export { DeploymentCatalog } from './deployment-catalog';
 export { TenancyRecord, TENANCY_RECORD_TTL_SECONDS, type TenancyMode } from './tenancy-record';
 export { TenantUids, type UidRange } from './tenant-uids';
-export { TenantQuotaLedger, type LeasedQuota, type ParkedAdmission } from './tenant-quotas';
+export { TenantQuotaLedger, type CallAdmission, type LeasedQuota, type ParkedAdmission } from './tenant-quotas';
 export { SlotLeases, SLOT_LEASE_MS, type LeasedSlot } from './slot-leases';
 export {
   NodeRegistry,

@@ -7,7 +7,7 @@ export const FLEET_SCRIPT_NAMES = [
   'renew-lease-slots',
   'admit-parked-run',
   'recount-parked-run',
-  'take-request-token',
+  'admit-call',
   'connect-node',
   'beat-node',
   'drop-node',

@@ -24,7 +24,7 @@ export class SlotLeases {
   constructor(
     private readonly ledger: TenantQuotaLedger,
     private readonly onRenewError: (error: unknown) => void = () => undefined,
-    private readonly leaseMs = SLOT_LEASE_MS,
+    readonly leaseMs = SLOT_LEASE_MS,
   ) {
     this.timer = setInterval(() => void this.renewAll(), Math.floor(leaseMs / 3));
     this.timer.unref();
@@ -34,7 +34,14 @@ export class SlotLeases {
   async take(tenant: string, quota: LeasedQuota, max: number): Promise<LeasedSlot | null> {
     const holder = randomUUID();
     const { taken, count } = await this.ledger.takeSlot(tenant, quota, holder, max, this.leaseMs);
-    if (!taken) return null;
+    return taken ? this.keep(tenant, quota, holder, count) : null;
+  }
+
+  /**
+   * A slot taken for `holder` by a script that takes it along with something else (`admit-call`:
+   * the in-flight slot with the request token), renewed and released by this process from now on.
+   */
+  keep(tenant: string, quota: LeasedQuota, holder: string, count: number): LeasedSlot {
     const group = this.group(tenant, quota);
     group.holders.add(holder);
     let released = false;

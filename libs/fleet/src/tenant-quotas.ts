@@ -5,6 +5,12 @@ import { fleetScripts, type FleetScriptName } from './scripts';
 /** Quotas held as leased slots: a holder keeps its slot by renewing its lease. */
 export type LeasedQuota = 'inflight' | 'streams' | 'shell';
 
+/** What admitting an `exec`/`wait` call answered (`admitCall`). */
+export type CallAdmission =
+  | { admitted: true; count: number }
+  | { admitted: false; limit: 'rate'; retryAfterMs: number }
+  | { admitted: false; limit: 'inflight'; count: number };
+
 export type ParkedAdmission =
   { admitted: true; runs: number } | { admitted: false; limit: 'runs'; runs: number } | { admitted: false; limit: 'bytes'; bytes: number };
 
@@ -32,6 +38,30 @@ export class TenantQuotaLedger {
       this.scripts.run(this.redis, 'take-lease-slot', [this.keys.tenantQuota(tenant, quota)], [holder, leaseMs, finite(max)]),
     )) as [number, number];
     return { taken: taken === 1, count };
+  }
+
+  /**
+   * Admits an `exec`/`wait` call in one script: `tokens` requests against the tenant's rate (0
+   * when the request already took its own, or the rate is unlimited), then an in-flight slot for
+   * `slot.holder` (none when `slot` is null: the quota is unlimited). Refused at the rate it takes
+   * nothing; refused at the in-flight quota its tokens are spent, as any refused request's.
+   * `count` is the tenant's in-flight holders with this one (0 without a slot).
+   */
+  async admitCall(
+    tenant: string,
+    rate: { rate: number; burst: number; tokens: number },
+    slot: { holder: string; max: number; leaseMs: number } | null,
+  ): Promise<CallAdmission> {
+    const [code, value] = (await guard(() =>
+      this.scripts.run(
+        this.redis,
+        'admit-call',
+        [this.keys.tenantQuota(tenant, 'rate'), this.keys.tenantQuota(tenant, 'inflight')],
+        [rate.rate, rate.burst, rate.tokens, slot?.holder ?? '', slot?.leaseMs ?? 0, slot === null ? 0 : finite(slot.max)],
+      ),
+    )) as [number, number];
+    if (code === 1) return { admitted: true, count: value };
+    return code === 0 ? { admitted: false, limit: 'rate', retryAfterMs: value } : { admitted: false, limit: 'inflight', count: value };
   }
 
   /** Renews the leases of holders that still hold their slot; answers how many did. */
@@ -98,14 +128,14 @@ export class TenantQuotaLedger {
   }
 
   /**
-   * `count` requests against the tenant's rate, all or none; `retryAfterMs` is when `count` tokens
-   * are back (never, past `burst`: the caller refuses that itself).
+   * `count` requests against the tenant's rate, all or none (`admit-call` without a slot);
+   * `retryAfterMs` is when `count` tokens are back (never, past `burst`: the caller refuses that itself).
    */
   async takeRequestToken(tenant: string, rate: number, burst: number, count = 1): Promise<{ taken: boolean; retryAfterMs: number }> {
-    const [taken, retryAfterMs] = (await guard(() =>
-      this.scripts.run(this.redis, 'take-request-token', [this.keys.tenantQuota(tenant, 'rate')], [rate, burst, count]),
-    )) as [number, number];
-    return { taken: taken === 1, retryAfterMs };
+    const admission = await this.admitCall(tenant, { rate, burst, tokens: count }, null);
+    return admission.admitted
+      ? { taken: true, retryAfterMs: 0 }
+      : { taken: false, retryAfterMs: admission.limit === 'rate' ? admission.retryAfterMs : 0 };
   }
 }
 

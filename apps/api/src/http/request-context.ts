@@ -39,6 +39,8 @@ export interface ApiRequest extends IncomingMessage {
   requestId?: string;
   /** Aborts when the connection goes (`watchConnectionClose`, the first middleware). */
   connectionClosed?: AbortSignal;
+  /** Request-rate tokens the rate guard left to the route's admission (`@AdmittedByCall()`). */
+  requestTokensDue?: number;
 }
 
 export const MIB = 1024 * 1024;

@@ -82,7 +82,8 @@ export class McpEndpoint {
       if (name !== 'exec' && name !== 'wait') throw new JsonRpcRefusal(JSON_RPC_INVALID_PARAMS, unknownToolError(name));
       const body: ParsedBody = large ? { kind: 'json', value: args ?? {}, large } : { kind: 'json', value: args ?? {} };
       const idempotencyKey = headerValue(req, 'idempotency-key');
-      return mcpToolResult(await refusedAsMcpError(this.calls[name](ref.tenant, ref.sessionId, body, idempotencyKey)));
+      // No request tokens: the POST took one per message in the rate guard.
+      return mcpToolResult(await refusedAsMcpError(this.calls[name](ref.tenant, ref.sessionId, body, idempotencyKey, 0)));
     });
     server.onerror = (error) =>
       this.logger.debug({ tenant: ref.tenant, sessionId: ref.sessionId, error: error.message }, 'mcp request refused');

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { apiTenancy, quotasFor, type AppConfig, type TenantQuotas } from '@codemode/config';
 import type { SessionRef } from '@codemode/contracts';
@@ -77,23 +78,23 @@ export class TenantLimits implements OnApplicationShutdown {
   }
 
   /**
-   * Runs an `exec` or `wait` inside one of the tenant's in-flight slots. `rank` is how many calls
-   * of the tenant are in flight with it: the cell queue serves tenants with fewer first.
-   * @throws TenantLimitException before anything is recorded when the tenant is at its quota.
+   * Runs an `exec` or `wait` inside one of the tenant's in-flight slots, admitted by one script
+   * together with `requestTokens` of its request rate (1 for a REST call, whose rate guard left
+   * them to this admission; 0 over MCP, whose POST took its tokens). `rank` is how many calls of
+   * the tenant are in flight with it: the cell queue serves tenants with fewer first. `storage`
+   * is `storageRoom`, read beside the admission so it costs no round trip of its own, and only
+   * once the rate was not refused here: a flood past the rate costs Redis nothing.
+   * @throws TenantLimitException before anything is recorded when the tenant is at its rate
+   * (answered first, as the guard would) or at its in-flight quota.
    */
-  async inflight<T>(tenant: string, call: (rank: number) => Promise<T>): Promise<T> {
-    const max = this.quotas(tenant).maxInflight;
-    const slot = await this.take(tenant, 'inflight', max);
-    if (!slot) {
-      throw this.refuse(
-        tenant,
-        'inflight',
-        `tenant in-flight exec/wait quota reached (${max} at once); retry once a call has finished.`,
-        SLOT_RETRY_AFTER_SECONDS,
-      );
-    }
+  async inflight<T>(tenant: string, requestTokens: number, call: (rank: number, storage: Promise<boolean>) => Promise<T>): Promise<T> {
+    const tokens = Number.isFinite(this.quotas(tenant).rate) ? requestTokens : 0;
+    if (tokens > 0) this.refuseKnownShort(tenant, tokens);
+    const storage = this.storageRoom(tenant);
+    storage.catch(() => undefined);
+    const slot = await this.admit(tenant, tokens);
     try {
-      return await call(slot.count);
+      return await call(slot.count, storage);
     } finally {
       await slot.release().catch(() => undefined);
     }
@@ -102,7 +103,7 @@ export class TenantLimits implements OnApplicationShutdown {
   /** Holds a stream slot until the returned release is called. */
   async stream(tenant: string): Promise<LeasedSlot> {
     const max = this.quotas(tenant).maxStreams;
-    const slot = await this.take(tenant, 'streams', max);
+    const slot = await this.takeStream(tenant, max);
     if (!slot)
       throw this.refuse(
         tenant,
@@ -121,22 +122,9 @@ export class TenantLimits implements OnApplicationShutdown {
   async request(tenant: string, count = 1): Promise<void> {
     const { rate, burst } = this.quotas(tenant);
     if (!Number.isFinite(rate)) return;
-    if (Number.isFinite(burst) && count > burst) {
-      throw this.refuse(tenant, 'rate', batchOverBurstError(count, burst), Math.max(1, Math.ceil(burst / rate)));
-    }
-    const known = this.emptyUntil.get(tenant);
-    if (known !== undefined) {
-      const left = known - Date.now();
-      if (left > 0) throw this.refuse(tenant, 'rate', rateError(rate, burst), Math.max(1, Math.ceil(left / 1000)));
-      this.emptyUntil.delete(tenant);
-    }
-    const token = await this.ledger.takeRequestToken(tenant, rate, Number.isFinite(burst) ? burst : rate, count).catch(failOpen);
-    if (!token) return;
-    const { taken, retryAfterMs } = token;
-    if (taken) return;
-    // Short of `count` tokens is not empty: a single request may still pass.
-    if (count === 1) this.emptyUntil.set(tenant, Date.now() + retryAfterMs);
-    throw this.refuse(tenant, 'rate', rateError(rate, burst), Math.max(1, Math.ceil(retryAfterMs / 1000)));
+    this.refuseKnownShort(tenant, count);
+    const token = await this.ledger.takeRequestToken(tenant, rate, bucketSize(rate, burst), count).catch(failOpen);
+    if (token && !token.taken) throw this.rateRefused(tenant, count, token.retryAfterMs);
   }
 
   /**
@@ -198,14 +186,59 @@ export class TenantLimits implements OnApplicationShutdown {
    * Without Redis the call goes on unheld: it then answers the store outage itself, as SPEC §2 says
    * (`runtime_unavailable`, or 503), rather than a quota error that would be untrue.
    */
-  private async take(tenant: string, quota: 'inflight' | 'streams', max: number): Promise<LeasedSlot | null> {
+  private async takeStream(tenant: string, max: number): Promise<LeasedSlot | null> {
     if (!Number.isFinite(max)) return UNHELD;
-    try {
-      return await this.leases.take(tenant, quota, max);
-    } catch (error) {
+    return this.leases.take(tenant, 'streams', max).catch((error: unknown) => {
       if (isStoreUnavailable(error)) return UNHELD;
       throw error;
+    });
+  }
+
+  /**
+   * `inflight`'s admission: `tokens` of the rate (0 when unlimited; the known refusals were made)
+   * and the in-flight slot in one script, unheld as `takeStream` says.
+   */
+  private async admit(tenant: string, tokens: number): Promise<LeasedSlot> {
+    const { rate, burst, maxInflight } = this.quotas(tenant);
+    const holder = Number.isFinite(maxInflight) ? randomUUID() : null;
+    if (tokens === 0 && holder === null) return UNHELD;
+    const admission = await this.ledger
+      .admitCall(
+        tenant,
+        { rate, burst: bucketSize(rate, burst), tokens },
+        holder === null ? null : { holder, max: maxInflight, leaseMs: this.leases.leaseMs },
+      )
+      .catch(failOpen);
+    if (!admission) return UNHELD;
+    if (admission.admitted) return holder === null ? UNHELD : this.leases.keep(tenant, 'inflight', holder, admission.count);
+    if (admission.limit === 'rate') throw this.rateRefused(tenant, tokens, admission.retryAfterMs);
+    throw this.refuse(
+      tenant,
+      'inflight',
+      `tenant in-flight exec/wait quota reached (${maxInflight} at once); retry once a call has finished.`,
+      SLOT_RETRY_AFTER_SECONDS,
+    );
+  }
+
+  /** Refuses, without a Redis call, `count` requests the bucket cannot hold or is known empty for. */
+  private refuseKnownShort(tenant: string, count: number): void {
+    const { rate, burst } = this.quotas(tenant);
+    if (Number.isFinite(burst) && count > burst) {
+      throw this.refuse(tenant, 'rate', batchOverBurstError(count, burst), Math.max(1, Math.ceil(burst / rate)));
     }
+    const known = this.emptyUntil.get(tenant);
+    if (known === undefined) return;
+    const left = known - Date.now();
+    if (left > 0) throw this.refuse(tenant, 'rate', rateError(rate, burst), Math.max(1, Math.ceil(left / 1000)));
+    this.emptyUntil.delete(tenant);
+  }
+
+  /** Redis refused `count` requests at the rate; their tokens are back in `retryAfterMs`. */
+  private rateRefused(tenant: string, count: number, retryAfterMs: number): TenantLimitException {
+    const { rate, burst } = this.quotas(tenant);
+    // Short of `count` tokens is not empty: a single request may still pass.
+    if (count === 1) this.emptyUntil.set(tenant, Date.now() + retryAfterMs);
+    return this.refuse(tenant, 'rate', rateError(rate, burst), Math.max(1, Math.ceil(retryAfterMs / 1000)));
   }
 
   private refuse(tenant: string, limit: 'inflight' | 'streams' | 'rate', error: string, retryAfterSeconds: number): TenantLimitException {
@@ -218,6 +251,11 @@ export class TenantLimits implements OnApplicationShutdown {
 /** A JSON-RPC batch with more messages than the tenant's burst: no wait would let it through. */
 export function batchOverBurstError(count: number, burst: number): string {
   return `a batch of ${count} JSON-RPC messages exceeds the tenant's request burst (${burst}); send at most ${burst} messages per POST.`;
+}
+
+/** The bucket holds `burst` tokens; an unlimited burst under a finite rate holds a second's worth. */
+function bucketSize(rate: number, burst: number): number {
+  return Number.isFinite(burst) ? burst : rate;
 }
 
 function rateError(rate: number, burst: number): string {

@@ -8,10 +8,12 @@ import { WaitService } from './wait.service';
 
 /**
  * `exec` and `wait` under the tenant's quotas, whichever surface asked (REST, MCP: SPEC §14).
- * SPEC §10: past the tenant's in-flight quota, TenantLimitException before anything is recorded
- * (an Idempotency-Key is not consumed); past its stored bytes, `failed`/`runtime_unavailable`
- * before anything is recorded (checked while the in-flight slot is taken, so it costs no round
- * trip of its own). After the call, the session is measured for the tenant's stored bytes.
+ * SPEC §10: past the tenant's request rate or in-flight quota, TenantLimitException before
+ * anything is recorded (an Idempotency-Key is not consumed), both decided by one admission
+ * script: `requestTokens` are the rate's tokens the request left to it (a REST call's; an MCP
+ * message's were taken with its POST). Past its stored bytes, `failed`/`runtime_unavailable`
+ * before anything is recorded (read beside the admission). After the call, the session is
+ * measured for the tenant's stored bytes.
  */
 @Injectable()
 export class CodeModeCalls {
@@ -21,24 +23,37 @@ export class CodeModeCalls {
     private readonly limits: TenantLimits,
   ) {}
 
-  exec(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey: string | undefined): Promise<CodeModeResult> {
-    return this.inflight(tenant, sessionId, body, (rank) => this.execService.exec(tenant, sessionId, body, idempotencyKey, rank));
+  exec(
+    tenant: string,
+    sessionId: string,
+    body: ParsedBody,
+    idempotencyKey: string | undefined,
+    requestTokens: number,
+  ): Promise<CodeModeResult> {
+    return this.inflight(tenant, sessionId, body, requestTokens, (rank) =>
+      this.execService.exec(tenant, sessionId, body, idempotencyKey, rank),
+    );
   }
 
-  wait(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey: string | undefined): Promise<CodeModeResult> {
-    return this.inflight(tenant, sessionId, body, () => this.waitService.wait(tenant, sessionId, body, idempotencyKey));
+  wait(
+    tenant: string,
+    sessionId: string,
+    body: ParsedBody,
+    idempotencyKey: string | undefined,
+    requestTokens: number,
+  ): Promise<CodeModeResult> {
+    return this.inflight(tenant, sessionId, body, requestTokens, () => this.waitService.wait(tenant, sessionId, body, idempotencyKey));
   }
 
   private async inflight(
     tenant: string,
     sessionId: string,
     body: ParsedBody,
+    requestTokens: number,
     call: (rank: number) => Promise<CodeModeResult>,
   ): Promise<CodeModeResult> {
-    const room = this.limits.storageRoom(tenant);
-    room.catch(() => undefined);
-    return this.limits.inflight(tenant, async (rank) => {
-      if (!(await room)) return hostFailureResult(STORAGE_QUOTA_ERROR, 'runtime_unavailable', restartSafe(body));
+    return this.limits.inflight(tenant, requestTokens, async (rank, storage) => {
+      if (!(await storage)) return hostFailureResult(STORAGE_QUOTA_ERROR, 'runtime_unavailable', restartSafe(body));
       try {
         return await call(rank);
       } finally {

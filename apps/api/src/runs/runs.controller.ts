@@ -3,11 +3,11 @@ import type { ServerResponse } from 'node:http';
 import { RUN_ID_PATTERN, type CodeModeResult, type RunView, type SessionRef } from '@codemode/contracts';
 import { RunLedger } from '@codemode/events';
 import { NotFoundApiException } from '../http/api-errors';
-import { JsonBody, Session, Tenant } from '../http/request-params';
+import { JsonBody, RequestTokensDue, Session, Tenant } from '../http/request-params';
 import type { ParsedBody } from '../http/request-context';
 import { StoredBytesInterceptor } from '../quotas/stored-bytes.interceptor';
 import { TenantLimitException } from '../quotas/tenant-limit.exception';
-import { retryAfter } from '../quotas/tenant-rate.guard';
+import { AdmittedByCall, retryAfter } from '../quotas/tenant-rate.guard';
 import { AbortService } from './abort.service';
 import { CodeModeCalls } from './code-mode-calls';
 import { ToolResultsService } from './tool-results.service';
@@ -23,26 +23,30 @@ export class RunsController {
 
   @Post('exec')
   @HttpCode(200)
+  @AdmittedByCall()
   exec(
     @Tenant() tenant: string,
     @Param('sid') sessionId: string,
     @JsonBody() body: ParsedBody,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @RequestTokensDue() requestTokens: number,
     @Res({ passthrough: true }) res: ServerResponse,
   ): Promise<CodeModeResult> {
-    return this.answer(res, this.calls.exec(tenant, sessionId, body, idempotencyKey));
+    return this.answer(res, this.calls.exec(tenant, sessionId, body, idempotencyKey, requestTokens));
   }
 
   @Post('wait')
   @HttpCode(200)
+  @AdmittedByCall()
   wait(
     @Tenant() tenant: string,
     @Param('sid') sessionId: string,
     @JsonBody() body: ParsedBody,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @RequestTokensDue() requestTokens: number,
     @Res({ passthrough: true }) res: ServerResponse,
   ): Promise<CodeModeResult> {
-    return this.answer(res, this.calls.wait(tenant, sessionId, body, idempotencyKey));
+    return this.answer(res, this.calls.wait(tenant, sessionId, body, idempotencyKey, requestTokens));
   }
 
   @Delete('runs/:runId')
