@@ -40,9 +40,10 @@ afterAll(async () => {
 
 /**
  * The watch on worker `self`. Its rebuilds land in `rebuilds`; each takes the run over as
- * RunRecovery does (fenced by owner and epoch), recording the runs it took in `taken`.
+ * RunRecovery does (fenced by owner and epoch), recording the runs it took in `taken` and every
+ * attempt, taken or not, in `tried`.
  */
-function watch(self: string, rebuilds: ReplayJob[], taken: string[] = []): LapsedOwnerRebuilds {
+function watch(self: string, rebuilds: ReplayJob[], taken: string[] = [], tried: string[] = []): LapsedOwnerRebuilds {
   const ownership = new RunOwnership(presence, { workerId: self, holds: () => false });
   const recovery = {
     replay: async (job: ReplayJob) => {
@@ -51,6 +52,7 @@ function watch(self: string, rebuilds: ReplayJob[], taken: string[] = []): Lapse
       const run = await runs.get(ref, job.runId);
       const from = { owner: run?.owner ?? '', epoch: run?.epoch ?? 0 };
       if ((await runs.takeOver(ref, job.runId, { workerId: self, from, reason: 'test' })).taken) taken.push(job.runId);
+      tried.push(job.runId);
     },
   } as unknown as RunRecovery;
   const config = { presenceTtlMs: LEASE_MS, workerId: self } as AppConfig;
@@ -69,7 +71,12 @@ async function lapsed(workerId: string, agoMs: number): Promise<void> {
   await redis.zadd(keys.workerQueues(), Date.now() - agoMs, workerId);
 }
 
-const settled = () => new Promise((resolve) => setTimeout(resolve, 100));
+/** Until `done` holds (the rebuilds run in the background), for at most 5 s. */
+async function settled(done: () => boolean = () => true): Promise<void> {
+  const until = Date.now() + 5000;
+  do await new Promise((resolve) => setTimeout(resolve, 50));
+  while (!done() && Date.now() < until);
+}
 
 test("rebuilds a lapsed owner's running legs at once, owing only the answers whose caller is done, and drops the other entries", async () => {
   const ref = newRef();
@@ -92,8 +99,9 @@ test("rebuilds a lapsed owner's running legs at once, owing only the answers who
     await index.add(owner, { ref, runId, replyTo: `reply:api:${runId}`, answeredBy });
 
   const rebuilds: ReplayJob[] = [];
-  expect(await watch('w-self', rebuilds).pass(now)).toBe(2);
-  await settled();
+  const tried: string[] = [];
+  expect(await watch('w-self', rebuilds, [], tried).pass(now)).toBe(2);
+  await settled(() => tried.length === 2);
   // Each rebuilt leg answers the caller it was answering (the entry's channel).
   expect(rebuilds.map((job) => [job.runId, job.replyTo]).sort()).toEqual(
     [
@@ -144,9 +152,11 @@ test('two workers that notice the same lapse at once take each leg over once (fe
   for (const runId of legs) await index.add(owner, { ref, runId, replyTo: 'r', answeredBy: now + 60_000 });
 
   const taken: string[] = [];
+  const tried: string[] = [];
   const [a, b]: ReplayJob[][] = [[], []];
-  await Promise.all([watch('w-x', a, taken).pass(now), watch('w-y', b, taken).pass(now)]);
-  await settled();
+  await Promise.all([watch('w-x', a, taken, tried).pass(now), watch('w-y', b, taken, tried).pass(now)]);
+  // Both may ask for a rebuild of the same leg; the takeovers settle before the count is read.
+  await settled(() => tried.length === a.length + b.length);
   expect([...taken].sort()).toEqual([...legs].sort());
   const owners = await Promise.all(legs.map(async (runId) => (await runs.get(ref, runId))?.owner));
   expect(owners.every((o) => o === 'w-x' || o === 'w-y')).toBe(true);
