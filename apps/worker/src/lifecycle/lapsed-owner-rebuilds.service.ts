@@ -11,8 +11,9 @@ const OWNERS_PER_PASS = 16;
 /** Legs of one lapsed owner taken per pass; the rest at the next. */
 const LEGS_PER_OWNER = 64;
 /**
- * How long after its last beat a silent worker's legs are still looked for, in leases (the queue
- * janitor forgets it about then); a leg left past it is the live-run sweep's.
+ * How long after its last beat a silent worker's legs are still looked for, in leases, while the
+ * registry still lists it (the queue janitor drops it a few leases after its lapse); a leg left
+ * past either is the live-run sweep's.
  */
 const LOOKBACK_LEASES = 10;
 
