@@ -59,3 +59,12 @@ test('an entry that cannot be read is dropped by its reader', async () => {
   expect(await redis.hkeys(keys.runningLegs('w-4'))).toEqual([JSON.stringify(['acme', 's:1', 'cm_ok'])]);
   await index.remove('w-4', a, 'cm_ok');
 });
+
+test("a departed owner's entries go at once (no key lives forever)", async () => {
+  await index.add('w-5', { ref: a, runId: 'cm_left', replyTo: 'r', answeredBy: 1 });
+  await index.add('w-6', { ref: a, runId: 'cm_kept', replyTo: 'r', answeredBy: 1 });
+  await index.drop('w-5');
+  expect(await redis.exists(keys.runningLegs('w-5'))).toBe(0);
+  expect((await index.legsOf('w-6', 10)).map((leg) => leg.runId)).toEqual(['cm_kept']);
+  await index.drop('w-6');
+});

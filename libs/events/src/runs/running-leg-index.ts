@@ -37,6 +37,11 @@ export class RunningLegIndex {
     await guard(() => this.redis.hdel(this.keys.runningLegs(owner), field(ref, runId)));
   }
 
+  /** Every entry of a departed owner (the queue janitor, with its queue): what its lapse left is the live-run sweep's. */
+  async drop(owner: string): Promise<void> {
+    await guard(() => this.redis.del(this.keys.runningLegs(owner)));
+  }
+
   /**
    * Up to about `limit` of `owner`'s legs (one HSCAN from the start: a reader removes what it has
    * dealt with, so its next read finds the rest). An entry that cannot be read is removed here.
