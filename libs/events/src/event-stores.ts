@@ -6,6 +6,7 @@ import { EventLog } from './log/event-log';
 import type { KeySpace } from './platform/keys';
 import { ParkedImageStore } from './runs/parked-image-store';
 import { LiveRunIndex, ParkedRunIndex } from './runs/parked-run-index';
+import { RunningLegIndex } from './runs/running-leg-index';
 import { PolicyStore } from './ledgers/policy-store';
 import { RunLedger } from './runs/run-ledger';
 import { RunListing } from './runs/run-listing';
@@ -42,6 +43,7 @@ export interface EventStores {
   readonly clientTools: ClientToolsLedger;
   readonly liveRuns: LiveRunIndex;
   readonly parkedRuns: ParkedRunIndex;
+  readonly runningLegs: RunningLegIndex;
   readonly parkedImages: ParkedImageStore;
   readonly policies: PolicyStore;
   readonly approvals: ApprovalLedger;
@@ -67,6 +69,7 @@ export function createEventStores({ redis, keys, settings }: EventStoresOptions)
     clientTools: new ClientToolsLedger(redis, keys, scripts),
     liveRuns: new LiveRunIndex(redis, keys),
     parkedRuns: new ParkedRunIndex(redis, keys),
+    runningLegs: new RunningLegIndex(redis, keys),
     parkedImages: new ParkedImageStore(redis, keys),
     policies: new PolicyStore(redis, keys),
     approvals: new ApprovalLedger(redis, keys, scripts),

@@ -47,6 +47,15 @@ describe('WorkerPresence', () => {
     expect(await presence.silentSince(Date.now() + 1, 10)).toContain('w-gone');
   });
 
+  it('lists the workers silent within a window, the most recently seen first (SPEC §17)', async () => {
+    const now = Date.now();
+    await redis.zadd(registry(), now - 5000, 'w-lapsed-late', now - 8000, 'w-lapsed-early', now - 120_000, 'w-long-gone');
+    await presence.beat('w-live', 5000);
+    expect(await presence.silentBetween(now - 60_000, now - 2000, 10)).toEqual(['w-lapsed-late', 'w-lapsed-early']);
+    expect(await presence.silentBetween(now - 60_000, now - 2000, 1)).toEqual(['w-lapsed-late']);
+    await redis.zrem(registry(), 'w-lapsed-late', 'w-lapsed-early', 'w-long-gone');
+  });
+
   it('gives a shell home a TTL renewed by every claim', async () => {
     await presence.beat('w-c', 5000);
     await presence.claimShellHome('acme', 'session:s1', 'w-c');

@@ -99,6 +99,14 @@ export class WorkerPresence {
   }
 
   /**
+   * Up to `limit` registered workers last seen between `fromMs` and `beforeMs`, the most recently
+   * seen first: those whose lease has just lapsed (SPEC §17), before the ones silent for longer.
+   */
+  async silentBetween(fromMs: number, beforeMs: number, limit: number): Promise<string[]> {
+    return guard(() => this.redis.zrevrangebyscore(this.registryKey(), beforeMs, fromMs, 'LIMIT', 0, limit));
+  }
+
+  /**
    * Drops a worker from the registry. Call before removing its queue: a job routed there
    * meanwhile is either removed with the queue or registers the queue again (`queued` runs after
    * the add), so no queue is left unregistered.

@@ -4,6 +4,7 @@ import { RecoveryModule } from '../recovery/recovery.module';
 import { OwnQueueModule } from '../own-queue/own-queue.module';
 import { RunsModule } from '../runs/runs.module';
 import { ShellModule } from '../shell/shell.module';
+import { LapsedOwnerRebuilds } from './lapsed-owner-rebuilds.service';
 import { LiveRunSweeper } from './live-run-sweeper.service';
 import { ParkedRunSweeper } from './parked-run-sweeper.service';
 import { PresenceHeartbeat } from './presence-heartbeat.service';
@@ -13,7 +14,15 @@ import { WorkspaceCleanup } from './workspace-cleanup.service';
 
 @Module({
   imports: [CellsModule, RecoveryModule, OwnQueueModule, RunsModule, ShellModule],
-  providers: [WorkerShutdown, PresenceHeartbeat, ParkedRunSweeper, LiveRunSweeper, WorkerQueueJanitor, WorkspaceCleanup],
+  providers: [
+    WorkerShutdown,
+    PresenceHeartbeat,
+    ParkedRunSweeper,
+    LiveRunSweeper,
+    LapsedOwnerRebuilds,
+    WorkerQueueJanitor,
+    WorkspaceCleanup,
+  ],
   exports: [PresenceHeartbeat],
 })
 export class LifecycleModule {}

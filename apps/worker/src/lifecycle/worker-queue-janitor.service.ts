@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import type { RedisClient } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
 import { workerQueueName } from '@codemode/contracts';
-import { KeySpace } from '@codemode/events';
+import { KeySpace, RunningLegIndex } from '@codemode/events';
 import { DeploymentCatalog, WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
@@ -20,7 +20,9 @@ const SWEEP_BATCH = 20;
  * lease and was last seen more than QUEUE_REMOVAL_GRACE_LEASES leases ago. A worker removes its
  * own queue itself when it shuts down cleanly (WorkerShutdown). Jobs still in a removed queue
  * were never going to be taken: their callers are answered by their own deadlines, as they were
- * before the queue went (see apps/api WorkerQueues). Also keeps the MCP catalog snapshot alive.
+ * before the queue went (see apps/api WorkerQueues). The worker's index of running legs goes with
+ * its queue (RunningLegIndex: a leg its lapse did not get rebuilt is the live-run sweep's). Also
+ * keeps the MCP catalog snapshot alive.
  */
 @Injectable()
 export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -34,6 +36,7 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
     private readonly presence: WorkerPresence,
     private readonly catalog: DeploymentCatalog,
     private readonly keys: KeySpace,
+    private readonly runningLegs: RunningLegIndex,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -77,6 +80,7 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
   /** Forgets the worker first, then removes its queue (the order WorkerPresence.forget explains). */
   private async removeQueue(workerId: string): Promise<void> {
     await this.presence.forget(workerId);
+    await this.runningLegs.drop(workerId);
     const name = workerQueueName(workerId);
     const queue = new Queue(name, { connection: this.redis, prefix: this.keys.queuePrefix(name), skipMetasUpdate: true });
     try {

@@ -7,6 +7,7 @@ import { emptyTelemetry, failedInputResult, hostFailureResult, REPLAY_DIVERGED_P
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { CellRunner, divergedOutcome } from '../runs/cell-runner.service';
+import { RunningLegs } from '../runs/running-legs.service';
 import { WorkerRun } from '../runs/worker-run';
 import { ToolHosts } from '../tools/tool-hosts.service';
 import { recordedSpec, runHistory, type RunHistory } from './run-history';
@@ -41,6 +42,7 @@ export class RunRecovery {
     private readonly ends: RunEnds,
     private readonly metrics: WorkerMetrics,
     private readonly restorer: RunRestore,
+    private readonly running: RunningLegs,
   ) {}
 
   /**
@@ -73,12 +75,19 @@ export class RunRecovery {
         if (lost) this.metrics.recovered('lost');
         return;
       }
-      const taken = await this.runs.takeOver(ref, job.runId, {
+      const takeOver = {
         workerId: this.config.workerId,
         from: { owner: run.owner, epoch: run.epoch },
         token: job.resume.token,
         reason: run.owner ? 'the owner’s lease expired' : 'the owner released the run',
-      });
+      };
+      const indexed = { ref, runId: job.runId, restartSafe: run.restartSafe };
+      const taken = await this.running.beside(
+        indexed,
+        job.replyTo,
+        () => this.runs.takeOver(ref, job.runId, takeOver),
+        (answer) => answer.taken,
+      );
       if (!taken.taken) continue;
       const resumed = await this.runs.resume(ref, job.runId, {
         token: job.resume.token,
@@ -87,7 +96,10 @@ export class RunRecovery {
         replyTo: job.replyTo,
         input: job.resume.input,
       });
-      if (!resumed) return;
+      if (!resumed) {
+        this.running.ended(indexed);
+        return;
+      }
       if (image) {
         await this.afterTakeover(ref, run, taken.epoch, job.replyTo, log, () =>
           this.restorer.restoreTaken(ref, run, taken.epoch, image, job.replyTo),
@@ -145,11 +157,13 @@ export class RunRecovery {
       log.info({ owner: run.owner }, 'running run whose owner is still alive; recovery deferred');
       return false;
     }
-    const taken = await this.runs.takeOver(ref, runId, {
-      workerId: this.config.workerId,
-      from: { owner: run.owner, epoch: run.epoch },
-      reason: STALLED_REASON,
-    });
+    const takeOver = { workerId: this.config.workerId, from: { owner: run.owner, epoch: run.epoch }, reason: STALLED_REASON };
+    const taken = await this.running.beside(
+      { ref, runId, restartSafe: run.restartSafe, timeoutMs: spec?.limits.timeoutMs },
+      replyTo,
+      () => this.runs.takeOver(ref, runId, takeOver),
+      (answer) => answer.taken,
+    );
     if (!taken.taken) return true;
     if (run.restartSafe) {
       log.warn({ from: run.owner }, 'rebuilding a replay-safe run whose worker died mid-leg, by replay');
@@ -231,6 +245,7 @@ export class RunRecovery {
       await work();
     } catch (error) {
       log.error({ err: error }, 'recovery failed after taking the run over; failing the run');
+      this.running.ended({ ref, runId: run.runId, restartSafe: run.restartSafe });
       this.metrics.recovered('failed');
       const result = hostFailureResult(RECOVERY_FAILED_ERROR, 'internal_error', run.restartSafe, true);
       await this.finishTaken(ref, run.runId, epoch, replyTo, 'run.failed', result).catch((failure: unknown) =>

@@ -4,7 +4,14 @@ import { RUN_UNAVAILABLE_MESSAGE } from '@codemode/cells';
 import type { LoggedEvent } from '@codemode/events';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import type { Leg } from '../runs/leg-runner.service';
+import type { RunningLegs } from '../runs/running-legs.service';
 import type { WorkerRun } from '../runs/worker-run';
+
+/** No index of running legs (RunningLegs has its own int-spec): takes the leg as asked. */
+const notIndexed = {
+  beside: <T>(_run: unknown, _replyTo: string, take: () => Promise<T>) => take(),
+  ended: () => undefined,
+} as unknown as RunningLegs;
 import { LOST_WITH_WORKER_ERROR, RunRecovery } from './run-recovery.service';
 
 const spec: CellSpec = {
@@ -101,6 +108,7 @@ function setUp(
     fakes.ends as never,
     new WorkerMetrics('test'),
     fakes.restorer as never,
+    notIndexed,
   );
   return { recovery, fakes, noted, legs, ended };
 }

@@ -9,6 +9,7 @@ import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { LegRunner, type Leg } from './leg-runner.service';
 import { ResidentRuns } from './resident-runs.service';
 import { RunOutcomes } from './run-outcomes.service';
+import { RunningLegs } from './running-legs.service';
 import type { RunToolHost } from '../tools/run-tool-host';
 import { ToolHosts } from '../tools/tool-hosts.service';
 import { WorkerRun } from './worker-run';
@@ -27,6 +28,7 @@ export class CellRunner {
     private readonly legs: LegRunner,
     private readonly outcomes: RunOutcomes,
     private readonly toolHosts: ToolHosts,
+    private readonly running: RunningLegs,
   ) {}
 
   /**
@@ -70,11 +72,17 @@ export class CellRunner {
    * Only a `requested` run becomes this worker's (SPEC §6): the first epoch's claim. A claim whose
    * reply was lost may have landed: it is sent again with its token while Redis does not answer,
    * within the cell's budget (past it the API has abandoned the run), so a landed claim is never
-   * left `running` with no cell.
+   * left `running` with no cell. A replay-safe run's leg is indexed beside its claim (RunningLegs).
    */
   private claim(ref: SessionRef, job: CellJob, recovery: RunRecoverySeed | undefined): ReturnType<RunLedger['start']> {
     const opts = { workerId: this.config.workerId, epoch: FIRST_EPOCH, replyTo: job.replyTo, recovery, claimToken: randomUUID() };
-    return retryWhileStoreUnavailable(() => this.runs.start(ref, job.runId, opts), { giveUpMs: job.spec.limits.timeoutMs });
+    const { restartSafe, limits } = job.spec;
+    return this.running.beside(
+      { ref, runId: job.runId, restartSafe, timeoutMs: limits.timeoutMs },
+      job.replyTo,
+      () => retryWhileStoreUnavailable(() => this.runs.start(ref, job.runId, opts), { giveUpMs: limits.timeoutMs }),
+      (claim) => claim.started,
+    );
   }
 
   /** Runs a leg of a run that starts on this worker (a new cell, or one taken over: rerun, replay, restore), then records and answers it. */

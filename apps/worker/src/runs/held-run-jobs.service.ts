@@ -29,6 +29,7 @@ import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
 import { LegRunner } from './leg-runner.service';
 import { ResidentRuns } from './resident-runs.service';
+import { RunningLegs } from './running-legs.service';
 import type { WorkerRun } from './worker-run';
 
 /**
@@ -48,6 +49,7 @@ export class HeldRunJobs {
     private readonly legs: LegRunner,
     private readonly ends: RunEnds,
     private readonly metrics: WorkerMetrics,
+    private readonly running: RunningLegs,
   ) {}
 
   /** Resumes a run parked here; false when this worker does not hold its VM (recovery's turn). */
@@ -63,7 +65,12 @@ export class HeldRunJobs {
       // whose answer was lost answers `taken` again (resume-run), so the run is never left
       // `running` in the log while its VM sits parked here.
       const take = { token: job.token, workerId: this.config.workerId, epoch: run.epoch, replyTo: job.replyTo, input: job.input };
-      taken = await retryWhileStoreUnavailable(() => this.runs.resume(ref, job.runId, take), { giveUpMs: run.limits.timeoutMs });
+      taken = await this.running.beside(
+        { ref, runId: job.runId, restartSafe: run.restartSafe, timeoutMs: run.limits.timeoutMs },
+        job.replyTo,
+        () => retryWhileStoreUnavailable(() => this.runs.resume(ref, job.runId, take), { giveUpMs: run.limits.timeoutMs }),
+        (resumed) => resumed,
+      );
     } catch (error) {
       // Taken over by another worker: this VM is stale. Otherwise (Redis away) it stays parked.
       if (error instanceof StaleEpochError) this.resident.drop(run);

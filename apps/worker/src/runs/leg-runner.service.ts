@@ -8,6 +8,7 @@ import { SandboxPool, type CellRunRequest, type RestorePlan } from '@codemode/sa
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, REDIS } from '../core/tokens';
 import { RunOutcomes } from './run-outcomes.service';
+import { RunningLegs } from './running-legs.service';
 import type { WorkerRun } from './worker-run';
 
 /**
@@ -46,6 +47,7 @@ export class LegRunner {
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly pool: SandboxPool,
     private readonly outcomes: RunOutcomes,
+    private readonly running: RunningLegs,
   ) {}
 
   /** `startedAt`: when the exec or wait this leg answers started (epoch ms), for `codemode_run_duration_seconds`. */
@@ -58,8 +60,13 @@ export class LegRunner {
         );
       });
     }
-    const outcome = leg.kind === 'none' ? leg.outcome : await this.sandbox(run, leg, log);
-    return this.outcomes.record(run, outcome, replyTo, startedAt);
+    try {
+      const outcome = leg.kind === 'none' ? leg.outcome : await this.sandbox(run, leg, log);
+      return await this.outcomes.record(run, outcome, replyTo, startedAt);
+    } finally {
+      // Parked or ended (or its outcome could not be recorded: the live-run sweep's then): no longer a leg to rebuild.
+      this.running.ended(run);
+    }
   }
 
   private async sandbox(run: WorkerRun, leg: Exclude<Leg, { kind: 'none' }>, log: Logger): Promise<CellOutcome> {

@@ -7,7 +7,14 @@ import type { Logger } from '@codemode/telemetry';
 import type { RunToolHost } from '../tools/run-tool-host';
 import { LegRunner, type Leg } from './leg-runner.service';
 import type { RunOutcomes } from './run-outcomes.service';
+import type { RunningLegs } from './running-legs.service';
 import { WorkerRun } from './worker-run';
+
+/** No index of running legs (RunningLegs has its own int-spec): takes the leg as asked. */
+const notIndexed = {
+  beside: <T>(_run: unknown, _replyTo: string, take: () => Promise<T>) => take(),
+  ended: () => undefined,
+} as unknown as RunningLegs;
 
 const line = (text: string): CodeModeOutput => ({ type: 'text', text });
 const completed = (text: string): CellOutcome => ({
@@ -92,7 +99,7 @@ function setUp(over: Partial<CellSpec> = {}) {
   const errors: string[] = [];
   const log = { error: (_fields: unknown, message: string) => errors.push(message), warn: () => undefined } as unknown as Logger;
   const config = { workerId: 'w1' } as AppConfig;
-  const runner = new LegRunner(config, {} as RedisClient, pool as unknown as SandboxPool, outcomes);
+  const runner = new LegRunner(config, {} as RedisClient, pool as unknown as SandboxPool, outcomes, notIndexed);
   const run = new WorkerRun({ tenant: 'acme', sessionId: 's' }, 'run_1', 1, spec(over), host as unknown as RunToolHost);
   return { pool, host, recorded, errors, log, runner, run };
 }

@@ -20,7 +20,14 @@ import type { RunToolHost } from '../tools/run-tool-host';
 import { HeldRunJobs } from './held-run-jobs.service';
 import type { Leg, LegRunner } from './leg-runner.service';
 import { ResidentRuns } from './resident-runs.service';
+import type { RunningLegs } from './running-legs.service';
 import { WorkerRun } from './worker-run';
+
+/** No index of running legs (RunningLegs has its own int-spec): takes the leg as asked. */
+const notIndexed = {
+  beside: <T>(_run: unknown, _replyTo: string, take: () => Promise<T>) => take(),
+  ended: () => undefined,
+} as unknown as RunningLegs;
 
 /**
  * The worker's run state machine driven directly: ResidentRuns and HeldRunJobs over a fake sandbox
@@ -131,7 +138,19 @@ function parts(): Parts {
     },
   } as unknown as LegRunner;
   const metrics = createWorkerMetrics('test');
-  const jobs = new HeldRunJobs(config, logger, {} as Redis, runLedger, {} as EventLog, sandbox, resident, legRunner, ends, metrics);
+  const jobs = new HeldRunJobs(
+    config,
+    logger,
+    {} as Redis,
+    runLedger,
+    {} as EventLog,
+    sandbox,
+    resident,
+    legRunner,
+    ends,
+    metrics,
+    notIndexed,
+  );
   return { ledger, pool, resident, jobs, legs, quotaReleased, imagesDropped };
 }
 

@@ -12,6 +12,7 @@ import { LegRunner } from './leg-runner.service';
 import { ParkedImages } from './parked-images.service';
 import { ResidentRuns } from './resident-runs.service';
 import { RunOutcomes } from './run-outcomes.service';
+import { RunningLegs } from './running-legs.service';
 
 @Module({
   imports: [ToolsModule],
@@ -33,10 +34,11 @@ import { RunOutcomes } from './run-outcomes.service';
     ResidentRuns,
     ParkedImages,
     RunOutcomes,
+    RunningLegs,
     LegRunner,
     CellRunner,
     HeldRunJobs,
   ],
-  exports: [RunOwnership, RunEnds, ResidentRuns, ParkedImages, LegRunner, CellRunner, HeldRunJobs],
+  exports: [RunOwnership, RunEnds, ResidentRuns, ParkedImages, RunningLegs, LegRunner, CellRunner, HeldRunJobs],
 })
 export class RunsModule {}

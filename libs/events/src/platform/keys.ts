@@ -197,6 +197,15 @@ export class KeySpace {
     return `${this.prefix}:live:{${this.prefix}:index-${part}}`;
   }
 
+  /**
+   * Hash of the `restartSafe` legs one worker is running (RunningLegIndex): field = the run, value =
+   * its reply channel and when its caller has answered. Its own hash tag per owner, like the
+   * worker-owned queues (SPEC §13): a leg's write never shares a slot with another owner's.
+   */
+  runningLegs(workerId: string): string {
+    return `${this.prefix}:running-legs:{${this.prefix}:owner:${workerId}}`;
+  }
+
   /** The deployment's tenancy mode (`multi` | `single`) as the API recorded it (SPEC §10 "Mode"). */
   tenancy(): string {
     return `${this.prefix}:tenancy`;

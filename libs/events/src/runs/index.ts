@@ -4,8 +4,10 @@ export { keyedWaitStep, type KeyedWaitState, type KeyedWaitStep } from './keyed-
 export { RunReplies, publishAnswer, publishStarted, resultReply, unheardReplyChannel } from './run-replies';
 export {
   RunOwnership,
+  lapsedLegFate,
   strandedRunFate,
   unansweredLegFate,
+  type LapsedLegFate,
   type LocalRunHolder,
   type OwnedRun,
   type RunFate,
@@ -17,6 +19,7 @@ export type { ParkInput } from './run-parking';
 export { ParkedRunExpiry, expiryStep, type ExpiringRun, type ExpiryAsker, type ExpiryStep } from './parked-run-expiry';
 export { RunEnds, ParkedRunHoldings, type EndingRun, type LostAnswer, type RunHoldings } from './run-ends';
 export { LiveRunIndex, ParkedRunIndex, type DueRun } from './parked-run-index';
+export { RunningLegIndex, type RunningLeg } from './running-leg-index';
 export { ParkedImageStore, type StoredParkedImage } from './parked-image-store';
 export { NotAwaitingPlatformError, recordPlatformAnswers } from './platform-answers';
 export { openPlatformCalls, recordsPlatformAnswer } from './platform-calls';

@@ -84,6 +84,15 @@ export class RunOwnership {
     return unansweredLegFate(run, !!run && (await this.runningOrphan(run)));
   }
 
+  /**
+   * Another worker's lease lapsed (SPEC §17): its indexed legs are rebuilt now (lapsedLegFate). A
+   * worker never judges itself so: its own lapse is its heartbeat's to handle.
+   */
+  async lapsed(owner: string): Promise<boolean> {
+    if (this.local && owner === this.local.workerId) return false;
+    return !(await this.presence.isAlive(owner));
+  }
+
   /** A replay-safe run executing a leg whose worker is gone: any worker rebuilds it by replay now (SPEC §16). */
   async orphanToRebuild(run: (OwnedRun & { status: RunStatus }) | null): Promise<boolean> {
     return !!run?.restartSafe && (await this.runningOrphan(run));
@@ -137,4 +146,31 @@ export function strandedRunFate(status: RunStatus | null, ownerGone: boolean, re
   if (status !== 'running') return 'forget';
   if (!ownerGone) return 'postpone';
   return restartSafe ? 'replay' : 'lose';
+}
+
+/** What the worker that found an owner's lease lapsed does with a leg of that owner's index (RunningLegIndex). */
+export type LapsedLegFate =
+  /** Not running under that owner any more (parked, ended, taken over, gone), or not replay-safe: the entry goes. */
+  | 'forget'
+  /** Running under the lapsed owner while its caller may still wait: rebuilt by replay now, answering that caller. */
+  | 'rebuild'
+  /** Running under the lapsed owner and its caller has answered or is gone: its answer is owed to the next wait, then rebuilt. */
+  | 'rebuild-owed';
+
+/**
+ * SPEC §17 "rebuilt at once, caller or not": a `restartSafe` leg whose owner's lease lapsed is
+ * rebuilt as soon as a worker notices, not when a wait or the live-run sweep does. Its answer goes
+ * to the caller the leg was answering; once that caller has answered (`waiting`) or given up
+ * (`answeredBy`, its budget plus the grace and a lease from the leg's start, passed), the leg's
+ * answer is owed to the next wait, as the sweep owes it (SPEC §16). Before then it is not: a caller
+ * that gets the pushed answer must not leave a second copy for the next wait.
+ */
+export function lapsedLegFate(
+  run: { status: RunStatus; owner?: string | null; restartSafe: boolean } | null,
+  lapsedOwner: string,
+  answeredBy: number,
+  now: number,
+): LapsedLegFate {
+  if (run?.status !== 'running' || run.owner !== lapsedOwner || !run.restartSafe) return 'forget';
+  return now >= answeredBy ? 'rebuild-owed' : 'rebuild';
 }
