@@ -1,5 +1,6 @@
 import { CodeModeResultSchema, TERMINAL_EVENT_TYPES, type CodeModeResult, type Event } from '@codemode/contracts';
 import type { CodeModeClient } from '@codemode/client';
+import type { Redis } from 'ioredis';
 
 /** SPEC §3 / the service's exact answers that the chaos tests match on. */
 export const RUN_UNAVAILABLE_ERROR = 'code mode run is unavailable or expired.';
@@ -107,4 +108,16 @@ export function busiestLogSecond(logs: string): { msg: string; lines: number } {
   let busiest = { msg: '', lines: 0 };
   for (const [key, lines] of counts) if (lines > busiest.lines) busiest = { msg: key.slice(20), lines };
   return busiest;
+}
+
+/**
+ * Sets `maxmemory` just under what Redis uses now (under `noeviction`), so every growing write is
+ * refused. A margin of 1 MiB: with 64 KiB, client buffers shrinking after the CONFIG SET could
+ * bring used_memory back under the limit, and the writes a test expects refused went through.
+ */
+export async function fillRedis(admin: Redis): Promise<void> {
+  await admin.config('SET', 'maxmemory-policy', 'noeviction');
+  const info = await admin.info('memory');
+  const used = Number(/used_memory:(\d+)/.exec(info)![1]);
+  await admin.config('SET', 'maxmemory', String(used - 1024 * 1024));
 }

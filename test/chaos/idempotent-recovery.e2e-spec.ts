@@ -115,7 +115,7 @@ describe('chaos: kill -9 while a cell has an idempotent call in flight', () => {
     ]);
   });
 
-  it('a rebuilt first leg that does not end within the budget plus the grace: the exec answers waiting with the runId, a later wait gets the outcome', async () => {
+  it('a rebuilt first leg that does not end within the budget plus the grace: the exec answers waiting with the runId, a later keyed wait gets the outcome, and its key again the same', async () => {
     const client = stack!.client();
     hook!.retryDelay.ms = 4000;
     await client.putSession('idem-slow-exec', { codeMode: { timeoutMs: 1500 } });
@@ -130,10 +130,28 @@ describe('chaos: kill -9 while a cell has an idempotent call in flight', () => {
     await hook!.first;
     const runId = await killStarter('idem-slow-exec');
     expect(await pending).toEqual(expect.objectContaining({ status: 'waiting', runId, reason: 'pending_tools', replaySafe: true }));
-    let result: CodeModeResult = await client.wait('idem-slow-exec', runId);
+    // Once the other worker rebuilds the leg (run.recovered), the leg is not an orphan: a keyed wait
+    // waits for its owed answer. Each wait has a key of its own: the first to find the rebuilt leg
+    // parked takes its owed answer.
+    const rebuiltBy = Date.now() + 10_000;
+    const rebuilt = async (): Promise<boolean> =>
+      (await client.events('idem-slow-exec', { limit: 100 })).events.some((event) => event.type === 'run.recovered');
+    while (!(await rebuilt()) && Date.now() < rebuiltBy) await new Promise((resolve) => setTimeout(resolve, 50));
+    const answered: { key: string; result: CodeModeResult }[] = [];
+    let result: CodeModeResult;
     const until = Date.now() + 30_000;
-    while (result.status === 'waiting' && Date.now() < until) result = await client.wait('idem-slow-exec', runId);
+    do {
+      const key = `wait-${answered.length}`;
+      result = await client.wait('idem-slow-exec', runId, { idempotencyKey: key });
+      answered.push({ key, result });
+    } while (result.status === 'waiting' && Date.now() < until);
     expect(result).toEqual(expect.objectContaining({ status: 'completed', value: [1, 2], replaySafe: true }));
+    // SPEC §17: a keyed wait that took an owed answer (the rebuilt leg parked on its pending call)
+    // recorded it under its key: that key again answers the same, as every other key does. (A
+    // wait told the owed leg is still running took nothing: its key is not bound to an answer.)
+    const taken = answered.filter(({ result: r }) => r.status !== 'waiting' || r.pendingToolCalls !== undefined);
+    expect(taken[0]?.result).toEqual(expect.objectContaining({ status: 'waiting', reason: 'pending_tools', runId }));
+    for (const { key, result: first } of taken) expect(await client.wait('idem-slow-exec', runId, { idempotencyKey: key })).toEqual(first);
     expect(hook!.keys).toEqual([`${runId}:1`, `${runId}:1`, `${runId}:2`]);
     expect([...hook!.rows]).toEqual([
       [`${runId}:1`, 1],

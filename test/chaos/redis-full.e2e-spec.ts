@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import type { CodeModeClient } from '@codemode/client';
 import { PrivateRedis } from '../utils/private-redis';
 import { TestStack } from '../utils/test-stack';
+import { fillRedis } from './chaos-helpers';
 
 jest.setTimeout(90_000);
 
@@ -35,14 +36,7 @@ afterAll(async () => {
   await redis?.cleanup();
 });
 
-/** Sets `maxmemory` just under what Redis uses now, so every growing write is refused. */
-async function fillUp(): Promise<void> {
-  const info = await admin.info('memory');
-  const used = Number(/used_memory:(\d+)/.exec(info)![1]);
-  // A margin of 1 MiB: with 64 KiB, client buffers shrinking after the CONFIG SET could bring
-  // used_memory back under the limit, and the writes the test expects refused went through.
-  await admin.config('SET', 'maxmemory', String(used - 1024 * 1024));
-}
+const fillUp = (): Promise<void> => fillRedis(admin);
 
 test('a full Redis answers exec, wait and REST writes as "store is full", and recovers when memory is freed', async () => {
   expect(await client.exec('full', { title: 'before', code: 'return 1' })).toMatchObject({ status: 'completed', value: 1 });

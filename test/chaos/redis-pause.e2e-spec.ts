@@ -9,6 +9,7 @@ import {
   NO_ANSWER_ERROR,
   NOT_STARTED_ERROR,
   post,
+  RUN_BEING_RESUMED_ERROR,
   show,
   sleep,
   STORE_UNAVAILABLE_PATTERN,
@@ -102,7 +103,11 @@ describe('chaos: Redis paused (SIGSTOP) past the command timeout mid-load', () =
         for (;;) {
           const ex = await post(client, waitPath(sid(i)), { runId });
           answers.push(ex);
-          const settled = ex.kind === 'answer' && (ex.result.status === 'completed' || ex.result.status === 'failed');
+          // "did not answer … read GET" reports no outcome (SPEC §17): the leg may still be ending
+          // (a wait is refused as "being resumed" meanwhile); ask again.
+          const r = ex.kind === 'answer' ? ex.result : undefined;
+          const settled =
+            r?.status === 'completed' || (r?.status === 'failed' && r.error !== NO_ANSWER_ERROR && r.error !== RUN_BEING_RESUMED_ERROR);
           if (settled || Date.now() > until) return;
           await sleep(300);
         }

@@ -27,14 +27,9 @@ import { CellQueue } from '../queues/cell-queue';
 import { BodyThreads } from '../bodies/body-threads';
 import { bodyRefusalError, type ParsedBody } from '../http/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
-import {
-  IDEMPOTENCY_KEY_PATTERN,
-  IDEMPOTENT_PENDING_ERROR,
-  IDEMPOTENT_POLL_MS,
-  INVALID_IDEMPOTENCY_KEY_ERROR,
-  storeFailureError,
-} from './host-results';
+import { IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_PENDING_ERROR, IDEMPOTENT_POLL_MS, INVALID_IDEMPOTENCY_KEY_ERROR } from './host-results';
 import { CallAnswers } from './answers/call-answers';
+import { atReach, reaching, storeFailureAnswer, storeFailureOf } from './answers/store-failure-answers';
 import { storedAnswer } from './answers/stored-answers';
 import { checkExecBody, type ExecBody } from './exec-body';
 import { SessionSettingsCache } from './session-settings-cache';
@@ -82,10 +77,12 @@ export class ExecService {
     try {
       return await this.run(ref, check.input, idempotencyKey, rank);
     } catch (error) {
-      if (!isStoreUnavailable(error)) throw error;
-      const admitted = redisFailureLog.admit(error);
-      if (admitted) this.logger.warn({ tenant, sessionId, err: error, ...admitted }, 'exec refused: Redis unavailable or full');
-      return hostFailureResult(storeFailureError(error), 'runtime_unavailable', check.input.restartSafe);
+      // SPEC §17: "store is full/unavailable" only when nothing of the call ran (storeFailureAnswer).
+      const failed = storeFailureOf(error, check.input.restartSafe);
+      if (!failed) throw error;
+      const admitted = redisFailureLog.admit(failed.cause);
+      if (admitted) this.logger.warn({ tenant, sessionId, err: failed.cause, ...admitted }, 'exec answered: Redis unavailable or full');
+      return failed.answer;
     }
   }
 
@@ -127,19 +124,17 @@ export class ExecService {
       // A request whose reply was lost (Redis restarting, a timeout) may still have been recorded:
       // closed with the answer this exec gets, once Redis answers, it never dangles as `requested`.
       if (isStoreUnavailable(error) && mayHaveRun(error)) {
-        void this.closeUnqueued(
-          ref,
-          runId,
-          hostFailureResult(storeFailureError(error), 'runtime_unavailable', input.restartSafe),
-          idempotencyKey,
-          log,
-        );
+        void this.closeUnqueued(ref, runId, storeFailureAnswer(error, 'nothing-run', input.restartSafe), idempotencyKey, log);
       }
       throw error;
     }
     const { limits } = spec;
     if ('settingsChanged' in requested) throw new Error('request-run refused an unchecked request');
-    if (!requested.created) return this.awaitExisting(ref, requested.runId, limits, input.restartSafe);
+    // The first call with the key may have run its cell: a read failing now reports no outcome.
+    if (!requested.created) {
+      const first = requested.runId;
+      return reaching('sent', () => this.awaitExisting(ref, first, limits, input.restartSafe));
+    }
 
     // Fire and forget: only `wait` reads it, to tell "another session" from "unknown run".
     this.runs.locateLater(ref, runId, this.runLocationTtlSeconds()).catch(() => undefined);
@@ -178,20 +173,21 @@ export class ExecService {
       // The run is recorded but maybe not queued: close it so it cannot dangle as `requested`. The
       // add may also have landed with only its reply lost (Redis restarting): then a worker that
       // started the cell keeps it, abandoning declines, and the run's own answer comes as for any
-      // exec (never "nothing was run" for a cell that runs). Redis still away: answer now and keep
-      // trying to close it.
-      const result = hostFailureResult(storeFailureError(error), 'runtime_unavailable', input.restartSafe);
+      // exec (never "nothing was run" for a cell that runs). Redis still away: answer now (the cell
+      // may be queued if the add may have reached Redis) and keep trying to close it.
+      const result = storeFailureAnswer(error, 'nothing-run', input.restartSafe);
       this.ends.abandon(ref, runId, result, idempotencyKey).then(
         (outcome) => {
-          if (outcome.abandoned || outcome.status === null) deadline.reject(error);
+          if (outcome.abandoned || outcome.status === null) deadline.reject(atReach(error, 'nothing-run'));
         },
         () => {
-          deadline.reject(error);
+          deadline.reject(atReach(error, 'sending'));
           void this.closeUnqueued(ref, runId, result, idempotencyKey, log);
         },
       );
     }
-    return deadline.outcome;
+    // Queued: from here on its outcome may exist even if Redis fails this call.
+    return reaching('sent', () => deadline.outcome);
   }
 
   private async readSettings(ref: SessionRef): Promise<SessionSettingsAt> {

@@ -1,4 +1,4 @@
-import { isStoreFull, mayHaveRun, STORE_FULL_MESSAGE } from '@codemode/events';
+import { isStoreFull, STORE_FULL_MESSAGE } from '@codemode/events';
 import { RUN_UNAVAILABLE_MESSAGE } from '@codemode/cells';
 
 /** The cell was not run: the call never reached Redis, or what it recorded is ended with this answer. */
@@ -7,21 +7,9 @@ export const STORE_UNAVAILABLE_ERROR =
 /** SPEC §2: Redis refused a write for memory. */
 export const STORE_FULL_ERROR = STORE_FULL_MESSAGE;
 
-/** What `exec` answers (`runtime_unavailable`) when Redis failed it: full, or not answering. */
+/** What `exec`/`wait` answer (`runtime_unavailable`) when Redis failed them before anything ran (storeFailureAnswer): full, or not answering. */
 export function storeFailureError(error: unknown): string {
   return isStoreFull(error) ? STORE_FULL_ERROR : STORE_UNAVAILABLE_ERROR;
-}
-
-/**
- * What `wait` answers when Redis failed it. A command whose reply was lost may still have queued
- * the resume (mayHaveRun): then the leg may run, and the answer says so and where to find it.
- */
-export function waitStoreFailureError(error: unknown, sessionId: string, runId: string): string {
-  if (isStoreFull(error) || !mayHaveRun(error)) return storeFailureError(error);
-  return (
-    'code mode store is unavailable (Redis did not answer in time); the wait may have resumed the run. ' +
-    `Retry in a few seconds with the same Idempotency-Key to get its answer, or read GET /v1/sessions/${sessionId}/runs/${runId}.`
-  );
 }
 
 /** SPEC §2: the Idempotency-Key of `exec` and `wait`. */

@@ -11,6 +11,7 @@ import type { AppConfig } from '@codemode/config';
 import {
   isStoreUnavailable,
   keyedWaitStep,
+  type KeyUsed,
   ParkedRunExpiry,
   retryWhileStoreUnavailable,
   RunLedger,
@@ -30,9 +31,9 @@ import {
   IDEMPOTENT_PENDING_ERROR,
   IDEMPOTENT_POLL_MS,
   INVALID_IDEMPOTENCY_KEY_ERROR,
-  waitStoreFailureError,
 } from './host-results';
 import { CallAnswers } from './answers/call-answers';
+import { atReach, reaching, storeFailureOf } from './answers/store-failure-answers';
 import { waitingAgain } from './answers/stored-answers';
 import { RESERVATION_TTL_MS, ResumeReservations, type Withdraw } from './resume-reservations';
 
@@ -89,10 +90,12 @@ export class WaitService {
     try {
       return idempotencyKey === undefined ? await this.resume(ref, check.runId) : await this.resumeKeyed(ref, check.runId, idempotencyKey);
     } catch (error) {
-      if (!isStoreUnavailable(error)) throw error;
-      const admitted = redisFailureLog.admit(error);
-      if (admitted) this.logger.warn({ tenant, sessionId, err: error, ...admitted }, 'wait refused: Redis unavailable or full');
-      return hostFailureResult(waitStoreFailureError(error, sessionId, check.runId), 'runtime_unavailable', false);
+      // SPEC §17: "store is full/unavailable" only when nothing of the call ran (storeFailureAnswer).
+      const failed = storeFailureOf(error, false);
+      if (!failed) throw error;
+      const admitted = redisFailureLog.admit(failed.cause);
+      if (admitted) this.logger.warn({ tenant, sessionId, err: failed.cause, ...admitted }, 'wait answered: Redis unavailable or full');
+      return failed.answer;
     }
   }
 
@@ -107,44 +110,65 @@ export class WaitService {
     let until: number | undefined;
     for (;;) {
       const { token, reservation, limits } = await this.reservations.reserve(ref, runId, { key, replaces });
-      if (!('keyUsed' in reservation)) return this.resumeReserved(ref, runId, token, reservation, limits);
-      const used = reservation.keyUsed;
-      until ??= Date.now() + limits.timeoutMs * 2 + this.config.replyGraceMs;
-      const { view, legToken, resumeToken } = used.answerEvent
-        ? { view: null, legToken: null, resumeToken: null }
-        : await this.runs.keyedWait(ref, used.runId);
-      const step = keyedWaitStep({
-        token: used.token,
-        answerEvent: used.answerEvent,
-        run: view ? { status: view.status, legToken, resumeToken } : null,
-      });
-      if (step.kind === 'stale') {
-        replaces = used.token;
-        continue;
+      if (!('keyUsed' in reservation)) {
+        // A wait that finds the answer owed still running comes back through the key, so the
+        // answer it takes is recorded under it (reserve-resume).
+        return this.resumeReserved(ref, runId, token, reservation, limits, () => this.resumeKeyed(ref, runId, key));
       }
-      const unavailable = (): CodeModeResult => failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), view?.restartSafe ?? false);
-      if (step.kind === 'answer-event') return (await this.runs.resultAt(ref, step.eventId)) ?? unavailable();
-      if (!view) return unavailable();
-      if (step.kind === 'answer-run') return this.answers.answerOf({ call: 'wait', restartSafe: view.restartSafe }, view) ?? unavailable();
-      const held = used.heldForMs === null ? null : { token: used.token, forMs: used.heldForMs, owner: view.owner ?? '' };
-      if (held && (await this.reservations.abandoned(ref, used.runId, held))) continue;
-      if (Date.now() >= until) return hostFailureResult(IDEMPOTENT_PENDING_ERROR, 'runtime_unavailable', view.restartSafe);
-      await new Promise((resolve) => setTimeout(resolve, IDEMPOTENT_POLL_MS));
+      const used = reservation.keyUsed;
+      const bound = (until ??= Date.now() + limits.timeoutMs * 2 + this.config.replyGraceMs);
+      // The first wait with the key may have resumed the run: Redis failing from here on reports no outcome.
+      const next = await reaching('sent', () => this.followKey(ref, used, bound));
+      if ('answer' in next) return next.answer;
+      if ('replaces' in next) replaces = next.replaces;
     }
+  }
+
+  /** One look at what a used key's first wait became (keyedWaitStep): its answer, or what to do next. */
+  private async followKey(
+    ref: SessionRef,
+    used: KeyUsed,
+    until: number,
+  ): Promise<{ answer: CodeModeResult } | { replaces: string } | { again: true }> {
+    const { view, legToken, resumeToken } = used.answerEvent
+      ? { view: null, legToken: null, resumeToken: null }
+      : await this.runs.keyedWait(ref, used.runId);
+    const step = keyedWaitStep({
+      token: used.token,
+      answerEvent: used.answerEvent,
+      run: view ? { status: view.status, legToken, resumeToken } : null,
+    });
+    if (step.kind === 'stale') return { replaces: used.token };
+    const unavailable = (): CodeModeResult => failedInputResult(RUN_UNAVAILABLE_MESSAGE, emptyTelemetry(), view?.restartSafe ?? false);
+    if (step.kind === 'answer-event') return { answer: (await this.runs.resultAt(ref, step.eventId)) ?? unavailable() };
+    if (!view) return { answer: unavailable() };
+    if (step.kind === 'answer-run')
+      return { answer: this.answers.answerOf({ call: 'wait', restartSafe: view.restartSafe }, view) ?? unavailable() };
+    const held = used.heldForMs === null ? null : { token: used.token, forMs: used.heldForMs, owner: view.owner ?? '' };
+    if (held && (await this.reservations.abandoned(ref, used.runId, held))) return { again: true };
+    if (Date.now() >= until) return { answer: hostFailureResult(IDEMPOTENT_PENDING_ERROR, 'runtime_unavailable', view.restartSafe) };
+    await new Promise((resolve) => setTimeout(resolve, IDEMPOTENT_POLL_MS));
+    return { again: true };
   }
 
   /** Reserve the run, classify what the reservation found, then answer or route the resume. */
   private async resume(ref: SessionRef, runId: string): Promise<CodeModeResult> {
     const { token, reservation, limits } = await this.reservations.reserve(ref, runId);
-    return this.resumeReserved(ref, runId, token, reservation, limits);
+    return this.resumeReserved(ref, runId, token, reservation, limits, () => this.resume(ref, runId));
   }
 
+  /**
+   * `again`: this wait made anew (with its key, if any), once an owed answer it found running is
+   * ready. Redis failing a step that may run, resume or end the run is named as such (reaching):
+   * the wait then answers without an outcome (SPEC §17).
+   */
   private async resumeReserved(
     ref: SessionRef,
     runId: string,
     token: string,
     reservation: Reservation,
     limits: Limits,
+    again: () => Promise<CodeModeResult>,
   ): Promise<CodeModeResult> {
     const plan = await this.classify(ref, runId, reservation);
     switch (plan.kind) {
@@ -153,20 +177,24 @@ export class WaitService {
       case 'refused':
         return this.refuse(ref, { runId }, plan.error, plan.replaySafe);
       case 'running-orphan':
-        return this.answers.recoverOrphan(ref, runId, plan.restartSafe, limits);
+        return reaching('sent', () => this.answers.recoverOrphan(ref, runId, plan.restartSafe, limits));
       case 'owed':
-        if (plan.running) return this.answers.awaitOwed(ref, runId, limits, () => this.resume(ref, runId));
-        return (
-          this.answers.answerOf({ call: 'wait', restartSafe: plan.restartSafe }, await this.runs.get(ref, runId)) ??
-          failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), plan.restartSafe)
-        );
+        // The reservation handed this wait the owed answer (or it is still to come): it exists.
+        if (plan.running) return reaching('sent', () => this.answers.awaitOwed(ref, runId, limits, again));
+        return reaching('sent', async () => {
+          const run = await this.runs.get(ref, runId);
+          const answer = this.answers.answerOf({ call: 'wait', restartSafe: plan.restartSafe }, run);
+          return answer ?? failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), plan.restartSafe);
+        });
       case 'expired':
         return failedInputResult(endedRunError(ref.sessionId, runId), emptyTelemetry(), plan.run.restartSafe);
       case 'lose':
-        return this.answers.lose(
-          { ref, runId, call: 'wait', restartSafe: false, log: this.logger.child({ ...ref, runId, owner: plan.run.owner }) },
-          plan.run.epoch,
-          'owner of the parked run is gone and the run is not replay-safe; recorded as lost',
+        return reaching('sending', () =>
+          this.answers.lose(
+            { ref, runId, call: 'wait', restartSafe: false, log: this.logger.child({ ...ref, runId, owner: plan.run.owner }) },
+            plan.run.epoch,
+            'owner of the parked run is gone and the run is not replay-safe; recorded as lost',
+          ),
         );
       case 'held':
       case 'restore':
@@ -188,7 +216,7 @@ export class WaitService {
     }
     const run: ReservedRun = { runId, owner: reservation.owner, epoch: reservation.epoch, restartSafe: reservation.restartSafe };
     // Past snapshotTtlSeconds but not ended yet (its holder is gone, or its timer is late): ended now.
-    const { step } = await this.expiry.settle({ ...run, ref, expiresAt: reservation.expiresAt }, 'wait');
+    const { step } = await reaching('sending', () => this.expiry.settle({ ...run, ref, expiresAt: reservation.expiresAt }, 'wait'));
     if (step === 'end') return { kind: 'expired', run };
     return { kind: await this.ownership.classify(run, ref), run };
   }
@@ -229,7 +257,7 @@ export class WaitService {
     if (run.restartSafe) this.answers.rebuildIfOrphaned(ref, runId, deadline.signal, log);
     if (fate === 'replay') log.info('owner of the parked replay-safe run is gone; rebuilding it by replay');
     const withdrawal = this.reservations.send(ref, runId, token, fate, run.owner).catch((error: unknown) => {
-      deadline.reject(error);
+      deadline.reject(atReach(error, 'sending'));
       // Give the reservation back (once Redis answers again, if that was the failure), so the
       // next wait is not refused as "already being resumed" by a wait that already gave up.
       void retryWhileStoreUnavailable(() => this.runs.giveBackResume(ref, runId, token), { giveUpMs: RESERVATION_TTL_MS }).catch(
@@ -237,7 +265,8 @@ export class WaitService {
       );
       return nothingToWithdraw;
     });
-    return deadline.outcome;
+    // Routed: from here on the leg may run, and its outcome exist, even if Redis fails this wait.
+    return reaching('sent', () => deadline.outcome);
   }
 
   /** Unknown here: another session's run, a shell session id given by mistake, or nothing. */

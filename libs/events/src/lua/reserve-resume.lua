@@ -11,8 +11,8 @@
 
   A run whose leg's answer is owed to the next wait (`answerOwed`, owe-answer: the call in flight
   answered `waiting` while the leg was rebuilt, SPEC §16) is not reserved: once the leg parked or
-  ended, this wait takes the owed answer (the flag goes, so only one wait gets it); while it runs,
-  the wait is told so.
+  ended, this wait takes the owed answer (the flag goes, so only one wait gets it) and, with a key,
+  records it under the key like the answer of a leg it resumed; while it runs, the wait is told so.
 
     Input:
       KEYS[1] run hash
@@ -30,7 +30,9 @@
       {0, status, restartSafe, owner, owed}
                                       not waiting (status of the run, '' when there is no run;
                                       owed '1' when the running leg's answer is owed to a wait)
-      {4, status, restartSafe}        the owed answer is this wait's: read it from the run
+      {4, status, restartSafe}        the owed answer is this wait's: read it from the run (with a
+                                      key: the key's record is written, the run's legToken/legKey
+                                      are this wait's)
       {2, 'waiting', restartSafe, heldToken, heldForMs, owner}
                                       already reserved by another wait (being resumed); heldForMs
                                       counts from when that reservation was made, assuming it was
@@ -65,6 +67,17 @@ end
 
 if st[8] and st[1] and st[1] ~= 'running' then
   redis.call('HDEL', KEYS[1], 'answerOwed')
+  if keyed then
+    -- The owed answer becomes this wait's, under its key, as if it had resumed the leg: the leg's
+    -- token and key are this wait's (a repeat answers from the run, and resume-run gives the key
+    -- the answer's event once a later leg begins); the key the leg had gets that event now.
+    local leg = redis.call('HMGET', KEYS[1], 'legKey', 'resultEvent')
+    if leg[1] and leg[2] and redis.call('EXISTS', leg[1]) == 1 then redis.call('HSETNX', leg[1], 'answerEvent', leg[2]) end
+    redis.call('DEL', KEYS[2])
+    redis.call('HSET', KEYS[2], 'runId', string.match(KEYS[1], ':run:([^:]*)$'), 'token', ARGV[1])
+    redis.call('PEXPIRE', KEYS[2], math.min(tonumber(ARGV[5]), SESSION_TTL_MS))
+    redis.call('HSET', KEYS[1], 'legToken', ARGV[1], 'legKey', KEYS[2])
+  end
   return { 4, st[1], restartSafe }
 end
 if st[1] ~= 'waiting' then return { 0, st[1] or '', restartSafe, st[4] or '', st[8] or '' } end

@@ -126,3 +126,43 @@ test('a key whose run is gone (its session deleted) is not answered; a refused w
   });
   expect(await redis.exists(keys.waitIdempotency(ref, 'k2'))).toBe(0);
 });
+
+test("SPEC §17: a keyed wait that takes an owed answer records it under its key; the leg's own key keeps its answer", async () => {
+  const ref = newRef();
+  const runId = await parkedRun(ref);
+  // A keyed wait resumes the run; its leg does not answer in time, so its answer is owed (SPEC §16).
+  await runs.reserveKeyedResume(ref, runId, 'tok-1', 10_000, { key: 'k1', replaces: '' });
+  await resume(ref, runId, 'tok-1');
+  expect(await runs.oweAnswer(ref, runId)).toBe(true);
+  // While the leg runs, a keyed wait is told so and writes no record (it comes back when the leg is done).
+  expect(await runs.reserveKeyedResume(ref, runId, 'tok-2', 10_000, { key: 'k2', replaces: '' })).toMatchObject({
+    status: 'running',
+    answerOwed: true,
+  });
+  expect(await redis.exists(keys.waitIdempotency(ref, 'k2'))).toBe(0);
+  const legAnswer: CodeModeResult = { ...waiting(runId), output: [{ type: 'text', text: 'the owed leg' }] };
+  await park(ref, runId, legAnswer);
+
+  expect(await runs.reserveKeyedResume(ref, runId, 'tok-2', 10_000, { key: 'k2', replaces: '' })).toMatchObject({
+    reserved: false,
+    status: 'waiting',
+    answerOwed: true,
+  });
+  // The same key again: the record names this wait, whose leg is now the run's (keyedWaitStep answers from the run).
+  expect(await runs.reserveKeyedResume(ref, runId, 'tok-3', 10_000, { key: 'k2', replaces: '' })).toEqual({
+    reserved: false,
+    keyUsed: { runId, token: 'tok-2', answerEvent: null, heldForMs: null },
+  });
+  expect(await runs.keyedWait(ref, runId)).toMatchObject({ legToken: 'tok-2', resumeToken: null, view: { lastResult: legAnswer } });
+  // The key that resumed the leg is given that leg's answer as an event: it answers the same.
+  const first = await runs.reserveKeyedResume(ref, runId, 'tok-4', 10_000, { key: 'k1', replaces: '' });
+  expect(first).toMatchObject({ keyUsed: { token: 'tok-1', answerEvent: expect.stringMatching(/^\d+-\d+$/) } });
+  expect(await runs.resultAt(ref, 'keyUsed' in first ? (first.keyUsed.answerEvent ?? '') : '')).toEqual(legAnswer);
+
+  // A later wait resumes the run: the owed answer's key now finds it as an event, as any leg's key does.
+  expect(await runs.reserveResume(ref, runId, 'tok-5', 10_000)).toMatchObject({ reserved: true });
+  expect(await resume(ref, runId, 'tok-5')).toBe(true);
+  const taken = await runs.reserveKeyedResume(ref, runId, 'tok-6', 10_000, { key: 'k2', replaces: '' });
+  expect(taken).toMatchObject({ keyUsed: { token: 'tok-2', answerEvent: expect.stringMatching(/^\d+-\d+$/) } });
+  expect(await runs.resultAt(ref, 'keyUsed' in taken ? (taken.keyUsed.answerEvent ?? '') : '')).toEqual(legAnswer);
+});
