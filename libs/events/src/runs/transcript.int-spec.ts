@@ -187,3 +187,85 @@ test('retention: the transcript loses what the log lost, and its count with it',
   ]);
   expect((await sessions.get(ref))?.counts.transcriptEntries).toBe(2);
 });
+
+/** A finished exec: input and result entries. */
+async function finishedExec(ref: SessionRef, ledger: RunLedger, title: string): Promise<string> {
+  const runId = newRunId();
+  await ledger.request(ref, runId, requestData(title, `return await ${title}()`));
+  await ledger.start(ref, runId, W);
+  await ledger.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(title) });
+  return runId;
+}
+
+/**
+ * Turns the list's last `count` elements into what a release before issue 40 wrote for them: the
+ * entries themselves, as JSON in the key order of transcript_entry (lua/includes/transcript.lua then).
+ */
+async function asLegacyEntries(ref: SessionRef, ledger: RunLedger, count: number): Promise<void> {
+  const entries = (await ledger.transcript(ref)) ?? [];
+  const key = keys.transcript(ref);
+  await redis.ltrim(key, 0, -count - 1);
+  await redis.rpush(key, ...entries.slice(-count).map((entry) => JSON.stringify(entry)));
+}
+
+test('a legacy transcript list: its entries first, then the derived ones, each once, in order; an old writer in between keeps its place', async () => {
+  const ref = newRef();
+  const before = await finishedExec(ref, runs, 'before1');
+  await runs.reject(ref, 'wait', { runId: 'x' }, failed('runId is required', 'invalid_input'));
+  // The list as the earlier release left it: four whole entries.
+  await asLegacyEntries(ref, runs, 4);
+  const legacy = await redis.lrange(keys.transcript(ref), 0, -1);
+  expect(legacy.every((element) => element.startsWith('{"kind":'))).toBe(true);
+
+  const after = await finishedExec(ref, runs, 'after1');
+  // Mid-upgrade, an API of the earlier release refuses an exec: its two entries are whole again.
+  await runs.reject(ref, 'exec', { code: 1 }, failed('code must be a string', 'invalid_input'));
+  await asLegacyEntries(ref, runs, 2);
+  const last = await parkedRun(ref, runs, 'after2');
+  await resume(ref, runs, last, 'tok-1');
+  await runs.finish(ref, last, { epoch: 1, type: 'run.failed', result: failed('late') });
+
+  const elements = await redis.lrange(keys.transcript(ref), 0, -1);
+  expect(elements.map((element) => element[0])).toEqual(['{', '{', '{', '{', 'i', 'r', '{', '{', 'i', 'r', 'i', 'r']);
+  const events = await log.history(ref);
+  const transcript = await runs.transcript(ref);
+  expect(transcript).toEqual(rebuildTranscript(events));
+  expect(transcript?.slice(0, 4)).toEqual(legacy.map((entry) => JSON.parse(entry) as unknown));
+  expect(transcript?.map((e) => [e.kind, e.call, e.runId])).toEqual([
+    ['input', 'exec', before],
+    ['result', 'exec', before],
+    ['input', 'wait', null],
+    ['result', 'wait', null],
+    ['input', 'exec', after],
+    ['result', 'exec', after],
+    ['input', 'exec', null],
+    ['result', 'exec', null],
+    ['input', 'exec', last],
+    ['result', 'exec', last],
+    ['input', 'wait', last],
+    ['result', 'wait', last],
+  ]);
+  expect((await sessions.get(ref))?.counts.transcriptEntries).toBe(12);
+});
+
+test('retention trims a legacy list and the marks after it alike: the transcript keeps what the log keeps', async () => {
+  const ref = newRef();
+  await finishedExec(ref, shortRuns, 'legacy');
+  await asLegacyEntries(ref, shortRuns, 2);
+  await finishedExec(ref, shortRuns, 'marked');
+  await outwaitRetention();
+  const kept = await parkedRun(ref, shortRuns, 'kept');
+  await shortRuns.finish(ref, kept, { epoch: 1, type: 'run.completed', result: completed('kept') });
+
+  const events = await log.history(ref);
+  expect(new Set(events.map((e) => e.runId))).toEqual(new Set([kept]));
+  const transcript = await shortRuns.transcript(ref);
+  expect(transcript).toEqual(rebuildTranscript(events));
+  expect(transcript?.map((e) => [e.kind, e.runId])).toEqual([
+    ['input', kept],
+    ['result', kept],
+    ['result', kept],
+  ]);
+  expect(await redis.llen(keys.transcript(ref))).toBe(3);
+  expect((await sessions.get(ref))?.counts.transcriptEntries).toBe(3);
+});
