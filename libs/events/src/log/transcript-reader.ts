@@ -4,8 +4,17 @@ import { execMulti, type RedisClient } from '../platform/redis';
 import { decodeEntry, type LoggedEvent } from './event-encoding';
 import { entryOfMark, readTranscriptElement, type TranscriptElement } from './projections/transcript-marks';
 
-/** Events fetched per pipelined round trip: bounds what one reply buffers. */
-const EVENTS_PER_ROUND_TRIP = 256;
+/**
+ * Named events are read in windows: one XRANGE from a mark's event to the event of the mark
+ * MARKS_PER_WINDOW - 1 further on, at most WINDOW_EVENTS entries. A trivial exec has three events,
+ * two of them named, so a window takes eight marks in one command; events a window missed (runs
+ * with many tool events between their marks) are read one by one in a second round trip. Either
+ * way a read takes at most WINDOW_EVENTS / MARKS_PER_WINDOW + 1 entries per mark.
+ */
+const MARKS_PER_WINDOW = 8;
+const WINDOW_EVENTS = 16;
+/** Commands per pipelined round trip: bounds what one reply buffers. */
+const COMMANDS_PER_ROUND_TRIP = 64;
 
 /**
  * The session's transcript, derived from its log: the transcript list holds one mark per entry
@@ -39,20 +48,40 @@ export class TranscriptReader {
     return entries;
   }
 
-  /** The events the marks name (an `exec.rejected` is named twice, fetched once). */
+  /** The events the marks name (an `exec.rejected` is named twice, read once). */
   private async eventsNamed(ref: SessionRef, elements: TranscriptElement[]): Promise<Map<string, LoggedEvent>> {
     const ids = [...new Set(elements.flatMap((element) => ('mark' in element ? [element.mark.eventId] : [])))];
-    const stream = this.keys.events(ref);
+    const windows: [from: string, to: string, count: number][] = [];
+    for (let i = 0; i < ids.length; i += MARKS_PER_WINDOW) {
+      windows.push([ids[i], ids[Math.min(i + MARKS_PER_WINDOW, ids.length) - 1], WINDOW_EVENTS]);
+    }
     const events = new Map<string, LoggedEvent>();
-    for (let i = 0; i < ids.length; i += EVENTS_PER_ROUND_TRIP) {
-      const chunk = ids.slice(i, i + EVENTS_PER_ROUND_TRIP);
-      const replies = (await execMulti(chunk.reduce((p, id) => p.xrange(stream, id, id), this.redis.pipeline()))) as Array<
-        Array<[string, string[]]>
-      >;
-      for (const reply of replies) {
-        if (reply[0]) events.set(reply[0][0], decodeEntry(reply[0]));
+    const wanted = new Set(ids);
+    await this.readRanges(ref, windows, wanted, events);
+    const missed = ids.filter((id) => !events.has(id));
+    await this.readRanges(
+      ref,
+      missed.map((id) => [id, id, 1]),
+      wanted,
+      events,
+    );
+    return events;
+  }
+
+  private async readRanges(
+    ref: SessionRef,
+    ranges: [from: string, to: string, count: number][],
+    wanted: ReadonlySet<string>,
+    into: Map<string, LoggedEvent>,
+  ): Promise<void> {
+    const stream = this.keys.events(ref);
+    for (let i = 0; i < ranges.length; i += COMMANDS_PER_ROUND_TRIP) {
+      const pipeline = this.redis.pipeline();
+      for (const [from, to, count] of ranges.slice(i, i + COMMANDS_PER_ROUND_TRIP)) pipeline.xrange(stream, from, to, 'COUNT', count);
+      const replies = (await execMulti(pipeline)) as Array<Array<[string, string[]]>>;
+      for (const entry of replies.flat()) {
+        if (wanted.has(entry[0])) into.set(entry[0], decodeEntry(entry));
       }
     }
-    return events;
   }
 }

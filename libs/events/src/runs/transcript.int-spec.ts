@@ -75,6 +75,8 @@ test('a generated history: each exec, wait, refusal and result gives the entry i
   await runs.request(ref, done, requestData('done', 'return await done()'));
   await runs.start(ref, done, W);
   await runs.append(ref, untypedAppend({ type: 'tool.called', runId: done, epoch: 1, data: { callId: 'c1', tool: 'x.y' } }));
+  // More events between its input and its result than one read window takes (transcript-reader.ts).
+  for (let i = 0; i < 40; i++) await runs.append(ref, { type: 'run.output', runId: done, epoch: 1, data: { text: `line ${i}` } });
   await runs.finish(ref, done, { epoch: 1, type: 'run.completed', result: doneResult });
   // A failed run, and one abandoned before any worker started it.
   const broke = newRunId();
