@@ -56,7 +56,7 @@ function toolEvents(runId: string): AppendInput[] {
 /** What a session holds after its writes, with the parts that differ between sessions (ids, times) left out. */
 async function written(ref: SessionRef, runId: string): Promise<unknown> {
   const events = (await log.readLogged(ref, { limit: 100 })).events.map(({ type, data }) => ({ type, data }));
-  const transcript = (await redis.lrange(keys.transcript(ref), 0, -1)).map((entry) => JSON.parse(entry).call as unknown);
+  const transcript = (await runs.transcript(ref))?.map((entry) => entry.call);
   const [historyEvents, historyBytes, status] = await redis.hmget(keys.run(ref, runId), 'historyEvents', 'historyBytes', 'status');
   const storedBytes = await redis.hget(keys.session(ref), 'storedBytes');
   return { events, transcript, historyEvents, historyBytes, status, storedBytes };

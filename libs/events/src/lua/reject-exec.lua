@@ -1,6 +1,6 @@
 --[[
   Record an exec refused on its input (SPEC §3 input rules: nothing ran) as `exec.rejected`, with
-  transcript input and result entries. It is a failed cell of its session (SPEC §16): the count of
+  transcript input and result marks. It is a failed cell of its session (SPEC §16): the count of
   failed cells in a row moves with it and its result gets its `repair` (includes/repair.lua).
 
     Input:

@@ -1,6 +1,6 @@
 --[[
   Request a run: create the session if missing, the run hash (status requested), the transcript
-  input entry and the `run.requested` event. With an idempotency key, a repeated request appends
+  input mark and the `run.requested` event. With an idempotency key, a repeated request appends
   nothing and answers the first runId.
 
     Input:
@@ -14,7 +14,7 @@
       ARGV[5] the session's configVersion the request's limits were computed from ('' not to check;
               '0' for a session never configured)
       ARGV[6] n (2), then raws (title, JSON string) (code, JSON string), then facts
-              restartSafe ('true'|'false'), awaitResults ('true'|'false')
+              restartSafe ('true'|'false')
               (the run hash keeps title as JSON text, exact for any string)
 
     Output:

@@ -14,7 +14,7 @@
       ARGV[3] workerId
       ARGV[4] epoch the worker holds the run with
       ARGV[5] reply channel ('' for none)
-      ARGV[6] wait input JSON (kept verbatim in the transcript)
+      ARGV[6] wait input JSON (kept verbatim in the event, which the transcript names)
 
     Output:
       {1, eventId}  resumed ('' as eventId: resumed before with this token, by this worker; a take

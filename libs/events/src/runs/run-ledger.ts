@@ -7,11 +7,12 @@ import { decodeEntry } from '../log/event-encoding';
 import type { KeySpace } from '../platform/keys';
 import { checkReply, LUA_CODES, toRunStatus } from '../platform/lua-errors';
 import { runFromHash } from '../log/projections/views';
-import { execMulti, guard } from '../platform/redis';
+import { guard } from '../platform/redis';
 import { repairArgs, withRepair } from './repair-args';
 import { parkRun, type ParkInput } from './run-parking';
 import { ScriptLoader } from '../platform/script-loader';
 import { SessionIndex } from '../log/session-index';
+import { TranscriptReader } from '../log/transcript-reader';
 
 export type RunRequestedData = z.infer<typeof RunRequestedDataSchema>;
 export type FinishType = 'run.completed' | 'run.failed';
@@ -52,6 +53,7 @@ export interface KeyUsed {
 export class RunLedger {
   private readonly log: EventLog;
   private readonly index: SessionIndex;
+  private readonly transcripts: TranscriptReader;
 
   constructor(
     private readonly redis: RedisClient,
@@ -60,10 +62,11 @@ export class RunLedger {
   ) {
     this.log = new EventLog(redis, keys, scripts);
     this.index = new SessionIndex(redis, keys, scripts);
+    this.transcripts = new TranscriptReader(redis, keys);
   }
 
   /**
-   * Creates the session if missing, the run (status `requested`), its transcript input entry and
+   * Creates the session if missing, the run (status `requested`), its transcript input mark and
    * `run.requested`. With an idempotency key (kept 24 h) already used in this session, writes
    * nothing and answers the first request's runId. With `settingsVersion` (the session's
    * `configVersion` its limits were computed from: `SessionLedger.settings`), writes nothing and
@@ -103,8 +106,6 @@ export class RunLedger {
       ...raws,
       'restartSafe',
       String(restartSafe),
-      'awaitResults',
-      String(awaitResults),
     ];
     const raw = await this.index.alongside(ref, () => guard(() => this.scripts.run(this.redis, 'request-run', keys, args)));
     const reply = checkReply(raw, { runId, type: 'run.requested' });
@@ -138,7 +139,7 @@ export class RunLedger {
 
   /**
    * Ends the run with its one terminal event, fenced by epoch: status, endedAt, lastResult and the
-   * transcript result entry in the same script, then the `result` reply to `replyTo`.
+   * transcript result mark in the same script, then the `result` reply to `replyTo`.
    * @throws RunAlreadyEndedError when the run already ended; StaleEpochError; RunNotFoundError
    */
   async finish(
@@ -299,7 +300,7 @@ export class RunLedger {
   }
 
   /**
-   * An exec/wait refused on its input: `exec.rejected` plus transcript input and result entries.
+   * An exec/wait refused on its input: `exec.rejected` plus transcript input and result marks.
    * A refused exec is a failed cell of its session (SPEC §16, reject-exec.lua): answers its result
    * with its `repair`. A refused wait leaves the run, and the count, untouched.
    */
@@ -321,11 +322,9 @@ export class RunLedger {
     return runFromHash(ref, hash);
   }
 
-  /** The session's transcript in log order; null when the session was never created. */
-  async transcript(ref: SessionRef): Promise<TranscriptEntry[] | null> {
-    const multi = this.redis.multi().exists(this.keys.session(ref)).lrange(this.keys.transcript(ref), 0, -1);
-    const [exists, lines] = (await execMulti(multi)) as [number, string[]];
-    return exists === 1 ? lines.map((line) => JSON.parse(line) as TranscriptEntry) : null;
+  /** The session's transcript in log order, derived from the log; null when the session was never created. */
+  transcript(ref: SessionRef): Promise<TranscriptEntry[] | null> {
+    return this.transcripts.read(ref);
   }
 
   /**

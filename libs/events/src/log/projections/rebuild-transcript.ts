@@ -1,12 +1,15 @@
 import type { CodeModeResult, TranscriptEntry } from '@codemode/contracts';
 import type { LoggedEvent } from '../event-encoding';
+import { execInput } from './transcript-marks';
 
 const RESULT_EVENTS = new Set(['run.parked', 'run.completed', 'run.failed', 'run.expired', 'run.lost']);
 
 /**
- * Recomputes the transcript from the session log, by the rules of lua/includes/append.lua:
+ * Recomputes the transcript from the session log, by the rules of lua/includes/projections.lua:
  * an input per `run.requested`, `run.resumed` (the wait) and `exec.rejected`, a result per `exec.rejected` and per parked or
  * terminal run event that carries one; a run's result belongs to `wait` once it was resumed.
+ * (A log that retention cut between a run's wait and its end no longer shows the wait: the
+ * session's transcript list still says `wait` there, its mark was written while the run knew.)
  */
 export function rebuildTranscript(events: readonly LoggedEvent[]): TranscriptEntry[] {
   const entries: TranscriptEntry[] = [];
@@ -16,8 +19,7 @@ export function rebuildTranscript(events: readonly LoggedEvent[]): TranscriptEnt
     const runId = event.runId ?? null;
     if (event.type === 'run.requested' && runId) {
       callOf.set(runId, 'exec');
-      const input = { title: data.title, code: data.code, restartSafe: data.restartSafe, awaitResults: data.awaitResults };
-      entries.push({ kind: 'input', call: 'exec', runId, at, input });
+      entries.push({ kind: 'input', call: 'exec', runId, at, input: execInput(data) });
     } else if (event.type === 'run.resumed' && runId) {
       callOf.set(runId, 'wait');
       if ('input' in data) entries.push({ kind: 'input', call: 'wait', runId, at, input: data.input });

@@ -86,7 +86,7 @@ local function append_event(K, ev)
   local id = xadd(K, ev, at, data)
   count_log(K, id, entry_bytes(ev.type, ev.runId, at, data))
   local ms = tonumber(string.match(id, '^(%d+)'))
-  project_session(K, ev, at)
+  project_session(K, ev, at, id)
   if ev.runId ~= '' then
     project_run(K, ev, at, id)
     count_history(K, #data, ms)

@@ -6,7 +6,8 @@
   skills.registered → skill descriptions) and K[7] (skill contents). User JSON is spliced, never
   decoded (see append.lua); projections read the event's plain-string `facts`.
 
-    project_session(K, ev, at), project_run(K, ev, at, id): the projections of one event.
+    project_session(K, ev, at, id), project_run(K, ev, at, id): the projections of the event
+      `id`; the transcript gets marks naming it (transcript.lua), never a copy of its data.
     raw_of(ev, name): the JSON text of one of the event's raw fields, or nil.
 ]]
 --- @include "session-keys"
@@ -29,9 +30,7 @@ local function project_run(K, ev, at, id)
       'restartSafe', f.restartSafe, 'epoch', ev.epoch, 'createdAt', at, 'updatedAt', at, 'call', 'exec')
     redis.call('ZADD', K[5], tonumber(string.match(id, '^(%d+)')), ev.runId)
     redis.call('HINCRBY', K[2], 'runs', 1)
-    local input = '{"title":' .. raw_of(ev, 'title') .. ',"code":' .. raw_of(ev, 'code') ..
-      ',"restartSafe":' .. f.restartSafe .. ',"awaitResults":' .. f.awaitResults .. '}'
-    push_transcript(K, transcript_entry('input', 'exec', ev.runId, at, 'input', input))
+    push_transcript(K, transcript_mark('input', 'exec', id))
     return
   end
   redis.call('HSET', run, 'updatedAt', at)
@@ -48,8 +47,7 @@ local function project_run(K, ev, at, id)
     redis.call('HSET', run, 'status', 'running', 'epoch', ev.epoch, 'call', 'wait')
     if f.workerId then redis.call('HSET', run, 'owner', f.workerId) end
     redis.call('HDEL', run, 'parkedAt', 'expiresAt')
-    local input = raw_of(ev, 'input')
-    if input then push_transcript(K, transcript_entry('input', 'wait', ev.runId, at, 'input', input)) end
+    if raw_of(ev, 'input') then push_transcript(K, transcript_mark('input', 'wait', id)) end
   elseif terminal then
     redis.call('HSET', run, 'status', terminal, 'endedAt', at)
     redis.call('HDEL', run, 'expiresAt', 'resumeToken', 'resumeUntil', 'resumeKey')
@@ -58,7 +56,7 @@ local function project_run(K, ev, at, id)
   if result and (terminal or ev.type == 'run.parked') then
     redis.call('HSET', run, 'lastResult', result, 'resultEvent', id)
     local call = redis.call('HGET', run, 'call') or 'exec'
-    push_transcript(K, transcript_entry('result', call, ev.runId, at, 'result', result))
+    push_transcript(K, transcript_mark('result', call, id))
   end
 end
 
@@ -72,7 +70,7 @@ local function project_store(K, st)
   count_stored(st.delta)
 end
 
-local function project_session(K, ev, at)
+local function project_session(K, ev, at, id)
   local f = ev.facts
   if redis.call('HSETNX', K[2], 'createdAt', at) == 1 then created_key = true end
   redis.call('HSET', K[2], 'updatedAt', at)
@@ -86,8 +84,8 @@ local function project_session(K, ev, at)
     -- request-run compares it with the version its caller's settings came from (settings_changed).
     redis.call('HINCRBY', K[2], 'configVersion', 1)
   elseif ev.type == 'exec.rejected' then
-    push_transcript(K, transcript_entry('input', f.call, '', at, 'input', raw_of(ev, 'input')))
-    push_transcript(K, transcript_entry('result', f.call, '', at, 'result', raw_of(ev, 'result')))
+    push_transcript(K, transcript_mark('input', f.call, id))
+    push_transcript(K, transcript_mark('result', f.call, id))
   elseif ev.type == 'store.committed' then
     project_store(K, ev.store)
   elseif ev.type == 'tools.registered' then

@@ -3,10 +3,11 @@
   trimmed on every terminal event, and on any event at most once per min(60 s, RETENTION_MS)
   (`trimmedAt` in the session hash): stream entries older than RETENTION_MS go (XTRIM MINID;
   stream ids carry the millisecond of the event's `at`), runs index entries with them, and
-  transcript entries older than the oldest event left. Never past a live run: the trim point
-  stops at the request time of the oldest run that has not ended, because a replay-safe run is
-  rebuilt from its whole log, and a run may live far longer than RETENTION_MS (each park gives it
-  up to snapshotTtlSeconds again, so no fixed age is safe). A run with no event for
+  the transcript's marks of the events cut (and entries of earlier releases older than the
+  oldest event left). Never past a live run: the trim point stops at the request time of the
+  oldest run that has not ended, because a replay-safe run is rebuilt from its whole log, and a
+  run may live far longer than RETENTION_MS (each park gives it up to snapshotTtlSeconds again,
+  so no fixed age is safe). A run with no event for
   LIVE_RUN_MAX_IDLE_MS (longer than any park may last) is dead, ended or not, and holds nothing
   back. Session-level facts (store, tools, configuration) keep their projections; only their old
   events go, so a rebuild from a trimmed log sees the recent part only. Every key touched,
@@ -21,7 +22,7 @@
 --- @include "now-iso"
 --- @include "stored-bytes"
 
--- Bounded work per trim: runs index entries looked at, transcript entries popped.
+-- Bounded work per trim: runs index entries looked at, transcript elements popped.
 local TRIM_BATCH = 100
 local TRANSCRIPT_POP_MAX = 1000
 local TRIM_EVERY_MS = math.min(60000, RETENTION_MS)
@@ -41,29 +42,39 @@ local function trim_point(K, runKeyBase, cutoff, nowMs)
   return cutoff
 end
 
--- Transcript entries are in log order; those older than the oldest event left are popped, or
--- older than `point` (ms) when no event is left. Each entry starts
--- {"kind":..,"call":..,"runId":..,"at":"<iso>" (transcript_entry), so the first "at" is its own.
-local function trim_transcript(K, point)
+-- The `at` of the oldest event left, false when none is left, nil when it has none.
+local function oldest_at(K)
   local oldest = redis.call('XRANGE', K[1], '-', '+', 'COUNT', 1)[1]
-  local keep
-  if oldest then
-    for i = 1, #oldest[2], 2 do
-      if oldest[2][i] == 'at' then keep = oldest[2][i + 1] end
-    end
-    if not keep then return end
+  if not oldest then return false end
+  for i = 1, #oldest[2], 2 do
+    if oldest[2][i] == 'at' then return oldest[2][i + 1] end
   end
+  return nil
+end
+
+-- Transcript elements are in log order (transcript.lua). A mark goes with the event it names: when
+-- its id's millisecond is before `point`, where the stream was cut. An earlier release's entry
+-- goes when older than the oldest event left, or than `point` (ms) when no event is left; it
+-- starts {"kind":..,"call":..,"runId":..,"at":"<iso>", so its first "at" is its own.
+local function trim_transcript(K, point)
+  local keep
   for _ = 1, TRANSCRIPT_POP_MAX do
-    local entry = redis.call('LINDEX', K[4], 0)
-    local at = entry and string.match(entry, '"at":"([^"]*)"')
-    if not at then return end
-    if keep then
-      if at >= keep then return end
-    elseif iso_ms(at) >= point then
+    local element = redis.call('LINDEX', K[4], 0)
+    if not element then return end
+    if string.sub(element, 1, 1) == '{' then
+      local at = string.match(element, '"at":"([^"]*)"')
+      if keep == nil then keep = oldest_at(K) end
+      if not at or keep == nil then return end
+      if keep then
+        if at >= keep then return end
+      elseif iso_ms(at) >= point then
+        return
+      end
+    elseif tonumber(string.match(element, '^..(%d+)')) >= point then
       return
     end
     redis.call('LPOP', K[4])
-    count_stored(-(#entry + LIST_OVERHEAD))
+    count_stored(-(#element + LIST_OVERHEAD))
   end
 end
 

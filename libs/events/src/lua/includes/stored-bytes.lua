@@ -4,17 +4,17 @@
   counts its field values plus ENTRY_OVERHEAD (twice its data for a terminal or parked event:
   the run hash keeps that result as `lastResult` and expires about when the entry is trimmed;
   RUN_OVERHEAD more for `run.requested`, for the rest of the run hash and its runs index entry); a
-  transcript entry its length plus LIST_OVERHEAD; the store its value bytes (`storeBytes`'s delta);
-  the client tools their JSON; the skills the bytes their registration names (`skillsBytes`); a
-  parked run's image (`<p>:{t:sid}:image:<runId>`, written by the
-  worker before `run.parked`) its bytes at `run.parked`, kept on the run hash as `imageBytes` and
-  given back by the run's terminal event. Trimming gives back what it removes without reading
+  transcript mark (transcript.lua) its length plus LIST_OVERHEAD; the store its value bytes
+  (`storeBytes`'s delta); the client tools their JSON; the skills the bytes their registration
+  names (`skillsBytes`); a parked run's image (`<p>:{t:sid}:image:<runId>`, written by the worker
+  before `run.parked`) its bytes at `run.parked`, kept on the run hash as `imageBytes` and given
+  back by the run's terminal event. Trimming gives back what it removes without reading
   the entries it cuts: the log's bytes are also kept per bucket of BUCKET_MS (min(60 s,
   RETENTION_MS)) of their stream ids (`<p>:{t:sid}:stored-log`, hash bucket → bytes, and
   `<p>:{t:sid}:stored-minutes`, zset of those buckets), and a trim to a point gives back the
   buckets wholly before it; so the count is high by at most the session's log bytes of one bucket,
   until a later trim passes it (a new bucket refreshes the session's TTLs, once a bucket). A
-  transcript entry is given back as it is popped. Results (libs/store) keep their own sizes hash;
+  transcript element is given back as it is popped. Results (libs/store) keep their own sizes hash;
   `measure-session.lua` adds them. The tenant's total lives in its own slot (`tenant-stored-bytes.lua`).
 
     count_stored(delta): what a part of the append changed the count by; flush_stored(K) writes
@@ -27,7 +27,7 @@
 --- @include "session-keys"
 --- @include "session-expiry"
 
--- Per stream entry and per transcript entry beyond their values.
+-- Per stream entry and per transcript element beyond their values.
 local ENTRY_OVERHEAD = 64
 local LIST_OVERHEAD = 16
 local IMAGE_OVERHEAD = 64

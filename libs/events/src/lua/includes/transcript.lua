@@ -1,22 +1,28 @@
 --[[
-  The session's transcript list (K[4]): one JSON entry per input and result of a cell, in log
-  order. Each entry starts {"kind":..,"call":..,"runId":..,"at":"<iso>" (transcript_entry), so the
-  first "at" in it is its own: retention's trim_transcript reads it without decoding the entry.
+  The session's transcript list (K[4]): one element per transcript entry (an input or a result of
+  a cell), in log order. An element is a mark, `<kind><call><id>`: kind `i` (input) or `r`
+  (result), call `e` (exec) or `w` (wait), and the stream id of the event the entry is built from
+  (libs/events/src/runs/transcript-reader.ts), so the entry's text is kept once, in its event.
+  The call is decided here, where the run hash still knows it: a result belongs to `wait` once the
+  run was resumed, even after retention cut the `run.resumed` away. Lists written by earlier
+  releases hold whole JSON entries (they start with `{`); both kinds may sit in one list, in
+  append order, and retention trims both (retention.lua).
 
-    transcript_entry(kind, call, runId, at, field, json): the entry's text; `json` is spliced verbatim.
-    push_transcript(K, entry): appends it and counts its stored bytes; a new list needs its TTL.
+    transcript_mark(kind, call, id): the mark of one entry of the event `id`.
+    push_transcript(K, mark): appends it and counts its stored bytes; a new list needs its TTL.
 ]]
 --- @include "session-expiry"
 --- @include "stored-bytes"
 
-local function transcript_entry(kind, call, runId, at, field, json)
-  local rid = runId == '' and 'null' or cjson.encode(runId)
-  return '{"kind":"' .. kind .. '","call":"' .. call .. '","runId":' .. rid ..
-    ',"at":"' .. at .. '","' .. field .. '":' .. json .. '}'
+local MARK_KIND = { input = 'i', result = 'r' }
+local MARK_CALL = { exec = 'e', wait = 'w' }
+
+local function transcript_mark(kind, call, id)
+  return MARK_KIND[kind] .. MARK_CALL[call] .. id
 end
 
--- Appends a transcript entry; a new list (the first entry, or the first after a trim emptied it) needs its TTL.
-local function push_transcript(K, entry)
-  if redis.call('RPUSH', K[4], entry) == 1 then created_key = true end
-  count_stored(#entry + LIST_OVERHEAD)
+-- Appends a transcript mark; a new list (the first entry, or the first after a trim emptied it) needs its TTL.
+local function push_transcript(K, mark)
+  if redis.call('RPUSH', K[4], mark) == 1 then created_key = true end
+  count_stored(#mark + LIST_OVERHEAD)
 end
