@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from contextlib import aclosing
 
 from codemode_client import AsyncCodeModeClient, CodeModeClient, CompletedResult, Event
 
@@ -39,10 +40,11 @@ def test_async_sse_replays_from_the_start_until_run_completed(base_url: str, api
         async with AsyncCodeModeClient(base_url, api_key=api_key) as client:
             await client.exec(sid, "return 1+1")
             types: list[str] = []
-            async for event in client.follow_events(sid):
-                types.append(event.type)
-                if event.type == "run.completed":
-                    break
+            async with aclosing(client.follow_events(sid)) as events:
+                async for event in events:
+                    types.append(event.type)
+                    if event.type == "run.completed":
+                        break
             return types
 
     types = asyncio.run(asyncio.wait_for(run(), timeout=30))

@@ -134,7 +134,9 @@ def test_too_many_open_streams_is_a_rate_limit_with_retry_after(client: CodeMode
                 streams.append(client.follow_events(sid))
                 next(streams[-1])
         assert caught.value.code == "tenant_limit"
-        assert re.fullmatch(r"tenant event stream quota reached \(\d+ open at once\); close a stream first\.", caught.value.error)
+        assert re.fullmatch(
+            r"tenant event stream quota reached \(\d+ open at once\); close a stream first\.", caught.value.error
+        )
         assert caught.value.details == {"limit": "streams"}
         assert caught.value.retry_after is not None and caught.value.retry_after >= 1
     finally:

@@ -18,11 +18,9 @@ from .models import (
     Event,
     EventPage,
     FleetView,
-    NodeConnectInput,
     NodeDeleted,
     NodeList,
     NodeResultAccepted,
-    NodeResultInput,
     Policy,
     PolicyRule,
     ProcessInput,
@@ -198,9 +196,7 @@ class AsyncCodeModeClient:
         self, node_id: str, invocation_id: str, ok: bool, *, value: Any = None, error: str | None = None
     ) -> NodeResultAccepted:
         """A node's answer to one invocation."""
-        return await self._send(
-            calls.answer_node(node_id, NodeResultInput(invocation_id=invocation_id, ok=ok, value=value, error=error))
-        )
+        return await self._send(calls.answer_node(node_id, invocation_id, ok, value, error))
 
     async def remove_node(self, node_id: str) -> NodeDeleted:
         return await self._send(calls.remove_node(node_id))
@@ -221,7 +217,9 @@ class AsyncCodeModeClient:
         """Live tail of the session's events over SSE, from ``after`` (unset: from the first event).
 
         When the server closes the stream (a restart), it is reopened after the last event seen, so
-        nothing is skipped or repeated; stop by leaving the loop."""
+        nothing is skipped or repeated. Python closes an async generator left early only when it is
+        collected: iterate it inside ``contextlib.aclosing(...)`` so the stream, one of the tenant's
+        few (SPEC §10), is released as the loop ends."""
         while True:
             async for message in self._stream(calls.follow_events(session_id, after)):
                 event = Event.model_validate_json(message.data)
@@ -233,9 +231,7 @@ class AsyncCodeModeClient:
         self, name: str, platform: str, commands: list[str], *, id: str | None = None, secret: str | None = None
     ) -> AsyncIterator[SseMessage]:
         """A node's connection (SPEC §15): the events the API sends it (``paired``, then ``invoke``) until it ends."""
-        async for message in self._stream(
-            calls.connect_node(NodeConnectInput(name=name, platform=platform, commands=commands, id=id, secret=secret))
-        ):
+        async for message in self._stream(calls.connect_node(name, platform, commands, id, secret)):
             yield message
 
     async def _send(self, call: Call) -> Any:

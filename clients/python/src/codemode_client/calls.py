@@ -41,7 +41,12 @@ class Call:
 
 
 def call(
-    operation_id: str, path_params: Mapping[str, str] | None = None, *, query=None, body=None, headers=None
+    operation_id: str,
+    path_params: Mapping[str, str] | None = None,
+    *,
+    query: Mapping[str, object | None] | None = None,
+    body: ApiModel | None = None,
+    headers: Mapping[str, str | None] | None = None,
 ) -> Call:
     route = ROUTES[operation_id]
     path = route.path
@@ -51,7 +56,7 @@ def call(
         route,
         path,
         {k: str(v) for k, v in (query or {}).items() if v is not None},
-        body.to_json_body() if isinstance(body, ApiModel) else body,
+        None if body is None else body.to_json_body(),
         {k: v for k, v in (headers or {}).items() if v is not None},
     )
 
@@ -62,6 +67,11 @@ def _segment(value: str) -> str:
     if value and set(value) == {"."}:
         return "%2E" * len(value)
     return quote(value, safe="")
+
+
+def _given(**options: object) -> dict[str, object]:
+    """The optional arguments a caller gave: a body leaves the others out rather than sending null."""
+    return {name: value for name, value in options.items() if value is not None}
 
 
 def _idempotency(key: str | None) -> dict[str, str | None]:
@@ -98,7 +108,7 @@ def exec_cell(
     idempotency_key: str | None,
 ) -> Call:
     body = CodeModeExecInput(
-        title=title, code=code, command=command, restart_safe=restart_safe, await_results=await_results
+        title=title, **_given(code=code, command=command, restart_safe=restart_safe, await_results=await_results)
     )
     return call("exec", {"sid": sid}, body=body, headers=_idempotency(idempotency_key))
 
@@ -169,7 +179,7 @@ def get_policy() -> Call:
 
 
 def put_policy(rules: Iterable[PolicyRule | Mapping[str, Any]], default: str | None) -> Call:
-    return call("putPolicy", body=PolicyInput(rules=[_model(PolicyRule, r) for r in rules], default=default))
+    return call("putPolicy", body=PolicyInput(rules=[_model(PolicyRule, r) for r in rules], **_given(default=default)))
 
 
 def list_tenant_approvals() -> Call:
@@ -181,7 +191,7 @@ def list_approvals(sid: str) -> Call:
 
 
 def decide_approval(sid: str, approval_id: str, decision: str, reason: str | None) -> Call:
-    body = ApprovalDecisionInput(decision=decision, reason=reason)
+    body = ApprovalDecisionInput(decision=decision, **_given(reason=reason))
     return call("decideApproval", {"sid": sid, "approvalId": approval_id}, body=body)
 
 
@@ -189,12 +199,14 @@ def list_nodes() -> Call:
     return call("listNodes")
 
 
-def connect_node(input: NodeConnectInput | Mapping[str, Any]) -> Call:
-    return call("connectNode", body=_model(NodeConnectInput, input), headers={"Accept": "text/event-stream"})
+def connect_node(name: str, platform: str, commands: list[str], id: str | None, secret: str | None) -> Call:
+    body = NodeConnectInput(name=name, platform=platform, commands=commands, **_given(id=id, secret=secret))
+    return call("connectNode", body=body, headers={"Accept": "text/event-stream"})
 
 
-def answer_node(node_id: str, result: NodeResultInput | Mapping[str, Any]) -> Call:
-    return call("answerNodeInvocation", {"id": node_id}, body=_model(NodeResultInput, result))
+def answer_node(node_id: str, invocation_id: str, ok: bool, value: Any, error: str | None) -> Call:
+    body = NodeResultInput(invocation_id=invocation_id, ok=ok, **_given(value=value, error=error))
+    return call("answerNodeInvocation", {"id": node_id}, body=body)
 
 
 def remove_node(node_id: str) -> Call:

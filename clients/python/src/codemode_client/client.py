@@ -18,11 +18,9 @@ from .models import (
     Event,
     EventPage,
     FleetView,
-    NodeConnectInput,
     NodeDeleted,
     NodeList,
     NodeResultAccepted,
-    NodeResultInput,
     Policy,
     PolicyRule,
     ProcessInput,
@@ -196,9 +194,7 @@ class CodeModeClient:
         self, node_id: str, invocation_id: str, ok: bool, *, value: Any = None, error: str | None = None
     ) -> NodeResultAccepted:
         """A node's answer to one invocation."""
-        return self._send(
-            calls.answer_node(node_id, NodeResultInput(invocation_id=invocation_id, ok=ok, value=value, error=error))
-        )
+        return self._send(calls.answer_node(node_id, invocation_id, ok, value, error))
 
     def remove_node(self, node_id: str) -> NodeDeleted:
         return self._send(calls.remove_node(node_id))
@@ -231,9 +227,7 @@ class CodeModeClient:
         self, name: str, platform: str, commands: list[str], *, id: str | None = None, secret: str | None = None
     ) -> Iterator[SseMessage]:
         """A node's connection (SPEC §15): the events the API sends it (``paired``, then ``invoke``) until it ends."""
-        for message in self._stream(
-            calls.connect_node(NodeConnectInput(name=name, platform=platform, commands=commands, id=id, secret=secret))
-        ):
+        for message in self._stream(calls.connect_node(name, platform, commands, id, secret)):
             yield message
 
     def _send(self, call: Call) -> Any:

@@ -12,5 +12,6 @@ class ApiModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
 
     def to_json_body(self) -> dict:
-        """The request body as the service takes it: camelCase keys, unset optional fields left out."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """The request body as the service takes it: camelCase keys, fields never set left out, and
+        a field set to ``None`` sent as ``null`` (``agent_id=None`` clears a session's agentId)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
