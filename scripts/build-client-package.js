@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 'use strict';
-// Builds libs/client as the installable @codemode/client package (SPEC §18) into <out>: the client,
-// its CLI and the contracts it uses compiled by tsc to CommonJS with .d.ts (the workspace aliases
-// rewritten to relative paths by tsc-alias, so nothing of the monorepo is needed at run time), an
-// ESM entry that re-exports the CommonJS build, the manifest and the README. With --pack <dir> it
-// also runs `npm pack` into <dir> and prints the tarball's path.
-//   node scripts/build-client-package.js <out> [--pack <dir>]
+// Builds libs/client as the installable @codemode/client package (SPEC §18) and packs it into
+// <dir>, printing the tarball's path: the client, its CLI and the contracts it uses compiled by tsc
+// to CommonJS with .d.ts (the workspace aliases rewritten to relative paths by tsc-alias, so nothing
+// of the monorepo is needed at run time), an ESM entry that re-exports the CommonJS build, the
+// manifest and the README. The package folder itself is built in the system's temp folder and
+// removed: a second package.json named @codemode/client inside the repository would collide with
+// libs/client's in jest's module map.
+//   node scripts/build-client-package.js <dir>
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
@@ -15,29 +18,29 @@ const lib = path.join(root, 'libs', 'client');
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 
 function main(argv) {
-  const packAt = argv.indexOf('--pack');
-  const packDir = packAt === -1 ? undefined : argv[packAt + 1];
-  const rest = packAt === -1 ? argv : argv.filter((_, i) => i !== packAt && i !== packAt + 1);
-  if (rest.length !== 1 || (packAt !== -1 && !packDir)) {
-    process.stderr.write('usage: node scripts/build-client-package.js <out> [--pack <dir>]\n');
+  if (argv.length !== 1) {
+    process.stderr.write('usage: node scripts/build-client-package.js <dir>\n');
     process.exit(2);
   }
-  const out = path.resolve(rest[0]);
+  const packDir = path.resolve(argv[0]);
   const manifest = checkedManifest();
-  fs.rmSync(out, { recursive: true, force: true });
-  const dist = path.join(out, 'dist');
-  const tsconfig = path.join(lib, 'tsconfig.package.json');
-  execFileSync(bin('tsc'), ['-p', tsconfig, '--outDir', dist], { cwd: root, stdio: 'inherit' });
-  execFileSync(bin('tsc-alias'), ['-p', tsconfig, '--outDir', dist], { cwd: root, stdio: 'inherit' });
-  writeEsmEntry(dist);
-  fs.writeFileSync(path.join(out, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  fs.copyFileSync(path.join(lib, 'README.md'), path.join(out, 'README.md'));
-  if (packDir === undefined) return;
-  fs.mkdirSync(packDir, { recursive: true });
-  const packed = JSON.parse(
-    execFileSync('npm', ['pack', out, '--json', '--ignore-scripts', '--pack-destination', path.resolve(packDir)], { encoding: 'utf8' }),
-  );
-  process.stdout.write(`${path.join(path.resolve(packDir), packed[0].filename)}\n`);
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'codemode-client-package-'));
+  try {
+    const dist = path.join(out, 'dist');
+    const tsconfig = path.join(lib, 'tsconfig.package.json');
+    execFileSync(bin('tsc'), ['-p', tsconfig, '--outDir', dist], { cwd: root, stdio: 'inherit' });
+    execFileSync(bin('tsc-alias'), ['-p', tsconfig, '--outDir', dist], { cwd: root, stdio: 'inherit' });
+    writeEsmEntry(dist);
+    fs.writeFileSync(path.join(out, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    fs.copyFileSync(path.join(lib, 'README.md'), path.join(out, 'README.md'));
+    fs.mkdirSync(packDir, { recursive: true });
+    const packed = JSON.parse(
+      execFileSync('npm', ['pack', out, '--json', '--ignore-scripts', '--pack-destination', packDir], { encoding: 'utf8' }),
+    );
+    process.stdout.write(`${path.join(packDir, packed[0].filename)}\n`);
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
 }
 
 /**

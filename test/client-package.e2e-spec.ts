@@ -52,7 +52,7 @@ describe('@codemode/client package', () => {
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'client-package-e2e', private: true }));
     const [started, built] = await Promise.all([
       TestStack.start(),
-      run(process.execPath, [join(ROOT, 'scripts/build-client-package.js'), join(tmp, 'package'), '--pack', packs], { cwd: ROOT }),
+      run(process.execPath, [join(ROOT, 'scripts/build-client-package.js'), packs], { cwd: ROOT }),
     ]);
     stack = started;
     tarball = built.stdout.trim();
