@@ -166,11 +166,25 @@ client.exec('s', { code: 'return 1' });
        (async () => {
          const result = await client.exec('pkg-lib', { title: 'lib', code: 'return 6 * 7' });
          const missing = await client.getSession('never-created').catch((error) => error);
-         console.log(JSON.stringify({ status: result.status, value: result.value, apiError: missing instanceof CodeModeApiError, code: missing.status }));
+         await client.putSkill('notes', { description: 'house notes', content: '# notes' });
+         const skills = (await client.listSkills()).skills;
+         const policy = await client.putPolicy({ rules: [{ tool: 'github.*', decision: 'approve' }] });
+         const approvals = (await client.listApprovals()).approvals;
+         const deleted = await client.deleteSession('pkg-lib');
+         console.log(JSON.stringify({ status: result.status, value: result.value, apiError: missing instanceof CodeModeApiError, code: missing.status, skills, policy, approvals, deleted }));
        })();`,
     );
     const called = await inFolder(app, process.execPath, ['call.cjs', stack.baseUrl]);
-    expect(JSON.parse(called.stdout)).toEqual({ status: 'completed', value: 42, apiError: true, code: 404 });
+    expect(JSON.parse(called.stdout)).toEqual({
+      status: 'completed',
+      value: 42,
+      apiError: true,
+      code: 404,
+      skills: [{ name: 'notes', description: 'house notes' }],
+      policy: { rules: [{ tool: 'github.*', decision: 'approve' }] },
+      approvals: [],
+      deleted: { sessionId: 'pkg-lib', deleted: true, abortedRuns: [] },
+    });
 
     const codemode = join(app, 'node_modules/.bin/codemode');
     const help = await inFolder(app, codemode, ['--help']);
