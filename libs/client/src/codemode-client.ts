@@ -56,7 +56,7 @@ export interface FollowOptions extends RequestOptions {
 /** Pause before reopening an event stream the server closed (it was restarting or draining). */
 const RECONNECT_MS = 500;
 
-/** Typed REST client of the Code Mode API (SPEC §2), used by the CLI, the tests and the benchmarks. */
+/** Typed REST client of the Code Mode API (SPEC §2): the @codemode/client package (§18), and what the CLI, the tests and the benchmarks use. */
 export class CodeModeClient {
   private readonly http: RestConnection;
 
