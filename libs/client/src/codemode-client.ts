@@ -1,4 +1,6 @@
 import type {
+  ApprovalDecisionInput,
+  ApprovalView,
   ClientToolInput,
   CodeModeExecInput,
   FleetView,
@@ -22,22 +24,23 @@ import type {
   NodeConnectInput,
   NodeResultInput,
   NodeView,
+  Policy,
+  SessionDeleted,
+  SessionSkillsPut,
+  Skill,
+  SkillSummary,
+  TenantApprovalView,
+  TenantSkillPut,
 } from '@codemode/contracts';
 import { CodeModeApiError, CodeModeConnectionError, CodeModeStreamError, isAbort } from './errors';
+import { readText, type HttpAnswer } from './http-transport';
+import { enc, pageQuery, parseBody, RestConnection, sessionPath, type RawResponse } from './rest-connection';
 import { readSse, type SseMessage } from './sse';
-import { readText, sendHttp, type HttpAnswer, type HttpRequest } from './http-transport';
 
 export interface CodeModeClientOptions {
   /** e.g. `http://127.0.0.1:3000` */
   baseUrl: string;
   apiKey?: string;
-}
-
-export interface RawResponse {
-  status: number;
-  headers: Headers;
-  body: unknown;
-  text: string;
 }
 
 export interface RequestOptions {
@@ -53,70 +56,85 @@ export interface FollowOptions extends RequestOptions {
 /** Pause before reopening an event stream the server closed (it was restarting or draining). */
 const RECONNECT_MS = 500;
 
-/** Typed REST client of the Code Mode API (SPEC §2), used by the CLI, the tests and the benchmarks. */
+/** Typed REST client of the Code Mode API (SPEC §2): the @codemode/client package (§18), and what the CLI, the tests and the benchmarks use. */
 export class CodeModeClient {
-  constructor(private readonly options: CodeModeClientOptions) {}
+  private readonly http: RestConnection;
+
+  constructor(options: CodeModeClientOptions) {
+    this.http = new RestConnection(options.baseUrl, options.apiKey);
+  }
 
   get baseUrl(): string {
-    return this.options.baseUrl;
+    return this.http.baseUrl;
   }
 
   exec(sessionId: string, input: CodeModeExecInput, opts: { idempotencyKey?: string } & RequestOptions = {}): Promise<CodeModeResult> {
     const headers: Record<string, string> = {};
     if (opts.idempotencyKey !== undefined) headers['idempotency-key'] = opts.idempotencyKey;
-    return this.json('POST', `${sessionPath(sessionId)}/exec`, input, headers, opts.signal);
+    return this.http.json('POST', `${sessionPath(sessionId)}/exec`, input, headers, opts.signal);
   }
 
   wait(sessionId: string, runId: string, opts: { idempotencyKey?: string } & RequestOptions = {}): Promise<CodeModeResult> {
     const headers: Record<string, string> = {};
     if (opts.idempotencyKey !== undefined) headers['idempotency-key'] = opts.idempotencyKey;
-    return this.json('POST', `${sessionPath(sessionId)}/wait`, { runId }, headers, opts.signal);
+    return this.http.json('POST', `${sessionPath(sessionId)}/wait`, { runId }, headers, opts.signal);
   }
 
   /** `DELETE …/runs/{runId}`: the aborted run's final result; 409 (thrown) if it had already ended. */
   abort(sessionId: string, runId: string): Promise<CodeModeResult> {
-    return this.json('DELETE', `${sessionPath(sessionId)}/runs/${enc(runId)}`);
+    return this.http.json('DELETE', `${sessionPath(sessionId)}/runs/${enc(runId)}`);
   }
 
   /** Answers pending client tool calls of a parked run; a later `wait` sees them. */
   toolResults(sessionId: string, runId: string, results: ToolResult[]): Promise<{ accepted: number }> {
-    return this.json('POST', `${sessionPath(sessionId)}/runs/${enc(runId)}/tool-results`, { results });
+    return this.http.json('POST', `${sessionPath(sessionId)}/runs/${enc(runId)}/tool-results`, { results });
   }
 
   /** `GET /v1/sessions`: the tenant's sessions, newest activity first; pass `next` as `cursor` for the next page. */
   listSessions(opts: { limit?: number; cursor?: string } = {}): Promise<SessionList> {
-    return this.json('GET', `/v1/sessions${pageQuery(opts)}`);
+    return this.http.json('GET', `/v1/sessions${pageQuery(opts)}`);
   }
 
   /** `GET /v1/sessions/{sid}/runs`: the session's runs, newest request first. */
   listRuns(sessionId: string, opts: { limit?: number; cursor?: string } = {}): Promise<RunList> {
-    return this.json('GET', `${sessionPath(sessionId)}/runs${pageQuery(opts)}`);
+    return this.http.json('GET', `${sessionPath(sessionId)}/runs${pageQuery(opts)}`);
   }
 
   /** `GET /v1/fleet`: live workers, the cell queue, and the tenant's own live runs per worker. */
   fleet(): Promise<FleetView> {
-    return this.json('GET', '/v1/fleet');
+    return this.http.json('GET', '/v1/fleet');
   }
 
   putSession(sessionId: string, input: SessionPutInput): Promise<SessionConfig> {
-    return this.json('PUT', sessionPath(sessionId), input);
+    return this.http.json('PUT', sessionPath(sessionId), input);
   }
 
   getSession(sessionId: string): Promise<SessionView> {
-    return this.json('GET', sessionPath(sessionId));
+    return this.http.json('GET', sessionPath(sessionId));
+  }
+
+  /** `DELETE /v1/sessions/{sid}` (SPEC §10): the session and everything of it; its live runs are aborted first. */
+  deleteSession(sessionId: string): Promise<SessionDeleted> {
+    return this.http.json('DELETE', sessionPath(sessionId));
+  }
+
+  /** `GET /v1/sessions/{sid}/store`: the committed session store. */
+  async getStore(sessionId: string): Promise<Record<string, unknown>> {
+    const body = await this.http.json<{ values: Record<string, unknown> }>('GET', `${sessionPath(sessionId)}/store`);
+    return body.values;
   }
 
   getRun(sessionId: string, runId: string): Promise<RunView> {
-    return this.json('GET', `${sessionPath(sessionId)}/runs/${enc(runId)}`);
+    return this.http.json('GET', `${sessionPath(sessionId)}/runs/${enc(runId)}`);
   }
 
   /** Replaces the session's client tools. */
   putTools(sessionId: string, tools: ClientToolInput[]): Promise<ToolsView> {
-    return this.json('PUT', `${sessionPath(sessionId)}/tools`, { tools });
+    return this.http.json('PUT', `${sessionPath(sessionId)}/tools`, { tools });
   }
 
   getTools(sessionId: string): Promise<ToolsView> {
-    return this.json('GET', `${sessionPath(sessionId)}/tools`);
+    return this.http.json('GET', `${sessionPath(sessionId)}/tools`);
   }
 
   /** exec and wait in the form a model API takes (SPEC §14); a never-written session gets the defaults. */
@@ -125,16 +143,16 @@ export class CodeModeClient {
     format: F,
     opts: RequestOptions = {},
   ): Promise<{ tools: ToolDefinitions[F][] }> {
-    return this.json('GET', `${sessionPath(sessionId)}/tools/definitions?format=${enc(format)}`, undefined, {}, opts.signal);
+    return this.http.json('GET', `${sessionPath(sessionId)}/tools/definitions?format=${enc(format)}`, undefined, {}, opts.signal);
   }
 
   /** Shell `exec` (SPEC §7); tool-level failures come back as `details.status:"failed"`, not thrown. */
   shellExec(sessionId: string, input: ShellExecInput, opts: RequestOptions = {}): Promise<ShellAnswer> {
-    return this.json('POST', `${sessionPath(sessionId)}/shell/exec`, input, {}, opts.signal);
+    return this.http.json('POST', `${sessionPath(sessionId)}/shell/exec`, input, {}, opts.signal);
   }
 
   process(sessionId: string, input: ProcessInput): Promise<ShellAnswer> {
-    return this.json('POST', `${sessionPath(sessionId)}/process`, input);
+    return this.http.json('POST', `${sessionPath(sessionId)}/process`, input);
   }
 
   events(sessionId: string, opts: { after?: string; limit?: number } = {}): Promise<EventPage> {
@@ -142,7 +160,7 @@ export class CodeModeClient {
     if (opts.after !== undefined) query.set('after', opts.after);
     if (opts.limit !== undefined) query.set('limit', String(opts.limit));
     const suffix = query.size > 0 ? `?${query.toString()}` : '';
-    return this.json('GET', `${sessionPath(sessionId)}/events${suffix}`);
+    return this.http.json('GET', `${sessionPath(sessionId)}/events${suffix}`);
   }
 
   /**
@@ -162,9 +180,9 @@ export class CodeModeClient {
         const suffix = after === undefined ? '' : `?after=${encodeURIComponent(after)}`;
         let response: HttpAnswer;
         try {
-          response = await this.send(`${sessionPath(sessionId)}/events${suffix}`, {
+          response = await this.http.send(`${sessionPath(sessionId)}/events${suffix}`, {
             method: 'GET',
-            headers: { ...this.authHeaders(), accept: 'text/event-stream' },
+            headers: { ...this.http.authHeaders(), accept: 'text/event-stream' },
             signal: controller.signal,
           });
         } catch (error) {
@@ -177,7 +195,7 @@ export class CodeModeClient {
         if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
           response.discard();
           throw new CodeModeStreamError(
-            `expected an event stream from ${this.options.baseUrl}, got ${response.headers.get('content-type') ?? 'no content type'}.`,
+            `expected an event stream from ${this.http.baseUrl}, got ${response.headers.get('content-type') ?? 'no content type'}.`,
           );
         }
         try {
@@ -188,7 +206,7 @@ export class CodeModeClient {
           }
         } catch (error) {
           if (controller.signal.aborted) return;
-          throw CodeModeConnectionError.from(this.options.baseUrl, error);
+          throw CodeModeConnectionError.from(this.http.baseUrl, error);
         }
         await delay(RECONNECT_MS, controller.signal);
       }
@@ -200,12 +218,12 @@ export class CodeModeClient {
 
   /** `GET /v1/nodes` (SPEC §15): the tenant's paired nodes. */
   listNodes(): Promise<{ nodes: NodeView[] }> {
-    return this.json('GET', '/v1/nodes');
+    return this.http.json('GET', '/v1/nodes');
   }
 
   /** `DELETE /v1/nodes/{id}` (operator keys): unpairs the node and closes its connection. */
   removeNode(nodeId: string): Promise<{ id: string; deleted: true }> {
-    return this.json('DELETE', `/v1/nodes/${enc(nodeId)}`);
+    return this.http.json('DELETE', `/v1/nodes/${enc(nodeId)}`);
   }
 
   /**
@@ -213,9 +231,9 @@ export class CodeModeClient {
    * `invoke`s) until the stream ends or `signal` aborts. Refusals throw CodeModeApiError.
    */
   async *connectNode(input: NodeConnectInput, signal: AbortSignal): AsyncGenerator<SseMessage> {
-    const response = await this.send('/v1/nodes/connect', {
+    const response = await this.http.send('/v1/nodes/connect', {
       method: 'POST',
-      headers: { ...this.authHeaders(), accept: 'text/event-stream', 'content-type': 'application/json' },
+      headers: { ...this.http.authHeaders(), accept: 'text/event-stream', 'content-type': 'application/json' },
       body: JSON.stringify(input),
       signal,
     });
@@ -226,88 +244,73 @@ export class CodeModeClient {
       yield* readSse(response.body);
     } catch (error) {
       if (signal.aborted) return;
-      throw CodeModeConnectionError.from(this.options.baseUrl, error);
+      throw CodeModeConnectionError.from(this.http.baseUrl, error);
     }
   }
 
   /** `POST /v1/nodes/{id}/results`: a node's answer to one invocation. */
   answerNode(nodeId: string, result: NodeResultInput): Promise<{ accepted: true }> {
-    return this.json('POST', `/v1/nodes/${enc(nodeId)}/results`, result);
+    return this.http.json('POST', `/v1/nodes/${enc(nodeId)}/results`, result);
+  }
+
+  /** `GET /v1/skills` (SPEC §15): the tenant's skills, names and descriptions. */
+  listSkills(): Promise<{ skills: SkillSummary[] }> {
+    return this.http.json('GET', '/v1/skills');
+  }
+
+  /** `PUT /v1/skills/{name}` (operator keys): creates or replaces a tenant skill. */
+  putSkill(name: string, skill: TenantSkillPut): Promise<Skill> {
+    return this.http.json('PUT', `/v1/skills/${enc(name)}`, skill);
+  }
+
+  /** `DELETE /v1/skills/{name}` (operator keys). */
+  deleteSkill(name: string): Promise<{ name: string; deleted: true }> {
+    return this.http.json('DELETE', `/v1/skills/${enc(name)}`);
+  }
+
+  /** `PUT /v1/sessions/{sid}/skills`: replaces the session's own skills. */
+  putSessionSkills(sessionId: string, skills: SessionSkillsPut['skills']): Promise<{ skills: SkillSummary[] }> {
+    return this.http.json('PUT', `${sessionPath(sessionId)}/skills`, { skills });
+  }
+
+  /** `GET /v1/policy` (SPEC §11): the tenant-wide tool policy. A session's own policy is `putSession`'s `policy`. */
+  getPolicy(): Promise<Policy> {
+    return this.http.json('GET', '/v1/policy');
+  }
+
+  /** `PUT /v1/policy` (operator keys): replaces the tenant-wide tool policy. */
+  putPolicy(policy: Policy): Promise<Policy> {
+    return this.http.json('PUT', '/v1/policy', policy);
+  }
+
+  /** `GET /v1/approvals` (SPEC §11): pending approvals across the tenant's sessions. */
+  listApprovals(): Promise<{ approvals: TenantApprovalView[] }> {
+    return this.http.json('GET', '/v1/approvals');
+  }
+
+  /** `GET /v1/sessions/{sid}/approvals`: the session's pending approvals. */
+  listSessionApprovals(sessionId: string): Promise<{ approvals: ApprovalView[] }> {
+    return this.http.json('GET', `${sessionPath(sessionId)}/approvals`);
+  }
+
+  /** `POST /v1/sessions/{sid}/approvals/{approvalId}` (operator keys); 409 (thrown) once decided or timed out. */
+  decideApproval(sessionId: string, approvalId: string, input: ApprovalDecisionInput): Promise<ApprovalView & ApprovalDecisionInput> {
+    return this.http.json('POST', `${sessionPath(sessionId)}/approvals/${enc(approvalId)}`, input);
   }
 
   async transcript(sessionId: string): Promise<TranscriptEntry[]> {
-    const body = await this.json<{ entries: TranscriptEntry[] }>('GET', `${sessionPath(sessionId)}/transcript`);
+    const body = await this.http.json<{ entries: TranscriptEntry[] }>('GET', `${sessionPath(sessionId)}/transcript`);
     return body.entries;
   }
 
   /** Any request, without throwing on non-2xx: for tests of error answers. */
-  async raw(
+  raw(
     method: string,
     path: string,
     init: { body?: string | Uint8Array; headers?: Record<string, string>; signal?: AbortSignal } = {},
   ): Promise<RawResponse> {
-    const response = await this.send(path, {
-      method,
-      headers: { ...this.authHeaders(), ...init.headers },
-      body: init.body,
-      signal: init.signal,
-    });
-    let text: string;
-    try {
-      text = await readText(response);
-    } catch (error) {
-      throw CodeModeConnectionError.from(this.options.baseUrl, error);
-    }
-    return { status: response.status, headers: response.headers, body: parseBody(text), text };
+    return this.http.raw(method, path, init);
   }
-
-  /** A request with the socket-level reason of a failed connection in the error (CodeModeConnectionError). */
-  private async send(path: string, init: HttpRequest): Promise<HttpAnswer> {
-    try {
-      return await sendHttp(new URL(`${this.options.baseUrl}${path}`), init);
-    } catch (error) {
-      throw CodeModeConnectionError.from(this.options.baseUrl, error);
-    }
-  }
-
-  private async json<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-    signal?: AbortSignal,
-  ): Promise<T> {
-    const response = await this.raw(method, path, {
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-      signal,
-    });
-    if (response.status < 200 || response.status >= 300) {
-      throw new CodeModeApiError(response.status, response.body as never);
-    }
-    return response.body as T;
-  }
-
-  private authHeaders(): Record<string, string> {
-    return this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {};
-  }
-}
-
-function parseBody(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    // Not JSON (e.g. Prometheus text); keep the text.
-    return text;
-  }
-}
-
-function sessionPath(sessionId: string): string {
-  return `/v1/sessions/${enc(sessionId)}`;
-}
-
-function enc(segment: string): string {
-  return encodeURIComponent(segment);
 }
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {
@@ -320,11 +323,4 @@ function delay(ms: number, signal: AbortSignal): Promise<void> {
       resolve();
     }
   });
-}
-
-function pageQuery(opts: { limit?: number; cursor?: string }): string {
-  const query = new URLSearchParams();
-  if (opts.limit !== undefined) query.set('limit', String(opts.limit));
-  if (opts.cursor !== undefined) query.set('cursor', opts.cursor);
-  return query.size > 0 ? `?${query.toString()}` : '';
 }

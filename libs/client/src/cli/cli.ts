@@ -4,12 +4,11 @@ import { CodeModeClient } from '../codemode-client';
 import { parseCli, USAGE, type CliCommand, type CliEnv } from './args';
 import { eventsCommand } from './commands/events';
 import { execCommand, waitCommand } from './commands/exec';
-import { mcpCommand } from './commands/mcp';
 import { nodeCommand } from './node-agent/node-command';
 import { shellCommand } from './commands/shell';
 import { toolsGetCommand, toolsPutCommand } from './commands/tools';
 import type { CliIo, CommandContext } from './context';
-import { UsageError } from './errors';
+import { CliInputError, UsageError } from './errors';
 import { ExitCode, exitCodeForError } from './exit-codes';
 
 /** The whole CLI as a function of argv, environment and I/O; returns the exit code. */
@@ -56,8 +55,25 @@ function dispatch(ctx: CommandContext, command: Exclude<CliCommand, { kind: 'hel
     case 'tools-get':
       return toolsGetCommand(ctx, command);
     case 'mcp':
-      return mcpCommand(ctx, { sessionId: command.sessionId, version: packageVersion() });
+      return loadMcpCommand().then(({ mcpCommand }) => mcpCommand(ctx, { sessionId: command.sessionId, version: packageVersion() }));
     case 'node':
       return nodeCommand(ctx, { name: command.name, allow: command.allow, root: resolve(command.root), commands: command.commands });
+  }
+}
+
+const MCP_SDK_MISSING = 'codemode mcp needs the MCP SDK installed beside @codemode/client: npm install @modelcontextprotocol/sdk@^1.32.2';
+
+/**
+ * The MCP SDK is loaded by `codemode mcp` only: it is an optional peer of the @codemode/client
+ * package (a library user does not install an MCP server stack to call REST), so its absence is
+ * a sentence naming what to install, not a stack trace.
+ */
+async function loadMcpCommand(): Promise<typeof import('./commands/mcp')> {
+  try {
+    return await import('./commands/mcp');
+  } catch (error) {
+    const missing = (error as { code?: unknown }).code === 'MODULE_NOT_FOUND' && String(error).includes('@modelcontextprotocol/sdk');
+    if (missing) throw new CliInputError(MCP_SDK_MISSING);
+    throw error;
   }
 }
