@@ -19,5 +19,5 @@ export { RunEnds, ParkedRunHoldings, type EndingRun, type LostAnswer, type RunHo
 export { LiveRunIndex, ParkedRunIndex, type DueRun } from './parked-run-index';
 export { ParkedImageStore, type StoredParkedImage } from './parked-image-store';
 export { NotAwaitingPlatformError, recordPlatformAnswers } from './platform-answers';
-export { openPlatformCalls, recordsPlatformAnswer } from './platform-calls';
+export { recordsPlatformAnswer } from './platform-calls';
 export { RunListing, LIVE_RUN_SCAN } from './run-listing';

@@ -34,7 +34,8 @@ local function project_run(K, ev, at, id)
     push_transcript(K, transcript_entry('input', 'exec', ev.runId, at, 'input', input))
     return
   end
-  redis.call('HSET', run, 'updatedAt', at)
+  -- `lastEvent`: answer-idle-wait.lua answers only if nothing was appended to the run since its caller read it.
+  redis.call('HSET', run, 'updatedAt', at, 'lastEvent', id)
   -- SPEC §16: a run that dispatched a tool call gets the dispatched repair sentence (finish-run.lua).
   if ev.type == 'tool.called' then redis.call('HSET', run, 'toolCalled', '1') end
   local result = raw_of(ev, 'result')
@@ -50,6 +51,9 @@ local function project_run(K, ev, at, id)
     redis.call('HDEL', run, 'parkedAt', 'expiresAt')
     local input = raw_of(ev, 'input')
     if input then push_transcript(K, transcript_entry('input', 'wait', ev.runId, at, 'input', input)) end
+  elseif ev.type == 'run.waited' then
+    push_transcript(K, transcript_entry('input', 'wait', ev.runId, at, 'input', raw_of(ev, 'input')))
+    push_transcript(K, transcript_entry('result', 'wait', ev.runId, at, 'result', result))
   elseif terminal then
     redis.call('HSET', run, 'status', terminal, 'endedAt', at)
     redis.call('HDEL', run, 'expiresAt', 'resumeToken', 'resumeUntil', 'resumeKey')
