@@ -20,7 +20,7 @@ interface CliRun {
 }
 
 /** Runs the built CLI as a child process, as a user would; never inherits CODEMODE_* from the test runner. */
-function cli(args: string[], opts: { input?: string; entry?: string } = {}): Promise<CliRun> {
+function cli(args: string[], opts: { input?: string; entry?: string; onStdout?: (stdout: string) => void } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [opts.entry ?? MAIN, ...args], {
       cwd: ROOT,
@@ -29,12 +29,21 @@ function cli(args: string[], opts: { input?: string; entry?: string } = {}): Pro
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      opts.onStdout?.(stdout);
+    });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(opts.input ?? '');
   });
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = (): void => undefined;
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
 }
 
 /** Event types of `codemode events` lines (`<id> <type> <runId?> <data>`), in order. */
@@ -76,10 +85,52 @@ describe('codemode CLI', () => {
     expect(order.indexOf('run.parked')).toBeLessThan(order.indexOf('run.resumed'));
     expect(listed.stdout).toMatch(/^\d+-\d+ run\.requested cm_\S+ \{.*"title":"yield\.js"/);
 
-    // --follow replays the log over SSE and --until ends the tail deterministically.
-    const followed = await cli(['events', 'cli-e2e', '--follow', '--until', 'run.completed', ...url]);
+    // --follow replays the log over SSE, and --until ends the tail at a new run.completed only
+    // (SPEC §18): the one already in the log does not end it, the next run's does.
+    const replaying = deferred();
+    const tail = cli(['events', 'cli-e2e', '--follow', '--until', 'run.completed', ...url], {
+      onStdout: (stdout) => {
+        if (types(stdout).length >= order.length) replaying.resolve();
+      },
+    });
+    // The tail has replayed the log, so it read where the log ended before this run was requested.
+    await replaying.promise;
+    const again = await cli(['exec', '-', '--title', 'again', ...url, '-s', 'cli-e2e'], { input: 'return 7;' });
+    expect(again).toMatchObject({ code: 0, stdout: '7\n' });
+    const followed = await tail;
     expect(followed.code).toBe(0);
-    expect(types(followed.stdout)).toEqual(order);
+    const replayed = types(followed.stdout);
+    expect(replayed.slice(0, order.length)).toEqual(order);
+    expect(replayed.slice(order.length).at(-1)).toBe('run.completed');
+    expect(followed.stdout.trim().split('\n').at(-1)).toMatch(/"value":7/);
+  });
+
+  it('exits 3 on a cell waiting for the platform, saying how to answer, instead of waiting in a loop', async () => {
+    const client = stack.client();
+    await client.putTools('cli-platform', [{ name: 'ask', description: 'answered by the platform' }]);
+    const started = Date.now();
+    const asked = await cli(['exec', '-', '--title', 'ask', ...url, '-s', 'cli-platform'], {
+      input: 'const a = await ask({ q: 1 }); return a.n + 1;',
+    });
+    expect(asked.code).toBe(3);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const runId = /run (cm_\S+)/.exec(asked.stderr)?.[1];
+    expect(asked.stderr).toBe(
+      `waiting (pending_tools): run ${runId}\n` +
+        '  pending bridge:callValue:1 ask {"q":1}\n' +
+        `run ${runId} waits for the platform's answers to the calls above; waiting again would answer the same.\n` +
+        `Answer them with POST /v1/sessions/cli-platform/runs/${runId}/tool-results, e.g.\n` +
+        '  {"results":[{"id":"bridge:callValue:1","ok":true,"value":<the tool\'s answer>}]}\n' +
+        `  ({"id":…,"ok":false,"error":"<message>"} for a failure), then resume with: codemode wait ${runId} -s cli-platform\n`,
+    );
+    // The CLI called no wait: the run was never resumed.
+    const logged = await cli(['events', 'cli-platform', ...url]);
+    expect(types(logged.stdout)).not.toContain('run.resumed');
+    expect(types(logged.stdout)).not.toContain('run.waited');
+
+    await client.toolResults('cli-platform', runId!, [{ id: 'bridge:callValue:1', ok: true, value: { n: 41 } }]);
+    const resumed = await cli(['wait', runId!, ...url, '-s', 'cli-platform']);
+    expect(resumed).toMatchObject({ code: 0, stdout: '42\n' });
   });
 
   it('tails events live while a parked run is resumed with --no-wait and wait', async () => {

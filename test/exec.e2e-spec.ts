@@ -216,13 +216,40 @@ describe('exec over REST (real api + worker)', () => {
     const first = await client.putSession('s-limits', { agentId: 'a1', codeMode: { timeoutMs: 5, maxOutputBytes: 10 ** 9 } });
     expect(first.codeMode).toMatchObject({ timeoutMs: 100, maxOutputBytes: 10485760, memoryLimitBytes: 67108864 });
     expect(first.agentId).toBe('a1');
+    // A clamp is said (issue 43): each setting asked for that the session does not get as asked.
+    expect(first.clamped).toEqual([
+      { setting: 'codeMode.timeoutMs', requested: 5, applied: 100 },
+      { setting: 'codeMode.maxOutputBytes', requested: 10 ** 9, applied: 10485760 },
+    ]);
     const second = await client.putSession('s-limits', { codeMode: { snapshotTtlSeconds: 2 } });
     expect(second).toMatchObject({ agentId: 'a1', codeMode: { timeoutMs: 100, snapshotTtlSeconds: 2 } });
-    const third = await client.putSession('s-limits', { codeMode: { timeoutMs: 'soon' } });
+    expect(second).not.toHaveProperty('clamped');
+    const third = await client.putSession('s-limits', { codeMode: { timeoutMs: 'soon' }, shell: { cleanupMs: 1 } });
     expect(third.codeMode.timeoutMs).toBe(10000);
+    expect(third.clamped).toEqual([
+      { setting: 'codeMode.timeoutMs', requested: 'soon', applied: 10000 },
+      { setting: 'shell.cleanupMs', requested: 1, applied: 60000 },
+    ]);
     const view = await client.getSession('s-limits');
     expect(view).toMatchObject({ sessionId: 's-limits', agentId: 'a1', codeMode: { snapshotTtlSeconds: 2 } });
     expect(view.createdAt).toEqual(expect.any(String));
+  });
+
+  it('removes the session policy on policy: null, so its cells run under the tenant policy alone', async () => {
+    const client = stack.client();
+    const sid = 's-policy-null';
+    await client.putTools(sid, [{ name: 'ask', description: 'answered by the platform' }]);
+    const denied = await client.putSession(sid, { policy: { rules: [{ tool: 'ask', decision: 'deny' }] } });
+    expect(denied.policy).toEqual({ rules: [{ tool: 'ask', decision: 'deny' }] });
+    const cell = { title: 'ask', code: 'try { return await ask({}); } catch (e) { return e.message; }' };
+    expect(await exec(sid, cell)).toMatchObject({ status: 'completed', value: 'code mode tool ask is blocked by policy.' });
+    const cleared = await client.putSession(sid, { policy: null });
+    expect(cleared.policy).toBeNull();
+    expect((await client.getSession(sid)).policy).toBeNull();
+    // Allowed now (the tenant has no policy): the call waits for the platform's answer.
+    const asked = await exec(sid, cell);
+    expect(asked).toMatchObject({ status: 'waiting', pendingToolCalls: [{ id: 'bridge:callValue:1', tool: 'ask' }] });
+    if (asked.status === 'waiting') await client.abort(sid, asked.runId);
   });
 
   it('runs an exec with the limits of a session configured since its last exec', async () => {

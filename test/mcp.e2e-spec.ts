@@ -243,11 +243,22 @@ describe('GET /v1/sessions/{sid}/tools/definitions', () => {
   test('answers exec and wait in each format, with the session exec description; a never-written session gets the defaults and stays unwritten', async () => {
     const client = tenants.stack.client(ALPHA);
     const { execDescription } = (await client.raw('GET', '/v1/sessions/defs-fresh/tools')).body as { execDescription: string };
-    for (const format of ['openai', 'anthropic', 'mcp'] as const) {
+    for (const format of ['openai', 'openai-responses', 'anthropic', 'mcp'] as const) {
       const answer = await client.raw('GET', `/v1/sessions/defs-fresh/tools/definitions?format=${format}`);
       expect(answer.status).toBe(200);
       expect(answer.body).toEqual({ tools: toolDefinitions(format, codeModeTools(execDescription)) });
     }
+    // SPEC §18: the Responses API's function tool, flat.
+    const responses = (await client.raw('GET', '/v1/sessions/defs-fresh/tools/definitions?format=openai-responses')).body as {
+      tools: Record<string, unknown>[];
+    };
+    expect(responses.tools[0]).toEqual({
+      type: 'function',
+      name: 'exec',
+      description: execDescription,
+      parameters: expect.objectContaining({ type: 'object' }),
+      strict: false,
+    });
     const mcp = (await client.raw('GET', '/v1/sessions/defs-fresh/tools/definitions?format=mcp')).body as { tools: unknown[] };
     expect(ListToolsResultSchema.parse(mcp).tools.map((t) => t.name)).toEqual(['exec', 'wait']);
     expect((await client.raw('GET', '/v1/sessions/defs-fresh')).status).toBe(404);
@@ -258,7 +269,10 @@ describe('GET /v1/sessions/{sid}/tools/definitions', () => {
     for (const query of ['?format=xml', '', '?format=']) {
       const answer = await client.raw('GET', `/v1/sessions/defs-fresh/tools/definitions${query}`);
       expect(answer.status).toBe(400);
-      expect(answer.body).toMatchObject({ error: 'format must be one of openai, anthropic, mcp.', code: 'invalid_input' });
+      expect(answer.body).toMatchObject({
+        error: 'format must be one of openai, openai-responses, anthropic, mcp.',
+        code: 'invalid_input',
+      });
     }
   });
 });

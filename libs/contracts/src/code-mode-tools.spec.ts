@@ -32,17 +32,24 @@ test('each format is the shape its model API takes', () => {
     type: 'function',
     function: { name: 'exec', description: exec.description, parameters: exec.inputSchema },
   });
+  expect(toolDefinitions('openai-responses', tools)[0]).toEqual({
+    type: 'function',
+    name: 'exec',
+    description: exec.description,
+    parameters: exec.inputSchema,
+    strict: false,
+  });
   expect(toolDefinitions('anthropic', tools)[0]).toEqual({ name: 'exec', description: exec.description, input_schema: exec.inputSchema });
   expect(toolDefinitions('mcp', tools)[0]).toEqual({ name: 'exec', description: exec.description, inputSchema: exec.inputSchema });
-  for (const format of ['openai', 'anthropic', 'mcp'] as const) expect(toolDefinitions(format, tools)).toHaveLength(2);
+  for (const format of ['openai', 'openai-responses', 'anthropic', 'mcp'] as const) expect(toolDefinitions(format, tools)).toHaveLength(2);
 });
 
 test('the definitions are what each vendor SDK types as a tool, and MCP tools/list accepts them', () => {
   // Checked when this file compiles (npm run typecheck, ts-jest): each assignment fails if a field is missing or mistyped.
   const openai: ChatCompletionTool[] = toolDefinitions('openai', tools);
-  const responsesShape: FunctionTool[] = openai.map((t) => ({ type: 'function', strict: false, ...(t as OpenAiFunctionTool).function }));
+  const responses: FunctionTool[] = toolDefinitions('openai-responses', tools);
   const anthropic: Anthropic.Messages.Tool[] = toolDefinitions('anthropic', tools);
-  expect(responsesShape.map((t) => t.name)).toEqual(['exec', 'wait']);
+  expect(responses.map((t) => t.name)).toEqual(openai.map((t) => (t as OpenAiFunctionTool).function.name));
   expect(anthropic.map((t) => t.input_schema.type)).toEqual(['object', 'object']);
   expect(ListToolsResultSchema.parse({ tools: toolDefinitions('mcp', tools) }).tools.map((t) => t.name)).toEqual(['exec', 'wait']);
 });

@@ -53,13 +53,25 @@ export function codeModeTools(execDescription: string): CodeModeTool[] {
   ];
 }
 
-export const TOOL_DEFINITION_FORMATS = ['openai', 'anthropic', 'mcp'] as const;
+export const TOOL_DEFINITION_FORMATS = ['openai', 'openai-responses', 'anthropic', 'mcp'] as const;
 export type ToolDefinitionFormat = (typeof TOOL_DEFINITION_FORMATS)[number];
 
 /** OpenAI's function tool (Chat Completions `tools`). */
 export interface OpenAiFunctionTool {
   type: 'function';
   function: { name: string; description: string; parameters: ToolInputJsonSchema };
+}
+/**
+ * OpenAI's Responses API function tool (SPEC §18). `strict: false` because the Responses API
+ * defaults to strict schemas, which require every property and `additionalProperties: false`:
+ * exec's optional fields (`restartSafe`, `awaitResults`, the `command` alias) would be refused.
+ */
+export interface OpenAiResponsesFunctionTool {
+  type: 'function';
+  name: string;
+  description: string;
+  parameters: ToolInputJsonSchema;
+  strict: false;
 }
 /** Anthropic's client tool (Messages `tools`). */
 export interface AnthropicTool {
@@ -75,19 +87,22 @@ export interface McpTool {
 }
 export interface ToolDefinitions {
   openai: OpenAiFunctionTool;
+  'openai-responses': OpenAiResponsesFunctionTool;
   anthropic: AnthropicTool;
   mcp: McpTool;
 }
 
 /**
- * The tools in the form a model API takes as is (SPEC §14): OpenAI function tools (Chat
- * Completions `tools`), Anthropic `tools`, MCP `Tool`.
+ * The tools in the form a model API takes as is (SPEC §14, §18): OpenAI function tools (Chat
+ * Completions `tools`, and the Responses API's), Anthropic `tools`, MCP `Tool`.
  */
 export function toolDefinitions<F extends ToolDefinitionFormat>(format: F, tools: readonly CodeModeTool[]): ToolDefinitions[F][] {
   const made: ToolDefinitions[ToolDefinitionFormat][] = tools.map((t) => {
     switch (format) {
       case 'openai':
         return { type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } };
+      case 'openai-responses':
+        return { type: 'function', name: t.name, description: t.description, parameters: t.inputSchema, strict: false };
       case 'anthropic':
         return { name: t.name, description: t.description, input_schema: t.inputSchema };
       default:

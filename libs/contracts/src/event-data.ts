@@ -126,6 +126,8 @@ export const EVENT_DATA_SCHEMAS = {
   }),
   /** lua/resume-run.lua: `input` is the wait's input. */
   'run.resumed': z.object({ workerId: z.string(), epoch: z.number(), input: z.unknown() }),
+  /** lua/answer-idle-wait.lua (SPEC §18): a wait answered at once, without resuming the run; `input` is the wait's. */
+  'run.waited': z.object({ input: z.unknown(), result: recordedResult<WaitingResult>(['waiting']) }),
   'run.completed': z.object({ result: AnyResultSchema }),
   'run.failed': z.object({ result: AnyResultSchema }),
   'run.expired': z.object({ reason: z.string() }),

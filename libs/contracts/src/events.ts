@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   'run.output',
   'run.parked',
   'run.resumed',
+  'run.waited',
   'run.completed',
   'run.failed',
   'run.expired',

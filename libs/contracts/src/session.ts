@@ -9,8 +9,12 @@ export const SessionPutInputSchema = z.object({
   agentId: z.string().min(1).max(128).nullable().optional(),
   codeMode: LimitsInputSchema.optional(),
   shell: ShellConfigInputSchema.optional(),
-  /** SPEC §11: the session's tool policy, merged over the tenant's; operator keys only. */
-  policy: PolicySchema.optional(),
+  /**
+   * SPEC §11: the session's tool policy, merged over the tenant's; operator keys only. `null`
+   * removes it (the session then runs under the tenant's policy alone), as GET shows a session
+   * without one.
+   */
+  policy: PolicySchema.nullable().optional(),
   /** SPEC §15: installs `agents` in the session's cells. */
   agents: z.boolean().optional(),
   /** SPEC §16: failed cells in a row a model may repair (0–10, clamped; anything else: the default). */
@@ -22,6 +26,16 @@ export const SessionPutInputSchema = z.object({
   notifyUrl: WebhookEndpointSchema.nullable().optional(),
 });
 export type SessionPutInput = z.infer<typeof SessionPutInputSchema>;
+
+/** A setting a session `PUT` named that the session does not get as asked (SPEC §8 clamps and defaults, §10 ceilings). */
+export const ClampedSettingSchema = z.object({
+  /** `codeMode.<limit>` or `shell.<setting>`. */
+  setting: z.string(),
+  requested: z.unknown(),
+  /** The value the session runs with. */
+  applied: z.number().int(),
+});
+export type ClampedSetting = z.infer<typeof ClampedSettingSchema>;
 
 export const SessionConfigSchema = z.object({
   sessionId: z.string(),
@@ -36,6 +50,8 @@ export const SessionConfigSchema = z.object({
   repairAttempts: z.number().int(),
   /** Where background shell sessions' exits are POSTed (SPEC §7); null when none. */
   notifyUrl: z.string().nullable(),
+  /** `PUT` only, when some: the settings it named that were clamped or fell back to their default, with the values applied. */
+  clamped: z.array(ClampedSettingSchema).optional(),
 });
 export type SessionConfig = z.infer<typeof SessionConfigSchema>;
 

@@ -156,7 +156,8 @@ export function v1Paths(): Record<string, PathItem> {
         tags: ['tools'],
         summary: 'exec and wait as a model API takes them',
         description:
-          'The two Code Mode tools with the session exec description, as OpenAI function tools (`openai`), Anthropic `tools` ' +
+          'The two Code Mode tools with the session exec description, as OpenAI function tools (`openai`: Chat Completions; ' +
+          '`openai-responses`: the Responses API, `strict: false`), Anthropic `tools` ' +
           '(`anthropic`) or MCP `Tool`s (`mcp`). A session never written gets the defaults; nothing is created.',
         parameters: [{ name: 'format', in: 'query', required: true, schema: { type: 'string', enum: [...TOOL_DEFINITION_FORMATS] } }],
         responses: {

@@ -34,15 +34,19 @@ export class PolicyService {
     return mergePolicies(...(await this.store.both(ref)));
   }
 
-  /** Stores a session's `policy` (already checked with `parseSessionPolicy`) once the session exists. */
-  async putSession(ref: SessionRef, policy: Policy): Promise<Policy> {
+  /**
+   * Stores a session's `policy` (already checked with `parseSessionPolicy`) once the session
+   * exists; `null` removes the session's own policy.
+   */
+  async putSession(ref: SessionRef, policy: Policy | null): Promise<Policy | null> {
+    if (policy === null) return this.store.clearSession(ref);
     return this.store.putSession(ref, policy, this.config.tenancySettings.sessionTtlSeconds * 1000);
   }
 }
 
-/** A session `PUT`'s `policy` field, checked before anything is written (400 naming the field). */
-export function parseSessionPolicy(value: unknown): Policy {
-  return parsePolicy(value, 'policy');
+/** A session `PUT`'s `policy` field, checked before anything is written (400 naming the field); null: remove it. */
+export function parseSessionPolicy(value: unknown): Policy | null {
+  return value === null ? null : parsePolicy(value, 'policy');
 }
 
 function parsePolicy(value: unknown, at: string): Policy {

@@ -5,6 +5,7 @@ import type { Logger } from '@codemode/telemetry';
 import { LOGGER } from '../core/tokens';
 import { AbortService } from './abort.service';
 import { CallAnswers } from './answers/call-answers';
+import { IdleWaitAnswers } from './answers/idle-wait-answers';
 import { CodeModeCalls } from './code-mode-calls';
 import { ExecService } from './exec.service';
 import { ToolResultsService } from './tool-results.service';
@@ -18,6 +19,7 @@ import { WaitService } from './wait.service';
     ExecService,
     WaitService,
     CallAnswers,
+    IdleWaitAnswers,
     ResumeReservations,
     CodeModeCalls,
     AbortService,

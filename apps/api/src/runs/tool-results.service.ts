@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { isEndedStatus, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
+import { isEndedStatus, openPlatformCalls, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
 import {
   EventLog,
   NotAwaitingPlatformError,
-  openPlatformCalls,
   recordPlatformAnswers,
   RunAlreadyEndedError,
   RunLedger,

@@ -35,6 +35,7 @@ import {
 import { CallAnswers } from './answers/call-answers';
 import { atReach, reaching, storeFailureOf } from './answers/store-failure-answers';
 import { waitingAgain } from './answers/stored-answers';
+import { IdleWaitAnswers } from './answers/idle-wait-answers';
 import { RESERVATION_TTL_MS, ResumeReservations, type Withdraw } from './resume-reservations';
 
 export const RUN_OTHER_SESSION_ERROR = 'code mode run belongs to a different session.';
@@ -72,6 +73,7 @@ export class WaitService {
     private readonly expiry: ParkedRunExpiry,
     private readonly answers: CallAnswers,
     private readonly reservations: ResumeReservations,
+    private readonly idle: IdleWaitAnswers,
   ) {}
 
   async wait(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey?: string): Promise<CodeModeResult> {
@@ -151,8 +153,13 @@ export class WaitService {
     return { again: true };
   }
 
-  /** Reserve the run, classify what the reservation found, then answer or route the resume. */
+  /**
+   * A wait with nothing to do answers at once (SPEC §18, IdleWaitAnswers); else reserve the run,
+   * classify what the reservation found, then answer or route the resume.
+   */
   private async resume(ref: SessionRef, runId: string): Promise<CodeModeResult> {
+    const atOnce = await this.idle.answerAtOnce(ref, runId);
+    if (atOnce) return atOnce;
     const { token, reservation, limits } = await this.reservations.reserve(ref, runId);
     return this.resumeReserved(ref, runId, token, reservation, limits, () => this.resume(ref, runId));
   }

@@ -15,7 +15,7 @@ export class SessionsController {
     private readonly deletion: SessionDeletion,
   ) {}
 
-  /** The session's `policy` (SPEC §11) is checked first and stored once the session is. */
+  /** The session's `policy` (SPEC §11; null removes it) is checked first and stored once the session is. */
   @Put()
   @UseInterceptors(StoredBytesInterceptor)
   async configure(@Session() ref: SessionRef, @Req() req: ApiRequest, @JsonBody() body: ParsedBody): Promise<SessionConfig> {
@@ -23,7 +23,7 @@ export class SessionsController {
     if (input.policy !== undefined) requireOperator(req, "change the session's tool policy");
     const policy = input.policy === undefined ? undefined : parseSessionPolicy(input.policy);
     const config = await this.sessions.configure(ref, input);
-    return { ...config, policy: policy ? await this.policies.putSession(ref, policy) : await this.policies.session(ref) };
+    return { ...config, policy: policy === undefined ? await this.policies.session(ref) : await this.policies.putSession(ref, policy) };
   }
 
   @Get()

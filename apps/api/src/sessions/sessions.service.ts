@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SessionPutInputSchema, type SessionConfig, type SessionRef, type SessionView, type TranscriptEntry } from '@codemode/contracts';
 import {
   apiTenancy,
+  clampedSettings,
   effectiveLimits,
   effectiveShellConfig,
   LIMIT_RULES,
@@ -55,7 +56,10 @@ export class SessionsService {
       ...(input.shell === undefined ? {} : { shell: patchOf(input.shell, shellOverrides(input.shell), SHELL_SETTINGS) }),
       ...(input.repairAttempts === undefined ? {} : { repairAttempts: repairAttemptsOverride(input.repairAttempts) }),
     });
-    return this.toConfig(ref, stored);
+    const config = this.toConfig(ref, stored);
+    // A clamp is said, not silent (issue 43): the settings asked for that the session does not get as asked.
+    const clamped = clampedSettings(input, config);
+    return clamped.length > 0 ? { ...config, clamped } : config;
   }
 
   async get(ref: SessionRef): Promise<SessionView> {

@@ -1,6 +1,6 @@
 import { RepeatableCalls } from '@codemode/catalog';
-import { decodeEventData, type BridgeMethod, type GuestCatalog } from '@codemode/contracts';
-import { openPlatformCalls, type LoggedEvent } from '@codemode/events';
+import { decodeEventData, openPlatformCalls, type BridgeMethod, type GuestCatalog } from '@codemode/contracts';
+import type { LoggedEvent } from '@codemode/events';
 import type { RestorePlan } from '@codemode/sandbox';
 import { recordedOutcome } from './run-history';
 

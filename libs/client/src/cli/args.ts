@@ -83,7 +83,8 @@ Options:
                        and exit 0, so "codemode wait <runId>" can resume later
   -f, --follow         events: keep streaming new events (Ctrl-C ends it)
   --after <eventId>    events: start after this event id
-  --until <type>       events: stop after the first event of this type (e.g. run.completed)
+  --until <type>       events: stop after the first new event of this type (e.g. run.completed);
+                       with --follow and no --after, events already in the log do not count
   --workdir <dir>      shell: working directory inside the workspace
   --background         shell: start in the background and print the process session id
   --yield-ms <ms>      shell: background the command if still running after this long
@@ -95,7 +96,9 @@ Options:
   -h, --help           show this help
 
 Exit codes: 0 completed (or left waiting with --no-wait, or backgrounded), 1 failed (the cell or
-command failed, an HTTP error, or the API is unreachable), 2 usage error, 130 interrupted.
+command failed, an HTTP error, or the API is unreachable), 2 usage error, 3 the run waits for
+the platform's answers to its pending tool calls (post them to …/runs/<runId>/tool-results, then
+codemode wait <runId>), 130 interrupted.
 `;
 
 /** Parses argv (without node and the script); throws UsageError for anything malformed. */

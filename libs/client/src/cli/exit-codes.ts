@@ -6,6 +6,12 @@ export const ExitCode = {
   ok: 0,
   failed: 1,
   usage: 2,
+  /**
+   * exec/wait left a run that waits only for the platform's answers to its pending tool calls
+   * (SPEC §18): waiting again would answer the same, so the CLI stops; post the answers
+   * (`POST …/runs/{runId}/tool-results`), then `codemode wait <runId>`.
+   */
+  awaitsPlatform: 3,
   /** Ctrl-C during exec/wait, as shells report SIGINT (128 + 2); the run itself is left as it was. */
   interrupted: 130,
 } as const;

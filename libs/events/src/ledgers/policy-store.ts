@@ -39,6 +39,12 @@ export class PolicyStore {
     return policy;
   }
 
+  /** Removes the session's own policy: its cells run under the tenant's alone. */
+  async clearSession(ref: SessionRef): Promise<null> {
+    await guard(() => this.redis.del(this.keys.sessionPolicy(ref)));
+    return null;
+  }
+
   /** Both policies of a session in one round trip: `[tenant, session]`. */
   async both(ref: SessionRef): Promise<[Policy | null, Policy | null]> {
     const tenantJson = this.redis.get(this.keys.tenantPolicy(ref.tenant));

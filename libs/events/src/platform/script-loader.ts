@@ -18,6 +18,7 @@ export const SCRIPT_NAMES = [
   'configure-session',
   'park-run',
   'reserve-resume',
+  'answer-idle-wait',
   'give-back-resume',
   'owe-answer',
   'resume-run',

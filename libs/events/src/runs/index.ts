@@ -22,5 +22,5 @@ export { LiveRunIndex, ParkedRunIndex, type DueRun } from './parked-run-index';
 export { RunningLegIndex, type RunningLeg } from './running-leg-index';
 export { ParkedImageStore, type StoredParkedImage } from './parked-image-store';
 export { NotAwaitingPlatformError, recordPlatformAnswers } from './platform-answers';
-export { openPlatformCalls, recordsPlatformAnswer } from './platform-calls';
+export { recordsPlatformAnswer } from './platform-calls';
 export { RunListing, LIVE_RUN_SCAN } from './run-listing';

@@ -1,6 +1,6 @@
-import { platformSettledData, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
+import { openPlatformCalls, platformSettledData, type RunView, type SessionRef, type ToolResult } from '@codemode/contracts';
 import type { EventLog } from '../log/event-log';
-import { openPlatformCalls, recordsPlatformAnswer } from './platform-calls';
+import { recordsPlatformAnswer } from './platform-calls';
 
 /** Why answers were not recorded: the first id that is not an unsettled platform call. */
 export class NotAwaitingPlatformError extends Error {

@@ -1,35 +1,9 @@
-import { platformSettledData, toolSettledData, type EventData, type EventType } from '@codemode/contracts';
-import { openPlatformCalls, recordsPlatformAnswer } from './platform-calls';
+import { platformSettledData, type EventData, type EventType } from '@codemode/contracts';
+import { recordsPlatformAnswer } from './platform-calls';
 
 const event = <T extends EventType>(type: T, data: EventData<T>) => ({ type, data });
 const called = (callId: string, platform: boolean) =>
   event('tool.called', { callId, tool: 'ask', source: 'client', inputBytes: 2, ...(platform ? { answeredBy: 'platform' as const } : {}) });
-
-describe('openPlatformCalls', () => {
-  it('answers the platform calls not settled yet', () => {
-    const events = [
-      called('bridge:callValue:1', true),
-      called('bridge:callValue:2', true),
-      called('bridge:callValue:3', false),
-      event('tool.settled', platformSettledData({ id: 'bridge:callValue:2', ok: true, value: 1 }, true)),
-      called('bridge:callValue:4', true),
-    ];
-    expect([...openPlatformCalls(events)]).toEqual(['bridge:callValue:1', 'bridge:callValue:4']);
-  });
-
-  it('counts any settlement of a call, with or without its outcome', () => {
-    const settled = toolSettledData({ callId: 'bridge:callValue:1', tool: 'ask', durationMs: 1 }, { ok: true, value: 1 }, false);
-    expect([...openPlatformCalls([called('bridge:callValue:1', true), event('tool.settled', settled)])]).toEqual([]);
-  });
-
-  it('reads data that does not decode as no call and no settlement', () => {
-    const malformed = [
-      { type: 'tool.called' as const, data: { callId: 'bridge:callValue:9', answeredBy: 'platform' } },
-      { type: 'tool.settled' as const, data: { callId: 'bridge:callValue:1' } },
-    ];
-    expect([...openPlatformCalls([called('bridge:callValue:1', true), ...malformed])]).toEqual(['bridge:callValue:1']);
-  });
-});
 
 describe('recordsPlatformAnswer', () => {
   const answer = { id: 'bridge:callValue:1', ok: true, value: { n: 7 } };

@@ -1,4 +1,4 @@
-import type { CodeModeResult, RunRecoverySeed, RunStatus, RunView, SessionRef, TranscriptEntry } from '@codemode/contracts';
+import type { CodeModeResult, RunRecoverySeed, RunStatus, RunView, SessionRef, TranscriptEntry, WaitingResult } from '@codemode/contracts';
 import type { RunRequestedDataSchema } from '@codemode/contracts';
 import type { RedisClient } from '../platform/redis';
 import type { z } from 'zod';
@@ -10,6 +10,7 @@ import { runFromHash } from '../log/projections/views';
 import { guard } from '../platform/redis';
 import { repairArgs, withRepair } from './repair-args';
 import { parkRun, type ParkInput } from './run-parking';
+import { answerIdleWait, readIdleWait, type IdleWaitRead } from './idle-wait';
 import { ScriptLoader } from '../platform/script-loader';
 import { SessionIndex } from '../log/session-index';
 import { TranscriptReader } from '../log/transcript-reader';
@@ -315,6 +316,20 @@ export class RunLedger {
     );
     const reply = checkReply(raw, { type: 'exec.rejected' });
     return withRepair(result, reply[2]);
+  }
+
+  /** The run as a wait that may answer at once reads it (idle-wait.ts). */
+  readIdleWait(ref: SessionRef, runId: string): Promise<IdleWaitRead> {
+    return readIdleWait(this.redis, this.keys, ref, runId);
+  }
+
+  /** SPEC §18: `run.waited`, if the run is still as read and held by no wait (idle-wait.ts); a wait is activity of its session. */
+  answerIdleWait(
+    ref: SessionRef,
+    seen: { runId: string; lastEvent: string },
+    data: { input: unknown; result: WaitingResult },
+  ): Promise<boolean> {
+    return this.index.alongside(ref, () => answerIdleWait(this.redis, this.keys, this.scripts, ref, seen, data));
   }
 
   async get(ref: SessionRef, runId: string): Promise<RunView | null> {

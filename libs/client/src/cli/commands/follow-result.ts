@@ -3,12 +3,15 @@ import { ExitCode, exitCodeForResult, type ExitCodeValue } from '../exit-codes';
 import type { CommandContext } from '../context';
 import { renderJson, renderResult } from '../output';
 import { Spinner } from '../spinner';
+import { awaitsPlatformAnswers, renderPlatformAnswersNeeded } from './platform-answers';
 
 /**
  * Prints a result and, while it is `waiting` and `follow` is set, calls `wait` and prints each
  * answer, until the run completes or fails. A `wait` that times out on the server answers
  * `waiting` again, so the loop is also how a long park is sat out; the same waiting note is
- * printed once, not once per budget. The spinner runs during every call, the first included
+ * printed once, not once per budget. A run only the platform's answers can move (its pending calls
+ * are platform calls nobody answered) is not waited on: the calls and how to answer them are
+ * printed and the CLI exits 3 (ExitCode.awaitsPlatform). The spinner runs during every call, the first included
  * (an exec can itself take up to its budget), and counts from the first call.
  */
 export async function followResult(
@@ -44,6 +47,11 @@ export async function followResult(
       // --no-wait: the runId on stdout is what a script needs to resume with `codemode wait`.
       if (!ctx.json) io.stdout.write(`${runId}\n`);
       return ExitCode.ok;
+    }
+    // SPEC §18: only the platform can move such a run; a wait would answer the same, so say what to do instead.
+    if (await awaitsPlatformAnswers(client, sessionId, result)) {
+      io.stderr.write(renderPlatformAnswersNeeded(sessionId, result));
+      return ExitCode.awaitsPlatform;
     }
     spinner.start(`waiting for ${runId} (${result.reason})`, since);
     try {

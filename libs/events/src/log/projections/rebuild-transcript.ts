@@ -6,8 +6,9 @@ const RESULT_EVENTS = new Set(['run.parked', 'run.completed', 'run.failed', 'run
 
 /**
  * Recomputes the transcript from the session log, by the rules of lua/includes/projections.lua:
- * an input per `run.requested`, `run.resumed` (the wait) and `exec.rejected`, a result per `exec.rejected` and per parked or
- * terminal run event that carries one; a run's result belongs to `wait` once it was resumed.
+ * an input per `run.requested`, `run.resumed` (the wait), `run.waited` and `exec.rejected`, a result per
+ * `exec.rejected`, `run.waited` and per parked or terminal run event that carries one; a run's result
+ * belongs to `wait` once it was resumed.
  * (A log that retention cut between a run's wait and its end no longer shows the wait: the
  * session's transcript list still says `wait` there, its mark was written while the run knew.)
  */
@@ -23,6 +24,9 @@ export function rebuildTranscript(events: readonly LoggedEvent[]): TranscriptEnt
     } else if (event.type === 'run.resumed' && runId) {
       callOf.set(runId, 'wait');
       if ('input' in data) entries.push({ kind: 'input', call: 'wait', runId, at, input: data.input });
+    } else if (event.type === 'run.waited' && runId) {
+      entries.push({ kind: 'input', call: 'wait', runId, at, input: data.input });
+      entries.push({ kind: 'result', call: 'wait', runId, at, result: data.result as CodeModeResult });
     } else if (event.type === 'exec.rejected') {
       const call = data.call as 'exec' | 'wait';
       entries.push({ kind: 'input', call, runId: null, at, input: data.input });

@@ -33,7 +33,8 @@ local function project_run(K, ev, at, id)
     push_transcript(K, transcript_mark('input', 'exec', id))
     return
   end
-  redis.call('HSET', run, 'updatedAt', at)
+  -- `lastEvent`: answer-idle-wait.lua answers only if nothing was appended to the run since its caller read it.
+  redis.call('HSET', run, 'updatedAt', at, 'lastEvent', id)
   -- SPEC §16: a run that dispatched a tool call gets the dispatched repair sentence (finish-run.lua).
   if ev.type == 'tool.called' then redis.call('HSET', run, 'toolCalled', '1') end
   local result = raw_of(ev, 'result')
@@ -48,6 +49,9 @@ local function project_run(K, ev, at, id)
     if f.workerId then redis.call('HSET', run, 'owner', f.workerId) end
     redis.call('HDEL', run, 'parkedAt', 'expiresAt')
     if raw_of(ev, 'input') then push_transcript(K, transcript_mark('input', 'wait', id)) end
+  elseif ev.type == 'run.waited' then
+    push_transcript(K, transcript_mark('input', 'wait', id))
+    push_transcript(K, transcript_mark('result', 'wait', id))
   elseif terminal then
     redis.call('HSET', run, 'status', terminal, 'endedAt', at)
     redis.call('HDEL', run, 'expiresAt', 'resumeToken', 'resumeUntil', 'resumeKey')
