@@ -14,7 +14,7 @@ export {
   type StrandedRunFate,
   type UnansweredLegFate,
 } from './run-ownership';
-export { parkingTerm, pastExpiry, type ParkingTerm } from './parking-term';
+export { parkingTerm, pastExpiry, termHalfSpent, type ParkingTerm } from './parking-term';
 export type { ParkInput } from './run-parking';
 export { ParkedRunExpiry, expiryStep, type ExpiringRun, type ExpiryAsker, type ExpiryStep } from './parked-run-expiry';
 export { RunEnds, ParkedRunHoldings, type EndingRun, type LostAnswer, type RunHoldings } from './run-ends';

@@ -23,3 +23,17 @@ export function pastExpiry(expiresAt: string | number | null, now = Date.now()):
   if (expiresAt === null) return false;
   return (typeof expiresAt === 'number' ? expiresAt : Date.parse(expiresAt)) <= now;
 }
+
+/**
+ * A parked run has used half its term (or more, or its term is unknown). A wait that answers at
+ * once without resuming the run (SPEC §18) still counts as a wait for its expiry: once half the
+ * term is gone, the wait resumes the run instead, which parks it again under a fresh term, so a
+ * platform that keeps waiting keeps its run as a resuming wait always did.
+ */
+export function termHalfSpent(parkedAt: string | null, expiresAt: string | null, now = Date.now()): boolean {
+  if (parkedAt === null || expiresAt === null) return true;
+  const from = Date.parse(parkedAt);
+  const until = Date.parse(expiresAt);
+  if (!Number.isFinite(from) || !Number.isFinite(until)) return true;
+  return now - from >= (until - from) / 2;
+}

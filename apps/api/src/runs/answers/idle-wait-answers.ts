@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { awaitsOnlyPlatform, openPlatformCalls, pendingTools, type SessionRef, type WaitingResult } from '@codemode/contracts';
-import { EventLog, pastExpiry, RunLedger } from '@codemode/events';
+import { EventLog, RunLedger, termHalfSpent } from '@codemode/events';
 
 /**
  * SPEC §18 "A wait with nothing to do answers at once": a wait on a run parked only for platform
@@ -8,7 +8,8 @@ import { EventLog, pastExpiry, RunLedger } from '@codemode/events';
  * `pendingToolCalls` and without its output (returned already), recorded as one `run.waited`; the
  * VM is not resumed. The answer is conditioned on the run being as read (answer-idle-wait.lua), so
  * a platform answer or a resume that lands meanwhile sends the wait the ordinary way. A run past
- * its term goes the ordinary way too, where the wait ends it (ParkedRunExpiry).
+ * half its term goes the ordinary way too: resumed, it parks again under a fresh term (so the
+ * wait counts for its expiry), and past its term the wait ends it (ParkedRunExpiry).
  */
 @Injectable()
 export class IdleWaitAnswers {
@@ -20,7 +21,8 @@ export class IdleWaitAnswers {
   /** The answer, or null when the wait has work to do (or the run moved on): reserve and resume it. */
   async answerAtOnce(ref: SessionRef, runId: string): Promise<WaitingResult | null> {
     const { run, lastEvent } = await this.runs.readIdleWait(ref, runId);
-    if (run?.status !== 'waiting' || !lastEvent || pastExpiry(run.expiresAt)) return null;
+    // Past half its term the wait resumes the run, which parks it under a fresh term (termHalfSpent).
+    if (run?.status !== 'waiting' || !lastEvent || termHalfSpent(run.parkedAt, run.expiresAt)) return null;
     const last = run.lastResult;
     // Only a run waiting for pending tools can wait only for the platform: the log is read for those alone.
     if (last?.status !== 'waiting' || pendingTools(last).length === 0) return null;
