@@ -3,6 +3,7 @@ import type { CodeModeResult, Event } from '@codemode/contracts';
 import type { CodeModeClient } from '@codemode/client';
 import type { AppProcess } from '../utils/app-process';
 import { TestStack } from '../utils/test-stack';
+import { answerDisagreement } from '../soak/answer-log-agreement';
 
 jest.setTimeout(120_000);
 
@@ -95,6 +96,7 @@ describe('chaos: a worker killed with -9 while cells run and others are parked',
     const running = [
       ...Array.from({ length: 60 }, (_, i) => ({
         kind: 'safe',
+        title: `rs${i}`,
         promise: client.exec(sid, {
           title: `rs${i}`,
           restartSafe: true,
@@ -103,10 +105,12 @@ describe('chaos: a worker killed with -9 while cells run and others are parked',
       })),
       ...Array.from({ length: 30 }, (_, i) => ({
         kind: 'toolFree',
+        title: `rf${i}`,
         promise: client.exec(sid, { title: `rf${i}`, code: `await new Promise((r) => setTimeout(r, 3000)); return ${i};` }),
       })),
       ...Array.from({ length: 30 }, (_, i) => ({
         kind: 'unsafe',
+        title: `ru${i}`,
         promise: client.exec(sid, {
           title: `ru${i}`,
           code: `const a = await count({ key: "ru${i}-a" }); await new Promise((r) => setTimeout(r, 3000)); return a.seen;`,
@@ -125,7 +129,7 @@ describe('chaos: a worker killed with -9 while cells run and others are parked',
     expect(victim).toBeDefined();
     await victim!.kill();
 
-    const answers = await Promise.all(running.map(async (cell) => ({ kind: cell.kind, result: await cell.promise })));
+    const answers = await Promise.all(running.map(async (cell) => ({ kind: cell.kind, title: cell.title, result: await cell.promise })));
     const byKind = (kind: string) => answers.filter((a) => a.kind === kind).map((a) => a.result);
     expect(byKind('safe').filter((r) => r.status !== 'completed')).toEqual([]);
     for (const r of byKind('safe')) expect((r as { value: unknown }).value).toEqual([expect.any(Number), expect.any(Number)]);
@@ -161,6 +165,14 @@ describe('chaos: a worker killed with -9 while cells run and others are parked',
     expect(runIds.size).toBe(160);
     const notOnce = [...runIds].filter((runId) => terminals.get(runId!)?.length !== 1);
     expect(notOnce).toEqual([]);
+    // SPEC §17: every answer agrees with the log — the execs' (found by their titles) and the waits'.
+    const runOfTitle = new Map(events.filter((e) => e.type === 'run.requested').map((e) => [String(e.data.title), e.runId!]));
+    const ends = (runId: string | undefined) => events.filter((e) => e.runId === runId && TERMINAL.test(e.type));
+    const disagreements = [
+      ...answers.map(({ title, result }) => [title, answerDisagreement(result, ends(runOfTitle.get(title)))]),
+      ...[...safeIds, ...plainIds].map((runId, i) => [runId, answerDisagreement([...safeWaits, ...plainWaits][i], ends(runId))]),
+    ].filter(([, why]) => why !== null);
+    expect(disagreements).toEqual([]);
     // No call recorded as settled ran again: per call id, no tool.called after its tool.settled,
     // at most one tool.settled, and every execution the webhook saw was recorded as called first.
     // (A call in flight at the kill, called but never settled, may run again: at least once.)
