@@ -3,6 +3,7 @@ import type { Event } from '@codemode/contracts';
 import { Redis } from 'ioredis';
 import { PrivateRedis } from '../utils/private-redis';
 import { TestStack } from '../utils/test-stack';
+import { answerDisagreement } from '../soak/answer-log-agreement';
 import {
   allEvents,
   execPath,
@@ -178,6 +179,14 @@ describe('chaos: the API is killed (-9) while waits are open', () => {
         badTerminals.push(`run ${i}: ended, but its waits never said so: ${outcome.answers.map(show).join(' | ')}`);
     }
     expect(badTerminals).toEqual([]);
+    // SPEC §17: every answer, before the kill and after, agrees with the run's terminal events.
+    const disagreements = [
+      ...during.map((ex, i) => [i, ex] as const),
+      ...outcomes.flatMap((o) => o.answers.map((ex) => [o.i, ex] as const)),
+    ]
+      .map(([i, ex]) => [i, ex.kind === 'answer' ? answerDisagreement(ex.result, terminalsOf(i)) : null] as const)
+      .filter(([, why]) => why !== null);
+    expect(disagreements).toEqual([]);
     if (stuckRuns.length > 0 && process.env.CHAOS_DEBUG) console.log(await redisState(redis.url, stack.prefix, runIds));
     // The keyed runs' first retry already had the answer: the same one a second repeat gets.
     const keyedAnswers = runIds.filter((_, i) => keyed(i)).map((runId, k) => outcomes[k * 2].answers.map(show));

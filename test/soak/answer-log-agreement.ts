@@ -12,14 +12,18 @@ function recordedResult(event: Event): { status?: string; value?: unknown; error
  * terminal events its run has in the log (`undefined`: the log has no run for it), or null.
  * A `completed` answer has its `run.completed` with the same value; a `failed` one a failed
  * terminal event with the same error and code, or no run at all (a refusal that ran nothing).
- * The "did not answer … read GET …" answer reports no outcome, and "unavailable or expired" is
- * what a `wait` on a run that ended without a result of its own (lost, expired) is told.
+ * The "did not answer … read GET …" answer reports no outcome, nor does a `wait`'s "unavailable
+ * or expired. Read its outcome with GET …" on a run that has ended (its one terminal event is the
+ * outcome); a bare "unavailable or expired" is what a `wait` on a run that ended without a result
+ * of its own (lost, expired) is told.
  */
 export function answerDisagreement(answer: CodeModeResult, terminals: Event[] | undefined): string | null {
   if (answer.status === 'waiting') return null;
   if (answer.status === 'failed' && answer.error === NO_ANSWER_ERROR) return null;
   if (terminals === undefined) return answer.status === 'failed' ? null : 'answered completed, but the log has no run';
   if (terminals.length !== 1) return `the log has ${terminals.length} terminal events: ${terminals.map((e) => e.type).join(', ')}`;
+  // A wait on a run that has ended reports no outcome of its own: it names where the outcome is (SPEC §3).
+  if (answer.status === 'failed' && answer.error.startsWith(`${RUN_UNAVAILABLE_ERROR} Read its outcome with GET`)) return null;
   const [end] = terminals;
   const recorded = recordedResult(end);
   if (answer.status === 'completed') {
