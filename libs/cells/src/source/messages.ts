@@ -21,4 +21,8 @@ export const MODULE_ACCESS_ERROR = 'code mode module access is disabled.';
 /** Spelled exactly as OpenClaw spells it, "TypeScript" included (SPEC §3). */
 export const SHELL_SOURCE_ERROR =
   'code-mode exec runs JavaScript or TypeScript, not shell commands. Call an enabled async tool global from guest JavaScript; use catalog.search(query) when the bounded quick index omits it. Do not retry the same shell command as code.';
+/** SPEC §19: a cell that is TypeScript rather than broken JavaScript is told what to remove. */
+export function typeScriptSourceError(what: string, line: number): string {
+  return `code mode accepts plain JavaScript only; remove TypeScript syntax (${what} at line ${line}).`;
+}
 export const RUN_ID_ERROR = 'runId must be a non-empty string.';

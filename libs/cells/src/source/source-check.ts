@@ -10,12 +10,13 @@ import { syntaxErrorOf } from './syntax-check';
  * whatever else the code is (`ls; require("fs")` is refused for `require`); shell shape comes
  * before the syntax error because shell text rarely parses and "this is a shell command" is
  * the answer the model can act on. The cell is parsed at most once, and only when a check
- * needs it (the syntax check always does, so every accepted cell costs exactly one parse).
+ * needs it (the syntax check always does, so every accepted cell costs exactly one parse); a
+ * cell that fails that parse is parsed once more as TypeScript, to name what to remove.
  */
 export function checkCellSource(code: string): string | null {
   let cell: CellParse | undefined;
   const parsed = (): CellParse => (cell ??= parseCell(code));
   if (hasModuleAccess(code, parsed)) return MODULE_ACCESS_ERROR;
   if (looksLikeShell(code, parsed)) return SHELL_SOURCE_ERROR;
-  return syntaxErrorOf(parsed());
+  return syntaxErrorOf(code, parsed());
 }
