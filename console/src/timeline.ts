@@ -9,8 +9,16 @@ interface Span {
   start: number;
   /** null while it is still open. */
   end: number | null;
-  outcome?: 'ok' | 'error' | 'open';
+  /** `platform`: called as answered only by the platform, and not answered yet. */
+  outcome?: 'ok' | 'error' | 'open' | 'platform';
 }
+
+const OUTCOME_NOTES: Record<NonNullable<Span['outcome']>, string> = {
+  ok: 'ok',
+  error: 'error',
+  open: 'in flight',
+  platform: 'waiting for the platform',
+};
 
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.expired', 'run.lost']);
 
@@ -38,7 +46,8 @@ export function spansOf(events: readonly Event[]): { spans: Span[]; start: numbe
       open = { kind: 'park', label: event.type === 'run.parked' ? 'parked' : 'released', start: at, end: null };
       spans.push(open);
     } else if (event.type === 'tool.called') {
-      const call: Span = { kind: 'tool', label: text(d.tool, 'tool'), start: at, end: null, outcome: 'open' };
+      const outcome = d.answeredBy === 'platform' ? 'platform' : 'open';
+      const call: Span = { kind: 'tool', label: text(d.tool, 'tool'), start: at, end: null, outcome };
       calls.set(String(d.callId), call);
       spans.push(call);
     } else if (event.type === 'tool.settled') {
@@ -79,7 +88,7 @@ export function timelineSvg(events: readonly Event[], now = Date.now()): Element
     const x0 = x(sp.start);
     const w = Math.max(2, x(sp.end ?? stop) - x0);
     const took = duration((sp.end ?? stop) - sp.start);
-    const note = sp.kind === 'tool' ? `${took} ${sp.outcome === 'open' ? 'in flight' : sp.outcome}` : `${sp.label} ${took}`;
+    const note = sp.kind === 'tool' ? `${took} ${OUTCOME_NOTES[sp.outcome ?? 'open']}` : `${sp.label} ${took}`;
     return s(
       'g',
       { class: `tl-${sp.kind} tl-${sp.outcome ?? sp.label}` },
@@ -109,12 +118,9 @@ export function timelineSvg(events: readonly Event[], now = Date.now()): Element
       `Run timeline: ${lanes.length} legs and parks, ${tools.length} tool calls, ${duration(total)}${end ? '' : ' so far'}`,
     ),
     ticks,
-    s('text', { x: 4, y: AXIS + ROW / 2 + 4, class: 'tl-label' }, 'run'),
+    label('run', AXIS),
     lanes.map((sp) => bar(sp, AXIS)),
-    drawn.map((sp, i) => [
-      s('text', { x: 4, y: AXIS + ROW * (i + 1) + ROW / 2 + 4, class: 'tl-label' }, sp.label.slice(0, 22)),
-      bar(sp, AXIS + ROW * (i + 1)),
-    ]),
+    drawn.map((sp, i) => [label(sp.label, AXIS + ROW * (i + 1)), bar(sp, AXIS + ROW * (i + 1))]),
   );
   return h(
     'figure',
@@ -128,8 +134,21 @@ export function timelineSvg(events: readonly Event[], now = Date.now()): Element
       legend('ok', 'tool ok'),
       legend('error', 'tool error'),
       legend('open', 'in flight'),
+      legend('platform', 'waiting for the platform'),
       tools.length > drawn.length ? h('span', {}, `the latest ${drawn.length} of ${tools.length} tool calls drawn`) : null,
     ),
+  );
+}
+
+/**
+ * A row's label: HTML in the picture, so a long tool name ends in an ellipsis inside its column
+ * (CSS `.label-fit`) with the whole name as its tooltip, instead of running under the bars.
+ */
+function label(name: string, y: number): Element {
+  return s(
+    'foreignObject',
+    { x: 4, y: y + 3, width: LABEL - 12, height: ROW - 6 },
+    h('div', { class: 'tl-label label-fit', title: name }, name),
   );
 }
 
