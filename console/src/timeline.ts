@@ -94,7 +94,7 @@ export function timelineSvg(events: readonly Event[], now = Date.now()): Element
       { class: `tl-${sp.kind} tl-${sp.outcome ?? sp.label}` },
       s('title', {}, `${sp.label}: ${note}`),
       s('rect', { x: x0, y: y + 4, width: w, height: ROW - 8, rx: 3 }),
-      s('text', { x: Math.min(x0 + w + 4, WIDTH - 120), y: y + ROW / 2 + 4, class: 'tl-note' }, note),
+      noteText(note, x0, w, y + ROW / 2 + 4),
     );
   };
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) =>
@@ -138,6 +138,20 @@ export function timelineSvg(events: readonly Event[], now = Date.now()): Element
       tools.length > drawn.length ? h('span', {}, `the latest ${drawn.length} of ${tools.length} tool calls drawn`) : null,
     ),
   );
+}
+
+/** About how wide a note is, in the picture's units (12px monospace). */
+const NOTE_CHAR = 7.5;
+
+/**
+ * A bar's note: after the bar, else inside it at its end, else none (the bar's tooltip still says
+ * it), so notes never run out of the picture or over each other's bars.
+ */
+function noteText(note: string, x0: number, w: number, y: number): Element | null {
+  const width = note.length * NOTE_CHAR;
+  if (x0 + w + 4 + width <= WIDTH - 4) return s('text', { x: x0 + w + 4, y, class: 'tl-note' }, note);
+  if (width + 8 <= w) return s('text', { x: x0 + w - 4, y, class: 'tl-note tl-note-in', 'text-anchor': 'end' }, note);
+  return null;
 }
 
 /**

@@ -200,7 +200,8 @@ describe('operator console', () => {
           };
         }),
       );
-      expect(labels.filter((l) => l.text === tool || l.text === title)).toHaveLength(3);
+      // The heading, the timeline row, the call's name, and the run's request in its events.
+      expect(labels.filter((l) => l.text === tool || l.text === title)).toHaveLength(4);
       for (const label of labels) {
         expect(label).toMatchObject({ inside: true, fits: true, title: label.text });
       }
