@@ -46,9 +46,22 @@ export function toolCallsOf(events: readonly Event[]): ToolCall[] {
     } else if (event.type === 'tool.settled') {
       const call = calls.get(callId);
       if (call) call.state = settledState(d);
+    } else if (event.type === 'run.parked' || event.type === 'run.waited') {
+      // A run parked for pending calls lists them with their inputs, replay-safe or not.
+      for (const pending of pendingCalls(d.result)) {
+        const call = calls.get(pending.id);
+        if (call && !call.input.kept && 'input' in pending) call.input = { kept: true, value: pending.input };
+      }
     }
   }
   return [...calls.values()];
+}
+
+/** The `pendingToolCalls` of a recorded `waiting` result (none for anything else). */
+function pendingCalls(result: unknown): { id: string; input?: unknown }[] {
+  const pending = (result as { pendingToolCalls?: unknown } | null | undefined)?.pendingToolCalls;
+  if (!Array.isArray(pending)) return [];
+  return pending.filter((call): call is { id: string; input?: unknown } => typeof (call as { id?: unknown } | null)?.id === 'string');
 }
 
 /** A `tool.settled`'s outcome: `result` / `failure` are kept for replay-safe runs; a worker's `error` always is. */
