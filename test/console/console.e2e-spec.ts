@@ -171,6 +171,9 @@ describe('operator console', () => {
       expect(await page.locator('#run-timeline .tl-platform title').textContent()).toMatch(/: \S+ \S+ waiting for the platform$/);
       // Not replay-safe, but the run parked for the call and its waiting answer lists the input.
       expect(await call.locator('.call-input').textContent()).toBe(JSON.stringify({ q: 1 }, null, 2));
+      await call.locator('textarea').fill('{n: 41}');
+      await call.getByRole('button', { name: 'Send answer' }).click();
+      await call.getByText('The value is not JSON: write e.g. {"n": 41}, "text" or 42.').waitFor();
       await call.locator('textarea').fill(JSON.stringify({ n: 41, pad }));
       await call.getByRole('button', { name: 'Send answer' }).click();
       await page.getByText('The API answered 202: {"accepted":1}. The run takes it at its next wait.').waitFor();
