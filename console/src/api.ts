@@ -22,6 +22,16 @@ export function authHeaders(): Record<string, string> {
 
 /** Calls `/v1…` with the stored key; resolves to the JSON answer, rejects with ApiProblem. */
 export async function api<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  return (await apiAnswer<T>(method, path, body, signal)).body;
+}
+
+/** As `api`, with the status of a 2xx answer: for views that show the operator what the API said. */
+export async function apiAnswer<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<{ status: number; body: T }> {
   let res: Response;
   try {
     res = await fetch(path, {
@@ -36,7 +46,7 @@ export async function api<T>(method: string, path: string, body?: unknown, signa
   }
   const text = await res.text();
   const parsed = parse(text);
-  if (res.ok) return parsed as T;
+  if (res.ok) return { status: res.status, body: parsed as T };
   const problem = parsed && typeof parsed === 'object' ? (parsed as Partial<ApiErrorBody>) : null;
   const message = problem?.error ?? `HTTP ${res.status}`;
   if (res.status === 401) throw new KeyRefused(401, problem, message);

@@ -4,14 +4,17 @@ import { fill, h, notice } from './elements.js';
 import { followEvents } from './event-stream.js';
 import { between, clock, duration, json, text } from './format.js';
 import { timelineSvg } from './timeline.js';
+import { toolCallList } from './tool-call-view.js';
+import { toolCallsOf } from './tool-calls.js';
 import { fact, sessionHref, showFailure, statusBadge, type ViewContext } from './view-context.js';
 import { eventItem } from './session-view.js';
 
 const ABORTABLE = new Set(['requested', 'running', 'waiting']);
 
-/** `#/sessions/<sid>/runs/<runId>`: code, result, output, the timeline picture, its events, abort. */
+/** `#/sessions/<sid>/runs/<runId>`: code, result, output, the timeline picture, its tool calls, its events, abort. */
 export function renderRun(ctx: ViewContext, sid: string, runId: string): void {
-  const title = h('h1', {}, runId);
+  const title = h('h1', { class: 'label-fit', title: runId }, runId);
+  const calls = toolCallList(sid, runId, ctx.signal);
   const facts = h('div', { class: 'facts' });
   const actions = h('div', { class: 'actions' });
   const timeline = h('div', { class: 'timeline-box' }, h('p', { class: 'muted' }, 'Reading the run’s events…'));
@@ -30,6 +33,7 @@ export function renderRun(ctx: ViewContext, sid: string, runId: string): void {
     facts,
     actions,
     h('section', { 'aria-labelledby': 'tl-title' }, h('h2', { id: 'tl-title' }, 'Timeline'), timeline),
+    h('section', { 'aria-labelledby': 'calls-title' }, h('h2', { id: 'calls-title' }, 'Tool calls'), calls.element),
     h('div', { class: 'columns' }, h('section', {}, h('h2', {}, 'Code'), code), h('section', {}, h('h2', {}, 'Result'), result)),
     h('section', {}, h('h2', {}, 'Output'), output),
     h(
@@ -46,6 +50,7 @@ export function renderRun(ctx: ViewContext, sid: string, runId: string): void {
   const drawRun = (): void => {
     if (!run) return;
     fill(title, run.title || run.runId);
+    title.title = run.title || run.runId;
     fill(
       facts,
       fact('Status', statusBadge(run.status)),
@@ -128,9 +133,10 @@ export function renderRun(ctx: ViewContext, sid: string, runId: string): void {
   let frame = 0;
   const redraw = (): void => {
     cancelAnimationFrame(frame);
-    frame = requestAnimationFrame(() =>
-      fill(timeline, runEvents.length === 0 ? notice('empty', 'No events for this run yet.') : timelineSvg(runEvents)),
-    );
+    frame = requestAnimationFrame(() => {
+      fill(timeline, runEvents.length === 0 ? notice('empty', 'No events for this run yet.') : timelineSvg(runEvents));
+      calls.update(toolCallsOf(runEvents));
+    });
   };
   // The open leg or park grows with the clock until the run ends.
   const ticker = window.setInterval(() => {

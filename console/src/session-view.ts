@@ -150,16 +150,19 @@ export function eventItem(sid: string, event: Event): HTMLLIElement {
     h('span', { class: 'ev-time' }, clock(event.at).slice(11)),
     h('span', { class: `ev-type ev-${event.type.split('.')[0]}` }, event.type),
     event.runId ? h('a', { href: runHref(sid, event.runId), class: 'mono' }, event.runId.slice(0, 11)) : null,
-    summary ? h('span', { class: 'ev-detail' }, summary) : null,
+    summary ? h('span', { class: 'ev-detail label-fit', title: summary }, summary) : null,
   );
 }
 
 function summarize(event: Event): string {
   const d = event.data;
   if (event.type === 'run.requested') return text(d.title);
-  if (event.type === 'tool.called' || event.type === 'tool.settled') {
-    const outcome = event.type === 'tool.settled' ? ` ${d.ok ? 'ok' : 'error'} ${duration(Number(d.durationMs))}` : '';
-    return `${text(d.tool)}${outcome}`;
+  if (event.type === 'tool.called') return `${text(d.tool)}${d.answeredBy === 'platform' ? ' (for the platform to answer)' : ''}`;
+  if (event.type === 'tool.settled') {
+    const outcome = d.ok ? 'ok' : 'error';
+    // A platform's answer names neither the tool nor a duration: only its call.
+    if (d.answeredBy === 'platform') return `${text(d.callId)} answered by the platform: ${outcome}`;
+    return `${text(d.tool)} ${outcome} ${duration(Number(d.durationMs))}`;
   }
   if (event.type === 'run.started') return `on ${text(d.workerId)}`;
   if (event.type === 'run.failed' || event.type === 'run.lost' || event.type === 'run.expired') {

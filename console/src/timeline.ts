@@ -9,8 +9,16 @@ interface Span {
   start: number;
   /** null while it is still open. */
   end: number | null;
-  outcome?: 'ok' | 'error' | 'open';
+  /** `platform`: called as answered only by the platform, and not answered yet. */
+  outcome?: 'ok' | 'error' | 'open' | 'platform';
 }
+
+const OUTCOME_NOTES: Record<NonNullable<Span['outcome']>, string> = {
+  ok: 'ok',
+  error: 'error',
+  open: 'in flight',
+  platform: 'waiting for the platform',
+};
 
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.expired', 'run.lost']);
 
@@ -38,7 +46,8 @@ export function spansOf(events: readonly Event[]): { spans: Span[]; start: numbe
       open = { kind: 'park', label: event.type === 'run.parked' ? 'parked' : 'released', start: at, end: null };
       spans.push(open);
     } else if (event.type === 'tool.called') {
-      const call: Span = { kind: 'tool', label: text(d.tool, 'tool'), start: at, end: null, outcome: 'open' };
+      const outcome = d.answeredBy === 'platform' ? 'platform' : 'open';
+      const call: Span = { kind: 'tool', label: text(d.tool, 'tool'), start: at, end: null, outcome };
       calls.set(String(d.callId), call);
       spans.push(call);
     } else if (event.type === 'tool.settled') {
@@ -79,13 +88,13 @@ export function timelineSvg(events: readonly Event[], now = Date.now()): Element
     const x0 = x(sp.start);
     const w = Math.max(2, x(sp.end ?? stop) - x0);
     const took = duration((sp.end ?? stop) - sp.start);
-    const note = sp.kind === 'tool' ? `${took} ${sp.outcome === 'open' ? 'in flight' : sp.outcome}` : `${sp.label} ${took}`;
+    const note = sp.kind === 'tool' ? `${took} ${OUTCOME_NOTES[sp.outcome ?? 'open']}` : `${sp.label} ${took}`;
     return s(
       'g',
       { class: `tl-${sp.kind} tl-${sp.outcome ?? sp.label}` },
       s('title', {}, `${sp.label}: ${note}`),
       s('rect', { x: x0, y: y + 4, width: w, height: ROW - 8, rx: 3 }),
-      s('text', { x: Math.min(x0 + w + 4, WIDTH - 120), y: y + ROW / 2 + 4, class: 'tl-note' }, note),
+      noteText(note, x0, w, y + ROW / 2 + 4),
     );
   };
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) =>
@@ -109,12 +118,9 @@ export function timelineSvg(events: readonly Event[], now = Date.now()): Element
       `Run timeline: ${lanes.length} legs and parks, ${tools.length} tool calls, ${duration(total)}${end ? '' : ' so far'}`,
     ),
     ticks,
-    s('text', { x: 4, y: AXIS + ROW / 2 + 4, class: 'tl-label' }, 'run'),
+    label('run', AXIS),
     lanes.map((sp) => bar(sp, AXIS)),
-    drawn.map((sp, i) => [
-      s('text', { x: 4, y: AXIS + ROW * (i + 1) + ROW / 2 + 4, class: 'tl-label' }, sp.label.slice(0, 22)),
-      bar(sp, AXIS + ROW * (i + 1)),
-    ]),
+    drawn.map((sp, i) => [label(sp.label, AXIS + ROW * (i + 1)), bar(sp, AXIS + ROW * (i + 1))]),
   );
   return h(
     'figure',
@@ -128,8 +134,35 @@ export function timelineSvg(events: readonly Event[], now = Date.now()): Element
       legend('ok', 'tool ok'),
       legend('error', 'tool error'),
       legend('open', 'in flight'),
+      legend('platform', 'waiting for the platform'),
       tools.length > drawn.length ? h('span', {}, `the latest ${drawn.length} of ${tools.length} tool calls drawn`) : null,
     ),
+  );
+}
+
+/** About how wide a note is, in the picture's units (12px monospace). */
+const NOTE_CHAR = 7.5;
+
+/**
+ * A bar's note: after the bar, else inside it at its end, else none (the bar's tooltip still says
+ * it), so notes never run out of the picture or over each other's bars.
+ */
+function noteText(note: string, x0: number, w: number, y: number): Element | null {
+  const width = note.length * NOTE_CHAR;
+  if (x0 + w + 4 + width <= WIDTH - 4) return s('text', { x: x0 + w + 4, y, class: 'tl-note' }, note);
+  if (width + 8 <= w) return s('text', { x: x0 + w - 4, y, class: 'tl-note tl-note-in', 'text-anchor': 'end' }, note);
+  return null;
+}
+
+/**
+ * A row's label: HTML in the picture, so a long tool name ends in an ellipsis inside its column
+ * (CSS `.label-fit`) with the whole name as its tooltip, instead of running under the bars.
+ */
+function label(name: string, y: number): Element {
+  return s(
+    'foreignObject',
+    { x: 4, y: y + 3, width: LABEL - 12, height: ROW - 6 },
+    h('div', { class: 'tl-label label-fit', title: name }, name),
   );
 }
 

@@ -50,6 +50,11 @@ beforeAll(async () => {
   page.on('dialog', (dialog) => void dialog.accept());
 }, 90_000);
 
+/** What the run view shows of a JSON text: at most 2048 characters, then a marker. */
+function shown(whole: string): string {
+  return whole.length <= 2048 ? whole : `${whole.slice(0, 2048)}… (cut: 2048 of ${whole.length} characters shown)`;
+}
+
 afterAll(async () => {
   await context?.close();
   await browser?.close();
@@ -121,6 +126,90 @@ describe('operator console', () => {
       expect(await page.locator('#run-result').textContent()).toContain('"code": "aborted"');
       expect(await page.getByRole('button', { name: 'Abort run' }).count()).toBe(0);
       expect(await alpha.getRun('ops-1', parkedRunId)).toMatchObject({ status: 'failed' });
+    });
+  });
+
+  it("shows a tool call's input and output, or says the log did not keep them", async () => {
+    const safe = await alpha.exec('ops-5', { title: 'list, replay-safe', code: 'return await ls({})', restartSafe: true });
+    const unsafe = await alpha.exec('ops-5', { title: 'list', code: 'return await ls({})' });
+    expect([safe.status, unsafe.status]).toEqual(['completed', 'completed']);
+    const events = (await alpha.events('ops-5', { limit: 1000 })).events;
+    const runOf = (title: string): string => events.find((e) => e.type === 'run.requested' && e.data.title === title)?.runId ?? '';
+    const [safeRun, unsafeRun] = [runOf('list, replay-safe'), runOf('list')];
+    const called = events.find((e) => e.runId === safeRun && e.type === 'tool.called');
+    const settled = events.find((e) => e.runId === safeRun && e.type === 'tool.settled');
+    expect(called?.data).toMatchObject({ tool: 'ls', input: {} });
+    expect(settled?.data).toHaveProperty('result');
+    await step(page, 'tool-io', async () => {
+      await page.goto(`${stack.baseUrl}/console#/sessions/ops-5/runs/${safeRun}`);
+      const call = page.locator(`li[data-call="${String(called?.data.callId)}"]`);
+      await call.locator('.call-state', { hasText: /^ok in / }).waitFor();
+      expect(await call.locator('.call-tool').textContent()).toBe('ls');
+      expect(await call.locator('.call-input').textContent()).toBe('{}');
+      expect(await call.locator('.call-output').textContent()).toBe(shown(JSON.stringify(settled?.data.result, null, 2)));
+
+      await page.goto(`${stack.baseUrl}/console#/sessions/ops-5/runs/${unsafeRun}`);
+      const plain = page.locator('li[data-call]');
+      await plain.locator('.call-state', { hasText: /^ok in / }).waitFor();
+      expect(await plain.locator('.call-input').textContent()).toBe('not recorded (run not replay-safe); 2 bytes');
+      expect(await plain.locator('.call-output').textContent()).toMatch(/^not recorded \(run not replay-safe\); \d+ bytes$/);
+    });
+  });
+
+  it('draws a platform-answered call as waiting for the platform, answers it from the console, and keeps labels in their boxes', async () => {
+    const tool = `ask_${'the_operator_'.repeat(9)}`;
+    // The longest title there is (120 characters), in wide letters: wider than its heading.
+    const title = `answer from the console ${'W'.repeat(96)}`;
+    await alpha.putTools('ops-6', [{ name: tool, description: 'answered by the platform' }]);
+    const asked = await alpha.exec('ops-6', { title, code: `const a = await ${tool}({ q: 1 }); return a.n + 1;` });
+    if (asked.status !== 'waiting') throw new Error(`expected waiting, got ${JSON.stringify(asked)}`);
+    const pad = 'x'.repeat(3000);
+    await step(page, 'platform-call', async () => {
+      await page.goto(`${stack.baseUrl}/console#/sessions/ops-6/runs/${asked.runId}`);
+      const call = page.locator('li[data-call="bridge:callValue:1"]');
+      await call.locator('.call-state', { hasText: 'waiting for the platform' }).waitFor();
+      expect(await page.locator('#run-timeline .tl-platform title').textContent()).toMatch(/: \S+ \S+ waiting for the platform$/);
+      // Not replay-safe, but the run parked for the call and its waiting answer lists the input.
+      expect(await call.locator('.call-input').textContent()).toBe(JSON.stringify({ q: 1 }, null, 2));
+      await call.locator('textarea').fill('{n: 41}');
+      await call.getByRole('button', { name: 'Send answer' }).click();
+      await call.getByText('The value is not JSON: write e.g. {"n": 41}, "text" or 42.').waitFor();
+      await call.locator('textarea').fill(JSON.stringify({ n: 41, pad }));
+      await call.getByRole('button', { name: 'Send answer' }).click();
+      await page.getByText('The API answered 202: {"accepted":1}. The run takes it at its next wait.').waitFor();
+    });
+    expect(await alpha.wait('ops-6', asked.runId)).toMatchObject({ status: 'completed', value: 42 });
+    await step(page, 'platform-answered', async () => {
+      await page.locator('.fact .badge-completed').waitFor();
+      const call = page.locator('li[data-call="bridge:callValue:1"]');
+      await call.locator('.call-state', { hasText: /^ok/ }).waitFor();
+      expect(await call.locator('form').count()).toBe(0);
+      const whole = JSON.stringify({ n: 41, pad }, null, 2);
+      expect(await call.locator('.call-output').textContent()).toBe(
+        `${whole.slice(0, 2048)}… (cut: 2048 of ${whole.length} characters shown)`,
+      );
+      await page.locator('#run-timeline .tl-label', { hasText: tool }).waitFor();
+      // Each label stays inside its box; one cut short ends in an ellipsis and carries the whole text as its tooltip.
+      const labels = await page.locator('.label-fit').evaluateAll((elements) =>
+        elements.map((el) => {
+          const own = el.getBoundingClientRect();
+          const box = el.parentElement!.getBoundingClientRect();
+          const style = el.ownerDocument.defaultView!.getComputedStyle(el);
+          return {
+            text: el.textContent,
+            title: el.getAttribute('title'),
+            inside: own.left >= box.left - 1 && own.right <= box.right + 1,
+            cut: el.scrollWidth > el.clientWidth,
+            fits: style.overflowX === 'hidden' && style.textOverflow === 'ellipsis' && style.whiteSpace === 'nowrap',
+          };
+        }),
+      );
+      // The heading, the timeline row, the call's name, and the run's request in its events.
+      expect(labels.filter((l) => l.text === tool || l.text === title)).toHaveLength(4);
+      for (const label of labels) {
+        expect(label).toMatchObject({ inside: true, fits: true, title: label.text });
+      }
+      expect(labels.filter((l) => l.cut).map((l) => l.text)).toEqual(expect.arrayContaining([tool, title]));
     });
   });
 
