@@ -21,3 +21,4 @@ export * from './json-depth';
 export * from './code-mode-tools';
 export * from './nodes';
 export * from './skills';
+export * from './tenant-tools';

@@ -15,6 +15,7 @@ import { SessionLedger } from './ledgers/session-ledger';
 import { SessionRemoval } from './ledgers/session-removal';
 import { SkillLedger } from './ledgers/skill-ledger';
 import { StoredBytesLedger } from './ledgers/stored-bytes-ledger';
+import { TenantToolsLedger } from './ledgers/tenant-tools-ledger';
 
 interface EventStoresOptions {
   readonly redis: RedisClient;
@@ -50,6 +51,7 @@ export interface EventStores {
   readonly storedBytes: StoredBytesLedger;
   readonly sessionRemoval: SessionRemoval;
   readonly skills: SkillLedger;
+  readonly tenantTools: TenantToolsLedger;
 }
 
 /**
@@ -75,5 +77,6 @@ export function createEventStores({ redis, keys, settings }: EventStoresOptions)
     storedBytes: new StoredBytesLedger(redis, keys, scripts),
     sessionRemoval: new SessionRemoval(redis, keys, scripts),
     skills: new SkillLedger(redis, keys, scripts),
+    tenantTools: new TenantToolsLedger(redis, keys, scripts),
   };
 }

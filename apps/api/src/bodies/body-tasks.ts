@@ -3,6 +3,7 @@ import { checkExecBody, type ExecBody } from '../runs/exec-body';
 import { checkToolResults, type ToolResultsCheck } from '../runs/tool-results-body';
 import { checkSessionSkillsPut, checkTenantSkillPut, type SessionSkillsCheck, type TenantSkillCheck } from '../skills/skills-body';
 import { mergeAgentTools, type AgentMerge } from '../tools/agent-merge';
+import { checkTenantToolPut, type TenantToolCheck } from '../tools/tenant-tools-body';
 import { checkToolsPut, toolsViewOfJson, type ToolsPutCheck, type ToolsViewContext } from '../tools/tools-body';
 
 /** A body that did not parse (or nests too deep): the route answers it as it answers any such body. */
@@ -21,6 +22,7 @@ export type BodyTask =
   | { kind: 'tools-merge'; stored: Uint8Array | null; submitted: Uint8Array; context: ToolsViewContext }
   | { kind: 'tool-results'; bytes: Uint8Array }
   | { kind: 'tenant-skill'; bytes: Uint8Array; name: string }
+  | { kind: 'tenant-tool'; bytes: Uint8Array; name: string }
   | { kind: 'session-skills'; bytes: Uint8Array };
 
 /**
@@ -37,6 +39,7 @@ export interface BodyTaskResults {
   'tools-merge': AgentMerge<Uint8Array>;
   'tool-results': Unreadable | { kind: 'checked'; check: ToolResultsCheck };
   'tenant-skill': Unreadable | { kind: 'checked'; check: TenantSkillCheck };
+  'tenant-tool': Unreadable | { kind: 'checked'; check: TenantToolCheck };
   'session-skills': Unreadable | { kind: 'checked'; check: SessionSkillsCheck<Uint8Array> };
 }
 
@@ -74,6 +77,8 @@ export function runBodyTask(task: BodyTask): BodyTaskResults[BodyTask['kind']] {
       return { kind: 'checked', check: checkToolResults(body.value) };
     case 'tenant-skill':
       return { kind: 'checked', check: checkTenantSkillPut(task.name, body.value) };
+    case 'tenant-tool':
+      return { kind: 'checked', check: checkTenantToolPut(task.name, body.value) };
     case 'session-skills': {
       const check = checkSessionSkillsPut(body.value);
       // Encoded here: the event loop hands the contents to Redis as they are.

@@ -32,7 +32,12 @@ describe('BodyThreads', () => {
       kind: 'checked',
       check: { ok: false, error: 'code mode module access is disabled.' },
     });
-    const context = { tenant: 'a', mcp: { tools: [], servers: [] }, limits: { timeoutMs: 10_000, maxOutputBytes: 65_536 } };
+    const context = {
+      tenant: 'a',
+      mcp: { tools: [], servers: [] },
+      limits: { timeoutMs: 10_000, maxOutputBytes: 65_536 },
+      tenantTools: { version: '', tools: [] },
+    };
     const operator = { name: 'charge', description: 'd', inputSchema: { type: 'object' }, registeredBy: 'operator' };
     const merge = await threads.run('a', {
       kind: 'tools-merge',
