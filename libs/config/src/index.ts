@@ -9,3 +9,4 @@ export * from './package-version';
 export * from './history-settings';
 export * from './shell-sandbox-settings';
 export * from './tenancy-settings';
+export * from './secrets-key-settings';

@@ -22,3 +22,4 @@ export * from './code-mode-tools';
 export * from './nodes';
 export * from './skills';
 export * from './tenant-tools';
+export * from './tool-headers';

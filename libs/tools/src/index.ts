@@ -122,3 +122,4 @@ export {
   type NotificationOutcome,
   type NotificationTry,
 } from './notifications/notification-delivery';
+export { HeaderVault, SealedHeadersError, type HeaderBinding } from './webhook/header-vault';

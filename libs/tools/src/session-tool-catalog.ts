@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ClientTool, GuestCatalog, Telemetry } from '@codemode/contracts';
+import type { ClientTool, GuestCatalog, Telemetry, TenantTool } from '@codemode/contracts';
 import {
   apiFileSteps,
   buildCatalog,
@@ -37,7 +37,7 @@ const WITHOUT_AGENTS: SurfaceOptions = { agents: false };
 export class SessionToolCatalog {
   readonly entries: readonly CatalogEntry[];
   /** The client tools calls reach by name: the tenant's, and the session's over them (SPEC §18: a session's tool shadows the tenant's). */
-  readonly clientTools: ReadonlyMap<string, ClientTool>;
+  readonly clientTools: ReadonlyMap<string, TenantTool>;
   private readonly mcpServers: readonly McpServerInfo[];
   private files: ApiFile[] | undefined;
   private documents: string[][] | undefined;
@@ -59,7 +59,7 @@ export class SessionToolCatalog {
     clientTools: readonly ClientTool[],
     mcpServers: readonly McpServerScope[],
     tenant: string,
-    tenantTools: readonly ClientTool[] = [],
+    tenantTools: readonly TenantTool[] = [],
   ) {
     const mcp = scopeMcpToTenant(mcpTools, mcpServers, tenant);
     this.mcpServers = mcp.servers;

@@ -28,7 +28,10 @@ export function tenantToolsPaths(): Record<string, PathItem> {
         description:
           "Creates or replaces the tool `name`, a client tool of every session of the tenant: after the core and MCP tools and before the session's client tools " +
           "(an operator's session client tool of the same name shadows it; an agent key's is refused with 403). Its schemas are trusted: the quick index shows its " +
-          'input signature and output hint. A new name is refused (400) once the tenant has 256. Operator keys only.',
+          'input signature and output hint. A new name is refused (400) once the tenant has 256. `headers` (at most 16, values up to 4 KiB) are sent with every call ' +
+          'and are write-only: kept encrypted under CODEMODE_SECRETS_KEY (503 while none is set), never shown (reads list `headerNames`); omitted, the stored ones are kept ' +
+          'unless `endpoint` changes; `{}` clears them. Host, Content-Length, Content-Type, Transfer-Encoding, Connection, Idempotency-Key and X-Codemode-* are refused (400). ' +
+          'Operator keys only.',
         parameters: [NAME],
         requestBody: body('TenantToolPut'),
         responses: { '200': ok('The stored tool.', 'TenantTool'), ...errors(400, 401, 403, 413, 429, 503) },

@@ -1,8 +1,12 @@
-import { ClientToolSchema, TenantToolPutSchema, type TenantTool } from '@codemode/contracts';
+import { ClientToolSchema, TenantToolPutSchema, type ClientTool } from '@codemode/contracts';
 import { BODY_NOT_JSON_ERROR } from '../http/request-context';
 
-/** A checked `PUT /v1/tools/{name}` (SPEC §18): the tool with its name, and the JSON the ledger stores. */
-export type TenantToolCheck = { ok: false; error: string; field: string } | { ok: true; tool: TenantTool; json: string };
+/**
+ * A checked `PUT /v1/tools/{name}` (SPEC §18): the tool with its name, and its credential headers
+ * in clear (absent: keep the stored ones), which only `TenantToolsService` sees, to seal them.
+ */
+export type TenantToolCheck =
+  { ok: false; error: string; field: string } | { ok: true; tool: ClientTool; headers: Record<string, string> | undefined };
 
 /**
  * The tool `PUT /v1/tools/{name}` stores, or the first thing wrong with it: the name as a session's
@@ -18,6 +22,6 @@ export function checkTenantToolPut(name: string, value: unknown): TenantToolChec
     const field = issue.path.map(String).join('.') || 'body';
     return { ok: false, error: `${field}: ${issue.message}`, field };
   }
-  const tool: TenantTool = { name, ...parsed.data };
-  return { ok: true, tool, json: JSON.stringify(tool) };
+  const { headers, ...fields } = parsed.data;
+  return { ok: true, tool: { name, ...fields }, headers };
 }

@@ -1,3 +1,4 @@
+import { Cluster } from 'ioredis';
 import { MAX_TENANT_TOOLS } from '@codemode/contracts';
 import type { RedisClient } from '../platform/redis';
 import type { KeySpace } from '../platform/keys';
@@ -40,6 +41,29 @@ export class TenantToolsLedger {
   async delete(tenant: string, name: string): Promise<boolean> {
     const [code] = await this.run(tenant, ['delete', name]);
     return code === LUA_CODES.ok;
+  }
+
+  /** Replaces one tool's JSON only if it is still `read` (secrets:rotate); answers whether it did. */
+  async replace(tenant: string, name: string, json: string, read: string): Promise<boolean> {
+    const [code] = await this.run(tenant, ['replace', name, json, read]);
+    return code === LUA_CODES.ok;
+  }
+
+  /**
+   * Every tenant that has tools, by SCAN of their keys (on a cluster, of every primary): for
+   * `npm run secrets:rotate`, an operator's command, never a request's path.
+   */
+  async *tenants(): AsyncGenerator<string> {
+    const pattern = `${this.keys.tenantTools('x').slice(0, -'{x}'.length)}{*}`;
+    const nodes = this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, found] = await guard(() => node.scan(cursor, 'MATCH', pattern, 'COUNT', 500));
+        cursor = next;
+        for (const key of found) yield key.slice(key.lastIndexOf('{') + 1, -1);
+      } while (cursor !== '0');
+    }
   }
 
   /** One tool's JSON, or null. */
