@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { CodeModeClient } from '@codemode/client';
 import { TestStack } from './utils/test-stack';
+import { twoTenantProbe, victimHarm } from './utils/two-tenant-probe';
 
 jest.setTimeout(180_000);
 
@@ -46,6 +47,12 @@ const LOOKUP = {
   },
 };
 const HINT_LINE = '- lookup_order { orderId: string } -> { status: string; total: number }';
+
+/** A tenant tool near the schema and description caps (~60 KiB of schema, 8 KiB of description): its body goes to a body thread. */
+function bigTool(version: number): Record<string, unknown> {
+  const properties = Object.fromEntries(Array.from({ length: 1800 }, (_, i) => [`field_${i}`, { type: 'string' }]));
+  return { description: `v${version} ${'d'.repeat(8000)}`, inputSchema: { type: 'object', properties } };
+}
 
 describe('tenant tools (SPEC §18)', () => {
   let stack: TestStack;
@@ -167,5 +174,30 @@ describe('tenant tools (SPEC §18)', () => {
     await send(alpha, 'DELETE', '/v1/tools/ship_order');
     const removed = await alpha.exec('tt-3', { title: 'list', code: `return typeof ship_order;` });
     expect(removed).toMatchObject({ status: 'completed', value: 'undefined' });
+  });
+
+  it("keeps another tenant's reads and execs in time while one fills its tenant tools at the caps and rebuilds every catalog (fate isolation)", async () => {
+    const { attack, victim } = await twoTenantProbe(stack, { client: beta, sessionId: 'victim' }, async () => {
+      const statuses: number[] = [];
+      for (let batch = 0; batch < 4; batch += 1) {
+        const puts = await Promise.all(
+          Array.from({ length: 16 }, (_, i) => send(alpha, 'PUT', `/v1/tools/big_${batch * 16 + i}`, bigTool(batch))),
+        );
+        statuses.push(...puts.map((put) => put.status));
+      }
+      for (let round = 0; round < 3; round += 1) {
+        // A new version each round: every session's view and catalog is derived again.
+        statuses.push((await send(alpha, 'PUT', '/v1/tools/big_0', bigTool(round + 10))).status);
+        const reads = await Promise.all(Array.from({ length: 6 }, (_, j) => send(alpha, 'GET', `/v1/sessions/atk-${j}/tools`)));
+        statuses.push(...reads.map((read) => read.status));
+        const cell = await alpha.exec('atk-0', { title: 'atk', code: 'return catalog.all().length' });
+        statuses.push(cell.status === 'completed' ? 200 : 500);
+      }
+      return statuses;
+    });
+    // The attacker's own calls may meet its rate limit (429); nothing else.
+    expect(attack.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+    expect(attack.filter((status) => status === 200).length).toBeGreaterThan(20);
+    expect(victimHarm(victim, { maxP99Ms: 10_000 })).toEqual([]);
   });
 });
