@@ -188,6 +188,13 @@ describe('tenant tools (SPEC §18)', () => {
       for (let round = 0; round < 3; round += 1) {
         // A new version each round: every session's view and catalog is derived again.
         statuses.push((await send(alpha, 'PUT', '/v1/tools/big_0', bigTool(round + 10))).status);
+        // Session registrations over 8 KiB: checked on a body thread, with the tenant's tools sent along.
+        const registrations = await Promise.all(
+          Array.from({ length: 3 }, (_, j) =>
+            send(alpha, 'PUT', `/v1/sessions/atk-${j}/tools`, { tools: [{ name: `own_${round}`, ...bigTool(round) }] }),
+          ),
+        );
+        statuses.push(...registrations.map((put) => put.status));
         const reads = await Promise.all(Array.from({ length: 6 }, (_, j) => send(alpha, 'GET', `/v1/sessions/atk-${j}/tools`)));
         statuses.push(...reads.map((read) => read.status));
         const cell = await alpha.exec('atk-0', { title: 'atk', code: 'return catalog.all().length' });

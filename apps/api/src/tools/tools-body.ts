@@ -1,4 +1,4 @@
-import { ClientToolsPutSchema, type ClientTool, type ToolsView } from '@codemode/contracts';
+import { ClientToolsPutSchema, type ClientTool, type TenantTool, type ToolsView } from '@codemode/contracts';
 import type { ToolDefinition } from '@codemode/catalog';
 import { SessionToolCatalog, type McpServerScope } from '@codemode/tools';
 import { BODY_NOT_JSON_ERROR } from '../http/request-context';
@@ -11,6 +11,24 @@ export interface ToolsViewContext {
   limits: { timeoutMs: number; maxOutputBytes: number };
   /** The tenant's tools (SPEC §18), before the session's client tools, which shadow them. */
   tenantTools: TenantToolList;
+}
+
+/**
+ * A `ToolsViewContext` as a body thread is sent it: the tenant's tools as their shared JSON bytes
+ * (`TenantToolList.json`), never the objects (cloning them held the event loop ~0.5 s at the caps).
+ */
+export type ThreadToolsViewContext = Omit<ToolsViewContext, 'tenantTools'> & { tenantTools: { version: string; json: Uint8Array } };
+
+/** What the event loop posts to a body thread. */
+export function threadContext(context: ToolsViewContext): ThreadToolsViewContext {
+  const { version, json } = context.tenantTools;
+  return { ...context, tenantTools: { version, json } };
+}
+
+/** On the body thread: the context with the tenant's tools parsed from their bytes. */
+export function contextOnThread(context: ThreadToolsViewContext): ToolsViewContext {
+  const { version, json } = context.tenantTools;
+  return { ...context, tenantTools: { version, json, tools: JSON.parse(Buffer.from(json).toString('utf8')) as TenantTool[] } };
 }
 
 /** A registered tool as the event loop sees it: enough for the endpoint check, never its schemas. */

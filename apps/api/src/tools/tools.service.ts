@@ -13,7 +13,7 @@ import { DerivedCatalogs } from './derived-catalogs';
 import { TenantTurns } from './tenant-turns';
 import { TenantToolLists } from './tenant-tool-lists';
 import { ToolEndpointCheck } from './tool-endpoint-check';
-import { checkToolsPut, toolsViewOfJson, type ToolsPutCheck, type ToolsViewContext } from './tools-body';
+import { checkToolsPut, threadContext, toolsViewOfJson, type ToolsPutCheck, type ToolsViewContext } from './tools-body';
 
 /** A catalog view, or its JSON's bytes (see `jsonReply`). */
 export type ToolsAnswer = ToolsView | Uint8Array;
@@ -113,7 +113,7 @@ export class ToolsService {
     if ((stored?.length ?? 0) + submittedBytes.byteLength <= INLINE_BODY_BYTES) {
       return mergeAgentTools(stored?.toString('utf8') ?? null, Buffer.from(submittedBytes).toString('utf8'), context);
     }
-    return this.bodies.run(tenant, { kind: 'tools-merge', stored, submitted: submittedBytes, context });
+    return this.bodies.run(tenant, { kind: 'tools-merge', stored, submitted: submittedBytes, context: threadContext(context) });
   }
 
   /** `GET /tools`: derived once per version of the session's list, as JSON bytes. */
@@ -125,7 +125,7 @@ export class ToolsService {
         if (bytes === null || bytes.length <= INLINE_BODY_BYTES) {
           return Buffer.from(JSON.stringify(toolsViewOfJson(bytes?.toString('utf8') ?? null, context)));
         }
-        return this.bodies.run(ref.tenant, { kind: 'tools-view', bytes, context });
+        return this.bodies.run(ref.tenant, { kind: 'tools-view', bytes, context: threadContext(context) });
       }),
     );
   }
@@ -143,7 +143,7 @@ export class ToolsService {
         if (bytes === null || bytes.length <= INLINE_BODY_BYTES) {
           return toolsViewOfJson(bytes?.toString('utf8') ?? null, context).execDescription;
         }
-        return this.bodies.run(ref.tenant, { kind: 'exec-description', bytes, context });
+        return this.bodies.run(ref.tenant, { kind: 'exec-description', bytes, context: threadContext(context) });
       }),
     );
   }
@@ -169,7 +169,7 @@ export class ToolsService {
     if (body.kind !== 'large') return checkToolsPut(requireObjectBody(body), context);
     // A body that kills its thread (out of memory) is not one this API can read.
     const read = await this.bodies
-      .run(ref.tenant, { kind: 'tools', bytes: body.bytes, context })
+      .run(ref.tenant, { kind: 'tools', bytes: body.bytes, context: threadContext(context) })
       .catch(() => ({ kind: 'invalid_json' }) as const);
     // Unreadable: requireObjectBody answers it as it answers a small body that is.
     return read.kind === 'checked' ? read.check : checkToolsPut(requireObjectBody(read), context);
