@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '@codemode/config';
-import { KeySpace, TenantToolsLedger, createRedis } from '@codemode/events';
+import { KeySpace, TenantToolsLedger, createRedis, waitUntilReady } from '@codemode/events';
 import { HeaderVault } from '@codemode/tools';
 import { rotateTenantToolHeaders } from './header-rotation';
 
@@ -14,8 +14,9 @@ async function main(): Promise<number> {
     process.stderr.write('secrets:rotate needs CODEMODE_SECRETS_KEY (the new key) and CODEMODE_SECRETS_KEY_PREVIOUS (the old one).\n');
     return 2;
   }
-  const redis = createRedis(config.redis);
+  const redis = createRedis(config.redis, { name: 'secrets-rotate' });
   try {
+    await waitUntilReady(redis);
     const vault = new HeaderVault(config.secretsKeys.current, config.secretsKeys.previous);
     const report = await rotateTenantToolHeaders(new TenantToolsLedger(redis, new KeySpace(config.keyPrefix)), vault);
     process.stdout.write(
@@ -24,7 +25,7 @@ async function main(): Promise<number> {
     );
     if (report.unreadable.length === 0) return 0;
     process.stderr.write(
-      `${report.unreadable.length} tools have headers neither key opens; register their headers again: ${report.unreadable.join(', ')}\n`,
+      `${report.unreadable.length} tool header sets neither key opens; register those tools' headers again: ${report.unreadable.join(', ')}\n`,
     );
     return 1;
   } finally {
