@@ -37,10 +37,5 @@ export function tenantToolView(tool: TenantTool): TenantToolView {
   return view;
 }
 
-/** `GET /v1/tools`: the tenant's tools, by name. */
-export interface TenantToolsList {
-  tools: TenantToolView[];
-}
-
 /** What the tenant's count cap answers when a new tool would pass it. */
 export const TENANT_TOOLS_FULL = `the tenant has ${MAX_TENANT_TOOLS} tools, the most it may register; delete one first.`;

@@ -1,5 +1,6 @@
-import { Controller, Delete, Get, Param, Put, Req, UseInterceptors } from '@nestjs/common';
-import type { TenantToolView, TenantToolsList } from '@codemode/contracts';
+import { Controller, Delete, Get, Param, Put, Req, StreamableFile, UseInterceptors } from '@nestjs/common';
+import type { TenantToolView } from '@codemode/contracts';
+import { jsonReply } from '../http/json-reply';
 import { JsonBody, requireOperator, Tenant } from '../http/request-params';
 import type { ApiRequest, ParsedBody } from '../http/request-context';
 import { StoredBytesInterceptor } from '../quotas/stored-bytes.interceptor';
@@ -11,8 +12,8 @@ export class TenantToolsController {
   constructor(private readonly tools: TenantToolsService) {}
 
   @Get()
-  list(@Tenant() tenant: string): Promise<TenantToolsList> {
-    return this.tools.list(tenant);
+  async list(@Tenant() tenant: string): Promise<StreamableFile> {
+    return jsonReply(await this.tools.list(tenant));
   }
 
   @Put(':name')

@@ -7,7 +7,6 @@ import {
   type ClientTool,
   type TenantTool,
   type TenantToolView,
-  type TenantToolsList,
 } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { TenantToolsLedger } from '@codemode/events';
@@ -60,9 +59,9 @@ export class TenantToolsService {
     return tenantToolView(tool);
   }
 
-  /** The tenant's tools by name, as every session's catalog has them: header names only. */
-  async list(tenant: string): Promise<TenantToolsList> {
-    return { tools: (await this.lists.current(tenant)).tools.map(tenantToolView) };
+  /** The tenant's tools by name, as every session's catalog has them, header names only: JSON bytes serialized once per version. */
+  async list(tenant: string): Promise<Uint8Array> {
+    return (await this.lists.current(tenant)).view;
   }
 
   async delete(tenant: string, name: string): Promise<{ name: string; deleted: true }> {

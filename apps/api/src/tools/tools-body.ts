@@ -10,7 +10,7 @@ export interface ToolsViewContext {
   mcp: { tools: unknown[]; servers: unknown[] };
   limits: { timeoutMs: number; maxOutputBytes: number };
   /** The tenant's tools (SPEC §18), before the session's client tools, which shadow them. */
-  tenantTools: TenantToolList;
+  tenantTools: Pick<TenantToolList, 'version' | 'tools' | 'json'>;
 }
 
 /**
