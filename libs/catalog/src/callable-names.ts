@@ -45,7 +45,8 @@ export function selectEffectiveTools<T extends ToolDefinition>(tools: readonly T
       continue;
     }
     const current = winners.get(tool.toolName);
-    if (!current || (tool.source === 'client' && current.source !== 'client')) {
+    // A session's client tool shadows a tenant tool (listed before it, SPEC §18) as it does a core one.
+    if (!current || (tool.source === 'client' && (current.source !== 'client' || (current.trusted === true && !tool.trusted)))) {
       winners.set(tool.toolName, tool);
     }
   }

@@ -22,6 +22,8 @@ export interface ToolDefinition {
   readonly replaySafe: boolean;
   /** SPEC §16: retried with the same callKey it takes effect once; `restartSafe` cells may call it. Absent: false. */
   readonly idempotent?: boolean;
+  /** SPEC §18: a tenant tool, whose schemas an operator wrote: its hints are rendered as a core tool's are. Absent: false. */
+  readonly trusted?: boolean;
   readonly mcp?: McpToolOrigin;
 }
 
@@ -43,7 +45,7 @@ export interface CatalogEntry extends ToolDefinition {
 }
 
 /** Host id of a tool, `<source>:<owner>:<name>` as OpenClaw builds catalog ids: core tools are
- * owned by `core`, MCP tools by their server, client tools by `client`. Callable-name suffixes
+ * owned by `core`, MCP tools by their server, session client tools by `client`, tenant tools by `tenant`. Callable-name suffixes
  * hash this id, so it must be stable for a given tool. */
 export function makeHostId(source: ToolSource, owner: string, toolName: string): string {
   return `${source}:${owner}:${toolName}`;

@@ -5,7 +5,7 @@ import { DuplicateHostIdError } from './errors';
 import type { JsonSchema } from './json-schema';
 import { assignMcpBindings } from './mcp-names';
 
-/** Catalog order of sources (SPEC §5): core tools, then MCP tools, then client tools. */
+/** Catalog order of sources (SPEC §5): core tools, then MCP tools, then client tools (the tenant's before the session's, SPEC §18). */
 export const SOURCE_ORDER: readonly ToolSource[] = ['openclaw', 'mcp', 'client'];
 
 export interface ToolCatalog {
@@ -69,6 +69,14 @@ export function clientToolDefinition(tool: ClientTool): ToolDefinition {
     replaySafe: tool.replaySafe ?? false,
     ...(tool.idempotent ? { idempotent: true } : {}),
   };
+}
+
+/**
+ * Catalog definition of a tenant tool (SPEC §18): a client tool whose schemas are an operator's,
+ * so they are trusted (hints shown). Listed before the session's client tools, which shadow it.
+ */
+export function tenantToolDefinition(tool: ClientTool): ToolDefinition {
+  return { ...clientToolDefinition(tool), hostId: makeHostId('client', 'tenant', tool.name), trusted: true };
 }
 
 export interface McpToolDescription {

@@ -6,6 +6,7 @@ export { makeHostId, type CatalogEntry, type McpBinding, type McpToolOrigin, typ
 export {
   buildCatalog,
   clientToolDefinition,
+  tenantToolDefinition,
   findByCallableName,
   findByHostId,
   findByToolName,

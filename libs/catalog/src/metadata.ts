@@ -18,15 +18,21 @@ export interface ToolDescription extends HandleMetadata {
 }
 
 /**
- * Only core tool schemas are rendered into hints: client and MCP schemas are untrusted, so their
- * input shows as `unknown` and their output as absent (OpenClaw does the same).
+ * Only trusted schemas are rendered into hints: core tools' and tenant tools' (an operator's,
+ * SPEC §18). Session client and MCP schemas are untrusted, so their input shows as `unknown` and
+ * their output as absent (OpenClaw does the same). Rendering is bounded either way: a schema too
+ * large or deep for the compact form shows `unknown` / no output.
  */
 export function inputHint(entry: CatalogEntry): string {
-  return entry.source === 'openclaw' ? compactInputHint(entry.inputSchema) : 'unknown';
+  return hasTrustedSchemas(entry) ? compactInputHint(entry.inputSchema) : 'unknown';
 }
 
 export function outputHint(entry: CatalogEntry): string | undefined {
-  return entry.source === 'openclaw' ? compactOutputHint(entry.outputSchema) : undefined;
+  return hasTrustedSchemas(entry) ? compactOutputHint(entry.outputSchema) : undefined;
+}
+
+function hasTrustedSchemas(entry: CatalogEntry): boolean {
+  return entry.source === 'openclaw' || (entry.source === 'client' && entry.trusted === true);
 }
 
 export function handleMetadata(entry: CatalogEntry): HandleMetadata {
@@ -40,6 +46,7 @@ export function handleMetadata(entry: CatalogEntry): HandleMetadata {
     apiPath: entry.apiPath,
     input: inputHint(entry),
     ...(output ? { output } : {}),
+    ...(entry.trusted ? { trusted: true as const } : {}),
   };
 }
 

@@ -25,15 +25,16 @@ export function resolveSearchLimit(options: SearchOptions = {}): number {
 }
 
 /**
- * Text indexed for one entry. Core tools add their parameter names, which often carry the only
- * word a task shares with a tool; client and MCP schemas are untrusted and never walked.
+ * Text indexed for one entry. Core and tenant tools (SPEC §18) add their parameter names, which
+ * often carry the only word a task shares with a tool; session client and MCP schemas are
+ * untrusted and never walked.
  */
 export function searchDocument(entry: CatalogEntry): string[] {
   const parts = [entry.toolName, entry.label ?? '', entry.description];
   if (entry.mcpBinding) {
     parts.push(entry.mcpBinding.serverName);
   }
-  if (entry.source === 'openclaw') {
+  if (entry.source === 'openclaw' || entry.trusted === true) {
     parts.push(...schemaPropertyNames(entry.inputSchema));
   }
   return tokenize(parts.join(' '));

@@ -9,6 +9,7 @@ import { readHistorySettings, type HistorySettings } from './history-settings';
 import { clamp, LIMIT_RULES, SHELL_RULES, SHELL_SWITCHES, SPEC_DEFAULT_LIMITS, type LimitRule } from './limit-rules';
 import { readRedisSettings, type RedisSettings } from './redis-settings';
 import { resolveLimits } from './resolve-limits';
+import { readSecretsKeys, type SecretsKeys } from './secrets-key-settings';
 import { readShellSandboxSettings, readTenancy, type ShellSandboxSettings } from './shell-sandbox-settings';
 import { readTenancySettings, type TenancySettings } from './tenancy-settings';
 
@@ -44,6 +45,8 @@ export interface AppConfig {
   readonly mcpServersJson: string | null;
   /** Per-tenant webhook signing secrets from `CODEMODE_WEBHOOK_SECRETS` (`tenant:secret,…`). */
   readonly webhookSecrets: ReadonlyMap<string, string>;
+  /** `CODEMODE_SECRETS_KEY` (and `_PREVIOUS`): what tenant tool headers are encrypted under (SPEC §18); null when unset. */
+  readonly secretsKeys: SecretsKeys | null;
   /** Worker presence TTL (ms): how long a silent worker is still considered alive. */
   readonly presenceTtlMs: number;
   /**
@@ -156,6 +159,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     shellBaseEnv: shellBaseEnv(env),
     mcpServersJson: env.CODEMODE_MCP_SERVERS?.trim() || null,
     webhookSecrets: parseWebhookSecrets(env.CODEMODE_WEBHOOK_SECRETS),
+    secretsKeys: readSecretsKeys(env),
     presenceTtlMs: readInt(env, 'CODEMODE_LEASE_MS', 10_000, 1000, 600_000),
     alwaysReplay: readFlag(env, 'CODEMODE_ALWAYS_REPLAY'),
     cellConcurrency: readInt(env, 'CODEMODE_CELL_CONCURRENCY', sandboxThreads * CELLS_PER_THREAD, 1, 4096),

@@ -10,3 +10,4 @@ export * from './history-settings';
 export * from './shell-sandbox-settings';
 export * from './tenancy-settings';
 export * from './clamped-settings';
+export * from './secrets-key-settings';

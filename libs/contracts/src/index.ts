@@ -22,3 +22,5 @@ export * from './code-mode-tools';
 export * from './nodes';
 export * from './skills';
 export * from './platform-wait';
+export * from './tenant-tools';
+export * from './tool-headers';

@@ -132,6 +132,8 @@ export const HandleMetadataSchema = z.object({
   apiPath: z.string().optional(),
   input: z.string().optional(),
   output: z.string().optional(),
+  /** SPEC §18: a tenant tool, whose schemas are an operator's, so its hints are shown. Absent: untrusted. */
+  trusted: z.literal(true).optional(),
 });
 export type HandleMetadata = z.infer<typeof HandleMetadataSchema>;
 export const ToolCatalogMetadataSchema = HandleMetadataSchema.extend({ replaySafe: z.boolean() });

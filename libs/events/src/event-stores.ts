@@ -16,6 +16,7 @@ import { SessionLedger } from './ledgers/session-ledger';
 import { SessionRemoval } from './ledgers/session-removal';
 import { SkillLedger } from './ledgers/skill-ledger';
 import { StoredBytesLedger } from './ledgers/stored-bytes-ledger';
+import { TenantToolsLedger } from './ledgers/tenant-tools-ledger';
 
 interface EventStoresOptions {
   readonly redis: RedisClient;
@@ -52,6 +53,7 @@ export interface EventStores {
   readonly storedBytes: StoredBytesLedger;
   readonly sessionRemoval: SessionRemoval;
   readonly skills: SkillLedger;
+  readonly tenantTools: TenantToolsLedger;
 }
 
 /**
@@ -78,5 +80,6 @@ export function createEventStores({ redis, keys, settings }: EventStoresOptions)
     storedBytes: new StoredBytesLedger(redis, keys, scripts),
     sessionRemoval: new SessionRemoval(redis, keys, scripts),
     skills: new SkillLedger(redis, keys, scripts),
+    tenantTools: new TenantToolsLedger(redis, keys, scripts),
   };
 }

@@ -102,7 +102,8 @@ export {
 
 export { contentText, DEFAULT_TOOL_ERROR_MESSAGE, isMcpErrorResult, toolErrorMessage } from './tool-error-message';
 export { SessionToolCatalog } from './session-tool-catalog';
-export { SessionCatalogCache, type McpCatalogSource, type StoredToolsSource } from './session-catalog-cache';
+export { SessionCatalogCache, type McpCatalogSource, type StoredToolsSource, type TenantToolsSource } from './session-catalog-cache';
+export { readTenantToolList } from './tenant-tool-list';
 export { readStoredToolList, StoredToolListError } from './stored-tool-list';
 export { SHARED_SLICES, type EventLoopSlices } from './core/event-loop-slices';
 
@@ -121,3 +122,4 @@ export {
   type NotificationOutcome,
   type NotificationTry,
 } from './notifications/notification-delivery';
+export { HeaderVault, SealedHeadersError, type HeaderBinding } from './webhook/header-vault';

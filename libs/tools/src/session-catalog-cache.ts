@@ -3,6 +3,7 @@ import { SHARED_SLICES, type EventLoopSlices } from './core/event-loop-slices';
 import type { McpServerScope } from './mcp/mcp-tenants';
 import { SessionToolCatalog } from './session-tool-catalog';
 import { readStoredToolList } from './stored-tool-list';
+import { readTenantToolList } from './tenant-tool-list';
 
 /** The deployment's MCP tools and servers; `version` changes whenever what `tools()` or `servers()` answer may have. */
 export interface McpCatalogSource {
@@ -18,6 +19,17 @@ export interface StoredToolsSource {
   /** The list's bytes with the version they are at (`ClientToolsLedger.snapshot`). */
   read(): Promise<{ version: string; bytes: Buffer | null }>;
 }
+
+/** The tenant's tools (SPEC §18), as the cache needs them: their version, and their JSON only to build. */
+export interface TenantToolsSource {
+  /** Their version as the run read it (`TenantToolsLedger.version`; '' when none was ever stored). */
+  readonly version: string;
+  /** The tools with the version they are at (`TenantToolsLedger.read`). */
+  read(): Promise<{ version: string; tools: [name: string, json: Buffer][] }>;
+}
+
+/** A tenant that never registered a tool. */
+export const NO_TENANT_TOOLS: TenantToolsSource = { version: '', read: () => Promise.resolve({ version: '', tools: [] }) };
 
 export interface SessionCatalogCacheOptions {
   /** Catalogs kept at most. */
@@ -35,10 +47,10 @@ const DEFAULT_CATALOG_CACHE_CHARS = 40 * 1024 * 1024;
 
 /**
  * Built session catalogs, reused across runs: a catalog is a function of the tenant, the MCP
- * snapshot and the session's client tool list, so runs with the same ones share one immutable
+ * snapshot, the tenant's tools and the session's client tool list, so runs with the same ones share one immutable
  * `SessionToolCatalog` instead of building it (names, hints, guest catalog, its JSON) per run.
- * The list is named by its version, which every registration changes: a run whose catalog is kept
- * never reads the list (up to 16 MiB), and the next run after a registration builds the new one.
+ * The lists are named by their versions, which every registration changes: a run whose catalog is kept
+ * never reads a list (up to 16 MiB), and the next run after a registration builds the new one.
  * A build reads the list in slices of the event loop (SPEC §10 "Event loops"); runs that need the
  * same catalog meanwhile wait for that one build. Least recently used catalogs go first, so many
  * sessions with distinct tools (a hostile tenant) cannot grow memory beyond both bounds.
@@ -57,9 +69,14 @@ export class SessionCatalogCache {
     this.slices = options.slices ?? SHARED_SLICES;
   }
 
-  /** The catalog of a session of `tenant` with the client tools `tools` names, under the MCP snapshot `mcp` reads now. */
-  async catalog(tenant: string, tools: StoredToolsSource, mcp: McpCatalogSource): Promise<SessionToolCatalog> {
-    const key = keyOf(tenant, mcp.version, tools.version);
+  /** The catalog of a session of `tenant` with the client tools `tools` and the tenant's tools `tenantTools` name, under the MCP snapshot `mcp` reads now. */
+  async catalog(
+    tenant: string,
+    tools: StoredToolsSource,
+    mcp: McpCatalogSource,
+    tenantTools: TenantToolsSource = NO_TENANT_TOOLS,
+  ): Promise<SessionToolCatalog> {
+    const key = keyOf(tenant, mcp.version, tools.version, tenantTools.version);
     const hit = this.catalogs.get(key);
     if (hit) {
       this.catalogs.delete(key);
@@ -68,7 +85,7 @@ export class SessionCatalogCache {
     }
     const pending = this.building.get(key);
     if (pending) return pending;
-    const built = this.build(tenant, tools, mcp).finally(() => this.building.delete(key));
+    const built = this.build(tenant, tools, mcp, tenantTools).finally(() => this.building.delete(key));
     this.building.set(key, built);
     return built;
   }
@@ -78,13 +95,20 @@ export class SessionCatalogCache {
     return this.catalogs.size;
   }
 
-  private async build(tenant: string, tools: StoredToolsSource, mcp: McpCatalogSource): Promise<SessionToolCatalog> {
-    // Kept under the version the bytes are at: a registration between the two reads names the new list.
-    const { version, bytes } = await tools.read();
+  private async build(
+    tenant: string,
+    tools: StoredToolsSource,
+    mcp: McpCatalogSource,
+    tenantTools: TenantToolsSource,
+  ): Promise<SessionToolCatalog> {
+    // Kept under the versions the bytes are at: a registration between the two reads names the new list.
+    const [{ version, bytes }, tenantRead] = await Promise.all([tools.read(), tenantTools.read()]);
     const clientTools = bytes === null ? [] : await readStoredToolList(bytes, this.slices);
-    const catalog = new SessionToolCatalog(mcp.tools(), clientTools, mcp.servers(), tenant);
-    const chars = (bytes?.length ?? 0) + catalog.guestCatalogJson().length;
-    if (chars <= this.maxChars) this.keep(keyOf(tenant, mcp.version, version), catalog, chars);
+    const tenantList = await readTenantToolList(tenantRead.tools, this.slices);
+    const catalog = new SessionToolCatalog(mcp.tools(), clientTools, mcp.servers(), tenant, tenantList);
+    const tenantBytes = tenantRead.tools.reduce((sum, [, json]) => sum + json.length, 0);
+    const chars = (bytes?.length ?? 0) + tenantBytes + catalog.guestCatalogJson().length;
+    if (chars <= this.maxChars) this.keep(keyOf(tenant, mcp.version, version, tenantRead.version), catalog, chars);
     return catalog;
   }
 
@@ -104,7 +128,7 @@ export class SessionCatalogCache {
   }
 }
 
-/** Self-delimiting: no tenant name can make two different triples meet in one key. */
-function keyOf(tenant: string, mcpVersion: number, toolsVersion: string): string {
-  return JSON.stringify([tenant, mcpVersion, toolsVersion]);
+/** Self-delimiting: no tenant name can make two different inputs meet in one key. */
+function keyOf(tenant: string, mcpVersion: number, toolsVersion: string, tenantToolsVersion: string): string {
+  return JSON.stringify([tenant, mcpVersion, toolsVersion, tenantToolsVersion]);
 }

@@ -89,3 +89,64 @@ describe('SessionToolCatalog: platform surfaces (SPEC §15)', () => {
     expect(found.some((entry) => entry.source === 'platform')).toBe(false);
   });
 });
+
+describe('SessionToolCatalog: tenant tools (SPEC §18)', () => {
+  const order: ClientTool = {
+    name: 'lookup_order',
+    description: 'Look up an order',
+    inputSchema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+    outputSchema: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'], additionalProperties: false },
+    endpoint: 'https://orders.example/lookup',
+  };
+  const sessionTool: ClientTool = { ...order, name: 'note', endpoint: 'https://notes.example/' };
+  const slices = new EventLoopSlices();
+
+  it('shows a tenant tool with its trusted hints and a session client tool with `unknown` / `?`', () => {
+    const built = new SessionToolCatalog([], [sessionTool], [], 'alpha', [order]);
+    const { execDescription, catalog } = built.view({ timeoutMs: 10_000, maxOutputBytes: 65_536 });
+    expect(execDescription).toContain('- lookup_order { orderId: string } -> { status: string }');
+    expect(execDescription).toContain('- note unknown -> ?');
+    expect(catalog.find((entry) => entry.toolName === 'lookup_order')).toMatchObject({
+      source: 'client',
+      trusted: true,
+      input: '{ orderId: string }',
+      output: '{ status: string }',
+    });
+    const note = catalog.find((entry) => entry.toolName === 'note');
+    expect(note).toMatchObject({ source: 'client', input: 'unknown' });
+    expect(note).not.toHaveProperty('trusted');
+    expect(note).not.toHaveProperty('output');
+  });
+
+  it('finds a tenant tool by its parameter names in catalog.search, with trusted: true', async () => {
+    const built = new SessionToolCatalog([], [sessionTool], [], 'alpha', [order]);
+    const [found] = await built.search('orderId', {}, slices);
+    expect(found).toMatchObject({ toolName: 'lookup_order', source: 'client', trusted: true });
+  });
+
+  it('shows a schema too deep for the compact form as `unknown` / `?`, as a core tool’s', () => {
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 12; i += 1) deep = { type: 'object', properties: { inner: deep }, required: ['inner'] };
+    const built = new SessionToolCatalog([], [], [], 'alpha', [
+      { ...order, inputSchema: { type: 'array', items: deep }, outputSchema: deep },
+    ]);
+    expect(built.view({ timeoutMs: 10_000, maxOutputBytes: 65_536 }).execDescription).toMatch(/- lookup_order [^\n]*unknown[^\n]* -> \?\n/);
+  });
+
+  it('lets a session client tool of the same name shadow the tenant tool, with its own endpoint', () => {
+    const shadow: ClientTool = { ...order, description: 'the session’s own', endpoint: 'https://session.example/' };
+    const built = new SessionToolCatalog([], [shadow], [], 'alpha', [order]);
+    const entries = built.entries.filter((entry) => entry.toolName === 'lookup_order');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ callableName: 'lookup_order', description: 'the session’s own' });
+    expect(entries[0].trusted).toBeUndefined();
+    expect(built.clientTools.get('lookup_order')?.endpoint).toBe('https://session.example/');
+  });
+
+  it('orders tenant tools after core and MCP tools and before session client tools', () => {
+    const built = new SessionToolCatalog([], [sessionTool], [], 'alpha', [order]);
+    const sources = built.entries.map((entry) => (entry.trusted ? 'tenant' : entry.source));
+    expect(sources.indexOf('tenant')).toBeGreaterThan(sources.lastIndexOf('openclaw'));
+    expect(sources.indexOf('tenant')).toBeLessThan(sources.indexOf('client'));
+  });
+});

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ClientTool, GuestCatalog, Telemetry } from '@codemode/contracts';
+import type { ClientTool, GuestCatalog, Telemetry, TenantTool } from '@codemode/contracts';
 import {
   apiFileSteps,
   buildCatalog,
@@ -13,6 +13,7 @@ import {
   catalogMetadata,
   searchCatalog,
   searchDocument,
+  tenantToolDefinition,
   type SearchOptions,
   type SurfaceOptions,
   type ApiFile,
@@ -28,14 +29,15 @@ import { scopeMcpToTenant, type McpServerScope } from './mcp/mcp-tenants';
 const WITHOUT_AGENTS: SurfaceOptions = { agents: false };
 
 /**
- * One session's tool catalog as a run sees it: core tools, the deployment's MCP tools and the
- * session's client tools, named and ordered (SPEC §5), plus what the guest needs to install them.
+ * One session's tool catalog as a run sees it: core tools, the deployment's MCP tools, the
+ * tenant's tools (SPEC §18) and the session's client tools, named and ordered (SPEC §5), plus what the guest needs to install them.
  * Immutable once built, so one instance serves every run with the same inputs (`SessionCatalogCache`):
  * what it derives is computed on first use and kept.
  */
 export class SessionToolCatalog {
   readonly entries: readonly CatalogEntry[];
-  readonly clientTools: ReadonlyMap<string, ClientTool>;
+  /** The client tools calls reach by name: the tenant's, and the session's over them (SPEC §18: a session's tool shadows the tenant's). */
+  readonly clientTools: ReadonlyMap<string, TenantTool>;
   private readonly mcpServers: readonly McpServerInfo[];
   private files: ApiFile[] | undefined;
   private documents: string[][] | undefined;
@@ -50,17 +52,24 @@ export class SessionToolCatalog {
    * @param mcpServers the deployment's connected MCP servers with their `tenants`
    * @param tenant the session's tenant: MCP servers scoped to other tenants, and their tools, are
    * left out of everything this catalog shows (entries, `MCP` namespace, search, API files)
+   * @param tenantTools the tenant's tools (`PUT /v1/tools/{name}`), trusted: their hints are shown
    */
   constructor(
     mcpTools: readonly ToolDefinition[],
     clientTools: readonly ClientTool[],
     mcpServers: readonly McpServerScope[],
     tenant: string,
+    tenantTools: readonly TenantTool[] = [],
   ) {
     const mcp = scopeMcpToTenant(mcpTools, mcpServers, tenant);
     this.mcpServers = mcp.servers;
-    this.entries = buildCatalog([...coreToolDefinitions(), ...mcp.tools, ...clientTools.map(clientToolDefinition)]).entries;
-    this.clientTools = new Map(clientTools.map((tool) => [tool.name, tool]));
+    this.entries = buildCatalog([
+      ...coreToolDefinitions(),
+      ...mcp.tools,
+      ...tenantTools.map(tenantToolDefinition),
+      ...clientTools.map(clientToolDefinition),
+    ]).entries;
+    this.clientTools = new Map([...tenantTools, ...clientTools].map((tool) => [tool.name, tool]));
   }
 
   /**

@@ -3,7 +3,8 @@ import { checkExecBody, type ExecBody } from '../runs/exec-body';
 import { checkToolResults, type ToolResultsCheck } from '../runs/tool-results-body';
 import { checkSessionSkillsPut, checkTenantSkillPut, type SessionSkillsCheck, type TenantSkillCheck } from '../skills/skills-body';
 import { mergeAgentTools, type AgentMerge } from '../tools/agent-merge';
-import { checkToolsPut, toolsViewOfJson, type ToolsPutCheck, type ToolsViewContext } from '../tools/tools-body';
+import { checkTenantToolPut, type TenantToolCheck } from '../tools/tenant-tools-body';
+import { checkToolsPut, contextOnThread, toolsViewOfJson, type ThreadToolsViewContext, type ToolsPutCheck } from '../tools/tools-body';
 
 /** A body that did not parse (or nests too deep): the route answers it as it answers any such body. */
 export type Unreadable = Exclude<ParsedJson, { kind: 'json' }>;
@@ -14,13 +15,14 @@ export type BodyTask =
   | { kind: 'exec'; bytes: Uint8Array }
   /** An exec body already parsed (an MCP `tools/call` of a large POST): its code is checked here. */
   | { kind: 'exec-value'; value: unknown }
-  | { kind: 'tools'; bytes: Uint8Array; context: ToolsViewContext }
-  | { kind: 'tools-view'; bytes: Uint8Array; context: ToolsViewContext }
-  | { kind: 'exec-description'; bytes: Uint8Array; context: ToolsViewContext }
+  | { kind: 'tools'; bytes: Uint8Array; context: ThreadToolsViewContext }
+  | { kind: 'tools-view'; bytes: Uint8Array; context: ThreadToolsViewContext }
+  | { kind: 'exec-description'; bytes: Uint8Array; context: ThreadToolsViewContext }
   /** An agent key's checked tools merged onto the stored list (`stored`, null when none). */
-  | { kind: 'tools-merge'; stored: Uint8Array | null; submitted: Uint8Array; context: ToolsViewContext }
+  | { kind: 'tools-merge'; stored: Uint8Array | null; submitted: Uint8Array; context: ThreadToolsViewContext }
   | { kind: 'tool-results'; bytes: Uint8Array }
   | { kind: 'tenant-skill'; bytes: Uint8Array; name: string }
+  | { kind: 'tenant-tool'; bytes: Uint8Array; name: string }
   | { kind: 'session-skills'; bytes: Uint8Array };
 
 /**
@@ -37,6 +39,7 @@ export interface BodyTaskResults {
   'tools-merge': AgentMerge<Uint8Array>;
   'tool-results': Unreadable | { kind: 'checked'; check: ToolResultsCheck };
   'tenant-skill': Unreadable | { kind: 'checked'; check: TenantSkillCheck };
+  'tenant-tool': Unreadable | { kind: 'checked'; check: TenantToolCheck };
   'session-skills': Unreadable | { kind: 'checked'; check: SessionSkillsCheck<Uint8Array> };
 }
 
@@ -45,14 +48,14 @@ export function runBodyTask(task: BodyTask): BodyTaskResults[BodyTask['kind']] {
     case 'json':
       return parseJsonBytes(task.bytes);
     case 'tools-view':
-      return jsonBytes(toolsViewOfJson(Buffer.from(task.bytes).toString('utf8'), task.context));
+      return jsonBytes(toolsViewOfJson(Buffer.from(task.bytes).toString('utf8'), contextOnThread(task.context)));
     case 'exec-description':
-      return toolsViewOfJson(Buffer.from(task.bytes).toString('utf8'), task.context).execDescription;
+      return toolsViewOfJson(Buffer.from(task.bytes).toString('utf8'), contextOnThread(task.context)).execDescription;
     case 'exec-value':
       return { kind: 'checked', ...checkExecBody(task.value) };
     case 'tools-merge': {
       const stored = task.stored === null ? null : Buffer.from(task.stored).toString('utf8');
-      const merge = mergeAgentTools(stored, Buffer.from(task.submitted).toString('utf8'), task.context);
+      const merge = mergeAgentTools(stored, Buffer.from(task.submitted).toString('utf8'), contextOnThread(task.context));
       // Encoded here: the event loop hands the list to Redis, and the view to the client, as they are.
       return merge.ok ? { ...merge, toolsJson: Buffer.from(merge.toolsJson), view: jsonBytes(merge.view) } : merge;
     }
@@ -63,7 +66,7 @@ export function runBodyTask(task: BodyTask): BodyTaskResults[BodyTask['kind']] {
     case 'exec':
       return { kind: 'checked', ...checkExecBody(body.value) };
     case 'tools': {
-      const check = checkToolsPut(body.value, task.context);
+      const check = checkToolsPut(body.value, contextOnThread(task.context));
       // Encoded here: the event loop hands the bytes to Redis, and the view to the client, as they are.
       return {
         kind: 'checked',
@@ -74,6 +77,8 @@ export function runBodyTask(task: BodyTask): BodyTaskResults[BodyTask['kind']] {
       return { kind: 'checked', check: checkToolResults(body.value) };
     case 'tenant-skill':
       return { kind: 'checked', check: checkTenantSkillPut(task.name, body.value) };
+    case 'tenant-tool':
+      return { kind: 'checked', check: checkTenantToolPut(task.name, body.value) };
     case 'session-skills': {
       const check = checkSessionSkillsPut(body.value);
       // Encoded here: the event loop hands the contents to Redis as they are.

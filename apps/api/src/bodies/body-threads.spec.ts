@@ -32,7 +32,13 @@ describe('BodyThreads', () => {
       kind: 'checked',
       check: { ok: false, error: 'code mode module access is disabled.' },
     });
-    const context = { tenant: 'a', mcp: { tools: [], servers: [] }, limits: { timeoutMs: 10_000, maxOutputBytes: 65_536 } };
+    const context = {
+      tenant: 'a',
+      mcp: { tools: [], servers: [] },
+      limits: { timeoutMs: 10_000, maxOutputBytes: 65_536 },
+      // The tenant's tools cross as JSON in shared memory (never cloned): the merge still sees them.
+      tenantTools: { version: '1', json: sharedBytes([{ name: 'lookup_order', description: 'd', inputSchema: { type: 'object' } }]) },
+    };
     const operator = { name: 'charge', description: 'd', inputSchema: { type: 'object' }, registeredBy: 'operator' };
     const merge = await threads.run('a', {
       kind: 'tools-merge',
@@ -54,6 +60,15 @@ describe('BodyThreads', () => {
       context,
     });
     expect(locked).toMatchObject({ ok: false, refusal: 'operator_locked' });
+    const tenantName = await threads.run('a', {
+      kind: 'tools-merge',
+      stored: null,
+      submitted: bytes([{ name: 'lookup_order', description: 'mine', inputSchema: { type: 'object' } }]),
+      context,
+    });
+    expect(tenantName).toMatchObject({ ok: false, refusal: 'operator_locked' });
+    const view = JSON.parse(Buffer.from(merge.view as Uint8Array).toString('utf8')) as { catalog: { toolName: string; trusted?: true }[] };
+    expect(view.catalog.find((entry) => entry.toolName === 'lookup_order')).toMatchObject({ trusted: true });
   });
 
   it('serves tenants round-robin: one tenant queueing many big bodies delays another by at most one of them', async () => {
@@ -91,3 +106,10 @@ describe('BodyThreads', () => {
     await expect(threads.run('a', { kind: 'json', bytes: bytes([1]) })).rejects.toBeInstanceOf(BodyThreadError);
   });
 });
+
+function sharedBytes(value: unknown): Uint8Array {
+  const json = Buffer.from(JSON.stringify(value));
+  const shared = new Uint8Array(new SharedArrayBuffer(json.length));
+  shared.set(json);
+  return shared;
+}

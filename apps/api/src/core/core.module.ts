@@ -8,6 +8,7 @@ import {
   ApprovalLedger,
   ClientToolsLedger,
   SkillLedger,
+  TenantToolsLedger,
   createEventStores,
   eventStoreSettings,
   createRedis,
@@ -76,6 +77,7 @@ const EVENT_CLASSES = {
   storedBytes: StoredBytesLedger,
   sessionRemoval: SessionRemoval,
   skills: SkillLedger,
+  tenantTools: TenantToolsLedger,
 };
 const FLEET_CLASSES = {
   presence: WorkerPresence,

@@ -5,6 +5,7 @@ import { rootPaths } from './root-paths';
 import { nodePaths } from './node-paths';
 import { policyPaths } from './policy-paths';
 import { skillsPaths } from './skills-paths';
+import { tenantToolsPaths } from './tenant-tools-paths';
 import { v1Paths } from './v1-paths';
 
 export interface OpenApiDocument {
@@ -44,7 +45,7 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
     tags: [
       { name: 'sessions', description: 'Session configuration, transcript and store' },
       { name: 'runs', description: 'Code Mode cells: exec, wait, abort, client tool results' },
-      { name: 'tools', description: 'Client tools and the catalog' },
+      { name: 'tools', description: "Client tools, the tenant's tools (SPEC §18) and the catalog" },
       { name: 'events', description: 'The per-session event log' },
       { name: 'shell', description: 'Shell exec and process sessions' },
       { name: 'policy', description: 'Tool policy and approvals of tool calls (SPEC §11)' },
@@ -52,7 +53,7 @@ export function buildOpenApiDocument(version: string): OpenApiDocument {
       { name: 'skills', description: "The tenant's and sessions' Markdown skills, read by cells through `skills` (SPEC §15)" },
       { name: 'operations', description: 'Health, metrics and these docs (no authentication)' },
     ],
-    paths: { ...v1Paths(), ...policyPaths(), ...nodePaths(), ...skillsPaths(), ...rootPaths() },
+    paths: { ...v1Paths(), ...policyPaths(), ...nodePaths(), ...skillsPaths(), ...tenantToolsPaths(), ...rootPaths() },
     components: {
       schemas: componentSchemas(),
       responses: errorResponses(),

@@ -22,6 +22,7 @@ import type { SchemaName } from './openapi-schemas';
 import { NODE_EXAMPLES } from './node-examples';
 import { POLICY_EXAMPLES } from './policy-examples';
 import { SKILLS_EXAMPLES } from './skills-examples';
+import { TENANT_TOOLS_EXAMPLES } from './tenant-tools-examples';
 import { SPEC_DEFAULT_LIMITS, SPEC_DEFAULT_SHELL } from '@codemode/config';
 
 const RUN_ID = 'cm_0f8e2a4c-7b1d-4c39-9a52-5e6d7c8b9a01';
@@ -246,6 +247,7 @@ export const EXAMPLES: Record<SchemaName, Record<string, Example>> = {
   ...POLICY_EXAMPLES,
   ...NODE_EXAMPLES,
   ...SKILLS_EXAMPLES,
+  ...TENANT_TOOLS_EXAMPLES,
   ...CONSOLE_EXAMPLES,
 };
 

@@ -25,6 +25,7 @@ import {
 import { NODE_REQUEST_SCHEMAS, NODE_RESPONSE_SCHEMAS } from './node-schemas';
 import { POLICY_REQUEST_SCHEMAS, POLICY_RESPONSE_SCHEMAS } from './policy-schemas';
 import { SKILLS_REQUEST_SCHEMAS, SKILLS_RESPONSE_SCHEMAS } from './skills-schemas';
+import { TENANT_TOOLS_REQUEST_SCHEMAS, TENANT_TOOLS_RESPONSE_SCHEMAS } from './tenant-tools-schemas';
 
 /*
  * Small answers the controllers type inline rather than through a contract schema; described here
@@ -57,6 +58,7 @@ export const REQUEST_SCHEMAS = {
   ...POLICY_REQUEST_SCHEMAS,
   ...NODE_REQUEST_SCHEMAS,
   ...SKILLS_REQUEST_SCHEMAS,
+  ...TENANT_TOOLS_REQUEST_SCHEMAS,
 } satisfies Record<string, z.ZodType>;
 
 /** Answers, rendered as the service sends them (zod output). */
@@ -82,6 +84,7 @@ export const RESPONSE_SCHEMAS = {
   ...POLICY_RESPONSE_SCHEMAS,
   ...NODE_RESPONSE_SCHEMAS,
   ...SKILLS_RESPONSE_SCHEMAS,
+  ...TENANT_TOOLS_RESPONSE_SCHEMAS,
 } satisfies Record<string, z.ZodType>;
 
 export type SchemaName = keyof typeof REQUEST_SCHEMAS | keyof typeof RESPONSE_SCHEMAS;

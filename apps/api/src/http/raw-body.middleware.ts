@@ -10,13 +10,15 @@ const LARGE_LIMIT_BYTES = 16 * MIB;
 /**
  * `exec`, `PUT …/tools` and `…/tool-results` carry code, schemas and tool output; the skills
  * routes Markdown (SPEC §15: a session's set up to 256 skills of 256 KiB, as much as fits in the cap;
- * a tenant's skill of 256 KiB may take more than 1 MiB as JSON escapes).
+ * a tenant's skill of 256 KiB may take more than 1 MiB as JSON escapes). A tenant tool (SPEC §18)
+ * fits in 1 MiB, but its schemas are checked where it is parsed, on a body thread, as a session's are.
  */
 const LARGE_BODY_ROUTES: readonly (readonly [string, RegExp])[] = [
   ['POST', /^\/v1\/sessions\/[^/]+\/exec\/?$/i],
   ['PUT', /^\/v1\/sessions\/[^/]+\/tools\/?$/i],
   ['PUT', /^\/v1\/sessions\/[^/]+\/skills\/?$/i],
   ['PUT', /^\/v1\/skills\/[^/]+\/?$/i],
+  ['PUT', /^\/v1\/tools\/[^/]+\/?$/i],
   ['POST', /^\/v1\/sessions\/[^/]+\/runs\/[^/]+\/tool-results\/?$/i],
 ];
 const CODE_MODE_ROUTE = /^\/v1\/sessions\/[^/]+\/(exec|wait)\/?$/i;

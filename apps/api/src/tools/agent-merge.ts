@@ -17,7 +17,8 @@ export function mergeAgentTools(storedJson: string | null, submittedJson: string
   const current = storedJson === null ? [] : (JSON.parse(storedJson) as RegisteredClientTool[]);
   let merged: RegisteredClientTool[];
   try {
-    merged = mergeRegistration(current, JSON.parse(submittedJson) as ClientTool[], 'agent');
+    const tenantToolNames = new Set(context.tenantTools.tools.map((tool) => tool.name));
+    merged = mergeRegistration(current, JSON.parse(submittedJson) as ClientTool[], 'agent', tenantToolNames);
   } catch (error) {
     // As data, not thrown: an error crossing from a body thread keeps its message only.
     if (error instanceof OperatorToolLockedError) return { ok: false, refusal: 'operator_locked', error: error.message };

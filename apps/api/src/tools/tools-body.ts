@@ -1,13 +1,34 @@
-import { ClientToolsPutSchema, type ClientTool, type ToolsView } from '@codemode/contracts';
+import { ClientToolsPutSchema, type ClientTool, type TenantTool, type ToolsView } from '@codemode/contracts';
 import type { ToolDefinition } from '@codemode/catalog';
 import { SessionToolCatalog, type McpServerScope } from '@codemode/tools';
 import { BODY_NOT_JSON_ERROR } from '../http/request-context';
+import type { TenantToolList } from './tenant-tool-lists';
 
 /** What a session's catalog view is built from besides its client tools. */
 export interface ToolsViewContext {
   tenant: string;
   mcp: { tools: unknown[]; servers: unknown[] };
   limits: { timeoutMs: number; maxOutputBytes: number };
+  /** The tenant's tools (SPEC §18), before the session's client tools, which shadow them. */
+  tenantTools: Pick<TenantToolList, 'version' | 'tools' | 'json'>;
+}
+
+/**
+ * A `ToolsViewContext` as a body thread is sent it: the tenant's tools as their shared JSON bytes
+ * (`TenantToolList.json`), never the objects (cloning them held the event loop ~0.5 s at the caps).
+ */
+export type ThreadToolsViewContext = Omit<ToolsViewContext, 'tenantTools'> & { tenantTools: { version: string; json: Uint8Array } };
+
+/** What the event loop posts to a body thread. */
+export function threadContext(context: ToolsViewContext): ThreadToolsViewContext {
+  const { version, json } = context.tenantTools;
+  return { ...context, tenantTools: { version, json } };
+}
+
+/** On the body thread: the context with the tenant's tools parsed from their bytes. */
+export function contextOnThread(context: ThreadToolsViewContext): ToolsViewContext {
+  const { version, json } = context.tenantTools;
+  return { ...context, tenantTools: { version, json, tools: JSON.parse(Buffer.from(json).toString('utf8')) as TenantTool[] } };
 }
 
 /** A registered tool as the event loop sees it: enough for the endpoint check, never its schemas. */
@@ -42,8 +63,9 @@ export function checkToolsPut(value: unknown, context: ToolsViewContext): ToolsP
 
 /** `GET /tools`: the catalog metadata and exec description of a session with `clientTools`. */
 export function toolsView(clientTools: readonly ClientTool[], context: ToolsViewContext): ToolsView {
-  const { tenant, mcp, limits } = context;
-  return new SessionToolCatalog(mcp.tools as ToolDefinition[], clientTools, mcp.servers as McpServerScope[], tenant).view(limits);
+  const { tenant, mcp, limits, tenantTools } = context;
+  const servers = mcp.servers as McpServerScope[];
+  return new SessionToolCatalog(mcp.tools as ToolDefinition[], clientTools, servers, tenant, tenantTools.tools).view(limits);
 }
 
 /** {@link toolsView} over the JSON the ledger stores (`[]` when the session registered none). */

@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { SessionRef, ToolsView } from '@codemode/contracts';
-import { apiTenancy, effectiveLimits, type AppConfig, type KeyRole } from '@codemode/config';
+import { effectiveLimits, type AppConfig, type KeyRole } from '@codemode/config';
 import { ClientToolsLedger, SessionLedger } from '@codemode/events';
 import { DeploymentCatalog } from '@codemode/fleet';
-import { findRefusedEndpoint, refusalReason, WebhookAddressPolicy, WebhookAllowList } from '@codemode/tools';
 import { BodyThreads, INLINE_BODY_BYTES } from '../bodies/body-threads';
 import { ConflictApiException, ForbiddenApiException, InvalidInputException } from '../http/api-errors';
 import { requireObjectBody } from '../http/request-params';
@@ -12,7 +11,9 @@ import { APP_CONFIG } from '../core/tokens';
 import { mergeAgentTools, type AgentMerge } from './agent-merge';
 import { DerivedCatalogs } from './derived-catalogs';
 import { TenantTurns } from './tenant-turns';
-import { checkToolsPut, toolsViewOfJson, type ToolEndpoint, type ToolsPutCheck, type ToolsViewContext } from './tools-body';
+import { TenantToolLists } from './tenant-tool-lists';
+import { ToolEndpointCheck } from './tool-endpoint-check';
+import { checkToolsPut, threadContext, toolsViewOfJson, type ToolsPutCheck, type ToolsViewContext } from './tools-body';
 
 /** A catalog view, or its JSON's bytes (see `jsonReply`). */
 export type ToolsAnswer = ToolsView | Uint8Array;
@@ -36,7 +37,6 @@ const DESCRIPTION_TOTAL_BYTES = 32 * 1024 * 1024;
  */
 @Injectable()
 export class ToolsService {
-  private readonly webhookAllow: WebhookAllowList;
   private readonly views = new DerivedCatalogs<Uint8Array>((view) => view.byteLength);
   /** Descriptions are small (their quick index is bounded): a smaller bound. UTF-16: two bytes a character. */
   private readonly descriptions = new DerivedCatalogs<string>(
@@ -51,10 +51,10 @@ export class ToolsService {
     private readonly deployment: DeploymentCatalog,
     private readonly sessions: SessionLedger,
     private readonly bodies: BodyThreads,
+    private readonly endpoints: ToolEndpointCheck,
+    private readonly tenantTools: TenantToolLists,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {
-    this.webhookAllow = new WebhookAllowList(config.tenancySettings.webhookAllow);
-  }
+  ) {}
 
   /**
    * A PUT replaces the session's client tools, an agent key's only its own (SPEC §11); one
@@ -66,7 +66,7 @@ export class ToolsService {
     if (!check.ok) throw new InvalidInputException(check.error, check.field === undefined ? undefined : { field: check.field });
     if (role === 'agent') return this.putAgentTools(ref, check, context);
     // An operator's list is stored as checked: a tool without `registeredBy` is an operator's.
-    await this.checkEndpoints(check.endpoints);
+    await this.endpoints.require(check.endpoints, (index) => `tools.${index}.endpoint`);
     await this.clientTools.putJson(
       ref,
       check.endpoints.map((tool) => tool.name),
@@ -93,7 +93,7 @@ export class ToolsService {
           if (merge.refusal === 'operator_locked') throw new ForbiddenApiException(merge.error);
           throw new InvalidInputException(merge.error, { field: 'tools' });
         }
-        if (attempt === 1) await this.checkEndpoints(check.endpoints);
+        if (attempt === 1) await this.endpoints.require(check.endpoints, (index) => `tools.${index}.endpoint`);
         if (await this.clientTools.putJsonIfUnchanged(ref, merge.names, asBuffer(merge.toolsJson), current.version)) return merge.view;
         if (attempt === MERGE_ATTEMPTS) {
           throw new ConflictApiException("the session's client tools kept changing while this registration was merged; retry it.");
@@ -113,7 +113,7 @@ export class ToolsService {
     if ((stored?.length ?? 0) + submittedBytes.byteLength <= INLINE_BODY_BYTES) {
       return mergeAgentTools(stored?.toString('utf8') ?? null, Buffer.from(submittedBytes).toString('utf8'), context);
     }
-    return this.bodies.run(tenant, { kind: 'tools-merge', stored, submitted: submittedBytes, context });
+    return this.bodies.run(tenant, { kind: 'tools-merge', stored, submitted: submittedBytes, context: threadContext(context) });
   }
 
   /** `GET /tools`: derived once per version of the session's list, as JSON bytes. */
@@ -125,7 +125,7 @@ export class ToolsService {
         if (bytes === null || bytes.length <= INLINE_BODY_BYTES) {
           return Buffer.from(JSON.stringify(toolsViewOfJson(bytes?.toString('utf8') ?? null, context)));
         }
-        return this.bodies.run(ref.tenant, { kind: 'tools-view', bytes, context });
+        return this.bodies.run(ref.tenant, { kind: 'tools-view', bytes, context: threadContext(context) });
       }),
     );
   }
@@ -143,14 +143,14 @@ export class ToolsService {
         if (bytes === null || bytes.length <= INLINE_BODY_BYTES) {
           return toolsViewOfJson(bytes?.toString('utf8') ?? null, context).execDescription;
         }
-        return this.bodies.run(ref.tenant, { kind: 'exec-description', bytes, context });
+        return this.bodies.run(ref.tenant, { kind: 'exec-description', bytes, context: threadContext(context) });
       }),
     );
   }
 
   /**
    * What the session's exec description is built from, cheaply (its client tools' version, the
-   * session's limits, the deployment's MCP catalog): it changes whenever the description may have,
+   * session's limits, the deployment's MCP catalog, the tenant's tools' version): it changes whenever the description may have,
    * without the list itself being read or the description built (a list reaches 16 MiB).
    */
   async catalogInputs(ref: SessionRef): Promise<string> {
@@ -160,34 +160,29 @@ export class ToolsService {
   /** The key what is derived from the session's list is kept under, and the context it is derived in. */
   private async inputs(ref: SessionRef): Promise<{ key: string; context: ToolsViewContext }> {
     const [tools, context] = await Promise.all([this.clientTools.version(ref), this.viewContext(ref)]);
-    return { key: JSON.stringify([ref.sessionId, tools, context]), context };
+    // The tenant's tools by their version: they reach 256 tools of ~136 KB (SPEC §18).
+    const { tenantTools, ...rest } = context;
+    return { key: JSON.stringify([ref.sessionId, tools, rest, tenantTools.version]), context };
   }
 
   private async check(ref: SessionRef, body: ParsedBody, context: ToolsViewContext): Promise<ToolsPutCheck<Uint8Array>> {
     if (body.kind !== 'large') return checkToolsPut(requireObjectBody(body), context);
     // A body that kills its thread (out of memory) is not one this API can read.
     const read = await this.bodies
-      .run(ref.tenant, { kind: 'tools', bytes: body.bytes, context })
+      .run(ref.tenant, { kind: 'tools', bytes: body.bytes, context: threadContext(context) })
       .catch(() => ({ kind: 'invalid_json' }) as const);
     // Unreadable: requireObjectBody answers it as it answers a small body that is.
     return read.kind === 'checked' ? read.check : checkToolsPut(requireObjectBody(read), context);
   }
 
   private async viewContext(ref: SessionRef): Promise<ToolsViewContext> {
-    const [mcp, session] = await Promise.all([this.deployment.readMcp(), this.sessions.get(ref)]);
+    const [mcp, session, tenantTools] = await Promise.all([
+      this.deployment.readMcp(),
+      this.sessions.get(ref),
+      this.tenantTools.current(ref.tenant),
+    ]);
     const limits = effectiveLimits(this.config, ref.tenant, session?.codeMode);
-    return { tenant: ref.tenant, mcp, limits: { timeoutMs: limits.timeoutMs, maxOutputBytes: limits.maxOutputBytes } };
-  }
-
-  /** SPEC §10 "Webhooks and MCP": the registration-time address check. */
-  private async checkEndpoints(tools: readonly ToolEndpoint[]): Promise<void> {
-    const refused = await findRefusedEndpoint(tools, new WebhookAddressPolicy(this.webhookAllow, apiTenancy(this.config)));
-    if (!refused) return;
-    const { index, tool, origin, refusal } = refused;
-    throw new InvalidInputException(
-      `tool ${tool.name}: endpoint ${origin} ${refusalReason(refusal)}, which client tools may not reach; allow it with CODEMODE_WEBHOOK_ALLOW.`,
-      { field: `tools.${index}.endpoint`, tool: tool.name, address: refusal.address, addressClass: refusal.addressClass },
-    );
+    return { tenant: ref.tenant, mcp, limits: { timeoutMs: limits.timeoutMs, maxOutputBytes: limits.maxOutputBytes }, tenantTools };
   }
 }
 

@@ -5,6 +5,7 @@ import {
   ApprovalLedger,
   ClientToolsLedger,
   SkillLedger,
+  TenantToolsLedger,
   createEventStores,
   eventStoreSettings,
   createRedis,
@@ -58,6 +59,7 @@ const EVENT_CLASSES = {
   policies: PolicyStore,
   approvals: ApprovalLedger,
   skills: SkillLedger,
+  tenantTools: TenantToolsLedger,
   // Read when a background shell session ends: its notifyUrl and shell settings (SPEC §7).
   sessions: SessionLedger,
 };

@@ -2,7 +2,7 @@ import { SandboxPool } from '@codemode/sandbox';
 import { Inject, Injectable } from '@nestjs/common';
 import type { CellSpec, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { ApprovalLedger, ClientToolsLedger, EventLog, PolicyStore } from '@codemode/events';
+import { ApprovalLedger, ClientToolsLedger, EventLog, PolicyStore, TenantToolsLedger } from '@codemode/events';
 import { ResultsStore, SessionStore } from '@codemode/store';
 import { mergePolicies, SessionCatalogCache } from '@codemode/tools';
 import { WorkerMetrics } from '@codemode/telemetry';
@@ -21,6 +21,7 @@ export class ToolHosts {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly events: EventLog,
     private readonly clientTools: ClientToolsLedger,
+    private readonly tenantTools: TenantToolsLedger,
     private readonly policies: PolicyStore,
     private readonly approvals: ApprovalLedger,
     private readonly results: ResultsStore,
@@ -34,12 +35,18 @@ export class ToolHosts {
 
   async create(ref: SessionRef, runId: string, epoch: number, spec: CellSpec): Promise<RunToolHost> {
     // Read once per run (and again when another worker resumes or replays it), together: one socket
-    // write. The list itself (up to 16 MiB) is read only when its version's catalog is not kept.
-    const [toolsVersion, [tenantPolicy, sessionPolicy]] = await Promise.all([this.clientTools.version(ref), this.policies.both(ref)]);
+    // write. The lists themselves (up to 16 MiB; the tenant's tools, SPEC §18) are read only when
+    // their versions' catalog is not kept.
+    const [toolsVersion, tenantToolsVersion, [tenantPolicy, sessionPolicy]] = await Promise.all([
+      this.clientTools.version(ref),
+      this.tenantTools.version(ref.tenant),
+      this.policies.both(ref),
+    ]);
     const catalog = await this.catalogs.catalog(
       ref.tenant,
       { version: toolsVersion, read: () => this.clientTools.snapshot(ref) },
       this.mcp.catalogSource(),
+      { version: tenantToolsVersion, read: () => this.tenantTools.read(ref.tenant) },
     );
     return new RunToolHost(
       {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '@codemode/config';
 import { SkillLedger } from '@codemode/events';
-import { WebhookAddressPolicy, WebhookAllowList } from '@codemode/tools';
+import { HeaderVault, WebhookAddressPolicy, WebhookAllowList } from '@codemode/tools';
 import type { Logger } from '@codemode/telemetry';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
 import { WorkerTenancy } from '../core/worker-tenancy.service';
@@ -34,6 +34,7 @@ export class ToolKinds {
       webhooks: {
         addressPolicy: () => new WebhookAddressPolicy(allow, tenancy.mode),
         secretOf: (tenant) => config.webhookSecrets.get(tenant),
+        headerVault: config.secretsKeys === null ? null : new HeaderVault(config.secretsKeys.current, config.secretsKeys.previous),
         refusals: new WebhookRefusalWarnings(logger),
       },
       surfaces: surfaceHandlers({ skills, nodes, nodeInvokeTimeoutMs: config.nodeInvokeTimeoutMs }),

@@ -4,6 +4,7 @@ export { StoreLedger, type StoreWrites, type StoreCommitInput, type StoreCommitO
 export { ClientToolsLedger, type ClientToolsRead } from './client-tools-ledger';
 export { shadowed, SkillLedger, type SkillSet, type TenantSkillPut } from './skill-ledger';
 export { PolicyStore } from './policy-store';
+export { TenantToolsLedger, type TenantToolPut, type TenantToolsRead } from './tenant-tools-ledger';
 export { ApprovalLedger, type ApprovalRequest, type StoredApproval } from './approval-ledger';
 export { StoredBytesLedger, type SessionMeasure } from './stored-bytes-ledger';
 export { SessionRemoval } from './session-removal';

@@ -47,10 +47,16 @@ export class StoredBytesLedger {
     return this.report(ref, await this.measure(ref, trim));
   }
 
-  /** The tenant's total (sessions past their expiry dropped first), and its `largest` sessions' ids. */
+  /**
+   * The tenant's total (sessions past their expiry dropped first) with what its tools hold (SPEC
+   * §18, kept by tenant-tool.lua; sent with the check, one round trip), and its `largest` sessions' ids.
+   */
   async total(tenant: string, largest = 0): Promise<{ bytes: number; largest: string[] }> {
-    const [total, ...ids] = await this.tenant(tenant, ['check', '', 0, 0, largest]);
-    return { bytes: Number(total), largest: ids.map(String) };
+    const [[total, ...ids], toolBytes] = await Promise.all([
+      this.tenant(tenant, ['check', '', 0, 0, largest]),
+      guard(() => this.redis.hget(this.keys.tenantToolsMeta(tenant), 'bytes')),
+    ]);
+    return { bytes: Number(total) + Number(toolBytes ?? 0), largest: ids.map(String) };
   }
 
   /** The session no longer counts (deleted). */

@@ -255,6 +255,21 @@ export class KeySpace {
     return `${this.prefix}:skill-docs:{${tenant}}`;
   }
 
+  /**
+   * The tenant's tools (SPEC §18): hash of tool name → its JSON, beside `tenantToolsMeta`
+   * (`version`, bumped by every change, and `bytes`, what the tools hold), in the tenant's slot;
+   * an operator wrote them, so they never expire.
+   */
+  tenantTools(tenant: string): string {
+    if (!TENANT_PATTERN.test(tenant)) throw new InvalidKeyError('tenant', tenant);
+    return `${this.prefix}:tenant-tools:{${tenant}}`;
+  }
+
+  tenantToolsMeta(tenant: string): string {
+    if (!TENANT_PATTERN.test(tenant)) throw new InvalidKeyError('tenant', tenant);
+    return `${this.prefix}:tenant-tools-meta:{${tenant}}`;
+  }
+
   /** The session's own tool policy (SPEC §11), merged over the tenant's: one JSON string. */
   sessionPolicy(ref: SessionRef): string {
     return `${this.sessionBase(ref)}:policy`;

@@ -28,6 +28,7 @@ export const SCRIPT_NAMES = [
   'register-tools',
   'register-skills',
   'put-tenant-skill',
+  'tenant-tool',
   'request-approval',
   'decide-approval',
   'touch-session-index',

@@ -44,7 +44,7 @@ function installToolApi(kit) {
     strictJson = kit.strictJson;
   const handles = kit.handles,
     defineGlobal = kit.defineGlobal;
-  const META_KEYS = ['callableName', 'toolName', 'label', 'description', 'source', 'apiPath', 'input', 'output'];
+  const META_KEYS = ['callableName', 'toolName', 'label', 'description', 'source', 'apiPath', 'input', 'output', 'trusted'];
 
   // Read-only own properties, through one reused descriptor (building the catalog is per run).
   const fixed = { __proto__: null, value: undefined, enumerable: true, configurable: false, writable: false };

@@ -12,21 +12,25 @@ const OPERATOR_FIELDS = ['endpoint', 'inputSchema', 'outputSchema', 'replaySafe'
  * operator's PUT replaces the list, every tool now the operator's. An agent's PUT keeps the
  * operator's tools as they are (listed or not, whatever their description or timeout says) and
  * replaces only the agent's own; naming an operator's tool with another endpoint, schema,
- * `replaySafe` or `idempotent` is refused.
+ * `replaySafe` or `idempotent` is refused, and so is naming one of the tenant's tools (SPEC §18:
+ * an agent never re-points an operator's tool) that no operator's session tool shadows.
  * @throws OperatorToolLockedError, TooManyClientToolsError (the operator's tools and the agent's over MAX_CLIENT_TOOLS)
  */
 export function mergeRegistration(
   current: readonly RegisteredClientTool[],
   submitted: readonly ClientTool[],
   by: ClientToolRegistrant,
+  tenantToolNames: ReadonlySet<string> = new Set(),
 ): RegisteredClientTool[] {
   if (by === 'operator') return submitted.map((tool) => ({ ...tool, registeredBy: 'operator' }));
   const operators = new Map(current.filter(isOperatorTool).map((tool) => [tool.name, tool]));
   const own: RegisteredClientTool[] = [];
   for (const tool of submitted) {
     const operatorTool = operators.get(tool.name);
-    if (operatorTool === undefined) own.push({ ...tool, registeredBy: 'agent' });
-    else if (OPERATOR_FIELDS.some((field) => !sameJson(fieldOf(operatorTool, field), fieldOf(tool, field)))) {
+    if (operatorTool === undefined) {
+      if (tenantToolNames.has(tool.name)) throw new OperatorToolLockedError(tool.name);
+      own.push({ ...tool, registeredBy: 'agent' });
+    } else if (OPERATOR_FIELDS.some((field) => !sameJson(fieldOf(operatorTool, field), fieldOf(tool, field)))) {
       throw new OperatorToolLockedError(tool.name);
     }
   }

@@ -33,6 +33,11 @@ export interface WebhookCallOptions {
   readonly resolve?: HostResolver;
   /** The tenant's signing secret; without one the request carries no signature header. */
   readonly secret?: string;
+  /**
+   * A tenant tool's credential headers (SPEC §18), opened for this call: sent before the body's,
+   * signature's and call key's own headers, whose names they can never take (contracts' rules).
+   */
+  readonly headers?: Readonly<Record<string, string>>;
   /** The call's deadline (SPEC §17). @default 30000 */
   readonly timeoutMs?: number;
   readonly body: WebhookCallBody;
@@ -90,7 +95,7 @@ export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
  * is a failed call, so a signed body never travels to a host the tool did not name.
  * @throws WebhookAddressRefusedError when the endpoint's address may not be reached (nothing is
  * sent); WebhookToolError with a code per other failure: HTTP error (3xx included), invalid JSON,
- * oversized answer, unreachable endpoint, aborted; ToolDeadlineError past `timeoutMs`. Messages never carry the endpoint or secret.
+ * oversized answer, unreachable endpoint, aborted; ToolDeadlineError past `timeoutMs`. Messages never carry the endpoint, secret or headers.
  */
 export async function callWebhookTool(options: WebhookCallOptions): Promise<unknown> {
   const { toolName, signal } = options;
@@ -101,6 +106,7 @@ export async function callWebhookTool(options: WebhookCallOptions): Promise<unkn
   const { input, callId, runId, sessionId } = options.body;
   const payload = JSON.stringify({ tool: toolName, input: input ?? null, callId, runId, sessionId });
   const headers: Record<string, string> = {
+    ...options.headers,
     ...signedJsonHeaders(payload, options.secret, (options.now ?? Date.now)()),
     accept: 'application/json',
   };

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { platformSurfaces } from '@codemode/catalog';
-import { WebhookAddressPolicy, WebhookAllowList, type SessionToolCatalog } from '@codemode/tools';
+import { HeaderVault, SessionToolCatalog, WebhookAddressPolicy, WebhookAllowList } from '@codemode/tools';
 import { callOf, RUN, sessionCatalog } from '../testing/tool-call-fakes';
 import { CANCELED_MESSAGE } from '../tool-call-error';
 import type { ToolRun } from '../tool-run';
@@ -15,7 +15,7 @@ import { toolKinds } from './registry';
 import { ShellKind } from './shell';
 import { surfaceHandlers } from './surface-handlers';
 import type { KindCall, ResolvedTool } from './tool-kind';
-import { WebhookKind } from './webhook';
+import { noSecretsKeyMessage, WebhookKind } from './webhook';
 import { WorkspaceCoreKind } from './workspace-core';
 
 const catalog = sessionCatalog();
@@ -153,6 +153,32 @@ describe('WebhookKind', () => {
     });
     expect(seen[0].headers['idempotency-key']).toBe('run_1:5');
     expect(Object.keys(seen[0].headers).some((name) => name.includes('signature'))).toBe(true);
+  });
+
+  it("sends a tenant tool's sealed headers, opened for the call; fails it, naming the setting, without a key", async () => {
+    const vault = new HeaderVault('k'.repeat(32));
+    const sealedHeaders = vault.seal({ Authorization: 'Bearer t0ken' }, { tenant: 'acme', tool: 'lookup', endpoint });
+    const tenantTool = {
+      name: 'lookup',
+      description: 'd',
+      inputSchema: { type: 'object' },
+      endpoint,
+      headerNames: ['Authorization'],
+      sealedHeaders,
+    };
+    const at = new SessionToolCatalog([], [], [], 'acme', [tenantTool]);
+    const policy = () => new WebhookAddressPolicy(new WebhookAllowList(), 'single');
+    const kind = new WebhookKind({ addressPolicy: policy, secretOf: () => undefined, headerVault: vault });
+    await kind.call(made(toolNamed('lookup', RUN, at), {}));
+    expect(seen.at(-1)?.headers.authorization).toBe('Bearer t0ken');
+    expect(JSON.stringify(seen.at(-1)?.body)).not.toContain('t0ken');
+    const keyless = new WebhookKind({ addressPolicy: policy, secretOf: () => undefined, headerVault: null });
+    await expect(keyless.call(made(toolNamed('lookup', RUN, at), {}))).rejects.toThrow(noSecretsKeyMessage('lookup'));
+    // Sealed for another tenant: it does not open here.
+    const elsewhere = new SessionToolCatalog([], [], [], 'beta', [tenantTool]);
+    await expect(kind.call(made(toolNamed('lookup', { ...RUN, ref: { tenant: 'beta', sessionId: 's' } }, elsewhere), {}))).rejects.toThrow(
+      'tool lookup: the tool headers cannot be decrypted',
+    );
   });
 
   it('refuses to await a client tool without endpoint (an awaitResults run)', async () => {

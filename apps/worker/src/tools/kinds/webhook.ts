@@ -1,4 +1,12 @@
-import { callWebhookTool, WebhookAddressRefusedError, type WebhookAddressPolicy } from '@codemode/tools';
+import type { CatalogEntry } from '@codemode/catalog';
+import type { TenantTool } from '@codemode/contracts';
+import {
+  callWebhookTool,
+  SealedHeadersError,
+  WebhookAddressRefusedError,
+  type HeaderVault,
+  type WebhookAddressPolicy,
+} from '@codemode/tools';
 import { ToolCallError } from '../tool-call-error';
 import type { KindCall, ResolvedTool, ToolKind } from './tool-kind';
 import type { WebhookRefusalWarnings } from '../webhook-refusal-warnings';
@@ -11,6 +19,13 @@ export interface WebhookDeps {
   secretOf: (tenant: string) => string | undefined;
   /** Tells the operator about a call the address rules refused; the worker always passes one (ToolKinds). */
   refusals?: WebhookRefusalWarnings;
+  /** Opens tenant tools' credential headers (SPEC §18); null when the worker has no CODEMODE_SECRETS_KEY. Absent: null. */
+  headerVault?: HeaderVault | null;
+}
+
+/** SPEC §18: a tenant tool with headers called on a worker that cannot open them. */
+export function noSecretsKeyMessage(callableName: string): string {
+  return `tool ${callableName} sends credential headers and this worker has no CODEMODE_SECRETS_KEY; set it on every worker as on the API.`;
 }
 
 /**
@@ -33,6 +48,7 @@ export class WebhookKind implements ToolKind {
     if (!tool?.endpoint) {
       throw new ToolCallError(`client tool ${entry.callableName} is answered by the platform; it cannot be awaited with awaitResults.`);
     }
+    const headers = this.headersOf(entry, tool, run.ref.tenant);
     try {
       return await callWebhookTool({
         toolName: entry.toolName,
@@ -40,6 +56,7 @@ export class WebhookKind implements ToolKind {
         endpoint: tool.endpoint,
         addressPolicy: this.deps.addressPolicy(),
         secret: this.deps.secretOf(run.ref.tenant),
+        ...(headers ? { headers } : {}),
         timeoutMs: tool.timeoutMs,
         body: { input, callId: call.id, runId: run.runId, sessionId: run.ref.sessionId },
         idempotencyKey: callKey,
@@ -49,6 +66,22 @@ export class WebhookKind implements ToolKind {
       if (error instanceof WebhookAddressRefusedError) {
         this.deps.refusals?.refused(error.refusal, { ...run.ref, runId: run.runId, tool: entry.toolName });
       }
+      throw error;
+    }
+  }
+
+  /**
+   * A tenant tool's credential headers, opened for this call only (SPEC §18): sealed to the tenant,
+   * the tool and its endpoint, so only the tool they were registered with sends them.
+   */
+  private headersOf(entry: CatalogEntry, tool: TenantTool, tenant: string): Record<string, string> | undefined {
+    if (!entry.trusted || tool.sealedHeaders === undefined) return undefined;
+    const vault = this.deps.headerVault ?? null;
+    if (vault === null) throw new ToolCallError(noSecretsKeyMessage(entry.callableName));
+    try {
+      return vault.open(tool.sealedHeaders, { tenant, tool: tool.name, endpoint: tool.endpoint });
+    } catch (error) {
+      if (error instanceof SealedHeadersError) throw new ToolCallError(`tool ${entry.callableName}: ${error.message}`);
       throw error;
     }
   }
