@@ -31,6 +31,8 @@ import type {
   SkillSummary,
   TenantApprovalView,
   TenantSkillPut,
+  TenantToolPutInput,
+  TenantToolView,
 } from '@codemode/contracts';
 import { CodeModeApiError, CodeModeConnectionError, CodeModeStreamError, isAbort } from './errors';
 import { readText, type HttpAnswer } from './http-transport';
@@ -135,6 +137,21 @@ export class CodeModeClient {
 
   getTools(sessionId: string): Promise<ToolsView> {
     return this.http.json('GET', `${sessionPath(sessionId)}/tools`);
+  }
+
+  /** `PUT /v1/tools/{name}` (operator keys, SPEC §18): creates or replaces a tool of the whole tenant; `headers` are write-only. */
+  putTenantTool(name: string, tool: TenantToolPutInput): Promise<TenantToolView> {
+    return this.http.json('PUT', `/v1/tools/${enc(name)}`, tool);
+  }
+
+  /** `GET /v1/tools`: the tenant's tools, by name (credential header names only, never values). */
+  listTenantTools(): Promise<{ tools: TenantToolView[] }> {
+    return this.http.json('GET', '/v1/tools');
+  }
+
+  /** `DELETE /v1/tools/{name}` (operator keys). */
+  deleteTenantTool(name: string): Promise<{ name: string; deleted: true }> {
+    return this.http.json('DELETE', `/v1/tools/${enc(name)}`);
   }
 
   /** exec and wait in the form a model API takes (SPEC §14); a never-written session gets the defaults. */

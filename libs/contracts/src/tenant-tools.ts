@@ -21,6 +21,8 @@ export const ToolHeadersSchema = z.record(z.string(), z.string()).superRefine((h
  */
 export const TenantToolPutSchema = ClientToolSchema.omit({ name: true }).extend({ headers: ToolHeadersSchema.optional() });
 export type TenantToolPut = z.infer<typeof TenantToolPutSchema>;
+/** A tenant tool as a client sends it (defaults not applied yet). */
+export type TenantToolPutInput = z.input<typeof TenantToolPutSchema>;
 
 /**
  * A tenant tool as every session's catalog lists it (SPEC §18): a client tool, with the names of

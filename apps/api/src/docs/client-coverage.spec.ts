@@ -69,6 +69,9 @@ describe('typed client coverage of the OpenAPI document', () => {
     await client.toolResults(sid, runId, [{ id: 'bridge:tool:1', ok: true }]);
     await client.putTools(sid, []);
     await client.getTools(sid);
+    await client.putTenantTool('lookup', { description: 'd' });
+    await client.listTenantTools();
+    await client.deleteTenantTool('lookup');
     await client.toolDefinitions(sid, 'mcp');
     await client.events(sid);
     await client.shellExec(sid, { command: 'ls' });
