@@ -41,6 +41,19 @@ def test_tool_definitions_in_each_model_api_shape(client: CodeModeClient, sid: s
     assert [t["function"]["name"] for t in client.tool_definitions(sid, "openai").tools] == ["exec", "wait"]
     assert [t["name"] for t in client.tool_definitions(sid, "anthropic").tools] == ["exec", "wait"]
     assert "inputSchema" in client.tool_definitions(sid, "mcp").tools[0]
+    responses = client.tool_definitions(sid, "openai-responses").tools
+    assert [(t["type"], t["name"]) for t in responses] == [("function", "exec"), ("function", "wait")]
+
+
+def test_a_tenant_tool_is_stored_listed_seen_by_sessions_and_removed(client: CodeModeClient, sid: str) -> None:
+    name = f"py_tool_{uuid.uuid4().hex[:8]}"
+    schema = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
+    stored = client.put_tenant_tool(name, {"description": "Order by id", "input_schema": schema})
+    assert (stored.name, stored.description, stored.header_names) == (name, "Order by id", None)
+    assert name in [t.name for t in client.list_tenant_tools().tools]
+    assert name in [e.tool_name for e in client.get_tools(sid).catalog]
+    assert client.delete_tenant_tool(name).deleted is True
+    assert name not in [t.name for t in client.list_tenant_tools().tools]
 
 
 def test_aborting_a_parked_run_then_again_is_a_conflict(client: CodeModeClient, sid: str) -> None:

@@ -23,6 +23,7 @@ from .models import (
     ShellExecInput,
     Skill,
     TenantSkillPut,
+    TenantToolPut,
     ToolResult,
     ToolResultsInput,
     WaitInput,
@@ -144,6 +145,18 @@ def get_tools(sid: str) -> Call:
 
 def tool_definitions(sid: str, format: str) -> Call:
     return call("getToolDefinitions", {"sid": sid}, query={"format": format})
+
+
+def list_tenant_tools() -> Call:
+    return call("listTenantTools")
+
+
+def put_tenant_tool(name: str, tool: TenantToolPut | Mapping[str, Any]) -> Call:
+    return call("putTenantTool", {"name": name}, body=_model(TenantToolPut, tool))
+
+
+def delete_tenant_tool(name: str) -> Call:
+    return call("deleteTenantTool", {"name": name})
 
 
 def list_events(sid: str, after: str | None, limit: int | None) -> Call:

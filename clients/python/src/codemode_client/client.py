@@ -38,6 +38,10 @@ from .models import (
     SkillList,
     StoreView,
     TenantApprovalList,
+    TenantTool,
+    TenantToolDeleted,
+    TenantToolList,
+    TenantToolPut,
     ToolDefinitions,
     ToolResult,
     ToolResultsAccepted,
@@ -146,6 +150,18 @@ class CodeModeClient:
     def tool_definitions(self, session_id: str, format: str = "openai") -> ToolDefinitions:
         """exec and wait in a model API's shape: ``openai``, ``openai-responses``, ``anthropic`` or ``mcp``."""
         return self._send(calls.tool_definitions(session_id, format))
+
+    def list_tenant_tools(self) -> TenantToolList:
+        """The tenant's tools (SPEC §18), by name; credential headers by name only."""
+        return self._send(calls.list_tenant_tools())
+
+    def put_tenant_tool(self, name: str, tool: TenantToolPut | Mapping[str, Any]) -> TenantTool:
+        """Create or replace a tool of the whole tenant (operator keys); ``headers`` are write-only."""
+        return self._send(calls.put_tenant_tool(name, tool))
+
+    def delete_tenant_tool(self, name: str) -> TenantToolDeleted:
+        """Remove a tenant tool (operator keys)."""
+        return self._send(calls.delete_tenant_tool(name))
 
     def list_events(self, session_id: str, *, after: str | None = None, limit: int | None = None) -> EventPage:
         return self._send(calls.list_events(session_id, after, limit))

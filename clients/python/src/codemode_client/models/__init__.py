@@ -71,6 +71,10 @@ from .platform import (
     TenantApproval,
     TenantApprovalList,
     TenantSkillPut,
+    TenantTool,
+    TenantToolDeleted,
+    TenantToolList,
+    TenantToolPut,
     ToolDefinitions,
     ToolsView,
 )
@@ -142,6 +146,10 @@ __all__ = [
     "TenantApproval",
     "TenantApprovalList",
     "TenantSkillPut",
+    "TenantTool",
+    "TenantToolDeleted",
+    "TenantToolList",
+    "TenantToolPut",
     "ToolDefinitions",
     "ToolsView",
 ]

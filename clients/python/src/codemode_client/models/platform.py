@@ -26,6 +26,35 @@ class ClientToolsPut(ApiModel):
     tools: list[ClientTool]
 
 
+class TenantToolPut(ApiModel):
+    """A tool of the whole tenant (SPEC §18), as ``PUT /v1/tools/{name}`` takes it. ``headers`` are
+    write-only credential headers: sent with every call of the tool, never shown again."""
+
+    description: str
+    input_schema: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
+    endpoint: str | None = None
+    replay_safe: bool | None = None
+    idempotent: bool | None = None
+    timeout_ms: int | None = None
+    headers: dict[str, str] | None = None
+
+
+class TenantTool(ClientTool):
+    """A tenant tool as the service shows it: its credential headers by name only."""
+
+    header_names: list[str] | None = None
+
+
+class TenantToolList(ApiModel):
+    tools: list[TenantTool]
+
+
+class TenantToolDeleted(ApiModel):
+    name: str
+    deleted: bool
+
+
 class CatalogEntry(ApiModel):
     callable_name: str
     tool_name: str
