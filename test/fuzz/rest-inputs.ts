@@ -49,6 +49,8 @@ const FIELDS = [
   'repairAttempts',
   'skills',
   'content',
+  'headers',
+  'outputSchema',
   'id',
   'ok',
   'value',
@@ -151,11 +153,9 @@ const routeArb: fc.Arbitrary<{ method: string; path: string; expects: FuzzReques
     path: `/v1/sessions/${s}/${what}`,
     expects: 'any' as const,
   })),
-  fc.tuple(fc.constantFrom('GET', 'PUT', 'DELETE'), nastyString(10).map(encodeSegment)).map(([method, name]) => ({
-    method,
-    path: `/v1/skills/${name}`,
-    expects: 'any' as const,
-  })),
+  fc
+    .tuple(fc.constantFrom('GET', 'PUT', 'DELETE'), fc.constantFrom('skills', 'tools'), nastyString(10).map(encodeSegment))
+    .map(([method, kind, name]) => ({ method, path: `/v1/${kind}/${name}`, expects: 'any' as const })),
   fc
     .tuple(
       fc.constantFrom('GET', 'DELETE', 'PATCH', 'POST'),
@@ -165,6 +165,7 @@ const routeArb: fc.Arbitrary<{ method: string; path: string; expects: FuzzReques
         '/v1',
         '/v1/fleet',
         '/v1/skills',
+        '/v1/tools',
         '/health/ready',
         '/nope',
         '/v1/sessions/s1/nope',
