@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
+import { emptyTelemetry } from '@codemode/cells';
 import type { CodeModeResult, SessionRef } from '@codemode/contracts';
 import { KeySpace, RunLedger } from '@codemode/events';
 import { PrivateRedis } from '../test/utils/private-redis';
@@ -10,20 +11,7 @@ const EXECS = Number(process.env.BENCH_TRANSCRIPT_EXECS ?? 500);
 const READS = 30;
 
 /** A trivial cell's result, as a worker records it. */
-const RESULT: CodeModeResult = {
-  status: 'completed',
-  value: 2,
-  replaySafe: false,
-  telemetry: {
-    catalogSize: 0,
-    sources: { openclaw: 0, mcp: 0, client: 0 },
-    searchCount: 0,
-    describeCount: 0,
-    callCount: 0,
-    counterScope: 'run',
-    visibleTools: ['exec', 'wait'],
-  },
-};
+const RESULT: CodeModeResult = { status: 'completed', value: 2, replaySafe: false, telemetry: emptyTelemetry() };
 
 interface ReadCost {
   p50Ms: number;

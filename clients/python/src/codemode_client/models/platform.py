@@ -9,10 +9,9 @@ from .base import ApiModel
 Decision = Literal["allow", "deny", "approve"]
 
 
-class ClientTool(ApiModel):
-    """A session client tool (SPEC §5): answered through tool-results, or by its ``endpoint``."""
+class _ToolFields(ApiModel):
+    """What a client tool and a tenant tool are registered with (SPEC §5, §18)."""
 
-    name: str
     description: str
     input_schema: dict[str, Any] | None = None
     output_schema: dict[str, Any] | None = None
@@ -20,23 +19,22 @@ class ClientTool(ApiModel):
     replay_safe: bool | None = None
     idempotent: bool | None = None
     timeout_ms: int | None = None
+
+
+class ClientTool(_ToolFields):
+    """A session client tool (SPEC §5): answered through tool-results, or by its ``endpoint``."""
+
+    name: str
 
 
 class ClientToolsPut(ApiModel):
     tools: list[ClientTool]
 
 
-class TenantToolPut(ApiModel):
+class TenantToolPut(_ToolFields):
     """A tool of the whole tenant (SPEC §18), as ``PUT /v1/tools/{name}`` takes it. ``headers`` are
     write-only credential headers: sent with every call of the tool, never shown again."""
 
-    description: str
-    input_schema: dict[str, Any] | None = None
-    output_schema: dict[str, Any] | None = None
-    endpoint: str | None = None
-    replay_safe: bool | None = None
-    idempotent: bool | None = None
-    timeout_ms: int | None = None
     headers: dict[str, str] | None = None
 
 

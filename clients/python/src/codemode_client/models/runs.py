@@ -102,7 +102,9 @@ CodeModeResult = Annotated[Union[CompletedResult, WaitingResult, FailedResult], 
 CODE_MODE_RESULT = TypeAdapter(CodeModeResult)
 
 
-class RunSummary(ApiModel):
+class _RunFields(ApiModel):
+    """What a run listing and a run view both say of a run."""
+
     run_id: str
     session_id: str
     title: str
@@ -116,6 +118,9 @@ class RunSummary(ApiModel):
     parked_at: str | None
     expires_at: str | None
     updated_at: str
+
+
+class RunSummary(_RunFields):
     replay_safe: bool | None = None
 
 
@@ -124,18 +129,5 @@ class RunList(ApiModel):
     next: str | None
 
 
-class RunView(ApiModel):
-    run_id: str
-    session_id: str
-    title: str
-    status: RunStatus
-    restart_safe: bool
-    owner: str | None
-    epoch: int
-    created_at: str
-    started_at: str | None
-    ended_at: str | None
-    parked_at: str | None
-    expires_at: str | None
-    updated_at: str
+class RunView(_RunFields):
     last_result: CodeModeResult | None
