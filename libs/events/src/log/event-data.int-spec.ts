@@ -108,6 +108,10 @@ describe('event data schemas (libs/contracts/src/event-data.ts)', () => {
     const expired = await startedRun(ref);
     await runs.append(ref, { type: 'run.parked', runId: expired, epoch: 1, data: parkedData(expired) });
     await ends.expire({ ref, runId: expired, epoch: 1 });
+    const idle = await startedRun(ref);
+    await runs.append(ref, { type: 'run.parked', runId: idle, epoch: 1, data: parkedData(idle) });
+    const { lastEvent } = await runs.readIdleWait(ref, idle);
+    expect(await runs.answerIdleWait(ref, { runId: idle, lastEvent }, { input: { runId: idle }, result: waiting(idle) })).toBe(true);
 
     const shell = { sessionId: 'sh-1', scope: 'session' };
     await log.append(ref, {
