@@ -1,8 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { CodeModeClient } from '@codemode/client';
-import { testRedis } from './utils/redis-test-keys';
-import { TestStack } from './utils/test-stack';
+import { scanKeys, stackRedis, TestStack } from './utils/test-stack';
 
 jest.setTimeout(240_000);
 
@@ -37,24 +36,22 @@ function startServer(): Promise<{ server: Server; url: string; seen: IncomingHtt
   );
 }
 
-/** Every value under the stack's prefix (strings, hashes, lists, sets, sorted sets, streams), as text. */
-async function redisValues(redis: Redis, prefix: string): Promise<string[]> {
+/**
+ * Every value under the stack's prefix (strings, hashes, lists, sets, sorted sets, streams), as
+ * text, over every primary when the stack runs on a Redis Cluster.
+ */
+async function redisValues(redis: Redis | Cluster, prefix: string): Promise<string[]> {
   const values: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    for (const key of keys) {
-      const type = await redis.type(key);
-      if (type === 'string') values.push(((await redis.getBuffer(key)) ?? Buffer.alloc(0)).toString('latin1'));
-      else if (type === 'hash')
-        values.push(...Object.entries(await redis.hgetallBuffer(key)).map(([f, v]) => `${f}=${v.toString('latin1')}`));
-      else if (type === 'list') values.push(...(await redis.lrangeBuffer(key, 0, -1)).map((v) => v.toString('latin1')));
-      else if (type === 'set') values.push(...(await redis.smembers(key)));
-      else if (type === 'zset') values.push(...(await redis.zrange(key, '0', '-1')));
-      else if (type === 'stream') values.push(JSON.stringify(await redis.xrange(key, '-', '+')));
-    }
-  } while (cursor !== '0');
+  for (const key of await scanKeys(redis, `*${prefix}*`)) {
+    const type = await redis.type(key);
+    if (type === 'string') values.push(((await redis.getBuffer(key)) ?? Buffer.alloc(0)).toString('latin1'));
+    else if (type === 'hash')
+      values.push(...Object.entries(await redis.hgetallBuffer(key)).map(([f, v]) => `${f}=${v.toString('latin1')}`));
+    else if (type === 'list') values.push(...(await redis.lrangeBuffer(key, 0, -1)).map((v) => v.toString('latin1')));
+    else if (type === 'set') values.push(...(await redis.smembers(key)));
+    else if (type === 'zset') values.push(...(await redis.zrange(key, '0', '-1')));
+    else if (type === 'stream') values.push(JSON.stringify(await redis.xrange(key, '-', '+')));
+  }
   return values;
 }
 
@@ -62,11 +59,11 @@ describe('tenant tool credential headers (SPEC §18)', () => {
   let stack: TestStack;
   let client: CodeModeClient;
   let hook: Awaited<ReturnType<typeof startServer>>;
-  let redis: Redis;
+  let redis: Redis | Cluster;
 
   beforeAll(async () => {
     hook = await startServer();
-    redis = await testRedis('tool-headers');
+    redis = stackRedis();
     stack = await TestStack.start({
       apiKeys: API_KEYS,
       env: { CODEMODE_SECRETS_KEY: SECRETS_KEY, CODEMODE_WEBHOOK_ALLOW: '127.0.0.1', LOG_LEVEL: 'trace' },

@@ -21,7 +21,8 @@ export interface RssGrowth {
 /**
  * RSS samples of the service's processes, taken as the soak's runs go by, and how much each
  * process grew from its first window of runs to its last (SPEC §17: "from the first to the last
- * thousand"). A process started midway (a restarted worker) is measured over its own life.
+ * thousand"). A process started midway (a restarted worker) is measured over its own life,
+ * from its second window on (its first holds its boot).
  */
 export class RssSampler {
   private readonly samples = new Map<string, Array<{ run: number; bytes: number }>>();
@@ -39,8 +40,12 @@ export class RssSampler {
   growth(window: number): RssGrowth[] {
     const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
     const mib = (bytes: number): number => Math.round((bytes / 2 ** 20) * 10) / 10;
+    const soakStart = Math.min(...[...this.samples.values()].map((list) => list[0].run));
     return [...this.samples].flatMap(([name, list]) => {
-      const start = list[0].run;
+      // A process started midway boots inside its first window (its RSS climbs from a bare
+      // process as modules and sandbox threads load): that is not growth, so it is measured from
+      // its second window on, once warm.
+      const start = list[0].run > soakStart ? list[0].run + window : list[0].run;
       const end = list[list.length - 1].run;
       if (end - start < 2 * window) return [];
       const first = mean(list.filter((s) => s.run <= start + window).map((s) => s.bytes));
