@@ -211,6 +211,15 @@ describe('chaos: a worker killed with -9 while cells run and others are parked',
     const metrics = await (await fetch(`${stack.workerUrl(survivor)}/metrics`)).text();
     const counted = (outcome: string) =>
       Number(new RegExp(`^codemode_recoveries_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? NaN);
+    // A failed recovery's cause is in the survivor's log: show it with the failure.
+    if (counted('failed') !== 0 || counted('diverged') !== 0)
+      process.stdout.write(
+        `survivor's log lines about recovery:\n${survivor
+          .logs()
+          .split('\n')
+          .filter((l) => /recover|replay/.test(l))
+          .join('\n')}\n`,
+      );
     expect(counted('replayed')).toBeGreaterThan(0);
     expect(counted('diverged')).toBe(0);
     expect(counted('failed')).toBe(0);

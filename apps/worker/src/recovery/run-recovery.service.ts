@@ -31,6 +31,9 @@ const FINISH_RETRY_MS = 10 * 60_000;
  */
 @Injectable()
 export class RunRecovery {
+  /** Runs this worker is recovering as running legs (recoverRunning), until that recovery is done. */
+  private readonly recovering = new Set<string>();
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -149,6 +152,23 @@ export class RunRecovery {
    * `run.lost`. The answer goes to `replyTo`. False when the owner still looks alive.
    */
   private async recoverRunning(ref: SessionRef, runId: string, replyTo: string, spec: CellSpec | null, log: Logger): Promise<boolean> {
+    // Two paths can reach one run here at once (a lapsed owner's rebuild and its re-delivered cell
+    // job). From the first one's takeover until its VM is in the pool, this worker owns the run on
+    // paper without holding it, which ownerGone reads as gone: the second would take the run over
+    // from the first. It defers instead, as it does for a live owner.
+    if (this.recovering.has(runId)) {
+      log.info('running run whose recovery is under way here; recovery deferred');
+      return false;
+    }
+    this.recovering.add(runId);
+    try {
+      return await this.recoverRunningOnce(ref, runId, replyTo, spec, log);
+    } finally {
+      this.recovering.delete(runId);
+    }
+  }
+
+  private async recoverRunningOnce(ref: SessionRef, runId: string, replyTo: string, spec: CellSpec | null, log: Logger): Promise<boolean> {
     const run = await this.runs.get(ref, runId);
     if (!run || run.status !== 'running') return true;
     // This process may be the owner on paper without running it (a claim whose reply was lost):

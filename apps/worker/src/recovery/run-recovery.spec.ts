@@ -136,6 +136,21 @@ describe('RunRecovery.recoverStalled: a cell job re-delivered after its worker s
     expect(noted).toEqual([]);
   });
 
+  it('defers a second recovery of a run whose recovery is under way here (taken over, not yet in the pool)', async () => {
+    const { recovery, fakes, noted } = setUp({ run: view({ restartSafe: true }) });
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const execute = fakes.cells.execute;
+    fakes.cells.execute = (run, leg) => held.then(() => execute(run, leg));
+    const first = recovery.recoverStalled(cellJob);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(noted).toEqual(['takeOver', 'host']);
+    await expect(recovery.recoverStalled(cellJob)).resolves.toBe(false);
+    expect(noted).toEqual(['takeOver', 'host']);
+    release();
+    await expect(first).resolves.toBe(true);
+  });
+
   it('runs again from the start a first leg that touched nothing outside its VM', async () => {
     const { recovery, noted, legs, ended } = setUp();
     await expect(recovery.recoverStalled(cellJob)).resolves.toBe(true);
