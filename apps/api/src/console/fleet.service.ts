@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { FleetCapacity, FleetRun, FleetView, FleetWorker, FleetWorkerReport, RunView, WorkerReport } from '@codemode/contracts';
+import type { FleetCapacity, FleetRun, FleetView, FleetWorker, FleetWorkerReport, RunSummary, WorkerReport } from '@codemode/contracts';
 import { apiTenancy, type AppConfig } from '@codemode/config';
 import { RunListing, SessionIndex } from '@codemode/events';
 import { NodeRegistry, nodeView, WorkerReports } from '@codemode/fleet';
@@ -76,7 +76,7 @@ export class FleetService {
     return capacity;
   }
 
-  private async liveRunsOf(tenant: string): Promise<RunView[]> {
+  private async liveRunsOf(tenant: string): Promise<RunSummary[]> {
     const page = await this.index.page(tenant, FLEET_SESSION_SCAN);
     const live = await this.runs.liveRuns(page.sessionIds.map((sessionId) => ({ tenant, sessionId })));
     return live.flat();

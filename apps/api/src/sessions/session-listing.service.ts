@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { ListPageQuery, RunList, RunView, SessionList, SessionRef, SessionSummary } from '@codemode/contracts';
+import type { ListPageQuery, RunList, SessionList, SessionRef, SessionSummary } from '@codemode/contracts';
 import { RunListing, SessionIndex, SessionLedger } from '@codemode/events';
 import { NotFoundApiException } from '../http/api-errors';
 
@@ -40,11 +40,6 @@ export class SessionListing {
   async runsOf(ref: SessionRef, query: ListPageQuery): Promise<RunList> {
     const [session, page] = await Promise.all([this.sessions.get(ref), this.runs.page(ref, query.limit, query.cursor)]);
     if (session === null) throw new NotFoundApiException(`session ${ref.sessionId} not found.`);
-    return { runs: page.runs.map(summaryOf), next: page.next };
+    return { runs: page.runs, next: page.next };
   }
-}
-
-function summaryOf(run: RunView): RunList['runs'][number] {
-  const { lastResult, ...rest } = run;
-  return { ...rest, replaySafe: lastResult?.replaySafe ?? null };
 }

@@ -68,8 +68,7 @@ async function recount(ref: SessionRef): Promise<number> {
     const type = field('type');
     const data = Buffer.byteLength(field('data'));
     bytes += 64 + type.length + field('runId').length + field('at').length + data;
-    if (type === 'run.parked' || ['run.completed', 'run.failed', 'run.expired', 'run.lost'].includes(type)) bytes += data;
-    if (type === 'run.requested') bytes += 1024;
+    if (type === 'run.requested') bytes += 640;
   }
   for (const element of await redis.lrange(keys.transcript(ref), 0, -1)) bytes += Buffer.byteLength(element) + 16;
   bytes += Number((await redis.hget(keys.session(ref), 'storeBytes')) ?? 0);
@@ -100,9 +99,9 @@ test('appends count what the keys hold: the counter equals a recount, and at lea
 
   expect(await counter(ref)).toBe(await recount(ref));
   const { bytes } = await stored.measure(ref);
-  // Code once (log), the result twice (log, run hash): the transcript names the events, copying neither.
-  expect(bytes).toBeGreaterThan(3 * KB100.length);
-  expect(bytes).toBeLessThan(4 * KB100.length);
+  // Code and result once each (log): the run hash and the transcript name the events, copying neither.
+  expect(bytes).toBeGreaterThan(2 * KB100.length);
+  expect(bytes).toBeLessThan(3 * KB100.length);
   // Below MEMORY USAGE by the allocator's rounding (jemalloc size classes, up to 25 %).
   const memory = await memoryOf(ref);
   expect(bytes).toBeLessThanOrEqual(memory);
@@ -160,7 +159,7 @@ test('retention gives the bytes of what it trims back, also when trimmed without
 
   const { bytes } = await stored.measure(ref, true);
   expect(await counter(ref)).toBe(await recount(ref));
-  expect(bytes).toBeLessThan(full - 3 * KB100.length);
+  expect(bytes).toBeLessThan(full - 2 * KB100.length);
   expect(await redis.xlen(keys.events(ref))).toBe(0);
 });
 

@@ -21,7 +21,7 @@ export interface EncodedEvent {
   facts: Record<string, string>;
 }
 
-/** Data fields that are copied verbatim into projections (transcript, lastResult). */
+/** Data fields spliced in verbatim, never decoded by Lua (projections name their events instead). */
 const RAW_FIELDS = ['input', 'result'] as const;
 
 /** Encodes `data` for the append scripts (lua/append-event.lua, and those that take a head and raws). */
@@ -43,6 +43,9 @@ function factsOf(type: EventType, data: Record<string, unknown>): Record<string,
     const value = data[name];
     if (typeof value === 'string') facts[name] = value;
   };
+  // The run hash keeps a result's replaySafe for the run listing (projections.lua), not the result.
+  const result = data.result as { replaySafe?: unknown } | null | undefined;
+  if (typeof result?.replaySafe === 'boolean') facts.replaySafe = String(result.replaySafe);
   switch (type) {
     case 'run.parked':
       str('expiresAt');

@@ -12,6 +12,7 @@
       ARGV[1] runId
       ARGV[2] result: CodeModeResult JSON (kept verbatim)
       ARGV[3] '1' to give the idempotency key back, else ''
+      ARGV[4] the result's replaySafe, 'true' | 'false' (kept on the run hash for listings)
 
     Output:
       {1, eventId}  abandoned
@@ -27,6 +28,6 @@ local st = redis.call('HMGET', KEYS[3], 'status', 'epoch')
 if st[1] ~= 'requested' then return { 0, st[1] or '' } end
 
 local id = append_event(KEYS, { type = 'run.failed', runId = runId, epoch = tonumber(st[2]), head = '{}',
-  raws = { { 'result', ARGV[2] } }, facts = {} })
+  raws = { { 'result', ARGV[2] } }, facts = { replaySafe = ARGV[4] } })
 if ARGV[3] == '1' and redis.call('GET', KEYS[6]) == runId then redis.call('DEL', KEYS[6]) end
 return { 1, id }

@@ -15,6 +15,7 @@
       ARGV[4] result: CodeModeResult JSON (kept verbatim)
       ARGV[5] reply channel ('' for none)
       ARGV[6..10] repair: mode, default repairAttempts, reasons (includes/repair.lua)
+      ARGV[11] the result's replaySafe, 'true' | 'false' (kept on the run hash for listings)
 
     Output:
       {1, eventId, repairJson|''}
@@ -39,7 +40,7 @@ local dispatched = redis.call('HEXISTS', KEYS[3], 'toolCalled') == 1
 local result, repair, count = repair_decide(KEYS, repair_args(6), evType == 'run.failed', dispatched, ARGV[4])
 
 local id = append_event(KEYS, { type = evType, runId = runId, epoch = epoch, head = '{}',
-  raws = { { 'result', result } }, facts = {} })
+  raws = { { 'result', result } }, facts = { replaySafe = ARGV[11] } })
 repair_keep(KEYS, count)
 if ARGV[5] ~= '' then
   redis.call('SPUBLISH', ARGV[5], '{"kind":"result","runId":' .. cjson.encode(runId) .. ',"result":' .. result .. '}')

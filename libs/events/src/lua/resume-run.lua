@@ -3,7 +3,7 @@
   Appends `run.resumed` (transcript: the wait input) and publishes `started` in the same step.
   The reservation's token becomes the leg's (`legToken`), and its wait Idempotency-Key record
   (`resumeKey`, reserve-resume) the leg's key (`legKey`). The previous leg's key, if any, is given
-  the stream id of that leg's answer (`answerEvent`), since the run's `lastResult` will now move on.
+  the stream id of that leg's answer (`answerEvent`), since the run's `resultEvent` will now move on.
 
     Input:
       KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,

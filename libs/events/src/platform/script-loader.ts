@@ -36,6 +36,7 @@ export const SCRIPT_NAMES = [
   'tenant-stored-bytes',
   'delete-session',
   'read-events-page',
+  'read-run',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -1,6 +1,6 @@
 import type { RunView, SessionRef, WaitingResult } from '@codemode/contracts';
 import { encodeEvent, rawsAndFactsArgs } from '../log/event-encoding';
-import { runFromHash } from '../log/projections/views';
+import { readRun } from './run-read';
 import type { KeySpace } from '../platform/keys';
 import { checkReply } from '../platform/lua-errors';
 import { guard, type RedisClient } from '../platform/redis';
@@ -12,10 +12,16 @@ export interface IdleWaitRead {
   lastEvent: string;
 }
 
-/** The run hash, with the `lastEvent` answerIdleWait is conditioned on. */
-export async function readIdleWait(redis: RedisClient, keys: KeySpace, ref: SessionRef, runId: string): Promise<IdleWaitRead> {
-  const hash = await guard(() => redis.hgetall(keys.run(ref, runId)));
-  return { run: runFromHash(ref, hash), lastEvent: hash.lastEvent ?? '' };
+/** The run, with the `lastEvent` answerIdleWait is conditioned on. */
+export async function readIdleWait(
+  redis: RedisClient,
+  keys: KeySpace,
+  scripts: ScriptLoader,
+  ref: SessionRef,
+  runId: string,
+): Promise<IdleWaitRead> {
+  const { view, hash } = await readRun(redis, keys, scripts, ref, runId);
+  return { run: view, lastEvent: hash.lastEvent ?? '' };
 }
 
 /**

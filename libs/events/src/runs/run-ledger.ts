@@ -6,7 +6,7 @@ import { EventLog, type AppendInput } from '../log/event-log';
 import { decodeEntry } from '../log/event-encoding';
 import type { KeySpace } from '../platform/keys';
 import { checkReply, LUA_CODES, toRunStatus } from '../platform/lua-errors';
-import { runFromHash } from '../log/projections/views';
+import { readRun } from './run-read';
 import { guard } from '../platform/redis';
 import { repairArgs, withRepair } from './repair-args';
 import { parkRun, type ParkInput } from './run-parking';
@@ -139,8 +139,8 @@ export class RunLedger {
   }
 
   /**
-   * Ends the run with its one terminal event, fenced by epoch: status, endedAt, lastResult and the
-   * transcript result mark in the same script, then the `result` reply to `replyTo`.
+   * Ends the run with its one terminal event, fenced by epoch: status, endedAt, the result's event
+   * and the transcript result mark in the same script, then the `result` reply to `replyTo`.
    * @throws RunAlreadyEndedError when the run already ended; StaleEpochError; RunNotFoundError
    */
   async finish(
@@ -148,7 +148,15 @@ export class RunLedger {
     runId: string,
     opts: { epoch: number; type: FinishType; result: CodeModeResult; replyTo?: string },
   ): Promise<{ eventId: string; result: CodeModeResult }> {
-    const args = [runId, opts.epoch, opts.type, JSON.stringify(opts.result), opts.replyTo ?? '', ...repairArgs(opts.result)];
+    const args = [
+      runId,
+      opts.epoch,
+      opts.type,
+      JSON.stringify(opts.result),
+      opts.replyTo ?? '',
+      ...repairArgs(opts.result),
+      String(opts.result.replaySafe),
+    ];
     const raw = await guard(() => this.scripts.run(this.redis, 'finish-run', this.keys.scriptKeys(ref, runId), args));
     const reply = checkReply(raw, { runId, epoch: opts.epoch, type: opts.type });
     return { eventId: String(reply[1]), result: withRepair(opts.result, reply[2]) };
@@ -166,7 +174,7 @@ export class RunLedger {
     idempotencyKey?: string,
   ): Promise<{ abandoned: true } | { abandoned: false; status: RunStatus | null }> {
     const keys = [...this.keys.scriptKeys(ref, runId), this.keys.idempotency(ref, idempotencyKey ?? '')];
-    const args = [runId, JSON.stringify(result), idempotencyKey === undefined ? '' : '1'];
+    const args = [runId, JSON.stringify(result), idempotencyKey === undefined ? '' : '1', String(result.replaySafe)];
     const raw = await guard(() => this.scripts.run(this.redis, 'abandon-run', keys, args));
     const reply = checkReply(raw, { runId, type: 'run.failed' });
     return reply[0] === LUA_CODES.ok ? { abandoned: true } : { abandoned: false, status: toRunStatus(reply[1]) };
@@ -247,8 +255,8 @@ export class RunLedger {
 
   /** The run a used wait key names, with the tokens of its last leg and of its reservation (keyedWaitStep). */
   async keyedWait(ref: SessionRef, runId: string): Promise<{ view: RunView | null; legToken: string | null; resumeToken: string | null }> {
-    const hash = await guard(() => this.redis.hgetall(this.keys.run(ref, runId)));
-    return { view: runFromHash(ref, hash), legToken: hash.legToken ?? null, resumeToken: hash.resumeToken ?? null };
+    const { view, hash } = await readRun(this.redis, this.keys, this.scripts, ref, runId);
+    return { view, legToken: hash.legToken ?? null, resumeToken: hash.resumeToken ?? null };
   }
 
   /** The result a parked or terminal event carries; null when the log no longer holds it. */
@@ -320,7 +328,7 @@ export class RunLedger {
 
   /** The run as a wait that may answer at once reads it (idle-wait.ts). */
   readIdleWait(ref: SessionRef, runId: string): Promise<IdleWaitRead> {
-    return readIdleWait(this.redis, this.keys, ref, runId);
+    return readIdleWait(this.redis, this.keys, this.scripts, ref, runId);
   }
 
   /** SPEC §18: `run.waited`, if the run is still as read and held by no wait (idle-wait.ts); a wait is activity of its session. */
@@ -333,8 +341,7 @@ export class RunLedger {
   }
 
   async get(ref: SessionRef, runId: string): Promise<RunView | null> {
-    const hash = await guard(() => this.redis.hgetall(this.keys.run(ref, runId)));
-    return runFromHash(ref, hash);
+    return (await readRun(this.redis, this.keys, this.scripts, ref, runId)).view;
   }
 
   /** The session's transcript in log order, derived from the log; null when the session was never created. */

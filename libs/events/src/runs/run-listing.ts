@@ -1,8 +1,8 @@
-import type { LiveRunCounts, RunStatus, RunView, SessionRef } from '@codemode/contracts';
+import type { LiveRunCounts, RunStatus, RunSummary, SessionRef } from '@codemode/contracts';
 import type { RedisClient } from '../platform/redis';
 import type { KeySpace } from '../platform/keys';
 import { readNewestFirst } from '../log/newest-first-page';
-import { runFromHash } from '../log/projections/views';
+import { runSummaryFromHash } from '../log/projections/views';
 import { execMulti, guard } from '../platform/redis';
 
 /**
@@ -14,7 +14,7 @@ export const LIVE_RUN_SCAN = 20;
 
 const LIVE: ReadonlySet<RunStatus> = new Set<RunStatus>(['requested', 'running', 'waiting']);
 
-/** Read side of a session's runs for the operator views: pages of run projections and live counts. */
+/** Read side of a session's runs for the operator views: pages of run summaries (no results) and live counts. */
 export class RunListing {
   constructor(
     private readonly redis: RedisClient,
@@ -22,7 +22,7 @@ export class RunListing {
   ) {}
 
   /** A page of the session's runs, newest request first; runs whose hash expired are left out. */
-  async page(ref: SessionRef, limit: number, cursor?: string): Promise<{ runs: RunView[]; next: string | null }> {
+  async page(ref: SessionRef, limit: number, cursor?: string): Promise<{ runs: RunSummary[]; next: string | null }> {
     const page = await readNewestFirst(this.redis, this.keys.runs(ref), limit, cursor);
     const runs = await this.read(
       ref,
@@ -32,7 +32,7 @@ export class RunListing {
   }
 
   /** The live runs among each session's LIVE_RUN_SCAN newest, in two batched round trips. */
-  async liveRuns(refs: readonly SessionRef[]): Promise<RunView[][]> {
+  async liveRuns(refs: readonly SessionRef[]): Promise<RunSummary[][]> {
     if (refs.length === 0) return [];
     // Per session, not one pipeline: sessions live in different Cluster slots (auto-pipelining
     // still batches the commands per node).
@@ -52,18 +52,18 @@ export class RunListing {
   }
 
   /** Counts of `liveRuns`: requested or running, and parked (waiting). */
-  static countLive(runs: readonly RunView[]): LiveRunCounts {
+  static countLive(runs: readonly RunSummary[]): LiveRunCounts {
     return {
       running: runs.filter((r) => r.status === 'requested' || r.status === 'running').length,
       parked: runs.filter((r) => r.status === 'waiting').length,
     };
   }
 
-  private async read(ref: SessionRef, runIds: readonly string[]): Promise<RunView[]> {
+  private async read(ref: SessionRef, runIds: readonly string[]): Promise<RunSummary[]> {
     if (runIds.length === 0) return [];
     const hashes = (await execMulti(runIds.reduce((m, id) => m.hgetall(this.keys.run(ref, id)), this.redis.pipeline()))) as Array<
       Record<string, string>
     >;
-    return hashes.map((hash) => runFromHash(ref, hash)).filter((run): run is RunView => run !== null);
+    return hashes.map((hash) => runSummaryFromHash(ref, hash)).filter((run): run is RunSummary => run !== null);
   }
 }

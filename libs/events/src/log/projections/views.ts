@@ -1,4 +1,4 @@
-import type { CodeModeResult, Limits, RunView, SessionRef, ShellConfig } from '@codemode/contracts';
+import type { CodeModeResult, Limits, RunSummary, RunView, SessionRef, ShellConfig } from '@codemode/contracts';
 import { toRunStatus } from '../../platform/lua-errors';
 
 /** The session's stored configuration: overrides only; libs/config resolves defaults. */
@@ -42,8 +42,20 @@ export function settingsFromHash(hash: Record<string, string>): SessionSettings 
   };
 }
 
-/** Reads a run hash into the RunView contract; null when the hash is missing. */
-export function runFromHash(ref: SessionRef, hash: Record<string, string>): RunView | null {
+/**
+ * Reads a run hash into the RunView contract; null when the hash is missing. `resultData`: the data
+ * of the event the hash names as `resultEvent` (lua/read-run.lua), where the run's last result is;
+ * a hash of an earlier release keeps a copy, `lastResult`, instead.
+ */
+export function runFromHash(ref: SessionRef, hash: Record<string, string>, resultData = ''): RunView | null {
+  const summary = runSummaryFromHash(ref, hash);
+  if (!summary) return null;
+  const { replaySafe: _replaySafe, ...view } = summary;
+  return { ...view, lastResult: hash.lastResult === undefined ? resultIn(resultData) : parseJson<CodeModeResult>(hash.lastResult) };
+}
+
+/** A run hash as the run listing shows it: no result, its replaySafe (null before it has one). */
+export function runSummaryFromHash(ref: SessionRef, hash: Record<string, string>): RunSummary | null {
   const status = toRunStatus(hash.status);
   if (!status || !hash.runId) return null;
   return {
@@ -61,8 +73,15 @@ export function runFromHash(ref: SessionRef, hash: Record<string, string>): RunV
     parkedAt: hash.parkedAt ?? null,
     expiresAt: hash.expiresAt ?? null,
     updatedAt: hash.updatedAt ?? hash.createdAt ?? '',
-    lastResult: parseJson<CodeModeResult>(hash.lastResult),
+    replaySafe:
+      hash.replaySafe === undefined ? (parseJson<CodeModeResult>(hash.lastResult)?.replaySafe ?? null) : hash.replaySafe === 'true',
   };
+}
+
+/** The `result` of an event's stored data ('' or no result: null). */
+function resultIn(data: string): CodeModeResult | null {
+  if (data === '') return null;
+  return (JSON.parse(data) as { result?: CodeModeResult }).result ?? null;
 }
 
 function parseJson<T>(text: string | undefined): T | null {

@@ -58,7 +58,12 @@ local function project_run(K, ev, at, id)
   end
   if terminal or ev.type == 'run.parked' then count_image(K, ev) end
   if result and (terminal or ev.type == 'run.parked') then
-    redis.call('HSET', run, 'lastResult', result, 'resultEvent', id)
+    -- The hash names the event that carries the result (read-run.lua reads it there) and keeps no
+    -- copy: a value past 64 B takes a hash out of Redis's small encoding, ~1.9 KB a run instead of
+    -- ~0.5 KB. `lastResult` is an earlier release's copy, stale from now on.
+    redis.call('HSET', run, 'resultEvent', id)
+    if f.replaySafe then redis.call('HSET', run, 'replaySafe', f.replaySafe) end
+    redis.call('HDEL', run, 'lastResult')
     local call = redis.call('HGET', run, 'call') or 'exec'
     push_transcript(K, transcript_mark('result', call, id))
   end

@@ -1,9 +1,8 @@
 --[[
   Stored bytes (SPEC §10 "Redis storage"). The session hash keeps `storedBytes`: what the
   session's keys hold, counted as they are written and freed, in the same step. A stream entry
-  counts its field values plus ENTRY_OVERHEAD (twice its data for a terminal or parked event:
-  the run hash keeps that result as `lastResult` and expires about when the entry is trimmed;
-  RUN_OVERHEAD more for `run.requested`, for the rest of the run hash and its runs index entry); a
+  counts its field values plus ENTRY_OVERHEAD (RUN_OVERHEAD more for `run.requested`, for the
+  run hash and its runs index entry; the hash expires about when the entry is trimmed); a
   transcript mark (transcript.lua) its length plus LIST_OVERHEAD; the store its value bytes
   (`storeBytes`'s delta); the client tools their JSON; the skills the bytes their registration
   names (`skillsBytes`); a parked run's image (`<p>:{t:sid}:image:<runId>`, written by the worker
@@ -31,9 +30,10 @@
 local ENTRY_OVERHEAD = 64
 local LIST_OVERHEAD = 16
 local IMAGE_OVERHEAD = 64
--- A run's hash (about 15 fields) and runs index entry, counted with its run.requested entry: the
--- hash expires RETENTION_MS after the run's end, about when retention trims that entry.
-local RUN_OVERHEAD = 1024
+-- A run's hash (about 15 short fields, Redis's small encoding: ~0.5 KB) and runs index entry,
+-- counted with its run.requested entry: the hash expires RETENTION_MS after the run's end, about
+-- when retention trims that entry.
+local RUN_OVERHEAD = 640
 -- The log's stored bytes are kept per BUCKET_MS of stream ids; at most BUCKETS_PER_TRIM given back per trim.
 local BUCKET_MS = math.min(60000, RETENTION_MS)
 local BUCKETS_PER_TRIM = 1000
@@ -41,7 +41,6 @@ local BUCKETS_PER_TRIM = 1000
 -- What one stream entry counts.
 local function entry_bytes(type, runId, at, data)
   local n = ENTRY_OVERHEAD + #type + #runId + #at + #data
-  if TERMINAL[type] or type == 'run.parked' then n = n + #data end
   if type == 'run.requested' then n = n + RUN_OVERHEAD end
   return n
 end

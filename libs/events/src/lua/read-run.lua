@@ -1,0 +1,28 @@
+--[[
+  Read a run as its readers see it: its hash, and the data of the event that carries its last
+  result (`resultEvent`, its parked or terminal event). The hash keeps that event's id, not a copy
+  of the result (projections.lua); a hash an earlier release wrote keeps the copy, `lastResult`,
+  and then the event is not read.
+
+    Input:
+      KEYS[1] run hash, KEYS[2] stream
+
+    Output:
+      {hash as HGETALL answers it, the result event's `data` | ''}
+      ('' also when the log no longer holds the event)
+]]
+local hash = redis.call('HGETALL', KEYS[1])
+local resultEvent, copied
+for i = 1, #hash, 2 do
+  if hash[i] == 'resultEvent' then resultEvent = hash[i + 1]
+  elseif hash[i] == 'lastResult' then copied = true end
+end
+if not resultEvent or copied then return { hash, '' } end
+
+local entry = redis.call('XRANGE', KEYS[2], resultEvent, resultEvent)[1]
+if entry then
+  for i = 1, #entry[2], 2 do
+    if entry[2][i] == 'data' then return { hash, entry[2][i + 1] } end
+  end
+end
+return { hash, '' }
