@@ -44,6 +44,7 @@ import type { Logger } from '@codemode/telemetry';
 import { SessionStore } from '@codemode/store';
 import { BodyThreads } from '../bodies/body-threads';
 import { CellQueue } from '../queues/cell-queue';
+import { queueOptions } from '../queues/queue-options';
 import { providersFrom } from './lib-providers';
 import { ShellQueue } from '../queues/shell-queue';
 import { TenancyAnnouncement } from './tenancy-announcement.service';
@@ -148,8 +149,7 @@ const FLEET_CLASSES = {
     {
       provide: ShellQueue,
       inject: [REDIS, KeySpace],
-      useFactory: (r: RedisClient, k: KeySpace) =>
-        new ShellQueue(new Queue(QUEUES.shell, { connection: r, prefix: k.queuePrefix(QUEUES.shell) })),
+      useFactory: (r: RedisClient, k: KeySpace) => new ShellQueue(new Queue(QUEUES.shell, queueOptions(r, k, QUEUES.shell))),
     },
     {
       provide: SessionStore,

@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { cellQueueName, cellQueueShard, JOB_NAMES, type CellJob, type ReplayJob, type SessionRef } from '@codemode/contracts';
 import type { KeySpace, RedisClient } from '@codemode/events';
+import { queueOptions } from './queue-options';
 import { readQueueStats, type QueueStats } from './queue-stats';
 
 /** BullMQ's lowest priority. */
@@ -19,7 +20,7 @@ export class CellQueue {
     return new CellQueue(
       Array.from({ length: shards }, (_, shard) => {
         const name = cellQueueName(shard);
-        return new Queue(name, { connection, prefix: keys.queuePrefix(name) });
+        return new Queue(name, queueOptions(connection, keys, name));
       }),
     );
   }

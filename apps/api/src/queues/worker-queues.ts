@@ -2,6 +2,7 @@ import { Queue } from 'bullmq';
 import type { KeySpace, RedisClient } from '@codemode/events';
 import type { WorkerPresence } from '@codemode/fleet';
 import { JOB_NAMES, workerQueueName, type AbortJob, type ResumeJob, type ShellJob, type ToolResultsJob } from '@codemode/contracts';
+import { queueOptions } from './queue-options';
 
 /** Most workers an API instance keeps a queue handle for; older handles are closed and reopened on demand. */
 const MAX_HANDLES = 256;
@@ -83,7 +84,7 @@ export class WorkerQueues {
       return queue;
     }
     const name = workerQueueName(workerId);
-    queue = new Queue(name, { connection: this.connection, prefix: this.keys.queuePrefix(name) });
+    queue = new Queue(name, queueOptions(this.connection, this.keys, name));
     this.queues.set(workerId, queue);
     if (this.queues.size > MAX_HANDLES) {
       const [oldestId, oldest] = this.queues.entries().next().value as [string, Queue];
