@@ -45,15 +45,17 @@ async function asEarlierRelease(ref: SessionRef, runId: string, copy: CodeModeRe
 }
 
 describe('a run hash names its result’s event and keeps no copy (issue 40: bytes kept per run)', () => {
-  it('keeps a finished run small: no result copy, Redis’s small encoding, under 700 B', async () => {
+  it('keeps a finished run small: no result copy, no live-only field, Redis’s small encoding, under 600 B', async () => {
     const ref = newRef();
     const runId = await finished(ref, 'x'.repeat(200));
     const hash = await redis.hgetall(keys.run(ref, runId));
     expect(hash.lastResult).toBeUndefined();
+    for (const live of ['claimToken', 'lastEvent', 'call', 'historyEvents', 'historyBytes', 'lastEventMs'])
+      expect([live, hash[live]]).toEqual([live, undefined]);
     expect(hash.resultEvent).toMatch(/^\d+-\d+$/);
     expect(hash.replaySafe).toBe('true');
     expect(['listpack', 'ziplist']).toContain(await redis.object('ENCODING', keys.run(ref, runId)));
-    expect(Number(await redis.memory('USAGE', keys.run(ref, runId), 'SAMPLES', 0))).toBeLessThan(700);
+    expect(Number(await redis.memory('USAGE', keys.run(ref, runId), 'SAMPLES', 0))).toBeLessThan(600);
   });
 
   it('answers the result from its event, read beside the hash by one script', async () => {

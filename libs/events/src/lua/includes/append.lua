@@ -89,7 +89,7 @@ local function append_event(K, ev)
   project_session(K, ev, at, id)
   if ev.runId ~= '' then
     project_run(K, ev, at, id)
-    count_history(K, #data, ms)
+    count_history(K, ev, #data, ms)
   end
   maybe_trim(K, ev, ms)
   flush_stored(K)

@@ -67,6 +67,9 @@ local function project_run(K, ev, at, id)
     local call = redis.call('HGET', run, 'call') or 'exec'
     push_transcript(K, transcript_mark('result', call, id))
   end
+  -- What only a live run's writers read (a claim's retry, an idle wait, the next result's call)
+  -- goes at its end: the hash stays as long as retention keeps the run.
+  if terminal then redis.call('HDEL', run, 'claimToken', 'lastEvent', 'call') end
 end
 
 -- The committed session store: the hash holds exactly what the log's store.committed events

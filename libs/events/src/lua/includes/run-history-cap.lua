@@ -12,7 +12,8 @@
 
     capped_run: the run whose write check_run_write let through.
     check_history(K, ev, bytes): raises RUN_HISTORY_LIMIT when the event would pass the cap.
-    count_history(K, bytes, ms): counts the appended event on the run hash.
+    count_history(K, ev, bytes, ms): counts the appended event on the run hash; a terminal one
+      drops the counts (nothing is appended to an ended run).
 ]]
 --- @include "settings"
 --- @include "session-keys"
@@ -30,7 +31,12 @@ local function check_history(K, ev, bytes)
   end
 end
 
-local function count_history(K, bytes, ms)
+local function count_history(K, ev, bytes, ms)
+  -- An ended run takes no more events: its counts go with its terminal one.
+  if TERMINAL[ev.type] then
+    redis.call('HDEL', K[3], 'historyEvents', 'historyBytes', 'lastEventMs')
+    return
+  end
   redis.call('HINCRBY', K[3], 'historyEvents', 1)
   redis.call('HINCRBY', K[3], 'historyBytes', bytes)
   redis.call('HSET', K[3], 'lastEventMs', int(ms))
