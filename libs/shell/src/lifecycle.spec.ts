@@ -10,8 +10,10 @@ describe('process lifecycle', () => {
     const plain = await registry.exec('p', { command: 'tty' }, CONFIG);
     expect(plain.text).toContain('not a tty');
 
-    const id = details(await registry.exec('p', { command: 'sleep 30', pty: true, background: true }, CONFIG)).sessionId;
-    await new Promise((r) => setTimeout(r, 100));
+    const id = details(await registry.exec('p', { command: 'sleep 29', pty: true, background: true }, CONFIG)).sessionId;
+    // C-c reaches the terminal's foreground process: the command itself once it runs (a fixed 100 ms
+    // was not enough on a loaded machine, where the key reached the terminal before the command).
+    await waitFor(() => processesMatching('sleep 29').length > 0);
     expect((await registry.process('p', { action: 'send-keys', sessionId: id, keys: ['C-c'] }, CONFIG)).text).toBe(
       `Sent 1 bytes to session ${id}.`,
     );
