@@ -86,11 +86,10 @@ describe('key expiry', () => {
     expect(keys.some((k) => k.endsWith(':store'))).toBe(true);
     expect(keys.some((k) => k.endsWith(':tools'))).toBe(true);
     expect(keys.some((k) => k.includes(':idem:'))).toBe(true);
-    // A run's location lasts as long as the run can be waited on or read (retention, 24 h by
-    // default, plus the longest park, 24 h), not longer.
-    const locations = keys.filter((k) => k.startsWith(`${stack.prefix}:runloc:`));
-    expect(locations.length).toBeGreaterThan(0);
-    for (const key of locations) expect((await redis.pttl(key)) / 1000).toBeLessThanOrEqual(2 * 86_400);
+    // No record per run of where it is (run ids carry their session); the run-id key lives 30 days
+    // unless an API refreshes it.
+    expect(keys.filter((k) => k.startsWith(`${stack.prefix}:runloc:`))).toEqual([]);
+    expect((await redis.pttl(`${stack.prefix}:run-id-key`)) / 1000).toBeLessThanOrEqual(30 * 86_400);
     const forever: string[] = [];
     for (const key of keys) {
       if ((await redis.pttl(key)) === -1 && !documentedException(key, ['exp-w1'])) forever.push(key);

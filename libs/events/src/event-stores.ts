@@ -9,6 +9,7 @@ import { LiveRunIndex, ParkedRunIndex } from './runs/parked-run-index';
 import { RunningLegIndex } from './runs/running-leg-index';
 import { PolicyStore } from './ledgers/policy-store';
 import { RunLedger } from './runs/run-ledger';
+import { RunIds } from './runs/run-ids';
 import { RunListing } from './runs/run-listing';
 import { ScriptLoader, type EventsScriptSettings } from './platform/script-loader';
 import { SessionIndex } from './log/session-index';
@@ -50,6 +51,7 @@ export interface EventStores {
   readonly approvals: ApprovalLedger;
   readonly sessionIndex: SessionIndex;
   readonly runListing: RunListing;
+  readonly runIds: RunIds;
   readonly storedBytes: StoredBytesLedger;
   readonly sessionRemoval: SessionRemoval;
   readonly skills: SkillLedger;
@@ -77,6 +79,7 @@ export function createEventStores({ redis, keys, settings }: EventStoresOptions)
     approvals: new ApprovalLedger(redis, keys, scripts),
     sessionIndex: new SessionIndex(redis, keys, scripts),
     runListing: new RunListing(redis, keys),
+    runIds: new RunIds(redis, keys, scripts),
     storedBytes: new StoredBytesLedger(redis, keys, scripts),
     sessionRemoval: new SessionRemoval(redis, keys, scripts),
     skills: new SkillLedger(redis, keys, scripts),

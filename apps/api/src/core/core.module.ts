@@ -18,6 +18,7 @@ import {
   ParkedImageStore,
   PolicyStore,
   RunLedger,
+  RunIds,
   RunListing,
   RunReplies,
   SessionIndex,
@@ -75,6 +76,7 @@ const EVENT_CLASSES = {
   approvals: ApprovalLedger,
   sessionIndex: SessionIndex,
   runListing: RunListing,
+  runIds: RunIds,
   storedBytes: StoredBytesLedger,
   sessionRemoval: SessionRemoval,
   skills: SkillLedger,
@@ -92,8 +94,7 @@ const FLEET_CLASSES = {
 
 /**
  * Redis-backed services shared by every controller of the API. The queue producers share the
- * API's connection: an exec's `runloc` write and its job add then leave in one socket write
- * (auto-pipelining), and BullMQ leaves a connection it was given open.
+ * API's connection (BullMQ leaves a connection it was given open).
  */
 @Global()
 @Module({

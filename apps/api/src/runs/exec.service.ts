@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import {
   type CellSpec,
   INVALID_SESSION_ID_MESSAGE,
@@ -9,11 +8,12 @@ import {
   type SessionRef,
   type ValidExecInput,
 } from '@codemode/contracts';
-import { effectiveLimits, effectiveShellConfig, LIMIT_RULES, type AppConfig } from '@codemode/config';
+import { effectiveLimits, effectiveShellConfig, type AppConfig } from '@codemode/config';
 import {
   isStoreUnavailable,
   mayHaveRun,
   retryWhileStoreUnavailable,
+  RunIds,
   RunLedger,
   RunEnds,
   RunReplies,
@@ -47,6 +47,7 @@ export class ExecService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runs: RunLedger,
+    private readonly runIds: RunIds,
     private readonly sessions: SessionLedger,
     private readonly replies: RunReplies,
     private readonly queue: CellQueue,
@@ -103,7 +104,7 @@ export class ExecService {
   }
 
   private async run(ref: SessionRef, input: ValidExecInput, idempotencyKey: string | undefined, rank: number): Promise<CodeModeResult> {
-    const runId = `cm_${randomUUID()}`;
+    const runId = await this.runIds.mint(ref);
     const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId });
     // The settings this process last read for the session: request-run refuses them if the
     // session was configured since. Then read again; a configuration racing this exec may land on
@@ -136,8 +137,6 @@ export class ExecService {
       return reaching('sent', () => this.awaitExisting(ref, first, limits, input.restartSafe));
     }
 
-    // Fire and forget: only `wait` reads it, to tell "another session" from "unknown run".
-    this.runs.locateLater(ref, runId, this.runLocationTtlSeconds()).catch(() => undefined);
     const leg = { ref, runId, call: 'exec', restartSafe: input.restartSafe, awaitResults: input.awaitResults, log } as const;
     const deadline = this.answers.follow(
       leg,
@@ -262,9 +261,6 @@ export class ExecService {
    * plus the longest one leg can stay parked. Longer, these keys would be a large part of what an
    * exec keeps in Redis at steady state (docs/sizing-redis.md) for runs nobody can wait on.
    */
-  private runLocationTtlSeconds(): number {
-    return this.config.history.retentionSeconds + LIMIT_RULES.snapshotTtlSeconds.max;
-  }
 }
 
 /** How long an exec's leg may take to answer once started: its budget, or the snapshot TTL when it awaits its tool results (SPEC §3). */

@@ -14,6 +14,7 @@ import {
   type KeyUsed,
   ParkedRunExpiry,
   retryWhileStoreUnavailable,
+  RunIds,
   RunLedger,
   RunOwnership,
   type OwnedRun,
@@ -68,6 +69,7 @@ export class WaitService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly runs: RunLedger,
+    private readonly runIds: RunIds,
     private readonly presence: WorkerPresence,
     private readonly ownership: RunOwnership,
     private readonly expiry: ParkedRunExpiry,
@@ -279,10 +281,17 @@ export class WaitService {
   /** Unknown here: another session's run, a shell session id given by mistake, or nothing. */
   private async refuseUnknown(ref: SessionRef, runId: string): Promise<CodeModeResult> {
     const input = { runId };
-    const [home, isShell] = await Promise.all([this.runs.locate(ref.tenant, runId), this.presence.isShellSession(ref.tenant, runId)]);
-    if (home !== null) return this.refuse(ref, input, RUN_OTHER_SESSION_ERROR, false);
+    const [elsewhere, isShell] = await Promise.all([this.elsewhere(ref, runId), this.presence.isShellSession(ref.tenant, runId)]);
+    if (elsewhere) return this.refuse(ref, input, RUN_OTHER_SESSION_ERROR, false);
     const error = isShell ? `${RUN_UNAVAILABLE_MESSAGE} ${runId} is a shell process session: use process poll.` : RUN_UNAVAILABLE_MESSAGE;
     return this.refuse(ref, input, error, false);
+  }
+
+  /** The run is in another session of this tenant: its id says so, or for an earlier release's id, its `runloc` record. */
+  private async elsewhere(ref: SessionRef, runId: string): Promise<boolean> {
+    const place = await this.runIds.place(ref, runId);
+    if (place !== 'unsigned') return place === 'elsewhere';
+    return (await this.runs.locate(ref.tenant, runId)) !== null;
   }
 
   /** Refusals are recorded for the transcript but leave the run itself untouched. */

@@ -119,12 +119,20 @@ export class KeySpace {
     return `${this.sessionBase(ref)}:wait-idem:${key}`;
   }
 
-  /** Pub/sub channel on which workers push answers to one API instance. */
-  /** Tenant-wide run → session index, so `wait` can tell "another session" from "unknown". */
+  /**
+   * An earlier release's tenant-wide run → session record, written per exec so that `wait` could
+   * tell "another session" from "unknown"; read for those releases' run ids until the records expire.
+   */
   runLocation(tenant: string, runId: string): string {
     return `${this.prefix}:runloc:${tenant}:${runId}`;
   }
 
+  /** The deployment's secret key for run ids (RunIds): 32 random bytes, hex. */
+  runIdKey(): string {
+    return `${this.prefix}:run-id-key`;
+  }
+
+  /** Pub/sub channel on which workers push answers to one API instance. */
   reply(instanceId: string): string {
     return `${this.prefix}:reply:${instanceId}`;
   }

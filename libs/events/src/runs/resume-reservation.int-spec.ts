@@ -118,11 +118,12 @@ test('a lapsed reservation (its API vanished) does not block the next wait', asy
   expect((await runs.reserveResume(ref, runId, 'tok-new', 10_000)).reserved).toBe(true);
 });
 
-test('unknown runs are reported as such; locate finds a run across sessions of the tenant only', async () => {
+test('unknown runs are reported as such; locate finds an earlier release’s run across sessions of the tenant only', async () => {
   const ref = newRef();
   expect(await runs.reserveResume(ref, newRunId(), 't', 1000)).toEqual({ reserved: false, busy: false, status: null, restartSafe: false });
   const runId = newRunId();
-  await runs.locateLater(ref, runId, 60);
+  // What an earlier release wrote per exec.
+  await redis.set(keys.runLocation(ref.tenant, runId), ref.sessionId, 'EX', 60);
   expect(await runs.locate('acme', runId)).toBe(ref.sessionId);
   expect(await runs.locate('other', runId)).toBeNull();
 });

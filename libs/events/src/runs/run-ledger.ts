@@ -180,12 +180,7 @@ export class RunLedger {
     return reply[0] === LUA_CODES.ok ? { abandoned: true } : { abandoned: false, status: toRunStatus(reply[1]) };
   }
 
-  /** Records which session a run belongs to, tenant-wide (kept `ttlSeconds`). */
-  async locateLater(ref: SessionRef, runId: string, ttlSeconds: number): Promise<void> {
-    await guard(() => this.redis.set(this.keys.runLocation(ref.tenant, runId), ref.sessionId, 'EX', ttlSeconds));
-  }
-
-  /** The session of a run in this tenant, or null when the tenant has no such run. */
+  /** The session of an earlier release's run (random id, `runloc` record) in this tenant, or null. */
   async locate(tenant: string, runId: string): Promise<string | null> {
     return guard(() => this.redis.get(this.keys.runLocation(tenant, runId)));
   }
