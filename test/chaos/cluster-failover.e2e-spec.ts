@@ -75,6 +75,16 @@ describe('chaos: a Redis Cluster primary is killed under load (SPEC §13 "Faults
     expect(await cluster.primaries()).not.toContain(victim);
 
     const execs = calls.filter((c) => c.route === 'exec');
+    // A 500 is the API's "logged" failure: show what it logged, so a failing run names its cause.
+    if (calls.some((c) => c.exchange.kind === 'http_error' && c.exchange.status === 500))
+      console.log(
+        stack.api
+          .logs()
+          .split('\n')
+          .filter((l) => l.includes('unhandled error in request'))
+          .slice(0, 8)
+          .join('\n'),
+      );
     const completed = (c: Call) => c.exchange.kind === 'answer' && c.exchange.result.status === 'completed';
     // Every exec answered 200 with a result: completed, or "Redis unavailable" (SPEC §2).
     const wrong = execs.filter(
