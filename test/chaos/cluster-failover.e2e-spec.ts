@@ -8,9 +8,10 @@ jest.setTimeout(120_000);
 
 /**
  * Sessions under load, each with one call in flight at a time, spread over the cluster's slots.
- * SPEC §17 measures 32 (`FAILOVER_SESSIONS=32`); `npm test` runs 12. At 32, one run of this spec
- * saw four execs sent 15 ms before the kill answer HTTP 500: most likely ioredis refusing a batch
- * while a MOVED had changed one slot of its map, now "unavailable" (cluster-moved-pipeline.e2e-spec.ts).
+ * SPEC §17 measures 32 (`FAILOVER_SESSIONS=32`); `npm test` runs 12. At 32, execs sent just
+ * before the kill answered HTTP 500 (2 of 16 local runs): ioredis resent their `request-run`
+ * once the failover was over, after it had run on the old primary (RunExistsError;
+ * RunLedger.request now answers such a resend as created).
  */
 const SESSIONS = Number(process.env.FAILOVER_SESSIONS ?? 12);
 const LOAD_BEFORE_KILL_MS = 3_000;

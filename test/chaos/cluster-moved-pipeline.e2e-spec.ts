@@ -14,7 +14,8 @@ const cli = async (port: number, ...args: string[]): Promise<string> =>
  * every slot of the failed primary): ioredis's auto-pipelining batches a node's commands together,
  * and a MOVED for one slot updates that slot only in its map until it has read the whole map
  * again; a batch of several slots sent meanwhile is refused with a plain Error
- * (redis/ioredis#2075). A failover spec saw four execs answer HTTP 500 from it.
+ * (redis/ioredis#2075): an HTTP 500 for every call with a command in the batch, until it
+ * counted as "unavailable".
  */
 describe('a slot moving under an auto-pipelined cluster client (SPEC §13 "Faults")', () => {
   let cluster: PrivateRedisCluster;
