@@ -27,6 +27,17 @@ describe('toStoreError: the one mapping of Redis failures', () => {
     ['a MULTI discarded on a replica', discarded(reply('READONLY no writes here')), StoreUnavailableError],
     ['a command timeout', new Error('Command timed out'), StoreUnavailableError],
     ['a lost connection', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), StoreUnavailableError],
+    // ioredis's own plain Error for a batch its slot map, changed by a MOVED, puts on two nodes (a failover).
+    [
+      'a cluster slot map changing',
+      new Error('All keys in the pipeline should belong to the same slots allocation group'),
+      StoreUnavailableError,
+    ],
+    [
+      'a command whose keys are in two slots (a bug)',
+      new Error('All the keys in a pipeline command should belong to the same slot'),
+      StoreCommandError,
+    ],
     ['a wrong command (a bug)', reply('ERR wrong number of arguments'), StoreCommandError],
     ['a MULTI discarded for a bug', discarded(reply('ERR unknown command')), StoreCommandError],
   ])('%s', (_name, error, type) => {

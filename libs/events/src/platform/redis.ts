@@ -213,13 +213,22 @@ const CONNECTION_CODES = new Set([
 const CONNECTION_MESSAGES =
   /Too many Cluster redirections|Cluster isn't ready|None of startup nodes is available|Failed to refresh slots cache|Connection is closed|Stream isn't writeable|Command timed out|Socket timeout|Reached the max retries|connect ETIMEDOUT/;
 
-/** True for what ioredis throws when it cannot talk to Redis, and for "not now" server replies. */
+/**
+ * ioredis's refusal of an auto-pipelined batch whose slots its slot map no longer puts on one
+ * node: a MOVED (a failover moves every slot of the failed primary) updates that one slot of the
+ * map until the whole map is read again, and a batch of several slots queued meanwhile is
+ * refused before it is sent (redis/ioredis#2075). The map is changing, not wrong: "not now".
+ */
+const SLOT_MAP_CHANGING = /^All keys in the pipeline should belong to the same slots allocation group/;
+
+/** True for what ioredis throws when it cannot talk to Redis or its slot map is changing, and for "not now" server replies. */
 function isConnectionError(err: Error): boolean {
   const code = (err as Error & { code?: unknown }).code;
   return (
     err.name === 'MaxRetriesPerRequestError' ||
     (typeof code === 'string' && CONNECTION_CODES.has(code)) ||
     CONNECTION_MESSAGES.test(err.message) ||
+    SLOT_MAP_CHANGING.test(err.message) ||
     (err.name === 'ReplyError' && UNAVAILABLE_REPLIES.test(err.message))
   );
 }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { REPAIR_REASONS, type SessionRef } from '@codemode/contracts';
-import { RunAlreadyEndedError, RunExistsError, RunNotFoundError, StaleEpochError } from '../platform/errors';
+import { RunAlreadyEndedError, RunNotFoundError, StaleEpochError } from '../platform/errors';
 import { EventLog } from '../log/event-log';
 import { KeySpace } from '../platform/keys';
 import { rebuildRun } from '../log/projections/rebuild-run';
@@ -239,11 +239,19 @@ test('idempotency key: a run abandoned unstarted gives its key back, so a repeat
   expect(await runs.request(ref, newRunId(), requestData(), { idempotencyKey: 'k:never-ran' })).toEqual({ created: false, runId: second });
 });
 
-test('request with an existing runId, finish of an unknown run', async () => {
+test('a request resent after its reply was lost answers created and writes nothing twice; finish of an unknown run', async () => {
+  // What ioredis resends once a failover is over: the same command, which already ran.
   const ref = newRef();
   const runId = newRunId();
-  await runs.request(ref, runId, requestData());
-  await expect(runs.request(ref, runId, requestData())).rejects.toBeInstanceOf(RunExistsError);
+  expect(await runs.request(ref, runId, requestData())).toEqual({ created: true });
+  expect(await runs.request(ref, runId, requestData())).toEqual({ created: true });
+  const keyed = newRunId();
+  const opts = { idempotencyKey: 'k:resent' };
+  expect(await runs.request(ref, keyed, requestData(), opts)).toEqual({ created: true });
+  expect(await runs.request(ref, keyed, requestData(), opts)).toEqual({ created: true });
+  // Another request with the key still answers the first run.
+  expect(await runs.request(ref, newRunId(), requestData(), opts)).toEqual({ created: false, runId: keyed });
+  expect((await log.history(ref)).filter((e) => e.type === 'run.requested').map((e) => e.runId)).toEqual([runId, keyed]);
   await expect(workerRuns.finish(ref, newRunId(), { epoch: 1, type: 'run.completed', result: completed(1) })).rejects.toBeInstanceOf(
     RunNotFoundError,
   );

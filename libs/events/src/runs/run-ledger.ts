@@ -71,7 +71,9 @@ export class RunLedger {
    * `run.requested`. With an idempotency key (kept 24 h) already used in this session, writes
    * nothing and answers the first request's runId. With `settingsVersion` (the session's
    * `configVersion` its limits were computed from: `SessionLedger.settings`), writes nothing and
-   * answers `settingsChanged` when the session was configured since.
+   * answers `settingsChanged` when the session was configured since. `runId` is fresh per request:
+   * a run already recorded under it is this very request, resent after its reply was lost, and
+   * answers created (see `resentRequest`).
    */
   async request(
     ref: SessionRef,
@@ -109,6 +111,7 @@ export class RunLedger {
       String(restartSafe),
     ];
     const raw = await this.index.alongside(ref, () => guard(() => this.scripts.run(this.redis, 'request-run', keys, args)));
+    if (resentRequest(raw, runId)) return { created: true };
     const reply = checkReply(raw, { runId, type: 'run.requested' });
     if (reply[0] === LUA_CODES.settingsChanged) return { created: false, settingsChanged: true };
     return reply[0] === LUA_CODES.ok ? { created: true } : { created: false, runId: String(reply[1]) };
@@ -366,4 +369,15 @@ export class RunLedger {
     const raw = await guard(() => this.scripts.run(this.redis, 'release-run', this.keys.scriptKeys(ref, runId), args));
     return checkReply(raw, { runId, epoch: opts.epoch, type: 'run.released' })[0] === LUA_CODES.ok;
   }
+}
+
+/**
+ * request-run's reply to a second attempt of one request: the run exists under its id, or its
+ * idempotency key names it. ioredis resends every command of a batch whose connection closed
+ * (a primary killed mid-batch) once the failover is over, also one that ran and replicated before
+ * the kill: that attempt's writes are this request's, identical (the same command).
+ */
+function resentRequest(raw: unknown, runId: string): boolean {
+  if (!Array.isArray(raw)) return false;
+  return raw[0] === LUA_CODES.runExists || (raw[0] === LUA_CODES.declined && raw[1] === runId);
 }
