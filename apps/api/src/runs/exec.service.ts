@@ -10,6 +10,7 @@ import {
 } from '@codemode/contracts';
 import { effectiveLimits, effectiveShellConfig, type AppConfig } from '@codemode/config';
 import {
+  ErrorGate,
   isStoreUnavailable,
   mayHaveRun,
   retryWhileStoreUnavailable,
@@ -57,6 +58,7 @@ export class ExecService {
   ) {}
 
   private readonly settingsCache = new SessionSettingsCache();
+  private readonly notStartedLog = new ErrorGate(1_000);
 
   /** `rank`: the tenant's calls in flight, this one included (queue fairness, see CellQueue.add). */
   async exec(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey: string | undefined, rank = 1): Promise<CodeModeResult> {
@@ -146,7 +148,9 @@ export class ExecService {
           const result = hostFailureResult(NOT_STARTED_MESSAGE, 'runtime_unavailable', input.restartSafe);
           const outcome = await this.ends.abandon(ref, runId, result, idempotencyKey);
           if (!outcome.abandoned) return null;
-          log.warn('no worker started the cell within its budget');
+          // A stalled fleet abandons many cells at once: one line a second, with how many it stands for.
+          const admitted = this.notStartedLog.admit(NOT_STARTED_LINE);
+          if (admitted) log.warn(admitted, NOT_STARTED_LINE);
           await this.queue.remove(ref, runId);
           return result;
         },
@@ -262,6 +266,8 @@ export class ExecService {
    * exec keeps in Redis at steady state (docs/sizing-redis.md) for runs nobody can wait on.
    */
 }
+
+const NOT_STARTED_LINE = 'no worker started the cell within its budget';
 
 /** How long an exec's leg may take to answer once started: its budget, or the snapshot TTL when it awaits its tool results (SPEC §3). */
 function answerBudgetMs(spec: CellSpec): number {
