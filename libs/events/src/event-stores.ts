@@ -4,6 +4,7 @@ import { ApprovalLedger } from './ledgers/approval-ledger';
 import { ClientToolsLedger } from './ledgers/client-tools-ledger';
 import { EventLog } from './log/event-log';
 import type { KeySpace } from './platform/keys';
+import { McpTaskStore } from './runs/mcp-task-store';
 import { ParkedImageStore } from './runs/parked-image-store';
 import { LiveRunIndex, ParkedRunIndex } from './runs/parked-run-index';
 import { RunningLegIndex } from './runs/running-leg-index';
@@ -54,6 +55,7 @@ export interface EventStores {
   readonly sessionRemoval: SessionRemoval;
   readonly skills: SkillLedger;
   readonly tenantTools: TenantToolsLedger;
+  readonly mcpTasks: McpTaskStore;
 }
 
 /**
@@ -81,5 +83,6 @@ export function createEventStores({ redis, keys, settings }: EventStoresOptions)
     sessionRemoval: new SessionRemoval(redis, keys, scripts),
     skills: new SkillLedger(redis, keys, scripts),
     tenantTools: new TenantToolsLedger(redis, keys, scripts),
+    mcpTasks: new McpTaskStore(redis, keys),
   };
 }

@@ -18,6 +18,7 @@ import {
   ParkedImageStore,
   PolicyStore,
   RunLedger,
+  McpTaskStore,
   RunListing,
   RunReplies,
   SessionIndex,
@@ -79,6 +80,7 @@ const EVENT_CLASSES = {
   sessionRemoval: SessionRemoval,
   skills: SkillLedger,
   tenantTools: TenantToolsLedger,
+  mcpTasks: McpTaskStore,
 };
 const FLEET_CLASSES = {
   presence: WorkerPresence,

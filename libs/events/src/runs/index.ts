@@ -24,3 +24,4 @@ export { ParkedImageStore, type StoredParkedImage } from './parked-image-store';
 export { NotAwaitingPlatformError, recordPlatformAnswers } from './platform-answers';
 export { recordsPlatformAnswer } from './platform-calls';
 export { RunListing, LIVE_RUN_SCAN } from './run-listing';
+export { McpTaskStore, type NewMcpTask } from './mcp-task-store';
