@@ -1,0 +1,163 @@
+import { HttpException, Injectable } from '@nestjs/common';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CancelTaskRequestSchema,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
+  ListTasksRequestSchema,
+  RELATED_TASK_META_KEY,
+  type Task,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  JSON_RPC_INVALID_PARAMS,
+  JSON_RPC_SERVER_ERROR,
+  JsonRpcRefusal,
+  MCP_TASKS_PAGE,
+  isEndedStatus,
+  mcpTaskState,
+  platformWaitsOf,
+  mcpToolResult,
+  type CodeModeResult,
+  type McpTaskRecord,
+  type McpTaskState,
+  type RunView,
+  type SessionRef,
+} from '@codemode/contracts';
+import { EventLog, McpTaskStore, RunLedger } from '@codemode/events';
+import { AbortService } from '../runs/abort.service';
+import { asMcpError } from './mcp-refusals';
+import { McpTaskTermsReader } from './mcp-task-terms';
+import { mcpTaskView } from './mcp-task-view';
+
+/** How often a blocked `tasks/result` looks at its task again. */
+const RESULT_POLL_MS = 250;
+
+interface TaskNow {
+  record: McpTaskRecord;
+  state: McpTaskState;
+  run: RunView | null;
+}
+
+/**
+ * SPEC §14 Tasks: `tasks/get`, `tasks/result`, `tasks/cancel` and `tasks/list` of one session,
+ * answered from the task store and the run as the log has it, so any API replica answers for any
+ * task. A task another tenant or session made is an unknown id (its key is in that session's slot).
+ */
+@Injectable()
+export class McpTaskRequests {
+  constructor(
+    private readonly store: McpTaskStore,
+    private readonly runs: RunLedger,
+    private readonly events: EventLog,
+    private readonly aborts: AbortService,
+    private readonly terms: McpTaskTermsReader,
+  ) {}
+
+  /** Answers the four task requests of `server` in `ref`'s session. */
+  register(server: Server, ref: SessionRef): void {
+    server.setRequestHandler(GetTaskRequestSchema, async (request) => this.get(ref, request.params.taskId));
+    server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
+      const result = mcpToolResult(await this.result(ref, request.params.taskId, extra.signal));
+      return { ...result, _meta: { [RELATED_TASK_META_KEY]: { taskId: request.params.taskId } } };
+    });
+    server.setRequestHandler(CancelTaskRequestSchema, async (request) => this.cancel(ref, request.params.taskId));
+    server.setRequestHandler(ListTasksRequestSchema, async (request) => this.list(ref, request.params?.cursor));
+  }
+
+  async get(ref: SessionRef, taskId: string): Promise<Task> {
+    const now = await this.known(ref, taskId);
+    return mcpTaskView(now.record, now.state, now.run);
+  }
+
+  /** Blocks until the task is terminal, at most one call's answer budget of the session; then the call's answer. */
+  async result(ref: SessionRef, taskId: string, signal: AbortSignal): Promise<CodeModeResult> {
+    const { answerMs } = await this.terms.of(ref);
+    const until = Date.now() + answerMs;
+    for (;;) {
+      // Whether it is terminal is all this needs: no read of the run's events while it polls.
+      const { state } = await this.known(ref, taskId, false);
+      if (state.status !== 'working') {
+        if (state.result) return state.result;
+        throw new JsonRpcRefusal(JSON_RPC_SERVER_ERROR, `task ${taskId} was cancelled before its run answered.`);
+      }
+      if (Date.now() >= until || signal.aborted) {
+        throw new JsonRpcRefusal(JSON_RPC_SERVER_ERROR, `task ${taskId} is still working; call tasks/result again.`);
+      }
+      await sleep(RESULT_POLL_MS, signal);
+    }
+  }
+
+  /** Aborts the task's run as `DELETE …/runs/{runId}` does; a terminal task is refused (-32602). */
+  async cancel(ref: SessionRef, taskId: string): Promise<Task> {
+    const now = await this.known(ref, taskId);
+    if (now.state.status !== 'working' || now.record.kind === 'rejected') throw terminal(now.state.status);
+    let aborted;
+    try {
+      aborted = await this.aborts.abort(ref, now.record.runId);
+    } catch (error) {
+      // The run ended meanwhile: the task is terminal, as its next read says.
+      if (error instanceof HttpException && error.getStatus() === 409) throw terminal('completed');
+      throw asMcpError(error);
+    }
+    await this.store.cancel(ref, now.record, aborted);
+    const cancelled = await this.known(ref, taskId);
+    return mcpTaskView(cancelled.record, cancelled.state, cancelled.run);
+  }
+
+  /** The session's tasks, newest first, `MCP_TASKS_PAGE` a page; the cursor is where the next page starts. */
+  async list(ref: SessionRef, cursor: string | undefined): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    const offset = cursor === undefined ? 0 : Number(cursor);
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new JsonRpcRefusal(JSON_RPC_INVALID_PARAMS, `invalid cursor ${cursor}.`);
+    const page = await this.store.page(ref, offset, MCP_TASKS_PAGE);
+    const tasks: Task[] = [];
+    for (const record of page.tasks) {
+      const now = await this.stateOf(ref, record);
+      if (now) tasks.push(mcpTaskView(now.record, now.state, now.run));
+    }
+    return { tasks, ...(page.next === null ? {} : { nextCursor: String(page.next) }) };
+  }
+
+  /** The task as it is now; an unknown id (expired, never made, another session's) is refused (-32602). */
+  private async known(ref: SessionRef, taskId: string, withWaits = true): Promise<TaskNow> {
+    const record = await this.store.read(ref, taskId);
+    const now = record ? await this.stateOf(ref, record, withWaits) : null;
+    if (!now) throw new JsonRpcRefusal(JSON_RPC_INVALID_PARAMS, `Failed to retrieve task: Task not found`);
+    return now;
+  }
+
+  /** Reads the task's run; an answer the run gives for the first time is settled on the task, so it stays the call's. */
+  private async stateOf(ref: SessionRef, record: McpTaskRecord, withWaits = true): Promise<TaskNow | null> {
+    const run = record.kind === 'rejected' ? null : await this.runs.get(ref, record.runId);
+    const state = mcpTaskState(record, run, withWaits ? await this.platformWaits(ref, record, run) : []);
+    if (!state) return null;
+    if (state.status === 'completed' && record.result === null) {
+      // Another replica may have settled it first: the stored answer is the task's.
+      await this.store.settle(ref, record, state.result);
+      const settled = (await this.store.read(ref, record.taskId)) ?? { ...record, result: state.result };
+      return { record: settled, state: mcpTaskState(settled, run) ?? state, run };
+    }
+    return { record, state, run };
+  }
+
+  /** What a live run waits on from the platform, from its events; a run that ended, or a task already answered, needs no read. */
+  private async platformWaits(ref: SessionRef, record: McpTaskRecord, run: RunView | null): Promise<string[]> {
+    if (!run || isEndedStatus(run.status) || record.result || record.cancelled) return [];
+    return platformWaitsOf(await this.events.runEvents(ref, run.runId, Date.parse(run.createdAt)));
+  }
+}
+
+function terminal(status: string): JsonRpcRefusal {
+  return new JsonRpcRefusal(JSON_RPC_INVALID_PARAMS, `Cannot cancel task in terminal status: ${status}`);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
