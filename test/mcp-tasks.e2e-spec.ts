@@ -189,4 +189,31 @@ describe('Code Mode as MCP tasks (SPEC §14 Tasks)', () => {
     const otherSession = await open(second, ALPHA, 'tasks-elsewhere');
     expect((await refusal(otherSession.experimental.tasks.getTask(ids[0]))).code).toBe(-32602);
   });
+
+  it('answers for a task after the API that made it was killed mid-task, and completes it once the platform answers', async () => {
+    const before = await connect(stack.baseUrl, ALPHA);
+    const task = await callAsTask(before, 'exec', {
+      title: 'outlives its api',
+      code: 'const answer = await agents.run({ task: "later" }); return { answer };',
+      awaitResults: true,
+    });
+    await until(
+      () => before.experimental.tasks.getTask(task.taskId),
+      (t) => t.statusMessage !== undefined,
+    );
+    await before.close().catch(() => undefined);
+    await stack.restartApi({ signal: 'SIGKILL' });
+    const after = await open(stack.baseUrl);
+    expect(await after.experimental.tasks.getTask(task.taskId)).toMatchObject({
+      status: 'working',
+      statusMessage: 'waiting for the platform: agents.run',
+    });
+    const ack = await stack.client(ALPHA).raw('POST', `/v1/sessions/${SESSION}/runs/${task.taskId}/tool-results`, {
+      body: JSON.stringify({ results: [{ id: 'bridge:callValue:1', ok: true, value: 'after' }] }),
+    });
+    expect(ack.status).toBe(202);
+    const result = await after.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(structured(result)).toMatchObject({ status: 'completed', value: { answer: 'after' } });
+    expect((await after.experimental.tasks.listTasks()).tasks[0]).toMatchObject({ taskId: task.taskId, status: 'completed' });
+  });
 });
