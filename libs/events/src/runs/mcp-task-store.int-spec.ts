@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
 import { KeySpace } from '../platform/keys';
+import { SessionLedger } from '../ledgers/session-ledger';
+import { SessionRemoval } from '../ledgers/session-removal';
 import { McpTaskStore } from './mcp-task-store';
 import { completed, deleteKeys, failed, testPrefix, testRedis } from '../test-support';
 
@@ -75,4 +77,13 @@ test('pages newest first and drops expired tasks from the index', async () => {
   const third = await store.page(ref, second.next!, 3);
   expect(third).toEqual({ tasks: [expect.objectContaining({ taskId: 'cm_p0' })], next: null });
   expect(await redis.zcard(keys.mcpTasks(ref))).toBe(6);
+});
+
+test("a deleted session's tasks, their index and wait counters go with it", async () => {
+  const ref = { tenant: 'acme', sessionId: 'gone' };
+  await new SessionLedger(redis, keys).configure(ref, {});
+  await store.create(ref, { ...task, taskId: 'cm_g', runId: 'cm_g' });
+  await store.nextWaitNumber(ref, 'cm_g', 60_000);
+  expect(await new SessionRemoval(redis, keys).remove(ref)).toBe(true);
+  expect(await redis.exists(keys.mcpTask(ref, 'cm_g'), keys.mcpTasks(ref), keys.mcpTaskWaits(ref))).toBe(0);
 });
