@@ -13,7 +13,7 @@ import {
 } from '@codemode/contracts';
 import { emptyTelemetry, failedInputResult } from '@codemode/cells';
 import { McpTaskStore, RunLedger } from '@codemode/events';
-import type { Logger } from '@codemode/telemetry';
+import { ApiMetrics, type Logger } from '@codemode/telemetry';
 import { LOGGER } from '../core/tokens';
 import type { ParsedBody } from '../http/request-context';
 import { CodeModeCalls } from '../runs/code-mode-calls';
@@ -46,6 +46,7 @@ export class McpTaskCalls {
     private readonly runs: RunLedger,
     private readonly store: McpTaskStore,
     private readonly terms: McpTaskTermsReader,
+    private readonly metrics: ApiMetrics,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -121,12 +122,15 @@ export class McpTaskCalls {
       cancelled: false,
     };
     const state = result ? ({ status: 'completed', result } as const) : ({ status: 'working' } as const);
+    this.metrics.mcpTasks.inc({ status: state.status });
     return { record, answer: { task: mcpTaskView(record, state, null) } };
   }
 
   private settleWhenAnswered(ref: SessionRef, record: McpTaskRecord, answer: Promise<CodeModeResult>): void {
     answer
-      .then((result) => this.store.settle(ref, record, result))
+      .then(async (result) => {
+        if (await this.store.settle(ref, record, result)) this.metrics.mcpTasks.inc({ status: 'completed' });
+      })
       .catch((error: unknown) =>
         // The task is still answered from its run: what the log has once the run moves on.
         this.logger.warn(

@@ -24,6 +24,7 @@ import {
   type SessionRef,
 } from '@codemode/contracts';
 import { EventLog, McpTaskStore, RunLedger } from '@codemode/events';
+import { ApiMetrics } from '@codemode/telemetry';
 import { AbortService } from '../runs/abort.service';
 import { asMcpError } from './mcp-refusals';
 import { McpTaskTermsReader } from './mcp-task-terms';
@@ -51,6 +52,7 @@ export class McpTaskRequests {
     private readonly events: EventLog,
     private readonly aborts: AbortService,
     private readonly terms: McpTaskTermsReader,
+    private readonly metrics: ApiMetrics,
   ) {}
 
   /** Answers the four task requests of `server` in `ref`'s session. */
@@ -99,7 +101,7 @@ export class McpTaskRequests {
       if (error instanceof HttpException && error.getStatus() === 409) throw terminal('completed');
       throw asMcpError(error);
     }
-    await this.store.cancel(ref, now.record, aborted);
+    if (await this.store.cancel(ref, now.record, aborted)) this.metrics.mcpTasks.inc({ status: 'cancelled' });
     const cancelled = await this.known(ref, taskId);
     return mcpTaskView(cancelled.record, cancelled.state, cancelled.run);
   }
@@ -132,7 +134,7 @@ export class McpTaskRequests {
     if (!state) return null;
     if (state.status === 'completed' && record.result === null) {
       // Another replica may have settled it first: the stored answer is the task's.
-      await this.store.settle(ref, record, state.result);
+      if (await this.store.settle(ref, record, state.result)) this.metrics.mcpTasks.inc({ status: 'completed' });
       const settled = (await this.store.read(ref, record.taskId)) ?? { ...record, result: state.result };
       return { record: settled, state: mcpTaskState(settled, run) ?? state, run };
     }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { MetricsModule } from '../metrics/metrics.module';
 import { RunsModule } from '../runs/runs.module';
 import { ToolsModule } from '../tools/tools.module';
 import { McpController } from './mcp.controller';
@@ -8,7 +9,7 @@ import { McpTaskRequests } from './mcp-task-requests';
 import { McpTaskTermsReader } from './mcp-task-terms';
 
 @Module({
-  imports: [RunsModule, ToolsModule],
+  imports: [RunsModule, ToolsModule, MetricsModule],
   controllers: [McpController],
   providers: [McpEndpoint, McpTaskCalls, McpTaskRequests, McpTaskTermsReader],
 })

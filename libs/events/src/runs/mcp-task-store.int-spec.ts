@@ -40,8 +40,8 @@ test('a created task reads back working; its first answer stays; its key then li
     cancelled: false,
   });
   expect(await redis.pttl(keys.mcpTask(a, 'cm_1'))).toBeGreaterThan(600_000);
-  await store.settle(a, created!, completed(1), 2000);
-  await store.settle(a, created!, completed(2), 3000);
+  expect(await store.settle(a, created!, completed(1), 2000)).toBe(true);
+  expect(await store.settle(a, created!, completed(2), 3000)).toBe(false);
   expect(await store.read(a, 'cm_1')).toMatchObject({ result: completed(1), endedAt: 2000, cancelled: false });
   const ttl = await redis.pttl(keys.mcpTask(a, 'cm_1'));
   expect(ttl).toBeGreaterThan(50_000);

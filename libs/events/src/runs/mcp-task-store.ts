@@ -79,13 +79,13 @@ export class McpTaskStore {
     return parsed.success ? parsed.data : null;
   }
 
-  /** The call's answer, unless one is already the task's; the task then lives `ttlMs` from its end. */
-  settle(ref: SessionRef, task: McpTaskRecord, result: CodeModeResult, now = Date.now()): Promise<void> {
+  /** The call's answer, unless one is already the task's (then false); the task then lives `ttlMs` from its end. */
+  settle(ref: SessionRef, task: McpTaskRecord, result: CodeModeResult, now = Date.now()): Promise<boolean> {
     return this.end(ref, task, result, false, now);
   }
 
   /** `tasks/cancel`: the task is `cancelled` from now on, with the run's aborted answer as its result. */
-  cancel(ref: SessionRef, task: McpTaskRecord, result: CodeModeResult, now = Date.now()): Promise<void> {
+  cancel(ref: SessionRef, task: McpTaskRecord, result: CodeModeResult, now = Date.now()): Promise<boolean> {
     return this.end(ref, task, result, true, now);
   }
 
@@ -100,10 +100,11 @@ export class McpTaskStore {
     return { tasks, next: ids.length === size ? offset + size - gone.length : null };
   }
 
-  private async end(ref: SessionRef, task: McpTaskRecord, result: CodeModeResult, cancelled: boolean, now: number): Promise<void> {
+  private async end(ref: SessionRef, task: McpTaskRecord, result: CodeModeResult, cancelled: boolean, now: number): Promise<boolean> {
     const key = this.keys.mcpTask(ref, task.taskId);
     const multi = this.redis.multi().hsetnx(key, 'result', JSON.stringify(result)).hsetnx(key, 'endedAt', String(now));
     if (cancelled) multi.hset(key, 'cancelled', '1');
-    await guard(() => multi.pexpire(key, task.ttlMs).exec());
+    const reply = await guard(() => multi.pexpire(key, task.ttlMs).exec());
+    return reply?.[0]?.[1] === 1;
   }
 }
