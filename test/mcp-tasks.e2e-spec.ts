@@ -1,6 +1,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateTaskResultSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  McpError,
+  TaskStatusNotificationSchema,
+  type CallToolResult,
+  type Task,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { CodeModeResult, RunView } from '@codemode/contracts';
 import { TestStack } from './utils/test-stack';
 
@@ -129,6 +136,35 @@ describe('Code Mode as MCP tasks (SPEC §14 Tasks)', () => {
     expect(ack.status).toBe(202);
     expect(structured(await resultOnOther)).toMatchObject({ status: 'completed', value: { answer: 'yes' } });
     expect(await first.experimental.tasks.getTask(task.taskId)).toMatchObject({ status: 'completed' });
+  });
+
+  it('tells the session notification stream of each status change (notifications/tasks/status)', async () => {
+    const client = await open(stack.baseUrl, ALPHA, 'tasks-notified');
+    await stack.client(ALPHA).putSession('tasks-notified', { agents: true });
+    const told: Task[] = [];
+    client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => void told.push(notification.params as Task));
+    // The notification stream (GET /mcp) is open once the client has had time to make it.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const task = await callAsTask(client, 'exec', {
+      title: 'told',
+      code: 'return await agents.run({ task: "tell" });',
+      awaitResults: true,
+    });
+    const mine = () => told.filter((t) => t.taskId === task.taskId);
+    await until(
+      () => Promise.resolve(mine()),
+      (seen) => seen.some((t) => t.statusMessage === 'waiting for the platform: agents.run'),
+    );
+    const ack = await stack.client(ALPHA).raw('POST', `/v1/sessions/tasks-notified/runs/${task.taskId}/tool-results`, {
+      body: JSON.stringify({ results: [{ id: 'bridge:callValue:1', ok: true, value: 'told' }] }),
+    });
+    expect(ack.status).toBe(202);
+    await until(
+      () => Promise.resolve(mine()),
+      (seen) => seen.some((t) => t.status === 'completed'),
+    );
+    expect(mine().at(-1)).toMatchObject({ taskId: task.taskId, status: 'completed', pollInterval: 1000 });
+    expect(mine().some((t) => t.status === 'working' && t.statusMessage === 'waiting for the platform: agents.run')).toBe(true);
   });
 
   it('cancels a working task as a run abort; a terminal task refuses cancel with -32602', async () => {

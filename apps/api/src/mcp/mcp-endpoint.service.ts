@@ -26,9 +26,13 @@ import { MCP_SESSION_HEADER, mcpSession } from './mcp-session';
 import { refusedAsMcpError } from './mcp-refusals';
 import { McpTaskCalls } from './mcp-task-calls';
 import { McpTaskRequests } from './mcp-task-requests';
+import { TaskStatusChanges } from './task-status-changes';
 
 /** SPEC §14: tools with their list changes, and tasks (listed, cancelled, made of `tools/call`). */
 const SERVER_CAPABILITIES = { tools: { listChanged: true }, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } };
+
+/** How often an open notification stream looks at the session's newest tasks (SPEC §14 `notifications/tasks/status`). */
+export const TASKS_RECHECK_MS = 2_000;
 
 /** How often an open notification stream (GET /mcp) looks at the session's catalog (SPEC §14 list_changed). */
 export const CATALOG_RECHECK_MS = 5_000;
@@ -41,7 +45,8 @@ export const CATALOG_RECHECK_MS = 5_000;
  * (`CodeModeCalls`: quotas, then the exec/wait services with their policy, approvals and event
  * log); `tools/list` answers the session's exec description as `ToolsService` builds it for
  * `GET …/tools`. A GET opens the notification stream: it holds one of the tenant's stream slots and
- * sends `notifications/tools/list_changed` when what the session's exec description is built from changes.
+ * sends `notifications/tools/list_changed` when what the session's exec description is built from
+ * changes, and `notifications/tasks/status` when one of the session's newest tasks changes.
  */
 @Injectable()
 export class McpEndpoint {
@@ -136,12 +141,25 @@ export class McpEndpoint {
     };
     const timer = setInterval(() => void check(), CATALOG_RECHECK_MS);
     timer.unref();
+    const tasks = new TaskStatusChanges(async () => (await this.tasks.list(ref, undefined)).tasks);
+    let looking = false;
+    const tell = async (): Promise<void> => {
+      // One look at a time: a slow Redis does not pile looks up.
+      if (looking) return;
+      looking = true;
+      const changed = await tasks.next().catch(() => []);
+      for (const task of changed) await server.notification({ method: 'notifications/tasks/status', params: task }).catch(() => undefined);
+      looking = false;
+    };
+    const tasksTimer = setInterval(() => void tell(), TASKS_RECHECK_MS);
+    tasksTimer.unref();
     void untilClosed(closed).then(() => {
       clearInterval(timer);
+      clearInterval(tasksTimer);
       void server.close().catch(() => undefined);
       void slot.release().catch(() => undefined);
     });
-    await check();
+    await Promise.all([check(), tell()]);
     if (closed.aborted) return;
     await server.connect(transport);
     await transport.handleRequest(req, res);

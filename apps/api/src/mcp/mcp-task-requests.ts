@@ -129,7 +129,9 @@ export class McpTaskRequests {
 
   /** Reads the task's run; an answer the run gives for the first time is settled on the task, so it stays the call's. */
   private async stateOf(ref: SessionRef, record: McpTaskRecord, withWaits = true): Promise<TaskNow | null> {
-    const run = record.kind === 'rejected' ? null : await this.runs.get(ref, record.runId);
+    // An answered or cancelled task is what its record says: no read of its run.
+    const settled = record.kind === 'rejected' || record.result !== null || record.cancelled;
+    const run = settled ? null : await this.runs.get(ref, record.runId);
     const state = mcpTaskState(record, run, withWaits ? await this.platformWaits(ref, record, run) : []);
     if (!state) return null;
     if (state.status === 'completed' && record.result === null) {
