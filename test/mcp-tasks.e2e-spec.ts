@@ -63,7 +63,8 @@ describe('Code Mode as MCP tasks (SPEC §14 Tasks)', () => {
   };
 
   beforeAll(async () => {
-    stack = await TestStack.start({ apiKeys: `${ALPHA}:alpha,${BETA}:beta` });
+    // Every client here keeps its notification stream open, each holding a stream slot: room for all of them.
+    stack = await TestStack.start({ apiKeys: `${ALPHA}:alpha,${BETA}:beta`, env: { CODEMODE_TENANT_MAX_STREAMS: '64' } });
     second = (await stack.addApi()).baseUrl;
     // agents.run: a platform call an awaitResults cell stays in flight on (SPEC §15).
     await stack.client(ALPHA).putSession(SESSION, { agents: true });
@@ -251,5 +252,50 @@ describe('Code Mode as MCP tasks (SPEC §14 Tasks)', () => {
     const result = await after.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     expect(structured(result)).toMatchObject({ status: 'completed', value: { answer: 'after' } });
     expect((await after.experimental.tasks.listTasks()).tasks[0]).toMatchObject({ taskId: task.taskId, status: 'completed' });
+  });
+});
+
+describe('a blocked tasks/result is a held connection (SPEC §14 Tasks, §10)', () => {
+  let stack: TestStack;
+  const clients: Client[] = [];
+  beforeAll(async () => {
+    stack = await TestStack.start({ apiKeys: `${ALPHA}:alpha`, env: { CODEMODE_TENANT_MAX_STREAMS: '2' } });
+    await stack.client(ALPHA).putSession(SESSION, { agents: true });
+  });
+  afterAll(async () => {
+    for (const client of clients) await client.close().catch(() => undefined);
+    await stack?.stop();
+  });
+
+  it("takes one of the tenant's stream slots while it waits; past the quota it is refused, an answered task is not", async () => {
+    // Its notification stream (GET /mcp) takes one of the two slots.
+    const client = await connect(stack.baseUrl, ALPHA);
+    clients.push(client);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const held = await callAsTask(client, 'exec', { title: 'held', code: 'return await agents.run({ n: 1 });', awaitResults: true });
+    const other = await callAsTask(client, 'exec', { title: 'other', code: 'return await agents.run({ n: 2 });', awaitResults: true });
+    const blocked = client.experimental.tasks.getTaskResult(held.taskId, CallToolResultSchema, { timeout: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const refused = await refusal(client.experimental.tasks.getTaskResult(other.taskId, CallToolResultSchema));
+    expect(refused.code).toBe(-32000);
+    expect(refused.message).toContain('tenant event stream quota reached (2 open at once); close a stream first.');
+    const answered = await callAsTask(client, 'exec', { title: 'done', code: 'return 3' });
+    await until(
+      () => client.experimental.tasks.getTask(answered.taskId),
+      (t) => t.status === 'completed',
+    );
+    expect(structured(await client.experimental.tasks.getTaskResult(answered.taskId, CallToolResultSchema))).toMatchObject({ value: 3 });
+    for (const [task, value] of [
+      [held, 'one'],
+      [other, 'two'],
+    ] as const) {
+      const ack = await stack.client(ALPHA).raw('POST', `/v1/sessions/${SESSION}/runs/${task.taskId}/tool-results`, {
+        body: JSON.stringify({ results: [{ id: 'bridge:callValue:1', ok: true, value }] }),
+      });
+      expect(ack.status).toBe(202);
+    }
+    expect(structured(await blocked)).toMatchObject({ status: 'completed', value: 'one' });
+    // The held slot was given back: the other task's result is read now.
+    expect(structured(await client.experimental.tasks.getTaskResult(other.taskId, CallToolResultSchema))).toMatchObject({ value: 'two' });
   });
 });

@@ -26,7 +26,8 @@ import {
 import { EventLog, McpTaskStore, RunLedger } from '@codemode/events';
 import { ApiMetrics } from '@codemode/telemetry';
 import { AbortService } from '../runs/abort.service';
-import { asMcpError } from './mcp-refusals';
+import { TenantLimits } from '../quotas/tenant-limits.service';
+import { asMcpError, refusedAsMcpError } from './mcp-refusals';
 import { McpTaskTermsReader } from './mcp-task-terms';
 import { mcpTaskView } from './mcp-task-view';
 
@@ -53,6 +54,7 @@ export class McpTaskRequests {
     private readonly aborts: AbortService,
     private readonly terms: McpTaskTermsReader,
     private readonly metrics: ApiMetrics,
+    private readonly limits: TenantLimits,
   ) {}
 
   /** Answers the four task requests of `server` in `ref`'s session. */
@@ -71,22 +73,37 @@ export class McpTaskRequests {
     return mcpTaskView(now.record, now.state, now.run);
   }
 
-  /** Blocks until the task is terminal, at most one call's answer budget of the session; then the call's answer. */
+  /**
+   * The call's answer once the task is terminal. Until then it blocks, at most one call's answer
+   * budget of the session, as a held connection: one of the tenant's stream slots (SPEC §10; past
+   * the quota, the quota's refusal), and no in-flight slot.
+   */
   async result(ref: SessionRef, taskId: string, signal: AbortSignal): Promise<CodeModeResult> {
-    const { answerMs } = await this.terms.of(ref);
-    const until = Date.now() + answerMs;
-    for (;;) {
-      // Whether it is terminal is all this needs: no read of the run's events while it polls.
-      const { state } = await this.known(ref, taskId, false);
-      if (state.status !== 'working') {
-        if (state.result) return state.result;
-        throw new JsonRpcRefusal(JSON_RPC_SERVER_ERROR, `task ${taskId} was cancelled before its run answered.`);
+    const answered = await this.answerOf(ref, taskId);
+    if (answered) return answered;
+    const slot = await refusedAsMcpError(this.limits.stream(ref.tenant));
+    try {
+      const { answerMs } = await this.terms.of(ref);
+      const until = Date.now() + answerMs;
+      for (;;) {
+        if (Date.now() >= until || signal.aborted) {
+          throw new JsonRpcRefusal(JSON_RPC_SERVER_ERROR, `task ${taskId} is still working; call tasks/result again.`);
+        }
+        await sleep(RESULT_POLL_MS, signal);
+        const answer = await this.answerOf(ref, taskId);
+        if (answer) return answer;
       }
-      if (Date.now() >= until || signal.aborted) {
-        throw new JsonRpcRefusal(JSON_RPC_SERVER_ERROR, `task ${taskId} is still working; call tasks/result again.`);
-      }
-      await sleep(RESULT_POLL_MS, signal);
+    } finally {
+      void slot.release().catch(() => undefined);
     }
+  }
+
+  /** A terminal task's answer; null while it works. Whether it is terminal is all this needs: no read of the run's events. */
+  private async answerOf(ref: SessionRef, taskId: string): Promise<CodeModeResult | null> {
+    const { state } = await this.known(ref, taskId, false);
+    if (state.status === 'working') return null;
+    if (state.result) return state.result;
+    throw new JsonRpcRefusal(JSON_RPC_SERVER_ERROR, `task ${taskId} was cancelled before its run answered.`);
   }
 
   /** Aborts the task's run as `DELETE …/runs/{runId}` does; a terminal task is refused (-32602). */
