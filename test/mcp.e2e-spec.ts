@@ -4,7 +4,12 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ListToolsResultSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  ListToolsResultSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { codeModeTools, toolDefinitions, WAIT_DESCRIPTION } from '@codemode/contracts';
 import { TestStack } from './utils/test-stack';
 
@@ -298,7 +303,10 @@ describe('codemode mcp (stdio, forwarding to the API)', () => {
 
     const { tools } = await client.listTools();
     const view = (await tenants.stack.client(ALPHA).raw('GET', '/v1/sessions/desk/tools')).body as { execDescription: string };
-    expect(tools).toEqual(toolDefinitions('mcp', codeModeTools(view.execDescription)));
+    // What /mcp lists, which the bridge forwards: the definitions, each an optional task (SPEC §14 Tasks).
+    expect(tools).toEqual(
+      toolDefinitions('mcp', codeModeTools(view.execDescription)).map((tool) => ({ ...tool, execution: { taskSupport: 'optional' } })),
+    );
 
     const done = await client.callTool({ name: 'exec', arguments: { title: 'add', code: 'return 20 + 22' } });
     expect(done.isError).toBe(false);
@@ -320,6 +328,23 @@ describe('codemode mcp (stdio, forwarding to the API)', () => {
     // The same session as over REST: its runs are in the log there.
     const events = (await tenants.stack.client(ALPHA).raw('GET', '/v1/sessions/desk/events')).body as { events: { type: string }[] };
     expect(events.events.filter((e) => e.type === 'run.completed')).toHaveLength(2);
+  });
+
+  test('passes task requests through unchanged: a cell as a task, polled and answered through the bridge', async () => {
+    const client = await spawnBridge(ALPHA, 'desk-tasks');
+    const kinds: string[] = [];
+    let last: unknown;
+    for await (const message of client.experimental.tasks.callToolStream(
+      { name: 'exec', arguments: { title: 'task', code: 'await new Promise(r => setTimeout(r, 200)); return "bridged"' } },
+      CallToolResultSchema,
+      { task: { ttl: 60_000 } },
+    )) {
+      kinds.push(message.type);
+      if (message.type === 'result') last = message.result;
+    }
+    expect(kinds[0]).toBe('taskCreated');
+    expect(structured(last)).toMatchObject({ status: 'completed', value: 'bridged' });
+    expect((await client.experimental.tasks.listTasks()).tasks).toHaveLength(1);
   });
 
   test('the MCP Inspector CLI runs a cell through codemode mcp on stdio', async () => {
@@ -354,6 +379,8 @@ describe('codemode mcp (stdio, forwarding to the API)', () => {
   test('tells its client when the session’s tools change', async () => {
     const client = await spawnBridge(ALPHA, 'desk-tools');
     const changed = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+    // The bridge forwards /mcp's notification stream, open once its remote transport has had time to make it.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     const put = await tenants.stack.client(ALPHA).raw('PUT', '/v1/sessions/desk-tools/tools', {
       body: JSON.stringify({ tools: [{ name: 'lookupOrder', description: 'Find an order.', inputSchema: { type: 'object' } }] }),
     });

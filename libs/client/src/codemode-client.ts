@@ -70,6 +70,11 @@ export class CodeModeClient {
     return this.http.baseUrl;
   }
 
+  /** What every request of this client carries (its bearer key), for a connection it does not make itself (`codemode mcp`'s to `/mcp`). */
+  authHeaders(): Record<string, string> {
+    return this.http.authHeaders();
+  }
+
   exec(sessionId: string, input: CodeModeExecInput, opts: { idempotencyKey?: string } & RequestOptions = {}): Promise<CodeModeResult> {
     const headers: Record<string, string> = {};
     if (opts.idempotencyKey !== undefined) headers['idempotency-key'] = opts.idempotencyKey;

@@ -24,3 +24,4 @@ export * from './skills';
 export * from './platform-wait';
 export * from './tenant-tools';
 export * from './tool-headers';
+export * from './mcp-tasks';

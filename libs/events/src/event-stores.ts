@@ -4,6 +4,7 @@ import { ApprovalLedger } from './ledgers/approval-ledger';
 import { ClientToolsLedger } from './ledgers/client-tools-ledger';
 import { EventLog } from './log/event-log';
 import type { KeySpace } from './platform/keys';
+import { McpTaskStore } from './runs/mcp-task-store';
 import { ParkedImageStore } from './runs/parked-image-store';
 import { LiveRunIndex, ParkedRunIndex } from './runs/parked-run-index';
 import { RunningLegIndex } from './runs/running-leg-index';
@@ -56,6 +57,7 @@ export interface EventStores {
   readonly sessionRemoval: SessionRemoval;
   readonly skills: SkillLedger;
   readonly tenantTools: TenantToolsLedger;
+  readonly mcpTasks: McpTaskStore;
 }
 
 /**
@@ -84,5 +86,6 @@ export function createEventStores({ redis, keys, settings }: EventStoresOptions)
     sessionRemoval: new SessionRemoval(redis, keys, scripts),
     skills: new SkillLedger(redis, keys, scripts),
     tenantTools: new TenantToolsLedger(redis, keys, scripts),
+    mcpTasks: new McpTaskStore(redis, keys),
   };
 }

@@ -19,6 +19,7 @@ import {
   PolicyStore,
   RunLedger,
   RunIds,
+  McpTaskStore,
   RunListing,
   RunReplies,
   SessionIndex,
@@ -81,6 +82,7 @@ const EVENT_CLASSES = {
   sessionRemoval: SessionRemoval,
   skills: SkillLedger,
   tenantTools: TenantToolsLedger,
+  mcpTasks: McpTaskStore,
 };
 const FLEET_CLASSES = {
   presence: WorkerPresence,

@@ -1,4 +1,4 @@
-import { HttpException, HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -23,6 +23,16 @@ import { TenantLimits } from '../quotas/tenant-limits.service';
 import { CodeModeCalls } from '../runs/code-mode-calls';
 import { ToolsService } from '../tools/tools.service';
 import { MCP_SESSION_HEADER, mcpSession } from './mcp-session';
+import { refusedAsMcpError } from './mcp-refusals';
+import { McpTaskCalls } from './mcp-task-calls';
+import { McpTaskRequests } from './mcp-task-requests';
+import { TaskStatusChanges } from './task-status-changes';
+
+/** SPEC §14: tools with their list changes, and tasks (listed, cancelled, made of `tools/call`). */
+const SERVER_CAPABILITIES = { tools: { listChanged: true }, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } };
+
+/** How often an open notification stream looks at the session's newest tasks (SPEC §14 `notifications/tasks/status`). */
+export const TASKS_RECHECK_MS = 2_000;
 
 /** How often an open notification stream (GET /mcp) looks at the session's catalog (SPEC §14 list_changed). */
 export const CATALOG_RECHECK_MS = 5_000;
@@ -35,12 +45,15 @@ export const CATALOG_RECHECK_MS = 5_000;
  * (`CodeModeCalls`: quotas, then the exec/wait services with their policy, approvals and event
  * log); `tools/list` answers the session's exec description as `ToolsService` builds it for
  * `GET …/tools`. A GET opens the notification stream: it holds one of the tenant's stream slots and
- * sends `notifications/tools/list_changed` when what the session's exec description is built from changes.
+ * sends `notifications/tools/list_changed` when what the session's exec description is built from
+ * changes, and `notifications/tasks/status` when one of the session's newest tasks changes.
  */
 @Injectable()
 export class McpEndpoint {
   constructor(
     private readonly calls: CodeModeCalls,
+    private readonly taskCalls: McpTaskCalls,
+    private readonly tasks: McpTaskRequests,
     private readonly tools: ToolsService,
     private readonly limits: TenantLimits,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -75,13 +88,18 @@ export class McpEndpoint {
    * came in a body over `INLINE_BODY_BYTES`, so an exec's code is checked on a body thread.
    */
   private connect(ref: SessionRef, req: ApiRequest, large = false): { server: Server; transport: StreamableHTTPServerTransport } {
-    const server = new Server({ name: 'codemode', version: packageVersion() }, { capabilities: { tools: { listChanged: true } } });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: codeModeTools(await this.describe(ref)) }));
+    const server = new Server({ name: 'codemode', version: packageVersion() }, { capabilities: SERVER_CAPABILITIES });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: codeModeTools(await this.describe(ref)).map((tool) => ({ ...tool, execution: { taskSupport: 'optional' as const } })),
+    }));
+    this.tasks.register(server, ref);
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const { name, arguments: args } = request.params;
       if (name !== 'exec' && name !== 'wait') throw new JsonRpcRefusal(JSON_RPC_INVALID_PARAMS, unknownToolError(name));
       const body: ParsedBody = large ? { kind: 'json', value: args ?? {}, large } : { kind: 'json', value: args ?? {} };
       const idempotencyKey = headerValue(req, 'idempotency-key');
+      // SPEC §14 Tasks: answered once the call is recorded; the call goes on without this request.
+      if (request.params.task) return this.taskCalls[name]({ ref, body, idempotencyKey, ttlMs: request.params.task.ttl });
       // No request tokens: the POST took one per message in the rate guard.
       return mcpToolResult(await refusedAsMcpError(this.calls[name](ref.tenant, ref.sessionId, body, idempotencyKey, 0)));
     });
@@ -123,26 +141,28 @@ export class McpEndpoint {
     };
     const timer = setInterval(() => void check(), CATALOG_RECHECK_MS);
     timer.unref();
+    const tasks = new TaskStatusChanges(async () => (await this.tasks.list(ref, undefined)).tasks);
+    let looking = false;
+    const tell = async (): Promise<void> => {
+      // One look at a time: a slow Redis does not pile looks up.
+      if (looking) return;
+      looking = true;
+      const changed = await tasks.next().catch(() => []);
+      for (const task of changed) await server.notification({ method: 'notifications/tasks/status', params: task }).catch(() => undefined);
+      looking = false;
+    };
+    const tasksTimer = setInterval(() => void tell(), TASKS_RECHECK_MS);
+    tasksTimer.unref();
     void untilClosed(closed).then(() => {
       clearInterval(timer);
+      clearInterval(tasksTimer);
       void server.close().catch(() => undefined);
       void slot.release().catch(() => undefined);
     });
-    await check();
+    await Promise.all([check(), tell()]);
     if (closed.aborted) return;
     await server.connect(transport);
     await transport.handleRequest(req, res);
-  }
-}
-
-/** An HTTP refusal (JsonRpcRefusal.ofHttp) of the call. */
-async function refusedAsMcpError<T>(call: Promise<T>): Promise<T> {
-  try {
-    return await call;
-  } catch (error) {
-    if (!(error instanceof HttpException)) throw error;
-    const retry = error instanceof TenantLimitException ? { retryAfterSeconds: error.retryAfterSeconds } : {};
-    throw JsonRpcRefusal.ofHttp(error.getStatus(), error.getResponse() as ApiErrorBody, retry);
   }
 }
 

@@ -3,7 +3,7 @@ import { SESSION_ID_PATTERN, type CodeModeResult } from '@codemode/contracts';
 import { hostFailureResult } from '@codemode/cells';
 import type { ParsedBody } from '../http/request-context';
 import { STORAGE_QUOTA_ERROR, TenantLimits } from '../quotas/tenant-limits.service';
-import { ExecService } from './exec.service';
+import { ExecService, type ExecRecorded } from './exec.service';
 import { WaitService } from './wait.service';
 
 /**
@@ -29,9 +29,10 @@ export class CodeModeCalls {
     body: ParsedBody,
     idempotencyKey: string | undefined,
     requestTokens: number,
+    recorded?: ExecRecorded,
   ): Promise<CodeModeResult> {
     return this.inflight(tenant, sessionId, body, requestTokens, (rank) =>
-      this.execService.exec(tenant, sessionId, body, idempotencyKey, rank),
+      this.execService.exec(tenant, sessionId, body, idempotencyKey, rank, recorded),
     );
   }
 

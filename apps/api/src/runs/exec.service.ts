@@ -35,6 +35,12 @@ import { storedAnswer } from './answers/stored-answers';
 import { checkExecBody, type ExecBody } from './exec-body';
 import { SessionSettingsCache } from './session-settings-cache';
 
+/**
+ * Told once an exec is recorded, before its answer (SPEC §14 Tasks: an MCP task answers from
+ * then on): its run (the first run's, for a repeated Idempotency-Key), or the event of its refusal.
+ */
+export type ExecRecorded = (record: { runId: string; awaitResults: boolean } | { rejectedEventId: string }) => void;
+
 /** How long the API keeps trying to close a run it could not queue while Redis is away. */
 const CLOSE_UNQUEUED_MS = 10 * 60_000;
 
@@ -61,24 +67,31 @@ export class ExecService {
   private readonly notStartedLog = new ErrorGate(1_000);
 
   /** `rank`: the tenant's calls in flight, this one included (queue fairness, see CellQueue.add). */
-  async exec(tenant: string, sessionId: string, body: ParsedBody, idempotencyKey: string | undefined, rank = 1): Promise<CodeModeResult> {
+  async exec(
+    tenant: string,
+    sessionId: string,
+    body: ParsedBody,
+    idempotencyKey: string | undefined,
+    rank = 1,
+    recorded?: ExecRecorded,
+  ): Promise<CodeModeResult> {
     if (!SESSION_ID_PATTERN.test(sessionId)) {
       return failedInputResult(INVALID_SESSION_ID_MESSAGE, emptyTelemetry(), false);
     }
     const ref: SessionRef = { tenant, sessionId };
     const read = await this.read(tenant, body);
     if (read.kind !== 'checked') {
-      return this.reject(ref, { body: read.kind }, failedInputResult(bodyRefusalError(read), emptyTelemetry(), false));
+      return this.reject(ref, { body: read.kind }, failedInputResult(bodyRefusalError(read), emptyTelemetry(), false), recorded);
     }
     const { check, replaySafe, summary } = read;
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey)) {
-      return this.reject(ref, summary, failedInputResult(INVALID_IDEMPOTENCY_KEY_ERROR, emptyTelemetry(), replaySafe));
+      return this.reject(ref, summary, failedInputResult(INVALID_IDEMPOTENCY_KEY_ERROR, emptyTelemetry(), replaySafe), recorded);
     }
     if (!check.ok) {
-      return this.reject(ref, summary, failedInputResult(check.error, emptyTelemetry(), replaySafe));
+      return this.reject(ref, summary, failedInputResult(check.error, emptyTelemetry(), replaySafe), recorded);
     }
     try {
-      return await this.run(ref, check.input, idempotencyKey, rank);
+      return await this.run(ref, check.input, idempotencyKey, rank, recorded);
     } catch (error) {
       // SPEC §17: "store is full/unavailable" only when nothing of the call ran (storeFailureAnswer).
       const failed = storeFailureOf(error, check.input.restartSafe);
@@ -105,7 +118,13 @@ export class ExecService {
     return this.bodies.run(tenant, { kind: 'exec', bytes: body.bytes }).catch(unreadable);
   }
 
-  private async run(ref: SessionRef, input: ValidExecInput, idempotencyKey: string | undefined, rank: number): Promise<CodeModeResult> {
+  private async run(
+    ref: SessionRef,
+    input: ValidExecInput,
+    idempotencyKey: string | undefined,
+    rank: number,
+    recorded: ExecRecorded | undefined,
+  ): Promise<CodeModeResult> {
     const runId = await this.runIds.mint(ref);
     const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId });
     // The settings this process last read for the session: request-run refuses them if the
@@ -133,6 +152,7 @@ export class ExecService {
     }
     const { limits } = spec;
     if ('settingsChanged' in requested) throw new Error('request-run refused an unchecked request');
+    recorded?.({ runId: requested.created ? runId : requested.runId, awaitResults: input.awaitResults });
     // The first call with the key may have run its cell: a read failing now reports no outcome.
     if (!requested.created) {
       const first = requested.runId;
@@ -251,9 +271,11 @@ export class ExecService {
   }
 
   /** Refused input is still part of the conversation: record it, but answer even if Redis is down. */
-  private async reject(ref: SessionRef, input: unknown, result: CodeModeResult): Promise<CodeModeResult> {
+  private async reject(ref: SessionRef, input: unknown, result: CodeModeResult, recorded?: ExecRecorded): Promise<CodeModeResult> {
     try {
-      return await this.runs.reject(ref, 'exec', input, result);
+      const rejected = await this.runs.rejectRecorded(ref, 'exec', input, result);
+      recorded?.({ rejectedEventId: rejected.eventId });
+      return rejected.result;
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
     }

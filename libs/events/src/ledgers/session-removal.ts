@@ -60,6 +60,8 @@ export class SessionRemoval {
       this.keys.storedMinutes(ref),
       this.keys.sessionSkills(ref),
       this.keys.sessionSkillDocs(ref),
+      this.keys.mcpTasks(ref),
+      this.keys.mcpTaskWaits(ref),
     ];
     const [existed] = (await guard(() => this.scripts.run(this.redis, 'delete-session', keys, []))) as [number, number];
     await Promise.all([

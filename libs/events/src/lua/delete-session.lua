@@ -1,7 +1,8 @@
 --[[
   Delete a session and everything of it in its slot (`DELETE /v1/sessions/{sid}`, SPEC §10): the
   log, the projections, the store, the client tools, the skills, the policy, the approvals, every run hash and
-  parked image of the runs its runs index names, and every results reference with its bookkeeping.
+  parked image of the runs its runs index names, every results reference with its bookkeeping, and
+  every MCP task its tasks index names (SPEC §14 Tasks) with the index and the wait counters.
   The caller aborts the session's live runs first (a run's end stays with the abort path); a
   worker's late write to a deleted run is refused by check_run_write (run not found). Idempotency
   keys are left to expire: request-run ignores one whose session is gone.
@@ -10,7 +11,8 @@
       KEYS[1] stream, KEYS[2] session hash, KEYS[3] transcript, KEYS[4] runs index,
       KEYS[5] store hash, KEYS[6] client tools, KEYS[7] session policy, KEYS[8] approvals,
       KEYS[9] results index, KEYS[10] results sizes, KEYS[11] stored log, KEYS[12] stored minutes,
-      KEYS[13] skill descriptions, KEYS[14] skill contents
+      KEYS[13] skill descriptions, KEYS[14] skill contents, KEYS[15] MCP tasks index,
+      KEYS[16] MCP task wait counters
 
     Output:
       {existed, keysDeleted}  existed 1 when the session hash was there
@@ -36,6 +38,9 @@ for _, runId in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
 end
 for _, id in ipairs(redis.call('ZRANGE', KEYS[9], 0, -1)) do
   owned[#owned + 1] = base .. ':results:item:' .. id
+end
+for _, taskId in ipairs(redis.call('ZRANGE', KEYS[15], 0, -1)) do
+  owned[#owned + 1] = base .. ':mcp-task:' .. taskId
 end
 del_all(owned)
 del_all(KEYS)

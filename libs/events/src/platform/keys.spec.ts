@@ -20,6 +20,10 @@ describe('KeySpace', () => {
       keys.resultsIndex(ref),
       keys.resultsSizes(ref),
       keys.resultItem(ref, 'result_1'),
+      // A task id is the client's to send (tasks/get): braces in it leave the session's tag first.
+      keys.mcpTask(ref, 'cm_1:w1}{x'),
+      keys.mcpTasks(ref),
+      keys.mcpTaskWaits(ref),
       ...keys.scriptKeys(ref, 'cm_1'),
     ];
     expect(new Set(all.map(hashTag))).toEqual(new Set(['acme_co-1:a:b.c-d_e']));

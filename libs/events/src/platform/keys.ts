@@ -42,6 +42,21 @@ export class KeySpace {
     return `${this.sessionBase(ref)}:transcript`;
   }
 
+  /** An MCP task of the session (SPEC §14 Tasks): hash of its record (McpTaskStore). */
+  mcpTask(ref: SessionRef, taskId: string): string {
+    return `${this.sessionBase(ref)}:mcp-task:${taskId}`;
+  }
+
+  /** Sorted set of the session's MCP task ids, scored by creation time (ms): `tasks/list`. */
+  mcpTasks(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:mcp-tasks`;
+  }
+
+  /** Hash of runId → how many task-augmented waits the run had: the `n` of `<runId>:w<n>`. */
+  mcpTaskWaits(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:mcp-task-waits`;
+  }
+
   /** Sorted set of the session's runIds, scored by request time (ms). */
   runs(ref: SessionRef): string {
     return `${this.sessionBase(ref)}:runs`;

@@ -25,3 +25,4 @@ export { NotAwaitingPlatformError, recordPlatformAnswers } from './platform-answ
 export { recordsPlatformAnswer } from './platform-calls';
 export { RunListing, LIVE_RUN_SCAN } from './run-listing';
 export { RunIds, mintRunId, placeOfRunId, type RunIdPlace } from './run-ids';
+export { McpTaskStore, type NewMcpTask } from './mcp-task-store';

@@ -312,16 +312,26 @@ export class RunLedger {
    * with its `repair`. A refused wait leaves the run, and the count, untouched.
    */
   async reject(ref: SessionRef, call: 'exec' | 'wait', input: unknown, result: CodeModeResult): Promise<CodeModeResult> {
+    return (await this.rejectRecorded(ref, call, input, result)).result;
+  }
+
+  /** `reject`, with the id of its `exec.rejected` event (an MCP task names a refused exec by it: SPEC §14). */
+  async rejectRecorded(
+    ref: SessionRef,
+    call: 'exec' | 'wait',
+    input: unknown,
+    result: CodeModeResult,
+  ): Promise<{ result: CodeModeResult; eventId: string }> {
     if (call === 'wait') {
-      await this.log.append(ref, { type: 'exec.rejected', data: { call, input: input ?? null, result } });
-      return result;
+      const { eventId } = await this.log.append(ref, { type: 'exec.rejected', data: { call, input: input ?? null, result } });
+      return { result, eventId };
     }
     const args = [JSON.stringify(input ?? null), JSON.stringify(result), ...repairArgs(result)];
     const raw = await this.index.alongside(ref, () =>
       guard(() => this.scripts.run(this.redis, 'reject-exec', this.keys.scriptKeys(ref, ''), args)),
     );
     const reply = checkReply(raw, { type: 'exec.rejected' });
-    return withRepair(result, reply[2]);
+    return { result: withRepair(result, reply[2]), eventId: String(reply[1]) };
   }
 
   /** The run as a wait that may answer at once reads it (idle-wait.ts). */

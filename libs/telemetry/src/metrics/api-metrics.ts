@@ -1,6 +1,6 @@
-import { Gauge, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import { HTTP_BUCKETS } from './buckets';
-import { API_QUEUE_LABELS, QUEUE_JOB_STATES, type ApiQueueLabel, type QueueJobState } from './label-values';
+import { API_QUEUE_LABELS, MCP_TASK_STATUSES, QUEUE_JOB_STATES, type ApiQueueLabel, type QueueJobState } from './label-values';
 import { METRIC } from './metric-names';
 import { ProcessMetrics, type ProcessMetricsOptions } from './process-metrics';
 
@@ -37,9 +37,17 @@ export class ApiMetrics extends ProcessMetrics {
     registers: [this.registry],
   });
 
+  readonly mcpTasks = new Counter<'status'>({
+    name: METRIC.mcpTasksTotal,
+    help: 'MCP tasks this API created or saw end, by status (working: created for a call still running; completed: answered; cancelled).',
+    labelNames: ['status'],
+    registers: [this.registry],
+  });
+
   constructor(version: string, options: ProcessMetricsOptions = {}) {
     super(version, options);
     this.workersLive.set(0);
+    for (const status of MCP_TASK_STATUSES) this.mcpTasks.inc({ status }, 0);
     for (const queue of API_QUEUE_LABELS) {
       this.queueOldestWaitingAge.set({ queue }, 0);
       for (const state of QUEUE_JOB_STATES) this.queueJobs.set({ queue, state }, 0);

@@ -30,6 +30,13 @@ export type RecoveryOutcome = (typeof RECOVERY_OUTCOMES)[number];
 export const WORKER_QUEUE_LABELS = ['cells', 'worker', 'shell'] as const;
 export type WorkerQueueLabel = (typeof WORKER_QUEUE_LABELS)[number];
 
+/**
+ * What this API saw MCP tasks become (SPEC §14 Tasks): `working` when one is created for a call
+ * still running, `completed` when it made one already answered or settled a call's answer, `cancelled`.
+ */
+export const MCP_TASK_STATUSES = ['working', 'completed', 'cancelled'] as const;
+export type McpTaskStatusLabel = (typeof MCP_TASK_STATUSES)[number];
+
 /** The shared queues the API reports on (per-worker queues would put worker ids in labels). */
 export const API_QUEUE_LABELS = ['cells', 'shell'] as const;
 export type ApiQueueLabel = (typeof API_QUEUE_LABELS)[number];

@@ -34,6 +34,7 @@ export const METRIC = {
   toolCallsBlockedTotal: 'codemode_tool_calls_blocked_total',
   shellNotificationsTotal: 'codemode_shell_notifications_total',
   workersLive: 'codemode_workers_live',
+  mcpTasksTotal: 'codemode_mcp_tasks_total',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
@@ -47,6 +48,7 @@ export const API_METRIC_NAMES: readonly MetricName[] = [
   METRIC.tenantLimitedTotal,
   METRIC.storeFailuresTotal,
   METRIC.workersLive,
+  METRIC.mcpTasksTotal,
 ];
 
 /** Metrics served by each worker's `GET /metrics` (besides the Node default metrics). */

@@ -1,15 +1,10 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { JSON_RPC_INVALID_PARAMS, JsonRpcRefusal, mcpToolResult, unknownToolError, type CodeModeExecInput } from '@codemode/contracts';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { CodeModeClient } from '../../codemode-client';
-import { CodeModeApiError } from '../../errors';
 import type { CommandContext } from '../context';
 import { CliInputError } from '../errors';
 import { ExitCode, type ExitCodeValue } from '../exit-codes';
-
-/** How often the bridge looks at the session's tool definitions, to tell its client when they change. */
-export const DEFINITIONS_RECHECK_MS = 5_000;
 
 export interface McpArgs {
   sessionId: string;
@@ -17,65 +12,61 @@ export interface McpArgs {
 }
 
 /**
- * `codemode mcp --session <sid>` (SPEC §14): exec and wait as a stdio MCP server, for desktop MCP
- * clients, forwarding each call to the running service over REST: `tools/list` answers the
- * session's definitions (`GET …/tools/definitions?format=mcp`), `tools/call` runs `exec`/`wait`
- * and answers as `/mcp` does. stdout carries the protocol only; the bridge's own messages go to
- * stderr. It runs until its client closes stdin (or Ctrl-C).
+ * `codemode mcp --session <sid>` (SPEC §14): a stdio MCP server for desktop MCP clients that
+ * forwards every message, both ways, to the service's `/mcp` in the session (`X-Codemode-Session`),
+ * so what `/mcp` answers — tools, calls, refusals, tasks and their notifications — reaches the client
+ * unchanged, and the bridge holds no state of its own (no task, no tool list). stdout carries the
+ * protocol only; the bridge's own messages go to stderr. It runs until its client closes stdin (or Ctrl-C).
  */
 export async function mcpCommand(ctx: CommandContext, args: McpArgs): Promise<ExitCodeValue> {
   const stdio = ctx.io.stdio;
   if (!stdio) throw new CliInputError('codemode mcp needs the process stdin and stdout.');
-  const { client } = ctx;
   // Fails here, before any client connects, when the service is unreachable or the key is refused.
-  let definitions = await listTools(client, args.sessionId);
-  const server = new Server({ name: 'codemode', version: args.version }, { capabilities: { tools: { listChanged: true } } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    definitions = await refusedAsJsonRpc(listTools(client, args.sessionId));
-    return { tools: definitions };
-  });
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const { name, arguments: input = {} } = request.params;
-    if (name !== 'exec' && name !== 'wait') throw new JsonRpcRefusal(JSON_RPC_INVALID_PARAMS, unknownToolError(name));
-    const call =
-      name === 'exec'
-        ? client.exec(args.sessionId, input as unknown as CodeModeExecInput)
-        : client.wait(args.sessionId, typeof input.runId === 'string' ? input.runId : '');
-    return mcpToolResult(await refusedAsJsonRpc(call));
-  });
-  const recheck = setInterval(() => {
-    listTools(client, args.sessionId).then(
-      (now) => {
-        if (JSON.stringify(now) === JSON.stringify(definitions)) return;
-        definitions = now;
-        void server.sendToolListChanged().catch(() => undefined);
-      },
-      () => undefined,
-    );
-  }, DEFINITIONS_RECHECK_MS);
+  await ctx.client.toolDefinitions(args.sessionId, 'mcp');
+  const local = new StdioServerTransport(stdio.stdin, stdio.stdout);
+  const remote = remoteMcp(ctx.client, args.sessionId);
+  local.onmessage = (message) =>
+    void remote.send(message).catch(async (error: unknown) => {
+      // A refused POST (a quota's 429, a bad session) carries the JSON-RPC error the request is answered with.
+      if (isJSONRPCRequest(message)) await local.send(refusalOf(message.id, error)).catch(() => undefined);
+      else report(ctx, error);
+    });
+  remote.onmessage = (message) => void local.send(message).catch((error: unknown) => report(ctx, error));
+  remote.onerror = (error) => report(ctx, error);
   const ended = new Promise<void>((resolve) => {
     stdio.stdin.once('end', resolve);
     stdio.stdin.once('close', resolve);
     ctx.io.signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  await server.connect(new StdioServerTransport(stdio.stdin, stdio.stdout));
-  ctx.io.stderr.write(`codemode mcp: serving exec and wait of session ${args.sessionId} on stdio\n`);
+  await remote.start();
+  await local.start();
+  ctx.io.stderr.write(`codemode mcp: serving exec and wait of session ${args.sessionId} on stdio, through ${ctx.client.baseUrl}/mcp\n`);
   await ended;
-  clearInterval(recheck);
-  await server.close();
+  await remote.close().catch(() => undefined);
+  await local.close();
   return ExitCode.ok;
 }
 
-async function listTools(client: CodeModeClient, sessionId: string): Promise<Tool[]> {
-  return (await client.toolDefinitions(sessionId, 'mcp')).tools;
+/** The service's `/mcp`, in `sessionId`, with the client's key. */
+function remoteMcp(client: CodeModeClient, sessionId: string): StreamableHTTPClientTransport {
+  return new StreamableHTTPClientTransport(new URL(`${client.baseUrl.replace(/\/+$/, '')}/mcp`), {
+    requestInit: { headers: { ...client.authHeaders(), 'x-codemode-session': sessionId } },
+  });
 }
 
-/** An HTTP refusal of the service (a quota's 429, Redis away's 503) is the JSON-RPC error `/mcp` sends for it. */
-async function refusedAsJsonRpc<T>(call: Promise<T>): Promise<T> {
+/** The JSON-RPC error of a refused POST (its body, after the SDK's `Error POSTing to endpoint: `), else the error's message as -32000. */
+function refusalOf(id: string | number, error: unknown): JSONRPCMessage {
+  const text = error instanceof Error ? error.message : String(error);
+  const body = text.indexOf('{');
   try {
-    return await call;
-  } catch (error) {
-    if (!(error instanceof CodeModeApiError)) throw error;
-    throw JsonRpcRefusal.ofHttp(error.status, typeof error.body === 'string' ? { error: error.body, code: 'internal_error' } : error.body);
+    const sent = JSON.parse(text.slice(body)) as { error?: { code: number; message: string; data?: unknown } };
+    if (body >= 0 && sent.error) return { jsonrpc: '2.0', id, error: sent.error };
+  } catch {
+    // Not a JSON-RPC body: the transport's own message.
   }
+  return { jsonrpc: '2.0', id, error: { code: -32000, message: text } };
+}
+
+function report(ctx: CommandContext, error: unknown): void {
+  ctx.io.stderr.write(`codemode mcp: ${error instanceof Error ? error.message : String(error)}\n`);
 }
