@@ -78,6 +78,14 @@ describe('mcpTaskState (SPEC §14 Tasks)', () => {
     expect(mcpTaskState(record({ kind: 'wait' }), run('failed', failed))).toEqual({ status: 'completed', result: failed });
   });
 
+  it('a wait on a run that had ended before it works until its own answer (the ended-run refusal) is settled', () => {
+    const ended = { ...run('completed', later), endedAt: '2026-12-05T06:00:00.000Z' };
+    const endedMs = Date.parse(ended.endedAt);
+    expect(mcpTaskState(record({ kind: 'wait', createdAt: endedMs + 5 }), ended)).toEqual({ status: 'working' });
+    expect(mcpTaskState(record({ kind: 'wait', createdAt: endedMs - 5 }), ended)).toEqual({ status: 'completed', result: later });
+    expect(mcpTaskState(record({ createdAt: endedMs + 5 }), ended)).toEqual({ status: 'completed', result: later });
+  });
+
   it('an exec that does not await its results is answered by a parked run; one that does stays working, waiting for the platform', () => {
     expect(mcpTaskState(record(), run('waiting', parked))).toEqual({ status: 'completed', result: parked });
     expect(mcpTaskState(record({ awaitResults: true }), run('waiting', parked))).toEqual({

@@ -43,14 +43,18 @@ export type McpTaskState =
  * SPEC §14 Tasks: what a task is, from its record and its run as the log has it now (null: the run
  * is gone); `platformWaits` (platformWaitsOf the run's events) is what a running run waits on from the platform. The first answer known is the call's and stays it (`record.result`); before that, an
  * exec's answer is the run's once it ended or, unless it awaits its results, parked (`waiting`
- * answers the exec too); a wait's once the run ended. A run gone without an answer known is
- * answered as unknown (null): nothing can say what the call answered.
+ * answers the exec too); a wait's once the run ended, unless it had ended before the wait
+ * (then the wait's own answer, its refusal). A run gone without an answer known is answered as
+ * unknown (null): nothing can say what the call answered.
  */
 export function mcpTaskState(record: McpTaskRecord, run: RunView | null, platformWaits: readonly string[] = []): McpTaskState | null {
   if (record.cancelled) return { status: 'cancelled', result: record.result };
   if (record.result) return { status: 'completed', result: record.result };
   if (!run) return null;
   const answer = run.lastResult;
+  // A wait on a run that had already ended answers that it ended, not the run's result: only its
+  // own call knows that answer (settled on the record at once), so the task works until then.
+  if (record.kind === 'wait' && run.endedAt !== null && Date.parse(run.endedAt) <= record.createdAt) return { status: 'working' };
   if (answer && isEndedStatus(run.status)) return { status: 'completed', result: answer };
   if (answer && record.kind === 'exec' && !record.awaitResults && run.status === 'waiting') return { status: 'completed', result: answer };
   const waitingOn = platformWaits.length > 0 ? platformWaits.join(', ') : parkedOnPlatform(run);
