@@ -1,3 +1,4 @@
+import { MessageChannel } from 'node:worker_threads';
 import type { SessionRef } from '@codemode/contracts';
 import { StaleEpochError, StoreCommandError } from '../platform/errors';
 import type { AppendInput, EventLog } from './event-log';
@@ -47,14 +48,19 @@ test('appends asked for across callbacks of one turn (as bridge messages arrive)
   const log = new RecordingLog();
   const appends = new SameTickAppends(log, ref);
   const answers: Promise<unknown>[] = [];
-  // Each callback runs with its microtasks drained before the next, as MessagePort delivers messages.
+  // Two bridge messages already queued on a real MessagePort: Node delivers them in one turn, each
+  // callback with its microtasks drained before the next. (Two setTimeout(0) callbacks, as this
+  // test had it, may fall in two turns when a millisecond ticks between them: a flake under load.)
+  const { port1, port2 } = new MessageChannel();
   await new Promise<void>((resolve) => {
-    setTimeout(() => answers.push(appends.append(output('a'))), 0);
-    setTimeout(() => {
-      void Promise.resolve().then(() => answers.push(appends.append(output('b'))));
-      resolve();
-    }, 0);
+    port2.on('message', (text: string) => {
+      void Promise.resolve().then(() => answers.push(appends.append(output(text))));
+      if (text === 'b') resolve();
+    });
+    port1.postMessage('a');
+    port1.postMessage('b');
   });
+  port2.close();
   await Promise.all(answers);
   expect(log.writes).toEqual([['appendAll', 'a', 'b']]);
 });
