@@ -281,12 +281,6 @@ export class ExecService {
     }
     return result;
   }
-
-  /**
-   * How long `wait` can tell which session a run belongs to: as long as a finished run is kept,
-   * plus the longest one leg can stay parked. Longer, these keys would be a large part of what an
-   * exec keeps in Redis at steady state (docs/sizing-redis.md) for runs nobody can wait on.
-   */
 }
 
 const NOT_STARTED_LINE = 'no worker started the cell within its budget';
