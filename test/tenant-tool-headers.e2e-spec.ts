@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { Cluster, Redis } from 'ioredis';
 import type { CodeModeClient } from '@codemode/client';
+import { unpackEventData } from '@codemode/events';
 import { scanKeys, stackRedis, TestStack } from './utils/test-stack';
 
 jest.setTimeout(240_000);
@@ -50,7 +51,9 @@ async function redisValues(redis: Redis | Cluster, prefix: string): Promise<stri
     else if (type === 'list') values.push(...(await redis.lrangeBuffer(key, 0, -1)).map((v) => v.toString('latin1')));
     else if (type === 'set') values.push(...(await redis.smembers(key)));
     else if (type === 'zset') values.push(...(await redis.zrange(key, '0', '-1')));
-    else if (type === 'stream') values.push(JSON.stringify(await redis.xrange(key, '-', '+')));
+    // Event data kept packed is looked at as its readers see it.
+    else if (type === 'stream')
+      for (const [id, fields] of await redis.xrange(key, '-', '+')) values.push(`${id} ${fields.map(unpackEventData).join(' ')}`);
   }
   return values;
 }

@@ -62,6 +62,11 @@ export interface AppConfig {
   /** Retention of finished runs and the per-run history cap (SPEC §6). */
   readonly history: HistorySettings;
   /**
+   * `CODEMODE_COMPRESS_EVENTS` [1]: run requests and results are kept compressed in the log (SPEC
+   * §13). 0 while processes of a release that cannot read them still run (a rolling upgrade).
+   */
+  readonly compressEvents: boolean;
+  /**
    * `CODEMODE_TENANCY` (SPEC §10 "Mode"). The API is `multi` with API keys unless this says
    * otherwise; a worker with null follows the mode the API recorded in Redis.
    */
@@ -99,9 +104,10 @@ function readInt(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
-function readFlag(env: Env, name: string): boolean {
+function readFlag(env: Env, name: string, fallback = false): boolean {
   const raw = env[name]?.trim() ?? '';
-  if (raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '') return fallback;
+  if (raw === '0' || raw === 'false') return false;
   if (raw === '1' || raw === 'true') return true;
   throw new ConfigError(name, `must be 1 or 0, got "${raw}".`);
 }
@@ -164,6 +170,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     alwaysReplay: readFlag(env, 'CODEMODE_ALWAYS_REPLAY'),
     cellConcurrency: readInt(env, 'CODEMODE_CELL_CONCURRENCY', sandboxThreads * CELLS_PER_THREAD, 1, 4096),
     history: readHistorySettings(env),
+    compressEvents: readFlag(env, 'CODEMODE_COMPRESS_EVENTS', true),
     tenancy: readTenancy(env),
     shellSandbox: readShellSandboxSettings(env),
     tenancySettings: readTenancySettings(env),

@@ -38,3 +38,13 @@ describe('history settings', () => {
     expect(caught).toMatchObject({ variable: name, message: `${name} ${problem}` });
   });
 });
+
+describe('compressed event data (CODEMODE_COMPRESS_EVENTS)', () => {
+  it('is on by default, off with 0, and refuses other values at boot', () => {
+    expect(loadConfig({}).compressEvents).toBe(true);
+    expect(loadConfig({ CODEMODE_COMPRESS_EVENTS: ' ' }).compressEvents).toBe(true);
+    expect(loadConfig({ CODEMODE_COMPRESS_EVENTS: '0' }).compressEvents).toBe(false);
+    expect(loadConfig({ CODEMODE_COMPRESS_EVENTS: '1' }).compressEvents).toBe(true);
+    expect(() => loadConfig({ CODEMODE_COMPRESS_EVENTS: 'yes' })).toThrow('must be 1 or 0, got "yes".');
+  });
+});

@@ -25,6 +25,8 @@ interface EventStoresOptions {
   readonly keys: KeySpace;
   /** What the scripts are built with (retention, the run history cap, session expiry); the rest default. */
   readonly settings: Partial<EventsScriptSettings>;
+  /** Whether run requests and results are written packed (event-packing.ts); readers read both. Default true. */
+  readonly packEvents?: boolean;
 }
 
 /**
@@ -65,12 +67,12 @@ export interface EventStores {
  * settings: a ledger built with the default loader instead would append with the default
  * retention, history cap and session TTL.
  */
-export function createEventStores({ redis, keys, settings }: EventStoresOptions): EventStores {
+export function createEventStores({ redis, keys, settings, packEvents = true }: EventStoresOptions): EventStores {
   const scripts = ScriptLoader.withSettings(settings);
   return {
     scripts,
     log: new EventLog(redis, keys, scripts),
-    runs: new RunLedger(redis, keys, scripts),
+    runs: new RunLedger(redis, keys, scripts, { packEvents }),
     sessions: new SessionLedger(redis, keys, scripts),
     clientTools: new ClientToolsLedger(redis, keys, scripts),
     liveRuns: new LiveRunIndex(redis, keys),

@@ -1,5 +1,6 @@
 import type { Event, EventData, EventType } from '@codemode/contracts';
 import { InvalidEventError, StoreCommandError } from '../platform/errors';
+import { unpackEventData } from './event-packing';
 
 /**
  * An event as stored, with the writer's epoch (the REST `Event` leaves it out). Its `data` is as
@@ -35,6 +36,35 @@ export function encodeEvent<T extends EventType>(type: T, data: EventData<T>): E
     }
   }
   return { head: JSON.stringify(rest), raws, facts: factsOf(type, data) };
+}
+
+/**
+ * `run.requested` as lua/request-run.lua takes it. The title and code are spliced in raw (Lua never
+ * decodes user-written text); the shell settings and agent follow them, spliced too, so the cell's
+ * own fields lead the data as they did before those were recorded (one-line views of the log cut
+ * the data short).
+ */
+export function encodeRunRequested(
+  data: EventData<'run.requested'>,
+  idempotencyKey: string | undefined,
+): { head: string; raws: [name: string, json: string][] } {
+  const { title, code, restartSafe, awaitResults, limits, shell, agentId, agents, requestId } = data;
+  const head = JSON.stringify({
+    restartSafe,
+    awaitResults,
+    limits,
+    ...(agents === true ? { agents } : {}),
+    ...(idempotencyKey ? { idempotencyKey } : {}),
+  });
+  const raws: [string, string][] = [
+    ['title', JSON.stringify(title)],
+    ['code', JSON.stringify(code)],
+  ];
+  if (shell) raws.push(['shell', JSON.stringify(shell)]);
+  if (agentId !== undefined) raws.push(['agentId', JSON.stringify(agentId)]);
+  // SPEC §19: last, after the cell's own fields (the request id matches [A-Za-z0-9._-]{1,128}).
+  if (requestId !== undefined) raws.push(['requestId', JSON.stringify(requestId)]);
+  return { head, raws };
 }
 
 function factsOf(type: EventType, data: Record<string, unknown>): Record<string, string> {
@@ -73,9 +103,10 @@ export function decodeEntry(entry: [id: string, fields: string[]]): LoggedEvent 
   const [id, fields] = entry;
   const f: Record<string, string> = {};
   for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]] = fields[i + 1];
+  const text = unpackEventData(f.data ?? '{}');
   let data: unknown;
   try {
-    data = JSON.parse(f.data ?? '{}');
+    data = JSON.parse(text);
   } catch (err) {
     throw new StoreCommandError(err);
   }

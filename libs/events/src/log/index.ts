@@ -2,6 +2,7 @@
 export { EventLog, MAX_PAGE, type AppendInput } from './event-log';
 export { SameTickAppends } from './same-tick-appends';
 export { type LoggedEvent } from './event-encoding';
+export { unpackEventData } from './event-packing';
 export { type SessionRecord, type SessionSettings } from './projections/views';
 export { rebuildSession } from './projections/rebuild-session';
 export { rebuildRun } from './projections/rebuild-run';

@@ -16,6 +16,8 @@
       ARGV[5] reply channel ('' for none)
       ARGV[6..10] repair: mode, default repairAttempts, reasons (includes/repair.lua)
       ARGV[11] the result's replaySafe, 'true' | 'false' (kept on the run hash for listings)
+      ARGV[12] the event's data `{"result":ARGV[4]}` packed (event-packing.ts), '' for none: kept
+               only when the result is stored as given (a failure's repair rewrites it)
 
     Output:
       {1, eventId, repairJson|''}
@@ -40,7 +42,8 @@ local dispatched = redis.call('HEXISTS', KEYS[3], 'toolCalled') == 1
 local result, repair, count = repair_decide(KEYS, repair_args(6), evType == 'run.failed', dispatched, ARGV[4])
 
 local id = append_event(KEYS, { type = evType, runId = runId, epoch = epoch, head = '{}',
-  raws = { { 'result', result } }, facts = { replaySafe = ARGV[11] } })
+  raws = { { 'result', result } }, facts = { replaySafe = ARGV[11] },
+  packed = ARGV[12] ~= '' and result == ARGV[4] and ARGV[12] or nil })
 repair_keep(KEYS, count)
 if ARGV[5] ~= '' then
   redis.call('SPUBLISH', ARGV[5], '{"kind":"result","runId":' .. cjson.encode(runId) .. ',"result":' .. result .. '}')

@@ -13,7 +13,8 @@
       ARGV[4] idempotency TTL in seconds (at most: never longer than the session's TTL)
       ARGV[5] the session's configVersion the request's limits were computed from ('' not to check;
               '0' for a session never configured)
-      ARGV[6] n (2), then raws (title, JSON string) (code, JSON string), then facts
+      ARGV[6] the event's data packed (event-packing.ts), '' to keep it as spliced
+      ARGV[7] n (2), then raws (title, JSON string) (code, JSON string), then facts
               restartSafe ('true'|'false')
               (the run hash keeps title as JSON text, exact for any string)
 
@@ -41,8 +42,9 @@ if ARGV[5] ~= '' then
   if version ~= ARGV[5] then return { 2, version } end
 end
 
-local raws, facts = read_raws_and_facts(6)
-local id = append_event(KEYS, { type = 'run.requested', runId = runId, epoch = 0, head = ARGV[2], raws = raws, facts = facts })
+local raws, facts = read_raws_and_facts(7)
+local id = append_event(KEYS, { type = 'run.requested', runId = runId, epoch = 0, head = ARGV[2], raws = raws, facts = facts,
+  packed = ARGV[6] ~= '' and ARGV[6] or nil })
 if idemKey ~= '' then
   redis.call('SET', KEYS[6], runId, 'PX', int(math.min(tonumber(ARGV[4]) * 1000, session_ttl_ms)))
 end

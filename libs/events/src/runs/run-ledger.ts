@@ -3,7 +3,8 @@ import type { RunRequestedDataSchema } from '@codemode/contracts';
 import type { RedisClient } from '../platform/redis';
 import type { z } from 'zod';
 import { EventLog, type AppendInput } from '../log/event-log';
-import { decodeEntry } from '../log/event-encoding';
+import { decodeEntry, encodeRunRequested } from '../log/event-encoding';
+import { packEventData, splicedEventData } from '../log/event-packing';
 import type { KeySpace } from '../platform/keys';
 import { checkReply, LUA_CODES, toRunStatus } from '../platform/lua-errors';
 import { readRun } from './run-read';
@@ -60,6 +61,7 @@ export class RunLedger {
     private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly scripts = ScriptLoader.default(),
+    private readonly opts: { packEvents?: boolean } = {},
   ) {
     this.log = new EventLog(redis, keys, scripts);
     this.index = new SessionIndex(redis, keys, scripts);
@@ -82,22 +84,7 @@ export class RunLedger {
     opts: { idempotencyKey?: string; settingsVersion?: string } = {},
   ): Promise<{ created: true } | { created: false; runId: string } | { created: false; settingsChanged: true }> {
     const idempotencyKey = opts.idempotencyKey ?? data.idempotencyKey;
-    const { title, code, restartSafe, awaitResults, limits, shell, agentId, agents, requestId } = data;
-    // title and code are spliced in raw: Lua never decodes user-written text. The shell settings
-    // and agent follow them (spliced too), so the cell's own fields lead the data as they did
-    // before those were recorded (one-line views of the log cut the data short).
-    const head = JSON.stringify({
-      restartSafe,
-      awaitResults,
-      limits,
-      ...(agents === true ? { agents } : {}),
-      ...(idempotencyKey ? { idempotencyKey } : {}),
-    });
-    const raws: string[] = ['title', JSON.stringify(title), 'code', JSON.stringify(code)];
-    if (shell) raws.push('shell', JSON.stringify(shell));
-    if (agentId !== undefined) raws.push('agentId', JSON.stringify(agentId));
-    // SPEC §19: last, after the cell's own fields (the request id matches [A-Za-z0-9._-]{1,128}).
-    if (requestId !== undefined) raws.push('requestId', JSON.stringify(requestId));
+    const { head, raws } = encodeRunRequested(data, idempotencyKey);
     const keys = [...this.keys.scriptKeys(ref, runId), this.keys.idempotency(ref, idempotencyKey ?? '')];
     const args = [
       runId,
@@ -105,10 +92,11 @@ export class RunLedger {
       idempotencyKey ?? '',
       IDEMPOTENCY_TTL_SECONDS,
       opts.settingsVersion ?? '',
-      String(raws.length / 2),
-      ...raws,
+      this.packed(() => splicedEventData(head, raws)),
+      String(raws.length),
+      ...raws.flat(),
       'restartSafe',
-      String(restartSafe),
+      String(data.restartSafe),
     ];
     const raw = await this.index.alongside(ref, () => guard(() => this.scripts.run(this.redis, 'request-run', keys, args)));
     if (resentRequest(raw, runId)) return { created: true };
@@ -151,18 +139,25 @@ export class RunLedger {
     runId: string,
     opts: { epoch: number; type: FinishType; result: CodeModeResult; replyTo?: string },
   ): Promise<{ eventId: string; result: CodeModeResult }> {
+    const result = JSON.stringify(opts.result);
     const args = [
       runId,
       opts.epoch,
       opts.type,
-      JSON.stringify(opts.result),
+      result,
       opts.replyTo ?? '',
       ...repairArgs(opts.result),
       String(opts.result.replaySafe),
+      this.packed(() => splicedEventData('{}', [['result', result]])),
     ];
     const raw = await guard(() => this.scripts.run(this.redis, 'finish-run', this.keys.scriptKeys(ref, runId), args));
     const reply = checkReply(raw, { runId, epoch: opts.epoch, type: opts.type });
     return { eventId: String(reply[1]), result: withRepair(opts.result, reply[2]) };
+  }
+
+  /** The packed form of an event's data for the scripts' `packed` argument ('' to keep it as spliced). */
+  private packed(data: () => string): string {
+    return this.opts.packEvents === false ? '' : (packEventData(data()) ?? '');
   }
 
   /**

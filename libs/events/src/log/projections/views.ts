@@ -1,5 +1,6 @@
 import type { CodeModeResult, Limits, RunSummary, RunView, SessionRef, ShellConfig } from '@codemode/contracts';
 import { toRunStatus } from '../../platform/lua-errors';
+import { unpackEventData } from '../event-packing';
 
 /** The session's stored configuration: overrides only; libs/config resolves defaults. */
 export interface SessionSettings {
@@ -81,7 +82,7 @@ export function runSummaryFromHash(ref: SessionRef, hash: Record<string, string>
 /** The `result` of an event's stored data ('' or no result: null). */
 function resultIn(data: string): CodeModeResult | null {
   if (data === '') return null;
-  return (JSON.parse(data) as { result?: CodeModeResult }).result ?? null;
+  return (JSON.parse(unpackEventData(data)) as { result?: CodeModeResult }).result ?? null;
 }
 
 function parseJson<T>(text: string | undefined): T | null {

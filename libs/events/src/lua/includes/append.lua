@@ -21,6 +21,8 @@
     head  = JSON object text of the event data without its raw fields (never decoded here),
     raws  = ordered list of {name, json}: JSON values spliced verbatim into the data,
     facts = table of plain strings the projections need (see event-encoding.ts),
+    packed = (optional) the spliced data as the writer packed it (event-packing.ts), stored in its
+            place; the run history cap still counts the data unpacked, stored bytes what is kept.
     store = (store.committed only) { sets = {{field, json}...}, dels = {field...}, delta = bytes }:
             fields are store keys as JSON string text, values JSON text, never decoded here,
     tools = (tools.registered only) { staged = key holding the new list's JSON text, version }:
@@ -83,8 +85,9 @@ local function append_event(K, ev)
   local data = splice_data(ev.head, ev.raws)
   check_history(K, ev, #data)
   local at = now_iso()
-  local id = xadd(K, ev, at, data)
-  count_log(K, id, entry_bytes(ev.type, ev.runId, at, data))
+  local stored = ev.packed or data
+  local id = xadd(K, ev, at, stored)
+  count_log(K, id, entry_bytes(ev.type, ev.runId, at, stored))
   local ms = tonumber(string.match(id, '^(%d+)'))
   project_session(K, ev, at, id)
   if ev.runId ~= '' then

@@ -1,0 +1,94 @@
+import type { Redis } from 'ioredis';
+import type { CodeModeResult, SessionRef } from '@codemode/contracts';
+import { KeySpace } from '../platform/keys';
+import { RunLedger } from '../runs/run-ledger';
+import { StoredBytesLedger } from '../ledgers/stored-bytes-ledger';
+import { EventLog } from './event-log';
+import { PACKED_PREFIX } from './event-packing';
+import { completed, deleteKeys, failed, newRunId, requestData, testPrefix, testRedis } from '../test-support';
+
+// The same histories written packed and as spliced read the same through every reader of the log.
+const prefix = testPrefix('packing');
+const keys = new KeySpace(prefix);
+let redis: Redis;
+let packing: RunLedger;
+let plain: RunLedger;
+let log: EventLog;
+let stored: StoredBytesLedger;
+let n = 0;
+const newRef = (): SessionRef => ({ tenant: 'acme', sessionId: `pack-${++n}` });
+const W = { workerId: 'w-1', epoch: 1, replyTo: '' };
+
+beforeAll(async () => {
+  redis = await testRedis('packing');
+  packing = new RunLedger(redis, keys);
+  plain = new RunLedger(redis, keys, undefined, { packEvents: false });
+  log = new EventLog(redis, keys);
+  stored = new StoredBytesLedger(redis, keys);
+});
+
+afterAll(async () => {
+  await deleteKeys(redis, prefix);
+  await redis.quit();
+});
+
+/** Writes the same runs (same ids) through `runs` in a session of its own; answers what the readers read. */
+async function history(runs: RunLedger, runIds: string[], results: CodeModeResult[]) {
+  const ref = newRef();
+  for (const [i, runId] of runIds.entries()) {
+    await runs.request(ref, runId, { ...requestData(`cell ${i}`, `return ${i} // \ud800 €`), requestId: `req-${i}` });
+    await runs.start(ref, runId, W);
+    await runs.finish(ref, runId, { epoch: 1, type: results[i].status === 'failed' ? 'run.failed' : 'run.completed', result: results[i] });
+  }
+  const events = (await log.history(ref)).map(({ id: _id, at: _at, ...event }) => event);
+  const views = await Promise.all(runIds.map(async (runId) => withoutTimes(await runs.get(ref, runId))));
+  const transcript = (await runs.transcript(ref))?.map((entry) => ({ ...entry, at: '' }));
+  const terminal = (await log.history(ref)).filter((e) => e.type === 'run.completed' || e.type === 'run.failed');
+  const resultsAt = await Promise.all(terminal.map((e) => runs.resultAt(ref, e.id)));
+  const raw = (await redis.xrange(keys.events(ref), '-', '+')).map(([, fields]) => fields[fields.indexOf('data') + 1]);
+  return { events, views, transcript, resultsAt, raw, bytes: (await stored.measure(ref)).bytes };
+}
+
+function withoutTimes(view: Awaited<ReturnType<RunLedger['get']>>) {
+  if (!view) return view;
+  return { ...view, createdAt: '', startedAt: '', endedAt: '', updatedAt: '', sessionId: '' };
+}
+
+test('runs written packed read exactly as runs written as spliced, and keep fewer bytes', async () => {
+  const runIds = [newRunId(), newRunId(), newRunId(), newRunId()];
+  const results = [
+    completed(2),
+    completed({ text: 'a\u2028b\ud800', big: 2 ** 53 + 2, list: [] }),
+    completed('x'.repeat(5000)),
+    failed('the cell threw', 'invalid_input'),
+  ];
+  const packed = await history(packing, runIds, results);
+  const spliced = await history(plain, runIds, results);
+
+  expect(packed.events).toEqual(spliced.events);
+  expect(packed.views).toEqual(spliced.views);
+  expect(packed.transcript).toEqual(spliced.transcript);
+  expect(packed.resultsAt).toEqual(spliced.resultsAt);
+  expect(packed.resultsAt[1]).toEqual(results[1]);
+  // Requests and small results packed; the 5,000-character result and the failure whose repair the
+  // script writes into it kept as spliced; nothing packed by the plain writer.
+  expect(packed.raw.map((data) => data.startsWith(PACKED_PREFIX))).toEqual([
+    true,
+    false,
+    true,
+    true,
+    false,
+    true,
+    true,
+    false,
+    false,
+    true,
+    false,
+    false,
+  ]);
+  expect(spliced.raw.some((data) => data.startsWith(PACKED_PREFIX))).toBe(false);
+  // The session's stored bytes count what is kept: less by exactly what packing saved.
+  const length = (raw: string[]) => raw.reduce((sum, data) => sum + Buffer.byteLength(data), 0);
+  expect(spliced.bytes - packed.bytes).toBe(length(spliced.raw) - length(packed.raw));
+  expect(length(spliced.raw) - length(packed.raw)).toBeGreaterThan(1500);
+});
