@@ -98,13 +98,29 @@ test('a live run holds trimming back, however old, until it ends', async () => {
   expect(await redis.exists(keys.run(ref, ended))).toBe(0);
   expect(await redis.zscore(keys.runs(ref), parked)).not.toBeNull();
 
-  // Once it ends, its old events go like any other.
+  // Once it ends, its old events go like any other, at the next trim: one per TRIM_EVERY_MS
+  // (here RETENTION_MS), terminal events included, so the trim made just above must age first.
+  await outwaitRetention();
   await runs.finish(ref, parked, { epoch: 1, type: 'run.failed', result: failed('gave up') });
   expect(await eventsOf(ref, parked)).toEqual(['run.failed']);
   expect(await eventsOf(ref, ended)).toEqual([]);
   expect(await runs.transcript(ref)).toEqual(rebuildTranscript(await log.history(ref)));
   expect(await redis.zscore(keys.runs(ref), parked)).toBeNull();
   expect((await runs.get(ref, parked))?.status).toBe('failed');
+});
+
+test("a run's end trims no more often than any other event: at most once per TRIM_EVERY_MS", async () => {
+  const ref = newRef();
+  await finishedRun(ref, 1);
+  const trimmedAt = await redis.hget(keys.session(ref), 'trimmedAt');
+  expect(trimmedAt).not.toBeNull();
+  // Within the retention (here TRIM_EVERY_MS), more ends leave the session's last trim as it was.
+  await finishedRun(ref, 1);
+  await finishedRun(ref, 0);
+  expect(await redis.hget(keys.session(ref), 'trimmedAt')).toBe(trimmedAt);
+  await outwaitRetention();
+  await finishedRun(ref, 0);
+  expect(Number(await redis.hget(keys.session(ref), 'trimmedAt'))).toBeGreaterThan(Number(trimmedAt));
 });
 
 test('a run idle longer than any park may last holds nothing back', async () => {

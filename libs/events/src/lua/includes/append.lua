@@ -94,7 +94,7 @@ local function append_event(K, ev)
     project_run(K, ev, at, id)
     count_history(K, ev, #data, ms)
   end
-  maybe_trim(K, ev, ms)
+  maybe_trim(K, ms)
   flush_stored(K)
   session_ttl_ms = expire_session(K, ev)
   return id

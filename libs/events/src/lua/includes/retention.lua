@@ -1,7 +1,7 @@
 --[[
   Retention. A terminal event gives the run hash a TTL of RETENTION_MS. The session's log is
-  trimmed on every terminal event, and on any event at most once per min(60 s, RETENTION_MS)
-  (`trimmedAt` in the session hash): stream entries older than RETENTION_MS go (XTRIM MINID;
+  trimmed on any event at most once per min(60 s, RETENTION_MS) (`trimmedAt` in the session
+  hash): stream entries older than RETENTION_MS go (XTRIM MINID;
   stream ids carry the millisecond of the event's `at`), runs index entries with them, and
   the transcript's marks of the events cut (and entries of earlier releases older than the
   oldest event left). Never past a live run: the trim point stops at the request time of the
@@ -15,7 +15,7 @@
 
     trim_session(K, nowMs): trims the session's log, runs index and transcript now, giving back
       their stored bytes (count_stored: the caller flushes them).
-    maybe_trim(K, ev, nowMs): trims on a terminal event, else at most once per TRIM_EVERY_MS.
+    maybe_trim(K, nowMs): trims at most once per TRIM_EVERY_MS.
 ]]
 --- @include "settings"
 --- @include "session-keys"
@@ -92,11 +92,10 @@ local function trim_session(K, nowMs)
   trim_transcript(K, point)
 end
 
--- On terminal events, else at most once per TRIM_EVERY_MS.
-local function maybe_trim(K, ev, nowMs)
-  if not TERMINAL[ev.type] then
-    local last = redis.call('HGET', K[2], 'trimmedAt')
-    if last and nowMs - tonumber(last) < TRIM_EVERY_MS then return end
-  end
+-- At most once per TRIM_EVERY_MS, terminal events included: a trim at every run's end was most of
+-- what an exec's end cost Redis beyond its append, and retention is kept within TRIM_EVERY_MS anyway.
+local function maybe_trim(K, nowMs)
+  local last = redis.call('HGET', K[2], 'trimmedAt')
+  if last and nowMs - tonumber(last) < TRIM_EVERY_MS then return end
   trim_session(K, nowMs)
 end
