@@ -84,12 +84,12 @@ export class VmSupply {
 
   /** Prepares the spare unless there is one; resolves true once it is ready, false when it failed (reported). */
   prepare(): Promise<boolean> {
-    const created = this.spare ?? this.build(DEFAULT_MEMORY_BYTES);
-    if (this.spare === created)
-      return created.then(
+    if (this.spare)
+      return this.spare.then(
         () => true,
         () => false,
       );
+    const created = this.build(DEFAULT_MEMORY_BYTES);
     this.spare = created;
     return created.then(
       () => {
