@@ -2,70 +2,116 @@ import { CellStartProbe } from '@codemode/sandbox';
 import { QuickjsBaseline } from './quickjs-baseline';
 import { fmt, percentile } from './stats';
 
+interface Row {
+  p50: number;
+  p99: number;
+}
+
 export interface CellStartReport {
   samples: number;
   imageKiB: number;
-  image: { p50: number; p99: number };
-  /** The image start plus the zero-fill of its Memory the loader leaves for the next turn: the cell's whole CPU. */
-  imageWithFill: { p50: number; p99: number };
-  scratch: { p50: number; p99: number };
-  bare: { p50: number; p99: number };
+  /** A start as a sandbox thread makes it while its spare VM is ready: the spare taken, the cell run. */
+  image: Row;
+  /** The next spare's preparation once the cell's answer has left, with the turn after it (any deferred zero-fill): off the start's path. */
+  sparePrepare: Row;
+  /** The thread's CPU per cell with a spare: the start + the next spare's preparation. */
+  spareCpu: Row;
+  /** A start that found no spare ready: its VM built from the image on the spot. */
+  noSpare: Row;
+  /** That start plus the zero-fill of its Memory the loader leaves for the next turn: the cell's whole CPU. */
+  noSpareWithFill: Row;
+  scratch: Row;
+  bare: Row;
+}
+
+const turn = (): Promise<unknown> => new Promise((resolve) => setImmediate(resolve));
+
+/** Milliseconds `work` takes. */
+async function timed(work: () => Promise<unknown>): Promise<number> {
+  const t = performance.now();
+  await work();
+  return performance.now() - t;
 }
 
 /**
- * Per cell, in-process, one tiny cell each: a VM started from the thread's prepared image vs one
- * built from scratch (instance + runtime + codec/console/prelude compiled) vs a bare QuickJS
- * runtime+context+eval on a shared module. Alternated sample by sample so machine load hits all alike,
- * the event loop turning once after each sample as a sandbox thread's does between cells.
+ * Per cell, in-process, one tiny cell each: a VM taken the way a sandbox thread takes it (the spare
+ * prepared after the previous cell, or, when none is ready, built from the prepared image on the
+ * spot) vs one built from scratch (instance + runtime + codec/console/prelude compiled) vs a bare
+ * QuickJS runtime+context+eval on a shared module. Alternated sample by sample so machine load hits
+ * all alike, the event loop turning once after each as a sandbox thread's does between cells. The
+ * two image paths swap places every sample: whichever runs first after the scratch build and the
+ * bare runtime finds colder caches (~0.1 ms at p50), and neither should get it every time.
  */
 export async function measureCellStart(samples: number): Promise<CellStartReport> {
   const probe = await CellStartProbe.load();
   const bare = await QuickjsBaseline.start();
-  const image: number[] = [];
-  const imageWithFill: number[] = [];
+  const spare: number[] = [];
+  const prepare: number[] = [];
+  const noSpare: number[] = [];
+  const fill: number[] = [];
   const scratch: number[] = [];
   const fresh: number[] = [];
+  await probe.prepareSpare();
   for (let i = 0; i < samples + 20; i += 1) {
-    let t = performance.now();
-    await probe.fromImage();
-    const tImage = performance.now() - t;
-    t = performance.now();
-    await new Promise((resolve) => setImmediate(resolve));
-    const tFill = performance.now() - t;
-    t = performance.now();
-    await probe.fromScratch();
-    const tScratch = performance.now() - t;
-    t = performance.now();
-    await bare.evalFresh();
-    const tBare = performance.now() - t;
-    // A sandbox thread turns its event loop between cells (the answer goes out): what the loader
-    // leaves until then (zero-filling the released Memory) is off the next start's path.
-    await new Promise((resolve) => setImmediate(resolve));
+    const sample = { spare: 0, prepare: 0, noSpare: 0, fill: 0 };
+    const withSpare = async (): Promise<void> => {
+      sample.spare = await timed(() => probe.fromSpare());
+      // What the thread does once the answer has left: the next spare, then its event loop turns.
+      sample.prepare = await timed(async () => {
+        await probe.prepareSpare();
+        await turn();
+      });
+    };
+    const withoutSpare = async (): Promise<void> => {
+      sample.noSpare = await timed(() => probe.fromImage());
+      sample.fill = await timed(turn);
+    };
+    if (i % 2 === 0) {
+      await withSpare();
+      await withoutSpare();
+    } else {
+      await withoutSpare();
+      await withSpare();
+    }
+    const tScratch = await timed(() => probe.fromScratch());
+    const tBare = await timed(() => bare.evalFresh());
+    await turn();
     if (i < 20) continue; // warm-up
-    image.push(tImage);
-    imageWithFill.push(tImage + tFill);
+    spare.push(sample.spare);
+    prepare.push(sample.prepare);
+    noSpare.push(sample.noSpare);
+    fill.push(sample.fill);
     scratch.push(tScratch);
     fresh.push(tBare);
   }
-  const row = (values: number[]): { p50: number; p99: number } => ({ p50: percentile(values, 50), p99: percentile(values, 99) });
+  const row = (values: number[]): Row => ({ p50: percentile(values, 50), p99: percentile(values, 99) });
+  const sum = (a: number[], b: number[]): number[] => a.map((value, index) => value + b[index]);
   return {
     samples,
     imageKiB: probe.imageBytes / 1024,
-    image: row(image),
-    imageWithFill: row(imageWithFill),
+    image: row(spare),
+    sparePrepare: row(prepare),
+    spareCpu: row(sum(spare, prepare)),
+    noSpare: row(noSpare),
+    noSpareWithFill: row(sum(noSpare, fill)),
     scratch: row(scratch),
     bare: row(fresh),
   };
 }
 
 export function cellStartTable(report: CellStartReport): string {
-  const line = (name: string, r: { p50: number; p99: number }): string =>
-    `| ${name} | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${fmt(r.p50 / report.bare.p50)}× |`;
+  const line = (name: string, r: Row): string => `| ${name} | ${fmt(r.p50, 3)} | ${fmt(r.p99, 3)} | ${fmt(r.p50 / report.bare.p50)}× |`;
   return [
     `| per cell, in-process, \`return 1+1\` (${report.samples} samples, alternating) | p50 (ms) | p99 (ms) | ÷ bare QuickJS p50 |`,
     '|---|---|---|---|',
-    line(`cell start from image (new instance, ${fmt(report.imageKiB, 0)} KiB of pages copied in)`, report.image),
-    line('the same + the zero-fill of its Memory, left to the next event-loop turn', report.imageWithFill),
+    line("cell start from image, the thread's spare VM ready (spare taken, cell run)", report.image),
+    line(
+      `the next spare's preparation after the answer (new instance, ${fmt(report.imageKiB, 0)} KiB of pages copied in, Memory zero-filled)`,
+      report.sparePrepare,
+    ),
+    line('thread CPU per cell with a spare (the start + the next spare)', report.spareCpu),
+    line('cell start from image, no spare ready (new instance built on the start)', report.noSpare),
+    line('the same + the zero-fill of its Memory, left to the next event-loop turn', report.noSpareWithFill),
     line('cell start from scratch (new instance, codec/console/prelude compiled)', report.scratch),
     line('bare QuickJS (new runtime + context + eval on a shared module)', report.bare),
   ].join('\n');

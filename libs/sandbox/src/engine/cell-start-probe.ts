@@ -1,35 +1,50 @@
 import { SandboxEngineError } from '../errors';
-import { CellVm, type PreparedImage } from './cell-vm';
+import { CellVm } from './cell-vm';
+import { VmSupply } from './vm-supply';
 import { DEFAULT_MEMORY_BYTES, WasmLoader } from './wasm-loader';
 
 const NO_HOST = { output: () => undefined, request: () => 'bridge:none:1', cancel: () => undefined, clock: () => Date.now() };
 
 /**
- * Benchmark helper: one tiny cell (`return 1+1`) on a VM started from the prepared image or built
- * from scratch, run in the calling thread without the pool, released afterwards (its Memory
+ * Benchmark helper: one tiny cell (`return 1+1`) on a VM taken the way a sandbox thread takes it
+ * (its `VmSupply`: the spare prepared ahead, or one built on the spot from the boot image) or
+ * built from scratch, run in the calling thread without the pool, released afterwards (its Memory
  * recycled as in a sandbox thread). Measures what a thread pays per cell for each start path.
  */
 export class CellStartProbe {
   private constructor(
     private readonly loader: WasmLoader,
-    private readonly image: PreparedImage,
+    private readonly supply: VmSupply,
   ) {}
 
   static async load(): Promise<CellStartProbe> {
     const loader = await WasmLoader.load('release');
-    const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
-    const image = base.captureImage();
-    base.release();
-    return new CellStartProbe(loader, image);
+    const failed = (msg: string, error: unknown): never => {
+      throw new SandboxEngineError(`${msg}: ${String(error)}`);
+    };
+    const supply = await VmSupply.open(loader, { warm: () => undefined, failed });
+    return new CellStartProbe(loader, supply);
   }
 
-  /** Size of the image in bytes (its stored 4 KiB pages). */
+  /** Size of the boot image in bytes (its stored 4 KiB pages). */
   get imageBytes(): number {
-    return this.image.vm.bytes.byteLength;
+    return this.supply.imageBytes;
   }
 
+  /** The cell on the spare, as a thread's start takes it; `prepareSpare` must have run since the last one. */
+  async fromSpare(): Promise<void> {
+    if (!this.supply.hasSpare) throw new SandboxEngineError('no spare VM is prepared');
+    this.runTiny(await this.supply.take(DEFAULT_MEMORY_BYTES));
+  }
+
+  /** What a thread does once a cell's answer has left: prepare the next spare. */
+  async prepareSpare(): Promise<void> {
+    if (!(await this.supply.prepare())) throw new SandboxEngineError('spare VM preparation failed');
+  }
+
+  /** The cell on a VM built on the spot from the boot image: a start that found no spare ready. */
   async fromImage(): Promise<void> {
-    this.runTiny(await CellVm.fromBootImage(this.loader, this.image, DEFAULT_MEMORY_BYTES));
+    this.runTiny(await this.supply.build(DEFAULT_MEMORY_BYTES));
   }
 
   async fromScratch(): Promise<void> {

@@ -1,22 +1,22 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { RUN_UNAVAILABLE_MESSAGE, type CellOutcome } from '@codemode/cells';
 import { CellRun } from '../engine/cell-run';
-import { CellVm, type PreparedImage } from '../engine/cell-vm';
+import { CellVm } from '../engine/cell-vm';
 import { decodeParkedImage, GUEST_PRELUDE_VERSION, type ParkedRunState } from '../engine/parked-image';
 import type { CellRunRequest, LegOptions, RestorePlan } from '../engine/types';
 import { captureRunForRescue, type RescueImage, type RescuePlan } from '../engine/rescue-image';
 import { adoptParkedRun, adoptRescuedRun } from '../engine/run-adoption';
 import type { VmImage } from '../engine/vm-image';
-import { DEFAULT_MEMORY_BYTES, memoryMaxBytes, MIN_MEMORY_BYTES, WasmLoader } from '../engine/wasm-loader';
+import { VmSupply } from '../engine/vm-supply';
+import { WasmLoader } from '../engine/wasm-loader';
 import { SandboxStartError } from '../errors';
 import type { FromThread, ThreadData, ToThread } from './protocol';
 
 /**
- * Entry of a cell thread: compiles the wasm once, builds the prepared VM image once (prelude, tool
- * API, codec, console; no run's data), starts every VM from a copy of it, keeps the next VM ready
- * (64 MiB maximum) and
- * holds every live run of this thread: legs that run or wait for the host, and parked VMs. Only
- * one VM executes at a time (this is one event loop); a run waiting for the host or parked does
+ * Entry of a cell thread: compiles the wasm once, takes every new run's VM from its `VmSupply` (a
+ * copy of the boot image, or the spare prepared ahead while the thread was idle) and holds every
+ * live run of this thread: legs that run or wait for the host, and parked VMs. Only one VM
+ * executes at a time (this is one event loop); a run waiting for the host or parked does
  * not stop another from starting or resuming.
  */
 const port = parentPort;
@@ -69,9 +69,7 @@ interface LiveRun {
 }
 
 let loader: WasmLoader;
-/** Every VM of this thread starts from it; undefined only when capturing it failed (then: from scratch). */
-let image: PreparedImage | undefined;
-let next: Promise<CellVm> | undefined;
+let supply: VmSupply;
 const runs = new Map<string, LiveRun>();
 type RunMessage = Exclude<ToThread, { type: 'run' | 'restore' | 'rescue' }>;
 /** Messages for runs whose VM is still being made (a rescued run's calls settle meanwhile), applied once it is live. */
@@ -81,56 +79,12 @@ async function boot(): Promise<void> {
   const t0 = performance.now();
   loader = await WasmLoader.load(data.variant);
   const t1 = performance.now();
-  image = await captureImage();
-  prepareNext();
-  await next;
+  supply = await VmSupply.open(loader, {
+    warm: () => post({ type: 'warm' }),
+    failed: (msg, error) => post({ type: 'log', level: 'error', msg, fields: { error: describe(error) } }),
+  });
+  if (!(await supply.prepare())) throw new SandboxStartError('sandbox instance creation failed');
   post({ type: 'ready', compileMs: t1 - t0, instanceMs: performance.now() - t1 });
-}
-
-/** The prepared VM when the run's memory cap matches it; otherwise a VM of its own. */
-function takeVm(request: CellRunRequest): Promise<CellVm> {
-  const limit = request.limits.memoryLimitBytes;
-  const prepared = next;
-  if (prepared && limit >= MIN_MEMORY_BYTES && memoryMaxBytes(limit) === memoryMaxBytes(DEFAULT_MEMORY_BYTES)) {
-    next = undefined;
-    return prepared;
-  }
-  return newVm(limit);
-}
-
-function newVm(memoryLimitBytes: number): Promise<CellVm> {
-  return image ? CellVm.fromBootImage(loader, image, memoryLimitBytes) : CellVm.create(loader, memoryLimitBytes);
-}
-
-/** Builds one VM from scratch and keeps its image; the VM itself never runs a cell. */
-async function captureImage(): Promise<PreparedImage | undefined> {
-  const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
-  try {
-    return base.captureImage();
-  } catch (error) {
-    post({
-      type: 'log',
-      level: 'error',
-      msg: 'sandbox image capture failed; VMs are built from scratch',
-      fields: { error: describe(error) },
-    });
-    return undefined;
-  } finally {
-    base.release();
-  }
-}
-
-function prepareNext(): void {
-  if (next) return;
-  const created = newVm(DEFAULT_MEMORY_BYTES);
-  next = created;
-  created.then(
-    () => post({ type: 'warm' }),
-    (error: unknown) => {
-      if (next === created) next = undefined;
-      post({ type: 'log', level: 'error', msg: 'sandbox instance creation failed', fields: { error: describe(error) } });
-    },
-  );
 }
 
 /**
@@ -150,7 +104,9 @@ async function startRun(request: CellRunRequest, slot: number, restoring?: Resto
       : restoring.rescue
         ? restoring.image
         : decodeParkedImage(restoring.image, runId, { wasmHash: loader.wasmHash, preludeVersion: GUEST_PRELUDE_VERSION });
-    vm = parked ? await CellVm.restoreParked(loader, parked.vm, request.limits.memoryLimitBytes, parked.run.seeded) : await takeVm(request);
+    vm = parked
+      ? await CellVm.restoreParked(loader, parked.vm, request.limits.memoryLimitBytes, parked.run.seeded)
+      : await supply.take(request.limits.memoryLimitBytes);
   } catch (error) {
     notStarted(runId, error, restoring !== undefined);
     return;
@@ -230,7 +186,7 @@ function notStarted(runId: string, error: unknown, restoring: boolean): void {
   };
   if (restoring) post({ type: 'log', level: 'warn', msg: 'parked run image not restored', fields: { runId, error: describe(error) } });
   post({ type: 'done', runId, outcome });
-  prepareNext();
+  void supply.prepare();
 }
 
 async function leg(runId: string, live: LiveRun, options: LegOptions): Promise<void> {
@@ -243,7 +199,7 @@ async function leg(runId: string, live: LiveRun, options: LegOptions): Promise<v
   }
   post({ type: 'done', runId, outcome });
   if (outcome.status !== 'waiting' || live.discarded) release(runId, live);
-  prepareNext();
+  void supply.prepare();
 }
 
 function release(runId: string, live: LiveRun): void {
