@@ -68,7 +68,7 @@ async function recount(ref: SessionRef): Promise<number> {
     const type = field('type');
     const data = Buffer.byteLength(field('data'));
     bytes += 64 + type.length + field('runId').length + field('at').length + data;
-    if (type === 'run.requested') bytes += 640;
+    if (type === 'run.requested') bytes += 512;
   }
   for (const element of await redis.lrange(keys.transcript(ref), 0, -1)) bytes += Buffer.byteLength(element) + 16;
   bytes += Number((await redis.hget(keys.session(ref), 'storeBytes')) ?? 0);
