@@ -64,7 +64,7 @@ async function memoryOf(ref: SessionRef): Promise<number> {
 async function recount(ref: SessionRef): Promise<number> {
   let bytes = 0;
   for (const [, f] of await redis.xrange(keys.events(ref), '-', '+')) {
-    const field = (name: string) => f[f.indexOf(name) + 1] ?? '';
+    const field = (name: string) => (f.includes(name) ? f[f.indexOf(name) + 1] : '');
     const type = field('type');
     const data = Buffer.byteLength(field('data'));
     bytes += 64 + type.length + field('runId').length + field('at').length + data;

@@ -42,14 +42,18 @@ async function history(runs: RunLedger, runIds: string[], results: CodeModeResul
     await runs.start(ref, runId, W);
     await runs.finish(ref, runId, { epoch: 1, type: results[i].status === 'failed' ? 'run.failed' : 'run.completed', result: results[i] });
   }
-  const events = (await log.history(ref)).map(({ id: _id, at: _at, ...event }) => event);
+  const logged = await log.history(ref);
+  const events = logged.map(({ id: _id, at: _at, ...event }) => event);
+  const ats = logged.map((event) => [event.at, new Date(Number(event.id.split('-')[0])).toISOString()]);
   const views = await Promise.all(runIds.map(async (runId) => await runs.get(ref, runId)));
   const hashes = await Promise.all(runIds.map((runId) => redis.hgetall(keys.run(ref, runId))));
   const transcript = (await runs.transcript(ref))?.map((entry) => ({ ...entry, at: '' }));
   const terminal = (await log.history(ref)).filter((e) => e.type === 'run.completed' || e.type === 'run.failed');
   const resultsAt = await Promise.all(terminal.map((e) => runs.resultAt(ref, e.id)));
-  const raw = (await redis.xrange(keys.events(ref), '-', '+')).map(([, fields]) => fields[fields.indexOf('data') + 1]);
-  return { events, views, hashes, transcript, resultsAt, raw, bytes: (await stored.measure(ref)).bytes };
+  const entries = await redis.xrange(keys.events(ref), '-', '+');
+  const raw = entries.map(([, fields]) => fields[fields.indexOf('data') + 1]);
+  const atBytes = entries.reduce((sum, [, fields]) => sum + (fields.includes('at') ? fields[fields.indexOf('at') + 1].length : 0), 0);
+  return { events, ats, views, hashes, transcript, resultsAt, raw, atBytes, bytes: (await stored.measure(ref)).bytes };
 }
 
 function withoutTimes(view: Awaited<ReturnType<RunLedger['get']>>) {
@@ -69,6 +73,9 @@ test('runs kept compact read exactly as runs kept in full, and keep fewer bytes'
   const spliced = await history(plain, runIds, results);
 
   expect(packed.events).toEqual(spliced.events);
+  // The `at` a full entry keeps is the one a compact entry's id gives (the script writes both from one clock reading).
+  for (const [kept, fromId] of spliced.ats) expect(kept).toBe(fromId);
+  for (const [i, view] of packed.views.entries()) expect(view?.createdAt).toBe(packed.ats[3 * i][0]);
   expect(packed.views.map(withoutTimes)).toEqual(spliced.views.map(withoutTimes));
   // A compact hash keeps neither the id nor updatedAt; the view reads them as the full hash holds them.
   for (const [i, hash] of packed.hashes.entries()) {
@@ -97,8 +104,10 @@ test('runs kept compact read exactly as runs kept in full, and keep fewer bytes'
     false,
   ]);
   expect(spliced.raw.some((data) => data.startsWith(PACKED_PREFIX))).toBe(false);
-  // The session's stored bytes count what is kept: less by exactly what packing saved.
+  // Compact entries carry `at` in their ids only; the full ones repeat it.
+  expect([packed.atBytes, spliced.atBytes]).toEqual([0, 12 * '2026-12-05T07:53:39.509Z'.length]);
+  // The session's stored bytes count what is kept: less by exactly what packing and `at` saved.
   const length = (raw: string[]) => raw.reduce((sum, data) => sum + Buffer.byteLength(data), 0);
-  expect(spliced.bytes - packed.bytes).toBe(length(spliced.raw) - length(packed.raw));
+  expect(spliced.bytes - packed.bytes).toBe(length(spliced.raw) - length(packed.raw) + spliced.atBytes);
   expect(length(spliced.raw) - length(packed.raw)).toBeGreaterThan(1500);
 });
