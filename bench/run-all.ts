@@ -18,6 +18,7 @@ import { measureParkedImages } from './parked-image';
 import { fateIsolationTable, measureFateIsolation } from './fate-isolation';
 import { measureScaleOut, scaleOutTable } from './scale-out';
 import { budgetsTable, measureBudgets } from './budgets';
+import { garbageTable, measureGarbage } from './garbage';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
@@ -28,6 +29,7 @@ const REDIS_COST_EXECS = Number(process.env.BENCH_REDIS_COST_EXECS ?? 200);
 const PARKED_IMAGE_SAMPLES = Number(process.env.BENCH_PARKED_IMAGE_SAMPLES ?? 30);
 const SCALE_OUT_EXECS = Number(process.env.BENCH_SCALE_OUT_EXECS ?? 3000);
 const BUDGET_SAMPLES = Number(process.env.BENCH_BUDGET_SAMPLES ?? 200);
+const GARBAGE_EXECS = Number(process.env.BENCH_GARBAGE_EXECS ?? 2000);
 const ROOT = join(__dirname, '..', '..'); // dist/bench → repository root
 
 /**
@@ -151,6 +153,7 @@ async function main(): Promise<void> {
     const fateIsolation = fateIsolationTable(await measureFateIsolation());
     const scaleOut = scaleOutTable(await measureScaleOut(SCALE_OUT_EXECS));
     const budgets = budgetsTable(await measureBudgets(BUDGET_SAMPLES));
+    const garbage = garbageTable(await measureGarbage(GARBAGE_EXECS));
     let echoThroughput = 0;
     let execThroughput = 0;
     const echoCpu = await cpuDuring({ bench: process.pid, redis: redisPid }, async () => {
@@ -238,7 +241,7 @@ async function main(): Promise<void> {
       ),
     ].join('\n');
     process.stdout.write(
-      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${parkedImages}\n\n${fairness}\n\n${fateIsolation}\n\n${scaleOut}\n\n${budgets}\n`,
+      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${parkedImages}\n\n${fairness}\n\n${fateIsolation}\n\n${scaleOut}\n\n${budgets}\n\n${garbage}\n`,
     );
     const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
     const section = [
@@ -292,6 +295,10 @@ async function main(): Promise<void> {
       '## Published budgets (SPEC §17)',
       '',
       budgets,
+      '',
+      '## Garbage per exec (issue 41)',
+      '',
+      garbage,
       '',
     ].join('\n');
     writeFileSync(join(ROOT, 'docs', 'bench-latest.md'), section);
