@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CodeModeClient } from '@codemode/client';
 import type { AppProcess } from '../test/utils/app-process';
+import { REDIS_URL } from '../test/utils/test-stack';
 import { processCpuMs } from './cpu-usage';
 import { GcTrace, gcBetween, gcTotal, type IsolateGc } from './gc-trace';
+import { RedisConnections, segmentsByRole } from './redis-connections';
 import { profileTop, type ProfileTop, type SamplingHeapProfile } from './heap-profile-top';
 import { startMultiTenantStack, TENANTS } from './scale-out';
 import { fmt, measureThroughput } from './stats';
@@ -19,6 +21,8 @@ const TOP_ALLOCATORS = 12;
 export interface ProcessGarbage {
   /** Process CPU (user + system, every thread), ms. */
   cpuMs: number;
+  /** Socket writes to Redis that carried data (what auto-pipelining saves), from the kernel. */
+  redisWrites: number;
   /** The main thread's isolate. */
   main: IsolateGc;
   /** Every other isolate summed: the worker's sandbox threads. */
@@ -64,16 +68,23 @@ export async function measureGarbage(execs: number, profileDir?: string): Promis
     await measureThroughput(WARM_UP_EXECS, IN_FLIGHT, exec);
     const gcBefore = { api: traces.api.snapshot(), worker: traces.worker.snapshot() };
     const cpuBefore = { api: processCpuMs(stack.api.pid), worker: processCpuMs(stack.workers[0].pid) };
+    const connections = new RedisConnections(Number(new URL(REDIS_URL).port || 6379), [
+      { role: 'api', pid: stack.api.pid },
+      { role: 'worker', pid: stack.workers[0].pid },
+    ]);
+    const segmentsBefore = connections.segments();
     if (profileDir) for (const app of Object.values(processes)) app.child.kill('SIGUSR2');
     const throughput = await measureThroughput(execs, IN_FLIGHT, exec);
     if (profileDir) for (const app of Object.values(processes)) app.child.kill('SIGUSR2');
     // The lines of collections that ran up to now are in the pipe; let them arrive.
     await new Promise((resolve) => setTimeout(resolve, 300));
+    const writes = segmentsByRole(segmentsBefore, connections.segments(), connections.owners());
     const per = async (role: keyof typeof processes): Promise<ProcessGarbage> => {
       const gc = gcBetween(gcBefore[role], traces[role].snapshot());
       const main = traces[role].mainIsolate();
       return {
         cpuMs: processCpuMs(processes[role].pid) - cpuBefore[role],
+        redisWrites: writes.get(role) ?? 0,
         main: gcTotal([...gc].filter(([address]) => address === main).map(([, isolate]) => isolate)),
         threads: gcTotal([...gc].filter(([address]) => address !== main).map(([, isolate]) => isolate)),
         profile: profileDir ? profileTop(await readProfile(profileDir, processes[role]), TOP_ALLOCATORS) : undefined,
@@ -115,6 +126,7 @@ export function garbageTable(report: GarbageReport): string {
     `| per exec (${e} execs \`return 1+1\`, ${IN_FLIGHT} in flight, 4 tenants; ${fmt(report.throughput, 0)}/s) | api | worker: main thread | worker: sandbox threads |`,
     '|---|---|---|---|',
     `| process CPU, every thread (ms) | ${fmt(report.api.cpuMs / e, 3)} | ${fmt(report.worker.cpuMs / e, 3)} (whole process) | — |`,
+    `| socket writes to Redis (data segments, \`ss\`) | ${fmt(report.api.redisWrites / e, 1)} | ${fmt(report.worker.redisWrites / e, 1)} (whole process) | — |`,
     row('GC on the thread itself: pauses + incremental marking (ms)', (gc) => fmt(gc.mainMs / e, 3)),
     row("GC on V8's helper threads (ms)", (gc) => fmt(gc.backgroundMs / e, 3)),
     row('GC in all (ms)', (gc) => fmt((gc.mainMs + gc.backgroundMs) / e, 3)),
