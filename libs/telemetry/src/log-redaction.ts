@@ -50,3 +50,16 @@ function holdsSecret(value: object): boolean {
   for (const name of SECRET_FIELDS) if (Object.prototype.hasOwnProperty.call(value, name)) return true;
   return false;
 }
+
+/**
+ * pino's `hooks.logMethod`: an object interpolated into the message (`log.info('%j', fields)`) is
+ * redacted like the line's own fields, as pino's redaction did for the message's arguments.
+ */
+export function redactMessageArguments<A extends unknown[]>(this: unknown, args: A, method: (...args: A) => void): void {
+  // `log.info(fields, message, ...arguments)` or `log.info(message, ...arguments)`.
+  for (let i = typeof args[0] === 'object' ? 2 : 1; i < args.length; i += 1) {
+    const argument = args[i];
+    if (typeof argument === 'object' && argument !== null) args[i] = redactSecrets(argument);
+  }
+  method.apply(this, args);
+}

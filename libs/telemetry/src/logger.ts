@@ -1,14 +1,14 @@
 import pino, { type Logger } from 'pino';
 import type { LoggerService } from '@nestjs/common';
 import { logContextFields } from './log-context';
-import { redactSecrets } from './log-redaction';
+import { redactMessageArguments, redactSecrets } from './log-redaction';
 
 export type { Logger } from 'pino';
 
 /**
  * Structured JSON logs on stdout. Field names that can carry secrets are redacted (redactSecrets)
- * in every line's fields and every child logger's bindings, so a careless `log.info({ headers })`
- * cannot leak a key.
+ * in every line's fields, the objects interpolated into its message and every child logger's
+ * bindings, so a careless `log.info({ headers })` cannot leak a key.
  *
  * Lines are written asynchronously: a log call formats its line into a buffer and the write to
  * stdout happens off the caller's path, so a slow pipe or a full disk under the log collector
@@ -26,6 +26,7 @@ export function createLogger(
       timestamp: pino.stdTimeFunctions.isoTime,
       mixin: logContextFields,
       formatters: { level: (label) => ({ level: label }), log: redactSecrets },
+      hooks: { logMethod: redactMessageArguments },
     },
     destination,
   );
