@@ -3,6 +3,7 @@ import { keySlot } from '@codemode/events';
 import { PrivateRedisCluster } from '../test/utils/private-redis-cluster';
 import { TestStack } from '../test/utils/test-stack';
 import { measureCellStart } from './cell-start';
+import { measureNestedCalls, TOOL_CALLS_PER_CELL } from './nested-tool-calls';
 import { measureResumes } from './parked-image';
 import { fmt, percentile } from './stats';
 
@@ -14,7 +15,6 @@ export interface Budget {
   samples: string;
 }
 
-const TOOL_CALLS_PER_CELL = 20;
 const FAILOVER_SESSIONS = 32;
 const FAILOVER_LOAD_BEFORE_MS = 3_000;
 const FAILOVER_LOAD_AFTER_MS = 12_000;
@@ -30,25 +30,7 @@ export async function measureBudgets(samples: number): Promise<Budget[]> {
   const stack = await TestStack.start({ workers: 1 });
   const replayStack = await TestStack.start({ workers: 1, env: { CODEMODE_ALWAYS_REPLAY: '1' } });
   try {
-    const client = stack.client();
-    const trivial: number[] = [];
-    const perToolCall: number[] = [];
-    const timed = async (code: string): Promise<number> => {
-      const t = performance.now();
-      const r = await client.exec('bench-budgets', { title: 'budget', code });
-      const ms = performance.now() - t;
-      if (r.status !== 'completed') throw new Error(`unexpected result ${JSON.stringify(r)}`);
-      return ms;
-    };
-    for (let i = 0; i < samples + 20; i += 1) {
-      // Alternating, so drift in machine load hits both alike; a call's cost is the cell's time
-      // over a trivial exec's, per call.
-      const plain = await timed('return 1+1');
-      const withCalls = await timed(`for (let i = 0; i < ${TOOL_CALLS_PER_CELL}; i++) await ls({}); return 1;`);
-      if (i < 20) continue; // warm-up
-      trivial.push(plain);
-      perToolCall.push(Math.max(0, withCalls - plain) / TOOL_CALLS_PER_CELL);
-    }
+    const { trivial, perToolCall } = await measureNestedCalls(stack.client(), 'bench-budgets', samples);
     budgets.push(row('trivial exec (`return 1+1`, POST …/exec round trip)', trivial, `${samples} execs`));
     const start = await measureCellStart(samples);
     budgets.push({

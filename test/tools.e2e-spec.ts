@@ -179,6 +179,67 @@ describe('tools in cells (core, webhook, platform, MCP) and the stores', () => {
     ]);
   });
 
+  it('records a core read once it answered and a webhook call before its endpoint sees it, with the data each always had', async () => {
+    const sid = 'tools-order';
+    mkdirSync(join(stack.workspaceRoot, 'default', sid), { recursive: true });
+    // The endpoint looks in the event feed for the call's tool.called (by its callKey) before it answers.
+    const audit = createServer((req, res) => {
+      const key = String(req.headers['idempotency-key']);
+      req.resume();
+      req.on('end', () => {
+        void client.events(sid, { limit: 1000 }).then(({ events }) => {
+          const calledBefore = events.some((e) => e.type === 'tool.called' && e.data.callKey === key);
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ calledBefore }));
+        });
+      });
+    });
+    await new Promise<void>((resolve) => audit.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = audit.address();
+      const endpoint = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/audit`;
+      await client.putTools(sid, [{ name: 'audit', description: 'a write that audits the log', endpoint }]);
+      const result = await client.exec(sid, {
+        title: 'ls then write',
+        code: 'const l = await ls({}); return [l.entries, await audit({ n: 1 })];',
+      });
+      expect(result).toMatchObject({ status: 'completed', value: [[], { calledBefore: true }] });
+      const feed = (await client.events(sid, { limit: 1000 })).events;
+      const runId = feed.find((e) => e.type === 'run.requested')?.runId;
+      const events = feed.filter((e) => e.runId === runId && e.type.startsWith('tool.'));
+      expect(events.map((e) => [e.type, e.data.callId])).toEqual([
+        ['tool.called', 'bridge:callValue:1'],
+        ['tool.settled', 'bridge:callValue:1'],
+        ['tool.called', 'bridge:callValue:2'],
+        ['tool.settled', 'bridge:callValue:2'],
+      ]);
+      expect(events[0].data).toEqual({
+        callId: 'bridge:callValue:1',
+        tool: 'ls',
+        source: 'openclaw',
+        inputBytes: 2,
+        callKey: `${runId}:1`,
+      });
+      expect(events[1].data).toEqual({
+        callId: 'bridge:callValue:1',
+        tool: 'ls',
+        durationMs: expect.any(Number),
+        ok: true,
+        resultBytes: expect.any(Number),
+      });
+      expect(events[2].data).toEqual({
+        callId: 'bridge:callValue:2',
+        tool: 'audit',
+        source: 'client',
+        inputBytes: 7,
+        callKey: `${runId}:2`,
+      });
+      expect(events[3].data).toMatchObject({ callId: 'bridge:callValue:2', tool: 'audit', ok: true });
+    } finally {
+      audit.close();
+    }
+  });
+
   it('turns webhook failures into catchable errors with clear messages', async () => {
     const result = await client.exec('tools-1', {
       title: 'failures',

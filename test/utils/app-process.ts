@@ -24,8 +24,9 @@ export class AppProcess {
     this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   }
 
-  static spawn(role: keyof typeof ENTRIES, env: Record<string, string>): AppProcess {
-    const child = spawn(process.execPath, [join(ROOT, ENTRIES[role])], {
+  /** `nodeArgs`: flags for node itself, before the entry (those NODE_OPTIONS refuses, e.g. `--cpu-prof`). */
+  static spawn(role: keyof typeof ENTRIES, env: Record<string, string>, nodeArgs: readonly string[] = []): AppProcess {
+    const child = spawn(process.execPath, [...nodeArgs, join(ROOT, ENTRIES[role])], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -61,6 +61,8 @@ export interface StackOptions {
   redisUrl?: string;
   /** A private Redis Cluster's seeds instead of the shared Redis (its keys are not cleaned up). */
   redisClusterNodes?: string;
+  /** Flags for node itself in every process (AppProcess.spawn). */
+  nodeArgs?: string[];
 }
 
 /**
@@ -79,6 +81,7 @@ export class TestStack {
     readonly baseUrl: string,
     private currentApi: AppProcess,
     private readonly env: Record<string, string>,
+    private readonly nodeArgs: readonly string[] = [],
   ) {}
 
   /** The API process serving `baseUrl` (the newest one after `restartApi()`). */
@@ -99,8 +102,8 @@ export class TestStack {
       ...(options.apiKeys ? { CODEMODE_API_KEYS: options.apiKeys } : {}),
       ...options.env,
     };
-    const api = AppProcess.spawn('api', { ...env, PORT: String(port) });
-    const stack = new TestStack(prefix, `http://127.0.0.1:${port}`, api, env);
+    const api = AppProcess.spawn('api', { ...env, PORT: String(port) }, options.nodeArgs);
+    const stack = new TestStack(prefix, `http://127.0.0.1:${port}`, api, env, options.nodeArgs);
     try {
       await stack.waitReady(stack.baseUrl, api, options.redisUrl === undefined);
       for (let i = 0; i < (options.workers ?? 1); i += 1) await stack.addWorker();
@@ -135,7 +138,7 @@ export class TestStack {
   async restartApi(opts: { signal?: 'SIGKILL' | 'SIGTERM'; needReady?: boolean } = {}): Promise<AppProcess> {
     const old = this.currentApi;
     if (old.alive) await (opts.signal === 'SIGTERM' ? old.stop() : old.kill());
-    const api = AppProcess.spawn('api', { ...this.env, PORT: new URL(this.baseUrl).port });
+    const api = AppProcess.spawn('api', { ...this.env, PORT: new URL(this.baseUrl).port }, this.nodeArgs);
     this.previousApis.push(old);
     this.currentApi = api;
     await this.waitReady(this.baseUrl, api, opts.needReady ?? true);
@@ -148,7 +151,7 @@ export class TestStack {
    */
   async addApi(baseUrl?: string): Promise<{ api: AppProcess; baseUrl: string }> {
     const port = baseUrl === undefined ? await freePort() : Number(new URL(baseUrl).port);
-    const api = AppProcess.spawn('api', { ...this.env, PORT: String(port), API_METRICS_PORT: String(await freePort()) });
+    const api = AppProcess.spawn('api', { ...this.env, PORT: String(port), API_METRICS_PORT: String(await freePort()) }, this.nodeArgs);
     this.extraApis.push(api);
     const url = `http://127.0.0.1:${port}`;
     await this.waitReady(url, api, true);
@@ -165,7 +168,7 @@ export class TestStack {
 
   /** Starts a worker without waiting for it (e.g. one whose health port is taken). */
   spawnWorker(env: Record<string, string> = {}): AppProcess {
-    const worker = AppProcess.spawn('worker', { ...this.env, ...env });
+    const worker = AppProcess.spawn('worker', { ...this.env, ...env }, this.nodeArgs);
     this.workers.push(worker);
     if (env.WORKER_METRICS_PORT) this.metricsPorts.set(worker, env.WORKER_METRICS_PORT);
     return worker;

@@ -47,6 +47,21 @@ describe('RepeatableCalls', () => {
     expect(repeatable.toolCall(method, args)).toBe(expected);
   });
 
+  it.each([
+    ['a replay-safe global', 'callValue', { tool: 'read' }, true],
+    ['an idempotent global (it takes effect, once)', 'callValue', { tool: 'charge' }, false],
+    ['a global that is neither', 'callValue', { tool: 'send' }, false],
+    ['a replay-safe surface', 'callValue', { tool: 'skills.read' }, true],
+    ['agents.run', 'callValue', { tool: 'agents.run' }, false],
+    ['an unknown tool', 'callValue', { tool: 'nope' }, false],
+    ['an idempotent MCP tool', 'namespace', { server: 'github', tool: 'get_issue' }, false],
+    ['a replay-safe global named as an MCP call', 'namespace', { server: 'github', tool: 'read' }, false],
+    ['a method that is no tool call', 'store', { tool: 'read' }, false],
+    ['unreadable args', 'callValue', null, false],
+  ])('changes nothing, %s: %s', (_what, method, args, expected) => {
+    expect(repeatable.changesNothing(method, args)).toBe(expected);
+  });
+
   it('reads the catalog as a cell request carries it; none: nothing is repeatable', () => {
     expect(RepeatableCalls.fromJson(JSON.stringify(catalog)).toolCall('callValue', { tool: 'charge' })).toBe(true);
     expect(RepeatableCalls.fromJson(undefined).toolCall('callValue', { tool: 'read' })).toBe(false);

@@ -62,10 +62,11 @@ export interface AppConfig {
   /** Retention of finished runs and the per-run history cap (SPEC §6). */
   readonly history: HistorySettings;
   /**
-   * `CODEMODE_COMPRESS_EVENTS` [1]: run requests and results are kept compressed in the log (SPEC
-   * §13). 0 while processes of a release that cannot read them still run (a rolling upgrade).
+   * `CODEMODE_COMPACT_RUNS` [1]: a finished run is kept compact (SPEC §13): its request and result
+   * data compressed in the log, its hash without what a view derives. 0 while processes of a
+   * release that cannot read that form still run (a rolling upgrade).
    */
-  readonly compressEvents: boolean;
+  readonly compactRuns: boolean;
   /**
    * `CODEMODE_TENANCY` (SPEC §10 "Mode"). The API is `multi` with API keys unless this says
    * otherwise; a worker with null follows the mode the API recorded in Redis.
@@ -170,7 +171,7 @@ export function loadConfig(env: Env = process.env, version = '0.0.0'): AppConfig
     alwaysReplay: readFlag(env, 'CODEMODE_ALWAYS_REPLAY'),
     cellConcurrency: readInt(env, 'CODEMODE_CELL_CONCURRENCY', sandboxThreads * CELLS_PER_THREAD, 1, 4096),
     history: readHistorySettings(env),
-    compressEvents: readFlag(env, 'CODEMODE_COMPRESS_EVENTS', true),
+    compactRuns: readFlag(env, 'CODEMODE_COMPACT_RUNS', true),
     tenancy: readTenancy(env),
     shellSandbox: readShellSandboxSettings(env),
     tenancySettings: readTenancySettings(env),

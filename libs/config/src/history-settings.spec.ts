@@ -39,12 +39,12 @@ describe('history settings', () => {
   });
 });
 
-describe('compressed event data (CODEMODE_COMPRESS_EVENTS)', () => {
+describe('compact finished runs (CODEMODE_COMPACT_RUNS)', () => {
   it('is on by default, off with 0, and refuses other values at boot', () => {
-    expect(loadConfig({}).compressEvents).toBe(true);
-    expect(loadConfig({ CODEMODE_COMPRESS_EVENTS: ' ' }).compressEvents).toBe(true);
-    expect(loadConfig({ CODEMODE_COMPRESS_EVENTS: '0' }).compressEvents).toBe(false);
-    expect(loadConfig({ CODEMODE_COMPRESS_EVENTS: '1' }).compressEvents).toBe(true);
-    expect(() => loadConfig({ CODEMODE_COMPRESS_EVENTS: 'yes' })).toThrow('must be 1 or 0, got "yes".');
+    expect(loadConfig({}).compactRuns).toBe(true);
+    expect(loadConfig({ CODEMODE_COMPACT_RUNS: ' ' }).compactRuns).toBe(true);
+    expect(loadConfig({ CODEMODE_COMPACT_RUNS: '0' }).compactRuns).toBe(false);
+    expect(loadConfig({ CODEMODE_COMPACT_RUNS: '1' }).compactRuns).toBe(true);
+    expect(() => loadConfig({ CODEMODE_COMPACT_RUNS: 'yes' })).toThrow('must be 1 or 0, got "yes".');
   });
 });

@@ -25,8 +25,6 @@ interface EventStoresOptions {
   readonly keys: KeySpace;
   /** What the scripts are built with (retention, the run history cap, session expiry); the rest default. */
   readonly settings: Partial<EventsScriptSettings>;
-  /** Whether run requests and results are written packed (event-packing.ts); readers read both. Default true. */
-  readonly packEvents?: boolean;
 }
 
 /**
@@ -34,8 +32,8 @@ interface EventStoresOptions {
  * per-run history cap (SPEC §6), session expiry (§10). The API and the workers build their stores
  * with the same settings, so their scripts agree.
  */
-export function eventStoreSettings(config: Pick<AppConfig, 'history' | 'tenancySettings'>): Partial<EventsScriptSettings> {
-  return { ...config.history, sessionTtlSeconds: config.tenancySettings.sessionTtlSeconds };
+export function eventStoreSettings(config: Pick<AppConfig, 'history' | 'tenancySettings' | 'compactRuns'>): Partial<EventsScriptSettings> {
+  return { ...config.history, sessionTtlSeconds: config.tenancySettings.sessionTtlSeconds, compactRuns: config.compactRuns };
 }
 
 /** Every store of this library that needs only Redis and the keys, over one loader. */
@@ -67,12 +65,12 @@ export interface EventStores {
  * settings: a ledger built with the default loader instead would append with the default
  * retention, history cap and session TTL.
  */
-export function createEventStores({ redis, keys, settings, packEvents = true }: EventStoresOptions): EventStores {
+export function createEventStores({ redis, keys, settings }: EventStoresOptions): EventStores {
   const scripts = ScriptLoader.withSettings(settings);
   return {
     scripts,
     log: new EventLog(redis, keys, scripts),
-    runs: new RunLedger(redis, keys, scripts, { packEvents }),
+    runs: new RunLedger(redis, keys, scripts),
     sessions: new SessionLedger(redis, keys, scripts),
     clientTools: new ClientToolsLedger(redis, keys, scripts),
     liveRuns: new LiveRunIndex(redis, keys),

@@ -9,6 +9,7 @@ import {
   handleMetadata,
   platformSurface,
   platformSurfaces,
+  RepeatableCalls,
   buildExecDescription,
   catalogMetadata,
   searchCatalog,
@@ -45,6 +46,7 @@ export class SessionToolCatalog {
   private readonly guest: (GuestCatalog | undefined)[] = [];
   private readonly guestJson: (string | undefined)[] = [];
   private readonly guestHash: (string | undefined)[] = [];
+  private readonly repeatable: (RepeatableCalls | undefined)[] = [];
 
   /**
    * @param mcpTools the deployment's MCP tool definitions (`McpServers.listTools()`)
@@ -85,6 +87,12 @@ export class SessionToolCatalog {
   guestCatalogJson(surfaces: SurfaceOptions = WITHOUT_AGENTS): string {
     const at = Number(surfaces.agents);
     return (this.guestJson[at] ??= JSON.stringify(this.guestCatalog(surfaces)));
+  }
+
+  /** Which calls of a run with these surfaces may be made again (`RepeatableCalls`, over `guestCatalog()`). */
+  repeatableCalls(surfaces: SurfaceOptions = WITHOUT_AGENTS): RepeatableCalls {
+    const at = Number(surfaces.agents);
+    return (this.repeatable[at] ??= new RepeatableCalls(this.guestCatalog(surfaces)));
   }
 
   /** SPEC §6: the sha256 (hex) of `guestCatalogJson()`, which a restartSafe run records and its recovery compares. */

@@ -124,7 +124,7 @@ const FLEET_CLASSES = {
       inject: [REDIS, KeySpace, APP_CONFIG],
       // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
       useFactory: (redis: RedisClient, keys: KeySpace, c: AppConfig): EventStores =>
-        createEventStores({ redis, keys, settings: eventStoreSettings(c), packEvents: c.compressEvents }),
+        createEventStores({ redis, keys, settings: eventStoreSettings(c) }),
     },
     ...providersFrom<EventStores>(EVENT_STORES, EVENT_CLASSES),
     {

@@ -35,7 +35,7 @@ describe('CallPolicy (SPEC §11)', () => {
     expect(asked.endpoint).toBe(CLIENT_TOOLS[0].endpoint);
     expect(notices).toEqual([asked.approvalId]);
     await approvals.decide(null, asked.approvalId, { decision: 'approve' });
-    await expect(admitted).resolves.toBeUndefined();
+    await expect(admitted).resolves.toBe('approve');
     // Stepped aside while it waited, and took a slot again once approved.
     expect(gate.moves).toEqual(['hold', 'resume']);
   });

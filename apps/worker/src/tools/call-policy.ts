@@ -74,12 +74,22 @@ export class CallPolicy {
     );
   }
 
-  /** Resolves when the call may be dispatched. @throws ToolCallError when it is blocked or denied */
-  async admit(call: BridgeCall, entry: CatalogEntry, input: unknown, signal: AbortSignal, gate: CallGate | undefined): Promise<void> {
+  /**
+   * Resolves when the call may be dispatched, with how it was admitted: `allow` (the policy lets it
+   * through) or `approve` (an approval was asked for and given).
+   * @throws ToolCallError when it is blocked or denied
+   */
+  async admit(
+    call: BridgeCall,
+    entry: CatalogEntry,
+    input: unknown,
+    signal: AbortSignal,
+    gate: CallGate | undefined,
+  ): Promise<'allow' | 'approve'> {
     if (this.reloading) await this.reloading;
     const tool = policyName(entry);
     const decision = decideTool(this.policy, tool);
-    if (decision === 'allow') return;
+    if (decision === 'allow') return decision;
     if (decision === 'deny') {
       this.deps.metrics.toolCallsBlockedTotal.inc();
       await this.deps.append('tool.blocked', { callId: call.id, tool });
@@ -92,6 +102,7 @@ export class CallPolicy {
     if (outcome.decision === 'deny') throw new ToolCallError(toolDeniedMessage(tool, outcome.reason));
     // A run resumed elsewhere reads the session's tools again: an approval is for the endpoint it showed.
     if (approval.endpoint !== endpoint) throw new ToolCallError(toolDeniedMessage(tool, ENDPOINT_CHANGED_REASON));
+    return decision;
   }
 
   /** The call's approval: the one recorded before (resumed or replayed run), else a new one. */

@@ -6,12 +6,13 @@ import { PlatformSurfaceKind } from './kinds/platform-surface';
 import { surfaceHandlers } from './kinds/surface-handlers';
 import type { KindCall, ToolKind } from './kinds/tool-kind';
 import { WebhookKind } from './kinds/webhook';
-import { callOf, pipelineOver, recordingGate, RUN } from './testing/tool-call-fakes';
+import { callOf, CLIENT_TOOLS, pipelineOver, recordingGate, RUN, sessionCatalog } from './testing/tool-call-fakes';
 import { CANCELED_MESSAGE } from './tool-call-error';
 
 /** A kind the worker answers, for the core tool `read`: it answers with `answer`, and notes each call it made. */
 class ReadKind implements ToolKind {
   readonly answeredBy = 'worker';
+  inProcess = true;
   readonly made: KindCall[] = [];
   answer: (call: KindCall) => Promise<unknown> = () => Promise.resolve({ text: 'hello' });
 
@@ -25,12 +26,26 @@ class ReadKind implements ToolKind {
   }
 }
 
+/** The same for the client tool `refund`, a write (not replay-safe; idempotent when its registration says so). */
+class RefundKind extends ReadKind {
+  override handles({ entry }: Parameters<ToolKind['handles']>[0]): boolean {
+    return entry.source === 'client' && entry.toolName === 'refund';
+  }
+}
+
 const never = new AbortController().signal;
 /** Lets the run's same-tick event writes land. */
 const written = async (): Promise<void> => {
   for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));
 };
 const read = (n?: number) => callOf('bridge:callValue:1', 'callValue', { tool: 'read', input: { path: 'a.txt' } }, n);
+const refund = (n?: number) => callOf('bridge:callValue:1', 'callValue', { tool: 'refund', input: { order: 7 } }, n);
+/** A kind whose call answers when the test says so. */
+function answeringLater<Kind extends ReadKind>(kind: Kind): { kind: Kind; answer: (value: unknown) => void } {
+  const held = { kind, answer: (_value: unknown): void => undefined };
+  kind.answer = () => new Promise((resolve) => (held.answer = resolve));
+  return held;
+}
 
 describe('ToolCallPipeline: a call the worker answers', () => {
   it('records tool.called with its call key, makes the call, records tool.settled, and counts it', async () => {
@@ -51,29 +66,56 @@ describe('ToolCallPipeline: a call the worker answers', () => {
     expect(callCount()).toBe(1);
   });
 
-  it('a call that reads only is recorded once it answered: tool.called and tool.settled in one append', async () => {
-    const kind = Object.assign(new ReadKind(), { readsOnly: true });
-    let answer!: (value: unknown) => void;
-    kind.answer = () => new Promise((resolve) => (answer = resolve));
-    const { pipeline, log } = pipelineOver([kind]);
+  it('a call that changes nothing (a replay-safe tool made in this process) is recorded once it answered: tool.called and tool.settled in one append', async () => {
+    const held = answeringLater(new ReadKind());
+    const { pipeline, log } = pipelineOver([held.kind]);
     const calling = pipeline.call(read(2), never);
     await written();
+    expect(held.kind.made).toHaveLength(1);
     expect(log.types()).toEqual([]);
-    answer({ text: 'late' });
+    held.answer({ text: 'late' });
     await expect(calling).resolves.toEqual({ text: 'late' });
     expect(log.calls).toEqual([['tool.called', 'tool.settled']]);
-    expect(log.dataOf('tool.called')[0]).toMatchObject({ callId: 'bridge:callValue:1', tool: 'read', callKey: 'run_1:2' });
+    expect(log.dataOf('tool.called')[0]).toEqual({
+      callId: 'bridge:callValue:1',
+      tool: 'read',
+      source: 'openclaw',
+      inputBytes: JSON.stringify({ path: 'a.txt' }).length,
+      callKey: 'run_1:2',
+    });
+    expect(log.dataOf('tool.settled')[0]).toMatchObject({ callId: 'bridge:callValue:1', tool: 'read', ok: true });
   });
 
   it('a call that writes is recorded before it runs, its outcome in an append of its own', async () => {
-    const kind = new ReadKind();
-    let answer!: (value: unknown) => void;
-    kind.answer = () => new Promise((resolve) => (answer = resolve));
-    const { pipeline, log } = pipelineOver([kind]);
+    const held = answeringLater(new RefundKind());
+    const { pipeline, log } = pipelineOver([held.kind]);
+    const calling = pipeline.call(refund(2), never);
+    await written();
+    expect(log.types()).toEqual(['tool.called']);
+    held.answer({ refunded: true });
+    await calling;
+    expect(log.calls).toEqual([['tool.called'], ['tool.settled']]);
+  });
+
+  it('a replay-safe call a party outside the worker sees is recorded before it runs', async () => {
+    const held = answeringLater(Object.assign(new ReadKind(), { inProcess: false }));
+    const { pipeline, log } = pipelineOver([held.kind]);
     const calling = pipeline.call(read(2), never);
     await written();
     expect(log.types()).toEqual(['tool.called']);
-    answer({ text: 'late' });
+    held.answer({ text: 'late' });
+    await calling;
+    expect(log.calls).toEqual([['tool.called'], ['tool.settled']]);
+  });
+
+  it('an idempotent write is recorded before it runs too: it takes effect, once per call key', async () => {
+    const catalog = sessionCatalog(CLIENT_TOOLS.map((tool) => (tool.name === 'refund' ? { ...tool, idempotent: true } : tool)));
+    const held = answeringLater(new RefundKind());
+    const { pipeline, log } = pipelineOver([held.kind], { catalog });
+    const calling = pipeline.call(refund(2), never);
+    await written();
+    expect(log.types()).toEqual(['tool.called']);
+    held.answer({ refunded: true });
     await calling;
     expect(log.calls).toEqual([['tool.called'], ['tool.settled']]);
   });
@@ -102,6 +144,18 @@ describe('ToolCallPipeline: a call the worker answers', () => {
   });
 
   it('records no outcome of a call cut off by the run being discarded (a replay makes it again)', async () => {
+    const kind = new RefundKind();
+    const abort = new AbortController();
+    kind.answer = () => {
+      abort.abort();
+      return Promise.reject(new Error('aborted'));
+    };
+    const { pipeline, log } = pipelineOver([kind]);
+    await expect(pipeline.call(refund(1), abort.signal)).rejects.toThrow('aborted');
+    expect(log.types()).toEqual(['tool.called']);
+  });
+
+  it('records nothing of a call that changes nothing cut off by the run being discarded', async () => {
     const kind = new ReadKind();
     const abort = new AbortController();
     kind.answer = () => {
@@ -110,7 +164,8 @@ describe('ToolCallPipeline: a call the worker answers', () => {
     };
     const { pipeline, log } = pipelineOver([kind]);
     await expect(pipeline.call(read(1), abort.signal)).rejects.toThrow('aborted');
-    expect(log.types()).toEqual(['tool.called']);
+    await written();
+    expect(log.written).toEqual([]);
   });
 
   it('hands the kind what is left of the leg, read when the kind asks, never below 0', async () => {
@@ -167,6 +222,19 @@ describe('ToolCallPipeline: policy (SPEC §11)', () => {
     expect(log.types()).toEqual(['tool.called', 'tool.settled']);
   });
 
+  it('records an approved call that changes nothing before it runs, as any call', async () => {
+    const held = answeringLater(new ReadKind());
+    const { pipeline, approvals, log } = pipelineOver([held.kind], { policy: { rules: [{ tool: 'read', decision: 'approve' }] } });
+    approvals.decided = { decision: 'approve', decidedAt: new Date().toISOString() };
+    const calling = pipeline.call(read(1), never, recordingGate());
+    await written();
+    expect(held.kind.made).toHaveLength(1);
+    expect(log.types()).toEqual(['tool.called']);
+    held.answer({ text: 'late' });
+    await calling;
+    expect(log.calls).toEqual([['tool.called'], ['tool.settled']]);
+  });
+
   it('rejects a denied approval with its reason', async () => {
     const kind = new ReadKind();
     const { pipeline, approvals } = pipelineOver([kind], { policy: { rules: [{ tool: 'read', decision: 'approve' }] } });
@@ -178,13 +246,22 @@ describe('ToolCallPipeline: policy (SPEC §11)', () => {
 
 describe('ToolCallPipeline: the history cap (SPEC §6)', () => {
   it('stops the run and rejects with the cap message when tool.called is refused', async () => {
-    const kind = new ReadKind();
+    const kind = new RefundKind();
     const { pipeline, log, events, stopped } = pipelineOver([kind]);
     log.capAt = 0;
-    await expect(pipeline.call(read(1), never)).rejects.toThrow(RUN_HISTORY_LIMIT_MESSAGE);
+    await expect(pipeline.call(refund(1), never)).rejects.toThrow(RUN_HISTORY_LIMIT_MESSAGE);
     expect(events.historyFull).toBe(true);
     expect(stopped).toEqual(['run_1']);
     expect(kind.made).toEqual([]);
+  });
+
+  it('stops the run and rejects with the cap message when the events of a call that changes nothing are refused', async () => {
+    const { pipeline, log, events, stopped } = pipelineOver([new ReadKind()]);
+    log.capAt = 0;
+    await expect(pipeline.call(read(1), never)).rejects.toThrow(RUN_HISTORY_LIMIT_MESSAGE);
+    expect(events.historyFull).toBe(true);
+    expect(stopped).toContain('run_1');
+    expect(log.written).toEqual([]);
   });
 
   it('rejects with the cap message when tool.settled is refused, whatever the call answered', async () => {

@@ -35,9 +35,10 @@ export interface PipelineParts {
  * Every tool call of one run, whatever its kind (SPEC §4–§5, §11, §16): the tool is resolved
  * from the guest's request, the run's policy admits it (or blocks it, or waits for its approval),
  * `tool.called` is recorded with its call key, its kind makes it, and — when the worker answers
- * it — `tool.settled` is recorded before the guest sees the outcome. A replay-safe run's events
- * carry the input and the outcome as the guest sees it, so a replay answers the call from the
- * log. A write refused at the history cap stops the run (`RunEventWriter`).
+ * it — `tool.settled` is recorded before the guest sees the outcome (a call made here that
+ * changes nothing has both recorded then, in one append). A replay-safe run's events carry the input and the
+ * outcome as the guest sees it, so a replay answers the call from the log. A write refused at the
+ * history cap stops the run (`RunEventWriter`).
  */
 export class ToolCallPipeline {
   constructor(private readonly parts: PipelineParts) {}
@@ -61,10 +62,17 @@ export class ToolCallPipeline {
     this.parts.counted();
     if (!kind) throw new ToolCallError(`tool ${tool.entry.callableName} has no implementation on this worker.`);
     const handedOver = kind.parksOnBridge?.(tool) === true && this.parts.policy.decisionFor(tool.entry) === 'allow';
-    if (!handedOver) await this.parts.policy.admit(call, tool.entry, input, signal, gate);
+    const admitted = handedOver ? 'allow' : await this.parts.policy.admit(call, tool.entry, input, signal, gate);
     const budgetLeft = (): number => Math.max(0, this.parts.legLeft());
     const made: KindCall = { ...tool, call, input, signal, gate, handedOver, budgetLeft, callKey: callKeyOf(this.parts.run, call) };
-    return kind.answeredBy === 'platform' ? this.toPlatform(kind, made) : this.answered(kind, made);
+    if (kind.answeredBy === 'platform') return this.toPlatform(kind, made);
+    // A call an approval let through keeps the order of any call: its `tool.called` is the
+    // approval acted on, in the log before the call runs.
+    const recordedOnceAnswered =
+      kind.inProcess === true &&
+      admitted === 'allow' &&
+      this.parts.catalog.repeatableCalls(this.parts.run).changesNothing(call.method, call.args);
+    return this.answered(kind, made, recordedOnceAnswered);
   }
 
   /** `callId` waits in flight for the platform's answer (an `awaitResults` run's). */
@@ -115,16 +123,19 @@ export class ToolCallPipeline {
   }
 
   /**
-   * `tool.called` before the call (with `tool.settled`, after it, for a kind that `readsOnly`),
-   * `tool.settled` before the guest sees its outcome.
+   * `tool.called` before the call, `tool.settled` before the guest sees its outcome. A call made
+   * in this process that changes nothing (`ToolKind.inProcess`, `RepeatableCalls.changesNothing`)
+   * has both written once it answered, in one append: the order that protects a write protects
+   * nothing for it, and a call cut off before its events landed (a crash, an abort) left nothing
+   * behind that a replay, or a run started again, does not simply make again (SPEC §16).
    */
-  private async answered(kind: ToolKind, made: KindCall): Promise<unknown> {
+  private async answered(kind: ToolKind, made: KindCall, recordedOnceAnswered: boolean): Promise<unknown> {
     const { run, entry, call, signal } = made;
     const { events, metrics } = this.parts;
-    // Asked in the same tick as `tool.settled`, a read's `tool.called` goes in the same append.
+    // Asked in the same tick as `tool.settled`, such a call's `tool.called` goes in the same append.
     let called: Promise<void> | undefined;
     const recordCalled = () => (called ??= this.recordCalled(kind, made));
-    if (!kind.readsOnly) await recordCalled();
+    if (!recordedOnceAnswered) await recordCalled();
     const started = Date.now();
     const settler = () => ({ callId: call.id, tool: entry.callableName, durationMs: Date.now() - started });
     try {

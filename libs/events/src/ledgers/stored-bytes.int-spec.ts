@@ -64,11 +64,11 @@ async function memoryOf(ref: SessionRef): Promise<number> {
 async function recount(ref: SessionRef): Promise<number> {
   let bytes = 0;
   for (const [, f] of await redis.xrange(keys.events(ref), '-', '+')) {
-    const field = (name: string) => f[f.indexOf(name) + 1] ?? '';
+    const field = (name: string) => (f.includes(name) ? f[f.indexOf(name) + 1] : '');
     const type = field('type');
     const data = Buffer.byteLength(field('data'));
     bytes += 64 + type.length + field('runId').length + field('at').length + data;
-    if (type === 'run.requested') bytes += 640;
+    if (type === 'run.requested') bytes += 512;
   }
   for (const element of await redis.lrange(keys.transcript(ref), 0, -1)) bytes += Buffer.byteLength(element) + 16;
   bytes += Number((await redis.hget(keys.session(ref), 'storeBytes')) ?? 0);

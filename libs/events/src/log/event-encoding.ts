@@ -114,7 +114,8 @@ export function decodeEntry(entry: [id: string, fields: string[]]): LoggedEvent 
     id,
     type: f.type as EventType,
     ...(f.runId ? { runId: f.runId } : {}),
-    at: f.at ?? '',
+    // An entry kept compact carries `at` as its id's millisecond (append.lua xadd).
+    at: f.at ?? new Date(Number(id.slice(0, id.indexOf('-')))).toISOString(),
     data: data as Record<string, unknown>,
     epoch: Number(f.epoch ?? 0),
   };

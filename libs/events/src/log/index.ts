@@ -1,8 +1,8 @@
 /** The event log: appending, reading, encoding, the session index it keeps, and the projections rebuilt from it. */
 export { EventLog, MAX_PAGE, type AppendInput } from './event-log';
 export { SameTickAppends } from './same-tick-appends';
-export { type LoggedEvent } from './event-encoding';
-export { unpackEventData } from './event-packing';
+export { encodeRunRequested, type LoggedEvent } from './event-encoding';
+export { packEventData, splicedEventData, unpackEventData } from './event-packing';
 export { type SessionRecord, type SessionSettings } from './projections/views';
 export { rebuildSession } from './projections/rebuild-session';
 export { rebuildRun } from './projections/rebuild-run';

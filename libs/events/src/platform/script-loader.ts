@@ -62,6 +62,14 @@ export interface EventsScriptSettings extends HistorySettings {
    * @default 2592000 (CODEMODE_SESSION_TTL_SECONDS)
    */
   readonly sessionTtlSeconds: number;
+  /**
+   * A finished run is kept compact (SPEC §13): its request and result data packed
+   * (log/event-packing.ts), its hash without what a view derives (its id, `updatedAt`), and the
+   * log's entries without the `at` their ids carry.
+   * Off while processes of a release that cannot read them still run (a rolling upgrade).
+   * @default true (CODEMODE_COMPACT_RUNS)
+   */
+  readonly compactRuns: boolean;
 }
 
 /** Defaults of the settings: SPEC §6 and §8. */
@@ -69,15 +77,18 @@ export const DEFAULT_EVENTS_SCRIPT_SETTINGS: Readonly<EventsScriptSettings> = Ob
   ...SPEC_DEFAULT_HISTORY,
   liveRunMaxIdleSeconds: LIMIT_RULES.snapshotTtlSeconds.max + 3600,
   sessionTtlSeconds: 2_592_000,
+  compactRuns: true,
 });
 
-/** The `--- @define` values of lua/includes/settings.lua; every value a positive safe integer. */
+/** The `--- @define` values of lua/includes/settings.lua; every number a positive safe integer, a switch 1 or 0. */
 function eventsDefines(settings: Partial<EventsScriptSettings>): Record<string, number> {
   const s = { ...DEFAULT_EVENTS_SCRIPT_SETTINGS, ...settings };
   for (const [name, value] of Object.entries(s)) {
+    if (typeof value === 'boolean') continue;
     if (!Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError(name, 'must be a positive integer');
   }
   return {
+    COMPACT_RUNS: s.compactRuns ? 1 : 0,
     RETENTION_MS: s.retentionSeconds * 1000,
     RUN_HISTORY_MAX_EVENTS: s.runHistoryMaxEvents,
     RUN_HISTORY_MAX_BYTES: s.runHistoryMaxBytes,

@@ -61,7 +61,6 @@ export class RunLedger {
     private readonly redis: RedisClient,
     private readonly keys: KeySpace,
     private readonly scripts = ScriptLoader.default(),
-    private readonly opts: { packEvents?: boolean } = {},
   ) {
     this.log = new EventLog(redis, keys, scripts);
     this.index = new SessionIndex(redis, keys, scripts);
@@ -157,7 +156,7 @@ export class RunLedger {
 
   /** The packed form of an event's data for the scripts' `packed` argument ('' to keep it as spliced). */
   private packed(data: () => string): string {
-    return this.opts.packEvents === false ? '' : (packEventData(data()) ?? '');
+    return this.scripts.defined('COMPACT_RUNS') === 0 ? '' : (packEventData(data()) ?? '');
   }
 
   /**

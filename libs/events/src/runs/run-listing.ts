@@ -64,6 +64,6 @@ export class RunListing {
     const hashes = (await execMulti(runIds.reduce((m, id) => m.hgetall(this.keys.run(ref, id)), this.redis.pipeline()))) as Array<
       Record<string, string>
     >;
-    return hashes.map((hash) => runSummaryFromHash(ref, hash)).filter((run): run is RunSummary => run !== null);
+    return hashes.map((hash, i) => runSummaryFromHash(ref, runIds[i], hash)).filter((run): run is RunSummary => run !== null);
   }
 }

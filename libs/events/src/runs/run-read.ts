@@ -18,5 +18,5 @@ export async function readRun(redis: RedisClient, keys: KeySpace, scripts: Scrip
   const reply = (await guard(() => scripts.run(redis, 'read-run', [keys.run(ref, runId), keys.events(ref)], []))) as [string[], string];
   const hash: Record<string, string> = {};
   for (let i = 0; i + 1 < reply[0].length; i += 2) hash[reply[0][i]] = reply[0][i + 1];
-  return { view: runFromHash(ref, hash, reply[1]), hash };
+  return { view: runFromHash(ref, runId, hash, reply[1]), hash };
 }

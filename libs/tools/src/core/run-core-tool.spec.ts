@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { chmod, mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { runCoreTool } from './run-core-tool';
@@ -255,6 +256,19 @@ describe('runCoreTool', () => {
     it('refuses files', async () => {
       await ws.write('a.txt', '');
       await expect(run('ls', { path: 'a.txt' })).rejects.toThrow('Not a directory: a.txt. Use read to read a file.');
+    });
+
+    it('lists a directory too large to read in one go (in batches) as it lists a small one', async () => {
+      const names = Array.from({ length: 700 }, (_, i) => `file-${String(i).padStart(4, '0')}.txt`);
+      for (const name of names) await ws.write(`big/${name}`, '');
+      await ws.write('big/sub/x', '');
+      // Past one 4 KiB block (ext4, xfs) or ~200 tmpfs entries: the batched read.
+      expect(statSync(path.join(ws.root, 'big')).size).toBeGreaterThan(4096);
+      await expect(run('ls', { path: 'big', limit: 1000 })).resolves.toEqual({
+        path: 'big',
+        entries: [...names, 'sub/'],
+        truncated: false,
+      });
     });
   });
 

@@ -53,7 +53,9 @@ async function dispatch(name: WorkspaceToolName, input: unknown, context: CoreTo
   try {
     return await run(workspace, context.signal);
   } finally {
-    await closeWorkspace(workspace);
+    // Closed without holding the answer back: nothing the call answers depends on the close,
+    // which is one more trip through libuv's thread pool.
+    closeWorkspace(workspace).catch(() => undefined);
   }
 }
 

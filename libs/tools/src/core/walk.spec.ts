@@ -24,7 +24,7 @@ describe('walkWorkspace', () => {
     const seen: string[] = [];
     await walkWorkspace(
       workspace,
-      await WorkspaceEntry.root(workspace),
+      WorkspaceEntry.root(workspace),
       async (entry) => {
         seen.push(entry.relative);
         await onVisit(entry.relative);

@@ -1,5 +1,5 @@
 import { constants, existsSync, type Dirent, type Stats } from 'node:fs';
-import { lstat, open, opendir, readlink, type FileHandle } from 'node:fs/promises';
+import { lstat, open, opendir, readdir, readlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { WorkspacePathEscapeError, WorkspacePathNotFoundError } from '../errors';
 import type { EventLoopSlices } from './event-loop-slices';
@@ -27,6 +27,14 @@ const MAX_LINK_HOPS = 40;
 
 /** Directory entries read per batch. */
 const DIRECTORY_BATCH = 512;
+
+/**
+ * A directory whose size (`st_size`) is at most this is read in one go. File systems size a
+ * directory by what its entries take (ext4 and xfs in blocks of them, tmpfs 20 bytes an entry):
+ * 4 KiB is one ext4 block (~100–200 names) or ~200 tmpfs entries, far fewer names than a batch
+ * takes to build. A size of 0 (a file system that does not say) is read in batches.
+ */
+const SMALL_DIRECTORY_BYTES = 4096;
 
 /** Without /proc (macOS development) names are looked up by their real path: the same rules, but a
  * directory swapped for a symlink between two steps is not caught. Deployments run on Linux. */
@@ -68,8 +76,8 @@ export class WorkspaceEntry {
   ) {}
 
   /** The workspace root, as an entry. */
-  static async root(workspace: Workspace): Promise<WorkspaceEntry> {
-    return new WorkspaceEntry(workspace, [], 'directory', await workspace.rootDir.stat(), workspace.rootDir, false);
+  static root(workspace: Workspace): WorkspaceEntry {
+    return new WorkspaceEntry(workspace, [], 'directory', workspace.rootStats, workspace.rootDir, false);
   }
 
   /** Workspace-relative path of the real file, `.` for the root. */
@@ -88,9 +96,14 @@ export class WorkspaceEntry {
   }
 
   /** The open directory's entries, read in batches between which the event loop turns (one
-   * readdir of a directory of 100 000 names builds them all in one go). */
+   * readdir of a directory of 100 000 names builds them all in one go); a small directory, which
+   * holds a few hundred names at most, in one readdir (one trip through libuv's thread pool
+   * instead of an open, two reads and a close). */
   async readEntries(slices: EventLoopSlices): Promise<Dirent[]> {
     this.open();
+    if (this.stats.size > 0 && this.stats.size <= SMALL_DIRECTORY_BYTES) {
+      return readdir(this.selfPath(), { withFileTypes: true });
+    }
     const entries: Dirent[] = [];
     for await (const entry of await opendir(this.selfPath(), { bufferSize: DIRECTORY_BATCH })) {
       entries.push(entry);
@@ -124,7 +137,7 @@ export class WorkspaceEntry {
  * @throws WorkspacePathNotFoundError when a name on the way does not exist or is not a directory.
  */
 export async function openBeneath(workspace: Workspace, names: readonly string[], shownPath: string): Promise<WorkspaceEntry> {
-  return openFrom(workspace, await WorkspaceEntry.root(workspace), names, shownPath);
+  return openFrom(workspace, WorkspaceEntry.root(workspace), names, shownPath);
 }
 
 /**
@@ -205,7 +218,7 @@ async function openFrom(
         todo = [...target, ...todo.slice(index + 1)];
         index = 0;
         await leave(current);
-        current = await WorkspaceEntry.root(workspace);
+        current = WorkspaceEntry.root(workspace);
         continue;
       }
       if (!last && !info.isDirectory()) {

@@ -1,5 +1,5 @@
-import { constants } from 'node:fs';
-import { mkdir, open, realpath, type FileHandle } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { mkdir, open, realpath, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { WORKSPACE_MOUNT } from '@codemode/contracts';
 
@@ -20,20 +20,37 @@ export interface Workspace {
   readonly configuredRoot: string;
   /** The root directory, opened once: every lookup starts from this descriptor. */
   readonly rootDir: FileHandle;
+  /** The root's `stat`, taken as it was opened. */
+  readonly rootStats: Stats;
 }
 
 /**
  * Opens the session workspace, creating its directory when it does not exist yet: a new session
  * has an empty workspace rather than a missing one. The root is the worker's own directory (it
  * names the tenant and session), so it is the one path opened by name; close it with
- * `closeWorkspace`.
+ * `closeWorkspace`. Created only when it is missing: each file operation is a trip through libuv's
+ * thread pool, and a workspace exists at every call but its session's first.
  */
 export async function openWorkspace(workspaceRoot: string): Promise<Workspace> {
   const configuredRoot = path.resolve(workspaceRoot);
-  await mkdir(configuredRoot, { recursive: true });
-  const root = await realpath(configuredRoot);
-  const rootDir = await open(root, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
-  return { root, configuredRoot, rootDir };
+  const root = await realpath(configuredRoot).catch(async (error: unknown) => {
+    if ((error as NodeJS.ErrnoException | undefined)?.code !== 'ENOENT') throw error;
+    await mkdir(configuredRoot, { recursive: true });
+    return realpath(configuredRoot);
+  });
+  // Opened and looked at in two trips through the pool at once, not one after the other: the
+  // root is the worker's own directory (the session's shell sees it as a mount point it cannot
+  // move), so its path and its descriptor are the same directory.
+  const [opened, looked] = await Promise.allSettled([
+    open(root, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW),
+    stat(root),
+  ]);
+  if (opened.status === 'rejected') throw opened.reason;
+  if (looked.status === 'rejected') {
+    await opened.value.close();
+    throw looked.reason;
+  }
+  return { root, configuredRoot, rootDir: opened.value, rootStats: looked.value };
 }
 
 export function closeWorkspace(workspace: Workspace): Promise<void> {

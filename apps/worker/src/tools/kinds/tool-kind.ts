@@ -44,12 +44,13 @@ export interface ToolKind {
    */
   readonly answeredBy: 'worker' | 'platform';
   /**
-   * Its calls change nothing (the workspace reads): `tool.called` and `tool.settled` are written
-   * together, in one append, once the call answered. The order that protects a write (its
-   * `tool.called` before it runs) protects nothing here: a call neither event recorded is made
-   * again by a replay, as one whose `tool.settled` is missing is (SPEC §16).
+   * Its calls are made in this process and seen by nobody outside it (the workspace reads): one
+   * that changes nothing (`RepeatableCalls.changesNothing`) is recorded once it answered, its
+   * `tool.called` with its `tool.settled` (`ToolCallPipeline`). A call that a party outside sees
+   * (a webhook's endpoint, an MCP server, a node) is recorded as called before that party sees
+   * it, replay-safe or not, so the log holds every call the party saw.
    */
-  readonly readsOnly?: boolean;
+  readonly inProcess?: boolean;
   /** Whether calls of this tool in this run are this kind's (the registry's first that says so owns them). */
   handles(tool: ResolvedTool): boolean;
   /** What `tool.called` records of the call beyond the common fields. */

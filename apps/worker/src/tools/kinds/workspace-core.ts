@@ -5,7 +5,7 @@ import type { KindCall, ResolvedTool, ToolKind } from './tool-kind';
 /** The core tools that read the session's workspace (`read`, `ls`, `find`, `grep`), answered in this process. */
 export class WorkspaceCoreKind implements ToolKind {
   readonly answeredBy = 'worker';
-  readonly readsOnly = true;
+  readonly inProcess = true;
 
   constructor(private readonly shell: Pick<ShellHost, 'workspaceOf'>) {}
 

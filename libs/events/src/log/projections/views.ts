@@ -48,19 +48,23 @@ export function settingsFromHash(hash: Record<string, string>): SessionSettings 
  * of the event the hash names as `resultEvent` (lua/read-run.lua), where the run's last result is;
  * a hash of an earlier release keeps a copy, `lastResult`, instead.
  */
-export function runFromHash(ref: SessionRef, hash: Record<string, string>, resultData = ''): RunView | null {
-  const summary = runSummaryFromHash(ref, hash);
+export function runFromHash(ref: SessionRef, runId: string, hash: Record<string, string>, resultData = ''): RunView | null {
+  const summary = runSummaryFromHash(ref, runId, hash);
   if (!summary) return null;
   const { replaySafe: _replaySafe, ...view } = summary;
   return { ...view, lastResult: hash.lastResult === undefined ? resultIn(resultData) : parseJson<CodeModeResult>(hash.lastResult) };
 }
 
-/** A run hash as the run listing shows it: no result, its replaySafe (null before it has one). */
-export function runSummaryFromHash(ref: SessionRef, hash: Record<string, string>): RunSummary | null {
+/**
+ * A run hash as the run listing shows it: no result, its replaySafe (null before it has one). A
+ * finished run's hash may be kept compact (projections.lua): without its id, which is the key's,
+ * and without `updatedAt`, which is then its `endedAt` (its terminal event is its last).
+ */
+export function runSummaryFromHash(ref: SessionRef, runId: string, hash: Record<string, string>): RunSummary | null {
   const status = toRunStatus(hash.status);
-  if (!status || !hash.runId) return null;
+  if (!status) return null;
   return {
-    runId: hash.runId,
+    runId,
     sessionId: ref.sessionId,
     title: parseJson<string>(hash.title) ?? '',
     status,
@@ -73,7 +77,7 @@ export function runSummaryFromHash(ref: SessionRef, hash: Record<string, string>
     endedAt: hash.endedAt ?? null,
     parkedAt: hash.parkedAt ?? null,
     expiresAt: hash.expiresAt ?? null,
-    updatedAt: hash.updatedAt ?? hash.createdAt ?? '',
+    updatedAt: hash.updatedAt ?? hash.endedAt ?? hash.createdAt ?? '',
     replaySafe:
       hash.replaySafe === undefined ? (parseJson<CodeModeResult>(hash.lastResult)?.replaySafe ?? null) : hash.replaySafe === 'true',
   };

@@ -72,11 +72,18 @@ end
 
 -- XADDs the entry with the millisecond of `at` as its id's time (`<ms>-*`), so that the log cut by
 -- id is cut by `at` as well; when the clock stepped back behind the stream's top id, Redis picks.
+-- Kept compact (COMPACT_RUNS), an entry whose id carries `at`'s millisecond does not repeat it:
+-- readers take `at` from the id (decodeEntry). Returns the id and the `at` kept ('' for none).
 local function xadd(K, ev, at, data)
-  local fields = { 'type', ev.type, 'runId', ev.runId, 'epoch', ev.epoch, 'at', at, 'data', data }
-  local id = redis.pcall('XADD', K[1], int(iso_ms(at)) .. '-*', unpack(fields))
-  if type(id) == 'table' then id = redis.call('XADD', K[1], '*', unpack(fields)) end
-  return id
+  local ms = int(iso_ms(at))
+  if COMPACT_RUNS == 1 then
+    local id = redis.pcall('XADD', K[1], ms .. '-*', 'type', ev.type, 'runId', ev.runId, 'epoch', ev.epoch, 'data', data)
+    if type(id) ~= 'table' then return id, '' end
+  else
+    local id = redis.pcall('XADD', K[1], ms .. '-*', 'type', ev.type, 'runId', ev.runId, 'epoch', ev.epoch, 'at', at, 'data', data)
+    if type(id) ~= 'table' then return id, at end
+  end
+  return redis.call('XADD', K[1], '*', 'type', ev.type, 'runId', ev.runId, 'epoch', ev.epoch, 'at', at, 'data', data), at
 end
 
 -- Appends the event and updates every projection; returns the stream id. Raises
@@ -86,8 +93,8 @@ local function append_event(K, ev)
   check_history(K, ev, #data)
   local at = now_iso()
   local stored = ev.packed or data
-  local id = xadd(K, ev, at, stored)
-  count_log(K, id, entry_bytes(ev.type, ev.runId, at, stored))
+  local id, kept_at = xadd(K, ev, at, stored)
+  count_log(K, id, entry_bytes(ev.type, ev.runId, kept_at, stored))
   local ms = tonumber(string.match(id, '^(%d+)'))
   project_session(K, ev, at, id)
   if ev.runId ~= '' then

@@ -5,13 +5,13 @@
   days-to-civil algorithm (proleptic Gregorian calendar).
 
     now_iso(): the time now.
+    ms_iso(ms): a time given in milliseconds since 1970, written as now_iso() writes it.
     iso_ms(iso): milliseconds since 1970 of a time as now_iso() writes it (its inverse: the
       append path cuts the log by stream id and the transcript by `at`, and keeps them aligned).
 ]]
-local function now_iso()
-  local t = redis.call('TIME')
-  local secs = tonumber(t[1])
-  local ms = math.floor(tonumber(t[2]) / 1000)
+local function ms_iso(total)
+  local secs = math.floor(total / 1000)
+  local ms = total - secs * 1000
   local days = math.floor(secs / 86400)
   local rem = secs - days * 86400
   local z = days + 719468
@@ -26,6 +26,11 @@ local function now_iso()
   if month <= 2 then year = year + 1 end
   return string.format('%04d-%02d-%02dT%02d:%02d:%02d.%03dZ', year, month, day,
     math.floor(rem / 3600), math.floor((rem % 3600) / 60), rem % 60, ms)
+end
+
+local function now_iso()
+  local t = redis.call('TIME')
+  return ms_iso(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 end
 
 -- Milliseconds since 1970 of a time as now_iso() writes it (days-from-civil, the inverse of its algorithm).

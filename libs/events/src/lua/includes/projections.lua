@@ -68,8 +68,15 @@ local function project_run(K, ev, at, id)
     push_transcript(K, transcript_mark('result', call, id))
   end
   -- What only a live run's writers read (a claim's retry, an idle wait, the next result's call)
-  -- goes at its end: the hash stays as long as retention keeps the run.
-  if terminal then redis.call('HDEL', run, 'claimToken', 'lastEvent', 'call') end
+  -- goes at its end: the hash stays as long as retention keeps the run. So does, when finished runs
+  -- are kept compact, what a view derives: the id is the key's, `updatedAt` is `endedAt` (views.ts).
+  if terminal then
+    if COMPACT_RUNS == 1 then
+      redis.call('HDEL', run, 'claimToken', 'lastEvent', 'call', 'runId', 'updatedAt')
+    else
+      redis.call('HDEL', run, 'claimToken', 'lastEvent', 'call')
+    end
+  end
 end
 
 -- The committed session store: the hash holds exactly what the log's store.committed events

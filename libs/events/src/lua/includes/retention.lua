@@ -42,14 +42,14 @@ local function trim_point(K, runKeyBase, cutoff, nowMs)
   return cutoff
 end
 
--- The `at` of the oldest event left, false when none is left, nil when it has none.
+-- The `at` of the oldest event left (an entry kept compact has it in its id), false when none is left.
 local function oldest_at(K)
   local oldest = redis.call('XRANGE', K[1], '-', '+', 'COUNT', 1)[1]
   if not oldest then return false end
   for i = 1, #oldest[2], 2 do
     if oldest[2][i] == 'at' then return oldest[2][i + 1] end
   end
-  return nil
+  return ms_iso(tonumber(string.match(oldest[1], '^(%d+)')))
 end
 
 -- Transcript elements are in log order (transcript.lua). A mark goes with the event it names: when

@@ -1,14 +1,16 @@
 import type { Redis } from 'ioredis';
 import type { CodeModeResult, SessionRef } from '@codemode/contracts';
 import { KeySpace } from '../platform/keys';
-import { RunLedger } from '../runs/run-ledger';
+import { ScriptLoader } from '../platform/script-loader';
+import { RunLedger } from './run-ledger';
 import { StoredBytesLedger } from '../ledgers/stored-bytes-ledger';
-import { EventLog } from './event-log';
-import { PACKED_PREFIX } from './event-packing';
+import { EventLog } from '../log/event-log';
+import { PACKED_PREFIX } from '../log/event-packing';
 import { completed, deleteKeys, failed, newRunId, requestData, testPrefix, testRedis } from '../test-support';
 
-// The same histories written packed and as spliced read the same through every reader of the log.
-const prefix = testPrefix('packing');
+// The same histories written compact (data packed, ended hashes slim) and in full read the same
+// through every reader.
+const prefix = testPrefix('compact-runs');
 const keys = new KeySpace(prefix);
 let redis: Redis;
 let packing: RunLedger;
@@ -22,7 +24,7 @@ const W = { workerId: 'w-1', epoch: 1, replyTo: '' };
 beforeAll(async () => {
   redis = await testRedis('packing');
   packing = new RunLedger(redis, keys);
-  plain = new RunLedger(redis, keys, undefined, { packEvents: false });
+  plain = new RunLedger(redis, keys, ScriptLoader.withSettings({ compactRuns: false }));
   log = new EventLog(redis, keys);
   stored = new StoredBytesLedger(redis, keys);
 });
@@ -40,13 +42,18 @@ async function history(runs: RunLedger, runIds: string[], results: CodeModeResul
     await runs.start(ref, runId, W);
     await runs.finish(ref, runId, { epoch: 1, type: results[i].status === 'failed' ? 'run.failed' : 'run.completed', result: results[i] });
   }
-  const events = (await log.history(ref)).map(({ id: _id, at: _at, ...event }) => event);
-  const views = await Promise.all(runIds.map(async (runId) => withoutTimes(await runs.get(ref, runId))));
+  const logged = await log.history(ref);
+  const events = logged.map(({ id: _id, at: _at, ...event }) => event);
+  const ats = logged.map((event) => [event.at, new Date(Number(event.id.split('-')[0])).toISOString()]);
+  const views = await Promise.all(runIds.map(async (runId) => await runs.get(ref, runId)));
+  const hashes = await Promise.all(runIds.map((runId) => redis.hgetall(keys.run(ref, runId))));
   const transcript = (await runs.transcript(ref))?.map((entry) => ({ ...entry, at: '' }));
   const terminal = (await log.history(ref)).filter((e) => e.type === 'run.completed' || e.type === 'run.failed');
   const resultsAt = await Promise.all(terminal.map((e) => runs.resultAt(ref, e.id)));
-  const raw = (await redis.xrange(keys.events(ref), '-', '+')).map(([, fields]) => fields[fields.indexOf('data') + 1]);
-  return { events, views, transcript, resultsAt, raw, bytes: (await stored.measure(ref)).bytes };
+  const entries = await redis.xrange(keys.events(ref), '-', '+');
+  const raw = entries.map(([, fields]) => fields[fields.indexOf('data') + 1]);
+  const atBytes = entries.reduce((sum, [, fields]) => sum + (fields.includes('at') ? fields[fields.indexOf('at') + 1].length : 0), 0);
+  return { events, ats, views, hashes, transcript, resultsAt, raw, atBytes, bytes: (await stored.measure(ref)).bytes };
 }
 
 function withoutTimes(view: Awaited<ReturnType<RunLedger['get']>>) {
@@ -54,7 +61,7 @@ function withoutTimes(view: Awaited<ReturnType<RunLedger['get']>>) {
   return { ...view, createdAt: '', startedAt: '', endedAt: '', updatedAt: '', sessionId: '' };
 }
 
-test('runs written packed read exactly as runs written as spliced, and keep fewer bytes', async () => {
+test('runs kept compact read exactly as runs kept in full, and keep fewer bytes', async () => {
   const runIds = [newRunId(), newRunId(), newRunId(), newRunId()];
   const results = [
     completed(2),
@@ -66,7 +73,17 @@ test('runs written packed read exactly as runs written as spliced, and keep fewe
   const spliced = await history(plain, runIds, results);
 
   expect(packed.events).toEqual(spliced.events);
-  expect(packed.views).toEqual(spliced.views);
+  // The `at` a full entry keeps is the one a compact entry's id gives (the script writes both from one clock reading).
+  for (const [kept, fromId] of spliced.ats) expect(kept).toBe(fromId);
+  for (const [i, view] of packed.views.entries()) expect(view?.createdAt).toBe(packed.ats[3 * i][0]);
+  expect(packed.views.map(withoutTimes)).toEqual(spliced.views.map(withoutTimes));
+  // A compact hash keeps neither the id nor updatedAt; the view reads them as the full hash holds them.
+  for (const [i, hash] of packed.hashes.entries()) {
+    expect([hash.runId, hash.updatedAt, spliced.hashes[i].runId]).toEqual([undefined, undefined, runIds[i]]);
+    expect(spliced.hashes[i].updatedAt).toBe(spliced.hashes[i].endedAt);
+    expect(packed.views[i]?.updatedAt).toBe(packed.views[i]?.endedAt);
+    expect(packed.views[i]?.runId).toBe(runIds[i]);
+  }
   expect(packed.transcript).toEqual(spliced.transcript);
   expect(packed.resultsAt).toEqual(spliced.resultsAt);
   expect(packed.resultsAt[1]).toEqual(results[1]);
@@ -87,8 +104,10 @@ test('runs written packed read exactly as runs written as spliced, and keep fewe
     false,
   ]);
   expect(spliced.raw.some((data) => data.startsWith(PACKED_PREFIX))).toBe(false);
-  // The session's stored bytes count what is kept: less by exactly what packing saved.
+  // Compact entries carry `at` in their ids only; the full ones repeat it.
+  expect([packed.atBytes, spliced.atBytes]).toEqual([0, 12 * '2026-12-05T07:53:39.509Z'.length]);
+  // The session's stored bytes count what is kept: less by exactly what packing and `at` saved.
   const length = (raw: string[]) => raw.reduce((sum, data) => sum + Buffer.byteLength(data), 0);
-  expect(spliced.bytes - packed.bytes).toBe(length(spliced.raw) - length(packed.raw));
+  expect(spliced.bytes - packed.bytes).toBe(length(spliced.raw) - length(packed.raw) + spliced.atBytes);
   expect(length(spliced.raw) - length(packed.raw)).toBeGreaterThan(1500);
 });
