@@ -19,6 +19,7 @@ import { fateIsolationTable, measureFateIsolation } from './fate-isolation';
 import { measureScaleOut, scaleOutTable } from './scale-out';
 import { budgetsTable, measureBudgets } from './budgets';
 import { measureProfile, profileTable } from './cpu-profile';
+import { garbageTable, measureGarbage } from './garbage';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
@@ -30,6 +31,7 @@ const PARKED_IMAGE_SAMPLES = Number(process.env.BENCH_PARKED_IMAGE_SAMPLES ?? 30
 const SCALE_OUT_EXECS = Number(process.env.BENCH_SCALE_OUT_EXECS ?? 3000);
 const BUDGET_SAMPLES = Number(process.env.BENCH_BUDGET_SAMPLES ?? 200);
 const PROFILE_EXECS = Number(process.env.BENCH_PROFILE_EXECS ?? 3000);
+const GARBAGE_EXECS = Number(process.env.BENCH_GARBAGE_EXECS ?? 2000);
 const ROOT = join(__dirname, '..', '..'); // dist/bench → repository root
 
 /**
@@ -154,6 +156,7 @@ async function main(): Promise<void> {
     const scaleOut = scaleOutTable(await measureScaleOut(SCALE_OUT_EXECS));
     const budgets = budgetsTable(await measureBudgets(BUDGET_SAMPLES));
     const profile = profileTable(await measureProfile(PROFILE_EXECS, IN_FLIGHT), PROFILE_EXECS, IN_FLIGHT);
+    const garbage = garbageTable(await measureGarbage(GARBAGE_EXECS));
     let echoThroughput = 0;
     let execThroughput = 0;
     const echoCpu = await cpuDuring({ bench: process.pid, redis: redisPid }, async () => {
@@ -241,7 +244,7 @@ async function main(): Promise<void> {
       ),
     ].join('\n');
     process.stdout.write(
-      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${parkedImages}\n\n${fairness}\n\n${fateIsolation}\n\n${scaleOut}\n\n${budgets}\n\n${profile}\n`,
+      `${report}\n\n${redisCost}\n\n${cellStart}\n\n${suspension}\n\n${shellTable}\n\n${hostTable}\n\n${replayTable}\n\n${parkedImages}\n\n${fairness}\n\n${fateIsolation}\n\n${scaleOut}\n\n${budgets}\n\n${profile}\n\n${garbage}\n`,
     );
     const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`;
     const section = [
@@ -299,6 +302,10 @@ async function main(): Promise<void> {
       '## Where the CPU of a trivial exec goes, by process and function',
       '',
       profile,
+      '',
+      '## Garbage per exec (issue 41)',
+      '',
+      garbage,
       '',
     ].join('\n');
     writeFileSync(join(ROOT, 'docs', 'bench-latest.md'), section);

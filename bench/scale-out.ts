@@ -10,7 +10,7 @@ import { fmt, measureThroughput } from './stats';
 /** SPEC §13 "Spread": 96 sessions of trivial execs at 32 in flight. */
 const SESSIONS = 96;
 const IN_FLIGHT = 32;
-const TENANTS = ['alpha', 'beta', 'gamma', 'delta'];
+export const TENANTS = ['alpha', 'beta', 'gamma', 'delta'];
 const TOOL_CALLS = 20;
 const PROFILE_EXECS = 200;
 /** How long the idle CPU of the primaries is read for, before each load. */
@@ -119,8 +119,14 @@ async function clusterLoad(calls: number, replicas: 0 | 1): Promise<RedisLoad> {
   }
 }
 
-/** One api and one worker, multi-tenant (TENANTS, key `key-<tenant>`), quotas on and high enough that none refuses. */
-export function startMultiTenantStack(redis: { redisUrl?: string; redisClusterNodes?: string }): Promise<TestStack> {
+/**
+ * One api and one worker, multi-tenant (TENANTS, key `key-<tenant>`), quotas on and high enough
+ * that none refuses; `env` is added to both processes' environment.
+ */
+export function startMultiTenantStack(
+  redis: { redisUrl?: string; redisClusterNodes?: string },
+  env: Record<string, string> = {},
+): Promise<TestStack> {
   return TestStack.start({
     workers: 1,
     ...redis,
@@ -131,6 +137,7 @@ export function startMultiTenantStack(redis: { redisUrl?: string; redisClusterNo
       CODEMODE_TENANT_RATE: '1000000',
       CODEMODE_TENANT_BURST: '1000000',
       CODEMODE_TENANT_MAX_INFLIGHT: String(IN_FLIGHT * 2),
+      ...env,
     },
   });
 }

@@ -1,33 +1,50 @@
 import pino, { type Logger } from 'pino';
 import type { LoggerService } from '@nestjs/common';
 import { logContextFields } from './log-context';
+import { redactMessageArguments, redactSecrets } from './log-redaction';
 
 export type { Logger } from 'pino';
 
 /**
- * Structured JSON logs on stdout. Field names that can carry secrets are redacted wherever they
- * appear, so a careless `log.info({ headers })` cannot leak a key.
+ * Structured JSON logs on stdout. Field names that can carry secrets are redacted (redactSecrets)
+ * in every line's fields, the objects interpolated into its message and every child logger's
+ * bindings, so a careless `log.info({ headers })` cannot leak a key.
  *
  * Lines are written asynchronously: a log call formats its line into a buffer and the write to
  * stdout happens off the caller's path, so a slow pipe or a full disk under the log collector
  * never stalls a cell. pino flushes the buffer synchronously on exit, so the last lines before a
  * crash are not lost.
  */
-export function createLogger(options: { service: string; level: string; version: string }): Logger {
-  return pino(
+export function createLogger(
+  options: { service: string; level: string; version: string },
+  destination: pino.DestinationStream = pino.destination({ dest: 1, sync: false }),
+): Logger {
+  const logger = pino(
     {
       level: options.level,
       base: { service: options.service, version: options.version, pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       mixin: logContextFields,
-      formatters: { level: (label) => ({ level: label }) },
-      redact: {
-        paths: ['authorization', '*.authorization', 'headers.authorization', 'apiKey', '*.apiKey', 'env', '*.env', 'secret', '*.secret'],
-        censor: '[redacted]',
-      },
+      formatters: { level: (label) => ({ level: label }), log: redactSecrets },
+      hooks: { logMethod: redactMessageArguments },
     },
-    pino.destination({ dest: 1, sync: false }),
+    destination,
   );
+  // pino applies no formatter to a child's bindings: they are redacted on the way in. A child is
+  // made from its parent's prototype chain, so every descendant inherits this `child`.
+  const pinoLogger = Object.getPrototypeOf(logger) as Logger;
+  logger.child = function child<L extends string = never>(
+    this: Logger,
+    bindings: pino.Bindings,
+    childOptions?: pino.ChildLoggerOptions<L>,
+  ) {
+    return pinoLogger.child.call<Logger, [pino.Bindings, pino.ChildLoggerOptions<L> | undefined], pino.Logger<L>>(
+      this,
+      redactSecrets(bindings),
+      childOptions,
+    );
+  };
+  return logger;
 }
 
 /**

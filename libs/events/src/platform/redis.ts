@@ -22,7 +22,10 @@ export interface CreateRedisOptions {
   failFast?: boolean;
   /** A connection for (S)SUBSCRIBE (RunReplies): waits out outages, resubscribes. Implies failFast false. */
   subscriber?: boolean;
-  /** A connection for blocking commands (BullMQ Worker needs maxRetriesPerRequest null). Implies failFast false. */
+  /**
+   * A connection for blocking commands (BullMQ Worker needs maxRetriesPerRequest null). Implies
+   * failFast false, and its blocking commands skip auto-pipelining (BLOCKING_COMMANDS).
+   */
   blocking?: boolean;
   /**
    * Told about connection errors, at most once per 10 s per cause over all of the process's
@@ -37,6 +40,14 @@ const ERROR_REPORT_INTERVAL_MS = 10_000;
 
 /** How often a reply subscriber reads the slot map: answers are lost while its subscriptions point at a failed primary. */
 const SUBSCRIBER_SLOTS_REFRESH_MS = 1_000;
+
+/**
+ * Sent as they are on a `blocking` connection, never auto-pipelined: a blocking command holds its
+ * connection until it answers, so nothing batches with it, and each auto-pipeline is a new ioredis
+ * Pipeline that copies every script defined on the client — BullMQ defines its 64 on each of a
+ * Worker's connections (which duplicate ours): ~10 KiB of garbage per BZPOPMIN (issue 41).
+ */
+const BLOCKING_COMMANDS = ['bzpopmin', 'bzpopmax', 'blpop', 'brpop', 'blmove', 'brpoplpush'];
 
 /** Reconnect backoff: capped, never giving up, so recovery needs no restart. */
 const reconnectDelay = (times: number): number => Math.min(50 * 2 ** Math.min(times, 6), 2_000);
@@ -62,12 +73,14 @@ export function createRedis(target: RedisTarget, opts: CreateRedisOptions = {}):
   const failFast = opts.subscriber || opts.blocking ? false : (opts.failFast ?? true);
   const commandOptions = failFast ? { maxRetriesPerRequest: 1, commandTimeout: 5_000 } : { maxRetriesPerRequest: null };
   const settings = typeof target === 'string' ? null : target;
+  const autoPipeliningIgnoredCommands = opts.blocking ? BLOCKING_COMMANDS : [];
   const redis: RedisClient = settings?.clusterNodes
     ? new Cluster(
         settings.clusterNodes.map(({ host, port }) => ({ host, port })),
         {
           lazyConnect: opts.lazy ?? false,
           enableAutoPipelining: true,
+          autoPipeliningIgnoredCommands,
           enableOfflineQueue: !failFast,
           clusterRetryStrategy: reconnectDelay,
           // A failover takes a few seconds: retries (bounded by maxRedirections) span about that
@@ -95,6 +108,7 @@ export function createRedis(target: RedisTarget, opts: CreateRedisOptions = {}):
         connectionName: opts.name,
         lazyConnect: opts.lazy ?? false,
         enableAutoPipelining: true,
+        autoPipeliningIgnoredCommands,
         connectTimeout: 2_000,
         retryStrategy: reconnectDelay,
         ...(settings?.username ? { username: settings.username } : {}),
