@@ -1,3 +1,4 @@
+import { emptyTelemetry } from '@codemode/cells';
 import { SPEC_DEFAULT_LIMITS, SPEC_DEFAULT_SHELL } from '@codemode/config';
 import { encodeRunRequested, packEventData, splicedEventData, unpackEventData } from '@codemode/events';
 import { fmt, percentile } from './stats';
@@ -11,15 +12,8 @@ export interface PackingCost {
   unpackUs: number;
 }
 
-const TELEMETRY = {
-  catalogSize: 6,
-  sources: { openclaw: 6, mcp: 0, client: 0 },
-  searchCount: 0,
-  describeCount: 0,
-  callCount: 0,
-  counterScope: 'run',
-  visibleTools: ['exec', 'wait'],
-};
+/** A trivial exec's telemetry in a session with the six OpenClaw core tools. */
+const TELEMETRY = { ...emptyTelemetry(), catalogSize: 6, sources: { openclaw: 6, mcp: 0, client: 0 } };
 
 /** The data of a trivial exec's run.requested and run.completed, as the scripts store them. */
 function trivialRun(i: number): [string, string][] {

@@ -1,6 +1,7 @@
 import { deflateRawSync } from 'node:zlib';
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
 import { StoreCommandError } from '../platform/errors';
+import { completed } from '../test-support';
 import { PACK_MAX_BYTES, PACKED_PREFIX, packEventData, splicedEventData, unpackEventData } from './event-packing';
 
 const REQUEST = splicedEventData(
@@ -15,16 +16,6 @@ const REQUEST = splicedEventData(
     ['requestId', JSON.stringify('de8d835b-9b26-411c-96cf-3143874dd962')],
   ],
 );
-
-const TELEMETRY = {
-  catalogSize: 6,
-  sources: { openclaw: 6, mcp: 0, client: 0 },
-  searchCount: 0,
-  describeCount: 0,
-  callCount: 0,
-  counterScope: 'run',
-  visibleTools: ['exec', 'wait'],
-};
 
 describe('event data packing', () => {
   test('splices raws as append.lua does: after the head, in order, none after an empty head comma', () => {
@@ -47,7 +38,7 @@ describe('event data packing', () => {
 
   test('text the JSON of a cell can hold comes back byte for byte', () => {
     const value = ['\ud800 lone', '€ 😀 漢字', 2 ** 53 + 2, '\u2028', -0, 1e-7];
-    const text = JSON.stringify({ result: { status: 'completed', value, replaySafe: false, telemetry: TELEMETRY } });
+    const text = JSON.stringify({ result: completed(value) });
     const packed = packEventData(text);
     expect(packed).toBeDefined();
     expect(unpackEventData(packed!)).toBe(text);

@@ -1,4 +1,4 @@
-import { runBuiltEngineProbe } from './built-engine-probe';
+import { runBuiltEngineProbe, secretLeavingCell } from './built-engine-probe';
 
 /**
  * A run restored from the image onto a recycled Memory must start from exactly what a new Memory +
@@ -9,6 +9,7 @@ const PROBE = String.raw`
 const { WasmLoader, DEFAULT_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
 const { CellVm } = require(ENGINE + '/cell-vm.js');
 const SECRET = 'tenant-a-secret-9c41e7';
+const CELL = ${JSON.stringify(secretLeavingCell('tenant-a-secret-9c41e7'))};
 const HOST = { output() {}, request() { return 'id'; }, cancel() {} };
 const memoryOf = (vm) => vm.instance.memory;
 const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
@@ -23,20 +24,7 @@ const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
   // (the image's, ~6 MiB), as a Memory that grew is never recycled (wasm-loader.spec.ts).
   const victim = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   victim.bind(HOST, performance.now() + 5000);
-  const cell = [
-    'globalThis.big = ' + JSON.stringify(SECRET) + '.repeat(4000);',
-    'const stamp = (buffer) => {',
-    '  for (let i = 0; i < 4096; i += 1) buffer[i] = big.charCodeAt(i % big.length);',
-    '  for (let n = 4096; n < buffer.length; n *= 2) buffer.copyWithin(n, 0, n);',
-    '  return buffer;',
-    '};',
-    'globalThis.keep = stamp(new Uint8Array(128 << 10));',
-    'let top = stamp(new Uint8Array(256 << 10));',
-    'top = null;',
-    'const deep = (n) => (n === 0 ? big.slice(0, 64) : deep(n - 1) + "");',
-    'return deep(2000).length;',
-  ].join('\n');
-  out.started = victim.start(cell).ok;
+  out.started = victim.start(CELL).ok;
   victim.pump(2000);
   out.value = victim.readValue();
   const dirty = memoryOf(victim);
@@ -69,7 +57,7 @@ const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
   // the releasing task is done). The old run's Memory is all zeros before anything is built on it.
   const victim2 = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   victim2.bind(HOST, performance.now() + 5000);
-  victim2.start(cell);
+  victim2.start(CELL);
   victim2.pump(2000);
   const dirty2 = memoryOf(victim2);
   out.secretInVictim2 = bytesOf(victim2).includes(SECRET);

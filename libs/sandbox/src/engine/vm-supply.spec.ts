@@ -1,4 +1,4 @@
-import { runBuiltEngineProbe } from './built-engine-probe';
+import { runBuiltEngineProbe, secretLeavingCell } from './built-engine-probe';
 
 /**
  * A thread's VM supply (built engine in a child Node process, like `recycled-memory.spec.ts`): the
@@ -11,6 +11,7 @@ const { VmSupply } = require(ENGINE + '/vm-supply.js');
 const { WasmLoader, DEFAULT_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
 const { CellVm } = require(ENGINE + '/cell-vm.js');
 const SECRET = 'tenant-a-secret-5be20d';
+const CELL = ${JSON.stringify(secretLeavingCell('tenant-a-secret-5be20d'))};
 const HOST = { output() {}, request() { return 'id'; }, cancel() {} };
 const memoryOf = (vm) => vm.instance.memory;
 const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
@@ -40,19 +41,7 @@ const run = (vm, code) => {
   // Tenant A's cell on the spare (the first VM is kept until the end, so the victim's Memory is the
   // only one the next spare can get): its secret in a big string, in kept and freed ArrayBuffers, deep on
   // the wasm stack, within the Memory's initial pages (a Memory that grew is never recycled).
-  out.victim = run(victim, [
-    'globalThis.big = ' + JSON.stringify(SECRET) + '.repeat(4000);',
-    'const stamp = (buffer) => {',
-    '  for (let i = 0; i < 4096; i += 1) buffer[i] = big.charCodeAt(i % big.length);',
-    '  for (let n = 4096; n < buffer.length; n *= 2) buffer.copyWithin(n, 0, n);',
-    '  return buffer;',
-    '};',
-    'globalThis.keep = stamp(new Uint8Array(128 << 10));',
-    'let top = stamp(new Uint8Array(256 << 10));',
-    'top = null;',
-    'const deep = (n) => (n === 0 ? big.slice(0, 64) : deep(n - 1) + "");',
-    'return deep(2000).length;',
-  ].join('\n'));
+  out.victim = run(victim, CELL);
   const dirty = memoryOf(victim);
   out.secretInVictim = bytesOf(victim).includes(SECRET);
   victim.release();
