@@ -34,11 +34,22 @@ function censored(value: unknown): unknown {
 /**
  * `value`, or a copy of it (same prototype, same own properties, so an Error keeps its message,
  * stack and cause for the `err` serializer) with its own secret-named fields censored. An
- * inherited one is never printed, so it needs nothing.
+ * inherited one is never printed, so it needs nothing. An own accessor is copied as the value it
+ * gives on `value`: on Node 24 an Error's `stack` is such an accessor, which reads the stack its
+ * own receiver captured and gives a copy nothing.
  */
 function redactInner(value: object): object {
   if (!holdsSecret(value)) return value;
   const properties: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(value);
+  for (const [name, descriptor] of Object.entries(properties)) {
+    if (descriptor.get)
+      properties[name] = {
+        value: Reflect.get(value, name) as unknown,
+        enumerable: descriptor.enumerable,
+        writable: true,
+        configurable: true,
+      };
+  }
   for (const name of SECRET_FIELDS) {
     if (Object.prototype.hasOwnProperty.call(value, name))
       properties[name] = { value: REDACTED, enumerable: true, writable: true, configurable: true };
