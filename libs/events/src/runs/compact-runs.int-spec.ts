@@ -111,3 +111,18 @@ test('runs kept compact read exactly as runs kept in full, and keep fewer bytes'
   expect(spliced.bytes - packed.bytes).toBe(length(spliced.raw) - length(packed.raw) + spliced.atBytes);
   expect(length(spliced.raw) - length(packed.raw)).toBeGreaterThan(1500);
 });
+
+test("an entry whose id cannot carry its time (the stream's last id ahead of the clock) keeps its at", async () => {
+  const ref = newRef();
+  const ahead = Date.now() + 3_600_000;
+  await redis.xadd(keys.events(ref), `${ahead}-0`, 'type', 'session.configured', 'runId', '', 'epoch', '0', 'data', '{}');
+  const runId = newRunId();
+  const before = Date.now();
+  await packing.request(ref, runId, requestData('late clock', 'return 1'));
+  const [id, fields] = (await redis.xrange(keys.events(ref), '-', '+')).at(-1)!;
+  expect(Number(id.split('-')[0])).toBe(ahead);
+  expect(fields).toContain('at');
+  const requested = (await log.history(ref)).find((event) => event.type === 'run.requested');
+  expect(Date.parse(requested!.at)).toBeGreaterThanOrEqual(before - 1000);
+  expect(Date.parse(requested!.at)).toBeLessThan(ahead - 3_000_000);
+});

@@ -75,15 +75,16 @@ end
 -- Kept compact (COMPACT_RUNS), an entry whose id carries `at`'s millisecond does not repeat it:
 -- readers take `at` from the id (decodeEntry). Returns the id and the `at` kept ('' for none).
 local function xadd(K, ev, at, data)
-  local ms = int(iso_ms(at))
-  if COMPACT_RUNS == 1 then
-    local id = redis.pcall('XADD', K[1], ms .. '-*', 'type', ev.type, 'runId', ev.runId, 'epoch', ev.epoch, 'data', data)
-    if type(id) ~= 'table' then return id, '' end
-  else
-    local id = redis.pcall('XADD', K[1], ms .. '-*', 'type', ev.type, 'runId', ev.runId, 'epoch', ev.epoch, 'at', at, 'data', data)
-    if type(id) ~= 'table' then return id, at end
+  local fields = { 'type', ev.type, 'runId', ev.runId, 'epoch', ev.epoch, 'data', data }
+  local kept = ''
+  if COMPACT_RUNS ~= 1 then fields[9], fields[10], kept = 'at', at, at end
+  local id = redis.pcall('XADD', K[1], int(iso_ms(at)) .. '-*', unpack(fields))
+  if type(id) == 'table' then
+    -- The id is Redis's choice now, so it no longer carries `at`: the entry keeps it.
+    fields[9], fields[10], kept = 'at', at, at
+    id = redis.call('XADD', K[1], '*', unpack(fields))
   end
-  return redis.call('XADD', K[1], '*', 'type', ev.type, 'runId', ev.runId, 'epoch', ev.epoch, 'at', at, 'data', data), at
+  return id, kept
 end
 
 -- Appends the event and updates every projection; returns the stream id. Raises

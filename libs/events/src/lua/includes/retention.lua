@@ -64,7 +64,7 @@ local function trim_transcript(K, point)
     if string.sub(element, 1, 1) == '{' then
       local at = string.match(element, '"at":"([^"]*)"')
       if keep == nil then keep = oldest_at(K) end
-      if not at or keep == nil then return end
+      if not at then return end
       if keep then
         if at >= keep then return end
       elseif iso_ms(at) >= point then
