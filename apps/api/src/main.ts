@@ -12,6 +12,8 @@ import { watchConnectionClose } from './http/connection-close';
 import { rawJsonBody } from './http/raw-body.middleware';
 import { assignRequestId, enterRequestLogContext } from './http/request-id';
 import { httpDuration } from './metrics/http-duration.middleware';
+import { CodeModeCalls } from './runs/code-mode-calls';
+import { codeModeRoute } from './runs/code-mode-route';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(process.env, packageVersion());
@@ -30,6 +32,8 @@ async function bootstrap(): Promise<void> {
   app.use(authenticate(new ApiKeyRing(config.apiKeyGrants)));
   app.use(rawJsonBody(app.get(BodyThreads)));
   app.use(enterRequestLogContext());
+  // Last: REST exec and wait are served here, every rule above applied; the rest goes on to Nest.
+  app.use(codeModeRoute(app.get(CodeModeCalls), logger));
   // `Expect: 100-continue` goes through the middleware too (Node would send the 100 first).
   const server = app.getHttpServer() as Server;
   server.on('checkContinue', (req, res) => server.emit('request', req, res));

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { INLINE_BODY_BYTES, type BodyThreads } from '../bodies/body-threads';
 import { PayloadTooLargeApiException, sendApiError } from './api-errors';
 import { parseJsonBytes, type ParsedJson } from './json-bytes';
-import { declaredBodyBytes, expectsContinue, MIB, routePath, type ApiRequest, type ParsedBody } from './request-context';
+import { CODE_MODE_PATH, declaredBodyBytes, expectsContinue, MIB, routePath, type ApiRequest, type ParsedBody } from './request-context';
 
 /** SPEC §10 "API": every body is capped at 1 MiB, except those of the routes below. */
 const DEFAULT_LIMIT_BYTES = 1 * MIB;
@@ -21,7 +21,6 @@ const LARGE_BODY_ROUTES: readonly (readonly [string, RegExp])[] = [
   ['PUT', /^\/v1\/tools\/[^/]+\/?$/i],
   ['POST', /^\/v1\/sessions\/[^/]+\/runs\/[^/]+\/tool-results\/?$/i],
 ];
-const CODE_MODE_ROUTE = /^\/v1\/sessions\/[^/]+\/(exec|wait)\/?$/i;
 /**
  * The rest of a refused body is read and discarded up to this many bytes in all, so the client can
  * read the answer and reuse the connection; past it the connection is closed instead.
@@ -31,7 +30,7 @@ const MAX_DRAIN_BYTES = 64 * MIB;
 /** `POST …/exec` or `…/wait`: answered with a Code Mode result whatever is wrong with the request. */
 export function isCodeModeCall(req: ApiRequest): boolean {
   const path = routePath(req.originalUrl ?? req.url ?? '');
-  return req.method === 'POST' && path !== null && CODE_MODE_ROUTE.test(path);
+  return req.method === 'POST' && path !== null && CODE_MODE_PATH.test(path);
 }
 
 function isLargeBodyRoute(req: ApiRequest): boolean {

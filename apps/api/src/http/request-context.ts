@@ -39,8 +39,6 @@ export interface ApiRequest extends IncomingMessage {
   requestId?: string;
   /** Aborts when the connection goes (`watchConnectionClose`, the first middleware). */
   connectionClosed?: AbortSignal;
-  /** Request-rate tokens the rate guard left to the route's admission (`@AdmittedByCall()`). */
-  requestTokensDue?: number;
 }
 
 export const MIB = 1024 * 1024;
@@ -56,6 +54,12 @@ export function bodyRefusalError(body: Exclude<ParsedBody, { kind: 'json' } | { 
 export function bodyTooLargeError(limitBytes: number): string {
   return `request body exceeds ${limitBytes / MIB} MiB.`;
 }
+
+/**
+ * The paths Express's router would match for REST `exec` and `wait` (case-insensitive, a trailing
+ * slash allowed): the raw session id segment, then the call.
+ */
+export const CODE_MODE_PATH = /^\/v1\/sessions\/([^/]+)\/(exec|wait)\/?$/i;
 
 /** `http://host[:port]` (or https) with an authority that `url.parse` and we read the same way. */
 const ABSOLUTE_FORM = /^https?:\/\/[A-Za-z0-9.:[\]-]*(?=[/?#]|$)/i;

@@ -14,11 +14,6 @@ export const Tenant = createParamDecorator((_: unknown, ctx: ExecutionContext): 
   tenantOf(ctx.switchToHttp().getRequest<ApiRequest>()),
 );
 
-/** Request-rate tokens the rate guard left to this route's admission (`@AdmittedByCall()`); 0 when it took them. */
-export const RequestTokensDue = createParamDecorator((_: unknown, ctx: ExecutionContext): number => {
-  return ctx.switchToHttp().getRequest<ApiRequest>().requestTokensDue ?? 0;
-});
-
 /** The role of the request's key (SPEC §11); every request is an operator's without configured keys. */
 export const Role = createParamDecorator((_: unknown, ctx: ExecutionContext): KeyRole => {
   return ctx.switchToHttp().getRequest<ApiRequest>().role ?? 'operator';

@@ -1,41 +1,25 @@
-import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { routePath, type ApiRequest } from '../http/request-context';
 import { TenantLimitException } from './tenant-limit.exception';
 import { TenantLimits } from './tenant-limits.service';
-
-const ADMITTED_BY_CALL = 'codemode:admitted-by-call';
-
-/**
- * The route's request counts against the tenant's rate in its call's admission
- * (`TenantLimits.inflight`), not in the guard; the handler passes `@RequestTokensDue()` on to it.
- */
-export const AdmittedByCall = () => SetMetadata(ADMITTED_BY_CALL, true);
 
 /**
  * SPEC §10 request rate: every `/v1` (and `/mcp`) request of a tenant takes a token from its bucket,
  * and an MCP POST one per JSON-RPC message (SPEC §14: a batch counts each of its messages, so a
  * batch of 100 costs what 100 requests do). Runs after the AuthGuard (registered after it) and
  * after the body was read, so only authenticated requests count, each against its own tenant;
- * operational routes carry no tenant and are not limited. A route marked `@AdmittedByCall()`
- * (REST `exec` and `wait`) takes its token in `CodeModeCalls`' admission instead, in the script
- * that takes its in-flight slot: one round trip where there were two.
+ * operational routes carry no tenant and are not limited. REST `exec` and `wait` never reach it
+ * (`codeModeRoute` serves them): they take their token in `CodeModeCalls`' admission, in the
+ * script that takes their in-flight slot, one round trip where there were two.
  */
 @Injectable()
 export class TenantRateGuard implements CanActivate {
-  constructor(
-    private readonly limits: TenantLimits,
-    private readonly reflector: Reflector,
-  ) {}
+  constructor(private readonly limits: TenantLimits) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<ApiRequest>();
     if (req.tenant === undefined) return true;
-    if (this.reflector.get<boolean>(ADMITTED_BY_CALL, context.getHandler()) === true) {
-      req.requestTokensDue = requestsIn(req);
-      return true;
-    }
     try {
       await this.limits.request(req.tenant, requestsIn(req));
     } catch (error) {
