@@ -102,6 +102,24 @@ describe('exec over REST (real api + worker)', () => {
     expect(page.events.map((e) => e.type)).toEqual(['exec.rejected']);
   });
 
+  it("starts a session's parallel execs at once: every cell starts before the first one ends", async () => {
+    // A session's cells all go to one queue shard: a burst there must start every cell at once
+    // (up to the worker's concurrency), not one at a time as cells end.
+    const sid = 's-burst';
+    const cells = 12;
+    const results = await Promise.all(
+      Array.from({ length: cells }, (_, i) =>
+        exec(sid, { title: `burst ${i}`, code: `await new Promise((r) => setTimeout(r, 3000)); return ${i};` }),
+      ),
+    );
+    expect(results.map((r) => (r.status === 'completed' ? r.value : r.status))).toEqual(Array.from({ length: cells }, (_, i) => i));
+    const { events } = await stack.client().events(sid, { limit: 1000 });
+    const times = (type: string) => events.filter((e) => e.type === type).map((e) => Date.parse(e.at));
+    const started = times('run.started');
+    expect(started).toHaveLength(cells);
+    expect(Math.max(...started)).toBeLessThan(Math.min(...times('run.completed')));
+  });
+
   it('names line and column of a syntax error', async () => {
     const result = await exec('s-syntax', { title: 'x', code: 'const a = 1;\nreturn a +* 2;' });
     expect(result).toMatchObject({ status: 'failed', code: 'invalid_input', failurePhase: 'input' });
