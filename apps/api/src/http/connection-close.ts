@@ -16,11 +16,18 @@ export function watchConnectionClose() {
   };
 }
 
+/**
+ * The reason every close signal aborts with: one object made once. `abort()` without a reason
+ * builds a DOMException, stack trace and all, and every response closes (~30 µs per request in
+ * the API's profile); nothing reads the reason.
+ */
+const CONNECTION_CLOSED = new Error('the connection closed');
+
 /** Aborts once `res` closes (at once if it has). */
 export function responseClosed(res: ServerResponse): AbortSignal {
   const controller = new AbortController();
-  if (res.closed || res.destroyed || res.socket?.destroyed === true) controller.abort();
-  else res.once('close', () => controller.abort());
+  if (res.closed || res.destroyed || res.socket?.destroyed === true) controller.abort(CONNECTION_CLOSED);
+  else res.once('close', () => controller.abort(CONNECTION_CLOSED));
   return controller.signal;
 }
 
