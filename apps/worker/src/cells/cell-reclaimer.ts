@@ -1,0 +1,104 @@
+import { redisFailureLog, type CellEntry, type CellStream } from '@codemode/events';
+import type { Logger } from '@codemode/telemetry';
+import { deliveredTooOften, otherConsumers, reclaimable } from './cell-reclaim';
+
+/** Pending entries looked at per shard and pass. */
+const PENDING_PAGE = 64;
+
+export interface CellReclaimerOptions {
+  readonly stream: CellStream;
+  /** The one owner of "is this worker alive" (WorkerPresence). */
+  readonly presence: { isAlive(workerId: string): Promise<boolean> };
+  readonly workerId: string;
+  readonly presenceTtlMs: number;
+  readonly logger: Logger;
+  /** Handles a claimed entry as a re-delivery of its cell. */
+  deliver(shard: number, entry: CellEntry): void;
+  acknowledge(shard: number, id: string): Promise<void>;
+}
+
+/**
+ * What replaces BullMQ's stalled-job re-delivery for the cell streams (SPEC §13): every half lease
+ * (with jitter), on each shard, the entries pending for at least a lease under consumers whose
+ * worker's presence is gone are claimed (`XCLAIM`, which only takes an entry still idle that long,
+ * so of two reclaimers one gets it) and handled as re-deliveries: the run's state decides, through
+ * the recovery a re-delivered job takes (CellWork). An entry past its third delivery is
+ * acknowledged and logged instead; the live-run sweeper ends its run.
+ */
+export class CellReclaimer {
+  private timer: NodeJS.Timeout | undefined;
+  private pass: Promise<void> | undefined;
+
+  constructor(private readonly options: CellReclaimerOptions) {}
+
+  start(): void {
+    this.schedule();
+  }
+
+  /** No more passes; resolves once a pass under way ended (what it claimed is delivered by then). */
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.pass;
+  }
+
+  /** One pass over every shard (the timer's tick; specs call it directly). */
+  async reclaimAll(): Promise<void> {
+    for (let shard = 0; shard < this.options.stream.shardCount; shard += 1) {
+      try {
+        await this.reclaim(shard);
+      } catch (error) {
+        const admitted = redisFailureLog.admit(error instanceof Error ? error : new Error(String(error)));
+        if (admitted)
+          this.options.logger.warn({ err: error, consumer: 'cell-reclaimer', shard, ...admitted }, 'cell stream reclaim failed');
+      }
+    }
+  }
+
+  private schedule(): void {
+    const half = this.options.presenceTtlMs / 2;
+    this.timer = setTimeout(
+      () => {
+        this.pass = this.reclaimAll().finally(() => {
+          this.pass = undefined;
+          if (this.timer) this.schedule();
+        });
+      },
+      half * (0.75 + Math.random() * 0.5),
+    );
+    this.timer.unref();
+  }
+
+  private async reclaim(shard: number): Promise<void> {
+    const { stream, workerId, presenceTtlMs } = this.options;
+    const pending = await stream.pending(shard, presenceTtlMs, PENDING_PAGE);
+    const others = otherConsumers(pending, workerId);
+    if (others.length === 0) return;
+    const alive = await Promise.all(others.map((consumer) => this.options.presence.isAlive(consumer)));
+    const dead = reclaimable(pending, workerId, new Set(others.filter((_, i) => alive[i])));
+    const claimed = await stream.claim(
+      shard,
+      workerId,
+      presenceTtlMs,
+      dead.map((entry) => entry.id),
+    );
+    for (const entry of claimed) {
+      const from = dead.find((d) => d.id === entry.id);
+      // XCLAIM counted one more delivery.
+      const deliveries = (from?.deliveries ?? 0) + 1;
+      if (deliveredTooOften(deliveries)) {
+        this.options.logger.error(
+          { shard, entryId: entry.id, deliveries, from: from?.consumer },
+          'cell entry delivered too often (its workers keep dying); dropped, the live-run sweeper ends its run',
+        );
+        await this.options.acknowledge(shard, entry.id);
+        continue;
+      }
+      this.options.logger.warn(
+        { shard, entryId: entry.id, from: from?.consumer, deliveries },
+        'reclaimed the cell entry of a worker whose lease lapsed',
+      );
+      this.options.deliver(shard, entry);
+    }
+  }
+}
