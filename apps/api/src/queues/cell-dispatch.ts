@@ -2,6 +2,7 @@ import type { CellDispatchMode } from '@codemode/config';
 import type { CellJob, SessionRef } from '@codemode/contracts';
 import type { CellStream } from '@codemode/events';
 import type { CellQueue } from './cell-queue';
+import type { QueueStats } from './queue-stats';
 
 /**
  * How a new cell reaches a worker (`CODEMODE_CELL_DISPATCH`, SPEC §13): a BullMQ job on its
@@ -26,5 +27,24 @@ export class CellDispatch {
    */
   async remove(ref: SessionRef, runId: string): Promise<void> {
     if (this.mode === 'bullmq') await this.queue.remove(ref, runId);
+  }
+
+  /**
+   * Depth of the cell queue for the gauges and the fleet view: its jobs (replays, and new cells on
+   * `bullmq`) plus, on `stream`, each shard stream's entries not yet delivered (`waiting`) and
+   * delivered but not acknowledged (`active`).
+   */
+  async stats(): Promise<QueueStats> {
+    const queued = await this.queue.stats();
+    if (this.mode === 'bullmq') return queued;
+    const shards = Array.from({ length: this.stream.shardCount }, (_, shard) => this.stream.depth(shard));
+    const counts = { ...queued.counts };
+    const times = queued.oldestWaitingAt === null ? [] : [queued.oldestWaitingAt];
+    for (const depth of await Promise.all(shards)) {
+      counts.waiting += depth.waiting;
+      counts.active += depth.active;
+      if (depth.oldestWaitingAt !== null) times.push(depth.oldestWaitingAt);
+    }
+    return { counts, oldestWaitingAt: times.length > 0 ? Math.min(...times) : null };
   }
 }

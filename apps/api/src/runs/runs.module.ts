@@ -1,22 +1,8 @@
 import { Module } from '@nestjs/common';
-import type { AppConfig } from '@codemode/config';
-import {
-  CellStream,
-  KeySpace,
-  LiveRunIndex,
-  ParkedImageStore,
-  ParkedRunExpiry,
-  ParkedRunHoldings,
-  RunEnds,
-  RunLedger,
-  RunOwnership,
-  type RedisClient,
-} from '@codemode/events';
+import { LiveRunIndex, ParkedImageStore, ParkedRunExpiry, ParkedRunHoldings, RunEnds, RunLedger, RunOwnership } from '@codemode/events';
 import { TenantQuotaLedger, WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
-import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
-import { CellDispatch } from '../queues/cell-dispatch';
-import { CellQueue } from '../queues/cell-queue';
+import { LOGGER } from '../core/tokens';
 import { AbortService } from './abort.service';
 import { CallAnswers } from './answers/call-answers';
 import { IdleWaitAnswers } from './answers/idle-wait-answers';
@@ -38,12 +24,6 @@ import { WaitService } from './wait.service';
     CodeModeCalls,
     AbortService,
     ToolResultsService,
-    {
-      provide: CellDispatch,
-      inject: [APP_CONFIG, CellQueue, REDIS, KeySpace],
-      useFactory: (c: AppConfig, queue: CellQueue, r: RedisClient, k: KeySpace) =>
-        new CellDispatch(c.redis.cellDispatch, queue, new CellStream(r, k, c.redis.queueShards)),
-    },
     // The API judges every owner by its lease: it holds no run itself. A parked run with an image
     // in Redis is restored by any worker once its owner is gone (SPEC §12).
     {

@@ -99,9 +99,31 @@ export class CellStream {
     return entriesOf(reply);
   }
 
+  /**
+   * The shard's backlog for the queue gauges: entries not delivered yet (`waiting`, and when the
+   * oldest of them was added), and entries delivered and not acknowledged yet (`active`). Acknowledged
+   * entries are deleted, so the stream holds only these two kinds.
+   */
+  async depth(shard: number): Promise<{ waiting: number; active: number; oldestWaitingAt: number | null }> {
+    const key = this.key(shard);
+    const [length, groups] = await guard(() => Promise.all([this.redis.xlen(key), this.redis.xinfo('GROUPS', key).catch(() => [])]));
+    const group = (groups as unknown[][]).map(fieldsOf).find((fields) => fields.get('name') === CELL_GROUP);
+    if (!group) return { waiting: length, active: 0, oldestWaitingAt: null };
+    const active = Number(group.get('pending') ?? 0);
+    const [next] = (await guard(() => this.redis.xrange(key, `(${String(group.get('last-delivered-id'))}`, '+', 'COUNT', 1))) as RawEntry[];
+    return { waiting: Math.max(0, length - active), active, oldestWaitingAt: next ? Number(next[0].split('-')[0]) : null };
+  }
+
   private key(shard: number): string {
     return this.keys.cellStream(cellQueueName(shard));
   }
+}
+
+/** A flat `[name, value, …]` reply as a map. */
+function fieldsOf(flat: unknown[]): Map<string, unknown> {
+  const fields = new Map<string, unknown>();
+  for (let i = 0; i + 1 < flat.length; i += 2) fields.set(String(flat[i]), flat[i + 1]);
+  return fields;
 }
 
 /**
