@@ -108,6 +108,21 @@ it('runs a new cell of its shard and acknowledges it: the entry leaves the strea
   }
 });
 
+it('takes back at start what its worker id held before (a restart under a fixed id), and leaves the group when it stops', async () => {
+  await stream.ensureGroup(0);
+  const job = cellJob();
+  await stream.add(job);
+  expect(await stream.read(redis, 0, 'w-again', 1, 100)).toHaveLength(1);
+  const work = recordingWork();
+  const reader = readers('w-again', work);
+  reader.start();
+  await until(async () => work.handled.length === 1 && (await streamLength()) === 0);
+  await reader.close();
+  expect(work.handled).toEqual([job.runId]);
+  const consumers = (await redis.xinfo('CONSUMERS', keys.cellStream('cells-0'), CELL_GROUP)) as unknown[][];
+  expect(consumers.map((fields) => fields[1])).not.toContain('w-again');
+});
+
 it('keeps an entry whose owner is still alive pending, and handles it again half a lease later', async () => {
   const work = recordingWork(['later']);
   const reader = readers('w-later', work);

@@ -18,6 +18,8 @@ import { ShardSlots } from './shard-slots';
 const READ_BLOCK_MS = 5_000;
 /** How long a reader waits after a failed read (SPEC §13 Faults: no busy loop while Redis is away). */
 const READ_RETRY_DELAY_MS = 1_000;
+/** Entries pending under this worker's id at its start taken back per shard (a restart's leftovers are few). */
+const OWN_PENDING_PAGE = 1_000;
 /** How long an acknowledgement is retried while Redis is away: an unacknowledged entry of a live worker is never reclaimed. */
 const ACK_GIVE_UP_MS = 60_000;
 
@@ -108,6 +110,7 @@ export class CellStreamReaders {
     for (const connection of this.connections) closeConnection(connection);
     await Promise.all([...this.loops, this.reclaimer.stop()]);
     while (this.works.size > 0) await Promise.all([...this.works]);
+    if (this.connections.length > 0) await this.leaveGroups();
   }
 
   /** Handles one entry as a delivery of its cell, holding a slot of `shard` until its work ends or goes on without it. */
@@ -142,10 +145,17 @@ export class CellStreamReaders {
 
   private async read(shard: number, connection: RedisClient): Promise<void> {
     let grouped = false;
+    let ownTaken = false;
     while (!this.closed) {
       try {
         if (!grouped) await this.options.stream.ensureGroup(shard);
         grouped = true;
+        // Entries pending under this worker id from a previous life (a fixed CODEMODE_WORKER_ID):
+        // nobody reclaims them while this id's lease is alive again, so they are delivered again here.
+        if (!ownTaken)
+          for (const entry of await this.options.stream.read(connection, shard, this.options.workerId, OWN_PENDING_PAGE, 0, '0'))
+            this.deliver(shard, entry);
+        ownTaken = true;
         const count = await this.slots.whenFree(shard);
         if (count === 0) return;
         const entries = await this.options.stream.read(
@@ -166,6 +176,18 @@ export class CellStreamReaders {
         await new Promise((resolve) => setTimeout(resolve, READ_RETRY_DELAY_MS));
       }
     }
+  }
+
+  /** Out of every shard's group where it holds nothing (consumers are never removed otherwise); best effort. */
+  private async leaveGroups(): Promise<void> {
+    const shards = Array.from({ length: this.options.stream.shardCount }, (_, shard) => shard);
+    await Promise.all(
+      shards.map((shard) =>
+        this.options.stream.leave(shard, this.options.workerId).catch((error: unknown) => {
+          this.options.logger.warn({ err: error, shard }, 'could not leave a cell stream group; this worker stays listed in it');
+        }),
+      ),
+    );
   }
 
   /** Its run is still its live owner's: the entry stays pending here and is handled again in half a lease. */

@@ -62,12 +62,21 @@ export class CellStream {
   }
 
   /**
-   * Up to `count` entries never delivered before, to `consumer`, waiting up to `blockMs` for one.
-   * `connection` is a blocking connection of the caller's (the wait holds it).
+   * Up to `count` entries never delivered before, to `consumer`, waiting up to `blockMs` for one;
+   * or, `from` '0', the entries pending under `consumer` already (a worker started again under the
+   * same id takes back what its previous life held). `connection` is a blocking connection of the
+   * caller's (the wait holds it).
    */
-  async read(connection: RedisClient, shard: number, consumer: string, count: number, blockMs: number): Promise<CellEntry[]> {
+  async read(
+    connection: RedisClient,
+    shard: number,
+    consumer: string,
+    count: number,
+    blockMs: number,
+    from: '>' | '0' = '>',
+  ): Promise<CellEntry[]> {
     const read = () =>
-      connection.xreadgroup('GROUP', CELL_GROUP, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.key(shard), '>');
+      connection.xreadgroup('GROUP', CELL_GROUP, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.key(shard), from);
     const reply: unknown = await guard(read);
     return reply ? entriesOf((reply as [key: string, entries: RawEntry[]][])[0][1]) : [];
   }
@@ -97,6 +106,15 @@ export class CellStream {
     if (ids.length === 0) return [];
     const reply = (await guard(() => this.redis.call('XCLAIM', this.key(shard), CELL_GROUP, consumer, minIdleMs, ...ids))) as RawEntry[];
     return entriesOf(reply);
+  }
+
+  /** Removes `consumer` from the shard's group if it holds no entry (a worker that stops); true if removed. */
+  async leave(shard: number, consumer: string): Promise<boolean> {
+    const key = this.key(shard);
+    const held: unknown[] = await guard(() => this.redis.xpending(key, CELL_GROUP, '-', '+', 1, consumer));
+    if (held.length > 0) return false;
+    await guard(() => this.redis.xgroup('DELCONSUMER', key, CELL_GROUP, consumer));
+    return true;
   }
 
   /**
