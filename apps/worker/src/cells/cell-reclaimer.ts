@@ -82,6 +82,7 @@ export class CellReclaimer {
       presenceTtlMs,
       dead.map((entry) => entry.id),
     );
+    const redelivered: string[] = [];
     for (const entry of claimed) {
       const from = dead.find((d) => d.id === entry.id);
       // XCLAIM counted one more delivery.
@@ -94,11 +95,13 @@ export class CellReclaimer {
         await this.options.acknowledge(shard, entry.id);
         continue;
       }
-      this.options.logger.warn(
-        { shard, entryId: entry.id, from: from?.consumer, deliveries },
-        'reclaimed the cell entry of a worker whose lease lapsed',
-      );
+      redelivered.push(entry.id);
       this.options.deliver(shard, entry);
+    }
+    // One line per shard and pass, however many cells a dead worker left (SPEC §13: no log storms).
+    if (redelivered.length > 0) {
+      const from = [...new Set(dead.filter((d) => redelivered.includes(d.id)).map((d) => d.consumer))];
+      this.options.logger.warn({ shard, entries: redelivered.length, from }, 'reclaimed cell entries of workers whose lease lapsed');
     }
   }
 }
