@@ -1,9 +1,10 @@
-import { redisFailureLog, type CellEntry, type CellStream } from '@codemode/events';
+import { redisFailureLog, type CellEntry, type CellStream, type PendingCellEntry } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { deliveredTooOften, otherConsumers, reclaimable } from './cell-reclaim';
 
-/** Pending entries looked at per shard and pass. */
+/** Pending entries looked at per page, and pages per shard and pass. */
 const PENDING_PAGE = 64;
+const MAX_PAGES = 16;
 
 export interface CellReclaimerOptions {
   readonly stream: CellStream;
@@ -69,13 +70,27 @@ export class CellReclaimer {
     this.timer.unref();
   }
 
+  /** Every page of the shard's entries pending for a lease: long-running cells of live workers may fill the first ones. */
   private async reclaim(shard: number): Promise<void> {
+    const alive = new Map<string, boolean>();
+    let after: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const pending = await this.options.stream.pending(shard, this.options.presenceTtlMs, PENDING_PAGE, after);
+      if (pending.length > 0) await this.reclaimPage(shard, pending, alive);
+      if (pending.length < PENDING_PAGE) return;
+      after = pending[pending.length - 1].id;
+    }
+  }
+
+  /** `alive`: what this pass learnt of each consumer's lease so far. */
+  private async reclaimPage(shard: number, pending: PendingCellEntry[], alive: Map<string, boolean>): Promise<void> {
     const { stream, workerId, presenceTtlMs } = this.options;
-    const pending = await stream.pending(shard, presenceTtlMs, PENDING_PAGE);
-    const others = otherConsumers(pending, workerId);
-    if (others.length === 0) return;
-    const alive = await Promise.all(others.map((consumer) => this.options.presence.isAlive(consumer)));
-    const dead = reclaimable(pending, workerId, new Set(others.filter((_, i) => alive[i])));
+    const unknown = otherConsumers(pending, workerId).filter((consumer) => !alive.has(consumer));
+    const answers = await Promise.all(unknown.map((consumer) => this.options.presence.isAlive(consumer)));
+    unknown.forEach((consumer, i) => alive.set(consumer, answers[i]));
+    const live = new Set([...alive].filter(([, isAlive]) => isAlive).map(([consumer]) => consumer));
+    const dead = reclaimable(pending, workerId, live);
+    if (dead.length === 0) return;
     const claimed = await stream.claim(
       shard,
       workerId,
@@ -98,7 +113,7 @@ export class CellReclaimer {
       redelivered.push(entry.id);
       this.options.deliver(shard, entry);
     }
-    // One line per shard and pass, however many cells a dead worker left (SPEC §13: no log storms).
+    // One line per page (of up to 64), however many cells a dead worker left (SPEC §13: no log storms).
     if (redelivered.length > 0) {
       const from = [...new Set(dead.filter((d) => redelivered.includes(d.id)).map((d) => d.consumer))];
       this.options.logger.warn({ shard, entries: redelivered.length, from }, 'reclaimed cell entries of workers whose lease lapsed');

@@ -195,3 +195,30 @@ it('acknowledges and drops a dead consumer’s entry past its third delivery ins
   expect(await streamLength()).toBe(0);
   expect(await pendingCount()).toBe(0);
 });
+
+it('finds a dead consumer’s entry behind more than a page of a live consumer’s long-running ones', async () => {
+  await stream.ensureGroup(0);
+  await presence.beat('w-busy', 60_000);
+  for (let i = 0; i < 70; i += 1) await stream.add(cellJob());
+  await stream.read(redis, 0, 'w-busy', 70, 100);
+  const lost = cellJob();
+  await stream.add(lost);
+  await stream.read(redis, 0, 'w-crashed', 1, 100);
+  await tick(PRESENCE_TTL_MS + 50);
+  const delivered: string[] = [];
+  const reclaimer = new CellReclaimer({
+    stream,
+    presence,
+    workerId: 'w-me',
+    presenceTtlMs: PRESENCE_TTL_MS,
+    logger,
+    deliver: (_shard, entry) => delivered.push((JSON.parse(entry.job) as CellJob).runId),
+    acknowledge: (shard, entryId) => stream.ack(shard, entryId),
+  });
+  try {
+    await reclaimer.reclaimAll();
+    expect(delivered).toEqual([lost.runId]);
+  } finally {
+    await presence.leave('w-busy');
+  }
+});

@@ -87,9 +87,10 @@ export class CellStream {
     await guard(() => Promise.all([this.redis.xack(key, CELL_GROUP, id), this.redis.xdel(key, id)]));
   }
 
-  /** Up to `count` entries pending for at least `minIdleMs`, oldest first. */
-  async pending(shard: number, minIdleMs: number, count: number): Promise<PendingCellEntry[]> {
-    const reply = (await guard(() => this.redis.xpending(this.key(shard), CELL_GROUP, 'IDLE', minIdleMs, '-', '+', count))) as [
+  /** Up to `count` entries pending for at least `minIdleMs`, oldest first (after the id `after`, when given). */
+  async pending(shard: number, minIdleMs: number, count: number, after?: string): Promise<PendingCellEntry[]> {
+    const start = after === undefined ? '-' : `(${after}`;
+    const reply = (await guard(() => this.redis.xpending(this.key(shard), CELL_GROUP, 'IDLE', minIdleMs, start, '+', count))) as [
       id: string,
       consumer: string,
       idleMs: number,
