@@ -41,6 +41,8 @@ const job = (runId: string): CellJob => ({
 it('counts entries not delivered as waiting, since the oldest of them, and delivered ones as active until acknowledged', async () => {
   expect(await stream.depth(0)).toEqual({ waiting: 0, active: 0, oldestWaitingAt: null });
   const first = await stream.add(job('r1'));
+  // Before any worker created the group: waiting since the first entry.
+  expect(await stream.depth(0)).toEqual({ waiting: 1, active: 0, oldestWaitingAt: Number(first.split('-')[0]) });
   await stream.ensureGroup(0);
   const second = await stream.add(job('r2'));
   expect(await stream.depth(0)).toEqual({ waiting: 2, active: 0, oldestWaitingAt: Number(first.split('-')[0]) });

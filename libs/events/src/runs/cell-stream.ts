@@ -127,9 +127,10 @@ export class CellStream {
     const key = this.key(shard);
     const [length, groups] = await guard(() => Promise.all([this.redis.xlen(key), this.redis.xinfo('GROUPS', key).catch(() => [])]));
     const group = (groups as unknown[][]).map(fieldsOf).find((fields) => fields.get('name') === CELL_GROUP);
-    if (!group) return { waiting: length, active: 0, oldestWaitingAt: null };
-    const active = Number(group.get('pending') ?? 0);
-    const [next] = (await guard(() => this.redis.xrange(key, `(${String(group.get('last-delivered-id'))}`, '+', 'COUNT', 1))) as RawEntry[];
+    // No group yet (no worker ever started): every entry waits, from the first.
+    const active = group ? Number(group.get('pending') ?? 0) : 0;
+    const from = group ? `(${String(group.get('last-delivered-id'))}` : '-';
+    const [next] = (await guard(() => this.redis.xrange(key, from, '+', 'COUNT', 1))) as RawEntry[];
     return { waiting: Math.max(0, length - active), active, oldestWaitingAt: next ? Number(next[0].split('-')[0]) : null };
   }
 
