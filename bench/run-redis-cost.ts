@@ -13,6 +13,8 @@ const EXECS = Number(process.env.BENCH_REDIS_COST_EXECS ?? 200);
 const PRIMITIVE_CELLS = Number(process.env.BENCH_STREAM_PRIMITIVE_CELLS ?? 500);
 const ADMISSION_CALLS = Number(process.env.BENCH_ADMISSION_CALLS ?? 2000);
 const WARM_EXECS = 50;
+/** How new cells travel (`CODEMODE_CELL_DISPATCH`, passed to the stack's apps by TestStack). */
+const CELL_DISPATCH = process.env.CODEMODE_CELL_DISPATCH?.trim() || 'bullmq';
 /** How long Redis's idle work (timers, blocking pops, renewals) is read for before the execs. */
 const IDLE_MS = 5_000;
 
@@ -21,7 +23,8 @@ const IDLE_MS = 5_000;
  * Redis nothing else uses so that INFO's counters are the exec's own: one api and one worker,
  * multi-tenant with quotas on, `return 1+1` one at a time in one session. Then the stream
  * primitives against BullMQ (bench/stream-primitives.ts) and the exec admission in one script
- * against two (bench/admission-scripts.ts) on the same Redis, the apps stopped.
+ * against two (bench/admission-scripts.ts) on the same Redis, the apps stopped. With
+ * `CODEMODE_CELL_DISPATCH=stream` in its environment, the apps dispatch new cells on the shard streams.
  */
 async function main(): Promise<void> {
   const redis = await PrivateRedis.start();
@@ -61,7 +64,7 @@ async function main(): Promise<void> {
 function execCostTable(c: CounterCost, retained: { kind: string; bytes: number }[]): string {
   const segments = c.segmentsByRole.map((s) => `${s.role} ${fmt(s.segments, 1)}`).join(', ');
   return [
-    `| per exec \`return 1+1\` (${c.ops} sequential, one session, multi-tenant, quotas on, private Redis) | value | what it counts |`,
+    `| per exec \`return 1+1\` (${c.ops} sequential, one session, multi-tenant, quotas on, private Redis, cell dispatch ${CELL_DISPATCH}) | value | what it counts |`,
     '|---|---|---|',
     `| Redis CPU µs (less idle; raw) | ${fmt(c.cpuUs, 0)}; ${fmt(c.rawCpuUs, 0)} | INFO used_cpu_user + used_cpu_sys delta; idle rate read over ${fmt(c.idleMs / 1000, 1)} s before, taken off for the ${fmt(c.tookMs / 1000, 1)} s of execs |`,
     `| socket reads (less idle; raw) | ${fmt(c.socketReads, 1)}; ${fmt(c.rawSocketReads, 1)} | INFO total_reads_processed delta less the bench's own INFO: one per batch Redis read from a client, however many commands it held (round trips) |`,

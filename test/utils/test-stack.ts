@@ -19,6 +19,15 @@ export function redisEnv(): Record<string, string> {
   return REDIS_CLUSTER_NODES ? { REDIS_URL, REDIS_CLUSTER_NODES } : { REDIS_URL };
 }
 
+/**
+ * How the stacks dispatch new cells: the test process's `CODEMODE_CELL_DISPATCH` when set (so the
+ * e2e suites can run with new cells on the shard streams), else the apps' default.
+ */
+function cellDispatchEnv(): Record<string, string> {
+  const mode = process.env.CODEMODE_CELL_DISPATCH?.trim();
+  return mode ? { CODEMODE_CELL_DISPATCH: mode } : {};
+}
+
 /** The stack's Redis: a private one when the options name it, else the shared one. */
 function privateRedisEnv(options: StackOptions): Record<string, string> {
   if (options.redisClusterNodes) return { REDIS_CLUSTER_NODES: options.redisClusterNodes };
@@ -94,6 +103,7 @@ export class TestStack {
     const port = await freePort();
     const env: Record<string, string> = {
       ...privateRedisEnv(options),
+      ...cellDispatchEnv(),
       // A multi-tenant API serves /metrics here (SPEC §10); each stack gets its own.
       API_METRICS_PORT: String(await freePort()),
       CODEMODE_KEY_PREFIX: prefix,

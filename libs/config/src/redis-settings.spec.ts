@@ -9,7 +9,16 @@ describe('readRedisSettings', () => {
       username: undefined,
       password: undefined,
       queueShards: 16,
+      cellDispatch: 'bullmq',
     });
+  });
+
+  it('dispatches new cells on BullMQ unless CODEMODE_CELL_DISPATCH says stream', () => {
+    expect(readRedisSettings({ CODEMODE_CELL_DISPATCH: 'stream' }).cellDispatch).toBe('stream');
+    expect(readRedisSettings({ CODEMODE_CELL_DISPATCH: ' ' }).cellDispatch).toBe('bullmq');
+    expect(() => readRedisSettings({ CODEMODE_CELL_DISPATCH: 'kafka' })).toThrow(
+      /CODEMODE_CELL_DISPATCH must be one of bullmq, stream, got "kafka"/,
+    );
   });
 
   it('reads cluster seeds as host:port or redis:// URLs, with the URLs credentials', () => {

@@ -19,7 +19,15 @@ export interface RedisSettings {
   readonly password: string | undefined;
   /** `CODEMODE_QUEUE_SHARDS` [16]: BullMQ queues the cell queue is split into, each under its own hash tag. */
   readonly queueShards: number;
+  /**
+   * `CODEMODE_CELL_DISPATCH` [bullmq]: how a new cell travels to a worker: a BullMQ job on its
+   * shard, or `stream`, an entry on its shard's Redis Stream (SPEC §13; replays stay on BullMQ).
+   */
+  readonly cellDispatch: CellDispatchMode;
 }
+
+export const CELL_DISPATCH_MODES = ['bullmq', 'stream'] as const;
+export type CellDispatchMode = (typeof CELL_DISPATCH_MODES)[number];
 
 const DEFAULT_QUEUE_SHARDS = 16;
 const MAX_QUEUE_SHARDS = 1024;
@@ -33,6 +41,7 @@ export function readRedisSettings(env: Env): RedisSettings {
     username: env.REDIS_USERNAME?.trim() || seeds?.find((s) => s.username)?.username,
     password: env.REDIS_PASSWORD || seeds?.find((s) => s.password)?.password,
     queueShards: readShards(env.CODEMODE_QUEUE_SHARDS),
+    cellDispatch: readCellDispatch(env.CODEMODE_CELL_DISPATCH),
   };
 }
 
@@ -75,6 +84,13 @@ function readShards(raw: string | undefined): number {
     throw new ConfigError('CODEMODE_QUEUE_SHARDS', `must be an integer from 1 to ${MAX_QUEUE_SHARDS}, got "${raw}".`);
   }
   return value;
+}
+
+function readCellDispatch(raw: string | undefined): CellDispatchMode {
+  const value = raw?.trim() || 'bullmq';
+  const mode = CELL_DISPATCH_MODES.find((m) => m === value);
+  if (!mode) throw new ConfigError('CODEMODE_CELL_DISPATCH', `must be one of ${CELL_DISPATCH_MODES.join(', ')}, got "${raw}".`);
+  return mode;
 }
 
 /**

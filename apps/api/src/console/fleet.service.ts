@@ -3,7 +3,7 @@ import type { FleetCapacity, FleetRun, FleetView, FleetWorker, FleetWorkerReport
 import { apiTenancy, type AppConfig } from '@codemode/config';
 import { RunListing, SessionIndex } from '@codemode/events';
 import { NodeRegistry, nodeView, WorkerReports } from '@codemode/fleet';
-import { CellQueue } from '../queues/cell-queue';
+import { CellDispatch } from '../queues/cell-dispatch';
 import { APP_CONFIG } from '../core/tokens';
 
 /** Sessions of the tenant, newest activity first, whose live runs the fleet view places on workers. */
@@ -23,7 +23,7 @@ export class FleetService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly reports: WorkerReports,
-    private readonly cells: CellQueue,
+    private readonly cells: CellDispatch,
     private readonly index: SessionIndex,
     private readonly runs: RunListing,
     private readonly nodes: NodeRegistry,

@@ -11,6 +11,7 @@ import {
   TenantToolsLedger,
   createEventStores,
   eventStoreSettings,
+  CellStream,
   createRedis,
   EventLog,
   KeySpace,
@@ -45,6 +46,7 @@ import {
 import type { Logger } from '@codemode/telemetry';
 import { SessionStore } from '@codemode/store';
 import { BodyThreads } from '../bodies/body-threads';
+import { CellDispatch } from '../queues/cell-dispatch';
 import { CellQueue } from '../queues/cell-queue';
 import { queueOptions } from '../queues/queue-options';
 import { providersFrom } from './lib-providers';
@@ -150,6 +152,12 @@ const FLEET_CLASSES = {
       useFactory: (r: RedisClient, k: KeySpace, c: AppConfig) => CellQueue.open(r, k, c.redis.queueShards),
     },
     {
+      provide: CellDispatch,
+      inject: [APP_CONFIG, CellQueue, REDIS, KeySpace],
+      useFactory: (c: AppConfig, queue: CellQueue, r: RedisClient, k: KeySpace) =>
+        new CellDispatch(c.redis.cellDispatch, queue, new CellStream(r, k, c.redis.queueShards)),
+    },
+    {
       provide: ShellQueue,
       inject: [REDIS, KeySpace],
       useFactory: (r: RedisClient, k: KeySpace) => new ShellQueue(new Queue(QUEUES.shell, queueOptions(r, k, QUEUES.shell))),
@@ -174,6 +182,7 @@ const FLEET_CLASSES = {
     ...Object.values(FLEET_CLASSES),
     RunReplies,
     CellQueue,
+    CellDispatch,
     ShellQueue,
     WorkerQueues,
     SessionStore,

@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ApiMetrics } from '@codemode/telemetry';
-import { CellQueue } from '../queues/cell-queue';
+import { CellDispatch } from '../queues/cell-dispatch';
 import { ShellQueue } from '../queues/shell-queue';
 
 /**
@@ -11,7 +11,7 @@ import { ShellQueue } from '../queues/shell-queue';
 export class QueueGauges implements OnModuleInit {
   constructor(
     private readonly metrics: ApiMetrics,
-    private readonly cells: CellQueue,
+    private readonly cells: CellDispatch,
     private readonly shell: ShellQueue,
   ) {}
 

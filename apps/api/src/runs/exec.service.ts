@@ -24,7 +24,7 @@ import {
 } from '@codemode/events';
 import { emptyTelemetry, failedInputResult, hostFailureResult, NOT_STARTED_MESSAGE } from '@codemode/cells';
 import { requestIdField, type Logger } from '@codemode/telemetry';
-import { CellQueue } from '../queues/cell-queue';
+import { CellDispatch } from '../queues/cell-dispatch';
 import { BodyThreads } from '../bodies/body-threads';
 import { bodyRefusalError, type ParsedBody } from '../http/request-context';
 import { APP_CONFIG, LOGGER } from '../core/tokens';
@@ -57,7 +57,7 @@ export class ExecService {
     private readonly runIds: RunIds,
     private readonly sessions: SessionLedger,
     private readonly replies: RunReplies,
-    private readonly queue: CellQueue,
+    private readonly cells: CellDispatch,
     private readonly ends: RunEnds,
     private readonly answers: CallAnswers,
     private readonly bodies: BodyThreads,
@@ -66,7 +66,7 @@ export class ExecService {
   private readonly settingsCache = new SessionSettingsCache();
   private readonly notStartedLog = new ErrorGate(1_000);
 
-  /** `rank`: the tenant's calls in flight, this one included (queue fairness, see CellQueue.add). */
+  /** `rank`: the tenant's calls in flight, this one included (queue fairness, see CellDispatch.add). */
   async exec(
     tenant: string,
     sessionId: string,
@@ -171,7 +171,7 @@ export class ExecService {
           // A stalled fleet abandons many cells at once: one line a second, with how many it stands for.
           const admitted = this.notStartedLog.admit(NOT_STARTED_LINE);
           if (admitted) log.warn(admitted, NOT_STARTED_LINE);
-          await this.queue.remove(ref, runId);
+          await this.cells.remove(ref, runId);
           return result;
         },
         // The pushed answer can be missed (pub/sub reconnecting): the run's own answer wins,
@@ -180,7 +180,7 @@ export class ExecService {
       },
     );
     try {
-      await this.queue.add(
+      await this.cells.add(
         {
           tenant: ref.tenant,
           sessionId: ref.sessionId,

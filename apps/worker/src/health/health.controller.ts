@@ -1,6 +1,7 @@
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import type { RedisClient } from '@codemode/events';
 import { SandboxPool } from '@codemode/sandbox';
+import { CellStreamReaders } from '../cells/cell-stream-readers';
 import { CellsProcessor } from '../cells/cells.processor';
 import { REDIS } from '../core/tokens';
 import { PresenceHeartbeat } from '../lifecycle/presence-heartbeat.service';
@@ -20,6 +21,7 @@ export class HealthController {
     @Inject(REDIS) private readonly redis: RedisClient,
     private readonly pool: SandboxPool,
     private readonly cells: CellsProcessor,
+    private readonly streamCells: CellStreamReaders,
     private readonly ownQueue: OwnQueueProcessor,
     private readonly confinement: ShellConfinement,
     private readonly mcp: McpDeployment,
@@ -41,7 +43,7 @@ export class HealthController {
       () => true,
       () => false,
     );
-    if (!redisOk || !this.cells.running || !this.ownQueue.running) {
+    if (!redisOk || !this.cells.running || !this.streamCells.running || !this.ownQueue.running) {
       throw new ServiceUnavailableException({
         error: redisOk ? 'not consuming cells yet.' : 'Redis does not answer; not ready.',
         code: 'runtime_unavailable',

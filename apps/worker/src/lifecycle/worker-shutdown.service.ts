@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import type { Logger } from '@codemode/telemetry';
 import { LOGGER } from '../core/tokens';
+import { CellStreamReaders } from '../cells/cell-stream-readers';
 import { CellsProcessor } from '../cells/cells.processor';
 import { OwnQueueProcessor } from '../own-queue/own-queue.processor';
 import { ResidentRuns } from '../runs/resident-runs.service';
@@ -23,6 +24,7 @@ export const SHUTDOWN_LOST_REASON = 'the worker holding the parked cell shut dow
 export class WorkerShutdown implements BeforeApplicationShutdown {
   constructor(
     private readonly cells: CellsProcessor,
+    private readonly streamCells: CellStreamReaders,
     private readonly resumes: OwnQueueProcessor,
     private readonly residentRuns: ResidentRuns,
     private readonly shell: ShellProcessor,
@@ -33,7 +35,7 @@ export class WorkerShutdown implements BeforeApplicationShutdown {
   ) {}
 
   async beforeApplicationShutdown(): Promise<void> {
-    await Promise.all([this.cells.close(), this.resumes.close(), this.shell.close()]);
+    await Promise.all([this.cells.close(), this.streamCells.close(), this.resumes.close(), this.shell.close()]);
     // Shell calls run detached from the consumers: the ones they started answer before anything closes.
     await this.shellCalls.drain();
     await this.residentRuns.giveUpAll(SHUTDOWN_LOST_REASON);

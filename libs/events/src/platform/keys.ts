@@ -171,6 +171,15 @@ export class KeySpace {
     return `{${this.prefix}:${queue}}`;
   }
 
+  /**
+   * `{<prefix>:<queue>}:stream`: the stream of new cells of one cell-queue shard (SPEC §13,
+   * `CODEMODE_CELL_DISPATCH=stream`), in the shard queue's hash tag beside its BullMQ keys (which
+   * all continue with `:<queue>:`), so a shard's dispatch stays in one Cluster slot.
+   */
+  cellStream(queue: string): string {
+    return `${this.queuePrefix(queue)}:stream`;
+  }
+
   /** A worker's presence (its lease): present while the worker is alive. */
   workerAlive(workerId: string): string {
     return `${this.prefix}:alive:${workerId}`;

@@ -26,3 +26,4 @@ export { recordsPlatformAnswer } from './platform-calls';
 export { RunListing, LIVE_RUN_SCAN } from './run-listing';
 export { RunIds, mintRunId, placeOfRunId, type RunIdPlace } from './run-ids';
 export { McpTaskStore, type NewMcpTask } from './mcp-task-store';
+export { CellStream, CELL_GROUP, type CellEntry, type PendingCellEntry } from './cell-stream';

@@ -1,0 +1,50 @@
+import type { CellDispatchMode } from '@codemode/config';
+import type { CellJob, SessionRef } from '@codemode/contracts';
+import type { CellStream } from '@codemode/events';
+import type { CellQueue } from './cell-queue';
+import type { QueueStats } from './queue-stats';
+
+/**
+ * How a new cell reaches a worker (`CODEMODE_CELL_DISPATCH`, SPEC §13): a BullMQ job on its
+ * shard's queue, or an entry on its shard's stream. Replays stay on the queue either way.
+ */
+export class CellDispatch {
+  constructor(
+    private readonly mode: CellDispatchMode,
+    private readonly queue: CellQueue,
+    private readonly stream: CellStream,
+  ) {}
+
+  /** `rank`: the tenant's calls in flight, this one included (the queue's priority; the stream has none). */
+  async add(job: CellJob, rank: number): Promise<void> {
+    if (this.mode === 'stream') await this.stream.add(job);
+    else await this.queue.add(job, rank);
+  }
+
+  /**
+   * Best effort, for a cell abandoned before it started. A stream entry stays: the worker that
+   * reads it finds its run ended and drops it.
+   */
+  async remove(ref: SessionRef, runId: string): Promise<void> {
+    if (this.mode === 'bullmq') await this.queue.remove(ref, runId);
+  }
+
+  /**
+   * Depth of the cell queue for the gauges and the fleet view: its jobs (replays, and new cells on
+   * `bullmq`) plus, on `stream`, each shard stream's entries not yet delivered (`waiting`) and
+   * delivered but not acknowledged (`active`).
+   */
+  async stats(): Promise<QueueStats> {
+    const queued = await this.queue.stats();
+    if (this.mode === 'bullmq') return queued;
+    const shards = Array.from({ length: this.stream.shardCount }, (_, shard) => this.stream.depth(shard));
+    const counts = { ...queued.counts };
+    const times = queued.oldestWaitingAt === null ? [] : [queued.oldestWaitingAt];
+    for (const depth of await Promise.all(shards)) {
+      counts.waiting += depth.waiting;
+      counts.active += depth.active;
+      if (depth.oldestWaitingAt !== null) times.push(depth.oldestWaitingAt);
+    }
+    return { counts, oldestWaitingAt: times.length > 0 ? Math.min(...times) : null };
+  }
+}

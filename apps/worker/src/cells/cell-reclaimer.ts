@@ -1,0 +1,122 @@
+import { redisFailureLog, type CellEntry, type CellStream, type PendingCellEntry } from '@codemode/events';
+import type { Logger } from '@codemode/telemetry';
+import { deliveredTooOften, otherConsumers, reclaimable } from './cell-reclaim';
+
+/** Pending entries looked at per page, and pages per shard and pass. */
+const PENDING_PAGE = 64;
+const MAX_PAGES = 16;
+
+export interface CellReclaimerOptions {
+  readonly stream: CellStream;
+  /** The one owner of "is this worker alive" (WorkerPresence). */
+  readonly presence: { isAlive(workerId: string): Promise<boolean> };
+  readonly workerId: string;
+  readonly presenceTtlMs: number;
+  readonly logger: Logger;
+  /** Handles a claimed entry as a re-delivery of its cell. */
+  deliver(shard: number, entry: CellEntry): void;
+  acknowledge(shard: number, id: string): Promise<void>;
+}
+
+/**
+ * What replaces BullMQ's stalled-job re-delivery for the cell streams (SPEC §13): every half lease
+ * (with jitter), on each shard, the entries pending for at least a lease under consumers whose
+ * worker's presence is gone are claimed (`XCLAIM`, which only takes an entry still idle that long,
+ * so of two reclaimers one gets it) and handled as re-deliveries: the run's state decides, through
+ * the recovery a re-delivered job takes (CellWork). An entry past its third delivery is
+ * acknowledged and logged instead; the live-run sweeper ends its run.
+ */
+export class CellReclaimer {
+  private timer: NodeJS.Timeout | undefined;
+  private pass: Promise<void> | undefined;
+
+  constructor(private readonly options: CellReclaimerOptions) {}
+
+  start(): void {
+    this.schedule();
+  }
+
+  /** No more passes; resolves once a pass under way ended (what it claimed is delivered by then). */
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.pass;
+  }
+
+  /** One pass over every shard (the timer's tick; specs call it directly). */
+  async reclaimAll(): Promise<void> {
+    for (let shard = 0; shard < this.options.stream.shardCount; shard += 1) {
+      try {
+        await this.reclaim(shard);
+      } catch (error) {
+        const admitted = redisFailureLog.admit(error instanceof Error ? error : new Error(String(error)));
+        if (admitted)
+          this.options.logger.warn({ err: error, consumer: 'cell-reclaimer', shard, ...admitted }, 'cell stream reclaim failed');
+      }
+    }
+  }
+
+  private schedule(): void {
+    const half = this.options.presenceTtlMs / 2;
+    this.timer = setTimeout(
+      () => {
+        this.pass = this.reclaimAll().finally(() => {
+          this.pass = undefined;
+          if (this.timer) this.schedule();
+        });
+      },
+      half * (0.75 + Math.random() * 0.5),
+    );
+    this.timer.unref();
+  }
+
+  /** Every page of the shard's entries pending for a lease: long-running cells of live workers may fill the first ones. */
+  private async reclaim(shard: number): Promise<void> {
+    const alive = new Map<string, boolean>();
+    let after: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const pending = await this.options.stream.pending(shard, this.options.presenceTtlMs, PENDING_PAGE, after);
+      if (pending.length > 0) await this.reclaimPage(shard, pending, alive);
+      if (pending.length < PENDING_PAGE) return;
+      after = pending[pending.length - 1].id;
+    }
+  }
+
+  /** `alive`: what this pass learnt of each consumer's lease so far. */
+  private async reclaimPage(shard: number, pending: PendingCellEntry[], alive: Map<string, boolean>): Promise<void> {
+    const { stream, workerId, presenceTtlMs } = this.options;
+    const unknown = otherConsumers(pending, workerId).filter((consumer) => !alive.has(consumer));
+    const answers = await Promise.all(unknown.map((consumer) => this.options.presence.isAlive(consumer)));
+    unknown.forEach((consumer, i) => alive.set(consumer, answers[i]));
+    const live = new Set([...alive].filter(([, isAlive]) => isAlive).map(([consumer]) => consumer));
+    const dead = reclaimable(pending, workerId, live);
+    if (dead.length === 0) return;
+    const claimed = await stream.claim(
+      shard,
+      workerId,
+      presenceTtlMs,
+      dead.map((entry) => entry.id),
+    );
+    const redelivered: string[] = [];
+    for (const entry of claimed) {
+      const from = dead.find((d) => d.id === entry.id);
+      // XCLAIM counted one more delivery.
+      const deliveries = (from?.deliveries ?? 0) + 1;
+      if (deliveredTooOften(deliveries)) {
+        this.options.logger.error(
+          { shard, entryId: entry.id, deliveries, from: from?.consumer },
+          'cell entry delivered too often (its workers keep dying); dropped, the live-run sweeper ends its run',
+        );
+        await this.options.acknowledge(shard, entry.id);
+        continue;
+      }
+      redelivered.push(entry.id);
+      this.options.deliver(shard, entry);
+    }
+    // One line per page (of up to 64), however many cells a dead worker left (SPEC §13: no log storms).
+    if (redelivered.length > 0) {
+      const from = [...new Set(dead.filter((d) => redelivered.includes(d.id)).map((d) => d.consumer))];
+      this.options.logger.warn({ shard, entries: redelivered.length, from }, 'reclaimed cell entries of workers whose lease lapsed');
+    }
+  }
+}

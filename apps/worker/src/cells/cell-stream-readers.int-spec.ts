@@ -1,0 +1,224 @@
+import type { Redis } from 'ioredis';
+import { SPEC_DEFAULT_LIMITS, SPEC_DEFAULT_SHELL } from '@codemode/config';
+import type { CellJob } from '@codemode/contracts';
+import { CELL_GROUP, CellStream, KeySpace } from '@codemode/events';
+import { WorkerPresence } from '@codemode/fleet';
+import { createLogger } from '@codemode/telemetry';
+import { deleteKeys, testPrefix, testRedis } from '../../../../test/utils/redis-test-keys';
+import { CellReclaimer } from './cell-reclaimer';
+import { CellStreamReaders, type StreamCellWork } from './cell-stream-readers';
+import type { CellOutcome } from './cell-work';
+
+/**
+ * SPEC §13, `CODEMODE_CELL_DISPATCH=stream`: a worker's readers run each new cell of its shard's
+ * stream and acknowledge it (the entry is gone); entries are reclaimed only from consumers whose
+ * presence (their lease) is gone, never from a live one however long its entry waits.
+ */
+const prefix = testPrefix('worker', 'cell-stream');
+const keys = new KeySpace(prefix);
+const PRESENCE_TTL_MS = 400;
+const logger = createLogger({ service: 'test', level: 'silent', version: 'test' });
+const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let redis: Redis;
+let stream: CellStream;
+let presence: WorkerPresence;
+let runs = 0;
+
+beforeAll(async () => {
+  redis = await testRedis('cell-stream');
+  stream = new CellStream(redis, keys, 1);
+  presence = new WorkerPresence(redis, keys);
+});
+
+afterEach(async () => {
+  await redis.del(keys.cellStream('cells-0'));
+});
+
+afterAll(async () => {
+  await deleteKeys(redis, prefix);
+  await redis.quit();
+});
+
+function cellJob(): CellJob {
+  runs += 1;
+  const spec = {
+    title: 't',
+    code: 'return 1',
+    restartSafe: false,
+    awaitResults: false,
+    limits: { ...SPEC_DEFAULT_LIMITS },
+    shell: { ...SPEC_DEFAULT_SHELL },
+    agentId: null,
+  };
+  return { tenant: 'acme', sessionId: 's1', runId: `run-${runs}`, spec, replyTo: 'r', requestedAt: Date.now() };
+}
+
+/** CellWork's place: records each run it is given and answers what `outcomes` says (then `done`). */
+function recordingWork(outcomes: CellOutcome[] = []): StreamCellWork & { handled: string[] } {
+  const handled: string[] = [];
+  return {
+    handled,
+    lookAgainMs: 200,
+    runCell: (cell) => {
+      handled.push(cell.runId);
+      return Promise.resolve(outcomes.shift() ?? 'done');
+    },
+    goOn: (_run, work) => work,
+  };
+}
+
+function readers(workerId: string, cells: StreamCellWork): CellStreamReaders {
+  return new CellStreamReaders({
+    enabled: true,
+    stream,
+    redis,
+    presence,
+    cells,
+    workerId,
+    budget: 4,
+    presenceTtlMs: PRESENCE_TTL_MS,
+    logger,
+    blockMs: 200,
+  });
+}
+
+async function until(done: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await tick(50);
+  }
+}
+
+const streamLength = () => redis.xlen(keys.cellStream('cells-0'));
+const pendingCount = async () => Number((await redis.xpending(keys.cellStream('cells-0'), CELL_GROUP))[0]);
+
+it('runs a new cell of its shard and acknowledges it: the entry leaves the stream and the pending list', async () => {
+  const work = recordingWork();
+  const reader = readers('w-reader', work);
+  reader.start();
+  try {
+    const job = cellJob();
+    await stream.add(job);
+    await until(async () => work.handled.length === 1 && (await streamLength()) === 0);
+    expect(work.handled).toEqual([job.runId]);
+    expect(await pendingCount()).toBe(0);
+  } finally {
+    await reader.close();
+  }
+});
+
+it('takes back at start what its worker id held before (a restart under a fixed id), and leaves the group when it stops', async () => {
+  await stream.ensureGroup(0);
+  const job = cellJob();
+  await stream.add(job);
+  expect(await stream.read(redis, 0, 'w-again', 1, 100)).toHaveLength(1);
+  const work = recordingWork();
+  const reader = readers('w-again', work);
+  reader.start();
+  await until(async () => work.handled.length === 1 && (await streamLength()) === 0);
+  await reader.close();
+  expect(work.handled).toEqual([job.runId]);
+  const consumers = (await redis.xinfo('CONSUMERS', keys.cellStream('cells-0'), CELL_GROUP)) as unknown[][];
+  expect(consumers.map((fields) => fields[1])).not.toContain('w-again');
+});
+
+it('keeps an entry whose owner is still alive pending, and handles it again half a lease later', async () => {
+  const work = recordingWork(['later']);
+  const reader = readers('w-later', work);
+  reader.start();
+  try {
+    const job = cellJob();
+    await stream.add(job);
+    await until(() => work.handled.length === 1);
+    expect(await pendingCount()).toBe(1);
+    await until(async () => work.handled.length === 2 && (await streamLength()) === 0);
+    expect(work.handled).toEqual([job.runId, job.runId]);
+    expect(await pendingCount()).toBe(0);
+  } finally {
+    await reader.close();
+  }
+});
+
+it('reclaims the entry of a dead consumer only once its presence is gone, never a live one’s', async () => {
+  await stream.ensureGroup(0);
+  const [dead, live] = [cellJob(), cellJob()];
+  await stream.add(dead);
+  await stream.add(live);
+  await presence.beat('w-dead', 60_000);
+  await presence.beat('w-live', 60_000);
+  // Each taken by a worker that then stops acknowledging (dead or busy for long).
+  expect((await stream.read(redis, 0, 'w-dead', 1, 100)).map((e) => JSON.parse(e.job).runId)).toEqual([dead.runId]);
+  expect((await stream.read(redis, 0, 'w-live', 1, 100)).map((e) => JSON.parse(e.job).runId)).toEqual([live.runId]);
+  const work = recordingWork();
+  const reader = readers('w-me', work);
+  reader.start();
+  try {
+    // Many reclaim passes (every half lease) with both entries idle past a lease: nothing taken.
+    await tick(PRESENCE_TTL_MS * 4);
+    expect(work.handled).toEqual([]);
+    await presence.leave('w-dead');
+    await until(() => work.handled.length === 1);
+    expect(work.handled).toEqual([dead.runId]);
+    await until(async () => (await streamLength()) === 1);
+    const pending = await stream.pending(0, 0, 10);
+    expect(pending.map((e) => [e.consumer, e.deliveries])).toEqual([['w-live', 1]]);
+    await tick(PRESENCE_TTL_MS * 2);
+    expect(work.handled).toEqual([dead.runId]);
+  } finally {
+    await reader.close();
+    await presence.leave('w-live');
+  }
+});
+
+it('acknowledges and drops a dead consumer’s entry past its third delivery instead of handling it', async () => {
+  await stream.ensureGroup(0);
+  const job = cellJob();
+  const id = await stream.add(job);
+  await stream.read(redis, 0, 'w-gone-1', 1, 100);
+  // Two more deliveries, each to a worker that died too.
+  await stream.claim(0, 'w-gone-2', 0, [id]);
+  await stream.claim(0, 'w-gone-3', 0, [id]);
+  await tick(PRESENCE_TTL_MS + 50);
+  const delivered: string[] = [];
+  const reclaimer = new CellReclaimer({
+    stream,
+    presence,
+    workerId: 'w-me',
+    presenceTtlMs: PRESENCE_TTL_MS,
+    logger,
+    deliver: (_shard, entry) => delivered.push(entry.id),
+    acknowledge: (shard, entryId) => stream.ack(shard, entryId),
+  });
+  await reclaimer.reclaimAll();
+  expect(delivered).toEqual([]);
+  expect(await streamLength()).toBe(0);
+  expect(await pendingCount()).toBe(0);
+});
+
+it('finds a dead consumer’s entry behind more than a page of a live consumer’s long-running ones', async () => {
+  await stream.ensureGroup(0);
+  await presence.beat('w-busy', 60_000);
+  for (let i = 0; i < 70; i += 1) await stream.add(cellJob());
+  await stream.read(redis, 0, 'w-busy', 70, 100);
+  const lost = cellJob();
+  await stream.add(lost);
+  await stream.read(redis, 0, 'w-crashed', 1, 100);
+  await tick(PRESENCE_TTL_MS + 50);
+  const delivered: string[] = [];
+  const reclaimer = new CellReclaimer({
+    stream,
+    presence,
+    workerId: 'w-me',
+    presenceTtlMs: PRESENCE_TTL_MS,
+    logger,
+    deliver: (_shard, entry) => delivered.push((JSON.parse(entry.job) as CellJob).runId),
+    acknowledge: (shard, entryId) => stream.ack(shard, entryId),
+  });
+  try {
+    await reclaimer.reclaimAll();
+    expect(delivered).toEqual([lost.runId]);
+  } finally {
+    await presence.leave('w-busy');
+  }
+});

@@ -1,0 +1,216 @@
+import { CellJobSchema, type CellJob } from '@codemode/contracts';
+import {
+  closeConnection,
+  duplicateForBlocking,
+  redisFailureLog,
+  retryWhileStoreUnavailable,
+  type CellEntry,
+  type CellStream,
+  type RedisClient,
+} from '@codemode/events';
+import type { Logger } from '@codemode/telemetry';
+import type { Detached } from '../core/queue-consumer';
+import { CellReclaimer } from './cell-reclaimer';
+import type { CellOutcome } from './cell-work';
+import { ShardSlots } from './shard-slots';
+
+/** How long one read waits for an entry before it reads again. */
+const READ_BLOCK_MS = 5_000;
+/** How long a reader waits after a failed read (SPEC §13 Faults: no busy loop while Redis is away). */
+const READ_RETRY_DELAY_MS = 1_000;
+/** Entries pending under this worker's id at its start taken back per shard (a restart's leftovers are few). */
+const OWN_PENDING_PAGE = 1_000;
+/** How long an acknowledgement is retried while Redis is away: an unacknowledged entry of a live worker is never reclaimed. */
+const ACK_GIVE_UP_MS = 60_000;
+
+/** What the readers do with a cell (CellWork, the one owner of a delivery's work). */
+export interface StreamCellWork {
+  readonly lookAgainMs: number;
+  runCell(cell: CellJob): Promise<CellOutcome>;
+  goOn(run: { tenant: string; runId: string }, work: Promise<void>): Promise<void | Detached>;
+}
+
+export interface CellStreamReadersOptions {
+  /** False when new cells travel as BullMQ jobs (`CODEMODE_CELL_DISPATCH`): nothing is read. */
+  readonly enabled: boolean;
+  readonly stream: CellStream;
+  /** The connection the blocking readers are duplicated from; acknowledgements and claims use it. */
+  readonly redis: RedisClient;
+  readonly presence: { isAlive(workerId: string): Promise<boolean> };
+  readonly cells: StreamCellWork;
+  /** This worker: its consumer name in every shard's group. */
+  readonly workerId: string;
+  /** Cells at once over every shard (`cellConcurrency`). */
+  readonly budget: number;
+  readonly presenceTtlMs: number;
+  readonly logger: Logger;
+  /** Told when each entry is taken, with the ms its id carries (the queue-wait metric). */
+  readonly onTaken?: (enqueuedAt: number) => void;
+  /** @default 5000 */
+  readonly blockMs?: number;
+}
+
+/**
+ * The worker's readers of the cell streams (SPEC §13, `CODEMODE_CELL_DISPATCH=stream`): per shard,
+ * a loop of `XREADGROUP` on a blocking connection of its own (one key per command, so it works on a
+ * Redis Cluster), as many entries as the shard's slots allow (ShardSlots over `cellConcurrency`).
+ * Each entry is run as a new cell (CellWork) and acknowledged once its work ends, also when it went
+ * on without its slot (an entry stays pending under a live consumer, so nothing else takes it);
+ * one whose owner's lease has not lapsed yet stays pending and is handled again in half a lease.
+ * Entries of dead workers come back through CellReclaimer.
+ */
+export class CellStreamReaders {
+  private readonly slots: ShardSlots;
+  private readonly connections: RedisClient[] = [];
+  private readonly loops: Promise<void>[] = [];
+  private readonly works = new Set<Promise<void>>();
+  private readonly lookAgain = new Set<NodeJS.Timeout>();
+  private readonly reclaimer: CellReclaimer;
+  private closed = false;
+
+  constructor(private readonly options: CellStreamReadersOptions) {
+    this.slots = new ShardSlots(options.budget, options.stream.shardCount);
+    this.reclaimer = new CellReclaimer({
+      stream: options.stream,
+      presence: options.presence,
+      workerId: options.workerId,
+      presenceTtlMs: options.presenceTtlMs,
+      logger: options.logger,
+      deliver: (shard, entry) => this.deliver(shard, entry),
+      acknowledge: (shard, id) => this.acknowledge(shard, id),
+    });
+  }
+
+  /** Reading and reclaiming on every shard (or not meant to: readiness holds then). */
+  get running(): boolean {
+    return !this.options.enabled || (this.loops.length > 0 && !this.closed);
+  }
+
+  /** Starts once the app is up, as the queue consumers do. */
+  onApplicationBootstrap(): void {
+    if (this.options.enabled) this.start();
+  }
+
+  start(): void {
+    for (let shard = 0; shard < this.options.stream.shardCount; shard += 1) {
+      const connection = duplicateForBlocking(this.options.redis, `worker-${this.options.workerId}-cell-stream-${shard}`);
+      this.connections.push(connection);
+      this.loops.push(this.read(shard, connection));
+    }
+    this.reclaimer.start();
+  }
+
+  /** Reads no more, then waits for every entry it took to end and be acknowledged (within its budget). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.slots.close();
+    for (const timer of this.lookAgain) clearTimeout(timer);
+    this.lookAgain.clear();
+    // A pending blocking read rejects at once; an entry it took stays pending here, reclaimed once this lease lapses.
+    for (const connection of this.connections) closeConnection(connection);
+    await Promise.all([...this.loops, this.reclaimer.stop()]);
+    while (this.works.size > 0) await Promise.all([...this.works]);
+    if (this.connections.length > 0) await this.leaveGroups();
+  }
+
+  /** Handles one entry as a delivery of its cell, holding a slot of `shard` until its work ends or goes on without it. */
+  deliver(shard: number, entry: CellEntry): void {
+    const cell = parseCell(entry.job);
+    if (!cell) {
+      this.options.logger.error({ shard, entryId: entry.id }, 'cell stream entry without a readable job; dropped');
+      this.track(this.acknowledge(shard, entry.id));
+      return;
+    }
+    this.options.onTaken?.(Number(entry.id.split('-')[0]));
+    this.slots.take(shard);
+    const work = this.options.cells.runCell(cell).then(
+      (outcome) => (outcome === 'later' ? this.handleLater(shard, entry) : this.acknowledge(shard, entry.id)),
+      (error: unknown) => {
+        this.options.logger.error({ err: error, runId: cell.runId, entryId: entry.id }, 'cell entry failed; its run may need recovery');
+        return this.acknowledge(shard, entry.id);
+      },
+    );
+    this.track(work);
+    void this.options.cells.goOn(cell, work).finally(() => this.slots.give(shard));
+  }
+
+  /** Acknowledges and deletes a handled entry; never rejects (a failure is logged). */
+  async acknowledge(shard: number, id: string): Promise<void> {
+    try {
+      await retryWhileStoreUnavailable(() => this.options.stream.ack(shard, id), { giveUpMs: ACK_GIVE_UP_MS });
+    } catch (error) {
+      this.options.logger.error({ err: error, shard, entryId: id }, 'could not acknowledge a cell entry; it stays pending');
+    }
+  }
+
+  private async read(shard: number, connection: RedisClient): Promise<void> {
+    let grouped = false;
+    let ownTaken = false;
+    while (!this.closed) {
+      try {
+        if (!grouped) await this.options.stream.ensureGroup(shard);
+        grouped = true;
+        // Entries pending under this worker id from a previous life (a fixed CODEMODE_WORKER_ID):
+        // nobody reclaims them while this id's lease is alive again, so they are delivered again here.
+        if (!ownTaken)
+          for (const entry of await this.options.stream.read(connection, shard, this.options.workerId, OWN_PENDING_PAGE, 0, '0'))
+            this.deliver(shard, entry);
+        ownTaken = true;
+        const count = await this.slots.whenFree(shard);
+        if (count === 0) return;
+        const entries = await this.options.stream.read(
+          connection,
+          shard,
+          this.options.workerId,
+          count,
+          this.options.blockMs ?? READ_BLOCK_MS,
+        );
+        // Taken even while closing: they are pending under this worker now.
+        for (const entry of entries) this.deliver(shard, entry);
+      } catch (error) {
+        if (this.closed) return;
+        // The stream or its group was deleted (NOGROUP): created again before the next read.
+        if (error instanceof Error && error.message.includes('NOGROUP')) grouped = false;
+        const admitted = redisFailureLog.admit(error instanceof Error ? error : new Error(String(error)));
+        if (admitted) this.options.logger.warn({ err: error, consumer: 'cell-stream', shard, ...admitted }, 'cell stream reader error');
+        await new Promise((resolve) => setTimeout(resolve, READ_RETRY_DELAY_MS));
+      }
+    }
+  }
+
+  /** Out of every shard's group where it holds nothing (consumers are never removed otherwise); best effort. */
+  private async leaveGroups(): Promise<void> {
+    const shards = Array.from({ length: this.options.stream.shardCount }, (_, shard) => shard);
+    await Promise.all(
+      shards.map((shard) =>
+        this.options.stream.leave(shard, this.options.workerId).catch((error: unknown) => {
+          this.options.logger.warn({ err: error, shard }, 'could not leave a cell stream group; this worker stays listed in it');
+        }),
+      ),
+    );
+  }
+
+  /** Its run is still its live owner's: the entry stays pending here and is handled again in half a lease. */
+  private handleLater(shard: number, entry: CellEntry): void {
+    if (this.closed) return;
+    const timer = setTimeout(() => {
+      this.lookAgain.delete(timer);
+      if (!this.closed) this.deliver(shard, entry);
+    }, this.options.cells.lookAgainMs);
+    this.lookAgain.add(timer);
+  }
+
+  private track(work: Promise<void>): void {
+    this.works.add(work);
+    void work.finally(() => this.works.delete(work));
+  }
+}
+
+function parseCell(json: string): CellJob | null {
+  try {
+    const parsed = CellJobSchema.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,56 @@
+import { sharedLimits } from '../core/shared-concurrency';
+
+/**
+ * The cell slots of the shard streams' readers: one budget over every shard, each shard taking
+ * what `sharedLimits` allows it (what it runs plus what the budget has left, at least one). A
+ * reader asks how many entries it may read (`whenFree`); each entry holds its slot until its work
+ * ends or goes on without it.
+ */
+export class ShardSlots {
+  private readonly active: number[];
+  private readonly waiting = new Map<number, () => void>();
+  private closed = false;
+
+  constructor(
+    private readonly budget: number,
+    shards: number,
+  ) {
+    this.active = new Array<number>(shards).fill(0);
+  }
+
+  /** Slots shard `shard` may take now. */
+  free(shard: number): number {
+    return sharedLimits(this.budget, this.active)[shard] - this.active[shard];
+  }
+
+  /** Resolves with the slots `shard` may take once there is at least one (0 once closed). */
+  async whenFree(shard: number): Promise<number> {
+    for (;;) {
+      if (this.closed) return 0;
+      const free = this.free(shard);
+      if (free > 0) return free;
+      await new Promise<void>((resolve) => this.waiting.set(shard, resolve));
+    }
+  }
+
+  take(shard: number): void {
+    this.active[shard] += 1;
+  }
+
+  give(shard: number): void {
+    this.active[shard] -= 1;
+    this.wake();
+  }
+
+  /** Wakes every waiting reader for good: `whenFree` answers 0 from now on. */
+  close(): void {
+    this.closed = true;
+    this.wake();
+  }
+
+  private wake(): void {
+    const waiting = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const resolve of waiting) resolve();
+  }
+}
