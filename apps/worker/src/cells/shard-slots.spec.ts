@@ -32,4 +32,14 @@ describe('ShardSlots', () => {
     await expect(waiting).resolves.toBe(0);
     await expect(slots.whenFree(0)).resolves.toBe(0);
   });
+
+  it("reads at most a shard's share of the budget at once, so idle shards cannot take the budget many times over", async () => {
+    const even = new ShardSlots(16, 16);
+    expect(even.free(0)).toBe(16);
+    await expect(even.whenFree(0)).resolves.toBe(1);
+    const larger = new ShardSlots(64, 16);
+    await expect(larger.whenFree(3)).resolves.toBe(4);
+    const small = new ShardSlots(2, 16);
+    await expect(small.whenFree(0)).resolves.toBe(1);
+  });
 });

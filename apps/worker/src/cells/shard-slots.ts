@@ -5,10 +5,17 @@ import { sharedLimits } from '../core/shared-concurrency';
  * what `sharedLimits` allows it (what it runs plus what the budget has left, at least one). A
  * reader asks how many entries it may read (`whenFree`); each entry holds its slot until its work
  * ends or goes on without it.
+ *
+ * One read takes at most the shard's share of the budget (`readCap`, at least one): every idle
+ * shard's reader blocks at once, each with its count, and a burst over all shards fills them all.
+ * Uncapped, that would be the whole free budget per shard, up to `shards ×` the budget held by one
+ * worker while others idle; capped, idle shards take at most max(budget, shards) at once, the
+ * overshoot BullMQ's one-at-a-time fetch allowed. A burst on one shard reads again at once.
  */
 export class ShardSlots {
   private readonly active: number[];
   private readonly waiting = new Map<number, () => void>();
+  private readonly readCap: number;
   private closed = false;
 
   constructor(
@@ -16,6 +23,7 @@ export class ShardSlots {
     shards: number,
   ) {
     this.active = new Array<number>(shards).fill(0);
+    this.readCap = Math.max(1, Math.floor(budget / shards));
   }
 
   /** Slots shard `shard` may take now. */
@@ -23,12 +31,12 @@ export class ShardSlots {
     return sharedLimits(this.budget, this.active)[shard] - this.active[shard];
   }
 
-  /** Resolves with the slots `shard` may take once there is at least one (0 once closed). */
+  /** Resolves with how many entries `shard` may read once it may take one (at most `readCap`; 0 once closed). */
   async whenFree(shard: number): Promise<number> {
     for (;;) {
       if (this.closed) return 0;
       const free = this.free(shard);
-      if (free > 0) return free;
+      if (free > 0) return Math.min(free, this.readCap);
       await new Promise<void>((resolve) => this.waiting.set(shard, resolve));
     }
   }
