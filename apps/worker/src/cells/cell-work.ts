@@ -7,6 +7,7 @@ import { APP_CONFIG } from '../core/tokens';
 import { RunRecovery } from '../recovery/run-recovery.service';
 import { CellRunner } from '../runs/cell-runner.service';
 import type { EntryAck } from '../runs/entry-ack';
+import { absentRunRetryMs } from './absent-run-retry';
 import { IdleLegs } from './idle-legs';
 
 /**
@@ -52,7 +53,15 @@ export class CellWork {
   }
 
   private async claimOrRecover(cell: CellJob, entryAck: EntryAck | undefined): Promise<CellOutcome> {
-    const claim = await this.runner.run(cell, entryAck);
+    let claim = await this.runner.run(cell, entryAck);
+    // A stream entry (its request sent beside it) whose run is absent: absentRunRetryMs decides.
+    for (let claims = 1; entryAck && !claim.started && claim.status === null; claims += 1) {
+      const cluster = this.config.redis.clusterNodes !== null;
+      const waitMs = absentRunRetryMs({ cluster, ageMs: Date.now() - cell.requestedAt, claims });
+      if (waitMs === null) break;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      claim = await this.runner.run(cell, entryAck);
+    }
     // Already running: delivered again after its worker stalled (SPEC §6 recovery). Its owner's
     // lease may not have lapsed yet (a job lock can lapse first): look again later.
     if (claim.started || claim.status !== 'running' || (await this.recovery.recoverStalled(cell))) return 'done';
