@@ -235,10 +235,9 @@ export class RunOutcomes {
               () => null,
             ),
     });
-    const ending = this.ends.finish(run, result, replyTo);
-    // SPEC §13: the stream entry is acknowledged in the end's socket write, after the end script (EntryAck).
-    run.entryAck?.beside();
-    await ending;
+    // SPEC §13: a stream entry is acknowledged in the end's socket write, after the end script (EntryAck).
+    const ack = run.entryAck;
+    await this.ends.finish(run, result, replyTo, ack && (() => ack.beside()));
     this.resident.ended(run);
     return result;
   }
