@@ -15,6 +15,11 @@ export class CellDispatch {
     private readonly stream: CellStream,
   ) {}
 
+  /** New cells travel on the streams: their entry is sent in the socket write of their request (ExecService). */
+  get onStream(): boolean {
+    return this.mode === 'stream';
+  }
+
   /** `rank`: the tenant's calls in flight, this one included (the queue's priority; the stream has none). */
   async add(job: CellJob, rank: number): Promise<void> {
     if (this.mode === 'stream') await this.stream.add(job);

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  type CellJob,
   type CellSpec,
   INVALID_SESSION_ID_MESSAGE,
   SESSION_ID_PATTERN,
@@ -32,7 +33,9 @@ import { IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_PENDING_ERROR, IDEMPOTENT_POLL_MS, 
 import { CallAnswers } from './answers/call-answers';
 import { atReach, reaching, storeFailureAnswer, storeFailureOf } from './answers/store-failure-answers';
 import { storedAnswer } from './answers/stored-answers';
+import type { ReplyDeadline } from './answers/reply-deadline';
 import { checkExecBody, type ExecBody } from './exec-body';
+import { requestEntryFate } from './request-entry-fate';
 import { SessionSettingsCache } from './session-settings-cache';
 
 /**
@@ -40,6 +43,16 @@ import { SessionSettingsCache } from './session-settings-cache';
  * then on): its run (the first run's, for a repeated Idempotency-Key), or the event of its refusal.
  */
 export type ExecRecorded = (record: { runId: string; awaitResults: boolean } | { rejectedEventId: string }) => void;
+
+/** One exec call, as its steps after the checks know it. */
+interface ExecCall {
+  ref: SessionRef;
+  input: ValidExecInput;
+  idempotencyKey: string | undefined;
+  /** The tenant's calls in flight, this one included (queue fairness, see CellDispatch.add). */
+  rank: number;
+  recorded: ExecRecorded | undefined;
+}
 
 /** How long the API keeps trying to close a run it could not queue while Redis is away. */
 const CLOSE_UNQUEUED_MS = 10 * 60_000;
@@ -126,18 +139,28 @@ export class ExecService {
     recorded: ExecRecorded | undefined,
   ): Promise<CodeModeResult> {
     const runId = await this.runIds.mint(ref);
-    const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId });
     // The settings this process last read for the session: request-run refuses them if the
     // session was configured since. Then read again; a configuration racing this exec may land on
     // either side of it, so the second request is not checked.
     const at = this.settingsCache.get(ref) ?? (await this.readSettings(ref));
     // The cell's whole spec under those settings: recorded in run.requested and carried by its job.
-    let spec = this.specOf(ref, input, at);
+    const spec = this.specOf(ref, input, at);
+    const call: ExecCall = { ref, input, idempotencyKey, rank, recorded };
+    return this.cells.onStream
+      ? this.requestWithEntry(call, runId, spec, at.version)
+      : this.requestThenQueue(call, runId, spec, at.version);
+  }
+
+  /** `CODEMODE_CELL_DISPATCH=bullmq`: the cell's job is queued once its request is recorded. */
+  private async requestThenQueue(call: ExecCall, runId: string, first: CellSpec, version: string): Promise<CodeModeResult> {
+    const { ref, input, idempotencyKey, recorded } = call;
+    const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId });
+    let spec = first;
     // Indexed before it is requested (in the same socket write): a worker's sweep ends it if nobody else does.
     this.answers.markLive(ref, runId, answerBudgetMs(spec));
     let requested: Awaited<ReturnType<ExecService['request']>>;
     try {
-      requested = await this.request(ref, runId, spec, idempotencyKey, at.version);
+      requested = await this.request(ref, runId, spec, idempotencyKey, version);
       if ('settingsChanged' in requested) {
         spec = this.specOf(ref, input, await this.readSettings(ref));
         requested = await this.request(ref, runId, spec, idempotencyKey, '');
@@ -150,19 +173,67 @@ export class ExecService {
       }
       throw error;
     }
-    const { limits } = spec;
     if ('settingsChanged' in requested) throw new Error('request-run refused an unchecked request');
     recorded?.({ runId: requested.created ? runId : requested.runId, awaitResults: input.awaitResults });
     // The first call with the key may have run its cell: a read failing now reports no outcome.
     if (!requested.created) {
-      const first = requested.runId;
-      return reaching('sent', () => this.awaitExisting(ref, first, limits, input.restartSafe));
+      const existing = requested.runId;
+      return reaching('sent', () => this.awaitExisting(ref, existing, spec.limits, input.restartSafe));
     }
+    const deadline = this.follow(call, runId, spec, log);
+    try {
+      await this.cells.add(this.jobOf(ref, runId, spec), call.rank);
+    } catch (error) {
+      this.abandonUnqueued(call, runId, error, deadline, log);
+    }
+    // Queued: from here on its outcome may exist even if Redis fails this call.
+    return reaching('sent', () => deadline.outcome);
+  }
 
+  /**
+   * `CODEMODE_CELL_DISPATCH=stream` (SPEC §13): the cell's entry is sent in the socket write of its
+   * request (request first; a worker that finds no run for a young entry claims again for up to
+   * 1 s: absentRunRetryMs), its answer listened for before either leaves (a worker may answer
+   * before the request's reply is back). What each pair of replies leads to: requestEntryFate.
+   */
+  private async requestWithEntry(call: ExecCall, runId: string, spec: CellSpec, version: string): Promise<CodeModeResult> {
+    const { ref, input, idempotencyKey, recorded } = call;
+    const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId });
+    this.answers.markLive(ref, runId, answerBudgetMs(spec));
+    const deadline = this.follow(call, runId, spec, log);
+    const sent = await Promise.allSettled([
+      this.request(ref, runId, spec, idempotencyKey, version),
+      this.cells.add(this.jobOf(ref, runId, spec), call.rank),
+    ]);
+    const fate = requestEntryFate(...sent);
+    if (fate.kind !== 'follow' && fate.kind !== 'abandon') deadline.drop();
+    if (fate.kind === 'fail') throw fate.error;
+    if (fate.kind === 'close') {
+      const result = storeFailureAnswer(fate.error, 'nothing-run', input.restartSafe);
+      void this.closeUnqueued(ref, runId, result, idempotencyKey, log);
+      throw fate.error;
+    }
+    if (fate.kind === 'resend') {
+      if (version === '') throw new Error('request-run refused an unchecked request');
+      const again = this.specOf(ref, input, await this.readSettings(ref));
+      return this.requestWithEntry(call, await this.runIds.mint(ref), again, '');
+    }
+    if (fate.kind === 'existing') {
+      recorded?.({ runId: fate.runId, awaitResults: input.awaitResults });
+      return reaching('sent', () => this.awaitExisting(ref, fate.runId, spec.limits, input.restartSafe));
+    }
+    if (fate.kind === 'follow' || fate.requested) recorded?.({ runId, awaitResults: input.awaitResults });
+    if (fate.kind === 'abandon') this.abandonUnqueued(call, runId, fate.error, deadline, log);
+    return reaching('sent', () => deadline.outcome);
+  }
+
+  /** Listens for the exec's pushed answer under its deadlines; before its cell can be read, so no answer is missed. */
+  private follow(call: ExecCall, runId: string, spec: CellSpec, log: Logger): ReplyDeadline {
+    const { ref, input, idempotencyKey } = call;
     const leg = { ref, runId, call: 'exec', restartSafe: input.restartSafe, awaitResults: input.awaitResults, log } as const;
-    const deadline = this.answers.follow(
+    return this.answers.follow(
       leg,
-      { startMs: limits.timeoutMs, answerMs: answerBudgetMs(spec) },
+      { startMs: spec.limits.timeoutMs, answerMs: answerBudgetMs(spec) },
       {
         onStartOverdue: async () => {
           const result = hostFailureResult(NOT_STARTED_MESSAGE, 'runtime_unavailable', input.restartSafe);
@@ -179,38 +250,32 @@ export class ExecService {
         onNoAnswer: () => this.answers.unanswered(leg),
       },
     );
-    try {
-      await this.cells.add(
-        {
-          tenant: ref.tenant,
-          sessionId: ref.sessionId,
-          runId,
-          spec,
-          replyTo: this.replies.channelFor(ref),
-          requestedAt: Date.now(),
-          ...requestIdField(),
-        },
-        rank,
-      );
-    } catch (error) {
-      // The run is recorded but maybe not queued: close it so it cannot dangle as `requested`. The
-      // add may also have landed with only its reply lost (Redis restarting): then a worker that
-      // started the cell keeps it, abandoning declines, and the run's own answer comes as for any
-      // exec (never "nothing was run" for a cell that runs). Redis still away: answer now (the cell
-      // may be queued if the add may have reached Redis) and keep trying to close it.
-      const result = storeFailureAnswer(error, 'nothing-run', input.restartSafe);
-      this.ends.abandon(ref, runId, result, idempotencyKey).then(
-        (outcome) => {
-          if (outcome.abandoned || outcome.status === null) deadline.reject(atReach(error, 'nothing-run'));
-        },
-        () => {
-          deadline.reject(atReach(error, 'sending'));
-          void this.closeUnqueued(ref, runId, result, idempotencyKey, log);
-        },
-      );
-    }
-    // Queued: from here on its outcome may exist even if Redis fails this call.
-    return reaching('sent', () => deadline.outcome);
+  }
+
+  /**
+   * The run is recorded but maybe not queued: close it so it cannot dangle as `requested`. The
+   * dispatch may also have landed with only its reply lost (Redis restarting): then a worker that
+   * started the cell keeps it, abandoning declines, and the run's own answer comes as for any
+   * exec (never "nothing was run" for a cell that runs). Redis still away: answer now (the cell
+   * may be queued if the dispatch may have reached Redis) and keep trying to close it.
+   */
+  private abandonUnqueued(call: ExecCall, runId: string, error: unknown, deadline: ReplyDeadline, log: Logger): void {
+    const result = storeFailureAnswer(error, 'nothing-run', call.input.restartSafe);
+    this.ends.abandon(call.ref, runId, result, call.idempotencyKey).then(
+      (outcome) => {
+        if (outcome.abandoned || outcome.status === null) deadline.reject(atReach(error, 'nothing-run'));
+      },
+      () => {
+        deadline.reject(atReach(error, 'sending'));
+        void this.closeUnqueued(call.ref, runId, result, call.idempotencyKey, log);
+      },
+    );
+  }
+
+  /** The job that carries the cell to a worker (a BullMQ job or a stream entry). */
+  private jobOf(ref: SessionRef, runId: string, spec: CellSpec): CellJob {
+    const replyTo = this.replies.channelFor(ref);
+    return { tenant: ref.tenant, sessionId: ref.sessionId, runId, spec, replyTo, requestedAt: Date.now(), ...requestIdField() };
   }
 
   private async readSettings(ref: SessionRef): Promise<SessionSettingsAt> {

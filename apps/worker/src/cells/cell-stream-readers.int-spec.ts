@@ -67,10 +67,10 @@ function recordingWork(outcomes: CellOutcome[] = []): StreamCellWork & { handled
   };
 }
 
-function readers(workerId: string, cells: StreamCellWork): CellStreamReaders {
+function readers(workerId: string, cells: StreamCellWork, on: CellStream = stream): CellStreamReaders {
   return new CellStreamReaders({
     enabled: true,
-    stream,
+    stream: on,
     redis,
     presence,
     cells,
@@ -102,6 +102,68 @@ it('runs a new cell of its shard and acknowledges it: the entry leaves the strea
     await stream.add(job);
     await until(async () => work.handled.length === 1 && (await streamLength()) === 0);
     expect(work.handled).toEqual([job.runId]);
+    expect(await pendingCount()).toBe(0);
+  } finally {
+    await reader.close();
+  }
+});
+
+/** The real stream, its acknowledgements counted; the first `lost` of them lose their reply after landing (a connection dropped). */
+class CountedAcks extends CellStream {
+  sent = 0;
+  constructor(private lost = 0) {
+    super(redis, keys, 1);
+  }
+  override async ack(shard: number, id: string): Promise<void> {
+    this.sent += 1;
+    await super.ack(shard, id);
+    if (this.lost > 0) {
+      this.lost -= 1;
+      throw new Error('connection lost');
+    }
+  }
+}
+
+/** CellWork's place for a run that ends here: the end's write carries the entry's acknowledgement. */
+function endingWork(): StreamCellWork & { handled: string[] } {
+  const handled: string[] = [];
+  return {
+    handled,
+    lookAgainMs: 200,
+    runCell: (cell, entryAck) => {
+      handled.push(cell.runId);
+      entryAck.beside();
+      return Promise.resolve('done');
+    },
+    goOn: (_run, work) => work,
+  };
+}
+
+it('a run that ended here had its entry acknowledged beside its end: the reader sends no second acknowledgement', async () => {
+  const counted = new CountedAcks();
+  const work = endingWork();
+  const reader = readers('w-beside', work, counted);
+  reader.start();
+  try {
+    await counted.add(cellJob());
+    await until(async () => work.handled.length === 1 && (await streamLength()) === 0);
+    await tick(100);
+    expect(counted.sent).toBe(1);
+    expect(await pendingCount()).toBe(0);
+  } finally {
+    await reader.close();
+  }
+});
+
+it('an acknowledgement beside the end whose reply was lost is sent again by the reader once the work ended', async () => {
+  const counted = new CountedAcks(1);
+  const work = endingWork();
+  const reader = readers('w-beside-lost', work, counted);
+  reader.start();
+  try {
+    await counted.add(cellJob());
+    await until(() => counted.sent === 2);
+    expect(await streamLength()).toBe(0);
     expect(await pendingCount()).toBe(0);
   } finally {
     await reader.close();

@@ -10,6 +10,7 @@ import {
 } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import type { Detached } from '../core/queue-consumer';
+import { EntryAck } from '../runs/entry-ack';
 import { CellReclaimer } from './cell-reclaimer';
 import type { CellOutcome } from './cell-work';
 import { ShardSlots } from './shard-slots';
@@ -26,7 +27,7 @@ const ACK_GIVE_UP_MS = 60_000;
 /** What the readers do with a cell (CellWork, the one owner of a delivery's work). */
 export interface StreamCellWork {
   readonly lookAgainMs: number;
-  runCell(cell: CellJob): Promise<CellOutcome>;
+  runCell(cell: CellJob, entryAck: EntryAck): Promise<CellOutcome>;
   goOn(run: { tenant: string; runId: string }, work: Promise<void>): Promise<void | Detached>;
 }
 
@@ -54,8 +55,8 @@ export interface CellStreamReadersOptions {
  * The worker's readers of the cell streams (SPEC §13, `CODEMODE_CELL_DISPATCH=stream`): per shard,
  * a loop of `XREADGROUP` on a blocking connection of its own (one key per command, so it works on a
  * Redis Cluster), as many entries as the shard's slots allow (ShardSlots over `cellConcurrency`).
- * Each entry is run as a new cell (CellWork) and acknowledged once its work ends, also when it went
- * on without its slot (an entry stays pending under a live consumer, so nothing else takes it);
+ * Each entry is run as a new cell (CellWork) and acknowledged in the socket write of its run's end
+ * (or first park: EntryAck), else once its work ends, also when it went on without its slot (an entry stays pending under a live consumer, so nothing else takes it);
  * one whose owner's lease has not lapsed yet stays pending and is handled again in half a lease.
  * Entries of dead workers come back through CellReclaimer.
  */
@@ -123,11 +124,14 @@ export class CellStreamReaders {
     }
     this.options.onTaken?.(Number(entry.id.split('-')[0]));
     this.slots.take(shard);
-    const work = this.options.cells.runCell(cell).then(
-      (outcome) => (outcome === 'later' ? this.handleLater(shard, entry) : this.acknowledge(shard, entry.id)),
+    // Sent beside the run's end (or first park) when there is one; else, or if that send failed, here once the work ended.
+    const entryAck = new EntryAck(() => this.options.stream.ack(shard, entry.id));
+    const settle = () => entryAck.settle(() => this.acknowledge(shard, entry.id));
+    const work = this.options.cells.runCell(cell, entryAck).then(
+      (outcome) => (outcome === 'later' ? this.handleLater(shard, entry) : settle()),
       (error: unknown) => {
         this.options.logger.error({ err: error, runId: cell.runId, entryId: entry.id }, 'cell entry failed; its run may need recovery');
-        return this.acknowledge(shard, entry.id);
+        return settle();
       },
     );
     this.track(work);

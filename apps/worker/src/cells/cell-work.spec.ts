@@ -2,6 +2,7 @@ import type { AppConfig } from '@codemode/config';
 import type { CellJob } from '@codemode/contracts';
 import type { RunRecovery } from '../recovery/run-recovery.service';
 import type { CellRunner } from '../runs/cell-runner.service';
+import { EntryAck } from '../runs/entry-ack';
 import { CellWork } from './cell-work';
 import { IdleLegs } from './idle-legs';
 
@@ -39,5 +40,35 @@ describe('CellWork', () => {
     const deferred = work({ started: false, status: 'running' }, false);
     await expect(deferred.cells.runCell(cell)).resolves.toBe('later');
     expect(deferred.cells.lookAgainMs).toBe(5_001);
+  });
+
+  it('a stream entry whose run is absent is claimed again for up to 1 s (its request may land just after it), then dropped', async () => {
+    const claims = (answers: Claim[]) => {
+      let sent = 0;
+      const runner = {
+        run: () => {
+          sent += 1;
+          return Promise.resolve(answers.shift() ?? { started: false, status: null });
+        },
+      } as unknown as CellRunner;
+      const idleLegs = new IdleLegs({ waitsOnHost: () => false, tenantCap: () => 1 });
+      const cells = new CellWork({ presenceTtlMs: 10_001 } as AppConfig, runner, {} as RunRecovery, idleLegs);
+      return { cells, sent: () => sent };
+    };
+    const fresh = { ...cell, requestedAt: Date.now() };
+    const ack = () => new EntryAck(() => Promise.resolve());
+    const landsLate = claims([{ started: false, status: null }, { started: true }]);
+    await expect(landsLate.cells.runCell(fresh, ack())).resolves.toBe('done');
+    expect(landsLate.sent()).toBe(2);
+    const never = claims([]);
+    await expect(never.cells.runCell(fresh, ack())).resolves.toBe('done');
+    expect(never.sent()).toBe(4);
+    const old = claims([]);
+    await expect(old.cells.runCell({ ...cell, requestedAt: Date.now() - 5_000 }, ack())).resolves.toBe('done');
+    expect(old.sent()).toBe(1);
+    // A BullMQ job (no entry) is never claimed again: its request was answered before it was queued.
+    const job = claims([]);
+    await expect(job.cells.runCell(fresh)).resolves.toBe('done');
+    expect(job.sent()).toBe(1);
   });
 });

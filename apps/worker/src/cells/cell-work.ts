@@ -6,6 +6,8 @@ import type { Detached } from '../core/queue-consumer';
 import { APP_CONFIG } from '../core/tokens';
 import { RunRecovery } from '../recovery/run-recovery.service';
 import { CellRunner } from '../runs/cell-runner.service';
+import type { EntryAck } from '../runs/entry-ack';
+import { absentRunRetryMs } from './absent-run-retry';
 import { IdleLegs } from './idle-legs';
 
 /**
@@ -33,12 +35,15 @@ export class CellWork {
     return Math.ceil(this.config.presenceTtlMs / 2);
   }
 
-  /** A new cell: claimed and run, or, delivered again after its worker stalled, recovered (SPEC §6). */
-  runCell(cell: CellJob): Promise<CellOutcome> {
+  /**
+   * A new cell: claimed and run, or, delivered again after its worker stalled, recovered (SPEC §6).
+   * `entryAck`: its stream entry's acknowledgement, sent beside the run's first recorded outcome.
+   */
+  runCell(cell: CellJob, entryAck?: EntryAck): Promise<CellOutcome> {
     // SPEC §19: the worker's lines of this run carry the id of the request that asked for it.
     return cell.requestId === undefined
-      ? this.claimOrRecover(cell)
-      : withLogContext({ requestId: cell.requestId }, () => this.claimOrRecover(cell));
+      ? this.claimOrRecover(cell, entryAck)
+      : withLogContext({ requestId: cell.requestId }, () => this.claimOrRecover(cell, entryAck));
   }
 
   /** The delivery's work, done here, or let go on without its slot once its leg waits only on the host. */
@@ -47,8 +52,15 @@ export class CellWork {
     await work;
   }
 
-  private async claimOrRecover(cell: CellJob): Promise<CellOutcome> {
-    const claim = await this.runner.run(cell);
+  private async claimOrRecover(cell: CellJob, entryAck: EntryAck | undefined): Promise<CellOutcome> {
+    let claim = await this.runner.run(cell, entryAck);
+    // A stream entry (its request sent beside it) whose run is absent: absentRunRetryMs decides.
+    for (let claims = 1; entryAck && !claim.started && claim.status === null; claims += 1) {
+      const waitMs = absentRunRetryMs({ ageMs: Date.now() - cell.requestedAt, claims });
+      if (waitMs === null) break;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      claim = await this.runner.run(cell, entryAck);
+    }
     // Already running: delivered again after its worker stalled (SPEC §6 recovery). Its owner's
     // lease may not have lapsed yet (a job lock can lapse first): look again later.
     if (claim.started || claim.status !== 'running' || (await this.recovery.recoverStalled(cell))) return 'done';

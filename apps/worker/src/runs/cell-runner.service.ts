@@ -12,6 +12,7 @@ import { RunOutcomes } from './run-outcomes.service';
 import { RunningLegs } from './running-legs.service';
 import type { RunToolHost } from '../tools/run-tool-host';
 import { ToolHosts } from '../tools/tool-hosts.service';
+import type { EntryAck } from './entry-ack';
 import { WorkerRun } from './worker-run';
 
 /** The epoch a run's first owner holds it with; every takeover adds one (fencing). */
@@ -34,8 +35,9 @@ export class CellRunner {
   /**
    * Claims and runs a new cell. Answers the run's status when it was not `requested` any more
    * (abandoned by the API, or already started: a job re-delivered after its worker stalled).
+   * `entryAck`: a stream entry's acknowledgement, sent beside the run's first recorded outcome.
    */
-  async run(job: CellJob): Promise<{ started: true } | { started: false; status: string | null }> {
+  async run(job: CellJob, entryAck?: EntryAck): Promise<{ started: true } | { started: false; status: string | null }> {
     const ref = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
     // Reads only: read again while Redis does not answer, within the cell's budget, as the claim is
@@ -63,7 +65,7 @@ export class CellRunner {
       }
       host = hosted.value;
     }
-    const run = new WorkerRun(ref, job.runId, FIRST_EPOCH, job.spec, host);
+    const run = new WorkerRun(ref, job.runId, FIRST_EPOCH, job.spec, host, { entryAck });
     await this.execute(run, { kind: 'first', seed: recovery?.seed }, job.replyTo, log);
     return { started: true };
   }

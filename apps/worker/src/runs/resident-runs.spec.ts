@@ -120,7 +120,7 @@ function parts(): Parts {
     freeParked: (_r: SessionRef, runId: string) => quotaReleased.push(runId),
     recountParked: () => Promise.resolve(),
   } as unknown as WorkerTenantLimits;
-  const live = { remove: () => Promise.resolve() } as unknown as LiveRunIndex;
+  const live = { add: () => Promise.resolve(), remove: () => Promise.resolve() } as unknown as LiveRunIndex;
   const runLedger = ledger as unknown as RunLedger;
   const ends = new RunEnds(runLedger, live, new ParkedRunHoldings(quotas, images, () => undefined));
   const config = { workerId: WORKER } as AppConfig;

@@ -196,7 +196,7 @@ export class RunOutcomes {
       const indexed = this.parkedIndex
         .add(run.ref, run.runId, expiresAt)
         .catch((error: unknown) => this.logger.warn({ runId: run.runId, err: error }, 'could not index the parked run for expiry'));
-      await this.runs.park(run.ref, {
+      const parking = this.runs.park(run.ref, {
         runId: run.runId,
         epoch: run.epoch,
         image,
@@ -208,6 +208,9 @@ export class RunOutcomes {
         },
         publish: resultReply(replyTo, run.runId, result),
       });
+      // SPEC §13: a first leg's stream entry is acknowledged in the park's socket write (EntryAck).
+      run.entryAck?.beside();
+      await parking;
       // Only now may its VM leave memory for its image (eviction, ResidentRuns): the image is in Redis.
       run.imaged = image !== null;
       // Parked: no sweep needs to look at the run as live any more (best effort; the sweep forgets what stays).
@@ -232,7 +235,9 @@ export class RunOutcomes {
               () => null,
             ),
     });
-    await this.ends.finish(run, result, replyTo);
+    // SPEC §13: a stream entry is acknowledged in the end's socket write, after the end script (EntryAck).
+    const ack = run.entryAck;
+    await this.ends.finish(run, result, replyTo, ack && (() => ack.beside()));
     this.resident.ended(run);
     return result;
   }

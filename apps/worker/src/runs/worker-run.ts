@@ -1,6 +1,7 @@
 import type { CellSpec, Limits, SessionRef } from '@codemode/contracts';
 import { pastExpiry } from '@codemode/events';
 import type { RunToolHost } from '../tools/run-tool-host';
+import type { EntryAck } from './entry-ack';
 
 /**
  * Where a run is on this worker. One run, one residency, one table of moves (`nextResidency`):
@@ -67,6 +68,8 @@ export class WorkerRun {
   imaged = false;
   /** Its image's size: what it counts against its tenant's parked bytes once its VM left memory (SPEC §10). */
   imageBytes = 0;
+  /** The acknowledgement of the stream entry that brought its new cell (SPEC §13), sent beside its first recorded outcome. */
+  readonly entryAck: EntryAck | undefined;
 
   constructor(
     readonly ref: SessionRef,
@@ -74,10 +77,11 @@ export class WorkerRun {
     readonly epoch: number,
     readonly spec: CellSpec,
     readonly host: RunToolHost,
-    held: { priorOutputBytes?: number; holdsParkedQuota?: boolean } = {},
+    held: { priorOutputBytes?: number; holdsParkedQuota?: boolean; entryAck?: EntryAck } = {},
   ) {
     this.priorOutputBytes = held.priorOutputBytes ?? 0;
     this.holdsParkedQuota = held.holdsParkedQuota ?? false;
+    this.entryAck = held.entryAck;
   }
 
   get limits(): Limits {

@@ -74,6 +74,24 @@ describe('RunEnds', () => {
     expect(await types(ref)).toEqual(['run.requested', 'run.started', 'run.completed']);
   });
 
+  it('with commands beside the end: they and the live-index removal leave in its write; an end that fails puts the entry back, due', async () => {
+    const ref = newRef();
+    const runId = await startedRun(ref);
+    const beside = jest.fn();
+    await ends.finish({ ref, runId, epoch: 1 }, completed(3), undefined, beside);
+    await settled();
+    expect(beside).toHaveBeenCalledTimes(1);
+    expect(await types(ref)).toEqual(['run.requested', 'run.started', 'run.completed']);
+    expect(await liveIndexed(ref, runId)).toBe(false);
+    // Ended already (a retry whose first end landed): the entry is back, due now, for the sweep to forget.
+    await expect(ends.finish({ ref, runId, epoch: 1 }, failed('again'), undefined, beside)).rejects.toThrow();
+    await settled();
+    expect(beside).toHaveBeenCalledTimes(2);
+    const due = await live.due(Date.now(), 1000);
+    expect(due.some((entry) => entry.runId === runId)).toBe(true);
+    await live.remove(ref, runId);
+  });
+
   it('a parked run that ends gives back its quota place and its image', async () => {
     const ref = newRef();
     const runId = await startedRun(ref, true);

@@ -76,18 +76,33 @@ export interface LostAnswer {
 export class RunEnds {
   constructor(
     private readonly runs: RunLedger,
-    private readonly live: Pick<LiveRunIndex, 'remove'>,
+    private readonly live: Pick<LiveRunIndex, 'add' | 'remove'>,
     private readonly holdings?: RunHoldings,
   ) {}
 
   /**
    * `run.completed` or `run.failed` with the run's result (finish-run.lua), published to
    * `replyTo`. Throws RunAlreadyEndedError / StaleEpochError when the run ended or moved on meanwhile.
+   * `beside`: commands of the caller's to send in the end's socket write, after the end script (a
+   * stream entry's acknowledgement, SPEC §13); the run's live-index entry then leaves in that write
+   * too, rather than in one of its own once the end is answered. An end that then fails puts the
+   * entry back, due at once: the sweep looks at the run at its next pass, whatever became of it.
    */
-  async finish(run: EndingRun, result: CodeModeResult, replyTo?: string): Promise<void> {
+  async finish(run: EndingRun, result: CodeModeResult, replyTo?: string, beside?: () => void): Promise<void> {
     const type = result.status === 'completed' ? 'run.completed' : 'run.failed';
-    await this.runs.finish(run.ref, run.runId, { epoch: run.epoch, type, result, replyTo });
-    this.freed(run, true);
+    const ending = this.runs.finish(run.ref, run.runId, { epoch: run.epoch, type, result, replyTo });
+    if (beside) {
+      this.live.remove(run.ref, run.runId).catch(() => undefined);
+      beside();
+    }
+    try {
+      await ending;
+    } catch (error) {
+      if (beside) this.live.add(run.ref, run.runId, Date.now()).catch(() => undefined);
+      throw error;
+    }
+    if (beside) this.holdings?.free(run, true);
+    else this.freed(run, true);
   }
 
   /**

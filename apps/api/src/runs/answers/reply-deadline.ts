@@ -71,6 +71,14 @@ export class ReplyDeadline {
     this.finish(() => this.rejectOutcome(error));
   }
 
+  /**
+   * The leg was never set going (its request created no run, or failed before it could): stops
+   * listening and timing. Its outcome never settles; nobody awaits it.
+   */
+  drop(): void {
+    this.finish(() => undefined);
+  }
+
   private finish(settle: () => void): void {
     if (this.settled) return;
     this.settled = true;
