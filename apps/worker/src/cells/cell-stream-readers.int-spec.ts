@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
-import { SPEC_DEFAULT_LIMITS, SPEC_DEFAULT_SHELL } from '@codemode/config';
 import type { CellJob } from '@codemode/contracts';
-import { CELL_GROUP, CellStream, KeySpace } from '@codemode/events';
+import { CELL_GROUP, CellStream, KeySpace, type CellEntry } from '@codemode/events';
 import { WorkerPresence } from '@codemode/fleet';
 import { createLogger } from '@codemode/telemetry';
+import { trivialCellJob } from '../../../../test/utils/cell-jobs';
 import { deleteKeys, testPrefix, testRedis } from '../../../../test/utils/redis-test-keys';
 import { CellReclaimer } from './cell-reclaimer';
 import { CellStreamReaders, type StreamCellWork } from './cell-stream-readers';
@@ -41,16 +41,20 @@ afterAll(async () => {
 
 function cellJob(): CellJob {
   runs += 1;
-  const spec = {
-    title: 't',
-    code: 'return 1',
-    restartSafe: false,
-    awaitResults: false,
-    limits: { ...SPEC_DEFAULT_LIMITS },
-    shell: { ...SPEC_DEFAULT_SHELL },
-    agentId: null,
-  };
-  return { tenant: 'acme', sessionId: 's1', runId: `run-${runs}`, spec, replyTo: 'r', requestedAt: Date.now() };
+  return trivialCellJob(`run-${runs}`);
+}
+
+/** Worker `w-me`'s reclaimer, handing each entry it takes back to `deliver`. */
+function reclaimerDelivering(deliver: (entry: CellEntry) => void): CellReclaimer {
+  return new CellReclaimer({
+    stream,
+    presence,
+    workerId: 'w-me',
+    presenceTtlMs: PRESENCE_TTL_MS,
+    logger,
+    deliver: (_shard, entry) => deliver(entry),
+    acknowledge: (shard, entryId) => stream.ack(shard, entryId),
+  });
 }
 
 /** CellWork's place: records each run it is given and answers what `outcomes` says (then `done`). */
@@ -243,15 +247,7 @@ it('acknowledges and drops a dead consumer’s entry past its third delivery ins
   await stream.claim(0, 'w-gone-3', 0, [id]);
   await tick(PRESENCE_TTL_MS + 50);
   const delivered: string[] = [];
-  const reclaimer = new CellReclaimer({
-    stream,
-    presence,
-    workerId: 'w-me',
-    presenceTtlMs: PRESENCE_TTL_MS,
-    logger,
-    deliver: (_shard, entry) => delivered.push(entry.id),
-    acknowledge: (shard, entryId) => stream.ack(shard, entryId),
-  });
+  const reclaimer = reclaimerDelivering((entry) => delivered.push(entry.id));
   await reclaimer.reclaimAll();
   expect(delivered).toEqual([]);
   expect(await streamLength()).toBe(0);
@@ -268,15 +264,7 @@ it('finds a dead consumer’s entry behind more than a page of a live consumer�
   await stream.read(redis, 0, 'w-crashed', 1, 100);
   await tick(PRESENCE_TTL_MS + 50);
   const delivered: string[] = [];
-  const reclaimer = new CellReclaimer({
-    stream,
-    presence,
-    workerId: 'w-me',
-    presenceTtlMs: PRESENCE_TTL_MS,
-    logger,
-    deliver: (_shard, entry) => delivered.push((JSON.parse(entry.job) as CellJob).runId),
-    acknowledge: (shard, entryId) => stream.ack(shard, entryId),
-  });
+  const reclaimer = reclaimerDelivering((entry) => delivered.push((JSON.parse(entry.job) as CellJob).runId));
   try {
     await reclaimer.reclaimAll();
     expect(delivered).toEqual([lost.runId]);

@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import { SPEC_DEFAULT_LIMITS, SPEC_DEFAULT_SHELL } from '@codemode/config';
-import type { CellJob } from '@codemode/contracts';
+import { trivialCellJob } from '../../../../test/utils/cell-jobs';
 import { KeySpace } from '../platform/keys';
 import { testPrefix, testRedis } from '../test-support';
 import { CellStream } from './cell-stream';
@@ -21,22 +20,7 @@ afterAll(async () => {
   await redis.quit();
 });
 
-const job = (runId: string): CellJob => ({
-  tenant: 'acme',
-  sessionId: 's1',
-  runId,
-  spec: {
-    title: 't',
-    code: 'return 1',
-    restartSafe: false,
-    awaitResults: false,
-    limits: { ...SPEC_DEFAULT_LIMITS },
-    shell: { ...SPEC_DEFAULT_SHELL },
-    agentId: null,
-  },
-  replyTo: 'r',
-  requestedAt: Date.now(),
-});
+const job = trivialCellJob;
 
 it('counts entries not delivered as waiting, since the oldest of them, and delivered ones as active until acknowledged', async () => {
   expect(await stream.depth(0)).toEqual({ waiting: 0, active: 0, oldestWaitingAt: null });
