@@ -47,6 +47,25 @@ function answeringLater<Kind extends ReadKind>(kind: Kind): { kind: Kind; answer
   return held;
 }
 
+/**
+ * `call` on a pipeline over `held.kind`: `tool.called` is written while the kind has not answered,
+ * and `tool.settled` in an append of its own once it answers `answer`.
+ */
+async function expectRecordedBeforeItRuns(
+  held: { kind: ToolKind; answer: (value: unknown) => void },
+  call: ReturnType<typeof read>,
+  answer: unknown,
+  options: Parameters<typeof pipelineOver>[1] = {},
+): Promise<void> {
+  const { pipeline, log } = pipelineOver([held.kind], options);
+  const calling = pipeline.call(call, never);
+  await written();
+  expect(log.types()).toEqual(['tool.called']);
+  held.answer(answer);
+  await calling;
+  expect(log.calls).toEqual([['tool.called'], ['tool.settled']]);
+}
+
 describe('ToolCallPipeline: a call the worker answers', () => {
   it('records tool.called with its call key, makes the call, records tool.settled, and counts it', async () => {
     const kind = new ReadKind();
@@ -87,37 +106,16 @@ describe('ToolCallPipeline: a call the worker answers', () => {
   });
 
   it('a call that writes is recorded before it runs, its outcome in an append of its own', async () => {
-    const held = answeringLater(new RefundKind());
-    const { pipeline, log } = pipelineOver([held.kind]);
-    const calling = pipeline.call(refund(2), never);
-    await written();
-    expect(log.types()).toEqual(['tool.called']);
-    held.answer({ refunded: true });
-    await calling;
-    expect(log.calls).toEqual([['tool.called'], ['tool.settled']]);
+    await expectRecordedBeforeItRuns(answeringLater(new RefundKind()), refund(2), { refunded: true });
   });
 
   it('a replay-safe call a party outside the worker sees is recorded before it runs', async () => {
-    const held = answeringLater(Object.assign(new ReadKind(), { inProcess: false }));
-    const { pipeline, log } = pipelineOver([held.kind]);
-    const calling = pipeline.call(read(2), never);
-    await written();
-    expect(log.types()).toEqual(['tool.called']);
-    held.answer({ text: 'late' });
-    await calling;
-    expect(log.calls).toEqual([['tool.called'], ['tool.settled']]);
+    await expectRecordedBeforeItRuns(answeringLater(Object.assign(new ReadKind(), { inProcess: false })), read(2), { text: 'late' });
   });
 
   it('an idempotent write is recorded before it runs too: it takes effect, once per call key', async () => {
     const catalog = sessionCatalog(CLIENT_TOOLS.map((tool) => (tool.name === 'refund' ? { ...tool, idempotent: true } : tool)));
-    const held = answeringLater(new RefundKind());
-    const { pipeline, log } = pipelineOver([held.kind], { catalog });
-    const calling = pipeline.call(refund(2), never);
-    await written();
-    expect(log.types()).toEqual(['tool.called']);
-    held.answer({ refunded: true });
-    await calling;
-    expect(log.calls).toEqual([['tool.called'], ['tool.settled']]);
+    await expectRecordedBeforeItRuns(answeringLater(new RefundKind()), refund(2), { refunded: true }, { catalog });
   });
 
   it('gives a call the sandbox did not number no call key', async () => {
