@@ -57,7 +57,7 @@ describe('stream dispatch: a request or an entry that lands alone', () => {
   it('an entry whose request never landed is dropped: no run, nothing written for its session', async () => {
     const ref = { tenant: 'default', sessionId: 'entry-alone' };
     const runId = await new RunIds(redis, keys).mint(ref);
-    await stream.add(jobOf(ref, runId));
+    await stream.add(jobOf(ref, runId), 1);
     await untilRead(ref);
     expect(await runs.get(ref, runId)).toBeNull();
     expect(await scanKeys(redis, `${stack.prefix}:*${ref.sessionId}*`)).toEqual([]);
@@ -72,7 +72,7 @@ describe('stream dispatch: a request or an entry that lands alone', () => {
     const [ended] = (await client.listRuns(sid, { limit: 1 })).runs;
     const events = keys.events(ref);
     const before = await redis.xlen(events);
-    await stream.add(jobOf(ref, ended.runId));
+    await stream.add(jobOf(ref, ended.runId), 1);
     await untilRead(ref);
     expect(await redis.xlen(events)).toBe(before);
     expect((await client.getRun(sid, ended.runId)).lastResult).toMatchObject({ status: 'completed', value: 42 });

@@ -20,9 +20,9 @@ export class CellDispatch {
     return this.mode === 'stream';
   }
 
-  /** `rank`: the tenant's calls in flight, this one included (the queue's priority; the stream has none). */
+  /** `rank`: the tenant's calls in flight, this one included (the queue's priority, the stream's lane). */
   async add(job: CellJob, rank: number): Promise<void> {
-    if (this.mode === 'stream') await this.stream.add(job);
+    if (this.mode === 'stream') await this.stream.add(job, rank);
     else await this.queue.add(job, rank);
   }
 

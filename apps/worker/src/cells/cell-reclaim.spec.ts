@@ -1,7 +1,13 @@
 import type { PendingCellEntry } from '@codemode/events';
 import { deliveredTooOften, otherConsumers, reclaimable } from './cell-reclaim';
 
-const entry = (id: string, consumer: string, deliveries = 1): PendingCellEntry => ({ id, consumer, idleMs: 60_000, deliveries });
+const entry = (id: string, consumer: string, deliveries = 1): PendingCellEntry => ({
+  lane: 'first',
+  id,
+  consumer,
+  idleMs: 60_000,
+  deliveries,
+});
 
 describe('cell reclaim', () => {
   const pending = [entry('1-0', 'dead'), entry('2-0', 'live'), entry('3-0', 'me'), entry('4-0', 'dead', 2)];

@@ -1,4 +1,12 @@
-import { redisFailureLog, type CellEntry, type CellStream, type PendingCellEntry } from '@codemode/events';
+import {
+  CELL_LANES,
+  redisFailureLog,
+  type CellEntry,
+  type CellEntryRef,
+  type CellLane,
+  type CellStream,
+  type PendingCellEntry,
+} from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
 import { deliveredTooOften, otherConsumers, reclaimable } from './cell-reclaim';
 
@@ -15,12 +23,12 @@ export interface CellReclaimerOptions {
   readonly logger: Logger;
   /** Handles a claimed entry as a re-delivery of its cell. */
   deliver(shard: number, entry: CellEntry): void;
-  acknowledge(shard: number, id: string): Promise<void>;
+  acknowledge(shard: number, entry: CellEntryRef): Promise<void>;
 }
 
 /**
  * What replaces BullMQ's stalled-job re-delivery for the cell streams (SPEC §13): every half lease
- * (with jitter), on each shard, the entries pending for at least a lease under consumers whose
+ * (with jitter), on each shard's lanes, the entries pending for at least a lease under consumers whose
  * worker's presence is gone are claimed (`XCLAIM`, which only takes an entry still idle that long,
  * so of two reclaimers one gets it) and handled as re-deliveries: the run's state decides, through
  * the recovery a re-delivered job takes (CellWork). An entry past its third delivery is
@@ -47,7 +55,7 @@ export class CellReclaimer {
   async reclaimAll(): Promise<void> {
     for (let shard = 0; shard < this.options.stream.shardCount; shard += 1) {
       try {
-        await this.reclaim(shard);
+        for (const lane of CELL_LANES) await this.reclaim(shard, lane);
       } catch (error) {
         const admitted = redisFailureLog.admit(error instanceof Error ? error : new Error(String(error)));
         if (admitted)
@@ -70,20 +78,20 @@ export class CellReclaimer {
     this.timer.unref();
   }
 
-  /** Every page of the shard's entries pending for a lease: long-running cells of live workers may fill the first ones. */
-  private async reclaim(shard: number): Promise<void> {
+  /** Every page of a lane's entries pending for a lease: long-running cells of live workers may fill the first ones. */
+  private async reclaim(shard: number, lane: CellLane): Promise<void> {
     const alive = new Map<string, boolean>();
     let after: string | undefined;
     for (let page = 0; page < MAX_PAGES; page += 1) {
-      const pending = await this.options.stream.pending(shard, this.options.presenceTtlMs, PENDING_PAGE, after);
-      if (pending.length > 0) await this.reclaimPage(shard, pending, alive);
+      const pending = await this.options.stream.pending(shard, lane, this.options.presenceTtlMs, PENDING_PAGE, after);
+      if (pending.length > 0) await this.reclaimPage(shard, lane, pending, alive);
       if (pending.length < PENDING_PAGE) return;
       after = pending[pending.length - 1].id;
     }
   }
 
   /** `alive`: what this pass learnt of each consumer's lease so far. */
-  private async reclaimPage(shard: number, pending: PendingCellEntry[], alive: Map<string, boolean>): Promise<void> {
+  private async reclaimPage(shard: number, lane: CellLane, pending: PendingCellEntry[], alive: Map<string, boolean>): Promise<void> {
     const { stream, workerId, presenceTtlMs } = this.options;
     const unknown = otherConsumers(pending, workerId).filter((consumer) => !alive.has(consumer));
     const answers = await Promise.all(unknown.map((consumer) => this.options.presence.isAlive(consumer)));
@@ -93,6 +101,7 @@ export class CellReclaimer {
     if (dead.length === 0) return;
     const claimed = await stream.claim(
       shard,
+      lane,
       workerId,
       presenceTtlMs,
       dead.map((entry) => entry.id),
@@ -104,10 +113,10 @@ export class CellReclaimer {
       const deliveries = (from?.deliveries ?? 0) + 1;
       if (deliveredTooOften(deliveries)) {
         this.options.logger.error(
-          { shard, entryId: entry.id, deliveries, from: from?.consumer },
+          { shard, lane, entryId: entry.id, deliveries, from: from?.consumer },
           'cell entry delivered too often (its workers keep dying); dropped, the live-run sweeper ends its run',
         );
-        await this.options.acknowledge(shard, entry.id);
+        await this.options.acknowledge(shard, entry);
         continue;
       }
       redelivered.push(entry.id);
@@ -116,7 +125,7 @@ export class CellReclaimer {
     // One line per page (of up to 64), however many cells a dead worker left (SPEC §13: no log storms).
     if (redelivered.length > 0) {
       const from = [...new Set(dead.filter((d) => redelivered.includes(d.id)).map((d) => d.consumer))];
-      this.options.logger.warn({ shard, entries: redelivered.length, from }, 'reclaimed cell entries of workers whose lease lapsed');
+      this.options.logger.warn({ shard, lane, entries: redelivered.length, from }, 'reclaimed cell entries of workers whose lease lapsed');
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { CellJob } from '@codemode/contracts';
-import { CELL_GROUP, CellStream, KeySpace, type CellEntry } from '@codemode/events';
+import { CELL_GROUP, CellStream, KeySpace, type CellEntry, type CellEntryRef } from '@codemode/events';
 import { WorkerPresence } from '@codemode/fleet';
 import { createLogger } from '@codemode/telemetry';
 import { trivialCellJob } from '../../../../test/utils/cell-jobs';
@@ -31,7 +31,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  await redis.del(keys.cellStream('cells-0'));
+  await redis.del(keys.cellStream('cells-0', 'first'), keys.cellStream('cells-0', 'rest'));
 });
 
 afterAll(async () => {
@@ -53,7 +53,7 @@ function reclaimerDelivering(deliver: (entry: CellEntry) => void): CellReclaimer
     presenceTtlMs: PRESENCE_TTL_MS,
     logger,
     deliver: (_shard, entry) => deliver(entry),
-    acknowledge: (shard, entryId) => stream.ack(shard, entryId),
+    acknowledge: (shard, entry) => stream.ack(shard, entry),
   });
 }
 
@@ -94,8 +94,11 @@ async function until(done: () => boolean | Promise<boolean>, ms = 10_000): Promi
   }
 }
 
-const streamLength = () => redis.xlen(keys.cellStream('cells-0'));
-const pendingCount = async () => Number((await redis.xpending(keys.cellStream('cells-0'), CELL_GROUP))[0]);
+/** Entries left, and entries pending, over both lanes of the one shard. */
+const lanes = () => [keys.cellStream('cells-0', 'first'), keys.cellStream('cells-0', 'rest')];
+const streamLength = async () => (await Promise.all(lanes().map((key) => redis.xlen(key)))).reduce((a, b) => a + b, 0);
+const pendingCount = async () =>
+  (await Promise.all(lanes().map(async (key) => Number((await redis.xpending(key, CELL_GROUP))[0])))).reduce((a, b) => a + b, 0);
 
 it('runs a new cell of its shard and acknowledges it: the entry leaves the stream and the pending list', async () => {
   const work = recordingWork();
@@ -103,7 +106,7 @@ it('runs a new cell of its shard and acknowledges it: the entry leaves the strea
   reader.start();
   try {
     const job = cellJob();
-    await stream.add(job);
+    await stream.add(job, 1);
     await until(async () => work.handled.length === 1 && (await streamLength()) === 0);
     expect(work.handled).toEqual([job.runId]);
     expect(await pendingCount()).toBe(0);
@@ -118,9 +121,9 @@ class CountedAcks extends CellStream {
   constructor(private lost = 0) {
     super(redis, keys, 1);
   }
-  override async ack(shard: number, id: string): Promise<void> {
+  override async ack(shard: number, entry: CellEntryRef): Promise<void> {
     this.sent += 1;
-    await super.ack(shard, id);
+    await super.ack(shard, entry);
     if (this.lost > 0) {
       this.lost -= 1;
       throw new Error('connection lost');
@@ -149,7 +152,7 @@ it('a run that ended here had its entry acknowledged beside its end: the reader 
   const reader = readers('w-beside', work, counted);
   reader.start();
   try {
-    await counted.add(cellJob());
+    await counted.add(cellJob(), 1);
     await until(async () => work.handled.length === 1 && (await streamLength()) === 0);
     await tick(100);
     expect(counted.sent).toBe(1);
@@ -165,7 +168,7 @@ it('an acknowledgement beside the end whose reply was lost is sent again by the 
   const reader = readers('w-beside-lost', work, counted);
   reader.start();
   try {
-    await counted.add(cellJob());
+    await counted.add(cellJob(), 1);
     await until(() => counted.sent === 2);
     expect(await streamLength()).toBe(0);
     expect(await pendingCount()).toBe(0);
@@ -177,7 +180,7 @@ it('an acknowledgement beside the end whose reply was lost is sent again by the 
 it('takes back at start what its worker id held before (a restart under a fixed id), and leaves the group when it stops', async () => {
   await stream.ensureGroup(0);
   const job = cellJob();
-  await stream.add(job);
+  await stream.add(job, 1);
   expect(await stream.read(redis, 0, 'w-again', 1, 100)).toHaveLength(1);
   const work = recordingWork();
   const reader = readers('w-again', work);
@@ -195,7 +198,7 @@ it('keeps an entry whose owner is still alive pending, and handles it again half
   reader.start();
   try {
     const job = cellJob();
-    await stream.add(job);
+    await stream.add(job, 1);
     await until(() => work.handled.length === 1);
     expect(await pendingCount()).toBe(1);
     await until(async () => work.handled.length === 2 && (await streamLength()) === 0);
@@ -209,8 +212,8 @@ it('keeps an entry whose owner is still alive pending, and handles it again half
 it('reclaims the entry of a dead consumer only once its presence is gone, never a live one’s', async () => {
   await stream.ensureGroup(0);
   const [dead, live] = [cellJob(), cellJob()];
-  await stream.add(dead);
-  await stream.add(live);
+  await stream.add(dead, 1);
+  await stream.add(live, 1);
   await presence.beat('w-dead', 60_000);
   await presence.beat('w-live', 60_000);
   // Each taken by a worker that then stops acknowledging (dead or busy for long).
@@ -227,7 +230,7 @@ it('reclaims the entry of a dead consumer only once its presence is gone, never 
     await until(() => work.handled.length === 1);
     expect(work.handled).toEqual([dead.runId]);
     await until(async () => (await streamLength()) === 1);
-    const pending = await stream.pending(0, 0, 10);
+    const pending = await stream.pending(0, 'first', 0, 10);
     expect(pending.map((e) => [e.consumer, e.deliveries])).toEqual([['w-live', 1]]);
     await tick(PRESENCE_TTL_MS * 2);
     expect(work.handled).toEqual([dead.runId]);
@@ -240,11 +243,12 @@ it('reclaims the entry of a dead consumer only once its presence is gone, never 
 it('acknowledges and drops a dead consumer’s entry past its third delivery instead of handling it', async () => {
   await stream.ensureGroup(0);
   const job = cellJob();
-  const id = await stream.add(job);
+  // On the rest lane (its tenant had calls in flight): the reclaimer looks at both lanes.
+  const { id } = await stream.add(job, 3);
   await stream.read(redis, 0, 'w-gone-1', 1, 100);
   // Two more deliveries, each to a worker that died too.
-  await stream.claim(0, 'w-gone-2', 0, [id]);
-  await stream.claim(0, 'w-gone-3', 0, [id]);
+  await stream.claim(0, 'rest', 'w-gone-2', 0, [id]);
+  await stream.claim(0, 'rest', 'w-gone-3', 0, [id]);
   await tick(PRESENCE_TTL_MS + 50);
   const delivered: string[] = [];
   const reclaimer = reclaimerDelivering((entry) => delivered.push(entry.id));
@@ -257,10 +261,10 @@ it('acknowledges and drops a dead consumer’s entry past its third delivery ins
 it('finds a dead consumer’s entry behind more than a page of a live consumer’s long-running ones', async () => {
   await stream.ensureGroup(0);
   await presence.beat('w-busy', 60_000);
-  for (let i = 0; i < 70; i += 1) await stream.add(cellJob());
+  for (let i = 0; i < 70; i += 1) await stream.add(cellJob(), 1);
   await stream.read(redis, 0, 'w-busy', 70, 100);
   const lost = cellJob();
-  await stream.add(lost);
+  await stream.add(lost, 1);
   await stream.read(redis, 0, 'w-crashed', 1, 100);
   await tick(PRESENCE_TTL_MS + 50);
   const delivered: string[] = [];

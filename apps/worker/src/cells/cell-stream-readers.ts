@@ -5,6 +5,7 @@ import {
   redisFailureLog,
   retryWhileStoreUnavailable,
   type CellEntry,
+  type CellEntryRef,
   type CellStream,
   type RedisClient,
 } from '@codemode/events';
@@ -78,7 +79,7 @@ export class CellStreamReaders {
       presenceTtlMs: options.presenceTtlMs,
       logger: options.logger,
       deliver: (shard, entry) => this.deliver(shard, entry),
-      acknowledge: (shard, id) => this.acknowledge(shard, id),
+      acknowledge: (shard, entry) => this.acknowledge(shard, entry),
     });
   }
 
@@ -118,15 +119,15 @@ export class CellStreamReaders {
   deliver(shard: number, entry: CellEntry): void {
     const cell = parseCell(entry.job);
     if (!cell) {
-      this.options.logger.error({ shard, entryId: entry.id }, 'cell stream entry without a readable job; dropped');
-      this.track(this.acknowledge(shard, entry.id));
+      this.options.logger.error({ shard, lane: entry.lane, entryId: entry.id }, 'cell stream entry without a readable job; dropped');
+      this.track(this.acknowledge(shard, entry));
       return;
     }
     this.options.onTaken?.(Number(entry.id.split('-')[0]));
     this.slots.take(shard);
     // Sent beside the run's end (or first park) when there is one; else, or if that send failed, here once the work ended.
-    const entryAck = new EntryAck(() => this.options.stream.ack(shard, entry.id));
-    const settle = () => entryAck.settle(() => this.acknowledge(shard, entry.id));
+    const entryAck = new EntryAck(() => this.options.stream.ack(shard, entry));
+    const settle = () => entryAck.settle(() => this.acknowledge(shard, entry));
     const work = this.options.cells.runCell(cell, entryAck).then(
       (outcome) => (outcome === 'later' ? this.handleLater(shard, entry) : settle()),
       (error: unknown) => {
@@ -139,11 +140,14 @@ export class CellStreamReaders {
   }
 
   /** Acknowledges and deletes a handled entry; never rejects (a failure is logged). */
-  async acknowledge(shard: number, id: string): Promise<void> {
+  async acknowledge(shard: number, entry: CellEntryRef): Promise<void> {
     try {
-      await retryWhileStoreUnavailable(() => this.options.stream.ack(shard, id), { giveUpMs: ACK_GIVE_UP_MS });
+      await retryWhileStoreUnavailable(() => this.options.stream.ack(shard, entry), { giveUpMs: ACK_GIVE_UP_MS });
     } catch (error) {
-      this.options.logger.error({ err: error, shard, entryId: id }, 'could not acknowledge a cell entry; it stays pending');
+      this.options.logger.error(
+        { err: error, shard, lane: entry.lane, entryId: entry.id },
+        'could not acknowledge a cell entry; it stays pending',
+      );
     }
   }
 

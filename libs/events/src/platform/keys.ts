@@ -172,12 +172,14 @@ export class KeySpace {
   }
 
   /**
-   * `{<prefix>:<queue>}:stream`: the stream of new cells of one cell-queue shard (SPEC §13,
-   * `CODEMODE_CELL_DISPATCH=stream`), in the shard queue's hash tag beside its BullMQ keys (which
-   * all continue with `:<queue>:`), so a shard's dispatch stays in one Cluster slot.
+   * `{<prefix>:<queue>}:stream` (lane `first`) and `…:stream:rest`: the streams of new cells of one
+   * cell-queue shard (SPEC §13, `CODEMODE_CELL_DISPATCH=stream`), in the shard queue's hash tag
+   * beside its BullMQ keys (which all continue with `:<queue>:`), so a shard's dispatch stays in one
+   * Cluster slot and one read names both lanes. The `first` lane keeps the key the single stream
+   * had, so entries written before the lanes existed are read as `first`.
    */
-  cellStream(queue: string): string {
-    return `${this.queuePrefix(queue)}:stream`;
+  cellStream(queue: string, lane: 'first' | 'rest' = 'first'): string {
+    return lane === 'first' ? `${this.queuePrefix(queue)}:stream` : `${this.queuePrefix(queue)}:stream:rest`;
   }
 
   /** A worker's presence (its lease): present while the worker is alive. */

@@ -26,4 +26,13 @@ export { recordsPlatformAnswer } from './platform-calls';
 export { RunListing, LIVE_RUN_SCAN } from './run-listing';
 export { RunIds, mintRunId, placeOfRunId, type RunIdPlace } from './run-ids';
 export { McpTaskStore, type NewMcpTask } from './mcp-task-store';
-export { CellStream, CELL_GROUP, type CellEntry, type PendingCellEntry } from './cell-stream';
+export {
+  CellStream,
+  CELL_GROUP,
+  CELL_LANES,
+  cellLane,
+  type CellEntry,
+  type CellEntryRef,
+  type CellLane,
+  type PendingCellEntry,
+} from './cell-stream';
