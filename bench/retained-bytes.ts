@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 /**
  * Kinds of key, by the pattern of the key after the deployment prefix (`<p>:…`) or, for keys in a
  * queue shard's hash tag, after `{<p>:` . The first match names a key. `:past`, `:spans` and the
- * shard's `:stream:`/`:live` keys are the compact finished runs and stream dispatch of issue 40
+ * shard's `:stream`/`:live` keys are the compact finished runs and stream dispatch of issue 40
  * (docs/plans/log-dispatched-cells.md): absent today, counted once they exist.
  */
 const KEY_KINDS: [string, RegExp][] = [
@@ -15,7 +15,7 @@ const KEY_KINDS: [string, RegExp][] = [
   ['session hashes and other session keys', /^\{[^}]+\}:/],
   ['run locations (`runloc:`)', /^runloc:/],
   ['live-run index (`live:{…}`)', /^live:\{/],
-  ['cell shard streams (`{…cells-n}:stream:<lane>`)', /^cells-\d+\}:stream:/],
+  ['cell shard streams (`{…cells-n}:stream`, `…:stream:rest`)', /^cells-\d+\}:stream(:rest)?$/],
   ['cell shard live index (`{…cells-n}:live`)', /^cells-\d+\}:live$/],
   ['BullMQ cell queues (`{…cells-n}:*`: jobs, events stream, markers)', /^cells-\d+\}:/],
 ];

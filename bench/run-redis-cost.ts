@@ -14,7 +14,7 @@ const PRIMITIVE_CELLS = Number(process.env.BENCH_STREAM_PRIMITIVE_CELLS ?? 500);
 const ADMISSION_CALLS = Number(process.env.BENCH_ADMISSION_CALLS ?? 2000);
 const WARM_EXECS = 50;
 /** How new cells travel (`CODEMODE_CELL_DISPATCH`, passed to the stack's apps by TestStack). */
-const CELL_DISPATCH = process.env.CODEMODE_CELL_DISPATCH?.trim() || 'bullmq';
+const CELL_DISPATCH = process.env.CODEMODE_CELL_DISPATCH?.trim() || 'stream';
 /** How long Redis's idle work (timers, blocking pops, renewals) is read for before the execs. */
 const IDLE_MS = 5_000;
 
@@ -24,7 +24,7 @@ const IDLE_MS = 5_000;
  * multi-tenant with quotas on, `return 1+1` one at a time in one session. Then the stream
  * primitives against BullMQ (bench/stream-primitives.ts) and the exec admission in one script
  * against two (bench/admission-scripts.ts) on the same Redis, the apps stopped. With
- * `CODEMODE_CELL_DISPATCH=stream` in its environment, the apps dispatch new cells on the shard streams.
+ * `CODEMODE_CELL_DISPATCH=bullmq` in its environment, the apps dispatch new cells as BullMQ jobs.
  */
 async function main(): Promise<void> {
   const redis = await PrivateRedis.start();

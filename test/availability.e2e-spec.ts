@@ -1,4 +1,5 @@
 import { CodeModeResultSchema } from '@codemode/contracts';
+import { cellsLeft } from './utils/cell-backlog';
 import { freePort } from './utils/free-port';
 import { stackRedis, TestStack } from './utils/test-stack';
 
@@ -45,11 +46,8 @@ describe('a cell no worker starts within its budget', () => {
     ]);
     const redis = stackRedis();
     try {
-      // Every shard of the cell queue is empty (CODEMODE_QUEUE_SHARDS [16]).
-      for (let shard = 0; shard < 16; shard += 1) {
-        const queue = `{${stack.prefix}:cells-${shard}}:cells-${shard}`;
-        expect((await redis.llen(`${queue}:wait`)) + (await redis.zcard(`${queue}:prioritized`))).toBe(0);
-      }
+      // Every shard holds no cell (CODEMODE_QUEUE_SHARDS [16]).
+      expect(await cellsLeft(redis, stack.prefix)).toBe(0);
     } finally {
       redis.disconnect();
     }

@@ -44,9 +44,9 @@ describe('stream dispatch: a request or an entry that lands alone', () => {
     replyTo: 'nobody',
     requestedAt: Date.now(),
   });
-  /** The entry's shard stream is empty again: a worker read it and acknowledged it. */
+  /** The entry's shard stream (its lane: the stack's tenant had one call in flight) is empty again: a worker read it and acknowledged it. */
   async function untilRead(ref: SessionRef): Promise<void> {
-    const key = keys.cellStream(`cells-${stream.shardOf(ref)}`);
+    const key = keys.cellStream(`cells-${stream.shardOf(ref)}`, 'first');
     const deadline = Date.now() + 30_000;
     while ((await redis.xlen(key)) > 0) {
       if (Date.now() > deadline) throw new Error('the entry was never read');
@@ -94,5 +94,41 @@ describe('stream dispatch: a request or an entry that lands alone', () => {
       code: 'runtime_unavailable',
       error: 'no worker started the cell within its budget; it was not run.',
     });
+  });
+});
+
+describe('stream dispatch: an idempotent repeat leaves no entry for a worker', () => {
+  let stack: TestStack;
+  let redis: Redis | Cluster;
+
+  beforeAll(async () => {
+    // No worker: every entry stays on its stream to be looked at.
+    stack = await TestStack.start({ workers: 0, env: { CODEMODE_CELL_DISPATCH: 'stream' } });
+    redis = stackRedis();
+  });
+  afterAll(async () => {
+    await redis?.quit();
+    await stack?.stop();
+  });
+
+  it('withdraws the entry sent beside a repeated Idempotency-Key: only the first exec’s entry waits', async () => {
+    const client = stack.client();
+    const keys = new KeySpace(stack.prefix);
+    const ref = { tenant: 'default', sessionId: 'repeat' };
+    // Both execs count two calls in flight at most: the first lane.
+    const key = keys.cellStream(`cells-${new CellStream(redis, keys, SHARDS).shardOf(ref)}`, 'first');
+    const exec = () => client.exec(ref.sessionId, { title: 'once', code: 'return 1' }, { idempotencyKey: 'k-1' }).catch(() => undefined);
+    // Never answered while no worker runs; the stack's stop ends them.
+    void exec();
+    const deadline = Date.now() + 10_000;
+    while ((await redis.xlen(key)) === 0) {
+      if (Date.now() > deadline) throw new Error('the first entry never landed');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    void exec();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const [run] = (await client.listRuns(ref.sessionId, { limit: 5 })).runs;
+    const entries = (await redis.xrange(key, '-', '+')).map(([, fields]) => (JSON.parse(fields[1]) as CellJob).runId);
+    expect(entries).toEqual([run.runId]);
   });
 });

@@ -142,10 +142,10 @@ describe('queue gauges while no worker consumes', () => {
     await stack?.stop();
   });
 
-  // Cells wait in BullMQ's prioritized set (their priority is the tenant's rank), not its wait list;
-  // on the shard streams (CODEMODE_CELL_DISPATCH=stream, passed through by TestStack) an entry no
-  // worker read yet is `waiting`.
-  const waitingState = process.env.CODEMODE_CELL_DISPATCH?.trim() === 'stream' ? 'waiting' : 'prioritized';
+  // On the shard streams (the default) an entry no worker read yet is `waiting`; as BullMQ jobs
+  // (CODEMODE_CELL_DISPATCH=bullmq, passed through by TestStack) cells wait in BullMQ's prioritized
+  // set (their priority is the tenant's rank), not its wait list.
+  const waitingState = process.env.CODEMODE_CELL_DISPATCH?.trim() === 'bullmq' ? 'prioritized' : 'waiting';
   it('counts a waiting cell and reports how long the oldest has waited', async () => {
     // Never answered while no worker runs; the stack's stop ends it.
     void stack

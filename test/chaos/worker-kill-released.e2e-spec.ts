@@ -1,4 +1,5 @@
 import type { CodeModeResult } from '@codemode/contracts';
+import { cellsLeft } from '../utils/cell-backlog';
 import { stackRedis, TestStack } from '../utils/test-stack';
 import { allEvents, sleep, terminalsByRun } from './chaos-helpers';
 
@@ -65,10 +66,8 @@ describe('chaos: a worker killed with -9 while cells that gave their slot back w
     for (const { runId } of started) expect(terminals.get(runId)?.map((event) => event.type)).toEqual(['run.completed']);
     const redis = stackRedis();
     try {
-      // Every cell job was finished, the killed worker's re-delivered ones included.
-      const queue = `{${stack.prefix}:cells-0}:cells-0`;
-      expect(await redis.llen(`${queue}:active`)).toBe(0);
-      expect(await redis.llen(`${queue}:wait`)).toBe(0);
+      // Every cell job or entry was finished, the killed worker's re-delivered ones included.
+      expect(await cellsLeft(redis, stack.prefix, 1)).toBe(0);
     } finally {
       redis.disconnect();
     }

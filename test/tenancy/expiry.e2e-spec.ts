@@ -41,6 +41,8 @@ function documentedException(key: string, liveWorkers: string[]): boolean {
   if (new RegExp(`^${p}:(parked|live):\\{${p}:index-\\d+\\}$`).test(key)) return true;
   // The shared queues' own keys (meta, id, events, marker…): one set per deployment.
   if (new RegExp(`^\\{${p}:(cells-\\d+|shell)\\}:(cells-\\d+|shell):[a-z-]+$`).test(key)) return true;
+  // The shard streams of new cells, both lanes (deployment infrastructure like the queues; entries leave when acknowledged).
+  if (new RegExp(`^\\{${p}:cells-\\d+\\}:stream(:rest)?$`).test(key)) return true;
   // A live worker's own queue.
   return liveWorkers.some((id) => key.startsWith(`{${p}:worker-${id}}:worker-${id}:`));
 }

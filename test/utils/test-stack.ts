@@ -21,7 +21,7 @@ export function redisEnv(): Record<string, string> {
 
 /**
  * How the stacks dispatch new cells: the test process's `CODEMODE_CELL_DISPATCH` when set (so the
- * e2e suites can run with new cells on the shard streams), else the apps' default.
+ * e2e suites can run with new cells as BullMQ jobs), else the apps' default (the shard streams).
  */
 function cellDispatchEnv(): Record<string, string> {
   const mode = process.env.CODEMODE_CELL_DISPATCH?.trim();
@@ -156,12 +156,16 @@ export class TestStack {
   }
 
   /**
-   * Starts one more API process (same env) on its own port, or on the port of `baseUrl` (standing
-   * in for one that died); stopped with the stack.
+   * Starts one more API process (same env, plus `env`) on its own port, or on the port of `baseUrl`
+   * (standing in for one that died); stopped with the stack.
    */
-  async addApi(baseUrl?: string): Promise<{ api: AppProcess; baseUrl: string }> {
+  async addApi(baseUrl?: string, env: Record<string, string> = {}): Promise<{ api: AppProcess; baseUrl: string }> {
     const port = baseUrl === undefined ? await freePort() : Number(new URL(baseUrl).port);
-    const api = AppProcess.spawn('api', { ...this.env, PORT: String(port), API_METRICS_PORT: String(await freePort()) }, this.nodeArgs);
+    const api = AppProcess.spawn(
+      'api',
+      { ...this.env, PORT: String(port), API_METRICS_PORT: String(await freePort()), ...env },
+      this.nodeArgs,
+    );
     this.extraApis.push(api);
     const url = `http://127.0.0.1:${port}`;
     await this.waitReady(url, api, true);

@@ -9,13 +9,13 @@ describe('readRedisSettings', () => {
       username: undefined,
       password: undefined,
       queueShards: 16,
-      cellDispatch: 'bullmq',
+      cellDispatch: 'stream',
     });
   });
 
-  it('dispatches new cells on BullMQ unless CODEMODE_CELL_DISPATCH says stream', () => {
-    expect(readRedisSettings({ CODEMODE_CELL_DISPATCH: 'stream' }).cellDispatch).toBe('stream');
-    expect(readRedisSettings({ CODEMODE_CELL_DISPATCH: ' ' }).cellDispatch).toBe('bullmq');
+  it('dispatches new cells on the shard streams unless CODEMODE_CELL_DISPATCH says bullmq', () => {
+    expect(readRedisSettings({ CODEMODE_CELL_DISPATCH: 'bullmq' }).cellDispatch).toBe('bullmq');
+    expect(readRedisSettings({ CODEMODE_CELL_DISPATCH: ' ' }).cellDispatch).toBe('stream');
     expect(() => readRedisSettings({ CODEMODE_CELL_DISPATCH: 'kafka' })).toThrow(
       /CODEMODE_CELL_DISPATCH must be one of bullmq, stream, got "kafka"/,
     );

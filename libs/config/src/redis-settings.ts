@@ -20,8 +20,9 @@ export interface RedisSettings {
   /** `CODEMODE_QUEUE_SHARDS` [16]: BullMQ queues the cell queue is split into, each under its own hash tag. */
   readonly queueShards: number;
   /**
-   * `CODEMODE_CELL_DISPATCH` [bullmq]: how a new cell travels to a worker: a BullMQ job on its
-   * shard, or `stream`, an entry on its shard's Redis Stream (SPEC §13; replays stay on BullMQ).
+   * `CODEMODE_CELL_DISPATCH` [stream]: how a new cell travels to a worker: an entry on its shard's
+   * Redis Streams (SPEC §13), or `bullmq`, a job on its shard's BullMQ queue (the path before; a
+   * worker runs those jobs either way, so an upgrade drains them). Replays stay on BullMQ.
    */
   readonly cellDispatch: CellDispatchMode;
 }
@@ -87,7 +88,7 @@ function readShards(raw: string | undefined): number {
 }
 
 function readCellDispatch(raw: string | undefined): CellDispatchMode {
-  const value = raw?.trim() || 'bullmq';
+  const value = raw?.trim() || 'stream';
   const mode = CELL_DISPATCH_MODES.find((m) => m === value);
   if (!mode) throw new ConfigError('CODEMODE_CELL_DISPATCH', `must be one of ${CELL_DISPATCH_MODES.join(', ')}, got "${raw}".`);
   return mode;

@@ -1,6 +1,6 @@
 import type { CellDispatchMode } from '@codemode/config';
 import type { CellJob, SessionRef } from '@codemode/contracts';
-import type { CellStream } from '@codemode/events';
+import type { CellEntryRef, CellStream } from '@codemode/events';
 import type { CellQueue } from './cell-queue';
 import type { QueueStats } from './queue-stats';
 
@@ -20,10 +20,23 @@ export class CellDispatch {
     return this.mode === 'stream';
   }
 
-  /** `rank`: the tenant's calls in flight, this one included (the queue's priority, the stream's lane). */
-  async add(job: CellJob, rank: number): Promise<void> {
-    if (this.mode === 'stream') await this.stream.add(job, rank);
-    else await this.queue.add(job, rank);
+  /**
+   * `rank`: the tenant's calls in flight, this one included (the queue's priority, the stream's
+   * lane). Answers where the stream entry is (null for a job: its id is the run id).
+   */
+  async add(job: CellJob, rank: number): Promise<CellEntryRef | null> {
+    if (this.mode === 'stream') return this.stream.add(job, rank);
+    await this.queue.add(job, rank);
+    return null;
+  }
+
+  /**
+   * Takes back a stream entry that names a run never created (its request was an idempotent repeat,
+   * or was sent again under a new run id), so no worker spends a slot and its claims on it; best
+   * effort: a worker that read it already drops it (SPEC §13).
+   */
+  async withdrawEntry(ref: SessionRef, entry: CellEntryRef): Promise<void> {
+    await this.stream.withdraw(ref, entry).catch(() => undefined);
   }
 
   /**

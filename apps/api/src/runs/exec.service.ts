@@ -207,6 +207,9 @@ export class ExecService {
     ]);
     const fate = requestEntryFate(...sent);
     if (fate.kind !== 'follow' && fate.kind !== 'abandon') deadline.drop();
+    const [, entry] = sent;
+    if ((fate.kind === 'existing' || fate.kind === 'resend') && entry.status === 'fulfilled' && entry.value)
+      void this.cells.withdrawEntry(ref, entry.value);
     if (fate.kind === 'fail') throw fate.error;
     if (fate.kind === 'close') {
       const result = storeFailureAnswer(fate.error, 'nothing-run', input.restartSafe);

@@ -8,9 +8,9 @@ type Requested = Awaited<ReturnType<RunLedger['request']>>;
  * before either was sent:
  * - `follow`: recorded and dispatched; the run's pushed answer is the exec's.
  * - `existing`: a repeated Idempotency-Key; the first run answers. The entry names a run never
- *   created: the worker that reads it drops it.
+ *   created: it is withdrawn, and a worker that read it first drops it.
  * - `resend`: the session was configured since its settings were read; sent again under a new run
- *   id, so this entry names a run never created either.
+ *   id, so this entry names a run never created either (withdrawn too).
  * - `abandon`: the run may exist with no entry that will run it (the entry failed), or the request
  *   failed after it may have landed and the entry may have landed too (a worker may run the cell):
  *   abandoned with the store-failure answer while still `requested`, else its own answer comes.

@@ -54,12 +54,14 @@ export class CellReclaimer {
   /** One pass over every shard (the timer's tick; specs call it directly). */
   async reclaimAll(): Promise<void> {
     for (let shard = 0; shard < this.options.stream.shardCount; shard += 1) {
-      try {
-        for (const lane of CELL_LANES) await this.reclaim(shard, lane);
-      } catch (error) {
-        const admitted = redisFailureLog.admit(error instanceof Error ? error : new Error(String(error)));
-        if (admitted)
-          this.options.logger.warn({ err: error, consumer: 'cell-reclaimer', shard, ...admitted }, 'cell stream reclaim failed');
+      for (const lane of CELL_LANES) {
+        try {
+          await this.reclaim(shard, lane);
+        } catch (error) {
+          const admitted = redisFailureLog.admit(error instanceof Error ? error : new Error(String(error)));
+          if (admitted)
+            this.options.logger.warn({ err: error, consumer: 'cell-reclaimer', shard, lane, ...admitted }, 'cell stream reclaim failed');
+        }
       }
     }
   }

@@ -6,11 +6,14 @@ import { sharedLimits } from '../core/shared-concurrency';
  * reader asks how many entries it may read (`whenFree`); each entry holds its slot until its work
  * ends or goes on without it.
  *
- * One read takes at most the shard's share of the budget (`readCap`, at least one): every idle
+ * One read asks for at most the shard's share of the budget (`readCap`, at least one): every idle
  * shard's reader blocks at once, each with its count, and a burst over all shards fills them all.
  * Uncapped, that would be the whole free budget per shard, up to `shards ×` the budget held by one
  * worker while others idle; capped, idle shards take at most max(budget, shards) at once, the
- * overshoot BullMQ's one-at-a-time fetch allowed. A burst on one shard reads again at once.
+ * overshoot BullMQ's one-at-a-time fetch allowed. A read names both lanes of its shard and may be
+ * answered the count on each (CellStream.read), so a burst on both lanes of every shard can hand a
+ * worker up to twice that; the sandbox pool's fair queue holds what its threads cannot take yet.
+ * A burst on one shard reads again at once.
  */
 export class ShardSlots {
   private readonly active: number[];

@@ -178,7 +178,7 @@ export class KeySpace {
    * Cluster slot and one read names both lanes. The `first` lane keeps the key the single stream
    * had, so entries written before the lanes existed are read as `first`.
    */
-  cellStream(queue: string, lane: 'first' | 'rest' = 'first'): string {
+  cellStream(queue: string, lane: 'first' | 'rest'): string {
     return lane === 'first' ? `${this.queuePrefix(queue)}:stream` : `${this.queuePrefix(queue)}:stream:rest`;
   }
 

@@ -118,6 +118,11 @@ export class CellStream {
     return [...ofLane('first', first), ...ofLane('rest', rest)];
   }
 
+  /** Deletes an entry of `ref`'s shard no worker needs to read; one a worker read already stays pending under it until acknowledged. */
+  async withdraw(ref: SessionRef, entry: CellEntryRef): Promise<void> {
+    await guard(() => this.redis.xdel(this.key(this.shardOf(ref), entry.lane), entry.id));
+  }
+
   /** Acknowledges and deletes an entry (one round trip: both commands are pipelined). */
   async ack(shard: number, entry: CellEntryRef): Promise<void> {
     const key = this.key(shard, entry.lane);
