@@ -10,6 +10,8 @@ import {
 import type { Logger } from '@codemode/telemetry';
 import { deliveredTooOften, otherConsumers, reclaimable } from './cell-reclaim';
 
+/** Passes between two looks for consumers of dead workers left in the groups (about ten leases). */
+const FORGET_EVERY_PASSES = 20;
 /** Pending entries looked at per page, and pages per shard and pass. */
 const PENDING_PAGE = 64;
 const MAX_PAGES = 16;
@@ -37,6 +39,7 @@ export interface CellReclaimerOptions {
 export class CellReclaimer {
   private timer: NodeJS.Timeout | undefined;
   private pass: Promise<void> | undefined;
+  private passes = 0;
 
   constructor(private readonly options: CellReclaimerOptions) {}
 
@@ -66,11 +69,42 @@ export class CellReclaimer {
     }
   }
 
+  /**
+   * Consumers of workers whose lease lapsed and that hold nothing any more (their entries
+   * reclaimed) leave the groups: a crashed worker never leaves itself, and a fleet that replaces
+   * its workers would otherwise list every worker it ever ran, on every shard and lane. A consumer
+   * holding an entry stays (`leave` checks; removing it would drop the entry). One line per pass.
+   */
+  async forgetDeadConsumers(): Promise<void> {
+    const forgotten = new Set<string>();
+    const alive = new Map<string, boolean>();
+    const isAlive = async (consumer: string) =>
+      alive.get(consumer) ?? alive.set(consumer, await this.options.presence.isAlive(consumer)).get(consumer);
+    for (let shard = 0; shard < this.options.stream.shardCount; shard += 1) {
+      try {
+        const others = (await this.options.stream.consumers(shard)).filter((consumer) => consumer !== this.options.workerId);
+        for (const consumer of others)
+          if (!(await isAlive(consumer)) && (await this.options.stream.leave(shard, consumer))) forgotten.add(consumer);
+      } catch (error) {
+        const admitted = redisFailureLog.admit(error instanceof Error ? error : new Error(String(error)));
+        if (admitted)
+          this.options.logger.warn({ err: error, consumer: 'cell-reclaimer', shard, ...admitted }, 'could not list cell stream consumers');
+      }
+    }
+    if (forgotten.size > 0)
+      this.options.logger.info(
+        { consumers: [...forgotten] },
+        'removed consumers of workers whose lease lapsed from the cell stream groups',
+      );
+  }
+
   private schedule(): void {
     const half = this.options.presenceTtlMs / 2;
     this.timer = setTimeout(
       () => {
-        this.pass = this.reclaimAll().finally(() => {
+        this.passes += 1;
+        const forget = this.passes % FORGET_EVERY_PASSES === 0;
+        this.pass = (forget ? this.reclaimAll().then(() => this.forgetDeadConsumers()) : this.reclaimAll()).finally(() => {
           this.pass = undefined;
           if (this.timer) this.schedule();
         });

@@ -278,3 +278,24 @@ it('finds a dead consumerâ€™s entry behind more than a page of a live consumerâ€
     await presence.leave('w-busy');
   }
 });
+
+it('removes from the groups the consumers of dead workers that hold nothing, never a live one or one still holding an entry', async () => {
+  await stream.ensureGroup(0);
+  await presence.beat('w-idle-live', 60_000);
+  // A crashed worker whose entry was acknowledged (reclaimed and run elsewhere), a live idle one, and a dead one still holding an entry.
+  await stream.add(cellJob(), 1);
+  const [done] = await stream.read(redis, 0, 'w-crashed', 1, 100);
+  await stream.ack(0, done);
+  await stream.add(cellJob(), 1);
+  const [ran] = await stream.read(redis, 0, 'w-idle-live', 1, 100);
+  await stream.ack(0, ran);
+  await stream.add(cellJob(), 3);
+  await stream.read(redis, 0, 'w-holding', 1, 100);
+  expect((await stream.consumers(0)).sort()).toEqual(['w-crashed', 'w-holding', 'w-idle-live']);
+  try {
+    await reclaimerDelivering(() => undefined).forgetDeadConsumers();
+    expect((await stream.consumers(0)).sort()).toEqual(['w-holding', 'w-idle-live']);
+  } finally {
+    await presence.leave('w-idle-live');
+  }
+});

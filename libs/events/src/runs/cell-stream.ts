@@ -160,6 +160,14 @@ export class CellStream {
     return entriesOf(lane, reply);
   }
 
+  /** The consumers (worker ids) listed in either lane's group of the shard. */
+  async consumers(shard: number): Promise<string[]> {
+    const listed = await Promise.all(
+      CELL_LANES.map((lane) => guard(() => this.redis.xinfo('CONSUMERS', this.key(shard, lane), CELL_GROUP)).catch(noGroup)),
+    );
+    return [...new Set(listed.flatMap((consumers) => (consumers as unknown[][]).map((fields) => String(fieldsOf(fields).get('name')))))];
+  }
+
   /** Removes `consumer` from the shard's groups if it holds no entry on either lane (a worker that stops); true if removed. */
   async leave(shard: number, consumer: string): Promise<boolean> {
     const keys = CELL_LANES.map((lane) => this.key(shard, lane));
@@ -199,6 +207,12 @@ export class CellStream {
   private key(shard: number, lane: CellLane): string {
     return this.keys.cellStream(cellQueueName(shard), lane);
   }
+}
+
+/** A lane whose group does not exist yet lists no consumer. */
+function noGroup(error: unknown): unknown[] {
+  if (error instanceof Error && /NOGROUP|no such key/i.test(error.message)) return [];
+  throw error;
 }
 
 /** A flat `[name, value, …]` reply as a map. */
