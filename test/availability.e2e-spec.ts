@@ -25,6 +25,13 @@ describe('a cell no worker starts within its budget', () => {
       code: 'runtime_unavailable',
       error: 'no worker started the cell within its budget; it was not run.',
     });
+    const redis = stackRedis();
+    try {
+      // Taken back at once (its job or its stream entry), before any worker could drop it.
+      expect(await cellsLeft(redis, stack.prefix)).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
 
     const worker = await stack.addWorker();
     expect(await client.exec('late', { title: 'now', code: 'return 2' })).toMatchObject({ status: 'completed', value: 2 });
@@ -44,12 +51,12 @@ describe('a cell no worker starts within its budget', () => {
       'run.started',
       'run.completed',
     ]);
-    const redis = stackRedis();
+    const after = stackRedis();
     try {
       // Every shard holds no cell (CODEMODE_QUEUE_SHARDS [16]).
-      expect(await cellsLeft(redis, stack.prefix)).toBe(0);
+      expect(await cellsLeft(after, stack.prefix)).toBe(0);
     } finally {
-      redis.disconnect();
+      after.disconnect();
     }
     expect(worker.alive).toBe(true);
   });

@@ -31,20 +31,14 @@ export class CellDispatch {
   }
 
   /**
-   * Takes back a stream entry that names a run never created (its request was an idempotent repeat,
-   * or was sent again under a new run id), so no worker spends a slot and its claims on it; best
-   * effort: a worker that read it already drops it (SPEC §13).
+   * Takes back a cell no worker needs to start: abandoned before it started, or (its stream
+   * `entry`) naming a run never created, its request an idempotent repeat or sent again under a
+   * new run id. Best effort: a worker that took it already finds its run ended or absent and drops
+   * it (SPEC §13).
    */
-  async withdrawEntry(ref: SessionRef, entry: CellEntryRef): Promise<void> {
-    await this.stream.withdraw(ref, entry).catch(() => undefined);
-  }
-
-  /**
-   * Best effort, for a cell abandoned before it started. A stream entry stays: the worker that
-   * reads it finds its run ended and drops it.
-   */
-  async remove(ref: SessionRef, runId: string): Promise<void> {
-    if (this.mode === 'bullmq') await this.queue.remove(ref, runId);
+  async remove(ref: SessionRef, runId: string, entry: CellEntryRef | null): Promise<void> {
+    if (entry) await this.stream.withdraw(ref, entry).catch(() => undefined);
+    else await this.queue.remove(ref, runId);
   }
 
   /**

@@ -20,6 +20,7 @@ import {
   RunEnds,
   RunReplies,
   SessionLedger,
+  type CellEntryRef,
   type SessionSettingsAt,
   redisFailureLog,
 } from '@codemode/events';
@@ -52,6 +53,11 @@ interface ExecCall {
   /** The tenant's calls in flight, this one included (queue fairness, see CellDispatch.add). */
   rank: number;
   recorded: ExecRecorded | undefined;
+}
+
+/** Where a new cell's stream entry landed, once its reply is read (null before, on `bullmq`, or when it failed). */
+interface Dispatched {
+  entry: CellEntryRef | null;
 }
 
 /** How long the API keeps trying to close a run it could not queue while Redis is away. */
@@ -200,16 +206,16 @@ export class ExecService {
     const { ref, input, idempotencyKey, recorded } = call;
     const log = this.logger.child({ tenant: ref.tenant, sessionId: ref.sessionId, runId });
     this.answers.markLive(ref, runId, answerBudgetMs(spec));
-    const deadline = this.follow(call, runId, spec, log);
+    const dispatched: Dispatched = { entry: null };
+    const deadline = this.follow(call, runId, spec, log, dispatched);
     const sent = await Promise.allSettled([
       this.request(ref, runId, spec, idempotencyKey, version),
       this.cells.add(this.jobOf(ref, runId, spec), call.rank),
     ]);
     const fate = requestEntryFate(...sent);
     if (fate.kind !== 'follow' && fate.kind !== 'abandon') deadline.drop();
-    const [, entry] = sent;
-    if ((fate.kind === 'existing' || fate.kind === 'resend') && entry.status === 'fulfilled' && entry.value)
-      void this.cells.withdrawEntry(ref, entry.value);
+    if (sent[1].status === 'fulfilled') dispatched.entry = sent[1].value;
+    if ((fate.kind === 'existing' || fate.kind === 'resend') && dispatched.entry) void this.cells.remove(ref, runId, dispatched.entry);
     if (fate.kind === 'fail') throw fate.error;
     if (fate.kind === 'close') {
       const result = storeFailureAnswer(fate.error, 'nothing-run', input.restartSafe);
@@ -231,7 +237,8 @@ export class ExecService {
   }
 
   /** Listens for the exec's pushed answer under its deadlines; before its cell can be read, so no answer is missed. */
-  private follow(call: ExecCall, runId: string, spec: CellSpec, log: Logger): ReplyDeadline {
+  /** `dispatched`: where the cell's stream entry is once known, so a cell abandoned as not started is taken back. */
+  private follow(call: ExecCall, runId: string, spec: CellSpec, log: Logger, dispatched: Dispatched = { entry: null }): ReplyDeadline {
     const { ref, input, idempotencyKey } = call;
     const leg = { ref, runId, call: 'exec', restartSafe: input.restartSafe, awaitResults: input.awaitResults, log } as const;
     return this.answers.follow(
@@ -245,7 +252,7 @@ export class ExecService {
           // A stalled fleet abandons many cells at once: one line a second, with how many it stands for.
           const admitted = this.notStartedLog.admit(NOT_STARTED_LINE);
           if (admitted) log.warn(admitted, NOT_STARTED_LINE);
-          await this.cells.remove(ref, runId);
+          await this.cells.remove(ref, runId, dispatched.entry);
           return result;
         },
         // The pushed answer can be missed (pub/sub reconnecting): the run's own answer wins,
