@@ -71,7 +71,7 @@ function recordingWork(outcomes: CellOutcome[] = []): StreamCellWork & { handled
   };
 }
 
-function readers(workerId: string, cells: StreamCellWork, on: CellStream = stream): CellStreamReaders {
+function readers(workerId: string, cells: StreamCellWork, on: CellStream = stream, budget = 4): CellStreamReaders {
   return new CellStreamReaders({
     enabled: true,
     stream: on,
@@ -79,7 +79,7 @@ function readers(workerId: string, cells: StreamCellWork, on: CellStream = strea
     presence,
     cells,
     workerId,
-    budget: 4,
+    budget,
     presenceTtlMs: PRESENCE_TTL_MS,
     logger,
     blockMs: 200,
@@ -105,6 +105,9 @@ it('runs a new cell of its shard and acknowledges it: the entry leaves the strea
   const reader = readers('w-reader', work);
   reader.start();
   try {
+    // Ready (the worker's readiness) once its shard's group exists and its connection answered, not before.
+    expect(reader.running).toBe(false);
+    await until(() => reader.running);
     const job = cellJob();
     await stream.add(job, 1);
     await until(async () => work.handled.length === 1 && (await streamLength()) === 0);
@@ -298,4 +301,34 @@ it('removes from the groups the consumers of dead workers that hold nothing, nev
   } finally {
     await presence.leave('w-idle-live');
   }
+});
+
+it('runs at close an entry a read delivered to it whose reply it never saw (its connection closed), and one it holds', async () => {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const handled: string[] = [];
+  const work: StreamCellWork = {
+    lookAgainMs: 200,
+    runCell: async (cell) => {
+      handled.push(cell.runId);
+      if (handled.length === 1) await held;
+      return 'done';
+    },
+    goOn: (_run, running) => running,
+  };
+  // One slot: while the first cell holds it, the reader reads nothing more.
+  const reader = readers('w-closing', work, stream, 1);
+  reader.start();
+  const [first, unseen] = [cellJob(), cellJob()];
+  await stream.add(first, 1);
+  await until(() => handled.length === 1);
+  await stream.add(unseen, 1);
+  // Delivered to this consumer as a read the shutdown cut off would be: pending, its reply lost.
+  expect((await stream.read(redis, 0, 'w-closing', 1, 100)).map((e) => (JSON.parse(e.job) as CellJob).runId)).toEqual([unseen.runId]);
+  const closing = reader.close();
+  release();
+  await closing;
+  expect(handled).toEqual([first.runId, unseen.runId]);
+  expect(await streamLength()).toBe(0);
+  expect(await pendingCount()).toBe(0);
 });

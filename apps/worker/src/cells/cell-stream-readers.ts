@@ -66,6 +66,10 @@ export class CellStreamReaders {
   private readonly connections: RedisClient[] = [];
   private readonly loops: Promise<void>[] = [];
   private readonly works = new Set<Promise<void>>();
+  /** Shards whose reader has its group and a connection that answered. */
+  private readonly readyShards = new Set<number>();
+  /** Entries delivered in this life whose work has not ended (`<shard>:<lane>:<id>`). */
+  private readonly inHand = new Set<string>();
   private readonly lookAgain = new Set<NodeJS.Timeout>();
   private readonly reclaimer: CellReclaimer;
   private closed = false;
@@ -83,9 +87,14 @@ export class CellStreamReaders {
     });
   }
 
-  /** Reading and reclaiming on every shard (or not meant to: readiness holds then). */
+  /**
+   * Reading and reclaiming on every shard (or not meant to: readiness holds then): each shard's
+   * group exists and its reader's connection answered, so a cell added now is read within a round
+   * trip (the worker's readiness waits for it: a cell's start budget may be shorter than a
+   * cluster connection's setup).
+   */
   get running(): boolean {
-    return !this.options.enabled || (this.loops.length > 0 && !this.closed);
+    return !this.options.enabled || (this.readyShards.size === this.options.stream.shardCount && !this.closed);
   }
 
   /** Starts once the app is up, as the queue consumers do. */
@@ -102,15 +111,20 @@ export class CellStreamReaders {
     this.reclaimer.start();
   }
 
-  /** Reads no more, then waits for every entry it took to end and be acknowledged (within its budget). */
+  /**
+   * Reads no more, then runs what it holds: every entry it took, and any a closed read was
+   * answered with, to its end and acknowledgement (within their budgets).
+   */
   async close(): Promise<void> {
     this.closed = true;
     this.slots.close();
     for (const timer of this.lookAgain) clearTimeout(timer);
     this.lookAgain.clear();
-    // A pending blocking read rejects at once; an entry it took stays pending here, reclaimed once this lease lapses.
+    // A pending blocking read rejects at once; Redis may have answered it already, so the entries
+    // it delivered are pending here unseen: taken from this consumer's own pending list below.
     for (const connection of this.connections) closeConnection(connection);
     await Promise.all([...this.loops, this.reclaimer.stop()]);
+    if (this.connections.length > 0) await this.takeBackUnseen();
     while (this.works.size > 0) await Promise.all([...this.works]);
     if (this.connections.length > 0) await this.leaveGroups();
   }
@@ -124,6 +138,8 @@ export class CellStreamReaders {
       return;
     }
     this.options.onTaken?.(Number(entry.id.split('-')[0]));
+    const held = `${shard}:${entry.lane}:${entry.id}`;
+    this.inHand.add(held);
     this.slots.take(shard);
     // Sent beside the run's end (or first park) when there is one; else, or if that send failed, here once the work ended.
     const entryAck = new EntryAck(() => this.options.stream.ack(shard, entry));
@@ -136,6 +152,7 @@ export class CellStreamReaders {
       },
     );
     this.track(work);
+    void work.finally(() => this.inHand.delete(held));
     void this.options.cells.goOn(cell, work).finally(() => this.slots.give(shard));
   }
 
@@ -164,6 +181,7 @@ export class CellStreamReaders {
           for (const entry of await this.options.stream.read(connection, shard, this.options.workerId, OWN_PENDING_PAGE, 0, '0'))
             this.deliver(shard, entry);
         ownTaken = true;
+        this.readyShards.add(shard);
         const count = await this.slots.whenFree(shard);
         if (count === 0) return;
         const entries = await this.options.stream.read(
@@ -182,6 +200,23 @@ export class CellStreamReaders {
         const admitted = redisFailureLog.admit(error instanceof Error ? error : new Error(String(error)));
         if (admitted) this.options.logger.warn({ err: error, consumer: 'cell-stream', shard, ...admitted }, 'cell stream reader error');
         await new Promise((resolve) => setTimeout(resolve, READ_RETRY_DELAY_MS));
+      }
+    }
+  }
+
+  /**
+   * Entries pending under this worker that no delivery of this life holds: a read answered while
+   * its connection closed (the shutdown's), whose reply never came back. Delivered now, so a
+   * stopping worker runs them rather than leaving them a lease to be reclaimed. Best effort.
+   */
+  private async takeBackUnseen(): Promise<void> {
+    const { stream, redis, workerId } = this.options;
+    for (let shard = 0; shard < stream.shardCount; shard += 1) {
+      try {
+        for (const entry of await stream.read(redis, shard, workerId, OWN_PENDING_PAGE, 0, '0'))
+          if (!this.inHand.has(`${shard}:${entry.lane}:${entry.id}`)) this.deliver(shard, entry);
+      } catch (error) {
+        this.options.logger.warn({ err: error, shard }, 'could not look for unseen cell entries at close; a reclaim takes them');
       }
     }
   }
