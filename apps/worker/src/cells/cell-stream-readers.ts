@@ -138,7 +138,7 @@ export class CellStreamReaders {
       return;
     }
     this.options.onTaken?.(Number(entry.id.split('-')[0]));
-    const held = `${shard}:${entry.lane}:${entry.id}`;
+    const held = heldKey(shard, entry);
     this.inHand.add(held);
     this.slots.take(shard);
     // Sent beside the run's end (or first park) when there is one; else, or if that send failed, here once the work ended.
@@ -214,7 +214,7 @@ export class CellStreamReaders {
     for (let shard = 0; shard < stream.shardCount; shard += 1) {
       try {
         for (const entry of await stream.read(redis, shard, workerId, OWN_PENDING_PAGE, 0, '0'))
-          if (!this.inHand.has(`${shard}:${entry.lane}:${entry.id}`)) this.deliver(shard, entry);
+          if (!this.inHand.has(heldKey(shard, entry))) this.deliver(shard, entry);
       } catch (error) {
         this.options.logger.warn({ err: error, shard }, 'could not look for unseen cell entries at close; a reclaim takes them');
       }
@@ -247,6 +247,11 @@ export class CellStreamReaders {
     this.works.add(work);
     void work.finally(() => this.works.delete(work));
   }
+}
+
+/** An entry's key in `inHand`: ids repeat across shards and lanes. */
+function heldKey(shard: number, entry: CellEntryRef): string {
+  return `${shard}:${entry.lane}:${entry.id}`;
 }
 
 function parseCell(json: string): CellJob | null {
