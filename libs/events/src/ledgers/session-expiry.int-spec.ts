@@ -157,6 +157,21 @@ describe('session keys expire CODEMODE_SESSION_TTL_SECONDS after the last write'
     expectWithin(await ttls(ref), ['events', 'session', 'transcript', 'runs'], TTL_MS + slackOf(TTL_MS), TTL_MS);
   });
 
+  it('a request into a fresh session refreshes only what it makes: its run hash, and a runs index made anew', async () => {
+    const ref = newRef();
+    const first = await startedRun(ref);
+    await runs.finish(ref, first, { epoch: 1, type: 'run.completed', result: completed(1) });
+    const base = keys.sessionBase(ref);
+    await redis.pexpire(`${base}:events`, 5000);
+    const second = await startedRun(ref);
+    expect(await redis.pttl(`${base}:events`)).toBeLessThanOrEqual(5000);
+    expectWithin(await ttls(ref), [`run:${second}`, 'runs']);
+    // A trim that emptied the runs index deleted it: the next request makes it again, with its TTL.
+    await redis.del(`${base}:runs`);
+    const third = await startedRun(ref);
+    expectWithin(await ttls(ref), [`run:${third}`, 'runs']);
+  });
+
   it('a resume reservation keeps the run hash TTL', async () => {
     const ref = newRef();
     const runId = await startedRun(ref);

@@ -38,7 +38,7 @@ if evType ~= 'run.completed' and evType ~= 'run.failed' then return { -5, evType
 local refused = check_run_write(KEYS, runId, epoch)
 if refused then return refused end
 
-local dispatched = redis.call('HEXISTS', KEYS[3], 'toolCalled') == 1
+local dispatched = read_of(runId).toolCalled
 local result, repair, count = repair_decide(KEYS, repair_args(6), evType == 'run.failed', dispatched, ARGV[4])
 
 local id = append_event(KEYS, { type = evType, runId = runId, epoch = epoch, head = '{}',

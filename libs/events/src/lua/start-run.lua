@@ -27,17 +27,16 @@
 
 local runId, workerId, epoch = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local claimToken = ARGV[6] or ''
-local st = redis.call('HMGET', KEYS[3], 'status', 'epoch', 'claimToken')
-if st[1] == 'running' and claimToken ~= '' and st[3] == claimToken then return { 1, '' } end
-if st[1] ~= 'requested' then return { 0, st[1] or '' } end
-if epoch < tonumber(st[2]) then return { -3, st[2] } end
-if claimToken ~= '' then redis.call('HSET', KEYS[3], 'claimToken', claimToken) end
+local st = read_run(KEYS, runId)
+if st.status == 'running' and claimToken ~= '' and st.claimToken == claimToken then return { 1, '' } end
+if st.status ~= 'requested' then return { 0, st.status or '' } end
+if epoch < tonumber(st.epoch) then return { -3, st.epoch } end
 
 local head = '{"workerId":' .. cjson.encode(workerId) .. ',"epoch":' .. epoch .. '}'
 local raws = {}
 if ARGV[5] and ARGV[5] ~= '' then raws = { { 'recovery', ARGV[5] } } end
 local id = append_event(KEYS, { type = 'run.started', runId = runId, epoch = epoch, head = head, raws = raws,
-  facts = { workerId = workerId } })
+  facts = { workerId = workerId, claimToken = claimToken ~= '' and claimToken or nil } })
 if ARGV[4] ~= '' then
   redis.call('SPUBLISH', ARGV[4], '{"kind":"started","runId":' .. cjson.encode(runId) ..
     ',"workerId":' .. cjson.encode(workerId) .. '}')

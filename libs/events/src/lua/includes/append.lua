@@ -2,7 +2,8 @@
   The one append path. Every script that writes an event calls `append_event`, which adds the
   stream entry and updates the session, run and transcript projections in the same step, so a
   projection can never disagree with the log. Run-scoped writes go through `check_run_write`
-  first (run exists, epoch not stale, run not ended).
+  first (run exists, epoch not stale, run not ended), which reads the run hash once for the whole
+  append (run-hash.lua).
 
   Expects the five session keys in this order (KeySpace.scriptKeys):
     K[1] stream       <p>:{t:sid}:events
@@ -38,13 +39,14 @@
   Return codes of check_run_write (mirrored in lua-errors.ts):
     -1 run not found, -2 run already ended (detail: status), -3 stale epoch (detail: stored epoch)
 
-  Each concern of an append has its include, with its rule in its header: the projections
-  (projections.lua, transcript.lua), the run history cap (run-history-cap.lua), retention
-  (retention.lua), session expiry (session-expiry.lua), stored bytes (stored-bytes.lua), and the
-  deployment's settings they are built with (settings.lua).
+  Each concern of an append has its include, with its rule in its header: the run hash's one read
+  and one write (run-hash.lua), the projections (projections.lua, transcript.lua), the run history
+  cap (run-history-cap.lua), retention (retention.lua), session expiry (session-expiry.lua), stored
+  bytes (stored-bytes.lua), and the deployment's settings they are built with (settings.lua).
 ]]
 --- @include "now-iso"
 --- @include "session-keys"
+--- @include "run-hash"
 --- @include "session-expiry"
 --- @include "stored-bytes"
 --- @include "run-history-cap"
@@ -54,10 +56,10 @@
 -- Returns nil when a run-scoped write may proceed, else {code, detail}.
 local function check_run_write(K, runId, epoch)
   if runId == '' then return nil end
-  local st = redis.call('HMGET', K[3], 'status', 'epoch')
-  if not st[1] then return { -1, '' } end
-  if epoch < tonumber(st[2]) then return { -3, st[2] } end
-  if ENDED[st[1]] then return { -2, st[1] } end
+  local st = read_run(K, runId)
+  if not st.status then return { -1, '' } end
+  if epoch < tonumber(st.epoch) then return { -3, st.epoch } end
+  if ENDED[st.status] then return { -2, st.status } end
   capped_run = runId
   return nil
 end
@@ -101,6 +103,7 @@ local function append_event(K, ev)
   if ev.runId ~= '' then
     project_run(K, ev, at, id)
     count_history(K, ev, #data, ms)
+    write_run(K)
   end
   maybe_trim(K, ms)
   flush_stored(K)

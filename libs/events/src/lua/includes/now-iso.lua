@@ -4,7 +4,8 @@
   Redis Lua has no `os` library, so the date is computed from TIME with the
   days-to-civil algorithm (proleptic Gregorian calendar).
 
-    now_iso(): the time now.
+    now_iso(): the time now, read once per script call: a script runs whole before any other
+      command, so the events one call appends share its instant (their ids still order them).
     ms_iso(ms): a time given in milliseconds since 1970, written as now_iso() writes it.
     iso_ms(iso): milliseconds since 1970 of a time as now_iso() writes it (its inverse: the
       append path cuts the log by stream id and the transcript by `at`, and keeps them aligned).
@@ -28,9 +29,14 @@ local function ms_iso(total)
     math.floor(rem / 3600), math.floor((rem % 3600) / 60), rem % 60, ms)
 end
 
+local script_now = nil
+
 local function now_iso()
-  local t = redis.call('TIME')
-  return ms_iso(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  if not script_now then
+    local t = redis.call('TIME')
+    script_now = ms_iso(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  end
+  return script_now
 end
 
 -- Milliseconds since 1970 of a time as now_iso() writes it (days-from-civil, the inverse of its algorithm).

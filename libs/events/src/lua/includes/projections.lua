@@ -7,10 +7,12 @@
   decoded (see append.lua); projections read the event's plain-string `facts`.
 
     project_session(K, ev, at, id), project_run(K, ev, at, id): the projections of the event
-      `id`; the transcript gets marks naming it (transcript.lua), never a copy of its data.
+      `id`; the transcript gets marks naming it (transcript.lua), never a copy of its data. The
+      run hash's changes are staged (set_run, del_run) for append_event's one write (run-hash.lua).
     raw_of(ev, name): the JSON text of one of the event's raw fields, or nil.
 ]]
 --- @include "session-keys"
+--- @include "run-hash"
 --- @include "session-expiry"
 --- @include "stored-bytes"
 --- @include "transcript"
@@ -24,58 +26,79 @@ end
 
 local function project_run(K, ev, at, id)
   local f = ev.facts
-  local run = K[3]
   if ev.type == 'run.requested' then
-    redis.call('HSET', run, 'runId', ev.runId, 'title', raw_of(ev, 'title'), 'status', 'requested',
-      'restartSafe', f.restartSafe, 'epoch', ev.epoch, 'createdAt', at, 'updatedAt', at, 'call', 'exec')
+    set_run('runId', ev.runId)
+    set_run('title', raw_of(ev, 'title'))
+    set_run('status', 'requested')
+    set_run('restartSafe', f.restartSafe)
+    set_run('epoch', ev.epoch)
+    set_run('createdAt', at)
+    set_run('updatedAt', at)
+    set_run('call', 'exec')
     redis.call('ZADD', K[5], tonumber(string.match(id, '^(%d+)')), ev.runId)
+    -- A runs index made anew (the first run, or the first after a trim emptied it) needs its TTL.
+    if redis.call('ZCARD', K[5]) == 1 then created_key = true end
     redis.call('HINCRBY', K[2], 'runs', 1)
     push_transcript(K, transcript_mark('input', 'exec', id))
     return
   end
-  -- `lastEvent`: answer-idle-wait.lua answers only if nothing was appended to the run since its caller read it.
-  redis.call('HSET', run, 'updatedAt', at, 'lastEvent', id)
-  -- SPEC §16: a run that dispatched a tool call gets the dispatched repair sentence (finish-run.lua).
-  if ev.type == 'tool.called' then redis.call('HSET', run, 'toolCalled', '1') end
-  local result = raw_of(ev, 'result')
   local terminal = TERMINAL[ev.type]
+  -- What only a live run's writers read (a claim's retry, an idle wait, the next result's call)
+  -- goes at its end: the hash stays as long as retention keeps the run. So does, when finished runs
+  -- are kept compact, what a view derives: the id is the key's, `updatedAt` is `endedAt` (views.ts).
+  if terminal then
+    for _, field in ipairs({ 'claimToken', 'lastEvent', 'call' }) do del_run(field) end
+    if COMPACT_RUNS == 1 then
+      del_run('runId')
+      del_run('updatedAt')
+    else
+      set_run('updatedAt', at)
+    end
+  else
+    set_run('updatedAt', at)
+    -- `lastEvent`: answer-idle-wait.lua answers only if nothing was appended to the run since its caller read it.
+    set_run('lastEvent', id)
+  end
+  -- SPEC §16: a run that dispatched a tool call gets the dispatched repair sentence (finish-run.lua).
+  if ev.type == 'tool.called' then set_run('toolCalled', '1') end
+  local result = raw_of(ev, 'result')
   if ev.type == 'run.started' then
-    redis.call('HSET', run, 'status', 'running', 'owner', f.workerId, 'epoch', ev.epoch, 'startedAt', at)
+    set_run('status', 'running')
+    set_run('owner', f.workerId)
+    set_run('epoch', ev.epoch)
+    set_run('startedAt', at)
+    if f.claimToken then set_run('claimToken', f.claimToken) end
   elseif ev.type == 'run.parked' then
-    redis.call('HSET', run, 'status', 'waiting', 'parkedAt', at)
-    if f.expiresAt then redis.call('HSET', run, 'expiresAt', f.expiresAt) end
+    set_run('status', 'waiting')
+    set_run('parkedAt', at)
+    if f.expiresAt then set_run('expiresAt', f.expiresAt) end
   elseif ev.type == 'run.resumed' then
-    redis.call('HSET', run, 'status', 'running', 'epoch', ev.epoch, 'call', 'wait')
-    if f.workerId then redis.call('HSET', run, 'owner', f.workerId) end
-    redis.call('HDEL', run, 'parkedAt', 'expiresAt')
+    set_run('status', 'running')
+    set_run('epoch', ev.epoch)
+    set_run('call', 'wait')
+    if f.workerId then set_run('owner', f.workerId) end
+    del_run('parkedAt')
+    del_run('expiresAt')
     if raw_of(ev, 'input') then push_transcript(K, transcript_mark('input', 'wait', id)) end
   elseif ev.type == 'run.waited' then
     push_transcript(K, transcript_mark('input', 'wait', id))
     push_transcript(K, transcript_mark('result', 'wait', id))
   elseif terminal then
-    redis.call('HSET', run, 'status', terminal, 'endedAt', at)
-    redis.call('HDEL', run, 'expiresAt', 'resumeToken', 'resumeUntil', 'resumeKey')
+    set_run('status', terminal)
+    set_run('endedAt', at)
+    for _, field in ipairs({ 'expiresAt', 'resumeToken', 'resumeUntil', 'resumeKey' }) do del_run(field) end
   end
   if terminal or ev.type == 'run.parked' then count_image(K, ev) end
   if result and (terminal or ev.type == 'run.parked') then
     -- The hash names the event that carries the result (read-run.lua reads it there) and keeps no
     -- copy: a value past 64 B takes a hash out of Redis's small encoding, ~1.9 KB a run instead of
     -- ~0.5 KB. `lastResult` is an earlier release's copy, stale from now on.
-    redis.call('HSET', run, 'resultEvent', id)
-    if f.replaySafe then redis.call('HSET', run, 'replaySafe', f.replaySafe) end
-    redis.call('HDEL', run, 'lastResult')
-    local call = redis.call('HGET', run, 'call') or 'exec'
+    set_run('resultEvent', id)
+    if f.replaySafe then set_run('replaySafe', f.replaySafe) end
+    del_run('lastResult')
+    local read = read_of(ev.runId)
+    local call = (read and read.call) or (not read and redis.call('HGET', K[3], 'call')) or 'exec'
     push_transcript(K, transcript_mark('result', call, id))
-  end
-  -- What only a live run's writers read (a claim's retry, an idle wait, the next result's call)
-  -- goes at its end: the hash stays as long as retention keeps the run. So does, when finished runs
-  -- are kept compact, what a view derives: the id is the key's, `updatedAt` is `endedAt` (views.ts).
-  if terminal then
-    if COMPACT_RUNS == 1 then
-      redis.call('HDEL', run, 'claimToken', 'lastEvent', 'call', 'runId', 'updatedAt')
-    else
-      redis.call('HDEL', run, 'claimToken', 'lastEvent', 'call')
-    end
   end
 end
 
@@ -89,10 +112,19 @@ local function project_store(K, st)
   count_stored(st.delta)
 end
 
+-- The `updatedAt` this script call gave the session hash.
+local session_updated = nil
+
 local function project_session(K, ev, at, id)
   local f = ev.facts
-  if redis.call('HSETNX', K[2], 'createdAt', at) == 1 then created_key = true end
-  redis.call('HSET', K[2], 'updatedAt', at)
+  -- `updatedAt` is written by every append (once per script call: its appends share `at`), so a new
+  -- field means a new hash: only then createdAt.
+  if at ~= session_updated then
+    session_updated = at
+    if redis.call('HSET', K[2], 'updatedAt', at) == 1 and redis.call('HSETNX', K[2], 'createdAt', at) == 1 then
+      created_key = true
+    end
+  end
   if ev.type == 'session.configured' then
     if f.agentId then redis.call('HSET', K[2], 'agentId', f.agentId)
     else redis.call('HDEL', K[2], 'agentId') end

@@ -15,7 +15,7 @@
 
     trim_session(K, nowMs): trims the session's log, runs index and transcript now, giving back
       their stored bytes (count_stored: the caller flushes them).
-    maybe_trim(K, nowMs): trims at most once per TRIM_EVERY_MS.
+    maybe_trim(K, nowMs): trims at most once per TRIM_EVERY_MS, and looks at most once per script call.
 ]]
 --- @include "settings"
 --- @include "session-keys"
@@ -94,7 +94,12 @@ end
 
 -- At most once per TRIM_EVERY_MS, terminal events included: a trim at every run's end was most of
 -- what an exec's end cost Redis beyond its append, and retention is kept within TRIM_EVERY_MS anyway.
+local trim_looked = false
+
 local function maybe_trim(K, nowMs)
+  -- Once per script call: its appends share one instant (now_iso), so a second look would decide the same.
+  if trim_looked then return end
+  trim_looked = true
   local last = redis.call('HGET', K[2], 'trimmedAt')
   if last and nowMs - tonumber(last) < TRIM_EVERY_MS then return end
   trim_session(K, nowMs)

@@ -12,11 +12,13 @@
 
     capped_run: the run whose write check_run_write let through.
     check_history(K, ev, bytes): raises RUN_HISTORY_LIMIT when the event would pass the cap.
-    count_history(K, ev, bytes, ms): counts the appended event on the run hash; a terminal one
-      drops the counts (nothing is appended to an ended run).
+    count_history(K, ev, bytes, ms): counts the appended event on the run hash (set_run: as
+      absolute values when the append read the counts, run-hash.lua); a terminal one drops the
+      counts (nothing is appended to an ended run).
 ]]
 --- @include "settings"
 --- @include "session-keys"
+--- @include "run-hash"
 
 -- The run whose write check_run_write let through: append_event holds it to the history cap.
 local capped_run = nil
@@ -24,8 +26,8 @@ local capped_run = nil
 -- Raises RUN_HISTORY_LIMIT when this write would take its run past the cap.
 local function check_history(K, ev, bytes)
   if capped_run ~= ev.runId or TERMINAL[ev.type] then return end
-  local h = redis.call('HMGET', K[3], 'historyEvents', 'historyBytes')
-  local events, used = tonumber(h[1] or '0'), tonumber(h[2] or '0')
+  local read = read_of(ev.runId)
+  local events, used = read.historyEvents, read.historyBytes
   if events + 1 > RUN_HISTORY_MAX_EVENTS or used + bytes > RUN_HISTORY_MAX_BYTES then
     error({ err = 'RUN_HISTORY_LIMIT ' .. ev.runId .. ' ' .. int(events) .. ' ' .. int(used) })
   end
@@ -34,10 +36,20 @@ end
 local function count_history(K, ev, bytes, ms)
   -- An ended run takes no more events: its counts go with its terminal one.
   if TERMINAL[ev.type] then
-    redis.call('HDEL', K[3], 'historyEvents', 'historyBytes', 'lastEventMs')
+    del_run('historyEvents')
+    del_run('historyBytes')
+    del_run('lastEventMs')
     return
   end
-  redis.call('HINCRBY', K[3], 'historyEvents', 1)
-  redis.call('HINCRBY', K[3], 'historyBytes', bytes)
-  redis.call('HSET', K[3], 'lastEventMs', int(ms))
+  local read = read_of(ev.runId)
+  if read or ev.type == 'run.requested' then
+    local events, used = 0, 0
+    if read then events, used = read.historyEvents, read.historyBytes end
+    set_run('historyEvents', int(events + 1))
+    set_run('historyBytes', int(used + bytes))
+  else
+    redis.call('HINCRBY', K[3], 'historyEvents', 1)
+    redis.call('HINCRBY', K[3], 'historyBytes', bytes)
+  end
+  set_run('lastEventMs', int(ms))
 end

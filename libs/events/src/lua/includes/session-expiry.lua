@@ -7,9 +7,12 @@
   REFRESH_SLACK_MS (min(60 s, 1% of the TTL)) after its last write, never before. The refresh of
   the session's keys is skipped when the session hash still has at least the TTL the append asks
   for (it was refreshed less than REFRESH_SLACK_MS ago) and the append may not have created a key:
-  not a new session (HSETNX of createdAt), not `run.requested`, `store.committed` or
-  `tools.registered`, and no transcript entry that made a new list. So a busy session's appends
-  (run starts and ends, tool calls) cost one PTTL, not a dozen PEXPIREs. A TTL is never shortened (the
+  not a new session (HSETNX of createdAt), not `store.committed`, `tools.registered` or
+  `skills.registered`, and no transcript entry, stored-bytes bucket or runs index (a
+  `run.requested` into an empty one) that made a new key. So a busy session's appends (run
+  requests, starts and ends, tool calls) cost one PTTL, not a dozen PEXPIREs; the later appends of
+  one script call not even that (the TTL the first left is kept for them, and the run hash's when
+  it is the same). A TTL is never shortened (the
   session hash's PTTL is the floor), and an event of a live run (not terminal) raises it to at
   least LIVE_RUN_MAX_IDLE_MS: a live run writes again within that (else it is dead, see
   retention.lua), so a session and its run hashes always outlive their live runs, parked ones
@@ -30,8 +33,7 @@
 -- How much longer than asked a refresh sets, so the next appends may skip it.
 local REFRESH_SLACK_MS = math.min(60000, math.floor(SESSION_TTL_MS / 100))
 -- Events that may create a session key their append must give a TTL.
-local CREATES_KEYS = { ['run.requested'] = true, ['store.committed'] = true, ['tools.registered'] = true,
-  ['skills.registered'] = true }
+local CREATES_KEYS = { ['store.committed'] = true, ['tools.registered'] = true, ['skills.registered'] = true }
 
 -- The session's TTL in ms after the last append_event (request-run caps its idempotency key by it).
 local session_ttl_ms = SESSION_TTL_MS
@@ -39,15 +41,21 @@ local session_ttl_ms = SESSION_TTL_MS
 -- Set when this append created a key (a new session, a transcript list): expire_session refreshes then.
 local created_key = false
 
+-- What this script call's earlier appends left: the session hash's TTL in ms, and the run hash
+-- key and TTL a live event gave (nothing else changes a TTL while the script runs).
+local script_left = nil
+local script_run_ttl = nil
+
 -- Refreshes the TTL of the session's long-lived keys unless they are fresh, and of the run hash;
 -- returns the session's TTL in ms.
 local function expire_session(K, ev)
   local ttl = SESSION_TTL_MS
   local live = ev.runId ~= '' and not TERMINAL[ev.type]
   if live and LIVE_RUN_MAX_IDLE_MS > ttl then ttl = LIVE_RUN_MAX_IDLE_MS end
-  local left = redis.call('PTTL', K[2])
+  local left = script_left or redis.call('PTTL', K[2])
   local fresh = left >= ttl and not created_key and not CREATES_KEYS[ev.type]
   local target = math.max(ttl + REFRESH_SLACK_MS, left)
+  script_left = fresh and left or target
   if not fresh then
     local base = session_base(K)
     for _, key in ipairs({ K[1], K[2], K[4], K[5], base .. ':store', base .. ':tools',
@@ -57,9 +65,12 @@ local function expire_session(K, ev)
     end
   end
   if live then
-    redis.call('PEXPIRE', K[3], int(target))
+    local run_ttl = K[3] .. ' ' .. int(target)
+    if script_run_ttl ~= run_ttl then redis.call('PEXPIRE', K[3], int(target)) end
+    script_run_ttl = run_ttl
   elseif ev.runId ~= '' then
     redis.call('PEXPIRE', K[3], int(math.min(RETENTION_MS, target)))
+    script_run_ttl = nil
   end
   return math.max(ttl, left)
 end

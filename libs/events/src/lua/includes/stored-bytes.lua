@@ -20,11 +20,13 @@
       it once, at the end of the append (or of a trim made outside one).
     entry_bytes, count_log(K, id, bytes): a new stream entry, in its bucket.
     give_back_log(K, point): the buckets wholly before a trim point.
-    count_image(K, ev): a parked run's image, from its park to the run's end.
+    count_image(K, ev): a parked run's image, from its park to the run's end (on the run hash
+      through set_run and del_run).
 ]]
 --- @include "settings"
 --- @include "session-keys"
 --- @include "session-expiry"
+--- @include "run-hash"
 
 -- Per stream entry and per transcript element beyond their values.
 local ENTRY_OVERHEAD = 64
@@ -59,7 +61,8 @@ end
 
 -- A parked run's image counts from its park to the run's end.
 local function count_image(K, ev)
-  local held = tonumber(redis.call('HGET', K[3], 'imageBytes') or '0')
+  local read = read_of(ev.runId)
+  local held = read and read.imageBytes or tonumber(redis.call('HGET', K[3], 'imageBytes') or '0')
   local now = 0
   if ev.type == 'run.parked' then
     local image = session_base(K) .. ':image:' .. ev.runId
@@ -67,7 +70,7 @@ local function count_image(K, ev)
     if size > 0 then now = size + IMAGE_OVERHEAD end
   end
   if now == held then return end
-  if now > 0 then redis.call('HSET', K[3], 'imageBytes', now) else redis.call('HDEL', K[3], 'imageBytes') end
+  if now > 0 then set_run('imageBytes', now) else del_run('imageBytes') end
   count_stored(now - held)
 end
 
@@ -89,10 +92,14 @@ local function give_back_log(K, point)
 end
 
 -- Counts a new stream entry in its bucket; a new bucket may have made the two keys: they need their TTL.
+-- A bucket is new when its count is this entry's alone (an entry counts at least ENTRY_OVERHEAD, and
+-- a bucket leaves both keys together, give_back_log): only then is it listed.
 local function count_log(K, id, bytes)
   local base = session_base(K)
   local minute = int(math.floor(tonumber(string.match(id, '^(%d+)')) / BUCKET_MS))
-  redis.call('HINCRBY', base .. ':stored-log', minute, bytes)
-  if redis.call('ZADD', base .. ':stored-minutes', 'NX', minute, minute) == 1 then created_key = true end
+  if redis.call('HINCRBY', base .. ':stored-log', minute, bytes) == bytes then
+    redis.call('ZADD', base .. ':stored-minutes', 'NX', minute, minute)
+    created_key = true
+  end
   count_stored(bytes)
 end

@@ -1,0 +1,48 @@
+--[[
+  The run hash (K[3]) as one append reads and writes it: every field the append's checks and
+  projections need is read by one HMGET (check_run_write, start-run), and what the projections,
+  the history cap and the stored bytes change on it is written by one HSET and at most one HDEL
+  once the event is in the log (write_run, called by append_event). A script appending several
+  events reads again before each: what was read is forgotten when the event's writes are made.
+
+    read_run(K, runId): reads the fields into `run_read` and returns it: status and epoch (false
+      when absent), claimToken, historyEvents and historyBytes (numbers), imageBytes (a number),
+      call, toolCalled (a boolean).
+    read_of(runId): `run_read` when it was read for this run since the last write, else nil.
+    set_run(field, value), del_run(field): what the event changes on the run hash.
+    write_run(K): makes those changes (no field is both set and deleted by one event).
+]]
+
+local RUN_READ_FIELDS = { 'status', 'epoch', 'claimToken', 'historyEvents', 'historyBytes', 'imageBytes', 'call',
+  'toolCalled' }
+
+local run_read = nil
+local run_sets, run_dels = {}, {}
+
+local function read_run(K, runId)
+  local v = redis.call('HMGET', K[3], unpack(RUN_READ_FIELDS))
+  run_read = { runId = runId, status = v[1], epoch = v[2], claimToken = v[3],
+    historyEvents = tonumber(v[4] or '0'), historyBytes = tonumber(v[5] or '0'), imageBytes = tonumber(v[6] or '0'),
+    call = v[7], toolCalled = v[8] and true or false }
+  return run_read
+end
+
+local function read_of(runId)
+  if run_read and run_read.runId == runId then return run_read end
+  return nil
+end
+
+local function set_run(field, value)
+  run_sets[#run_sets + 1] = field
+  run_sets[#run_sets + 1] = value
+end
+
+local function del_run(field)
+  run_dels[#run_dels + 1] = field
+end
+
+local function write_run(K)
+  if #run_sets > 0 then redis.call('HSET', K[3], unpack(run_sets)) end
+  if #run_dels > 0 then redis.call('HDEL', K[3], unpack(run_dels)) end
+  run_sets, run_dels, run_read = {}, {}, nil
+end
