@@ -119,3 +119,22 @@ test('past its stored bytes, the attacker is refused before anything is written;
   const health = await attacker.raw('GET', '/health/ready');
   expect(health.status).toBe(200);
 });
+
+test('a quota filled across many sessions at once is counted whole: every session of the attacker is refused, the victim is untouched', async () => {
+  const sessions = Array.from({ length: 8 }, (_, i) => `spread-${i}`);
+  let refused = false;
+  for (let round = 0; round < 12 && !refused; round++) {
+    const results = await Promise.all(sessions.map((sid) => attacker.exec(sid, bigCell)));
+    for (const result of results) expect(['completed', 'failed']).toContain(result.status);
+    refused = results.some((r) => r.status === 'failed');
+    // The sessions written in a round are measured together, within MEASURE_DELAY_MS (200 ms).
+    await new Promise((r) => setTimeout(r, 400));
+  }
+  expect(refused).toBe(true);
+  for (const sid of [...sessions, 'spread-fresh']) {
+    expect(await attacker.exec(sid, { title: 't', code: 'return 1' })).toMatchObject({ status: 'failed', error: STORAGE_ERROR });
+  }
+  await victimIntact(4);
+  for (const sid of sessions) await del(attacker, sid);
+  expect(await attacker.exec('spread-0', { title: 'after', code: 'return 3' })).toMatchObject({ status: 'completed', value: 3 });
+});

@@ -30,7 +30,10 @@ const RECLAIM_EVERY_MS = 60_000;
 const RECLAIM_SESSIONS = 16;
 /** A tenant found under half its stored bytes is not asked again for this long (per API process). */
 const ROOMY_FOR_MS = 1000;
-/** A session's measure after a write waits this long, so a burst of writes costs one measure. */
+/**
+ * A session's measure after a write waits this long, so a burst of writes costs one measure, and
+ * the sessions of a tenant written meanwhile are reported to its total in one call.
+ */
 const MEASURE_DELAY_MS = 200;
 
 /**
@@ -51,8 +54,10 @@ export class TenantLimits implements OnApplicationShutdown {
   private readonly reclaimedAt = new Map<string, number>();
   /** Per tenant, until when it is known to be under half its stored bytes. */
   private readonly roomyUntil = new Map<string, number>();
-  /** Sessions whose measure is due (`storageWritten`), by `<tenant>/<sid>`. */
-  private readonly measuring = new Map<string, NodeJS.Timeout>();
+  /** Per tenant, the sessions whose measure is due (`storageWritten`). */
+  private readonly measuring = new Map<string, Set<string>>();
+  /** Per tenant with sessions due, the timer that measures them. */
+  private readonly measureTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -70,7 +75,7 @@ export class TenantLimits implements OnApplicationShutdown {
 
   onApplicationShutdown(): void {
     this.leases.close();
-    for (const timer of this.measuring.values()) clearTimeout(timer);
+    for (const timer of this.measureTimers.values()) clearTimeout(timer);
   }
 
   quotas(tenant: string): TenantQuotas {
@@ -163,22 +168,31 @@ export class TenantLimits implements OnApplicationShutdown {
   }
 
   /**
-   * After a write to the session (its answer sent or not): MEASURE_DELAY_MS later, the session is
-   * measured and the measure reported to its tenant's total, best effort (writes meanwhile share
-   * it); the next write of the session mends a report that did not land.
+   * After a write to the session (its answer sent or not): at most MEASURE_DELAY_MS later, the
+   * session is measured and the measure reported to its tenant's total with those of the tenant's
+   * other sessions written meanwhile, best effort; the next write of a session mends a report
+   * that did not land.
    */
   storageWritten(ref: SessionRef): void {
     if (!Number.isFinite(this.quotas(ref.tenant).maxStoredBytes)) return;
-    const key = `${ref.tenant}/${ref.sessionId}`;
-    if (this.measuring.has(key)) return;
-    const timer = setTimeout(() => {
-      this.measuring.delete(key);
-      this.stored.refresh(ref).catch((error: unknown) => {
-        if (!isStoreUnavailable(error)) this.logger.warn({ err: error, sessionId: ref.sessionId }, 'could not measure a session');
-      });
-    }, MEASURE_DELAY_MS);
+    const due = this.measuring.get(ref.tenant);
+    if (due) {
+      due.add(ref.sessionId);
+      return;
+    }
+    this.measuring.set(ref.tenant, new Set([ref.sessionId]));
+    const timer = setTimeout(() => this.measureDue(ref.tenant), MEASURE_DELAY_MS);
     timer.unref();
-    this.measuring.set(key, timer);
+    this.measureTimers.set(ref.tenant, timer);
+  }
+
+  private measureDue(tenant: string): void {
+    const sessionIds = [...(this.measuring.get(tenant) ?? [])];
+    this.measuring.delete(tenant);
+    this.measureTimers.delete(tenant);
+    this.stored.refreshAll(tenant, sessionIds).catch((error: unknown) => {
+      if (!isStoreUnavailable(error)) this.logger.warn({ err: error, tenant, sessions: sessionIds.length }, 'could not measure sessions');
+    });
   }
 
   /**

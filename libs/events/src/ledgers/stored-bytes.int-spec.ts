@@ -208,12 +208,35 @@ test("the tenant's total is the sum of its sessions' last measures, and drops a 
   // A report is a measure, not a delta: repeating it changes nothing.
   expect(await stored.refresh(a)).toBe(total);
   // A session whose keys expire stops counting at the expiry its measure saw.
-  await stored.report(b, { bytes: 1000, ttlMs: 200 });
+  await stored.report(tenant, new Map([[b.sessionId, { bytes: 1000, ttlMs: 200 }]]));
   await new Promise((resolve) => setTimeout(resolve, 300));
   expect((await stored.total(tenant)).bytes).toBe((await stored.measure(a)).bytes);
   await stored.forget(a);
   expect((await stored.total(tenant)).bytes).toBe(0);
   expect(await redis.exists(keys.tenantQuota(tenant, 'stored-total'))).toBe(0);
+});
+
+test('the sessions of a tenant measured together are reported in one call, each in its own place', async () => {
+  const tenant = `t${Date.now()}m`;
+  const refs = [newRef(tenant), newRef(tenant), newRef(tenant)];
+  await finishedRun(refs[0], 'return "big"', KB100);
+  await finishedRun(refs[1]);
+  // refs[2] has never been written: it measures as gone and takes no place.
+  await stored.refreshAll(
+    tenant,
+    refs.map((r) => r.sessionId),
+  );
+  const measures = await Promise.all(refs.slice(0, 2).map((r) => stored.measure(r)));
+  expect((await stored.total(tenant)).bytes).toBe(measures[0].bytes + measures[1].bytes);
+  expect(await redis.zrange(keys.tenantQuota(tenant, 'stored-bytes'), '0', '-1')).toEqual([refs[1].sessionId, refs[0].sessionId]);
+  // Reporting again replaces each measure; a session whose keys are gone since leaves the total.
+  await redis.del(...(await sessionKeys(refs[0])));
+  await stored.refreshAll(
+    tenant,
+    refs.map((r) => r.sessionId),
+  );
+  expect((await stored.total(tenant)).bytes).toBe(measures[1].bytes);
+  expect(await redis.zrange(keys.tenantQuota(tenant, 'stored-bytes'), '0', '-1')).toEqual([refs[1].sessionId]);
 });
 
 test('removal deletes every key of the session and its place in the tenant total; a later idempotent exec starts afresh', async () => {

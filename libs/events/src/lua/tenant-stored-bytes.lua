@@ -1,9 +1,10 @@
 --[[
   One tenant's stored bytes (SPEC §10 "Redis storage"), fleet-wide, in the tenant's slot: the
-  last measure of each of its sessions (measure-session.lua, reported after each write), when that
-  session's keys expire, and their total. A session whose keys expired without a report since is
-  dropped here at its expiry (at most PURGE_BATCH per call), its bytes with it, because expiring
-  keys cannot give their bytes back themselves.
+  last measure of each of its sessions (measure-session.lua, reported after writes: the sessions
+  of one tenant measured together are reported in one call), when that session's keys expire, and
+  their total. A session whose keys expired without a report since is dropped here at its expiry
+  (at most PURGE_BATCH per call), its bytes with it, because expiring keys cannot give their bytes
+  back themselves.
 
     Input:
       KEYS[1] bytes per session   <p>:quota:{<tenant>}:stored-bytes  (zset session id → bytes)
@@ -11,13 +12,12 @@
       KEYS[3] the total           <p>:quota:{<tenant>}:stored-total  (string)
 
       ARGV[1] 'check' (purge, answer the total) | 'report' | 'forget'
-      ARGV[2] session id ('' for check)
-      ARGV[3] report: the session's bytes
-      ARGV[4] report: the session's pttl in ms (negative: the session is gone, forget it)
-      ARGV[5] check: how many of the largest sessions to answer (0 for none)
+      ARGV[2] check: how many of the largest sessions to answer (0 for none)
+      ARGV[3..] report: per session, its id, its bytes and its pttl in ms (negative: the session
+                is gone, forget it); forget: the session id
 
     Output:
-      {total, sid1, sid2, ...}  the tenant's total after the call; with ARGV[5], the largest sessions
+      {total, sid1, sid2, ...}  the tenant's total after the call; with ARGV[2], the largest sessions
 
     Events:
       none
@@ -38,14 +38,20 @@ for _, sid in ipairs(redis.call('ZRANGE', KEYS[2], '-inf', now, 'BYSCORE', 'LIMI
   drop(sid)
 end
 
-local mode, sid = ARGV[1], ARGV[2]
-if mode == 'forget' or (mode == 'report' and tonumber(ARGV[4]) < 0) then
-  drop(sid)
+local mode = ARGV[1]
+if mode == 'forget' then
+  drop(ARGV[3])
 elseif mode == 'report' then
-  local bytes = tonumber(ARGV[3])
-  total = total + bytes - tonumber(redis.call('ZSCORE', KEYS[1], sid) or '0')
-  redis.call('ZADD', KEYS[1], bytes, sid)
-  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), sid)
+  for i = 3, #ARGV, 3 do
+    local sid, bytes, pttl = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+    if pttl < 0 then
+      drop(sid)
+    else
+      total = total + bytes - tonumber(redis.call('ZSCORE', KEYS[1], sid) or '0')
+      redis.call('ZADD', KEYS[1], bytes, sid)
+      redis.call('ZADD', KEYS[2], now + pttl, sid)
+    end
+  end
 end
 
 -- The three keys live as long as the longest-lived session they count (no key lives forever).
@@ -61,7 +67,7 @@ else
 end
 
 local out = { total }
-local n = tonumber(ARGV[5] or '0')
+local n = tonumber(ARGV[2])
 if n > 0 then
   for _, s in ipairs(redis.call('ZRANGE', KEYS[1], '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, n)) do out[#out + 1] = s end
 end
