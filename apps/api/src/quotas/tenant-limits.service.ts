@@ -54,10 +54,8 @@ export class TenantLimits implements OnApplicationShutdown {
   private readonly reclaimedAt = new Map<string, number>();
   /** Per tenant, until when it is known to be under half its stored bytes. */
   private readonly roomyUntil = new Map<string, number>();
-  /** Per tenant, the sessions whose measure is due (`storageWritten`). */
-  private readonly measuring = new Map<string, Set<string>>();
-  /** Per tenant with sessions due, the timer that measures them. */
-  private readonly measureTimers = new Map<string, NodeJS.Timeout>();
+  /** Per tenant, the sessions whose measure is due (`storageWritten`) and the timer that measures them. */
+  private readonly measuring = new Map<string, { sessionIds: Set<string>; timer: NodeJS.Timeout }>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -75,7 +73,7 @@ export class TenantLimits implements OnApplicationShutdown {
 
   onApplicationShutdown(): void {
     this.leases.close();
-    for (const timer of this.measureTimers.values()) clearTimeout(timer);
+    for (const { timer } of this.measuring.values()) clearTimeout(timer);
   }
 
   quotas(tenant: string): TenantQuotas {
@@ -177,19 +175,17 @@ export class TenantLimits implements OnApplicationShutdown {
     if (!Number.isFinite(this.quotas(ref.tenant).maxStoredBytes)) return;
     const due = this.measuring.get(ref.tenant);
     if (due) {
-      due.add(ref.sessionId);
+      due.sessionIds.add(ref.sessionId);
       return;
     }
-    this.measuring.set(ref.tenant, new Set([ref.sessionId]));
     const timer = setTimeout(() => this.measureDue(ref.tenant), MEASURE_DELAY_MS);
     timer.unref();
-    this.measureTimers.set(ref.tenant, timer);
+    this.measuring.set(ref.tenant, { sessionIds: new Set([ref.sessionId]), timer });
   }
 
   private measureDue(tenant: string): void {
-    const sessionIds = [...(this.measuring.get(tenant) ?? [])];
+    const sessionIds = [...(this.measuring.get(tenant)?.sessionIds ?? [])];
     this.measuring.delete(tenant);
-    this.measureTimers.delete(tenant);
     this.stored.refreshAll(tenant, sessionIds).catch((error: unknown) => {
       if (!isStoreUnavailable(error)) this.logger.warn({ err: error, tenant, sessions: sessionIds.length }, 'could not measure sessions');
     });

@@ -19,8 +19,9 @@ const REPORT_BATCH = 200;
  * tenant's total lives in the tenant's slot and is reconciled from those counts: after a write
  * its session is measured (`measure-session.lua`) and the measure reported
  * (`tenant-stored-bytes.lua`, one call for the sessions of a tenant measured together), which
- * replaces each session's last measure, so a lost report is mended by the next. A session whose keys expire leaves the total at the expiry its last measure
- * saw. No script touches both slots, so this holds on Redis Cluster unchanged.
+ * replaces each session's last measure, so a lost report is mended by the next. A session whose
+ * keys expire leaves the total at the expiry its last measure saw. No script touches both slots,
+ * so this holds on Redis Cluster unchanged.
  */
 export class StoredBytesLedger {
   constructor(
