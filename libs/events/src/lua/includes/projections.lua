@@ -97,8 +97,9 @@ local function project_run(K, ev, at, id)
     if f.replaySafe then set_run('replaySafe', f.replaySafe) end
     del_run('lastResult')
     local read = read_of(ev.runId)
-    local call = (read and read.call) or (not read and redis.call('HGET', K[3], 'call')) or 'exec'
-    push_transcript(K, transcript_mark('result', call, id))
+    local call
+    if read then call = read.call else call = redis.call('HGET', K[3], 'call') end
+    push_transcript(K, transcript_mark('result', call or 'exec', id))
   end
 end
 
