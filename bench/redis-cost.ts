@@ -70,7 +70,7 @@ export async function measureRedisCost(
       commands += 1;
       redisUs += us;
       // A plain command is a row of its own (`zadd`, `hgetall`…); a script, by its name.
-      const sha = command === 'eval' ? sha1(args[1] ?? '') : command === 'evalsha' ? (args[1] ?? '') : '';
+      const sha = command === 'eval' ? sha1(args[1] ?? '') : command === 'evalsha' || command === 'fcall' ? (args[1] ?? '') : '';
       const name = sha === '' ? `command ${command}` : (names.get(sha) ?? `script ${sha.slice(0, 8)}`);
       const row = scripts.get(name) ?? { calls: 0, us: 0 };
       row.calls += 1;
@@ -103,11 +103,16 @@ export function redisCostTable(report: RedisCostReport, what = ''): string {
   ].join('\n');
 }
 
-/** sha1 → a readable name: this service's scripts as the default loaders build them, and BullMQ's. */
+/** sha1 or library name → a readable name: this service's scripts as the default loaders build them, and BullMQ's. */
 function scriptNames(): Map<string, string> {
   const names = new Map<string, string>();
   const loader = ScriptLoader.default();
   for (const name of SCRIPT_NAMES) names.set(sha1(loader.source(name)), `${name}.lua`);
+  // A script with includes runs as a function (FCALL carries its library's name).
+  for (const name of SCRIPT_NAMES) {
+    const library = loader.library(name)?.name;
+    if (library) names.set(library, `${name}.lua`);
+  }
   for (const name of FLEET_SCRIPT_NAMES) names.set(sha1(fleetScripts().source(name)), `${name}.lua`);
   // BullMQ defines each command from its script text, so its EVALSHA carries sha1(content).
   // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -10,6 +10,7 @@ import {
   SkillLedger,
   TenantToolsLedger,
   createEventStores,
+  pruneScriptLibraries,
   eventStoreSettings,
   CellStream,
   createRedis,
@@ -44,7 +45,7 @@ import {
   type FleetStores,
 } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
-import { SessionStore } from '@codemode/store';
+import { SessionStore, storeScripts } from '@codemode/store';
 import { BodyThreads } from '../bodies/body-threads';
 import { CellDispatch } from '../queues/cell-dispatch';
 import { CellQueue } from '../queues/cell-queue';
@@ -123,10 +124,18 @@ const FLEET_CLASSES = {
     { provide: KeySpace, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new KeySpace(c.keyPrefix) },
     {
       provide: EVENT_STORES,
-      inject: [REDIS, KeySpace, APP_CONFIG],
+      inject: [REDIS, KeySpace, APP_CONFIG, LOGGER],
       // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
-      useFactory: (redis: RedisClient, keys: KeySpace, c: AppConfig): EventStores =>
-        createEventStores({ redis, keys, settings: eventStoreSettings(c) }),
+      useFactory: (redis: RedisClient, keys: KeySpace, c: AppConfig, logger: Logger): EventStores => {
+        const stores = createEventStores({ redis, keys, settings: eventStoreSettings(c) });
+        // Earlier releases' script libraries, left in Redis by their processes (script-library.ts).
+        pruneScriptLibraries(redis, [stores.scripts, storeScripts()]).then(
+          (deleted) => deleted > 0 && logger.info({ deleted }, "deleted earlier releases' script libraries from Redis"),
+          (err: unknown) =>
+            logger.warn({ err: String(err) }, "could not delete earlier releases' script libraries from Redis; the next start tries again"),
+        );
+        return stores;
+      },
     },
     ...providersFrom<EventStores>(EVENT_STORES, EVENT_CLASSES),
     {

@@ -7,6 +7,7 @@ import {
   SkillLedger,
   TenantToolsLedger,
   createEventStores,
+  pruneScriptLibraries,
   eventStoreSettings,
   createRedis,
   EventLog,
@@ -35,7 +36,7 @@ import {
   NodeRegistry,
   type FleetStores,
 } from '@codemode/fleet';
-import { ResultsStore, SessionStore } from '@codemode/store';
+import { ResultsStore, SessionStore, storeScripts } from '@codemode/store';
 import { DEFAULT_MAX_PARKED, SandboxPool } from '@codemode/sandbox';
 import { createWorkerMetrics, WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { MeteredEventLog, MeteredRunLedger, MeteredSessionStore } from '../metrics/metered-ledgers';
@@ -94,10 +95,18 @@ const FLEET_CLASSES = {
     { provide: KeySpace, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new KeySpace(c.keyPrefix) },
     {
       provide: EVENT_STORES,
-      inject: [REDIS, KeySpace, APP_CONFIG],
+      inject: [REDIS, KeySpace, APP_CONFIG, LOGGER],
       // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
-      useFactory: (redis: RedisClient, keys: KeySpace, c: AppConfig): EventStores =>
-        createEventStores({ redis, keys, settings: eventStoreSettings(c) }),
+      useFactory: (redis: RedisClient, keys: KeySpace, c: AppConfig, logger: Logger): EventStores => {
+        const stores = createEventStores({ redis, keys, settings: eventStoreSettings(c) });
+        // Earlier releases' script libraries, left in Redis by their processes (script-library.ts).
+        pruneScriptLibraries(redis, [stores.scripts, storeScripts()]).then(
+          (deleted) => deleted > 0 && logger.info({ deleted }, "deleted earlier releases' script libraries from Redis"),
+          (err: unknown) =>
+            logger.warn({ err: String(err) }, "could not delete earlier releases' script libraries from Redis; the next start tries again"),
+        );
+        return stores;
+      },
     },
     ...providersFrom<EventStores>(EVENT_STORES, EVENT_CLASSES),
     {

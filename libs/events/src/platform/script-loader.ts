@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { Cluster } from 'ioredis';
 import type { RedisClient } from './redis';
 import { LIMIT_RULES, SPEC_DEFAULT_HISTORY, type HistorySettings } from '@codemode/config';
 import { InvalidArgumentError } from './errors';
 import { raisedScriptError } from './lua-errors';
+import { scriptLibrary, type ScriptLibrary } from './script-library';
 
 /** Every script of this library; the file is `lua/<name>.lua`. */
 export const SCRIPT_NAMES = [
@@ -43,9 +45,14 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
 interface LoadedScript {
   readonly lua: string;
   readonly sha: string;
+  /** A script with includes also runs as a function of its own library (script-library.ts). */
+  readonly library: ScriptLibrary | undefined;
 }
 
 const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
+const FUNCTION_NOT_FOUND = /^ERR Function not found/;
+const LIBRARY_EXISTS = /^ERR Library '[^']+' already exists/;
+const FUNCTIONS_REFUSED = /^(NOPERM|ERR unknown command)/;
 const DEFINE = /^--- @define ([A-Z][A-Z0-9_]*)\s*$/gm;
 
 /** What the append path (lua/includes/settings.lua) is built with: retention, the run history cap, session expiry. */
@@ -102,6 +109,9 @@ function eventsDefines(settings: Partial<EventsScriptSettings>): Record<string, 
  * after the build copies them), inlines `--- @include "path"` lines once each, and runs them with
  * EVALSHA, falling back to EVAL when the server does not know the script yet (restart, failover,
  * SCRIPT FLUSH). The SHA is of the expanded text, so a changed script is a new script.
+ * A script with includes runs as a Redis Function instead (FCALL; script-library.ts), its library
+ * loaded on every primary when a call finds it missing (first use, restart, failover, FUNCTION
+ * FLUSH); where the server refuses FUNCTION (an ACL without it) the client stays on EVALSHA.
  * `--- @define NAME` lines become `local NAME = <value>` from the loader's defines: this is how
  * deployment settings (retention, the run history cap, session expiry) reach the append path without an ARGV slot
  * in every script; a script built with other settings is another script (another SHA).
@@ -114,6 +124,8 @@ export class ScriptLoader<N extends string = ScriptName> {
   private static shared?: ScriptLoader;
   private readonly scripts = new Map<N, LoadedScript>();
   private readonly names: readonly string[];
+  /** Clients whose server refused FUNCTION LOAD: their scripts run with EVALSHA. */
+  private readonly withoutFunctions = new WeakSet<RedisClient>();
 
   /**
    * @param dir where `<name>.lua` files live. @default this library's `lua/`
@@ -152,6 +164,16 @@ export class ScriptLoader<N extends string = ScriptName> {
     return this.load(name).lua;
   }
 
+  /** The library a script runs as, when it has includes (tests and tooling: the bench names FCALLs by it). */
+  library(name: N): ScriptLibrary | undefined {
+    return this.load(name).library;
+  }
+
+  /** The libraries of every script of this loader (pruneScriptLibraries keeps them). */
+  libraries(): ScriptLibrary[] {
+    return (this.names as readonly N[]).flatMap((name) => this.library(name) ?? []);
+  }
+
   async run(redis: RedisClient, name: N, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<unknown> {
     const script = this.load(name);
     try {
@@ -167,6 +189,18 @@ export class ScriptLoader<N extends string = ScriptName> {
     keys: readonly string[],
     args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
+    const { library } = script;
+    if (library && !this.withoutFunctions.has(redis)) {
+      for (let loaded = false; ; loaded = true) {
+        try {
+          return await redis.fcall(library.name, keys.length, ...keys, ...args);
+        } catch (err) {
+          if (!(err instanceof Error) || !FUNCTION_NOT_FOUND.test(err.message)) throw err;
+          // Loaded once and still not found (a primary the client did not list yet): EVAL this call.
+          if (loaded || !(await this.loadLibrary(redis, library))) break;
+        }
+      }
+    }
     try {
       return await redis.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (err) {
@@ -176,15 +210,48 @@ export class ScriptLoader<N extends string = ScriptName> {
     }
   }
 
+  /**
+   * Loads `library` on the server (every primary of a cluster); false when it could not be, and
+   * the call should be EVAL'd: a server that refuses FUNCTION (no permission, unknown command)
+   * is remembered, any other refusal (a full Redis) is this call's alone.
+   */
+  private async loadLibrary(redis: RedisClient, library: ScriptLibrary): Promise<boolean> {
+    const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
+    try {
+      await Promise.all(
+        servers.map((server) =>
+          server.call('FUNCTION', 'LOAD', library.code).catch((err: unknown) => {
+            // Another process loaded it meanwhile.
+            if (!(err instanceof Error) || !LIBRARY_EXISTS.test(err.message)) throw err;
+          }),
+        ),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof Error && FUNCTIONS_REFUSED.test(err.message)) this.withoutFunctions.add(redis);
+      return false;
+    }
+  }
+
   private load(name: N): LoadedScript {
     let script = this.scripts.get(name);
     if (!script) {
       if (!this.names.includes(name)) throw new InvalidArgumentError('script', `${name} is unknown`);
-      const lua = this.define(this.expand(join(this.dir, `${name}.lua`), new Set()));
-      script = { lua, sha: createHash('sha1').update(lua).digest('hex') };
+      const file = join(this.dir, `${name}.lua`);
+      const lua = this.define(this.expand(file, new Set()));
+      script = { lua, sha: createHash('sha1').update(lua).digest('hex'), library: this.libraryOf(file) };
       this.scripts.set(name, script);
     }
     return script;
+  }
+
+  /** The library of a script with includes: the includes (and defines) made once, the script's own text per call. */
+  private libraryOf(file: string): ScriptLibrary | undefined {
+    const text = readFileSync(file, 'utf8');
+    const included = new Set<string>();
+    const refs = [...text.matchAll(INCLUDE)].map(([, ref]) => this.expand(join(dirname(file), `${ref}.lua`), included, true));
+    if (refs.length === 0) return undefined;
+    return scriptLibrary(this.define(refs.join('\n')), this.define(text.replace(INCLUDE, '')));
   }
 
   private define(lua: string): string {
@@ -195,7 +262,12 @@ export class ScriptLoader<N extends string = ScriptName> {
     });
   }
 
-  private expand(file: string, included: Set<string>): string {
+  /** `file` with its includes inlined, each once; `whole`: `file` is itself an include not inlined yet. */
+  private expand(file: string, included: Set<string>, whole = false): string {
+    if (whole) {
+      if (included.has(file)) return '';
+      included.add(file);
+    }
     const text = readFileSync(file, 'utf8');
     return text.replace(INCLUDE, (_line, ref: string) => {
       const target = join(dirname(file), `${ref}.lua`);

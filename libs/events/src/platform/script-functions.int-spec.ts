@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { SessionRef } from '@codemode/contracts';
+import { KeySpace } from './keys';
+import { ScriptLoader } from './script-loader';
+import { pruneScriptLibraries, scriptLibrary } from './script-library';
+import { RunLedger } from '../runs/run-ledger';
+import { deleteKeys, newRunId, requestData, TEST_REDIS_URL, testPrefix, testRedis } from '../test-support';
+
+const prefix = testPrefix('script-functions');
+const keys = new KeySpace(prefix);
+let redis: Redis;
+let n = 0;
+const newRef = (): SessionRef => ({ tenant: 'acme', sessionId: `s-${++n}` });
+
+/** A loader whose libraries no other spec loads (its settings are its own), so what it loads is its doing. */
+const ownLoader = (): ScriptLoader => ScriptLoader.withSettings({ liveRunMaxIdleSeconds: 86_400 + Math.floor(Math.random() * 1e6) });
+
+const libraryName = (loader: ScriptLoader, name: 'request-run'): string => loader.library(name)?.name ?? '';
+
+const loaded = async (name: string): Promise<boolean> =>
+  ((await redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', name)) as unknown[]).length > 0;
+
+/** The millisecond of the `run.requested` entry of `runId`, from its stream id. */
+async function requestedAtMs(ref: SessionRef, runId: string): Promise<number> {
+  const entries = await redis.xrange(keys.events(ref), '-', '+');
+  const entry = entries.find(([, fields]) => fields.includes(runId));
+  return Number(entry?.[0].split('-')[0]);
+}
+
+beforeAll(async () => {
+  redis = await testRedis('script-functions');
+});
+
+afterAll(async () => {
+  await deleteKeys(redis, prefix);
+  await redis.quit();
+});
+
+describe('scripts with includes run as Redis Functions', () => {
+  it('loads the library at the first call and runs the script as its function', async () => {
+    const loader = ownLoader();
+    const runs = new RunLedger(redis, keys, loader);
+    const name = libraryName(loader, 'request-run');
+    expect(await loaded(name)).toBe(false);
+    const ref = newRef();
+    const runId = newRunId();
+    await expect(runs.request(ref, runId, requestData())).resolves.toEqual({ created: true });
+    expect(await loaded(name)).toBe(true);
+    expect(await redis.hget(keys.run(ref, runId), 'status')).toBe('requested');
+    await redis.call('FUNCTION', 'DELETE', name);
+  });
+
+  it('starts every call afresh: a second call does not see the first call clock read', async () => {
+    const loader = ownLoader();
+    const runs = new RunLedger(redis, keys, loader);
+    const ref = newRef();
+    const [first, second] = [newRunId(), newRunId()];
+    await runs.request(ref, first, requestData());
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    await runs.request(ref, second, requestData());
+    // A clock read kept from the first call would give the second entry the first one's millisecond.
+    expect((await requestedAtMs(ref, second)) - (await requestedAtMs(ref, first))).toBeGreaterThanOrEqual(20);
+    await redis.call('FUNCTION', 'DELETE', libraryName(loader, 'request-run'));
+  });
+
+  it('loads the library again when the server lost it (restart, FUNCTION FLUSH), and the call answers', async () => {
+    const loader = ownLoader();
+    const runs = new RunLedger(redis, keys, loader);
+    const name = libraryName(loader, 'request-run');
+    await runs.request(newRef(), newRunId(), requestData());
+    await redis.call('FUNCTION', 'DELETE', name);
+    const ref = newRef();
+    const runId = newRunId();
+    await expect(runs.request(ref, runId, requestData())).resolves.toEqual({ created: true });
+    expect(await loaded(name)).toBe(true);
+    expect(await redis.hget(keys.run(ref, runId), 'status')).toBe('requested');
+    await redis.call('FUNCTION', 'DELETE', name);
+  });
+
+  it('runs the script with EVALSHA for a client whose ACL refuses FUNCTION, and loads nothing', async () => {
+    const user = `script-functions-${randomUUID()}`;
+    const password = randomUUID();
+    await redis.call('ACL', 'SETUSER', user, 'on', `>${password}`, '~*', '&*', '+@all', '-function');
+    const limited = new Redis(TEST_REDIS_URL, { username: user, password, lazyConnect: true });
+    try {
+      await limited.connect();
+      const loader = ownLoader();
+      const runs = new RunLedger(limited, keys, loader);
+      const name = libraryName(loader, 'request-run');
+      for (let i = 0; i < 2; i += 1) {
+        const ref = newRef();
+        const runId = newRunId();
+        await expect(runs.request(ref, runId, requestData())).resolves.toEqual({ created: true });
+        expect(await redis.hget(keys.run(ref, runId), 'status')).toBe('requested');
+      }
+      expect(await loaded(name)).toBe(false);
+    } finally {
+      limited.disconnect();
+      await redis.call('ACL', 'DELUSER', user);
+    }
+  });
+
+  it('makes the includes at the first call (they use math) and gives their per-call locals their first value at every call', async () => {
+    const { name, code } = scriptLibrary('local LIMIT = math.min(3, 4)\nlocal seen = nil', 'seen = (seen or 0) + LIMIT\nreturn seen');
+    await redis.call('FUNCTION', 'LOAD', code);
+    try {
+      expect(await redis.fcall(name, 0)).toBe(3);
+      expect(await redis.fcall(name, 0)).toBe(3);
+    } finally {
+      await redis.call('FUNCTION', 'DELETE', name);
+    }
+  });
+
+  it('prunes the libraries no loader of this process runs (an earlier release), and keeps its own', async () => {
+    const [current, earlier] = [ownLoader(), ownLoader()];
+    await new RunLedger(redis, keys, current).request(newRef(), newRunId(), requestData());
+    await new RunLedger(redis, keys, earlier).request(newRef(), newRunId(), requestData());
+    const [own, stale] = [libraryName(current, 'request-run'), libraryName(earlier, 'request-run')];
+    await expect(pruneScriptLibraries(redis, [current])).resolves.toBeGreaterThanOrEqual(1);
+    expect(await loaded(stale)).toBe(false);
+    expect(await loaded(own)).toBe(true);
+    // A process of the earlier release still running loads it again at its next call: never broken by a prune.
+    const ref = newRef();
+    const runId = newRunId();
+    await expect(new RunLedger(redis, keys, earlier).request(ref, runId, requestData())).resolves.toEqual({ created: true });
+    expect(await redis.hget(keys.run(ref, runId), 'status')).toBe('requested');
+    expect(await loaded(stale)).toBe(true);
+    await Promise.all([own, stale].map((name) => redis.call('FUNCTION', 'DELETE', name)));
+  });
+});

@@ -1,0 +1,37 @@
+import { scriptLibrary } from './script-library';
+
+const PROLOGUE = [
+  'local LIMIT = math.min(5, 7)',
+  'local script_now = nil',
+  'local run_sets, run_dels = {}, {}',
+  'local function now() script_now = script_now or 1 return script_now end',
+  'local function helper()',
+  '  local inner = 1',
+  '  return inner',
+  'end',
+].join('\n');
+
+describe('scriptLibrary', () => {
+  it('gives each per-call local its first value again at every call, and nothing else', () => {
+    const { code } = scriptLibrary(PROLOGUE, 'return now()');
+    const reset = /reset = function\(\)\n([\s\S]*?)\n {2}end/.exec(code)?.[1] ?? '';
+    expect(reset.split('\n').map((line) => line.trim())).toEqual(['script_now = nil', 'run_sets, run_dels = {}, {}']);
+  });
+
+  it('makes the includes at the first call, not at load, where only `redis` exists', () => {
+    const { code } = scriptLibrary(PROLOGUE, 'return now()');
+    const setup = code.indexOf('local function setup()');
+    expect(setup).toBeGreaterThan(0);
+    expect(code.indexOf('local LIMIT = math.min(5, 7)')).toBeGreaterThan(setup);
+    expect(code).toContain('if not main then setup() end');
+  });
+
+  it('is named by its code, so a changed script is another library and function', () => {
+    const a = scriptLibrary(PROLOGUE, 'return now()');
+    const b = scriptLibrary(PROLOGUE, 'return now() + 1');
+    expect(a.name).toMatch(/^codemode_[0-9a-f]{40}$/);
+    expect(b.name).not.toBe(a.name);
+    expect(a.code.startsWith(`#!lua name=${a.name}\n`)).toBe(true);
+    expect(a.code).toContain(`redis.register_function('${a.name}', call)`);
+  });
+});
