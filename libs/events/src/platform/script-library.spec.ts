@@ -1,9 +1,12 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { scriptLibrary } from './script-library';
 
 const PROLOGUE = [
   'local LIMIT = math.min(5, 7)',
   'local script_now = nil',
   'local run_sets, run_dels = {}, {}',
+  'local seen',
   'local function now() script_now = script_now or 1 return script_now end',
   'local function helper()',
   '  local inner = 1',
@@ -15,7 +18,7 @@ describe('scriptLibrary', () => {
   it('gives each per-call local its first value again at every call, and nothing else', () => {
     const { code } = scriptLibrary(PROLOGUE, 'return now()');
     const reset = /reset = function\(\)\n([\s\S]*?)\n {2}end/.exec(code)?.[1] ?? '';
-    expect(reset.split('\n').map((line) => line.trim())).toEqual(['script_now = nil', 'run_sets, run_dels = {}, {}']);
+    expect(reset.split('\n').map((line) => line.trim())).toEqual(['script_now = nil', 'run_sets, run_dels = {}, {}', 'seen = nil']);
   });
 
   it('makes the includes at the first call, not at load, where only `redis` exists', () => {
@@ -33,5 +36,18 @@ describe('scriptLibrary', () => {
     expect(b.name).not.toBe(a.name);
     expect(a.code.startsWith(`#!lua name=${a.name}\n`)).toBe(true);
     expect(a.code).toContain(`redis.register_function('${a.name}', call)`);
+  });
+
+  it('finds no include that writes into a constant (capitals), which a library would keep from call to call', () => {
+    const dirs = [join(__dirname, '..', 'lua', 'includes'), join(__dirname, '..', '..', '..', 'store', 'src', 'lua', 'includes')];
+    const writes = dirs.flatMap((dir) =>
+      readdirSync(dir).flatMap((file) =>
+        readFileSync(join(dir, file), 'utf8')
+          .split('\n')
+          .filter((line) => /\b[A-Z][A-Z0-9_]*(\[[^\]]*\]|\.[A-Za-z_]+)\s*=[^=]|table\.(insert|remove)\(\s*[A-Z][A-Z0-9_]*\b/.test(line))
+          .map((line) => `${file}: ${line.trim()}`),
+      ),
+    );
+    expect(writes).toEqual([]);
   });
 });

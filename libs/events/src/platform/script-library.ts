@@ -18,10 +18,11 @@ export interface ScriptLibrary {
 /**
  * A top-level `local` of lower-case names in the includes: state of one call (a clock read, the
  * run hash as read, what the appends changed), which a library keeps between calls. Each is given
- * its initial value again at the start of every call, so a call sees what an EVAL would. Names in
- * capitals are constants, set once; functions are made once.
+ * its initial value again at the start of every call (nil when it has none), so a call sees what
+ * an EVAL would. Names in capitals are constants, set once and never written (script-library.spec
+ * checks the includes); functions are made once.
  */
-const PER_CALL_STATE = /^local ([a-z_][A-Za-z0-9_]*(?:\s*,\s*[a-z_][A-Za-z0-9_]*)*)\s*=\s*(.+)$/gm;
+const PER_CALL_STATE = /^local ([a-z_][A-Za-z0-9_]*(?:\s*,\s*[a-z_][A-Za-z0-9_]*)*)\s*(?:=\s*(.+))?$/gm;
 
 /**
  * The library of one script: `prologue` (its includes, expanded, and the defines) made once, at
@@ -31,7 +32,7 @@ const PER_CALL_STATE = /^local ([a-z_][A-Za-z0-9_]*(?:\s*,\s*[a-z_][A-Za-z0-9_]*
  * includes read them as the script's globals (a function has no such globals).
  */
 export function scriptLibrary(prologue: string, main: string): ScriptLibrary {
-  const resets = [...prologue.matchAll(PER_CALL_STATE)].map(([, names, value]) => `    ${names} = ${value}`);
+  const resets = [...prologue.matchAll(PER_CALL_STATE)].map(([, names, value]) => `    ${names} = ${value ?? 'nil'}`);
   const body = [
     'local KEYS, ARGV',
     'local main, reset',
