@@ -189,7 +189,7 @@ describe('suspension and wait (one worker)', () => {
     }
     parked.push(expectWaiting(await client.exec(sid, { title: 'p65', code: 'await yield_control(); return 64;' })).runId);
     // The coldest is released beside the 65th's park, not before its answer: read until it is logged.
-    const releasedRuns = async (): Promise<string[]> =>
+    const releasedRuns = async (): Promise<Array<string | undefined>> =>
       (await client.events(sid, { limit: 1000 })).events.filter((e) => e.type === 'run.released').map((e) => e.runId);
     for (const deadline = Date.now() + 5_000; (await releasedRuns()).length === 0 && Date.now() < deadline;) {
       await new Promise((resolve) => setTimeout(resolve, 20));
