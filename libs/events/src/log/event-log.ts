@@ -5,7 +5,7 @@ import { EventsError, InvalidArgumentError, InvalidCursorError, InvalidEventErro
 import { decodeEntry, encodeEvent, rawsAndFactsArgs, toPublicEvent, type LoggedEvent } from './event-encoding';
 import type { KeySpace } from '../platform/keys';
 import { checkReply, LUA_CODES, raisedScriptError } from '../platform/lua-errors';
-import { closeConnection, duplicateForBlocking, failedCommand, guard } from '../platform/redis';
+import { caughtReplyError, closeConnection, duplicateForBlocking, failedCommand, guard } from '../platform/redis';
 import { ScriptLoader } from '../platform/script-loader';
 import { SessionIndex } from './session-index';
 
@@ -208,8 +208,10 @@ export class EventLog {
     if (!Array.isArray(raw) || raw.length !== inputs.length) throw new StoreCommandError(`unexpected script reply ${JSON.stringify(raw)}`);
     return raw.map((reply: unknown, n) => {
       const ctx = { runId, epoch: inputs[n].epoch ?? 0, type: inputs[n].type };
+      // An error Redis raised inside the append (caught per event): a refusal for memory is the
+      // store being full, as when it ends a script, not a bug.
       if (Array.isArray(reply) && reply[0] === LUA_CODES.raised)
-        return raisedScriptError(new Error(String(reply[1]))) ?? new StoreCommandError(String(reply[1]));
+        return raisedScriptError(new Error(String(reply[1]))) ?? caughtReplyError(String(reply[1]));
       try {
         return { eventId: String(checkReply(reply, ctx)[1]) };
       } catch (error) {

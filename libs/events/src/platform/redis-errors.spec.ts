@@ -1,5 +1,5 @@
 import { StoreCommandError, StoreFullError, StoreUnavailableError } from './errors';
-import { isStoreFull, isStoreUnavailable, mayHaveRun, toStoreError } from './redis';
+import { caughtReplyError, isStoreFull, isStoreUnavailable, mayHaveRun, toStoreError } from './redis';
 
 /** A server reply as ioredis raises it. */
 function reply(message: string): Error {
@@ -59,5 +59,14 @@ describe('mayHaveRun: whether a failed command may have reached Redis', () => {
     expect(mayHaveRun(error)).toBe(may);
     // Also once mapped to the typed error callers see.
     expect(mayHaveRun(toStoreError(error))).toBe(may);
+  });
+});
+
+describe('caughtReplyError: an error reply a script caught and handed back as text', () => {
+  it.each([
+    ['a write refused for memory inside the append', `${OOM} script: 5dda67, on @user_script:57.`, StoreFullError],
+    ['a command a script got wrong (a bug)', 'WRONGTYPE Operation against a key holding the wrong kind of value', StoreCommandError],
+  ])('%s', (_what, message, type) => {
+    expect(caughtReplyError(message)).toBeInstanceOf(type);
   });
 });

@@ -1,4 +1,4 @@
-import { Cluster, Redis, type ChainableCommander } from 'ioredis';
+import { Cluster, Redis, ReplyError, type ChainableCommander } from 'ioredis';
 import type { RedisSettings } from '@codemode/config';
 import { ErrorGate } from './error-gate';
 import { EventsError, StoreCommandError, StoreFullError, StoreUnavailableError } from './errors';
@@ -309,6 +309,11 @@ export function failedCommand(err: unknown): EventsError {
   if (err !== error && error instanceof StoreUnavailableError)
     storeFailureListener?.(error instanceof StoreFullError ? 'full' : 'unavailable');
   return error;
+}
+
+/** What `failedCommand` makes of an error reply a script caught (`pcall`) and handed back as text. */
+export function caughtReplyError(message: string): EventsError {
+  return failedCommand(new (ReplyError as new (message: string) => Error)(message));
 }
 
 /** Runs a store operation, translating its failures with `toStoreError` (counted: failedCommand). */

@@ -5,7 +5,12 @@ import { KeySpace } from './keys';
 import { ScriptLoader } from './script-loader';
 import { pruneScriptLibraries, scriptLibrary } from './script-library';
 import { RunLedger } from '../runs/run-ledger';
+import { EventLog } from '../log/event-log';
+import { StoreFullError } from './errors';
 import { deleteKeys, newRunId, requestData, TEST_REDIS_URL, testPrefix, testRedis } from '../test-support';
+import { PrivateRedis } from '../../../../test/utils/private-redis';
+import { SCRIPT_NAMES } from './script-loader';
+import { STORE_SCRIPT_NAMES, storeScripts } from '../../../store/src/scripts';
 
 const prefix = testPrefix('script-functions');
 const keys = new KeySpace(prefix);
@@ -78,10 +83,13 @@ describe('scripts with includes run as Redis Functions', () => {
     await redis.call('FUNCTION', 'DELETE', name);
   });
 
-  it('runs the script with EVALSHA for a client whose ACL refuses FUNCTION, and loads nothing', async () => {
+  it.each([
+    ['FUNCTION', '-function'],
+    ['FCALL', '-fcall'],
+  ])('runs the script with EVALSHA for a client whose ACL refuses %s, and loads nothing', async (_what, rule) => {
     const user = `script-functions-${randomUUID()}`;
     const password = randomUUID();
-    await redis.call('ACL', 'SETUSER', user, 'on', `>${password}`, '~*', '&*', '+@all', '-function');
+    await redis.call('ACL', 'SETUSER', user, 'on', `>${password}`, '~*', '&*', '+@all', rule);
     const limited = new Redis(TEST_REDIS_URL, { username: user, password, lazyConnect: true });
     try {
       await limited.connect();
@@ -127,5 +135,58 @@ describe('scripts with includes run as Redis Functions', () => {
     expect(await redis.hget(keys.run(ref, runId), 'status')).toBe('requested');
     expect(await loaded(stale)).toBe(true);
     await Promise.all([own, stale].map((name) => redis.call('FUNCTION', 'DELETE', name)));
+  });
+
+  it('loads every library of this service: each script with includes compiles as a function', async () => {
+    const loaders = [
+      { loader: ScriptLoader.withSettings({}) as ScriptLoader<string>, names: SCRIPT_NAMES as readonly string[] },
+      { loader: storeScripts() as ScriptLoader<string>, names: STORE_SCRIPT_NAMES as readonly string[] },
+    ];
+    const libraries = loaders.flatMap(({ loader, names }) => names.flatMap((name) => loader.library(name) ?? []));
+    expect(libraries.length).toBeGreaterThanOrEqual(20);
+    for (const library of libraries) {
+      await redis.call('FUNCTION', 'LOAD', library.code).catch((err: Error) => {
+        if (!/already exists/.test(err.message)) throw new Error(`${library.name}: ${err.message}`);
+      });
+    }
+  });
+});
+
+describe('a Redis at maxmemory', () => {
+  let full: PrivateRedis;
+  let admin: Redis;
+
+  beforeAll(async () => {
+    full = await PrivateRedis.start();
+    admin = new Redis(full.url);
+  });
+
+  afterAll(async () => {
+    admin?.disconnect();
+    await full?.cleanup();
+  });
+
+  it('still answers what writes nothing, as an EVAL did: a claim sent again after its reply was lost', async () => {
+    const runs = new RunLedger(admin, keys, ownLoader());
+    const ref = newRef();
+    const runId = newRunId();
+    const claim = { workerId: 'w-1', epoch: 1, replyTo: '', claimToken: randomUUID() };
+    await runs.request(ref, runId, requestData());
+    await expect(runs.start(ref, runId, claim)).resolves.toEqual({ started: true });
+    await admin.config('SET', 'maxmemory-policy', 'noeviction');
+    const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+    await admin.config('SET', 'maxmemory', String(used - 1024 * 1024));
+    try {
+      // A function is refused at maxmemory before it runs; the loader sends the call again EVAL'd.
+      await expect(runs.start(ref, runId, claim)).resolves.toEqual({ started: true });
+      await expect(runs.request(newRef(), newRunId(), requestData())).rejects.toBeInstanceOf(StoreFullError);
+      // A batch's append catches the refusal per event: the store is full, not a bug.
+      const appended = await new EventLog(admin, keys, ownLoader()).appendAll(ref, [
+        { type: 'tool.called', runId, epoch: 1, data: { callId: 'c1', tool: 'ls', source: 'openclaw', inputBytes: 2, input: {} } },
+      ]);
+      expect(appended).toEqual([expect.any(StoreFullError)]);
+    } finally {
+      await admin.config('SET', 'maxmemory', '0');
+    }
   });
 });

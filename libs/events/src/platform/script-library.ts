@@ -65,7 +65,7 @@ const LIBRARY_PATTERN = 'codemode_*';
  * library it was given, persisted and replicated (~160 KB each, ~20 per release), so without this
  * each deploy would leave its libraries behind. Deleting one another process still calls costs
  * that process one load at its next call (ScriptLoader loads a library it finds missing), so a
- * process of another release or other settings is never broken by it. Returns how many went.
+ * process of another release or other settings is never broken by it. Returns how many it deleted.
  */
 export async function pruneScriptLibraries(redis: RedisClient, keep: Iterable<{ libraries(): ScriptLibrary[] }>): Promise<number> {
   const kept = new Set([...keep].flatMap((loader) => loader.libraries().map((library) => library.name)));
@@ -74,11 +74,16 @@ export async function pruneScriptLibraries(redis: RedisClient, keep: Iterable<{ 
     servers.map(async (server) => {
       const listed = (await server.call('FUNCTION', 'LIST', 'LIBRARYNAME', LIBRARY_PATTERN)) as unknown[][];
       const stale = listed.map((library) => String(library[1])).filter((name) => name.startsWith('codemode_') && !kept.has(name));
+      let deleted = 0;
       for (const name of stale) {
-        // Gone meanwhile (another process pruned it): nothing to do.
-        await server.call('FUNCTION', 'DELETE', name).catch(() => undefined);
+        // Gone meanwhile (another process pruned it), or the node stepped down: nothing to do.
+        const gone = await server.call('FUNCTION', 'DELETE', name).then(
+          () => true,
+          () => false,
+        );
+        if (gone) deleted += 1;
       }
-      return stale.length;
+      return deleted;
     }),
   );
   return deleted.reduce((sum, n) => sum + n, 0);

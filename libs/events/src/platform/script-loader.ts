@@ -53,6 +53,7 @@ const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
 const FUNCTION_NOT_FOUND = /^ERR Function not found/;
 const LIBRARY_EXISTS = /^ERR Library '[^']+' already exists/;
 const FUNCTIONS_REFUSED = /^(NOPERM|ERR unknown command)/;
+const OUT_OF_MEMORY = /^OOM\b/;
 const DEFINE = /^--- @define ([A-Z][A-Z0-9_]*)\s*$/gm;
 
 /** What the append path (lua/includes/settings.lua) is built with: retention, the run history cap, session expiry. */
@@ -111,7 +112,8 @@ function eventsDefines(settings: Partial<EventsScriptSettings>): Record<string, 
  * SCRIPT FLUSH). The SHA is of the expanded text, so a changed script is a new script.
  * A script with includes runs as a Redis Function instead (FCALL; script-library.ts), its library
  * loaded on every primary when a call finds it missing (first use, restart, failover, FUNCTION
- * FLUSH); where the server refuses FUNCTION (an ACL without it) the client stays on EVALSHA.
+ * FLUSH); where the server refuses FUNCTION or FCALL (an ACL without them) the client stays on
+ * EVALSHA, and a call refused for memory is EVAL'd (see `call`).
  * `--- @define NAME` lines become `local NAME = <value>` from the loader's defines: this is how
  * deployment settings (retention, the run history cap, session expiry) reach the append path without an ARGV slot
  * in every script; a script built with other settings is another script (another SHA).
@@ -124,8 +126,10 @@ export class ScriptLoader<N extends string = ScriptName> {
   private static shared?: ScriptLoader;
   private readonly scripts = new Map<N, LoadedScript>();
   private readonly names: readonly string[];
-  /** Clients whose server refused FUNCTION LOAD: their scripts run with EVALSHA. */
+  /** Clients whose server refused FUNCTION or FCALL: their scripts run with EVALSHA. */
   private readonly withoutFunctions = new WeakSet<RedisClient>();
+  /** Library loads in flight, by client and library name (loadOnce). */
+  private readonly loading = new WeakMap<RedisClient, Map<string, Promise<boolean>>>();
 
   /**
    * @param dir where `<name>.lua` files live. @default this library's `lua/`
@@ -195,9 +199,18 @@ export class ScriptLoader<N extends string = ScriptName> {
         try {
           return await redis.fcall(library.name, keys.length, ...keys, ...args);
         } catch (err) {
-          if (!(err instanceof Error) || !FUNCTION_NOT_FOUND.test(err.message)) throw err;
+          if (!(err instanceof Error)) throw err;
+          if (FUNCTIONS_REFUSED.test(err.message)) {
+            this.withoutFunctions.add(redis);
+            break;
+          }
+          // At maxmemory Redis refuses a function before it runs, where an EVAL'd script runs
+          // until its first write that needs memory: EVAL'd, a read (an idempotent answer, a
+          // claim's retry) or a delete still goes through while Redis is full, as before.
+          if (OUT_OF_MEMORY.test(err.message)) break;
+          if (!FUNCTION_NOT_FOUND.test(err.message)) throw err;
           // Loaded once and still not found (a primary the client did not list yet): EVAL this call.
-          if (loaded || !(await this.loadLibrary(redis, library))) break;
+          if (loaded || !(await this.loadOnce(redis, library))) break;
         }
       }
     }
@@ -208,6 +221,18 @@ export class ScriptLoader<N extends string = ScriptName> {
       // EVAL also caches the script server-side, so the next EVALSHA hits.
       return redis.eval(script.lua, keys.length, ...keys, ...args);
     }
+  }
+
+  /** `loadLibrary`, one at a time per client and library: the calls that missed it meanwhile wait for that load. */
+  private loadOnce(redis: RedisClient, library: ScriptLibrary): Promise<boolean> {
+    let loads = this.loading.get(redis);
+    if (!loads) this.loading.set(redis, (loads = new Map<string, Promise<boolean>>()));
+    let load = loads.get(library.name);
+    if (!load) {
+      load = this.loadLibrary(redis, library).finally(() => loads.delete(library.name));
+      loads.set(library.name, load);
+    }
+    return load;
   }
 
   /**
