@@ -10,7 +10,7 @@ import {
   SkillLedger,
   TenantToolsLedger,
   createEventStores,
-  pruneScriptLibraries,
+  pruneAtStart,
   eventStoreSettings,
   CellStream,
   createRedis,
@@ -129,11 +129,7 @@ const FLEET_CLASSES = {
       useFactory: (redis: RedisClient, keys: KeySpace, c: AppConfig, logger: Logger): EventStores => {
         const stores = createEventStores({ redis, keys, settings: eventStoreSettings(c) });
         // Earlier releases' script libraries, left in Redis by their processes (script-library.ts).
-        pruneScriptLibraries(redis, [stores.scripts, storeScripts()]).then(
-          (deleted) => deleted > 0 && logger.info({ deleted }, "deleted earlier releases' script libraries from Redis"),
-          (err: unknown) =>
-            logger.warn({ err: String(err) }, "could not delete earlier releases' script libraries from Redis; the next start tries again"),
-        );
+        pruneAtStart(redis, [stores.scripts, storeScripts()], logger);
         return stores;
       },
     },

@@ -33,6 +33,14 @@ async function requestedAtMs(ref: SessionRef, runId: string): Promise<number> {
   return Number(entry?.[0].split('-')[0]);
 }
 
+/** A request in a new session through `runs` answers created, and its run reads `requested`. */
+async function requestLands(runs: RunLedger): Promise<void> {
+  const ref = newRef();
+  const runId = newRunId();
+  await expect(runs.request(ref, runId, requestData())).resolves.toEqual({ created: true });
+  expect(await redis.hget(keys.run(ref, runId), 'status')).toBe('requested');
+}
+
 beforeAll(async () => {
   redis = await testRedis('script-functions');
 });
@@ -48,11 +56,8 @@ describe('scripts with includes run as Redis Functions', () => {
     const runs = new RunLedger(redis, keys, loader);
     const name = libraryName(loader, 'request-run');
     expect(await loaded(name)).toBe(false);
-    const ref = newRef();
-    const runId = newRunId();
-    await expect(runs.request(ref, runId, requestData())).resolves.toEqual({ created: true });
+    await requestLands(runs);
     expect(await loaded(name)).toBe(true);
-    expect(await redis.hget(keys.run(ref, runId), 'status')).toBe('requested');
     await redis.call('FUNCTION', 'DELETE', name);
   });
 
@@ -75,11 +80,8 @@ describe('scripts with includes run as Redis Functions', () => {
     const name = libraryName(loader, 'request-run');
     await runs.request(newRef(), newRunId(), requestData());
     await redis.call('FUNCTION', 'DELETE', name);
-    const ref = newRef();
-    const runId = newRunId();
-    await expect(runs.request(ref, runId, requestData())).resolves.toEqual({ created: true });
+    await requestLands(runs);
     expect(await loaded(name)).toBe(true);
-    expect(await redis.hget(keys.run(ref, runId), 'status')).toBe('requested');
     await redis.call('FUNCTION', 'DELETE', name);
   });
 
@@ -96,12 +98,8 @@ describe('scripts with includes run as Redis Functions', () => {
       const loader = ownLoader();
       const runs = new RunLedger(limited, keys, loader);
       const name = libraryName(loader, 'request-run');
-      for (let i = 0; i < 2; i += 1) {
-        const ref = newRef();
-        const runId = newRunId();
-        await expect(runs.request(ref, runId, requestData())).resolves.toEqual({ created: true });
-        expect(await redis.hget(keys.run(ref, runId), 'status')).toBe('requested');
-      }
+      await requestLands(runs);
+      await requestLands(runs);
       expect(await loaded(name)).toBe(false);
     } finally {
       limited.disconnect();
@@ -129,10 +127,7 @@ describe('scripts with includes run as Redis Functions', () => {
     expect(await loaded(stale)).toBe(false);
     expect(await loaded(own)).toBe(true);
     // A process of the earlier release still running loads it again at its next call: never broken by a prune.
-    const ref = newRef();
-    const runId = newRunId();
-    await expect(new RunLedger(redis, keys, earlier).request(ref, runId, requestData())).resolves.toEqual({ created: true });
-    expect(await redis.hget(keys.run(ref, runId), 'status')).toBe('requested');
+    await requestLands(new RunLedger(redis, keys, earlier));
     expect(await loaded(stale)).toBe(true);
     await Promise.all([own, stale].map((name) => redis.call('FUNCTION', 'DELETE', name)));
   });

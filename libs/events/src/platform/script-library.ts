@@ -88,3 +88,23 @@ export async function pruneScriptLibraries(redis: RedisClient, keep: Iterable<{ 
   );
   return deleted.reduce((sum, n) => sum + n, 0);
 }
+
+/** The log lines `pruneAtStart` writes (a process's logger fits). */
+export interface PruneLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+/**
+ * A process's start: deletes earlier releases' libraries (pruneScriptLibraries) in the
+ * background, and logs what it did; a failure is logged, never thrown (the next start tries again).
+ */
+export function pruneAtStart(redis: RedisClient, keep: Iterable<{ libraries(): ScriptLibrary[] }>, log: PruneLog): void {
+  pruneScriptLibraries(redis, keep).then(
+    (deleted) => {
+      if (deleted > 0) log.info({ deleted }, "deleted earlier releases' script libraries from Redis");
+    },
+    (err: unknown) =>
+      log.warn({ err: String(err) }, "could not delete earlier releases' script libraries from Redis; the next start tries again"),
+  );
+}
