@@ -5,6 +5,7 @@ import { ResultIdError, ResultsCapacityError, ResultUnavailableError } from '../
 import { MAX_DESCRIPTOR_BYTES, MAX_RESULTS } from '../limits';
 import { deleteKeys, LIMITS, testPrefix, testRedis } from '../test-support';
 import { ResultsStore, type ResultsLimits } from './results-store';
+import { STORE_SCRIPT_NAMES, storeScripts } from '../scripts';
 
 const prefix = testPrefix('results');
 const keys = new KeySpace(prefix);
@@ -124,4 +125,14 @@ test('delete → true, then false; load of a deleted, unknown or foreign id reje
     });
   }
   expect(await results.usage(ref)).toEqual({ references: 0, bytes: 0 });
+});
+
+test('each script of this library with includes compiles as a Redis Function (it runs as one)', async () => {
+  const libraries = STORE_SCRIPT_NAMES.flatMap((name) => storeScripts().library(name) ?? []);
+  expect(libraries.map((library) => library.name)).toHaveLength(STORE_SCRIPT_NAMES.length);
+  for (const library of libraries) {
+    await redis.call('FUNCTION', 'LOAD', library.code).catch((err: Error) => {
+      if (!/already exists/.test(err.message)) throw new Error(`${library.name}: ${err.message}`);
+    });
+  }
 });
