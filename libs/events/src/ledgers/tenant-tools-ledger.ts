@@ -1,9 +1,8 @@
-import { Cluster } from 'ioredis';
 import { MAX_TENANT_TOOLS } from '@codemode/contracts';
 import type { RedisClient } from '../platform/redis';
 import type { KeySpace } from '../platform/keys';
 import { LUA_CODES } from '../platform/lua-errors';
-import { execMulti, guard } from '../platform/redis';
+import { execMulti, guard, primaries } from '../platform/redis';
 import { ScriptLoader } from '../platform/script-loader';
 
 /** A tenant tool stored, or refused at the tenant's count cap (`stored: false`); `count`: the tenant's tools now. */
@@ -55,8 +54,7 @@ export class TenantToolsLedger {
    */
   async *tenants(): AsyncGenerator<string> {
     const pattern = `${this.keys.tenantTools('x').slice(0, -'{x}'.length)}{*}`;
-    const nodes = this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis];
-    for (const node of nodes) {
+    for (const node of primaries(this.redis)) {
       let cursor = '0';
       do {
         const [next, found] = await guard(() => node.scan(cursor, 'MATCH', pattern, 'COUNT', 500));

@@ -311,6 +311,11 @@ export function failedCommand(err: unknown): EventsError {
   return error;
 }
 
+/** The servers that take writes: every primary of a cluster (as its client knows them now), or the one Redis. */
+export function primaries(redis: RedisClient): Redis[] {
+  return redis instanceof Cluster ? redis.nodes('master') : [redis];
+}
+
 /** What `failedCommand` makes of an error reply a script caught (`pcall`) and handed back as text. */
 export function caughtReplyError(message: string): EventsError {
   return failedCommand(new (ReplyError as new (message: string) => Error)(message));

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Cluster } from 'ioredis';
-import type { RedisClient } from './redis';
+import { primaries, type RedisClient } from './redis';
 
 /**
  * A script whose includes are loaded once as a Redis Function library (FUNCTION LOAD), so that a
@@ -69,11 +68,10 @@ const LIBRARY_PATTERN = 'codemode_*';
  */
 export async function pruneScriptLibraries(redis: RedisClient, keep: Iterable<{ libraries(): ScriptLibrary[] }>): Promise<number> {
   const kept = new Set([...keep].flatMap((loader) => loader.libraries().map((library) => library.name)));
-  const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
   const deleted = await Promise.all(
-    servers.map(async (server) => {
+    primaries(redis).map(async (server) => {
       const listed = (await server.call('FUNCTION', 'LIST', 'LIBRARYNAME', LIBRARY_PATTERN)) as unknown[][];
-      const stale = listed.map((library) => String(library[1])).filter((name) => name.startsWith('codemode_') && !kept.has(name));
+      const stale = listed.map((library) => String(library[1])).filter((name) => !kept.has(name));
       let deleted = 0;
       for (const name of stale) {
         // Gone meanwhile (another process pruned it), or the node stepped down: nothing to do.

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Cluster } from 'ioredis';
-import type { RedisClient } from './redis';
+import { primaries, type RedisClient } from './redis';
 import { LIMIT_RULES, SPEC_DEFAULT_HISTORY, type HistorySettings } from '@codemode/config';
 import { InvalidArgumentError } from './errors';
 import { raisedScriptError } from './lua-errors';
@@ -241,10 +240,9 @@ export class ScriptLoader<N extends string = ScriptName> {
    * is remembered, any other refusal (a full Redis) is this call's alone.
    */
   private async loadLibrary(redis: RedisClient, library: ScriptLibrary): Promise<boolean> {
-    const servers = redis instanceof Cluster ? redis.nodes('master') : [redis];
     try {
       await Promise.all(
-        servers.map((server) =>
+        primaries(redis).map((server) =>
           server.call('FUNCTION', 'LOAD', library.code).catch((err: unknown) => {
             // Another process loaded it meanwhile.
             if (!(err instanceof Error) || !LIBRARY_EXISTS.test(err.message)) throw err;
@@ -263,20 +261,18 @@ export class ScriptLoader<N extends string = ScriptName> {
     if (!script) {
       if (!this.names.includes(name)) throw new InvalidArgumentError('script', `${name} is unknown`);
       const file = join(this.dir, `${name}.lua`);
-      const lua = this.define(this.expand(file, new Set()));
-      script = { lua, sha: createHash('sha1').update(lua).digest('hex'), library: this.libraryOf(file) };
+      const text = readFileSync(file, 'utf8');
+      // The includes first (each once), then the script's own text: what EVAL runs, and the two
+      // parts of its library (script-library.ts).
+      const included = new Set<string>();
+      const prologue = [...text.matchAll(INCLUDE)].map(([, ref]) => this.inline(join(dirname(file), `${ref}.lua`), included)).join('\n');
+      const main = text.replace(INCLUDE, '');
+      const lua = this.define(prologue === '' ? main : `${prologue}\n${main}`);
+      const library = prologue === '' ? undefined : scriptLibrary(this.define(prologue), this.define(main));
+      script = { lua, sha: createHash('sha1').update(lua).digest('hex'), library };
       this.scripts.set(name, script);
     }
     return script;
-  }
-
-  /** The library of a script with includes: the includes (and defines) made once, the script's own text per call. */
-  private libraryOf(file: string): ScriptLibrary | undefined {
-    const text = readFileSync(file, 'utf8');
-    const included = new Set<string>();
-    const refs = [...text.matchAll(INCLUDE)].map(([, ref]) => this.expand(join(dirname(file), `${ref}.lua`), included, true));
-    if (refs.length === 0) return undefined;
-    return scriptLibrary(this.define(refs.join('\n')), this.define(text.replace(INCLUDE, '')));
   }
 
   private define(lua: string): string {
@@ -287,18 +283,10 @@ export class ScriptLoader<N extends string = ScriptName> {
     });
   }
 
-  /** `file` with its includes inlined, each once; `whole`: `file` is itself an include not inlined yet. */
-  private expand(file: string, included: Set<string>, whole = false): string {
-    if (whole) {
-      if (included.has(file)) return '';
-      included.add(file);
-    }
-    const text = readFileSync(file, 'utf8');
-    return text.replace(INCLUDE, (_line, ref: string) => {
-      const target = join(dirname(file), `${ref}.lua`);
-      if (included.has(target)) return '';
-      included.add(target);
-      return this.expand(target, included);
-    });
+  /** An include's text with its own includes inlined, each once in a script ('' when it already is). */
+  private inline(file: string, included: Set<string>): string {
+    if (included.has(file)) return '';
+    included.add(file);
+    return readFileSync(file, 'utf8').replace(INCLUDE, (_line, ref: string) => this.inline(join(dirname(file), `${ref}.lua`), included));
   }
 }
