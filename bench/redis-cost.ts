@@ -107,9 +107,9 @@ export function redisCostTable(report: RedisCostReport, what = ''): string {
 function scriptNames(): Map<string, string> {
   const names = new Map<string, string>();
   const loader = ScriptLoader.default();
-  for (const name of SCRIPT_NAMES) names.set(sha1(loader.source(name)), `${name}.lua`);
-  // A script with includes runs as a function (FCALL carries its library's name).
   for (const name of SCRIPT_NAMES) {
+    names.set(sha1(loader.source(name)), `${name}.lua`);
+    // A script with includes runs as a function (FCALL carries its library's name).
     const library = loader.library(name)?.name;
     if (library) names.set(library, `${name}.lua`);
   }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { primaries, type RedisClient } from './redis';
+import { isStoreFull, primaries, type RedisClient } from './redis';
 import { LIMIT_RULES, SPEC_DEFAULT_HISTORY, type HistorySettings } from '@codemode/config';
 import { InvalidArgumentError } from './errors';
 import { raisedScriptError } from './lua-errors';
@@ -52,7 +52,6 @@ const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
 const FUNCTION_NOT_FOUND = /^ERR Function not found/;
 const LIBRARY_EXISTS = /^ERR Library '[^']+' already exists/;
 const FUNCTIONS_REFUSED = /^(NOPERM|ERR unknown command)/;
-const OUT_OF_MEMORY = /^OOM\b/;
 const DEFINE = /^--- @define ([A-Z][A-Z0-9_]*)\s*$/gm;
 
 /** What the append path (lua/includes/settings.lua) is built with: retention, the run history cap, session expiry. */
@@ -206,7 +205,7 @@ export class ScriptLoader<N extends string = ScriptName> {
           // At maxmemory Redis refuses a function before it runs, where an EVAL'd script runs
           // until its first write that needs memory: EVAL'd, a read (an idempotent answer, a
           // claim's retry) or a delete still goes through while Redis is full, as before.
-          if (OUT_OF_MEMORY.test(err.message)) break;
+          if (isStoreFull(err)) break;
           if (!FUNCTION_NOT_FOUND.test(err.message)) throw err;
           // Loaded once and still not found (a primary the client did not list yet): EVAL this call.
           if (loaded || !(await this.loadOnce(redis, library))) break;
