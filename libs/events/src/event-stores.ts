@@ -86,6 +86,6 @@ export function createEventStores({ redis, keys, settings }: EventStoresOptions)
     sessionRemoval: new SessionRemoval(redis, keys, scripts),
     skills: new SkillLedger(redis, keys, scripts),
     tenantTools: new TenantToolsLedger(redis, keys, scripts),
-    mcpTasks: new McpTaskStore(redis, keys),
+    mcpTasks: new McpTaskStore(redis, keys, scripts),
   };
 }

@@ -38,6 +38,7 @@ export const SCRIPT_NAMES = [
   'delete-session',
   'read-events-page',
   'read-run',
+  'create-mcp-task',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

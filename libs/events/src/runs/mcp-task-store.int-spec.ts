@@ -49,6 +49,17 @@ test('a created task reads back working; its first answer stays; its key then li
   // Created again (an exec repeated with its Idempotency-Key): kept as it is.
   await store.create(a, { ...task, taskId: 'cm_1', runId: 'cm_1' }, 9000);
   expect(await store.read(a, 'cm_1')).toMatchObject({ createdAt: 1000, result: completed(1) });
+  expect(await redis.pttl(keys.mcpTask(a, 'cm_1'))).toBeLessThanOrEqual(60_000);
+});
+
+test('two creates of one task at once: the first is recorded whole, the second writes nothing', async () => {
+  await Promise.all([
+    store.create(a, { ...task, taskId: 'cm_race', runId: 'cm_race' }, 1000),
+    store.create(a, { ...task, taskId: 'cm_race', runId: 'cm_race', ttlMs: 5_000, result: completed(7) }, 2000),
+  ]);
+  expect(await store.read(a, 'cm_race')).toMatchObject({ createdAt: 1000, ttlMs: 60_000, result: null, endedAt: null });
+  expect(await redis.pttl(keys.mcpTask(a, 'cm_race'))).toBeGreaterThan(600_000);
+  expect(await redis.zscore(keys.mcpTasks(a), 'cm_race')).toBe('1000');
 });
 
 test('another tenant or session does not see the task', async () => {

@@ -1,6 +1,7 @@
 import { McpTaskRecordSchema, type CodeModeResult, type McpTaskRecord, type SessionRef } from '@codemode/contracts';
 import type { KeySpace } from '../platform/keys';
 import { guard, type RedisClient } from '../platform/redis';
+import { ScriptLoader } from '../platform/script-loader';
 
 /** A task as created: what it is, and how long its key lives while it is working (`liveMs`) and after its end (`ttlMs`). */
 export interface NewMcpTask {
@@ -28,6 +29,7 @@ export class McpTaskStore {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: KeySpace,
+    private readonly scripts: ScriptLoader = ScriptLoader.default(),
   ) {}
 
   /** The next `n` of `<runId>:w<n>`: every task-augmented wait on the run counts, refused or not. */
@@ -37,28 +39,22 @@ export class McpTaskStore {
     return Number(reply?.[0]?.[1]);
   }
 
-  /** Records the task (again: an exec repeated with its Idempotency-Key names the first run's task, kept as it is). */
+  /**
+   * Records the task, once (create-mcp-task.lua): created again — an exec repeated with its
+   * Idempotency-Key names the first run's task, at once or after it settled — it is kept as it is.
+   */
   async create(ref: SessionRef, task: NewMcpTask, now = Date.now()): Promise<void> {
-    const key = this.keys.mcpTask(ref, task.taskId);
-    const index = this.keys.mcpTasks(ref);
-    const fields: Record<string, string> = {
-      kind: task.kind,
-      runId: task.runId,
-      awaitResults: task.awaitResults ? '1' : '',
-      createdAt: String(now),
-      ttlMs: String(task.ttlMs),
-    };
-    if (task.result) Object.assign(fields, { result: JSON.stringify(task.result), endedAt: String(now) });
-    if ((await guard(() => this.redis.exists(key))) === 1) return;
+    const fields = ['kind', task.kind, 'runId', task.runId, 'awaitResults', task.awaitResults ? '1' : ''];
+    fields.push('createdAt', String(now), 'ttlMs', String(task.ttlMs));
+    if (task.result) fields.push('result', JSON.stringify(task.result), 'endedAt', String(now));
     const lifeMs = task.result ? task.ttlMs : task.liveMs + task.ttlMs;
     await guard(() =>
-      this.redis
-        .multi()
-        .hset(key, fields)
-        .pexpire(key, lifeMs)
-        .zadd(index, now, task.taskId)
-        .pexpire(index, task.liveMs + task.ttlMs)
-        .exec(),
+      this.scripts.run(
+        this.redis,
+        'create-mcp-task',
+        [this.keys.mcpTask(ref, task.taskId), this.keys.mcpTasks(ref)],
+        [task.taskId, now, lifeMs, task.liveMs + task.ttlMs, ...fields],
+      ),
     );
   }
 
