@@ -7,7 +7,7 @@ import {
   SkillLedger,
   TenantToolsLedger,
   createEventStores,
-  pruneAtStart,
+  startScriptLibraries,
   eventStoreSettings,
   createRedis,
   EventLog,
@@ -99,8 +99,9 @@ const FLEET_CLASSES = {
       // Retention, the per-run history cap (SPEC §6) and session expiry (§10) are compiled into the append scripts.
       useFactory: (redis: RedisClient, keys: KeySpace, c: AppConfig, logger: Logger): EventStores => {
         const stores = createEventStores({ redis, keys, settings: eventStoreSettings(c) });
-        // Earlier releases' script libraries, left in Redis by their processes (script-library.ts).
-        pruneAtStart(redis, [stores.scripts, storeScripts()], logger);
+        // Earlier releases' script libraries, left in Redis by their processes, are deleted; a
+        // library Redis would not load is logged (script-library.ts).
+        startScriptLibraries(redis, [stores.scripts, storeScripts()], logger);
         return stores;
       },
     },

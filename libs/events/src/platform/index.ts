@@ -21,7 +21,7 @@ export {
   type StoreFailureReason,
 } from './redis';
 export { ScriptLoader, SCRIPT_NAMES, type ScriptName } from './script-loader';
-export { pruneAtStart, type ScriptLibrary } from './script-library';
+export { startScriptLibraries, type ScriptLibrary } from './script-library';
 export { retryWhileStoreUnavailable, type StoreRetryOptions } from './store-retry';
 export { DEFAULT_EVENTS_SCRIPT_SETTINGS, type EventsScriptSettings } from './script-loader';
 export { CLUSTER_SLOTS, keySlot, slotTag } from './cluster-slots';

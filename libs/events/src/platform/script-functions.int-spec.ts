@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { SessionRef } from '@codemode/contracts';
 import { KeySpace } from './keys';
@@ -103,6 +106,26 @@ describe('scripts with includes run as Redis Functions', () => {
     } finally {
       limited.disconnect();
       await redis.call('ACL', 'DELUSER', user);
+    }
+  });
+
+  it('runs with EVALSHA a script whose library the server would not load, after one try, and tells it once', async () => {
+    // `...` is legal in an EVAL'd chunk but not inside the function its library wraps it in.
+    const dir = mkdtempSync(join(tmpdir(), 'script-functions-'));
+    writeFileSync(join(dir, 'twice.lua'), 'local function twice(x) return x * 2 end\n');
+    writeFileSync(join(dir, 'vararg.lua'), `--- @include "twice"\nreturn twice(tonumber(ARGV[1])) + select('#', ...)\n`);
+    const client = new Redis(TEST_REDIS_URL);
+    try {
+      const loader = new ScriptLoader(dir, ['vararg'], {});
+      const refusals: [string, string][] = [];
+      loader.onLibraryRefused((library, reason) => refusals.push([library, reason]));
+      const fcalls = jest.spyOn(client, 'fcall');
+      for (const n of [1, 2, 3]) await expect(loader.run(client, 'vararg', [], [n])).resolves.toBe(n * 2);
+      expect(fcalls).toHaveBeenCalledTimes(1);
+      expect(refusals).toEqual([[loader.library('vararg')?.name, expect.stringMatching(/^ERR Error compiling function/)]]);
+    } finally {
+      client.disconnect();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -87,18 +87,34 @@ export async function pruneScriptLibraries(redis: RedisClient, keep: Iterable<{ 
   return deleted.reduce((sum, n) => sum + n, 0);
 }
 
-/** The log lines `pruneAtStart` writes (a process's logger fits). */
-export interface PruneLog {
+/** The log lines `startScriptLibraries` writes (a process's logger fits). */
+export interface ScriptLibrariesLog {
   info(fields: object, message: string): void;
   warn(fields: object, message: string): void;
+}
+
+/** What a process runs scripts with (a ScriptLoader): its libraries, and where one a server would not load is told. */
+export interface ScriptLibraries {
+  libraries(): ScriptLibrary[];
+  onLibraryRefused(report: (library: string, reason: string) => void): void;
 }
 
 /**
  * A process's start: deletes earlier releases' libraries (pruneScriptLibraries) in the
  * background, and logs what it did; a failure is logged, never thrown (the next start tries again).
+ * A library a server would not load (its scripts then run with EVALSHA) is logged when met.
  */
-export function pruneAtStart(redis: RedisClient, keep: Iterable<{ libraries(): ScriptLibrary[] }>, log: PruneLog): void {
-  pruneScriptLibraries(redis, keep).then(
+export function startScriptLibraries(redis: RedisClient, loaders: Iterable<ScriptLibraries>, log: ScriptLibrariesLog): void {
+  const all = [...loaders];
+  for (const loader of all) {
+    loader.onLibraryRefused((library, reason) =>
+      log.warn(
+        { library, reason },
+        'Redis would not load a script library; its script runs with EVALSHA instead, at ~15-20 % more Redis CPU',
+      ),
+    );
+  }
+  pruneScriptLibraries(redis, all).then(
     (deleted) => {
       if (deleted > 0) log.info({ deleted }, "deleted earlier releases' script libraries from Redis");
     },

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { isStoreFull, primaries, type RedisClient } from './redis';
+import { isStoreFull, isStoreUnavailable, primaries, type RedisClient } from './redis';
 import { LIMIT_RULES, SPEC_DEFAULT_HISTORY, type HistorySettings } from '@codemode/config';
 import { InvalidArgumentError } from './errors';
 import { raisedScriptError } from './lua-errors';
@@ -129,6 +129,13 @@ export class ScriptLoader<N extends string = ScriptName> {
   private readonly withoutFunctions = new WeakSet<RedisClient>();
   /** Library loads in flight, by client and library name (loadOnce). */
   private readonly loading = new WeakMap<RedisClient, Map<string, Promise<boolean>>>();
+  /**
+   * Libraries a client's server would not load for a reason of their own (a compile error, a
+   * server's partial FUNCTION support), by client: their scripts run with EVALSHA there, where
+   * each call would otherwise pay a failed FCALL and load before its EVALSHA.
+   */
+  private readonly refused = new WeakMap<RedisClient, Set<string>>();
+  private reportRefusal: ((library: string, reason: string) => void) | undefined;
 
   /**
    * @param dir where `<name>.lua` files live. @default this library's `lua/`
@@ -177,6 +184,11 @@ export class ScriptLoader<N extends string = ScriptName> {
     return (this.names as readonly N[]).flatMap((name) => this.library(name) ?? []);
   }
 
+  /** Where a library a server would not load is told, once per client and library (a process's log). */
+  onLibraryRefused(report: (library: string, reason: string) => void): void {
+    this.reportRefusal = report;
+  }
+
   async run(redis: RedisClient, name: N, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<unknown> {
     const script = this.load(name);
     try {
@@ -193,7 +205,7 @@ export class ScriptLoader<N extends string = ScriptName> {
     args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
     const { library } = script;
-    if (library && !this.withoutFunctions.has(redis)) {
+    if (library && !this.withoutFunctions.has(redis) && !this.refused.get(redis)?.has(library.name)) {
       for (let loaded = false; ; loaded = true) {
         try {
           return await redis.fcall(library.name, keys.length, ...keys, ...args);
@@ -237,7 +249,8 @@ export class ScriptLoader<N extends string = ScriptName> {
   /**
    * Loads `library` on the server (every primary of a cluster); false when it could not be, and
    * the call should be EVAL'd: a server that refuses FUNCTION (no permission, unknown command)
-   * is remembered, any other refusal (a full Redis) is this call's alone.
+   * is remembered, and so is one that will not take this library (refuse); a full or unreachable
+   * Redis is this call's alone.
    */
   private async loadLibrary(redis: RedisClient, library: ScriptLibrary): Promise<boolean> {
     try {
@@ -252,8 +265,16 @@ export class ScriptLoader<N extends string = ScriptName> {
       return true;
     } catch (err) {
       if (err instanceof Error && FUNCTIONS_REFUSED.test(err.message)) this.withoutFunctions.add(redis);
+      else if (!isStoreFull(err) && !isStoreUnavailable(err)) this.refuse(redis, library, err);
       return false;
     }
+  }
+
+  private refuse(redis: RedisClient, library: ScriptLibrary, err: unknown): void {
+    let refused = this.refused.get(redis);
+    if (!refused) this.refused.set(redis, (refused = new Set<string>()));
+    refused.add(library.name);
+    this.reportRefusal?.(library.name, err instanceof Error ? err.message : String(err));
   }
 
   private load(name: N): LoadedScript {
