@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { isStoreFull, isStoreUnavailable, primaries, type RedisClient } from './redis';
+import { isStoreFull, primaries, toStoreError, type RedisClient } from './redis';
 import { LIMIT_RULES, SPEC_DEFAULT_HISTORY, type HistorySettings } from '@codemode/config';
-import { InvalidArgumentError } from './errors';
+import { InvalidArgumentError, StoreCommandError } from './errors';
 import { raisedScriptError } from './lua-errors';
 import { scriptLibrary, type ScriptLibrary } from './script-library';
 
@@ -265,7 +265,8 @@ export class ScriptLoader<N extends string = ScriptName> {
       return true;
     } catch (err) {
       if (err instanceof Error && FUNCTIONS_REFUSED.test(err.message)) this.withoutFunctions.add(redis);
-      else if (!isStoreFull(err) && !isStoreUnavailable(err)) this.refuse(redis, library, err);
+      // Neither full nor unreachable (toStoreError, the one reading of a Redis failure): this library's own refusal.
+      else if (toStoreError(err) instanceof StoreCommandError) this.refuse(redis, library, err);
       return false;
     }
   }
