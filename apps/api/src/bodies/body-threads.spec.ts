@@ -1,4 +1,5 @@
-import { BodyThreadError, BodyThreads } from './body-threads';
+import { readdirSync, readFileSync } from 'node:fs';
+import { BODY_THREAD_NICE, BodyThreadError, BodyThreads } from './body-threads';
 
 const bytes = (value: unknown): Uint8Array => new Uint8Array(Buffer.from(JSON.stringify(value)));
 
@@ -100,6 +101,16 @@ describe('BodyThreads', () => {
     expect(order).toEqual(['victim', 'attacker-0', 'attacker-1', 'attacker-2']);
   });
 
+  (process.platform === 'linux' ? it : it.skip)('runs its threads niced, and only them: the event loop keeps its priority', async () => {
+    const before = nicenessOfThreads();
+    threads = new BodyThreads(2);
+    await Promise.all([threads.run('a', { kind: 'json', bytes: bytes(1) }), threads.run('b', { kind: 'json', bytes: bytes(2) })]);
+    const added = [...nicenessOfThreads()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice);
+    expect(BODY_THREAD_NICE).toBe(10);
+    expect(added.filter((nice) => nice === BODY_THREAD_NICE)).toHaveLength(2);
+    expect(nicenessOfThreads().get(process.pid)).toBe(0);
+  });
+
   it('refuses tasks once shut down, with a BodyThreadError', async () => {
     threads = new BodyThreads(1);
     await threads.onModuleDestroy();
@@ -112,4 +123,15 @@ function sharedBytes(value: unknown): Uint8Array {
   const shared = new Uint8Array(new SharedArrayBuffer(json.length));
   shared.set(json);
   return shared;
+}
+
+/** Niceness of each of this process's threads, by thread id (Linux /proc). */
+function nicenessOfThreads(): Map<number, number> {
+  const niceness = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${process.pid}/task`)) {
+    const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
+    // Fields after the command's closing parenthesis; niceness is the 19th field of the line.
+    niceness.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return niceness;
 }

@@ -21,6 +21,12 @@ const BODY_THREADS = 2;
 const THREADS_PER_TENANT = 1;
 /** A body whose parse needs more than this fails alone, not the API. */
 const BODY_THREAD_HEAP_MB = 768;
+/**
+ * Niceness of a body thread, where it is the thread's own (Linux): a tenant's big-body parse yields
+ * the cores to the API's event loop, Redis and the worker, which serve every tenant, so a flood of
+ * big bodies slows that tenant's bodies rather than everyone's requests (SPEC §10 "Fate isolation").
+ */
+export const BODY_THREAD_NICE = 10;
 
 /** Thrown when a body thread died or failed on a task: the request it carried is refused, never the API. */
 export class BodyThreadError extends Error {
@@ -119,7 +125,10 @@ class BodyThread {
 
   private started(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(bodyThreadScriptPath(), { resourceLimits: { maxOldGenerationSizeMb: BODY_THREAD_HEAP_MB } });
+    const worker = new Worker(bodyThreadScriptPath(), {
+      resourceLimits: { maxOldGenerationSizeMb: BODY_THREAD_HEAP_MB },
+      workerData: { nice: BODY_THREAD_NICE },
+    });
     worker.unref();
     worker.on('message', (message: { id: number; result?: unknown; error?: string }) => {
       const current = this.current;
