@@ -308,4 +308,25 @@ describe('API hardening: authentication first, constant-time keys, body caps (SP
       expect([submitted.status, submitted.body]).toEqual([404, expect.objectContaining({ code: 'not_found' })]);
     });
   });
+
+  describe('answers name no framework', () => {
+    it("sends no X-Powered-By on exec, Nest routes, refusals, not-found answers and the worker's metrics", async () => {
+      const auth = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+      // The exec first: it makes the session whose events are read next.
+      const exec = await fetch(`${stack.baseUrl}/v1/sessions/s-header/exec`, { method: 'POST', headers: auth, body: CELL });
+      const answers = [
+        exec,
+        ...(await Promise.all([
+          fetch(`${stack.baseUrl}/v1/sessions/s-header/events`, { headers: auth }),
+          fetch(`${stack.baseUrl}/v1/nothing-here`, { headers: auth }),
+          fetch(`${stack.baseUrl}/v1/sessions/s-header/exec`, { method: 'POST', body: CELL }),
+          fetch(`${stack.baseUrl}/health/live`),
+          fetch(`${stack.workerUrl(stack.workers[0])}/metrics`),
+        ])),
+      ];
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 404, 401, 200, 200]);
+      expect(answers.map((a) => a.headers.get('x-powered-by'))).toEqual([null, null, null, null, null, null]);
+      await Promise.all(answers.map((a) => a.arrayBuffer()));
+    });
+  });
 });

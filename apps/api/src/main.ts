@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { apiTenancy, loadConfig, packageVersion, redisAddress } from '@codemode/config';
 import { ApiMetrics, createLogger, exitGracefullyOnSignals, logUnhandledRejections, NestPinoLogger } from '@codemode/telemetry';
 import { AppModule } from './app.module';
@@ -18,10 +19,12 @@ import { codeModeRoute } from './runs/code-mode-route';
 async function bootstrap(): Promise<void> {
   const config = loadConfig(process.env, packageVersion());
   const logger = createLogger({ service: 'codemode-api', level: config.logLevel, version: config.version });
-  const app = await NestFactory.create(AppModule.forRoot(config, logger), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
     bodyParser: false,
     logger: new NestPinoLogger(logger),
   });
+  // An answer names no framework: a header that tells an attacker which one to probe, on every answer.
+  app.disable('x-powered-by');
   // SPEC §19: the id and the access line cover every answer, the middleware's own refusals included.
   app.use(assignRequestId());
   app.use(accessLog(logger));
@@ -35,7 +38,7 @@ async function bootstrap(): Promise<void> {
   // Last: REST exec and wait are served here, every rule above applied; the rest goes on to Nest.
   app.use(codeModeRoute(app.get(CodeModeCalls), logger));
   // `Expect: 100-continue` goes through the middleware too (Node would send the 100 first).
-  const server = app.getHttpServer() as Server;
+  const server: Server = app.getHttpServer();
   server.on('checkContinue', (req, res) => server.emit('request', req, res));
   exitGracefullyOnSignals(app, logger);
   logUnhandledRejections(logger);

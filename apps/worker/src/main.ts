@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { loadConfig, packageVersion, redisAddress } from '@codemode/config';
 import { createLogger, exitGracefullyOnSignals, logUnhandledRejections, NestPinoLogger } from '@codemode/telemetry';
 import { WorkerModule } from './worker.module';
@@ -9,7 +10,11 @@ async function bootstrap(): Promise<void> {
   const logger = createLogger({ service: 'codemode-worker', level: config.logLevel, version: config.version }).child({
     workerId: config.workerId,
   });
-  const app = await NestFactory.create(WorkerModule.forRoot(config, logger), { logger: new NestPinoLogger(logger) });
+  const app = await NestFactory.create<NestExpressApplication>(WorkerModule.forRoot(config, logger), {
+    logger: new NestPinoLogger(logger),
+  });
+  // Its health and metrics answers name no framework either (see the API's main).
+  app.disable('x-powered-by');
   exitGracefullyOnSignals(app, logger);
   logUnhandledRejections(logger);
   await app.init();
