@@ -70,6 +70,24 @@ test('in-flight exec/wait past the quota: 429 tenant_limit inflight with Retry-A
   });
 });
 
+test('an answered call has given its in-flight slot back: at the quota, calls sent the moment the last answered are never refused', async () => {
+  // Two callers (alpha's quota), each sending its next exec as soon as its last one answered.
+  const answers = await Promise.all(
+    [0, 1].map(async (caller) => {
+      const statuses: string[] = [];
+      for (let i = 0; i < 25; i += 1) {
+        const res = await alpha.raw('POST', `/v1/sessions/back-to-back-${caller}/exec`, {
+          body: JSON.stringify({ title: 'next', code: `return ${i}` }),
+          headers: { 'content-type': 'application/json' },
+        });
+        statuses.push(res.status === 200 ? (res.body as { status: string }).status : `HTTP ${res.status}`);
+      }
+      return statuses;
+    }),
+  );
+  expect(answers).toEqual([Array(25).fill('completed'), Array(25).fill('completed')]);
+});
+
 test('parked runs past the quota: the cell fails runtime_unavailable with the SPEC message; a wait gives the place back', async () => {
   const parked = [];
   for (let i = 0; i < 2; i += 1) {
