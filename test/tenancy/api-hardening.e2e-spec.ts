@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
+import { request, type ClientRequest } from 'node:http';
 import { TestStack } from '../utils/test-stack';
 
 /**
@@ -327,6 +328,51 @@ describe('API hardening: authentication first, constant-time keys, body caps (SP
       expect(answers.map((a) => a.status)).toEqual([200, 200, 404, 401, 200, 200]);
       expect(answers.map((a) => a.headers.get('x-powered-by'))).toEqual([null, null, null, null, null, null]);
       await Promise.all(answers.map((a) => a.arrayBuffer()));
+    });
+  });
+
+  describe('large bodies per tenant (SPEC §10 "Fate isolation")', () => {
+    const toolsBody = (mib: number): Buffer => {
+      const schema = { type: 'object', description: 'y'.repeat(50 * 1024) };
+      const count = Math.ceil((mib * MIB) / (51 * 1024));
+      return Buffer.from(
+        JSON.stringify({ tools: Array.from({ length: count }, (_, i) => ({ name: `t${i}`, description: 'd', inputSchema: schema })) }),
+      );
+    };
+    /** A PUT of `body` whose first `sent` bytes are written now; resolves with its status once answered. */
+    const put = (key: string, path: string, body: Buffer, sent = body.length): { req: ClientRequest; answered: Promise<number> } => {
+      const req = request(`${stack.baseUrl}${path}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': body.length },
+      });
+      const answered = new Promise<number>((resolve, reject) => {
+        req.on('response', (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+      });
+      if (sent >= body.length) req.end(body);
+      else req.write(body.subarray(0, sent));
+      return { req, answered };
+    };
+
+    it("holds a tenant's third large body while it sends two slowly; another tenant's goes on; the third runs once one of the two goes", async () => {
+      const slow = toolsBody(3);
+      const holders = [0, 1].map((i) => put(KEY, `/v1/sessions/s-slow-${i}/tools`, slow, Math.floor(1.5 * MIB)));
+      for (const holder of holders) holder.answered.catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 500));
+      let thirdStatus: number | null = null;
+      const third = put(KEY, '/v1/sessions/s-third/tools', toolsBody(2));
+      void third.answered.then((status) => (thirdStatus = status));
+      // Another tenant's large body is read and answered while alpha's third waits behind alpha's two.
+      expect(await put('k2', '/v1/sessions/s-other/tools', toolsBody(2)).answered).toBe(200);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(thirdStatus).toBeNull();
+      // One of the slow two goes: the third is read and answered.
+      holders[0].req.destroy();
+      expect(await third.answered).toBe(200);
+      holders[1].req.destroy();
     });
   });
 });

@@ -6,6 +6,7 @@ import { apiTenancy, loadConfig, packageVersion, redisAddress } from '@codemode/
 import { ApiMetrics, createLogger, exitGracefullyOnSignals, logUnhandledRejections, NestPinoLogger } from '@codemode/telemetry';
 import { AppModule } from './app.module';
 import { BodyThreads } from './bodies/body-threads';
+import { LargeBodyGate } from './bodies/large-body-gate';
 import { ApiKeyRing } from './http/auth.guard';
 import { accessLog } from './http/access-log.middleware';
 import { authenticate } from './http/authenticate.middleware';
@@ -33,7 +34,7 @@ async function bootstrap(): Promise<void> {
   app.use(httpDuration(app.get(ApiMetrics)));
   // Order matters (SPEC §10 "API"): the key is checked before a byte of the body is read.
   app.use(authenticate(new ApiKeyRing(config.apiKeyGrants)));
-  app.use(rawJsonBody(app.get(BodyThreads)));
+  app.use(rawJsonBody(app.get(BodyThreads), new LargeBodyGate()));
   app.use(enterRequestLogContext());
   // Last: REST exec and wait are served here, every rule above applied; the rest goes on to Nest.
   app.use(codeModeRoute(app.get(CodeModeCalls), logger));

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { INLINE_BODY_BYTES, type BodyThreads } from '../bodies/body-threads';
+import { GATED_BODY_BYTES, type GatePlace, type LargeBodyGate } from '../bodies/large-body-gate';
 import { PayloadTooLargeApiException, sendApiError } from './api-errors';
 import { parseJsonBytes, type ParsedJson } from './json-bytes';
 import { CODE_MODE_PATH, declaredBodyBytes, expectsContinue, MIB, routePath, type ApiRequest, type ParsedBody } from './request-context';
@@ -50,11 +51,11 @@ function isLargeBodyRoute(req: ApiRequest): boolean {
  * here; a larger one of a large-body route is handed to its route as bytes (it parses and checks
  * it on a body thread), a larger one of any other route is parsed on a body thread here.
  */
-export function rawJsonBody(threads: BodyThreads) {
-  return (req: ApiRequest, res: ServerResponse, next: (error?: unknown) => void): void => readBody(threads, req, res, next);
+export function rawJsonBody(threads: BodyThreads, gate: LargeBodyGate) {
+  return (req: ApiRequest, res: ServerResponse, next: (error?: unknown) => void): void => readBody(threads, gate, req, res, next);
 }
 
-function readBody(threads: BodyThreads, req: ApiRequest, res: ServerResponse, next: (error?: unknown) => void): void {
+function readBody(threads: BodyThreads, gate: LargeBodyGate, req: ApiRequest, res: ServerResponse, next: (error?: unknown) => void): void {
   const declared = declaredBodyBytes(req);
   // A body never read is discarded by Node after the answer: only as much as MAX_DRAIN_BYTES.
   const neverRead = (): void => {
@@ -91,11 +92,21 @@ function readBody(threads: BodyThreads, req: ApiRequest, res: ServerResponse, ne
   }
   if (expectsContinue(req)) res.writeContinue();
   const body = new BodyBytes(declared);
+  const codeModeCall = isCodeModeCall(req);
   let size = 0;
+  let place: GatePlace | null = null;
   req.on('data', (chunk: Buffer) => {
     size += chunk.length;
     if (size <= limitBytes) {
       body.append(chunk);
+      // A large body is read on, and held to its answer, only with a place in its tenant's gate.
+      if (place === null && size > GATED_BODY_BYTES) {
+        const entered = gate.enter(req.tenant ?? '');
+        place = entered;
+        res.once('close', () => entered.leave());
+        req.pause();
+        void entered.admitted.then(() => req.resume());
+      }
       return;
     }
     body.drop();
@@ -103,6 +114,8 @@ function readBody(threads: BodyThreads, req: ApiRequest, res: ServerResponse, ne
     if (size > MAX_DRAIN_BYTES) req.destroy();
   });
   req.on('end', () => {
+    // An exec's answer waits for its cell, which may run for minutes: its place is for reading.
+    if (codeModeCall) place?.leave();
     if (done) return;
     const bytes = body.take();
     if (bytes.length <= INLINE_BODY_BYTES) finish(parseJsonBytes(bytes));
