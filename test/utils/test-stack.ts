@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { CodeModeClient } from '@codemode/client';
+import { waitUntilReady } from '@codemode/events';
 import { AppProcess } from './app-process';
 import { freePort } from './free-port';
 
@@ -48,7 +49,7 @@ export function stackRedis(options: { maxRetriesPerRequest?: number | null } = {
 /** Every key matching `pattern`, over every primary of a cluster. */
 export async function scanKeys(redis: Redis | Cluster, pattern: string): Promise<string[]> {
   // A cluster client knows no node before it is ready: scanned then, the cluster looked empty.
-  if (redis instanceof Cluster) await clusterReady(redis);
+  if (redis instanceof Cluster) await waitUntilReady(redis, 10_000);
   const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
   const found: string[] = [];
   for (const node of nodes) {
@@ -60,22 +61,6 @@ export async function scanKeys(redis: Redis | Cluster, pattern: string): Promise
     } while (cursor !== '0');
   }
   return found;
-}
-
-/** Resolves once the cluster client has read the slots; rejects after 10 s without. */
-function clusterReady(cluster: Cluster): Promise<void> {
-  if (cluster.status === 'ready') return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      cluster.off('ready', ready);
-      reject(new Error(`the Redis Cluster client was not ready within 10 s (status ${cluster.status})`));
-    }, 10_000);
-    const ready = (): void => {
-      clearTimeout(timer);
-      resolve();
-    };
-    cluster.once('ready', ready);
-  });
 }
 
 export interface StackOptions {
