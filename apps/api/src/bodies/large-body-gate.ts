@@ -1,11 +1,8 @@
+import { InFlightLimit } from '@codemode/fairness';
+
 /**
- * Bodies past this size are read under the gate: only the large-body routes take more than 1 MiB
- * (SPEC §10 "API"), so an ordinary request never waits here.
- */
-export const GATED_BODY_BYTES = 1024 * 1024;
-/**
- * Large bodies one tenant has in the API at once, from the byte that passes `GATED_BODY_BYTES` to
- * the answer (an exec's or a wait's to its last byte: their answer waits for a cell). Twenty
+ * Large bodies one tenant has in the API at once, from the byte that passes the default body cap
+ * to the answer (an exec's or a wait's to its last byte: their answer waits for a cell). Twenty
  * concurrent ~11 MB registrations of one tenant had the API's event loop moving 220 MB at once and
  * another tenant's small read waiting up to 0.4–0.97 s behind it; two at a time, ~0.3 s, and the
  * twenty took no longer (docs/benchmarks.md, "Fate isolation").
@@ -18,68 +15,73 @@ export interface GatePlace {
   leave(this: void): void;
 }
 
+/** Given the release of the place it was admitted to. */
+type Waiter = (release: () => void) => void;
+
 /**
  * SPEC §10 "Fate isolation": the large bodies a tenant has in the API are bounded, so one tenant
  * sending many at once waits for its own, its sockets unread (TCP holds the rest of its bytes back),
- * while other tenants' bodies and requests go on. Waiting bodies are admitted in arrival order.
+ * while other tenants' bodies and requests go on. The places are counted by an `InFlightLimit`;
+ * bodies that find none wait here and are admitted in arrival order.
  */
 export class LargeBodyGate {
-  private readonly held = new Map<string, number>();
-  private readonly waiting = new Map<string, (() => void)[]>();
+  private readonly places: InFlightLimit;
+  private readonly waiting = new Map<string, Waiter[]>();
 
-  constructor(private readonly perTenant = LARGE_BODIES_PER_TENANT) {}
+  constructor(perTenant = LARGE_BODIES_PER_TENANT) {
+    this.places = new InFlightLimit({ perKey: perTenant });
+  }
 
   enter(tenant: string): GatePlace {
-    let state: 'waiting' | 'held' | 'left' = 'waiting';
+    let release: (() => void) | null = null;
+    let left = false;
     let admit: () => void = () => undefined;
-    const admitted = new Promise<void>((resolve) => {
-      admit = () => {
-        state = 'held';
-        resolve();
-      };
-    });
-    if ((this.held.get(tenant) ?? 0) < this.perTenant) this.take(tenant, admit);
-    else this.queueOf(tenant).push(admit);
+    const admitted = new Promise<void>((resolve) => (admit = resolve));
+    const waiter: Waiter = (granted) => {
+      release = granted;
+      admit();
+    };
+    const granted = this.places.acquire(tenant);
+    if (granted) waiter(granted);
+    else this.queueOf(tenant).push(waiter);
     return {
       admitted,
       leave: () => {
-        if (state === 'left') return;
-        const was = state;
-        state = 'left';
-        if (was === 'held') this.release(tenant);
-        else this.drop(tenant, admit);
+        if (left) return;
+        left = true;
+        if (release === null) this.drop(tenant, waiter);
+        else {
+          release();
+          this.admitNext(tenant);
+        }
       },
     };
   }
 
   /** Large bodies `tenant` has in the API now. */
   heldBy(tenant: string): number {
-    return this.held.get(tenant) ?? 0;
+    return this.places.held(tenant);
   }
 
-  private take(tenant: string, admit: () => void): void {
-    this.held.set(tenant, (this.held.get(tenant) ?? 0) + 1);
-    admit();
-  }
-
-  private release(tenant: string): void {
-    const left = (this.held.get(tenant) ?? 1) - 1;
-    if (left === 0) this.held.delete(tenant);
-    else this.held.set(tenant, left);
-    const next = this.waiting.get(tenant)?.shift();
-    if (this.waiting.get(tenant)?.length === 0) this.waiting.delete(tenant);
-    if (next) this.take(tenant, next);
-  }
-
-  private drop(tenant: string, admit: () => void): void {
+  private admitNext(tenant: string): void {
     const queue = this.waiting.get(tenant);
     if (!queue) return;
-    const at = queue.indexOf(admit);
+    const granted = this.places.acquire(tenant);
+    if (!granted) return;
+    const next = queue.shift() as Waiter;
+    if (queue.length === 0) this.waiting.delete(tenant);
+    next(granted);
+  }
+
+  private drop(tenant: string, waiter: Waiter): void {
+    const queue = this.waiting.get(tenant);
+    if (!queue) return;
+    const at = queue.indexOf(waiter);
     if (at >= 0) queue.splice(at, 1);
     if (queue.length === 0) this.waiting.delete(tenant);
   }
 
-  private queueOf(tenant: string): (() => void)[] {
+  private queueOf(tenant: string): Waiter[] {
     let queue = this.waiting.get(tenant);
     if (!queue) {
       queue = [];

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { INLINE_BODY_BYTES, type BodyThreads } from '../bodies/body-threads';
-import { GATED_BODY_BYTES, type GatePlace, type LargeBodyGate } from '../bodies/large-body-gate';
+import type { GatePlace, LargeBodyGate } from '../bodies/large-body-gate';
 import { PayloadTooLargeApiException, sendApiError } from './api-errors';
 import { parseJsonBytes, type ParsedJson } from './json-bytes';
 import { CODE_MODE_PATH, declaredBodyBytes, expectsContinue, MIB, routePath, type ApiRequest, type ParsedBody } from './request-context';
@@ -99,8 +99,9 @@ function readBody(threads: BodyThreads, gate: LargeBodyGate, req: ApiRequest, re
     size += chunk.length;
     if (size <= limitBytes) {
       body.append(chunk);
-      // A large body is read on, and held to its answer, only with a place in its tenant's gate.
-      if (place === null && size > GATED_BODY_BYTES) {
+      // Past the default cap (a large-body route's body), it is read on, and held to its answer,
+      // only with a place in its tenant's gate: an ordinary request never waits there.
+      if (place === null && size > DEFAULT_LIMIT_BYTES) {
         const entered = gate.enter(req.tenant ?? '');
         place = entered;
         res.once('close', () => entered.leave());
