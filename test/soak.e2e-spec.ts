@@ -5,7 +5,7 @@ import type { Event } from '@codemode/contracts';
 import { allEvents, show, sleep, terminalsByRun, type Exchange } from './chaos/chaos-helpers';
 import { inLanes } from './fuzz/fuzz-driver';
 import { answerDisagreement } from './soak/answer-log-agreement';
-import { RssSampler } from './soak/rss-sampler';
+import { RssSampler, type SampledProcess } from './soak/rss-sampler';
 import { driveRun, expectedValue, soakPlan, type SoakPlan } from './soak/soak-runs';
 import { TestStack } from './utils/test-stack';
 
@@ -13,7 +13,8 @@ import { TestStack } from './utils/test-stack';
  * SPEC §17 "Soak and fuzz": mixed runs (exec, park/wait, tool calls, shell, aborts) on two
  * workers, one of them SIGKILLed midway and replaced. Every run ends with one terminal event,
  * every answer agrees with the log, and no service process grows more than 256 MiB of RSS from
- * the first to the last tenth of the runs. `SOAK_RUNS` sizes it (the short form here, `npm run
+ * the first to the last tenth of the runs (the replacement worker from a warm worker's first
+ * tenth: `RssSampler`). `SOAK_RUNS` sizes it (the short form here, `npm run
  * soak` the full 10,000); `SOAK_SEED` replays a mix.
  */
 const SEED = Number(process.env.SOAK_SEED ?? 20261204);
@@ -46,9 +47,9 @@ describe(`soak (seed ${SEED}, ${RUNS} runs; replay with SOAK_SEED=${SEED} SOAK_R
     const plans: SoakPlan[] = fc.sample(soakPlan, { seed: SEED, numRuns: RUNS });
     const exchanges: Exchange[][] = new Array<Exchange[]>(RUNS);
     const rss = new RssSampler();
-    const processes = (): Array<{ name: string; pid: number }> => [
-      { name: 'api', pid: stack.api.pid },
-      ...stack.workers.filter((w) => w.alive).map((w) => ({ name: `worker ${w.pid}`, pid: w.pid })),
+    const processes = (): SampledProcess[] => [
+      { name: 'api', kind: 'api', pid: stack.api.pid },
+      ...stack.workers.filter((w) => w.alive).map((w) => ({ name: `worker ${w.pid}`, kind: 'worker', pid: w.pid })),
     ];
     const victim = stack.workers[0];
     const started = Date.now();
