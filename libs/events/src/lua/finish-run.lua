@@ -4,6 +4,10 @@
   append, so an answer never reports a transition the log does not hold. The session's count of
   failed cells in a row moves with it, and a failed result gets its `repair` (includes/repair.lua);
   a tool call was dispatched when the run recorded a `tool.called`.
+  With a claimer (ARGV[13]), the run is claimed here too (SPEC §13: a cell that ended before its
+  worker wrote its claim): only a run still `requested` gets `run.started` then its terminal
+  event; anything else declines and writes nothing, so a cell the API abandoned meanwhile, or
+  one another worker claimed, leaves no trace. No `started` reply: the result says as much.
 
     Input:
       KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,
@@ -18,22 +22,37 @@
       ARGV[11] the result's replaySafe, 'true' | 'false' (kept on the run hash for listings)
       ARGV[12] the event's data `{"result":ARGV[4]}` packed (event-packing.ts), '' for none: kept
                only when the result is stored as given (a failure's repair rewrites it)
+      ARGV[13] the claiming worker's id, '' (or absent) for a run already claimed
 
     Output:
       {1, eventId, repairJson|''}
+      {0, status}   with a claimer: not started, the run's current status ('' when there is no run)
       {-1, ''}      run not found
       {-2, status}  run already ended
       {-3, epoch}   stale epoch (the run's epoch)
       {-5, type}    not a finishing type
 
     Events:
-      run.completed | run.failed
+      run.started (with a claimer), then run.completed | run.failed
 ]]
 --- @include "includes/append"
 --- @include "includes/repair"
 
 local runId, epoch, evType = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 if evType ~= 'run.completed' and evType ~= 'run.failed' then return { -5, evType } end
+
+local claimer = ARGV[13] or ''
+if claimer ~= '' then
+  local st = read_run(KEYS, runId)
+  if st.status ~= 'requested' then
+    -- This worker's own claim and end, sent again after its reply was lost: an end already written.
+    if st.status and redis.call('HGET', KEYS[3], 'owner') == claimer then return { -2, st.status } end
+    return { 0, st.status or '' }
+  end
+  if epoch < tonumber(st.epoch) then return { -3, st.epoch } end
+  append_event(KEYS, { type = 'run.started', runId = runId, epoch = epoch,
+    head = '{"workerId":' .. cjson.encode(claimer) .. ',"epoch":' .. epoch .. '}', raws = {}, facts = { workerId = claimer } })
+end
 
 local refused = check_run_write(KEYS, runId, epoch)
 if refused then return refused end

@@ -35,6 +35,21 @@ export class RunAlreadyEndedError extends EventsError {
   }
 }
 
+/**
+ * Thrown when a worker's end that also claims the run (SPEC §13: a cell that ended before its
+ * claim was written) finds it no longer `requested`: abandoned by the API, or claimed by another
+ * worker. Nothing was written; `status` is the run's (null when there is no run yet).
+ */
+export class RunNotStartedError extends EventsError {
+  readonly code = 'conflict';
+  constructor(
+    readonly runId: string,
+    readonly status: string | null,
+  ) {
+    super(`run ${runId} was not started here: it is ${status ?? 'not recorded yet'}`);
+  }
+}
+
 /** Thrown when a run-scoped write names a run that was never requested in this session. */
 export class RunNotFoundError extends EventsError {
   readonly code = 'not_found';

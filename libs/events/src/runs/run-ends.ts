@@ -87,10 +87,11 @@ export class RunEnds {
    * stream entry's acknowledgement, SPEC §13); the run's live-index entry then leaves in that write
    * too, rather than in one of its own once the end is answered. An end that then fails puts the
    * entry back, due at once: the sweep looks at the run at its next pass, whatever became of it.
+   * `claimedBy`: the worker claims the run in the same script (`RunLedger.finish`; SPEC §13).
    */
-  async finish(run: EndingRun, result: CodeModeResult, replyTo?: string, beside?: () => void): Promise<void> {
+  async finish(run: EndingRun, result: CodeModeResult, replyTo?: string, beside?: () => void, claimedBy?: string): Promise<void> {
     const type = result.status === 'completed' ? 'run.completed' : 'run.failed';
-    const ending = this.runs.finish(run.ref, run.runId, { epoch: run.epoch, type, result, replyTo });
+    const ending = this.runs.finish(run.ref, run.runId, { epoch: run.epoch, type, result, replyTo, claimedBy });
     if (beside) {
       this.live.remove(run.ref, run.runId).catch(() => undefined);
       beside();

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { REPAIR_REASONS, type SessionRef } from '@codemode/contracts';
-import { RunAlreadyEndedError, RunNotFoundError, StaleEpochError } from '../platform/errors';
+import { RunAlreadyEndedError, RunNotFoundError, RunNotStartedError, StaleEpochError } from '../platform/errors';
 import { EventLog } from '../log/event-log';
 import { KeySpace } from '../platform/keys';
 import { rebuildRun } from '../log/projections/rebuild-run';
@@ -152,6 +152,64 @@ test('a claim sent again with its token (its reply was lost) answers started, on
   expect(await workerRuns.start(ref, runId, W)).toEqual({ started: false, status: 'running' });
   expect((await log.history(ref)).map((e) => e.type)).toEqual(['run.requested', 'run.started']);
   await expectProjectionsMatchLog(ref, [runId]);
+});
+
+test('an end that claims (SPEC §13): run.started then the terminal event, projections as a claim then an end', async () => {
+  const ref = newRef();
+  const runId = newRunId();
+  await runs.request(ref, runId, requestData());
+  const result = completed(3);
+  const { eventId } = await workerRuns.finish(ref, runId, { epoch: 1, type: 'run.completed', result, claimedBy: 'w-1' });
+  const events = await log.history(ref);
+  expect(events.map((e) => [e.type, e.epoch, e.data])).toEqual([
+    ['run.requested', 0, expect.anything()],
+    ['run.started', 1, { workerId: 'w-1', epoch: 1 }],
+    ['run.completed', 1, { result }],
+  ]);
+  expect(events[2].id).toBe(eventId);
+  expect(await runs.get(ref, runId)).toMatchObject({ status: 'completed', owner: 'w-1', epoch: 1, lastResult: result });
+  await expectProjectionsMatchLog(ref, [runId]);
+  // Its reply lost, sent again: the end it wrote, answered as already ended, nothing written twice.
+  await expect(workerRuns.finish(ref, runId, { epoch: 1, type: 'run.completed', result, claimedBy: 'w-1' })).rejects.toBeInstanceOf(
+    RunAlreadyEndedError,
+  );
+  expect(await log.history(ref)).toEqual(events);
+});
+
+test('an end that claims declines, writing nothing, a run abandoned, claimed by another worker or not recorded', async () => {
+  const ref = newRef();
+  const abandoned = newRunId();
+  const taken = newRunId();
+  await runs.request(ref, abandoned, requestData());
+  await runs.abandonUnstarted(ref, abandoned, failed('no worker started the cell within its budget; it was not run.'));
+  await runs.request(ref, taken, requestData());
+  await workerRuns.start(ref, taken, { ...W, workerId: 'w-2' });
+  const before = await log.history(ref);
+  const end = (runId: string) => workerRuns.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(1), claimedBy: 'w-1' });
+
+  await expect(end(abandoned)).rejects.toEqual(new RunNotStartedError(abandoned, 'failed'));
+  await expect(end(taken)).rejects.toEqual(new RunNotStartedError(taken, 'running'));
+  const absent = newRunId();
+  await expect(end(absent)).rejects.toEqual(new RunNotStartedError(absent, null));
+  expect(await log.history(ref)).toEqual(before);
+  await expectProjectionsMatchLog(ref, [abandoned, taken]);
+});
+
+test('an end that claims races the API abandoning the run: exactly one wins, 50 times', async () => {
+  const ref = newRef();
+  for (let i = 0; i < 50; i++) {
+    const runId = newRunId();
+    await runs.request(ref, runId, requestData());
+    const [ended, abandoned] = await Promise.allSettled([
+      workerRuns.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(i), claimedBy: 'w-1' }),
+      runs.abandonUnstarted(ref, runId, failed('no worker started the cell within its budget; it was not run.')),
+    ]);
+    const won = ended.status === 'fulfilled';
+    if (!won) expect(ended.reason).toBeInstanceOf(RunNotStartedError);
+    expect(abandoned).toEqual({ status: 'fulfilled', value: won ? { abandoned: false, status: 'completed' } : { abandoned: true } });
+    const types = (await log.history(ref)).filter((e) => e.runId === runId).map((e) => e.type);
+    expect(types).toEqual(won ? ['run.requested', 'run.started', 'run.completed'] : ['run.requested', 'run.failed']);
+  }
 });
 
 test('abandonUnstarted races start: exactly one wins, 50 times', async () => {

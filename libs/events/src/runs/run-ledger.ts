@@ -7,6 +7,7 @@ import { decodeEntry, encodeRunRequested } from '../log/event-encoding';
 import { packEventData, splicedEventData } from '../log/event-packing';
 import type { KeySpace } from '../platform/keys';
 import { checkReply, LUA_CODES, toRunStatus } from '../platform/lua-errors';
+import { RunNotStartedError } from '../platform/errors';
 import { readRun } from './run-read';
 import { guard } from '../platform/redis';
 import { repairArgs, withRepair } from './repair-args';
@@ -131,12 +132,17 @@ export class RunLedger {
   /**
    * Ends the run with its one terminal event, fenced by epoch: status, endedAt, the result's event
    * and the transcript result mark in the same script, then the `result` reply to `replyTo`.
-   * @throws RunAlreadyEndedError when the run already ended; StaleEpochError; RunNotFoundError
+   * `claimedBy`: the run was never claimed (SPEC §13, a cell that ended before its claim was
+   * written): this worker claims it in the same script, `run.started` before the terminal event,
+   * only while it is still `requested`.
+   * @throws RunAlreadyEndedError when the run already ended (with `claimedBy`: this worker's own
+   * end, written by an attempt whose reply was lost); StaleEpochError; RunNotFoundError;
+   * RunNotStartedError (with `claimedBy`) when it is not `requested` any more
    */
   async finish(
     ref: SessionRef,
     runId: string,
-    opts: { epoch: number; type: FinishType; result: CodeModeResult; replyTo?: string },
+    opts: { epoch: number; type: FinishType; result: CodeModeResult; replyTo?: string; claimedBy?: string },
   ): Promise<{ eventId: string; result: CodeModeResult }> {
     const result = JSON.stringify(opts.result);
     const args = [
@@ -148,9 +154,11 @@ export class RunLedger {
       ...repairArgs(opts.result),
       String(opts.result.replaySafe),
       this.packed(() => splicedEventData('{}', [['result', result]])),
+      ...(opts.claimedBy === undefined ? [] : [opts.claimedBy]),
     ];
     const raw = await guard(() => this.scripts.run(this.redis, 'finish-run', this.keys.scriptKeys(ref, runId), args));
     const reply = checkReply(raw, { runId, epoch: opts.epoch, type: opts.type });
+    if (reply[0] === LUA_CODES.declined) throw new RunNotStartedError(runId, toRunStatus(reply[1]));
     return { eventId: String(reply[1]), result: withRepair(opts.result, reply[2]) };
   }
 
@@ -340,6 +348,11 @@ export class RunLedger {
     data: { input: unknown; result: WaitingResult },
   ): Promise<boolean> {
     return this.index.alongside(ref, () => answerIdleWait(this.redis, this.keys, this.scripts, ref, seen, data));
+  }
+
+  /** The run's status alone, null when there is no run: what a worker looks at before it starts a new cell unclaimed (SPEC §13). */
+  async status(ref: SessionRef, runId: string): Promise<RunStatus | null> {
+    return toRunStatus(await guard(() => this.redis.hget(this.keys.run(ref, runId), 'status')));
   }
 
   async get(ref: SessionRef, runId: string): Promise<RunView | null> {
