@@ -100,6 +100,12 @@ export interface BridgeHost {
   answeredByPlatform?(call: BridgeCall): boolean;
   /** The run was rebuilt from its log (`CellRunRequest.replay`) and its live leg starts now. */
   replayed?(): void;
+  /**
+   * While the run is not claimed yet (SPEC §13: a cell may start before its claim is written),
+   * what every request waits for before it is made: the claim (its rejection is the request's);
+   * undefined once the run is claimed, or when it never waits.
+   */
+  beforeDispatch?(): Promise<void> | undefined;
 }
 
 export type SandboxVariant = 'release' | 'debug';

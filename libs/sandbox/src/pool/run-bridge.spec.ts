@@ -52,4 +52,50 @@ describe('RunBridge', () => {
     expect(sent).toHaveLength(1);
     expect(signal?.aborted).toBe(true);
   });
+
+  it('holds every request, a timer included, until the host has its claim written, then makes them in order', async () => {
+    const sent: Sent[] = [];
+    let claim!: { resolve: () => void; reject: (e: Error) => void };
+    const claimed = new Promise<void>((resolve, reject) => (claim = { resolve, reject }));
+    let gated = true;
+    const host = {
+      beforeDispatch: () => (gated ? claimed : undefined),
+      dispatch: jest.fn(async (call: { id: string }) => call.id),
+    };
+    const bridge = new RunBridge(host, (...args) => sent.push(args));
+    bridge.dispatch('bridge:search:1', 'search', '[]');
+    bridge.dispatch('bridge:sleep:1', 'sleep', '[0]');
+    bridge.dispatch('bridge:sleep:2', 'sleep', '[0]');
+    bridge.dispatch('bridge:api:1', 'api', '[]');
+    bridge.cancel('bridge:sleep:2');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(host.dispatch).not.toHaveBeenCalled();
+    expect(sent).toEqual([]);
+    expect(bridge.hostCallsInFlight).toBe(3);
+    expect(bridge.dispatchStarted).toBe(true);
+    gated = false;
+    claim.resolve();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(host.dispatch.mock.calls.map(([call]) => call.id)).toEqual(['bridge:search:1', 'bridge:api:1']);
+    expect(sent.map(([id]) => id).sort()).toEqual(['bridge:api:1', 'bridge:search:1', 'bridge:sleep:1']);
+    expect(bridge.hostCallsInFlight).toBe(0);
+  });
+
+  it('rejects the held requests with the claim error when it is declined, and makes none of them', async () => {
+    const sent: Sent[] = [];
+    const host = {
+      beforeDispatch: () => Promise.reject(new Error('code mode run is no longer waiting for this worker; the cell is stopped.')),
+      dispatch: jest.fn(async () => 1),
+    };
+    const bridge = new RunBridge(host, (...args) => sent.push(args));
+    bridge.dispatch('bridge:store:1', 'store', '{"key":"k","value":1}');
+    bridge.dispatch('bridge:sleep:1', 'sleep', '[0]');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(host.dispatch).not.toHaveBeenCalled();
+    const refusal = '{"name":"Error","message":"code mode run is no longer waiting for this worker; the cell is stopped."}';
+    expect(sent).toEqual([
+      ['bridge:store:1', false, refusal],
+      ['bridge:sleep:1', false, refusal],
+    ]);
+  });
 });

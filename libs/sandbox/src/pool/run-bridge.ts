@@ -28,6 +28,8 @@ export class RunBridge {
    * image (SPEC §10 "Parked memory") and the call is made again where it is restored.
    */
   private readonly working = new Set<string>();
+  /** Requests waiting for the run's claim (`BridgeHost.beforeDispatch`): the host has them in hand too. */
+  private readonly gated = new Set<string>();
 
   constructor(
     private host: BridgeHost | undefined,
@@ -53,6 +55,22 @@ export class RunBridge {
   dispatch(id: string, method: BridgeMethod, argsJson: string, callNumber?: number): void {
     if (this.closed) return;
     this.dispatchStarted = true;
+    // SPEC §13: a cell started before its run was claimed makes no request (a timer included)
+    // until the claim is written; the requests made meanwhile go on in their order.
+    const claim = this.host?.beforeDispatch?.();
+    if (!claim) return this.dispatchNow(id, method, argsJson, callNumber);
+    this.gated.add(id);
+    claim.then(
+      () => {
+        if (this.gated.delete(id) && !this.closed) this.dispatchNow(id, method, argsJson, callNumber);
+      },
+      (error: unknown) => {
+        if (this.gated.delete(id)) this.send(id, false, errorJson(error));
+      },
+    );
+  }
+
+  private dispatchNow(id: string, method: BridgeMethod, argsJson: string, callNumber?: number): void {
     const args = parseArgs(argsJson);
     const call = callNumber === undefined ? { id, method, args } : { id, method, args, callNumber };
     if (!this.awaitResults && method !== 'sleep' && this.host?.answeredByPlatform?.(call)) {
@@ -92,7 +110,7 @@ export class RunBridge {
 
   /** Calls the host is working on (see `working`). */
   get hostCallsInFlight(): number {
-    return this.working.size;
+    return this.working.size + this.gated.size;
   }
 
   /** A held call holds a slot again (the thread admitted it): its host goes on. */
@@ -136,6 +154,7 @@ export class RunBridge {
   }
 
   cancel(id: string): void {
+    this.gated.delete(id);
     this.platformCalls.delete(id);
     const timer = this.timers.get(id);
     if (timer) clearTimeout(timer);
@@ -144,6 +163,7 @@ export class RunBridge {
 
   close(): void {
     this.closed = true;
+    this.gated.clear();
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.platformCalls.clear();
