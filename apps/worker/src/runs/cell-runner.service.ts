@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { CellJob, CodeModeResult, RunRecoverySeed, SessionRef } from '@codemode/contracts';
+import { isEndedStatus, type CellJob, type CodeModeResult, type RunRecoverySeed, type SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { retryWhileStoreUnavailable, RunLedger } from '@codemode/events';
+import { resultReply, retryWhileStoreUnavailable, RunLedger, RunNotStartedError, type RedisClient } from '@codemode/events';
 import { failedOutcome, replayDivergedMessage, type CellOutcome } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
-import { APP_CONFIG, LOGGER } from '../core/tokens';
+import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
+import { ClaimGate, claimWithinMs, type ClaimAnswer } from './claim-gate';
 import { LegRunner, type Leg } from './leg-runner.service';
 import { ResidentRuns } from './resident-runs.service';
 import { RunOutcomes } from './run-outcomes.service';
@@ -24,6 +25,7 @@ export class CellRunner {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly runs: RunLedger,
     private readonly resident: ResidentRuns,
     private readonly legs: LegRunner,
@@ -33,20 +35,22 @@ export class CellRunner {
   ) {}
 
   /**
-   * Claims and runs a new cell. Answers the run's status when it was not `requested` any more
-   * (abandoned by the API, or already started: a job re-delivered after its worker stalled).
+   * Claims and runs a new cell: a `restartSafe` one claimed before it starts, any other as it runs
+   * (ClaimGate). Answers the run's status when it was not `requested` any more (abandoned by the
+   * API, or already started: a job re-delivered after its worker stalled).
    * `entryAck`: a stream entry's acknowledgement, sent beside the run's first recorded outcome.
    */
   async run(job: CellJob, entryAck?: EntryAck): Promise<{ started: true } | { started: false; status: string | null }> {
     const ref = { tenant: job.tenant, sessionId: job.sessionId };
     const log = this.logger.child({ tenant: job.tenant, sessionId: job.sessionId, runId: job.runId });
-    // Reads only: read again while Redis does not answer, within the cell's budget, as the claim is
-    // sent again, so a claim that lands once Redis is back finds its tools read too.
+    // Reads only: read again while Redis does not answer, within the cell's budget, as a claim is
+    // sent again, so a run claimed once Redis is back finds its tools read too.
     const hosting = retryWhileStoreUnavailable(() => this.toolHosts.create(ref, job.runId, FIRST_EPOCH, job.spec), {
       giveUpMs: job.spec.limits.timeoutMs,
     });
     let host: RunToolHost;
     let recovery: RunRecoverySeed | undefined;
+    let claimGate: ClaimGate | undefined;
     if (job.spec.restartSafe) {
       // Its run.started records the hash of the catalog it runs with: claimed once that is known.
       host = await hosting;
@@ -54,20 +58,62 @@ export class CellRunner {
       const claim = await this.claim(ref, job, recovery);
       if (!claim.started) return notStarted(log, claim);
     } else {
-      // Claimed while its tools are read: the claim and the reads leave in one socket write.
-      const [claimed, hosted] = await Promise.allSettled([this.claim(ref, job, undefined), hosting]);
-      if (claimed.status === 'rejected') throw claimed.reason;
-      if (!claimed.value.started) return notStarted(log, claimed.value);
-      if (hosted.status === 'rejected') {
-        log.error({ err: hosted.reason }, "could not read the session's tools or policy; the claimed run fails");
-        await this.outcomes.failUnprepared({ ref, runId: job.runId, epoch: FIRST_EPOCH, restartSafe: false }, job.replyTo, hosted.reason);
-        return claimed.value;
-      }
+      // SPEC §13: started before its claim is written (ClaimGate), claimed by its first request,
+      // at 100 ms, or by its end; one that could not be prepared is claimed to fail. Its run's
+      // status is read with its tools: a cell starts only for a run still `requested` (an entry
+      // of a run not recorded yet, or never, runs nothing; one already started goes to recovery).
+      const [status, hosted] = await Promise.all([
+        retryWhileStoreUnavailable(() => this.runs.status(ref, job.runId), { giveUpMs: job.spec.limits.timeoutMs }),
+        hosting.then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        ),
+      ]);
+      if (status !== 'requested') return notStarted(log, { started: false, status });
+      if ('error' in hosted) return this.failUnprepared(ref, job, hosted.error, log);
       host = hosted.value;
+      claimGate = new ClaimGate(
+        () => this.claim(ref, job, undefined),
+        () => void this.resident.discardVm(job.runId),
+        claimWithinMs(job.spec.limits.timeoutMs),
+      );
+      host.gateRequests(claimGate);
     }
-    const run = new WorkerRun(ref, job.runId, FIRST_EPOCH, job.spec, host, { entryAck });
-    await this.execute(run, { kind: 'first', seed: recovery?.seed }, job.replyTo, log);
+    const run = new WorkerRun(ref, job.runId, FIRST_EPOCH, job.spec, host, { entryAck, claimGate });
+    claimGate?.arm();
+    try {
+      await this.execute(run, { kind: 'first', seed: recovery?.seed }, job.replyTo, log);
+    } catch (error) {
+      if (!(error instanceof RunNotStartedError)) throw error;
+      await this.answerAbandoned(ref, job, log);
+      return notStarted(log, { started: false, status: error.status });
+    }
     return { started: true };
+  }
+
+  /**
+   * A run abandoned while its cell ran unclaimed (an abort landed first): its caller hears the end
+   * recorded for it now, rather than at its start budget (the abort's script cannot know where
+   * that caller waits; this job does). Best effort: the caller's deadline still answers it.
+   */
+  private async answerAbandoned(ref: SessionRef, job: CellJob, log: Logger): Promise<void> {
+    try {
+      const run = await this.runs.get(ref, job.runId);
+      if (!run?.lastResult || !isEndedStatus(run.status)) return;
+      const reply = resultReply(job.replyTo, job.runId, run.lastResult);
+      await this.redis.spublish(reply.channel, reply.message);
+    } catch (error) {
+      log.warn({ err: error }, 'could not tell the caller of a run abandoned before its claim how it ended; its deadline will');
+    }
+  }
+
+  /** A new cell whose tools or policy could not be read: claimed, it fails without running. */
+  private async failUnprepared(ref: SessionRef, job: CellJob, cause: unknown, log: Logger): Promise<ClaimAnswer> {
+    const claim = await this.claim(ref, job, undefined);
+    if (!claim.started) return notStarted(log, claim);
+    log.error({ err: cause }, "could not read the session's tools or policy; the claimed run fails");
+    await this.outcomes.failUnprepared({ ref, runId: job.runId, epoch: FIRST_EPOCH, restartSafe: false }, job.replyTo, cause);
+    return claim;
   }
 
   /**

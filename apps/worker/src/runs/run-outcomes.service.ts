@@ -13,6 +13,7 @@ import {
   RunEnds,
   RunHistoryLimitError,
   RunLedger,
+  RunNotStartedError,
   storeStopMessage,
   toStoreError,
   redisFailureLog,
@@ -53,6 +54,16 @@ function stoppedOutcome(host: RunToolHost, outcome: CellOutcome): CellOutcome {
 /** A cell that would have parked past its tenant's quota: it fails, and the run ends (SPEC §10). */
 function parkedQuotaOutcome(outcome: CellOutcome, error: string): TerminalCellOutcome {
   return failedOutcome({ code: 'runtime_unavailable', phase: 'host', error }, outcome);
+}
+
+/**
+ * SPEC §13: a new cell that nothing claimed yet is claimed before it writes anything but its end
+ * (its park, a saved value): nothing of a cell whose claim is declined is seen anywhere.
+ * @throws RunNotStartedError when its claim was declined
+ */
+async function claimedBeforeWrite(run: WorkerRun): Promise<void> {
+  const answer = await run.claimGate?.claimed();
+  if (answer && !answer.started) throw new RunNotStartedError(run.runId, answer.status);
 }
 
 /** How long a run outcome is retried while Redis is unreachable. */
@@ -160,6 +171,7 @@ export class RunOutcomes {
   /** `prior`: the output bytes returned by the run's earlier legs. */
   private async write(run: WorkerRun, prior: number, outcome: CellOutcome, replyTo: string): Promise<CodeModeResult> {
     if (outcome.status === 'waiting') {
+      await claimedBeforeWrite(run);
       // Every copy of the park (quota place, image, run.parked, index, the holder's timer) carries this one term.
       const { parkedAt, expiresAt } = parkingTerm(run.limits.snapshotTtlSeconds);
       // SPEC §10: past its tenant's parked-run quota (runs or bytes) the cell fails instead of
@@ -229,17 +241,32 @@ export class RunOutcomes {
       priorOutputBytes: prior,
       saveReference: run.restartSafe
         ? undefined
-        : (valueJson) =>
-            this.results.save(run.ref, valueJson, run.limits).then(
+        : async (valueJson) => {
+            await claimedBeforeWrite(run);
+            return this.results.save(run.ref, valueJson, run.limits).then(
               (d) => ({ ...d }),
               () => null,
-            ),
+            );
+          },
     });
+    const claimedBy = await this.claimedByEnd(run);
     // SPEC §13: a stream entry is acknowledged in the end's socket write, after the end script (EntryAck).
     const ack = run.entryAck;
-    await this.ends.finish(run, result, replyTo, ack && (() => ack.beside()));
+    await this.ends.finish(run, result, replyTo, ack && (() => ack.beside()), claimedBy);
     this.resident.ended(run);
     return result;
+  }
+
+  /**
+   * SPEC §13: a new cell that nothing claimed yet is claimed by its end: this worker's id, for
+   * finish-run to claim it with; undefined once it is claimed.
+   * @throws RunNotStartedError when its claim was declined
+   */
+  private async claimedByEnd(run: WorkerRun): Promise<string | undefined> {
+    const answer = await run.claimGate?.forEnd();
+    if (answer === 'fused') return this.config.workerId;
+    if (answer && !answer.started) throw new RunNotStartedError(run.runId, answer.status);
+    return undefined;
   }
 
   /**

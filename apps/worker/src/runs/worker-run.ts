@@ -1,6 +1,7 @@
 import type { CellSpec, Limits, SessionRef } from '@codemode/contracts';
 import { pastExpiry } from '@codemode/events';
 import type { RunToolHost } from '../tools/run-tool-host';
+import type { ClaimGate } from './claim-gate';
 import type { EntryAck } from './entry-ack';
 
 /**
@@ -70,6 +71,8 @@ export class WorkerRun {
   imageBytes = 0;
   /** The acknowledgement of the stream entry that brought its new cell (SPEC §13), sent beside its first recorded outcome. */
   readonly entryAck: EntryAck | undefined;
+  /** A new cell started before its claim was written: when it is claimed (SPEC §13). */
+  readonly claimGate: ClaimGate | undefined;
 
   constructor(
     readonly ref: SessionRef,
@@ -77,11 +80,12 @@ export class WorkerRun {
     readonly epoch: number,
     readonly spec: CellSpec,
     readonly host: RunToolHost,
-    held: { priorOutputBytes?: number; holdsParkedQuota?: boolean; entryAck?: EntryAck } = {},
+    held: { priorOutputBytes?: number; holdsParkedQuota?: boolean; entryAck?: EntryAck; claimGate?: ClaimGate } = {},
   ) {
     this.priorOutputBytes = held.priorOutputBytes ?? 0;
     this.holdsParkedQuota = held.holdsParkedQuota ?? false;
     this.entryAck = held.entryAck;
+    this.claimGate = held.claimGate;
   }
 
   get limits(): Limits {

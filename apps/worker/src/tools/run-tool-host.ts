@@ -64,6 +64,7 @@ export class RunToolHost implements BridgeHost {
   private legsBegun = 0;
   private readonly events: RunEventWriter;
   private readonly tools: ToolCallPipeline;
+  private claim: { beforeRequest(): Promise<void> | undefined } | undefined;
 
   constructor(
     readonly run: ToolRun,
@@ -161,6 +162,15 @@ export class RunToolHost implements BridgeHost {
       this.storeSnapshot = buffer;
       return buffer;
     });
+  }
+
+  /** SPEC §13: the run's requests wait for its claim (a new cell that starts before it: the worker's ClaimGate). */
+  gateRequests(claim: { beforeRequest(): Promise<void> | undefined }): void {
+    this.claim = claim;
+  }
+
+  beforeDispatch(): Promise<void> | undefined {
+    return this.claim?.beforeRequest();
   }
 
   answeredByPlatform(call: BridgeCall): boolean {
