@@ -152,8 +152,13 @@ describe('queue gauges while no worker consumes', () => {
       .client()
       .exec('queued', { title: 'waits', code: 'return 1' })
       .catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const all = samples((await scrape(stack.apiMetricsUrl)).text);
+    // Read until the cell has waited a second (on a loaded machine its request may land late), bounded.
+    let all = samples((await scrape(stack.apiMetricsUrl)).text);
+    for (const until = Date.now() + 15_000; Date.now() < until;) {
+      if (all.some((s) => s.name === METRIC.queueOldestWaitingAge && s.labels.queue === 'cells' && s.value >= 1)) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      all = samples((await scrape(stack.apiMetricsUrl)).text);
+    }
     expect(valueOf(all, METRIC.queueJobs, { queue: 'cells', state: waitingState })).toBe(1);
     expect(valueOf(all, METRIC.queueOldestWaitingAge, { queue: 'cells' })).toBeGreaterThanOrEqual(1);
   });

@@ -1,6 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { isEndedStatus, type CellJob, type CodeModeResult, type RunRecoverySeed, type SessionRef } from '@codemode/contracts';
+import {
+  isEndedStatus,
+  type CellJob,
+  type CodeModeResult,
+  type RunRecoverySeed,
+  type RunStatus,
+  type SessionRef,
+} from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
 import { resultReply, retryWhileStoreUnavailable, RunLedger, RunNotStartedError, type RedisClient } from '@codemode/events';
 import { failedOutcome, replayDivergedMessage, type CellOutcome } from '@codemode/cells';
@@ -56,7 +63,7 @@ export class CellRunner {
       host = await hosting;
       recovery = newRecoverySeed(host.guestCatalogHash());
       const claim = await this.claim(ref, job, recovery);
-      if (!claim.started) return notStarted(log, claim);
+      if (!claim.started) return this.notStarted(ref, job, log, claim.status);
     } else {
       // SPEC §13: started before its claim is written (ClaimGate), claimed by its first request,
       // at 100 ms, or by its end; one that could not be prepared is claimed to fail. Its run's
@@ -69,7 +76,7 @@ export class CellRunner {
           (error: unknown) => ({ error }),
         ),
       ]);
-      if (status !== 'requested') return notStarted(log, { started: false, status });
+      if (status !== 'requested') return this.notStarted(ref, job, log, status);
       if ('error' in hosted) return this.failUnprepared(ref, job, hosted.error, log);
       host = hosted.value;
       claimGate = new ClaimGate(
@@ -85,32 +92,36 @@ export class CellRunner {
       await this.execute(run, { kind: 'first', seed: recovery?.seed }, job.replyTo, log);
     } catch (error) {
       if (!(error instanceof RunNotStartedError)) throw error;
-      await this.answerAbandoned(ref, job, log);
-      return notStarted(log, { started: false, status: error.status });
+      return this.notStarted(ref, job, log, error.status);
     }
     return { started: true };
   }
 
   /**
-   * A run abandoned while its cell ran unclaimed (an abort landed first): its caller hears the end
-   * recorded for it now, rather than at its start budget (the abort's script cannot know where
-   * that caller waits; this job does). Best effort: the caller's deadline still answers it.
+   * The cell does not run here: its run is not `requested` any more. One that ended (abandoned:
+   * an abort, or no start within its budget) has its caller told the end recorded for it now,
+   * rather than at its start budget (the abort's script cannot know where that caller waits;
+   * this job does). Best effort: the caller's deadline still answers it.
    */
-  private async answerAbandoned(ref: SessionRef, job: CellJob, log: Logger): Promise<void> {
+  private async notStarted(ref: SessionRef, job: CellJob, log: Logger, status: string | null): Promise<ClaimAnswer> {
+    log.info({ status }, 'cell not started: run is no longer waiting for a worker');
+    if (status === null || !isEndedStatus(status as RunStatus)) return { started: false, status };
     try {
       const run = await this.runs.get(ref, job.runId);
-      if (!run?.lastResult || !isEndedStatus(run.status)) return;
-      const reply = resultReply(job.replyTo, job.runId, run.lastResult);
-      await this.redis.spublish(reply.channel, reply.message);
+      if (run?.lastResult) {
+        const reply = resultReply(job.replyTo, job.runId, run.lastResult);
+        await this.redis.spublish(reply.channel, reply.message);
+      }
     } catch (error) {
-      log.warn({ err: error }, 'could not tell the caller of a run abandoned before its claim how it ended; its deadline will');
+      log.warn({ err: error }, 'could not tell the caller of a run ended before it started here how it ended; its deadline will');
     }
+    return { started: false, status };
   }
 
   /** A new cell whose tools or policy could not be read: claimed, it fails without running. */
   private async failUnprepared(ref: SessionRef, job: CellJob, cause: unknown, log: Logger): Promise<ClaimAnswer> {
     const claim = await this.claim(ref, job, undefined);
-    if (!claim.started) return notStarted(log, claim);
+    if (!claim.started) return this.notStarted(ref, job, log, claim.status);
     log.error({ err: cause }, "could not read the session's tools or policy; the claimed run fails");
     await this.outcomes.failUnprepared({ ref, runId: job.runId, epoch: FIRST_EPOCH, restartSafe: false }, job.replyTo, cause);
     return claim;
@@ -148,11 +159,6 @@ export class CellRunner {
     );
     return result;
   }
-}
-
-function notStarted(log: Logger, claim: { started: false; status: string | null }): { started: false; status: string | null } {
-  log.info({ status: claim.status }, 'cell not started: run is no longer waiting for a worker');
-  return claim;
 }
 
 /** SPEC §6: a run whose log cannot be replayed fails, naming why; it is never guessed. */
