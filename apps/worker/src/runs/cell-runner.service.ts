@@ -103,9 +103,9 @@ export class CellRunner {
    * rather than at its start budget (the abort's script cannot know where that caller waits;
    * this job does). Best effort: the caller's deadline still answers it.
    */
-  private async notStarted(ref: SessionRef, job: CellJob, log: Logger, status: string | null): Promise<ClaimAnswer> {
+  private async notStarted(ref: SessionRef, job: CellJob, log: Logger, status: RunStatus | null): Promise<ClaimAnswer> {
     log.info({ status }, 'cell not started: run is no longer waiting for a worker');
-    if (status === null || !isEndedStatus(status as RunStatus)) return { started: false, status };
+    if (status === null || !isEndedStatus(status)) return { started: false, status };
     try {
       const run = await this.runs.get(ref, job.runId);
       if (run?.lastResult) {

@@ -1,5 +1,7 @@
+import type { RunLedger } from '@codemode/events';
+
 /** What a claim of a new cell's run answers (`RunLedger.start`): started, or the run's status. */
-export type ClaimAnswer = { started: true } | { started: false; status: string | null };
+export type ClaimAnswer = Awaited<ReturnType<RunLedger['start']>>;
 
 /** How long a new cell may run before its claim is written (SPEC §13: at most 100 ms). */
 export const CLAIM_WITHIN_MS = 100;

@@ -44,7 +44,7 @@ export class RunNotStartedError extends EventsError {
   readonly code = 'conflict';
   constructor(
     readonly runId: string,
-    readonly status: string | null,
+    readonly status: RunStatus | null,
   ) {
     super(`run ${runId} was not started here: it is ${status ?? 'not recorded yet'}`);
   }
