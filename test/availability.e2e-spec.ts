@@ -62,6 +62,40 @@ describe('a cell no worker starts within its budget', () => {
   });
 });
 
+describe('an abort of a cell no worker has started', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start({ workers: 0 });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('answers its exec aborted at once, not at its start budget, and the cell never runs later', async () => {
+    const client = stack.client();
+    await client.putSession('queued', { codeMode: { timeoutMs: 30_000 } });
+    const exec = client.exec('queued', { title: 'queued', code: 'return 1' });
+    let runId: string | undefined;
+    for (const until = Date.now() + 5000; runId === undefined && Date.now() < until;) {
+      runId = (await client.listRuns('queued')).runs.find((run) => run.status === 'requested')?.runId;
+      if (runId === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    if (runId === undefined) throw new Error('the exec never recorded its run');
+    const aborted = { status: 'failed', code: 'aborted', error: 'code mode execution aborted' };
+
+    const abortedAt = Date.now();
+    expect(await client.abort('queued', runId)).toMatchObject(aborted);
+    expect(await exec).toMatchObject(aborted);
+    expect(Date.now() - abortedAt).toBeLessThan(3000);
+
+    // A worker that comes now reads the cell's entry and drops it: the run stays aborted.
+    await stack.addWorker();
+    expect(await client.exec('queued', { title: 'next', code: 'return 2' })).toMatchObject({ status: 'completed', value: 2 });
+    const types = (await client.events('queued')).events.filter((e) => e.runId === runId).map((e) => e.type);
+    expect(types).toEqual(['run.requested', 'run.failed']);
+  });
+});
+
 describe('Redis unreachable', () => {
   let stack: TestStack;
   beforeAll(async () => {

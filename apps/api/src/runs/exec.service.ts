@@ -314,7 +314,7 @@ export class ExecService {
     version: string,
   ): ReturnType<RunLedger['request']> {
     const data = { ...spec, ...(idempotencyKey === undefined ? {} : { idempotencyKey }), ...requestIdField() };
-    return this.runs.request(ref, runId, data, { idempotencyKey, settingsVersion: version });
+    return this.runs.request(ref, runId, data, { idempotencyKey, settingsVersion: version, replyTo: this.replies.channelFor(ref) });
   }
 
   private async closeUnqueued(

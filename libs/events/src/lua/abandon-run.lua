@@ -3,7 +3,9 @@
   start later. Races with start-run.lua; both test `requested` atomically, so exactly one wins.
   A cell that never ran does not consume its exec Idempotency-Key (SPEC §2): with ARGV[3], the
   key is given back when it still names this run, so a repeat runs the cell instead of answering
-  "not run" for a day.
+  "not run" for a day. The run's caller (`replyTo`, recorded by request-run.lua) is answered with
+  the result at once: an abort of a cell still waiting for a worker frees its exec then, not when
+  a worker reaches the cell or at the exec's start budget.
 
     Input:
       KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,
@@ -24,10 +26,13 @@
 --- @include "includes/append"
 
 local runId = ARGV[1]
-local st = redis.call('HMGET', KEYS[3], 'status', 'epoch')
+local st = redis.call('HMGET', KEYS[3], 'status', 'epoch', 'replyTo')
 if st[1] ~= 'requested' then return { 0, st[1] or '' } end
 
 local id = append_event(KEYS, { type = 'run.failed', runId = runId, epoch = tonumber(st[2]), head = '{}',
   raws = { { 'result', ARGV[2] } }, facts = { replaySafe = ARGV[4] } })
 if ARGV[3] == '1' and redis.call('GET', KEYS[6]) == runId then redis.call('DEL', KEYS[6]) end
+if st[3] then
+  redis.call('SPUBLISH', st[3], '{"kind":"result","runId":' .. cjson.encode(runId) .. ',"result":' .. ARGV[2] .. '}')
+end
 return { 1, id }

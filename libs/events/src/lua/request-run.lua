@@ -16,6 +16,8 @@
       ARGV[6] the event's data packed (event-packing.ts), '' to keep it as spliced
       ARGV[7] n (2), then raws (title, JSON string) (code, JSON string), then facts
               restartSafe ('true'|'false')
+              replyTo (optional): the channel its caller's answer is published to, kept on the run
+                      hash until it is claimed or ends, so abandon-run.lua can answer that caller
               (the run hash keeps title as JSON text, exact for any string)
 
     Output:

@@ -142,6 +142,48 @@ test('start on a finished or an abandoned run answers started:false and writes n
   await expectProjectionsMatchLog(ref, [finished, abandoned]);
 });
 
+test("a run abandoned before it started answers its request's caller at once; a hash keeps that channel only while the run waits", async () => {
+  const ref = newRef();
+  const channel = keys.reply('api-abandon');
+  const subscriber = await testRedis('runs-replies');
+  const heard: unknown[] = [];
+  subscriber.on('smessage', (_channel: string, message: string) => heard.push(JSON.parse(message)));
+  await subscriber.ssubscribe(channel);
+  try {
+    const abandoned = newRunId();
+    const claimed = newRunId();
+    await runs.request(ref, abandoned, requestData(), { replyTo: channel });
+    await runs.request(ref, claimed, requestData(), { replyTo: channel });
+    expect(await api.hget(keys.run(ref, abandoned), 'replyTo')).toBe(channel);
+    expect(await workerRuns.start(ref, claimed, W)).toEqual({ started: true });
+    expect(await api.hexists(keys.run(ref, claimed), 'replyTo')).toBe(0);
+
+    const aborted = failed('code mode execution aborted', 'aborted');
+    expect(await runs.abandonUnstarted(ref, abandoned, aborted)).toEqual({ abandoned: true });
+    expect(await runs.abandonUnstarted(ref, claimed, aborted)).toEqual({ abandoned: false, status: 'running' });
+    await waitFor(() => heard.length > 0);
+    expect(heard).toEqual([{ kind: 'result', runId: abandoned, result: aborted }]);
+    expect(await api.hexists(keys.run(ref, abandoned), 'replyTo')).toBe(0);
+
+    // A channel past a small hash value (a long key prefix) is not kept: the finished run's hash
+    // stays in its small encoding.
+    const longChannel = newRunId();
+    await runs.request(ref, longChannel, requestData(), { replyTo: `${channel}:${'x'.repeat(64)}` });
+    expect(await api.hexists(keys.run(ref, longChannel), 'replyTo')).toBe(0);
+    await runs.abandonUnstarted(ref, longChannel, aborted);
+    expect(await api.object('ENCODING', keys.run(ref, longChannel))).toBe('listpack');
+    expect(heard).toHaveLength(1);
+    await expectProjectionsMatchLog(ref, [abandoned, claimed, longChannel]);
+  } finally {
+    await subscriber.quit();
+  }
+});
+
+async function waitFor(done: () => boolean, withinMs = 2000): Promise<void> {
+  const until = Date.now() + withinMs;
+  while (!done() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 test('a claim sent again with its token (its reply was lost) answers started, once; another claim does not', async () => {
   const ref = newRef();
   const runId = newRunId();

@@ -23,6 +23,13 @@ export type FinishType = 'run.completed' | 'run.failed';
 /** SPEC §2: an exec or wait Idempotency-Key is kept 24 h. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 
+/**
+ * Redis keeps a hash in its small encoding (listpack) only while every value is at most this long
+ * (`hash-max-listpack-value`), and never converts it back: a run's `replyTo` past it (a long key
+ * prefix) is not kept, or the run's hash would stay ~4× larger for as long as it is retained.
+ */
+const SMALL_HASH_VALUE_BYTES = 64;
+
 /** What reserving a parked run for a wait found (reserve-resume). */
 export type Reservation =
   | { reserved: true; owner: string; epoch: number; restartSafe: boolean; expiresAt: string | null }
@@ -75,13 +82,14 @@ export class RunLedger {
    * `configVersion` its limits were computed from: `SessionLedger.settings`), writes nothing and
    * answers `settingsChanged` when the session was configured since. `runId` is fresh per request:
    * a run already recorded under it is this very request, resent after its reply was lost, and
-   * answers created (see `resentRequest`).
+   * answers created (see `resentRequest`). With `replyTo` (its caller's channel), a run abandoned
+   * before it started answers its caller at once (abandon-run.lua).
    */
   async request(
     ref: SessionRef,
     runId: string,
     data: RunRequestedData,
-    opts: { idempotencyKey?: string; settingsVersion?: string } = {},
+    opts: { idempotencyKey?: string; settingsVersion?: string; replyTo?: string } = {},
   ): Promise<{ created: true } | { created: false; runId: string } | { created: false; settingsChanged: true }> {
     const idempotencyKey = opts.idempotencyKey ?? data.idempotencyKey;
     const { head, raws } = encodeRunRequested(data, idempotencyKey);
@@ -97,6 +105,7 @@ export class RunLedger {
       ...raws.flat(),
       'restartSafe',
       String(data.restartSafe),
+      ...(opts.replyTo !== undefined && Buffer.byteLength(opts.replyTo) <= SMALL_HASH_VALUE_BYTES ? ['replyTo', opts.replyTo] : []),
     ];
     const raw = await this.index.alongside(ref, () => guard(() => this.scripts.run(this.redis, 'request-run', keys, args)));
     if (resentRequest(raw, runId)) return { created: true };

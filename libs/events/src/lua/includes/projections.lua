@@ -35,6 +35,7 @@ local function project_run(K, ev, at, id)
     set_run('createdAt', at)
     set_run('updatedAt', at)
     set_run('call', 'exec')
+    if f.replyTo then set_run('replyTo', f.replyTo) end
     redis.call('ZADD', K[5], tonumber(string.match(id, '^(%d+)')), ev.runId)
     -- A runs index made anew (the first run, or the first after a trim emptied it) needs its TTL.
     if redis.call('ZCARD', K[5]) == 1 then created_key = true end
@@ -47,7 +48,7 @@ local function project_run(K, ev, at, id)
   -- goes at its end: the hash stays as long as retention keeps the run. So does, when finished runs
   -- are kept compact, what a view derives: the id is the key's, `updatedAt` is `endedAt` (views.ts).
   if terminal then
-    for _, field in ipairs({ 'claimToken', 'lastEvent', 'call' }) do del_run(field) end
+    for _, field in ipairs({ 'claimToken', 'lastEvent', 'call', 'replyTo' }) do del_run(field) end
     if COMPACT_RUNS == 1 then
       del_run('runId')
       del_run('updatedAt')
@@ -63,6 +64,8 @@ local function project_run(K, ev, at, id)
   if ev.type == 'tool.called' then set_run('toolCalled', '1') end
   local result = raw_of(ev, 'result')
   if ev.type == 'run.started' then
+    -- Its worker answers its caller from now on (abandon-run.lua no longer can).
+    del_run('replyTo')
     set_run('status', 'running')
     set_run('owner', f.workerId)
     set_run('epoch', ev.epoch)
