@@ -1,4 +1,5 @@
 import { CodeModeResultSchema } from '@codemode/contracts';
+import { KeySpace } from '@codemode/events';
 import { cellsLeft } from './utils/cell-backlog';
 import { freePort } from './utils/free-port';
 import { stackRedis, TestStack } from './utils/test-stack';
@@ -69,6 +70,31 @@ describe('an abort of a cell no worker has started', () => {
   });
   afterAll(async () => {
     await stack?.stop();
+  });
+
+  it('answers its exec at its start budget when the abort could not push the answer', async () => {
+    const client = stack.client();
+    await client.putSession('unpushed', { codeMode: { timeoutMs: 2000 } });
+    const sentAt = Date.now();
+    const exec = client.exec('unpushed', { title: 'unpushed', code: 'return 1' });
+    let runId: string | undefined;
+    for (const until = Date.now() + 1500; runId === undefined && Date.now() < until;) {
+      runId = (await client.listRuns('unpushed')).runs.find((run) => run.status === 'requested')?.runId;
+      if (runId === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    if (runId === undefined) throw new Error('the exec never recorded its run');
+    // Its caller's channel not kept (a request of an earlier release, or a long key prefix).
+    const redis = stackRedis();
+    try {
+      expect(await redis.hdel(new KeySpace(stack.prefix).run({ tenant: 'default', sessionId: 'unpushed' }, runId), 'replyTo')).toBe(1);
+    } finally {
+      redis.disconnect();
+    }
+
+    expect(await client.abort('unpushed', runId)).toMatchObject({ status: 'failed', code: 'aborted' });
+    expect(await exec).toMatchObject({ status: 'failed', code: 'aborted', error: 'code mode execution aborted' });
+    // At its start budget (2 s), not after its answer budget and the grace as well (6 s).
+    expect(Date.now() - sentAt).toBeLessThan(4000);
   });
 
   it('answers its exec aborted at once, not at its start budget, and the cell never runs later', async () => {

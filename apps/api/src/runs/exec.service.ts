@@ -248,7 +248,9 @@ export class ExecService {
         onStartOverdue: async () => {
           const result = hostFailureResult(NOT_STARTED_MESSAGE, 'runtime_unavailable', input.restartSafe);
           const outcome = await this.ends.abandon(ref, runId, result, idempotencyKey);
-          if (!outcome.abandoned) return null;
+          // Started, or ended or parked with no answer pushed here (an abort's push lost, or its
+          // channel not kept): the answer it recorded now, rather than after its answer budget.
+          if (!outcome.abandoned) return this.answers.answerOf(leg, await this.runs.get(ref, runId)) ?? null;
           // A stalled fleet abandons many cells at once: one line a second, with how many it stands for.
           const admitted = this.notStartedLog.admit(NOT_STARTED_LINE);
           if (admitted) log.warn(admitted, NOT_STARTED_LINE);
