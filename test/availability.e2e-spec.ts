@@ -1,4 +1,5 @@
 import { CodeModeResultSchema } from '@codemode/contracts';
+import type { CodeModeClient } from '@codemode/client';
 import { KeySpace } from '@codemode/events';
 import { cellsLeft } from './utils/cell-backlog';
 import { freePort } from './utils/free-port';
@@ -77,12 +78,7 @@ describe('an abort of a cell no worker has started', () => {
     await client.putSession('unpushed', { codeMode: { timeoutMs: 2000 } });
     const sentAt = Date.now();
     const exec = client.exec('unpushed', { title: 'unpushed', code: 'return 1' });
-    let runId: string | undefined;
-    for (const until = Date.now() + 1500; runId === undefined && Date.now() < until;) {
-      runId = (await client.listRuns('unpushed')).runs.find((run) => run.status === 'requested')?.runId;
-      if (runId === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    if (runId === undefined) throw new Error('the exec never recorded its run');
+    const runId = await requestedRun(client, 'unpushed');
     // Its caller's channel not kept (a request of an earlier release, or a long key prefix).
     const redis = stackRedis();
     try {
@@ -101,12 +97,7 @@ describe('an abort of a cell no worker has started', () => {
     const client = stack.client();
     await client.putSession('queued', { codeMode: { timeoutMs: 30_000 } });
     const exec = client.exec('queued', { title: 'queued', code: 'return 1' });
-    let runId: string | undefined;
-    for (const until = Date.now() + 5000; runId === undefined && Date.now() < until;) {
-      runId = (await client.listRuns('queued')).runs.find((run) => run.status === 'requested')?.runId;
-      if (runId === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    if (runId === undefined) throw new Error('the exec never recorded its run');
+    const runId = await requestedRun(client, 'queued');
     const aborted = { status: 'failed', code: 'aborted', error: 'code mode execution aborted' };
 
     const abortedAt = Date.now();
@@ -121,6 +112,16 @@ describe('an abort of a cell no worker has started', () => {
     expect(types).toEqual(['run.requested', 'run.failed']);
   });
 });
+
+/** The id of the session's one run waiting for a worker, once its exec has recorded it. */
+async function requestedRun(client: CodeModeClient, sessionId: string): Promise<string> {
+  for (const until = Date.now() + 1500; Date.now() < until;) {
+    const runId = (await client.listRuns(sessionId)).runs.find((run) => run.status === 'requested')?.runId;
+    if (runId !== undefined) return runId;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('the exec never recorded its run');
+}
 
 describe('Redis unreachable', () => {
   let stack: TestStack;
