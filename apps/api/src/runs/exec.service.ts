@@ -63,6 +63,9 @@ interface Dispatched {
 /** How long the API keeps trying to close a run it could not queue while Redis is away. */
 const CLOSE_UNQUEUED_MS = 10 * 60_000;
 
+/** This exec abandons its own run: it answers its caller itself, so nothing is published to it. */
+const BY_ITS_CALLER = { byItsCaller: true } as const;
+
 /**
  * The exec path (SPEC §2–§3): validate, record `run.requested`, enqueue, and answer with the
  * result the worker pushes back once its terminal event is in the log.
@@ -247,10 +250,10 @@ export class ExecService {
       {
         onStartOverdue: async () => {
           const result = hostFailureResult(NOT_STARTED_MESSAGE, 'runtime_unavailable', input.restartSafe);
-          const outcome = await this.ends.abandon(ref, runId, result, idempotencyKey);
+          const outcome = await this.ends.abandon(ref, runId, result, idempotencyKey, BY_ITS_CALLER);
           // Started, or ended or parked with no answer pushed here (an abort's push lost, or its
           // channel not kept): the answer it recorded now, rather than after its answer budget.
-          if (!outcome.abandoned) return this.answers.answerOf(leg, await this.runs.get(ref, runId)) ?? null;
+          if (!outcome.abandoned) return this.answers.answerOf(leg, await this.runs.get(ref, runId).catch(() => null)) ?? null;
           // A stalled fleet abandons many cells at once: one line a second, with how many it stands for.
           const admitted = this.notStartedLog.admit(NOT_STARTED_LINE);
           if (admitted) log.warn(admitted, NOT_STARTED_LINE);
@@ -273,7 +276,7 @@ export class ExecService {
    */
   private abandonUnqueued(call: ExecCall, runId: string, error: unknown, deadline: ReplyDeadline, log: Logger): void {
     const result = storeFailureAnswer(error, 'nothing-run', call.input.restartSafe);
-    this.ends.abandon(call.ref, runId, result, call.idempotencyKey).then(
+    this.ends.abandon(call.ref, runId, result, call.idempotencyKey, BY_ITS_CALLER).then(
       (outcome) => {
         if (outcome.abandoned || outcome.status === null) deadline.reject(atReach(error, 'nothing-run'));
       },
@@ -327,7 +330,7 @@ export class ExecService {
     log: Logger,
   ): Promise<void> {
     try {
-      await retryWhileStoreUnavailable(() => this.ends.abandon(ref, runId, result, idempotencyKey), {
+      await retryWhileStoreUnavailable(() => this.ends.abandon(ref, runId, result, idempotencyKey, BY_ITS_CALLER), {
         giveUpMs: CLOSE_UNQUEUED_MS,
       });
     } catch (error) {

@@ -110,14 +110,17 @@ export class RunEnds {
    * `run.failed` with `result` of a run still `requested` that no worker started (abandon-run.lua);
    * with `idempotencyKey` (its exec's), the key is given back: a cell that never ran does not
    * consume it. Answers the run's status, writing nothing, when it is not `requested` any more.
+   * The run's caller is told the result (its request's `replyTo`), unless `byItsCaller`: the exec
+   * abandoning its own run answers it itself.
    */
   async abandon(
     ref: SessionRef,
     runId: string,
     result: CodeModeResult,
     idempotencyKey?: string,
+    opts: { byItsCaller?: boolean } = {},
   ): Promise<{ abandoned: true } | { abandoned: false; status: RunStatus | null }> {
-    const outcome = await this.runs.abandonUnstarted(ref, runId, result, idempotencyKey);
+    const outcome = await this.runs.abandonUnstarted(ref, runId, result, idempotencyKey, opts);
     if (outcome.abandoned) this.freed({ ref, runId, epoch: 0 }, true);
     return outcome;
   }

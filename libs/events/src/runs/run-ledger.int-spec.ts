@@ -145,10 +145,11 @@ test('start on a finished or an abandoned run answers started:false and writes n
 test("a run abandoned before it started answers its request's caller at once; a hash keeps that channel only while the run waits", async () => {
   const ref = newRef();
   const channel = keys.reply('api-abandon');
+  const longChannel = `${channel}:${'x'.repeat(64)}`;
   const subscriber = await testRedis('runs-replies');
   const heard: unknown[] = [];
   subscriber.on('smessage', (_channel: string, message: string) => heard.push(JSON.parse(message)));
-  await subscriber.ssubscribe(channel);
+  await subscriber.ssubscribe(channel, longChannel);
   try {
     const abandoned = newRunId();
     const claimed = newRunId();
@@ -165,15 +166,24 @@ test("a run abandoned before it started answers its request's caller at once; a 
     expect(heard).toEqual([{ kind: 'result', runId: abandoned, result: aborted }]);
     expect(await api.hexists(keys.run(ref, abandoned), 'replyTo')).toBe(0);
 
+    // The exec abandoning its own run answers it itself: nothing is published.
+    const byItsCaller = newRunId();
+    await runs.request(ref, byItsCaller, requestData(), { replyTo: channel });
+    expect(await runs.abandonUnstarted(ref, byItsCaller, failed('not started'), undefined, { byItsCaller: true })).toEqual({
+      abandoned: true,
+    });
     // A channel past a small hash value (a long key prefix) is not kept: the finished run's hash
     // stays in its small encoding.
-    const longChannel = newRunId();
-    await runs.request(ref, longChannel, requestData(), { replyTo: `${channel}:${'x'.repeat(64)}` });
-    expect(await api.hexists(keys.run(ref, longChannel), 'replyTo')).toBe(0);
-    await runs.abandonUnstarted(ref, longChannel, aborted);
-    expect(await api.object('ENCODING', keys.run(ref, longChannel))).toBe('listpack');
-    expect(heard).toHaveLength(1);
-    await expectProjectionsMatchLog(ref, [abandoned, claimed, longChannel]);
+    const unkept = newRunId();
+    await runs.request(ref, unkept, requestData(), { replyTo: longChannel });
+    expect(await api.hexists(keys.run(ref, unkept), 'replyTo')).toBe(0);
+    await runs.abandonUnstarted(ref, unkept, aborted);
+    expect(await api.object('ENCODING', keys.run(ref, unkept))).toBe('listpack');
+    // A message on either channel would have arrived before this one, published after them.
+    await api.spublish(channel, JSON.stringify('last'));
+    await waitFor(() => heard.length > 1);
+    expect(heard).toEqual([{ kind: 'result', runId: abandoned, result: aborted }, 'last']);
+    await expectProjectionsMatchLog(ref, [abandoned, claimed, byItsCaller, unkept]);
   } finally {
     await subscriber.quit();
   }

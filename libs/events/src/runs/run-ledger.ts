@@ -180,15 +180,18 @@ export class RunLedger {
    * API side, when no worker started the run within its budget: a still-`requested` run ends
    * with `run.failed` and `result`; otherwise answers the current status and writes nothing. With
    * `idempotencyKey` (the exec's), the key is given back: a cell that never ran does not consume it.
+   * The result is published to the run's caller (the `replyTo` of its request) unless `byItsCaller`.
    */
   async abandonUnstarted(
     ref: SessionRef,
     runId: string,
     result: CodeModeResult,
     idempotencyKey?: string,
+    opts: { byItsCaller?: boolean } = {},
   ): Promise<{ abandoned: true } | { abandoned: false; status: RunStatus | null }> {
     const keys = [...this.keys.scriptKeys(ref, runId), this.keys.idempotency(ref, idempotencyKey ?? '')];
-    const args = [runId, JSON.stringify(result), idempotencyKey === undefined ? '' : '1', String(result.replaySafe)];
+    const tellCaller = opts.byItsCaller === true ? '' : '1';
+    const args = [runId, JSON.stringify(result), idempotencyKey === undefined ? '' : '1', String(result.replaySafe), tellCaller];
     const raw = await guard(() => this.scripts.run(this.redis, 'abandon-run', keys, args));
     const reply = checkReply(raw, { runId, type: 'run.failed' });
     return reply[0] === LUA_CODES.ok ? { abandoned: true } : { abandoned: false, status: toRunStatus(reply[1]) };
