@@ -26,6 +26,7 @@
       run.failed
 ]]
 --- @include "includes/append"
+--- @include "includes/run-reply"
 
 local runId = ARGV[1]
 local st = redis.call('HMGET', KEYS[3], 'status', 'epoch', 'replyTo')
@@ -35,6 +36,6 @@ local id = append_event(KEYS, { type = 'run.failed', runId = runId, epoch = tonu
   raws = { { 'result', ARGV[2] } }, facts = { replaySafe = ARGV[4] } })
 if ARGV[3] == '1' and redis.call('GET', KEYS[6]) == runId then redis.call('DEL', KEYS[6]) end
 if st[3] and ARGV[5] == '1' then
-  redis.call('SPUBLISH', st[3], '{"kind":"result","runId":' .. cjson.encode(runId) .. ',"result":' .. ARGV[2] .. '}')
+  publish_result(st[3], runId, ARGV[2])
 end
 return { 1, id }

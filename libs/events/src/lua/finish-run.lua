@@ -36,6 +36,7 @@
       run.started (with a claimer), then run.completed | run.failed
 ]]
 --- @include "includes/append"
+--- @include "includes/run-reply"
 --- @include "includes/repair"
 
 local runId, epoch, evType = ARGV[1], tonumber(ARGV[2]), ARGV[3]
@@ -65,6 +66,6 @@ local id = append_event(KEYS, { type = evType, runId = runId, epoch = epoch, hea
   packed = ARGV[12] ~= '' and result == ARGV[4] and ARGV[12] or nil })
 repair_keep(KEYS, count)
 if ARGV[5] ~= '' then
-  redis.call('SPUBLISH', ARGV[5], '{"kind":"result","runId":' .. cjson.encode(runId) .. ',"result":' .. result .. '}')
+  publish_result(ARGV[5], runId, result)
 end
 return { 1, id, repair }
