@@ -147,6 +147,22 @@ export function hostPidsWith(marker: string, opts: { exact?: boolean } = {}): nu
   return pids;
 }
 
+/** Each pid's state, parent and command line, read from /proc (for a failure's message). */
+export function describePids(pids: readonly number[]): string {
+  return pids
+    .map((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+        return `${pid} state ${state} ppid ${ppid}: ${cmdline}`;
+      } catch {
+        return `${pid} gone`;
+      }
+    })
+    .join('; ');
+}
+
 /** Kills, by pid, the processes this suite started that carry `marker` (cleanup after a failure). */
 export function killHostPids(marker: string): void {
   for (const pid of hostPidsWith(marker)) {
