@@ -1,5 +1,6 @@
 /** Runs in the log: the run ledger, ownership and ends, replies, parking, listings. */
-export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type KeyUsed, type Reservation, type RunRequestedData } from './run-ledger';
+export { RunLedger, IDEMPOTENCY_TTL_SECONDS, type FinishType, type RunRequestedData } from './run-ledger';
+export type { KeyUsed, Reservation } from './resume-reservation';
 export { keyedWaitStep, type KeyedWaitState, type KeyedWaitStep } from './keyed-wait';
 export { RunReplies, publishAnswer, publishStarted, resultReply, unheardReplyChannel } from './run-replies';
 export {

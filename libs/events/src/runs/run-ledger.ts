@@ -13,6 +13,7 @@ import { guard } from '../platform/redis';
 import { repairArgs, withRepair } from './repair-args';
 import { parkRun, type ParkInput } from './run-parking';
 import { answerIdleWait, readIdleWait, type IdleWaitRead } from './idle-wait';
+import { reserveResume, type KeyUsed, type Reservation } from './resume-reservation';
 import { ScriptLoader } from '../platform/script-loader';
 import { SessionIndex } from '../log/session-index';
 import { TranscriptReader } from '../log/transcript-reader';
@@ -29,35 +30,6 @@ export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
  * prefix) is not kept, or the run's hash would stay ~4× larger for as long as it is retained.
  */
 const SMALL_HASH_VALUE_BYTES = 64;
-
-/** What reserving a parked run for a wait found (reserve-resume). */
-export type Reservation =
-  | { reserved: true; owner: string; epoch: number; restartSafe: boolean; expiresAt: string | null }
-  | {
-      reserved: false;
-      busy: boolean;
-      status: RunStatus | null;
-      restartSafe: boolean;
-      /** Not waiting: the run's owner ('' for none). */
-      owner?: string;
-      /**
-       * SPEC §16: the answer of the run's leg is owed to this wait (owe-answer). `status` running:
-       * the leg still runs; otherwise it parked or ended, and this wait took the answer (the run's own).
-       */
-      answerOwed?: boolean;
-      /** Busy: the reservation that holds it. */
-      held?: { token: string; forMs: number; owner: string };
-    };
-
-/** A wait Idempotency-Key used before (reserve-resume): its run, the first wait's token, and what is known of its answer. */
-export interface KeyUsed {
-  runId: string;
-  token: string;
-  /** The stream id of the first wait's answer, once a later leg moved the run past it. */
-  answerEvent: string | null;
-  /** How long the first wait's reservation has held the run, while it still does. */
-  heldForMs: number | null;
-}
 
 /** Run lifecycle writes and the run and transcript projections. */
 export class RunLedger {
@@ -207,7 +179,13 @@ export class RunLedger {
    * `busy` when another wait holds it (SPEC: already being resumed).
    */
   async reserveResume(ref: SessionRef, runId: string, token: string, ttlMs: number): Promise<Reservation> {
-    return (await this.reserveResumeWith(ref, runId, token, ttlMs)) as Reservation;
+    return (await reserveResume(this.redis, this.keys, this.scripts, {
+      ref,
+      runId,
+      token,
+      ttlMs,
+      idempotencyTtlMs: IDEMPOTENCY_TTL_SECONDS * 1000,
+    })) as Reservation;
   }
 
   /**
@@ -222,47 +200,14 @@ export class RunLedger {
     ttlMs: number,
     idempotency: { key: string; replaces: string },
   ): Promise<Reservation | { reserved: false; keyUsed: KeyUsed }> {
-    return this.reserveResumeWith(ref, runId, token, ttlMs, idempotency);
-  }
-
-  private async reserveResumeWith(
-    ref: SessionRef,
-    runId: string,
-    token: string,
-    ttlMs: number,
-    idempotency?: { key: string; replaces: string },
-  ): Promise<Reservation | { reserved: false; keyUsed: KeyUsed }> {
-    const keys = [this.keys.run(ref, runId), this.keys.waitIdempotency(ref, idempotency?.key ?? '')];
-    const args = [token, ttlMs, idempotency ? '1' : '', idempotency?.replaces ?? '', IDEMPOTENCY_TTL_SECONDS * 1000];
-    const raw = await guard(() => this.scripts.run(this.redis, 'reserve-resume', keys, args));
-    const reply = checkReply(raw, { runId });
-    if (reply[0] === LUA_CODES.ok) {
-      return {
-        reserved: true,
-        owner: String(reply[1]),
-        epoch: Number(reply[2]),
-        restartSafe: reply[3] === 'true',
-        expiresAt: reply[4] ? String(reply[4]) : null,
-      };
-    }
-    if (reply[0] === 3) {
-      const [, usedRunId, usedToken, answerEvent, heldForMs] = reply;
-      return {
-        reserved: false,
-        keyUsed: {
-          runId: String(usedRunId),
-          token: String(usedToken),
-          answerEvent: answerEvent || null,
-          heldForMs: heldForMs ? Number(heldForMs) : null,
-        },
-      };
-    }
-    const refused = { reserved: false as const, busy: reply[0] === 2, status: toRunStatus(reply[1]), restartSafe: reply[2] === 'true' };
-    if (reply[0] === 4) return { ...refused, answerOwed: true };
-    if (reply[0] === 2 && reply[3])
-      return { ...refused, held: { token: String(reply[3]), forMs: Number(reply[4]), owner: String(reply[5] ?? '') } };
-    if (reply[0] === 0 && reply[1]) return { ...refused, owner: String(reply[3] ?? ''), ...(reply[4] ? { answerOwed: true } : {}) };
-    return refused;
+    return reserveResume(this.redis, this.keys, this.scripts, {
+      ref,
+      runId,
+      token,
+      ttlMs,
+      idempotency,
+      idempotencyTtlMs: IDEMPOTENCY_TTL_SECONDS * 1000,
+    });
   }
 
   /** The run a used wait key names, with the tokens of its last leg and of its reservation (keyedWaitStep). */
