@@ -21,6 +21,8 @@ export interface CounterCost {
   rawSocketReads: number;
   /** Commands Redis ran per op, the commands inside scripts included (`INFO commandstats`), less idle. */
   commands: number;
+  /** The same by command name (lower case, `fcall` and `evalsha` themselves included), largest first. */
+  commandsByName: { name: string; calls: number }[];
   /**
    * Per process (by role), TCP data segments its connections sent to Redis per op, less idle: its
    * socket writes, an upper bound on the socket reads Redis served it (see RedisConnections).
@@ -36,6 +38,8 @@ interface Snapshot {
   cpuUs: number;
   reads: number;
   calls: number;
+  /** Calls by command name. */
+  byName: Map<string, number>;
   segments: Map<number, number>;
 }
 
@@ -71,6 +75,11 @@ export async function measureCounters(
   const cpu = less((s) => s.cpuUs, 0);
   const reads = less((s) => s.reads, 1);
   const calls = less((s) => s.calls, 1);
+  const names = new Set([...to.byName.keys()]);
+  const commandsByName = [...names]
+    .map((name) => ({ name, calls: less((s) => s.byName.get(name) ?? 0, name === 'info' ? 1 : 0).net }))
+    .filter((c) => c.calls >= 0.005)
+    .sort((a, b) => b.calls - a.calls);
   const idleSegments = segmentsByRole(idleFrom.segments, from.segments, owners);
   const busySegments = segmentsByRole(from.segments, to.segments, owners);
   return {
@@ -80,6 +89,7 @@ export async function measureCounters(
     socketReads: reads.net,
     rawSocketReads: reads.raw,
     commands: calls.net,
+    commandsByName,
     segmentsByRole: [...busySegments]
       .map(([role, segments]) => ({ role, segments: Math.max(0, segments - (idleSegments.get(role) ?? 0) * idleShare) / ops }))
       .sort((a, b) => a.role.localeCompare(b.role)),
@@ -94,7 +104,11 @@ async function snapshot(redis: Redis, connections: RedisConnections | null): Pro
   const at = performance.now();
   const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(text)?.[1] ?? Number.NaN);
   let calls = 0;
-  for (const m of text.matchAll(/^cmdstat_[^:]+:calls=(\d+)/gm)) calls += Number(m[1]);
+  const byName = new Map<string, number>();
+  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    calls += Number(m[2]);
+    byName.set(m[1], Number(m[2]));
+  }
   const reads = field('total_reads_processed');
   if (!Number.isFinite(reads)) throw new Error('this Redis has no total_reads_processed in INFO stats');
   return {
@@ -102,6 +116,7 @@ async function snapshot(redis: Redis, connections: RedisConnections | null): Pro
     cpuUs: (field('used_cpu_user') + field('used_cpu_sys')) * 1e6,
     reads,
     calls,
+    byName,
     segments: connections?.segments() ?? new Map<number, number>(),
   };
 }

@@ -43,6 +43,8 @@ async function main(): Promise<void> {
           '| Redis per `ls` call | CPU µs (less idle; raw) | socket reads | commands (script-inner included) |',
           '|---|---|---|---|',
           `| | ${perCall((c) => c.cpuUs)}; ${perCall((c) => c.rawCpuUs)} | ${perCall((c) => c.socketReads)} | ${perCall((c) => c.commands)} |`,
+          '',
+          `Commands per \`ls\` call by name: ${byName(calls, plain)}`,
         ].join('\n') + '\n',
       );
     } finally {
@@ -52,6 +54,17 @@ async function main(): Promise<void> {
   } finally {
     await redis.cleanup();
   }
+}
+
+/** Per call, each command's calls in the tool-calling cells less the trivial execs', largest first. */
+function byName(calls: CounterCost, plain: CounterCost): string {
+  const base = new Map(plain.commandsByName.map((c) => [c.name, c.calls]));
+  return calls.commandsByName
+    .map((c) => ({ name: c.name, perCall: (c.calls - (base.get(c.name) ?? 0)) / TOOL_CALLS_PER_CELL }))
+    .filter((c) => Math.abs(c.perCall) >= 0.05)
+    .sort((a, b) => b.perCall - a.perCall)
+    .map((c) => `${c.name.toUpperCase()} ${fmt(c.perCall, 2)}`)
+    .join(', ');
 }
 
 main().catch((error: unknown) => {
