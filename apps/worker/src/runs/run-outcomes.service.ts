@@ -99,6 +99,8 @@ export class RunOutcomes {
   async record(run: WorkerRun, outcome: CellOutcome, replyTo: string, legStartedAt: number): Promise<CodeModeResult> {
     // What earlier legs returned: every attempt of this leg's write counts its output from here.
     const prior = run.priorOutputBytes;
+    // A read's events may still be on their way (RunEventWriter.trail): the park or end comes after them.
+    await run.host.landed();
     const result = await this.untilRecorded(run, async () => {
       try {
         return await this.write(run, prior, stoppedOutcome(run.host, outcome), replyTo);

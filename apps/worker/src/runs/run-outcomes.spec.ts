@@ -33,7 +33,12 @@ class FakeHost {
   historyFull = false;
   storeFailure: string | null = null;
   writes = new Map<string, string | null>();
+  /** What `landed` answers: the run's trailed events (a read's) written, or the run stopped on them. */
+  trailed: Promise<void> = Promise.resolve();
   private readonly catalog = sessionCatalog();
+  landed() {
+    return this.trailed;
+  }
   telemetry() {
     return this.catalog.telemetry({ searchCount: 0, describeCount: 0, callCount: 1 });
   }
@@ -161,6 +166,19 @@ describe('RunOutcomes.record: a run that ends', () => {
     host.historyFull = true;
     const result = await outcomes.record(run, completed, 'reply', Date.now());
     expect(result).toMatchObject({ status: 'failed', code: 'internal_error', error: RUN_HISTORY_LIMIT_MESSAGE });
+  });
+
+  it("records the leg only once its reads' trailed events landed, and fails it when they hit the cap meanwhile", async () => {
+    const { outcomes, run, host, noted } = setUp();
+    let land = (): void => undefined;
+    host.trailed = new Promise((resolve) => (land = resolve));
+    const recording = outcomes.record(run, completed, 'reply', Date.now());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(noted).toEqual([]);
+    host.historyFull = true;
+    land();
+    await expect(recording).resolves.toMatchObject({ status: 'failed', code: 'internal_error', error: RUN_HISTORY_LIMIT_MESSAGE });
+    expect(noted).toEqual(['ended']);
   });
 
   it("fails a run a host call's Redis failure stopped, with the store's words", async () => {

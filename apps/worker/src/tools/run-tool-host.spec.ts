@@ -12,8 +12,9 @@ const never = new AbortController().signal;
 function hostOver(kinds: ToolKind[] = [], sessionStore = () => Promise.resolve(new Map([['greeting', '"hi"']]))) {
   const saved = new Map<string, string>();
   const stopped: string[] = [];
+  const log = new MemoryEventLog();
   const deps: ToolDeps = {
-    events: new MemoryEventLog(),
+    events: log,
     results: {
       save: (_ref: unknown, json: string) => {
         saved.set(`res_${saved.size + 1}`, json);
@@ -35,8 +36,16 @@ function hostOver(kinds: ToolKind[] = [], sessionStore = () => Promise.resolve(n
     kinds,
   };
   const host = new RunToolHost(RUN, sessionCatalog(), deps, { rules: [] });
-  return { host, stopped };
+  return { host, stopped, log };
 }
+
+/** The core tool `read`, made in this process: a call that changes nothing. */
+const readKind: ToolKind = {
+  answeredBy: 'worker',
+  inProcess: true,
+  handles: ({ entry }) => entry.source === 'openclaw' && entry.toolName === 'read',
+  call: () => Promise.resolve({ text: 'hello' }),
+};
 
 describe('RunToolHost: the host surfaces', () => {
   it('searches and describes the catalog, counting each for the run telemetry', async () => {
@@ -105,6 +114,39 @@ describe('RunToolHost: the host surfaces', () => {
     expect(host.storeFailure).toBe(
       'code mode store became unavailable while the cell ran (Redis did not answer); the run was stopped. Retry in a few seconds.',
     );
+  });
+
+  it("stops the run when a read's events meet a Redis failure after it answered, and fails it with the store's words", async () => {
+    const { host, stopped, log } = hostOver([readKind]);
+    log.failWith = new StoreUnavailableError(new Error('ECONNREFUSED'));
+    const read = callOf('r', 'callValue', { tool: 'read', input: { path: 'a.txt' } }, 1);
+    await expect(host.dispatch(read, never)).resolves.toEqual({ text: 'hello' });
+    await host.landed();
+    expect(stopped).toEqual(['run_1']);
+    expect(host.storeFailure).toBe(
+      'code mode store became unavailable while the cell ran (Redis did not answer); the run was stopped. Retry in a few seconds.',
+    );
+    // Nothing the run writes outside its log comes after the read either.
+    log.failWith = undefined;
+    await expect(host.dispatch(callOf('s', 'resultSave', { value: 1 }), never)).rejects.toThrow(
+      'code mode store became unavailable while the cell ran (Redis did not answer); the run was stopped. Retry in a few seconds.',
+    );
+  });
+
+  it('saves a value only once the events of the reads before it landed', async () => {
+    const { host, log } = hostOver([readKind]);
+    const release = log.holdWrites();
+    await host.dispatch(callOf('r', 'callValue', { tool: 'read', input: { path: 'a.txt' } }, 1), never);
+    let saved = false;
+    const saving = host.dispatch(callOf('s', 'resultSave', { value: 1 }), never).then((answer) => {
+      saved = true;
+      return answer;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(saved).toBe(false);
+    release();
+    await expect(saving).resolves.toMatchObject({ id: 'res_1' });
+    expect(log.types()).toEqual(['tool.called', 'tool.settled']);
   });
 
   it('hands tool calls to its pipeline: what the platform answers, and its answers', async () => {

@@ -120,9 +120,19 @@ export class RunToolHost implements BridgeHost {
     return this.events.historyFull;
   }
 
-  /** A host call met a Redis failure and stopped the run: what it fails with (runtime_unavailable), else null. */
+  /**
+   * A host call, or the write of a read's events after it answered, met a Redis failure and
+   * stopped the run: what it fails with (runtime_unavailable), else null.
+   */
   get storeFailure(): string | null {
-    return this.storeFailed === undefined ? null : storeStopMessage(toStoreError(this.storeFailed));
+    const trailed = this.events.trailedFailure;
+    const failure = this.storeFailed ?? (isStoreUnavailable(trailed) ? trailed : undefined);
+    return failure === undefined ? null : storeStopMessage(toStoreError(failure));
+  }
+
+  /** Resolves once the events of the run's calls are all written (or the run was stopped on them): then its leg may be recorded. */
+  landed(): Promise<void> {
+    return this.events.landed();
   }
 
   telemetry() {
@@ -230,10 +240,12 @@ export class RunToolHost implements BridgeHost {
         return args.op === 'read' ? apiRead(files, args.path) : apiList(files, args.prefix);
       }
       case 'resultSave':
+        await this.afterTrailedEvents();
         return this.deps.results.save(this.run.ref, JSON.stringify(args.value ?? null), this.run.limits);
       case 'resultLoad':
         return JSON.parse(await this.deps.results.load(this.run.ref, args.id)) as unknown;
       case 'resultDelete':
+        await this.afterTrailedEvents();
         // SPEC §4: a missing or expired id rejects.
         if (!(await this.deps.results.delete(this.run.ref, args.id))) throw new ResultUnavailableError();
         return true;
@@ -245,6 +257,15 @@ export class RunToolHost implements BridgeHost {
       default:
         throw new ToolCallError(`code mode bridge method ${call.method} is not available here.`);
     }
+  }
+
+  /**
+   * A write outside the log (a saved value, its deletion) comes after the run's reads' events too,
+   * as every write in it does (RunEventWriter.trail); none is made once they could not be written.
+   */
+  private async afterTrailedEvents(): Promise<void> {
+    await this.events.landed();
+    this.events.refuseIfStopped();
   }
 
   /** Any handle's entry, MCP tools included (`describe()` on `MCP.<server>.<tool>`). */

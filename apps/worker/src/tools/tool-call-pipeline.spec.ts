@@ -69,8 +69,9 @@ async function expectRecordedBeforeItRuns(
 describe('ToolCallPipeline: a call the worker answers', () => {
   it('records tool.called with its call key, makes the call, records tool.settled, and counts it', async () => {
     const kind = new ReadKind();
-    const { pipeline, log, callCount } = pipelineOver([kind]);
+    const { pipeline, log, events, callCount } = pipelineOver([kind]);
     await expect(pipeline.call(read(7), never)).resolves.toEqual({ text: 'hello' });
+    await events.landed();
     expect(log.types()).toEqual(['tool.called', 'tool.settled']);
     expect(log.written[0]).toMatchObject({ runId: 'run_1', epoch: 3 });
     expect(log.dataOf('tool.called')[0]).toEqual({
@@ -87,13 +88,14 @@ describe('ToolCallPipeline: a call the worker answers', () => {
 
   it('a call that changes nothing (a replay-safe tool made in this process) is recorded once it answered: tool.called and tool.settled in one append', async () => {
     const held = answeringLater(new ReadKind());
-    const { pipeline, log } = pipelineOver([held.kind]);
+    const { pipeline, log, events } = pipelineOver([held.kind]);
     const calling = pipeline.call(read(2), never);
     await written();
     expect(held.kind.made).toHaveLength(1);
     expect(log.types()).toEqual([]);
     held.answer({ text: 'late' });
     await expect(calling).resolves.toEqual({ text: 'late' });
+    await events.landed();
     expect(log.calls).toEqual([['tool.called', 'tool.settled']]);
     expect(log.dataOf('tool.called')[0]).toEqual({
       callId: 'bridge:callValue:1',
@@ -103,6 +105,39 @@ describe('ToolCallPipeline: a call the worker answers', () => {
       callKey: 'run_1:2',
     });
     expect(log.dataOf('tool.settled')[0]).toMatchObject({ callId: 'bridge:callValue:1', tool: 'read', ok: true });
+  });
+
+  it("the guest has a read's value before its events land; the run's next write, and its end, wait for them", async () => {
+    const { pipeline, log, events } = pipelineOver([new ReadKind(), new RefundKind()]);
+    const release = log.holdWrites();
+    await expect(pipeline.call(read(1), never)).resolves.toEqual({ text: 'hello' });
+    expect(log.written).toEqual([]);
+    let landed = false;
+    void events.landed().then(() => (landed = true));
+    const writing = pipeline.call(refund(2), never);
+    await written();
+    expect(landed).toBe(false);
+    expect(log.written).toEqual([]);
+    release();
+    await writing;
+    expect(landed).toBe(true);
+    expect(log.calls).toEqual([['tool.called', 'tool.settled'], ['tool.called'], ['tool.settled']]);
+    expect(log.dataOf('tool.called').map((data) => (data as { tool: string }).tool)).toEqual(['read', 'refund']);
+  });
+
+  it("a read's events that cannot be written stop the run: its next call rejects with that failure, made and recorded never", async () => {
+    const refundKind = new RefundKind();
+    const { pipeline, log, events, stopped } = pipelineOver([new ReadKind(), refundKind]);
+    const unavailable = new Error('Redis unavailable');
+    log.failWith = unavailable;
+    await expect(pipeline.call(read(1), never)).resolves.toEqual({ text: 'hello' });
+    await events.landed();
+    expect(stopped).toEqual(['run_1']);
+    expect(events.trailedFailure).toBe(unavailable);
+    log.failWith = undefined;
+    await expect(pipeline.call(refund(2), never)).rejects.toBe(unavailable);
+    expect(refundKind.made).toEqual([]);
+    expect(log.written).toEqual([]);
   });
 
   it('a call that writes is recorded before it runs, its outcome in an append of its own', async () => {
@@ -120,15 +155,17 @@ describe('ToolCallPipeline: a call the worker answers', () => {
 
   it('gives a call the sandbox did not number no call key', async () => {
     const kind = new ReadKind();
-    const { pipeline, log } = pipelineOver([kind]);
+    const { pipeline, log, events } = pipelineOver([kind]);
     await pipeline.call(read(), never);
+    await events.landed();
     expect(log.dataOf('tool.called')[0]).not.toHaveProperty('callKey');
     expect(kind.made[0].callKey).toBeUndefined();
   });
 
   it("keeps a replay-safe run's input and outcome in the log", async () => {
-    const { pipeline, log } = pipelineOver([new ReadKind()], { run: { ...RUN, restartSafe: true } });
+    const { pipeline, log, events } = pipelineOver([new ReadKind()], { run: { ...RUN, restartSafe: true } });
     await pipeline.call(read(1), never);
+    await events.landed();
     expect(log.dataOf('tool.called')[0]).toMatchObject({ input: { path: 'a.txt' } });
     expect(log.dataOf('tool.settled')[0]).toMatchObject({ ok: true, result: { text: 'hello' } });
   });
@@ -253,20 +290,32 @@ describe('ToolCallPipeline: the history cap (SPEC §6)', () => {
     expect(kind.made).toEqual([]);
   });
 
-  it('stops the run and rejects with the cap message when the events of a call that changes nothing are refused', async () => {
+  it('stops the run when the events of a call that changes nothing are refused (its guest had the value); its next call rejects with the cap message', async () => {
     const { pipeline, log, events, stopped } = pipelineOver([new ReadKind()]);
     log.capAt = 0;
-    await expect(pipeline.call(read(1), never)).rejects.toThrow(RUN_HISTORY_LIMIT_MESSAGE);
+    await expect(pipeline.call(read(1), never)).resolves.toEqual({ text: 'hello' });
+    await events.landed();
     expect(events.historyFull).toBe(true);
     expect(stopped).toContain('run_1');
     expect(log.written).toEqual([]);
+    await expect(pipeline.call(read(2), never)).rejects.toThrow(RUN_HISTORY_LIMIT_MESSAGE);
   });
 
   it('rejects with the cap message when tool.settled is refused, whatever the call answered', async () => {
-    const { pipeline, log, stopped } = pipelineOver([new ReadKind()]);
+    const { pipeline, log, stopped } = pipelineOver([new RefundKind()]);
     log.capAt = 1;
-    await expect(pipeline.call(read(1), never)).rejects.toThrow(RUN_HISTORY_LIMIT_MESSAGE);
+    await expect(pipeline.call(refund(1), never)).rejects.toThrow(RUN_HISTORY_LIMIT_MESSAGE);
     expect(stopped).toContain('run_1');
+  });
+
+  it("stops the run when a read's tool.settled is refused at the cap, tool.called written", async () => {
+    const { pipeline, log, events, stopped } = pipelineOver([new ReadKind()]);
+    log.capAt = 1;
+    await expect(pipeline.call(read(1), never)).resolves.toEqual({ text: 'hello' });
+    await events.landed();
+    expect(events.historyFull).toBe(true);
+    expect(stopped).toContain('run_1');
+    expect(log.types()).toEqual(['tool.called']);
   });
 });
 

@@ -2,6 +2,7 @@ import { toolSettledData } from '@codemode/contracts';
 import { mapMcpArguments } from '@codemode/catalog';
 import type { BridgeCall } from '@codemode/cells';
 import type { CallGate, ExternalSettlement } from '@codemode/sandbox';
+import type { AppendInput } from '@codemode/events';
 import type { SessionToolCatalog } from '@codemode/tools';
 import type { WorkerMetrics } from '@codemode/telemetry';
 import type { CallPolicy } from './call-policy';
@@ -125,9 +126,11 @@ export class ToolCallPipeline {
   /**
    * `tool.called` before the call, `tool.settled` before the guest sees its outcome. A call made
    * in this process that changes nothing (`ToolKind.inProcess`, `RepeatableCalls.changesNothing`)
-   * has both written once it answered, in one append: the order that protects a write protects
-   * nothing for it, and a call cut off before its events landed (a crash, an abort) left nothing
-   * behind that a replay, or a run started again, does not simply make again (SPEC §16).
+   * has both written once it answered, in one append, and its guest has the value without waiting
+   * for that write (`RunEventWriter.trail`: every later write of the run, its park and its end
+   * come after it): the order that protects a write protects nothing for it, and a call cut off
+   * before its events landed (a crash, an abort) left nothing behind that a replay, or a run
+   * started again, does not simply make again (SPEC §16).
    */
   private async answered(kind: ToolKind, made: KindCall, recordedOnceAnswered: boolean): Promise<unknown> {
     const { run, entry, call, signal } = made;
@@ -135,14 +138,17 @@ export class ToolCallPipeline {
     // Asked in the same tick as `tool.settled`, such a call's `tool.called` goes in the same append.
     let called: Promise<void> | undefined;
     const recordCalled = () => (called ??= this.recordCalled(kind, made));
-    if (!recordedOnceAnswered) await recordCalled();
+    if (recordedOnceAnswered) events.refuseIfStopped();
+    else await recordCalled();
     const started = Date.now();
     const settler = () => ({ callId: call.id, tool: entry.callableName, durationMs: Date.now() - started });
     try {
       const value = await kind.call(made);
       metrics.toolCalled(entry.source, true, Date.now() - started);
       const data = toolSettledData(settler(), { ok: true, value }, run.restartSafe);
-      await Promise.all([recordCalled(), events.append({ type: 'tool.settled', runId: run.runId, epoch: run.epoch, data })]);
+      const settled = { type: 'tool.settled' as const, runId: run.runId, epoch: run.epoch, data };
+      if (recordedOnceAnswered) events.trail([this.calledEvent(kind, made), settled]);
+      else await events.append(settled);
       return value;
     } catch (error) {
       metrics.toolCalled(entry.source, false, Date.now() - started);
@@ -162,10 +168,14 @@ export class ToolCallPipeline {
     }
   }
 
-  /** `answeredBy: 'platform'`: POST …/tool-results checks answers against it. */
   private recordCalled(kind: ToolKind, made: KindCall): Promise<void> {
+    return this.parts.events.append(this.calledEvent(kind, made));
+  }
+
+  /** `answeredBy: 'platform'`: POST …/tool-results checks answers against it. */
+  private calledEvent(kind: ToolKind, made: KindCall): AppendInput {
     const { run, entry, call, input, callKey } = made;
-    return this.parts.events.append({
+    return {
       type: 'tool.called',
       runId: run.runId,
       epoch: run.epoch,
@@ -179,7 +189,7 @@ export class ToolCallPipeline {
         ...(run.restartSafe ? { input } : {}),
         ...(callKey === undefined ? {} : { callKey }),
       },
-    });
+    };
   }
 }
 

@@ -26,6 +26,10 @@ export class MemoryEventLog implements Pick<EventLog, 'append' | 'appendAll'> {
   /** The script calls the writes took, each the event types it carried. */
   readonly calls: string[][] = [];
   capAt = Infinity;
+  /** Set: every write rejects with it (Redis unavailable, say), nothing written. */
+  failWith: Error | undefined;
+  /** Writes wait for this before they land (`holdWrites`). */
+  private gate: Promise<void> = Promise.resolve();
 
   append(ref: unknown, input: AppendInput): Promise<{ eventId: string }> {
     this.calls.push([input.type]);
@@ -37,10 +41,19 @@ export class MemoryEventLog implements Pick<EventLog, 'append' | 'appendAll'> {
     return Promise.all(inputs.map((input) => this.write(ref, input).catch((error: RunHistoryLimitError) => error)));
   }
 
-  private write(_ref: unknown, input: AppendInput): Promise<{ eventId: string }> {
-    if (this.written.length >= this.capAt) return Promise.reject(new RunHistoryLimitError(input.runId ?? '', this.written.length, 0));
+  /** Holds every write from now on until the returned function is called (a slow Redis). */
+  holdWrites(): () => void {
+    let release = (): void => undefined;
+    this.gate = new Promise((resolve) => (release = resolve));
+    return release;
+  }
+
+  private async write(_ref: unknown, input: AppendInput): Promise<{ eventId: string }> {
+    await this.gate;
+    if (this.failWith) throw this.failWith;
+    if (this.written.length >= this.capAt) throw new RunHistoryLimitError(input.runId ?? '', this.written.length, 0);
     this.written.push(input);
-    return Promise.resolve({ eventId: `${this.written.length}-0` });
+    return { eventId: `${this.written.length}-0` };
   }
 
   types(): string[] {
