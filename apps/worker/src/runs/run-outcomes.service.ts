@@ -34,6 +34,7 @@ import { ParkedImages } from './parked-images.service';
 import { ResidentRuns } from './resident-runs.service';
 import type { WorkerRun } from './worker-run';
 import type { RunToolHost } from '../tools/run-tool-host';
+import { EVENTS_UNRECORDED_MESSAGE } from '../tools/run-event-writer';
 
 /** Why a claimed run failed before it ran (`RunOutcomes.failUnprepared`). */
 const UNPREPARED_MESSAGE =
@@ -44,9 +45,13 @@ function historyLimitOutcome(outcome: CellOutcome): TerminalCellOutcome {
   return failedOutcome({ code: 'internal_error', phase: 'host', error: RUN_HISTORY_LIMIT_MESSAGE }, outcome);
 }
 
-/** What a run its host stopped ends with, whatever its cell did: the history cap, or a Redis failure of a host call. */
+/**
+ * What a run its host stopped ends with, whatever its cell did: the history cap, a Redis failure
+ * of a host call, or a read's events that could not be written.
+ */
 function stoppedOutcome(host: RunToolHost, outcome: CellOutcome): CellOutcome {
   if (host.historyFull) return historyLimitOutcome(outcome);
+  if (host.eventsUnrecorded) return failedOutcome({ code: 'internal_error', phase: 'host', error: EVENTS_UNRECORDED_MESSAGE }, outcome);
   const storeFailure = host.storeFailure;
   return storeFailure === null ? outcome : failedOutcome({ code: 'runtime_unavailable', phase: 'host', error: storeFailure }, outcome);
 }

@@ -6,6 +6,7 @@ import { StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { sessionCatalog } from '../tools/testing/tool-call-fakes';
 import type { RunToolHost } from '../tools/run-tool-host';
+import { EVENTS_UNRECORDED_MESSAGE } from '../tools/run-event-writer';
 import { RunOutcomes } from './run-outcomes.service';
 import { WorkerRun } from './worker-run';
 
@@ -31,6 +32,7 @@ const waiting: WaitingOutcome = {
 /** A run's tool host as the outcome recorder reads it. */
 class FakeHost {
   historyFull = false;
+  eventsUnrecorded = false;
   storeFailure: string | null = null;
   writes = new Map<string, string | null>();
   /** What `landed` answers: the run's trailed events (a read's) written, or the run stopped on them. */
@@ -179,6 +181,13 @@ describe('RunOutcomes.record: a run that ends', () => {
     land();
     await expect(recording).resolves.toMatchObject({ status: 'failed', code: 'internal_error', error: RUN_HISTORY_LIMIT_MESSAGE });
     expect(noted).toEqual(['ended']);
+  });
+
+  it("fails a run whose reads' events could not be written, though its cell completed", async () => {
+    const { outcomes, run, host } = setUp();
+    host.eventsUnrecorded = true;
+    const result = await outcomes.record(run, completed, 'reply', Date.now());
+    expect(result).toMatchObject({ status: 'failed', code: 'internal_error', error: EVENTS_UNRECORDED_MESSAGE });
   });
 
   it("fails a run a host call's Redis failure stopped, with the store's words", async () => {

@@ -36,6 +36,8 @@ export interface CallPolicyDeps {
   approvalTimeoutMs: number;
   /** Appends a run event (history cap and fencing handled by the caller). */
   append: (type: 'tool.blocked', data: EventData<'tool.blocked'>) => Promise<void>;
+  /** Resolves once the run's earlier reads' events landed, before an approval is written (RunEventWriter.readyToWrite). */
+  readyToWrite: () => Promise<void>;
   /** Called once per new approval (the optional approval webhook). */
   requested: (approval: StoredApproval) => void;
   /** Where a call of `entry` goes: a client tool's webhook endpoint, shown on its approval card (SPEC §11). */
@@ -110,6 +112,7 @@ export class CallPolicy {
     const { ref, runId, epoch } = this.run;
     const earlier = await this.deps.approvals.forCall(ref, runId, call.id);
     if (earlier) return earlier;
+    await this.deps.readyToWrite();
     const approval = await this.deps.approvals.request(ref, {
       approvalId: `ap_${randomUUID()}`,
       runId,
@@ -158,6 +161,7 @@ export class CallPolicy {
 
   /** Denies the approval as timed out; losing the race to an operator's decision is fine (the loop reads it). */
   private async timeOut(approval: StoredApproval): Promise<void> {
+    await this.deps.readyToWrite();
     try {
       await this.deps.approvals.decide(this.run.ref, approval.approvalId, {
         decision: 'deny',

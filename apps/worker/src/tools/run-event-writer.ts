@@ -1,6 +1,16 @@
-import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, SameTickAppends, type AppendInput, type EventLog } from '@codemode/events';
+import {
+  isStoreUnavailable,
+  RUN_HISTORY_LIMIT_MESSAGE,
+  RunHistoryLimitError,
+  SameTickAppends,
+  type AppendInput,
+  type EventLog,
+} from '@codemode/events';
 import { ToolCallError } from './tool-call-error';
 import type { ToolRun } from './tool-run';
+
+/** What a run fails with when a read's events could not be written for another cause than Redis being unreachable or full, or the cap. */
+export const EVENTS_UNRECORDED_MESSAGE = "code mode could not record a tool call's events; the run was stopped. Start a new run.";
 
 /**
  * Writes one run's events from its tool calls (`tool.called`, `tool.settled`, `tool.blocked`):
@@ -8,14 +18,16 @@ import type { ToolRun } from './tool-run';
  * run is stopped and the call rejects with the cap's message.
  *
  * Events recorded after their call answered (`trail`: a read made in this process) are written
- * while the guest goes on. The log keeps its order all the same: every later write of the run
- * waits until they landed, and if they could not be written, the run stops and that write rejects
- * (so no later call, and not the run's park or end, is recorded without them: `landed`).
+ * while the guest goes on. The log keeps its order all the same: trailed events are written one
+ * batch after another, and every other write of the run waits until they landed (`readyToWrite`);
+ * if some could not be written, the run stops, no later event of it is written, and its next
+ * write rejects. So nothing the run records after a read (another call, an approval, a saved
+ * value, its park or end) is in the log without it.
  */
 export class RunEventWriter {
   private readonly appends: SameTickAppends;
   private limitReached = false;
-  /** The writes of trailed events not landed yet; settles (never rejects) once they did. */
+  /** The trailed batches, each written once the one before landed; settles (never rejects) once all did. */
   private trailing: Promise<void> | undefined;
   /** Why trailed events could not be written (not the history cap): the run stopped on it. */
   private trailFailure: Error | undefined;
@@ -33,18 +45,22 @@ export class RunEventWriter {
     return this.limitReached;
   }
 
-  /** Why trailed events could not be written (a Redis failure, say), else undefined; the run was stopped on it. */
-  get trailedFailure(): Error | undefined {
-    return this.trailFailure;
+  /** Trailed events met Redis unreachable or full: what the run stopped on (its store failure), else undefined. */
+  get storeFailure(): Error | undefined {
+    return isStoreUnavailable(this.trailFailure) ? this.trailFailure : undefined;
+  }
+
+  /** Trailed events could not be written for another cause: the run stopped, and fails with EVENTS_UNRECORDED_MESSAGE. */
+  get unrecorded(): boolean {
+    return this.trailFailure !== undefined && !isStoreUnavailable(this.trailFailure);
   }
 
   /**
    * @throws ToolCallError with the cap's message when the run's history is full
-   * @throws what kept trailed events from being written, the run stopped on it
+   * @throws what kept trailed events from being written (see `readyToWrite`)
    */
   async append(input: AppendInput): Promise<void> {
-    await this.landed();
-    this.refuseIfStopped();
+    await this.readyToWrite();
     try {
       await this.appends.append(input);
     } catch (error) {
@@ -54,36 +70,53 @@ export class RunEventWriter {
   }
 
   /**
-   * Writes `inputs` (in one append when asked in one tick) without holding the caller: a call that
-   * changes nothing has answered, and its guest goes on meanwhile. At the cap, or when they cannot
-   * be written, the run stops.
+   * Writes `inputs` (in one append) once the trailed events before them landed, without holding
+   * the caller: a call that changes nothing has answered, and its guest goes on meanwhile. Not
+   * written once the run was stopped on earlier ones; at the cap, or when they cannot be written,
+   * the run stops.
    */
   trail(inputs: readonly AppendInput[]): void {
-    const written = Promise.all([this.landed(), ...inputs.map((input) => this.appends.append(input))]).then(
-      () => undefined,
-      (error: unknown) => {
-        if (error instanceof RunHistoryLimitError) this.capReached();
-        else {
-          this.trailFailure ??= error instanceof Error ? error : new Error(String(error));
-          this.stopRun();
-        }
-      },
-    );
-    this.trailing = written;
+    this.trailing = this.landed().then(async () => {
+      if (this.stopped) return;
+      const outcomes = await Promise.allSettled(inputs.map((input) => this.appends.append(input)));
+      const refused = outcomes.find((outcome) => outcome.status === 'rejected');
+      if (refused === undefined) return;
+      if (refused.reason instanceof RunHistoryLimitError) this.capReached();
+      else this.trailFailed(refused.reason);
+    });
   }
 
-  /** Resolves once every trailed event landed or failed (then the run was stopped); never rejects. */
+  /** Resolves once every trailed event landed, or the run was stopped on them; never rejects. */
   landed(): Promise<void> {
     return this.trailing ?? Promise.resolve();
   }
 
   /**
-   * @throws ToolCallError with the cap's message, or what kept trailed events from being written:
-   * the run was stopped on it, and a call that would trail its events is not made.
+   * Resolves once the trailed events landed: any other write of the run (in the log or not) comes
+   * after them.
+   * @throws ToolCallError with the cap's message, or with EVENTS_UNRECORDED_MESSAGE, or the store's
+   * error (Redis unreachable or full) when the run was stopped on them
    */
+  async readyToWrite(): Promise<void> {
+    await this.landed();
+    this.refuseIfStopped();
+  }
+
+  /** @throws as `readyToWrite`, at once: a call that would trail its events is not made once the run was stopped on them. */
   refuseIfStopped(): void {
     if (this.limitReached) throw new ToolCallError(RUN_HISTORY_LIMIT_MESSAGE);
-    if (this.trailFailure !== undefined) throw this.trailFailure;
+    if (this.trailFailure === undefined) return;
+    if (isStoreUnavailable(this.trailFailure)) throw this.trailFailure;
+    throw new ToolCallError(EVENTS_UNRECORDED_MESSAGE);
+  }
+
+  private get stopped(): boolean {
+    return this.limitReached || this.trailFailure !== undefined;
+  }
+
+  private trailFailed(error: unknown): void {
+    this.trailFailure ??= error instanceof Error ? error : new Error(String(error));
+    this.stopRun();
   }
 
   private capReached(): ToolCallError {

@@ -80,6 +80,7 @@ export class RunToolHost implements BridgeHost {
       requested: (approval) => deps.approvalRequested(run.ref, approval),
       endpointOf: (entry) => (entry.source === 'client' ? catalog.clientTools.get(entry.toolName)?.endpoint : undefined),
       append: (type, data) => this.events.append({ type, runId: run.runId, epoch: run.epoch, data }),
+      readyToWrite: () => this.events.readyToWrite(),
     });
     this.tools = new ToolCallPipeline({
       run,
@@ -125,9 +126,13 @@ export class RunToolHost implements BridgeHost {
    * stopped the run: what it fails with (runtime_unavailable), else null.
    */
   get storeFailure(): string | null {
-    const trailed = this.events.trailedFailure;
-    const failure = this.storeFailed ?? (isStoreUnavailable(trailed) ? trailed : undefined);
+    const failure = this.storeFailed ?? this.events.storeFailure;
     return failure === undefined ? null : storeStopMessage(toStoreError(failure));
+  }
+
+  /** A read's events could not be written for another cause (RunEventWriter.unrecorded): the run was stopped, and fails. */
+  get eventsUnrecorded(): boolean {
+    return this.events.unrecorded;
   }
 
   /** Resolves once the events of the run's calls are all written (or the run was stopped on them): then its leg may be recorded. */
@@ -240,12 +245,13 @@ export class RunToolHost implements BridgeHost {
         return args.op === 'read' ? apiRead(files, args.path) : apiList(files, args.prefix);
       }
       case 'resultSave':
-        await this.afterTrailedEvents();
+        // A write outside the log comes after the run's reads' events too (RunEventWriter.trail).
+        await this.events.readyToWrite();
         return this.deps.results.save(this.run.ref, JSON.stringify(args.value ?? null), this.run.limits);
       case 'resultLoad':
         return JSON.parse(await this.deps.results.load(this.run.ref, args.id)) as unknown;
       case 'resultDelete':
-        await this.afterTrailedEvents();
+        await this.events.readyToWrite();
         // SPEC §4: a missing or expired id rejects.
         if (!(await this.deps.results.delete(this.run.ref, args.id))) throw new ResultUnavailableError();
         return true;
@@ -257,15 +263,6 @@ export class RunToolHost implements BridgeHost {
       default:
         throw new ToolCallError(`code mode bridge method ${call.method} is not available here.`);
     }
-  }
-
-  /**
-   * A write outside the log (a saved value, its deletion) comes after the run's reads' events too,
-   * as every write in it does (RunEventWriter.trail); none is made once they could not be written.
-   */
-  private async afterTrailedEvents(): Promise<void> {
-    await this.events.landed();
-    this.events.refuseIfStopped();
   }
 
   /** Any handle's entry, MCP tools included (`describe()` on `MCP.<server>.<tool>`). */

@@ -8,6 +8,7 @@ import type { KindCall, ToolKind } from './kinds/tool-kind';
 import { WebhookKind } from './kinds/webhook';
 import { callOf, CLIENT_TOOLS, pipelineOver, recordingGate, RUN, sessionCatalog } from './testing/tool-call-fakes';
 import { CANCELED_MESSAGE } from './tool-call-error';
+import { EVENTS_UNRECORDED_MESSAGE } from './run-event-writer';
 
 /** A kind the worker answers, for the core tool `read`: it answers with `answer`, and notes each call it made. */
 class ReadKind implements ToolKind {
@@ -117,6 +118,8 @@ describe('ToolCallPipeline: a call the worker answers', () => {
     const writing = pipeline.call(refund(2), never);
     await written();
     expect(landed).toBe(false);
+    // Only the read's append was sent: the write's tool.called waits for it to land.
+    expect(log.calls).toEqual([['tool.called', 'tool.settled']]);
     expect(log.written).toEqual([]);
     release();
     await writing;
@@ -125,19 +128,51 @@ describe('ToolCallPipeline: a call the worker answers', () => {
     expect(log.dataOf('tool.called').map((data) => (data as { tool: string }).tool)).toEqual(['read', 'refund']);
   });
 
-  it("a read's events that cannot be written stop the run: its next call rejects with that failure, made and recorded never", async () => {
+  it("a read's events that cannot be written stop the run: its next call is refused, made and recorded never", async () => {
     const refundKind = new RefundKind();
     const { pipeline, log, events, stopped } = pipelineOver([new ReadKind(), refundKind]);
-    const unavailable = new Error('Redis unavailable');
-    log.failWith = unavailable;
+    log.failWith = new Error('ERR unexpected reply from the append script');
     await expect(pipeline.call(read(1), never)).resolves.toEqual({ text: 'hello' });
     await events.landed();
     expect(stopped).toEqual(['run_1']);
-    expect(events.trailedFailure).toBe(unavailable);
+    expect(events.unrecorded).toBe(true);
     log.failWith = undefined;
-    await expect(pipeline.call(refund(2), never)).rejects.toBe(unavailable);
+    await expect(pipeline.call(refund(2), never)).rejects.toThrow(EVENTS_UNRECORDED_MESSAGE);
     expect(refundKind.made).toEqual([]);
     expect(log.written).toEqual([]);
+  });
+
+  it("a later read's events are not written when an earlier read's were refused (the run stopped on them)", async () => {
+    const { pipeline, log, events, stopped } = pipelineOver([new ReadKind()]);
+    const release = log.holdWrites();
+    await expect(pipeline.call(read(1), never)).resolves.toEqual({ text: 'hello' });
+    await written();
+    // Answered while the first read's events are on their way, in a batch of its own.
+    await expect(pipeline.call(read(2), never)).resolves.toEqual({ text: 'hello' });
+    log.capAt = 0;
+    release();
+    await events.landed();
+    expect(events.historyFull).toBe(true);
+    expect(stopped).toContain('run_1');
+    expect(log.calls).toEqual([['tool.called', 'tool.settled']]);
+    expect(log.written).toEqual([]);
+  });
+
+  it('an approval is requested only once the events of the reads before it landed', async () => {
+    const refundKind = new RefundKind();
+    const { pipeline, log, approvals } = pipelineOver([new ReadKind(), refundKind], {
+      policy: { rules: [{ tool: 'refund', decision: 'approve' }] },
+    });
+    approvals.decided = { decision: 'approve', decidedAt: new Date().toISOString() };
+    const release = log.holdWrites();
+    await pipeline.call(read(1), never);
+    const writing = pipeline.call(refund(2), never);
+    await written();
+    expect(approvals.byId.size).toBe(0);
+    release();
+    await writing;
+    expect(approvals.byId.size).toBe(1);
+    expect(log.types()).toEqual(['tool.called', 'tool.settled', 'tool.called', 'tool.settled']);
   });
 
   it('a call that writes is recorded before it runs, its outcome in an append of its own', async () => {

@@ -175,6 +175,7 @@ export function pipelineOver(
     requested: (approval) => notices.push(approval.approvalId),
     endpointOf: (entry) => (entry.source === 'client' ? catalog.clientTools.get(entry.toolName)?.endpoint : undefined),
     append: (type, data) => events.append({ type, runId: run.runId, epoch: run.epoch, data }),
+    readyToWrite: () => events.readyToWrite(),
   });
   let calls = 0;
   const pipeline = new ToolCallPipeline({
