@@ -75,8 +75,7 @@ export async function measureCounters(
   const cpu = less((s) => s.cpuUs, 0);
   const reads = less((s) => s.reads, 1);
   const calls = less((s) => s.calls, 1);
-  const names = new Set([...to.byName.keys()]);
-  const commandsByName = [...names]
+  const commandsByName = [...to.byName.keys()]
     .map((name) => ({ name, calls: less((s) => s.byName.get(name) ?? 0, name === 'info' ? 1 : 0).net }))
     .filter((c) => c.calls >= 0.005)
     .sort((a, b) => b.calls - a.calls);
