@@ -48,10 +48,18 @@ const settled = (runId: string, n: number): AppendInput => ({
   data: { callId: `bridge:callValue:${n}`, tool: 'ls', ok: true, durationMs: 1, resultBytes: 40, result: { entries: ['a', 'b'] } },
 });
 
-/** Each kind of append measured: one event (`append-event`), and a tool call's two (`append-events`). */
+/** Each kind of append measured: one event (`append-event`), a tool call's two and a held batch of reads' (`append-events`). */
 const KINDS: { kind: string; write: (log: events.EventLog, ref: SessionRef, runId: string, n: number) => Promise<unknown> }[] = [
   { kind: 'one event (`tool.called`)', write: (log, ref, runId, n) => log.append(ref, called(runId, n)) },
   { kind: "a tool call's two events, one call", write: (log, ref, runId, n) => log.appendAll(ref, [called(runId, n), settled(runId, n)]) },
+  {
+    kind: `${events.MAX_BATCH_EVENTS / 2} reads' events, one call (a held batch, RunEventWriter.trail)`,
+    write: (log, ref, runId, n) =>
+      log.appendAll(
+        ref,
+        Array.from({ length: events.MAX_BATCH_EVENTS / 2 }, (_, k) => [called(runId, n * 100 + k), settled(runId, n * 100 + k)]).flat(),
+      ),
+  },
 ];
 
 async function fcallStats(redis: Redis): Promise<{ calls: number; usec: number }> {

@@ -1,5 +1,6 @@
 import {
   isStoreUnavailable,
+  MAX_BATCH_EVENTS,
   RUN_HISTORY_LIMIT_MESSAGE,
   RunHistoryLimitError,
   SameTickAppends,
@@ -13,22 +14,42 @@ import type { ToolRun } from './tool-run';
 export const EVENTS_UNRECORDED_MESSAGE = "code mode could not record a tool call's events; the run was stopped. Start a new run.";
 
 /**
+ * How long a read's events may wait for more before they are written: a cell that reads in a loop
+ * writes its reads' events a batch at a time (one script call and one Redis round trip for up to
+ * MAX_BATCH_EVENTS events, SameTickAppends' batch) instead of a call each, and the event feed has
+ * them within this much of the read all the same.
+ */
+export const TRAIL_HOLD_MS = 20;
+
+/**
+ * Trailed events not yet in the log past which a read's guest waits for them (a slow Redis): what
+ * the worker holds for a run stays bounded, whatever its cell reads.
+ */
+export const TRAIL_BACKLOG_EVENTS = 256;
+
+/**
  * Writes one run's events from its tool calls (`tool.called`, `tool.settled`, `tool.blocked`):
  * those asked for in the same tick go in one script call, and at the history cap (SPEC §6) the
  * run is stopped and the call rejects with the cap's message.
  *
  * Events recorded after their call answered (`trail`: a read made in this process) are written
- * while the guest goes on. The log keeps its order all the same: trailed events are written one
- * batch after another, and every other write of the run waits until they landed (`readyToWrite`);
- * if some could not be written, the run stops, no later event of it is written, and its next
- * write rejects. So nothing the run records after a read (another call, an approval, a saved
- * value, its park or end) is in the log without it.
+ * while the guest goes on, held up to TRAIL_HOLD_MS or MAX_BATCH_EVENTS so that reads in a row
+ * share an append. The log keeps its order all the same: trailed events are written one batch
+ * after another, and every other write of the run first sends what is held and waits until it
+ * landed (`readyToWrite`); if some could not be written, the run stops, no later event of it is
+ * written, and its next write rejects. So nothing the run records after a read (another call, an
+ * approval, a saved value, its park or end) is in the log without it.
  */
 export class RunEventWriter {
   private readonly appends: SameTickAppends;
   private limitReached = false;
-  /** The trailed batches, each written once the one before landed; settles (never rejects) once all did. */
+  /** The trailed batches sent, each written once the one before landed; settles (never rejects) once all did. */
   private trailing: Promise<void> | undefined;
+  /** Trailed events not sent yet, and the timer that sends them. */
+  private held: AppendInput[] = [];
+  private holdTimer: NodeJS.Timeout | undefined;
+  /** Trailed events not in the log yet (held, or sent and not answered). */
+  private backlog = 0;
   /** Why trailed events could not be written (not the history cap): the run stopped on it. */
   private trailFailure: Error | undefined;
 
@@ -70,24 +91,23 @@ export class RunEventWriter {
   }
 
   /**
-   * Writes `inputs` (in one append) once the trailed events before them landed, without holding
-   * the caller: a call that changes nothing has answered, and its guest goes on meanwhile. Not
-   * written once the run was stopped on earlier ones; at the cap, or when they cannot be written,
-   * the run stops.
+   * Writes `inputs`, in one append with the trailed events held beside them, once the trailed
+   * events before them landed, without holding the caller: a call that changes nothing has answered, and
+   * its guest goes on meanwhile. Not written once the run was stopped on earlier ones; at the cap,
+   * or when they cannot be written, the run stops. Resolves at once, unless TRAIL_BACKLOG_EVENTS
+   * are not in the log yet: then once they are (never rejects).
    */
-  trail(inputs: readonly AppendInput[]): void {
-    this.trailing = this.landed().then(async () => {
-      if (this.stopped) return;
-      const outcomes = await Promise.allSettled(inputs.map((input) => this.appends.append(input)));
-      const refused = outcomes.find((outcome) => outcome.status === 'rejected');
-      if (refused === undefined) return;
-      if (refused.reason instanceof RunHistoryLimitError) this.capReached();
-      else this.trailFailed(refused.reason);
-    });
+  trail(inputs: readonly AppendInput[]): Promise<void> {
+    this.held.push(...inputs);
+    this.backlog += inputs.length;
+    if (this.held.length >= MAX_BATCH_EVENTS) this.send();
+    else this.holdTimer ??= setTimeout(() => this.send(), TRAIL_HOLD_MS);
+    return this.backlog > TRAIL_BACKLOG_EVENTS ? this.landed() : Promise.resolve();
   }
 
-  /** Resolves once every trailed event landed, or the run was stopped on them; never rejects. */
+  /** Sends what is held, and resolves once every trailed event landed, or the run was stopped on them; never rejects. */
   landed(): Promise<void> {
+    this.send();
     return this.trailing ?? Promise.resolve();
   }
 
@@ -108,6 +128,27 @@ export class RunEventWriter {
     if (this.trailFailure === undefined) return;
     if (isStoreUnavailable(this.trailFailure)) throw this.trailFailure;
     throw new ToolCallError(EVENTS_UNRECORDED_MESSAGE);
+  }
+
+  /** The held events, as the next batch: written once the batch before it landed. */
+  private send(): void {
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    if (this.held.length === 0) return;
+    const inputs = this.held;
+    this.held = [];
+    this.trailing = (this.trailing ?? Promise.resolve()).then(async () => {
+      try {
+        if (this.stopped) return;
+        const outcomes = await Promise.allSettled(inputs.map((input) => this.appends.append(input)));
+        const refused = outcomes.find((outcome) => outcome.status === 'rejected');
+        if (refused === undefined) return;
+        if (refused.reason instanceof RunHistoryLimitError) this.capReached();
+        else this.trailFailed(refused.reason);
+      } finally {
+        this.backlog -= inputs.length;
+      }
+    });
   }
 
   private get stopped(): boolean {

@@ -1,5 +1,5 @@
 import { toolBlockedMessage } from '@codemode/contracts';
-import { RUN_HISTORY_LIMIT_MESSAGE } from '@codemode/events';
+import { MAX_BATCH_EVENTS, RUN_HISTORY_LIMIT_MESSAGE } from '@codemode/events';
 import { McpKind } from './kinds/mcp';
 import { PlatformAnsweredKind } from './kinds/platform-answered';
 import { PlatformSurfaceKind } from './kinds/platform-surface';
@@ -8,7 +8,7 @@ import type { KindCall, ToolKind } from './kinds/tool-kind';
 import { WebhookKind } from './kinds/webhook';
 import { callOf, CLIENT_TOOLS, pipelineOver, recordingGate, RUN, sessionCatalog } from './testing/tool-call-fakes';
 import { CANCELED_MESSAGE } from './tool-call-error';
-import { EVENTS_UNRECORDED_MESSAGE } from './run-event-writer';
+import { EVENTS_UNRECORDED_MESSAGE, TRAIL_BACKLOG_EVENTS, TRAIL_HOLD_MS } from './run-event-writer';
 
 /** A kind the worker answers, for the core tool `read`: it answers with `answer`, and notes each call it made. */
 class ReadKind implements ToolKind {
@@ -146,6 +146,7 @@ describe('ToolCallPipeline: a call the worker answers', () => {
     const { pipeline, log, events, stopped } = pipelineOver([new ReadKind()]);
     const release = log.holdWrites();
     await expect(pipeline.call(read(1), never)).resolves.toEqual({ text: 'hello' });
+    void events.landed();
     await written();
     // Answered while the first read's events are on their way, in a batch of its own.
     await expect(pipeline.call(read(2), never)).resolves.toEqual({ text: 'hello' });
@@ -156,6 +157,45 @@ describe('ToolCallPipeline: a call the worker answers', () => {
     expect(stopped).toContain('run_1');
     expect(log.calls).toEqual([['tool.called', 'tool.settled']]);
     expect(log.written).toEqual([]);
+  });
+
+  it('reads in a row share an append: their events are held until a batch is full, and sent as one script call', async () => {
+    const { pipeline, log } = pipelineOver([new ReadKind()]);
+    const reads = MAX_BATCH_EVENTS / 2;
+    for (let n = 1; n < reads; n += 1) await pipeline.call(read(n), never);
+    await written();
+    expect(log.calls).toEqual([]);
+    await pipeline.call(read(reads), never);
+    await written();
+    expect(log.calls).toEqual([Array.from({ length: reads }, () => ['tool.called', 'tool.settled']).flat()]);
+    expect(log.dataOf('tool.called').map((data) => (data as { callKey: string }).callKey)).toEqual(
+      Array.from({ length: reads }, (_, n) => `run_1:${n + 1}`),
+    );
+  });
+
+  it("a read's events are held no longer than TRAIL_HOLD_MS when no other read or write comes", async () => {
+    const { pipeline, log } = pipelineOver([new ReadKind()]);
+    await pipeline.call(read(1), never);
+    await written();
+    expect(log.calls).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, TRAIL_HOLD_MS + 10));
+    await written();
+    expect(log.calls).toEqual([['tool.called', 'tool.settled']]);
+  });
+
+  it(`a read's guest waits once ${TRAIL_BACKLOG_EVENTS} trailed events are not in the log (a slow Redis), and goes on once they are`, async () => {
+    const { pipeline, log } = pipelineOver([new ReadKind()]);
+    const release = log.holdWrites();
+    const reads = TRAIL_BACKLOG_EVENTS / 2;
+    for (let n = 1; n <= reads; n += 1) await pipeline.call(read(n), never);
+    let answered = false;
+    const last = pipeline.call(read(reads + 1), never).then(() => (answered = true));
+    await written();
+    expect(answered).toBe(false);
+    expect(log.written).toEqual([]);
+    release();
+    await last;
+    expect(log.written).toHaveLength(TRAIL_BACKLOG_EVENTS + 2);
   });
 
   it('an approval is requested only once the events of the reads before it landed', async () => {

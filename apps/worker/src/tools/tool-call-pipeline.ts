@@ -127,8 +127,8 @@ export class ToolCallPipeline {
    * `tool.called` before the call, `tool.settled` before the guest sees its outcome. A call made
    * in this process that changes nothing (`ToolKind.inProcess`, `RepeatableCalls.changesNothing`)
    * has both written once it answered, in one append, and its guest has the value without waiting
-   * for that write (`RunEventWriter.trail`: every later write of the run, its park and its end
-   * come after it): the order that protects a write protects nothing for it, and a call cut off
+   * for that write, unless the run's trailed events pile up behind a slow Redis
+   * (`RunEventWriter.trail`: every later write of the run, its park and its end come after it): the order that protects a write protects nothing for it, and a call cut off
    * before its events landed (a crash, an abort) left nothing behind that a replay, or a run
    * started again, does not simply make again (SPEC §16).
    */
@@ -147,7 +147,7 @@ export class ToolCallPipeline {
       metrics.toolCalled(entry.source, true, Date.now() - started);
       const data = toolSettledData(settler(), { ok: true, value }, run.restartSafe);
       const settled = { type: 'tool.settled' as const, runId: run.runId, epoch: run.epoch, data };
-      if (recordedOnceAnswered) events.trail([this.calledEvent(kind, made), settled]);
+      if (recordedOnceAnswered) await events.trail([this.calledEvent(kind, made), settled]);
       else await events.append(settled);
       return value;
     } catch (error) {

@@ -1,6 +1,6 @@
 /** The event log: appending, reading, encoding, the session index it keeps, and the projections rebuilt from it. */
 export { EventLog, MAX_PAGE, type AppendInput } from './event-log';
-export { SameTickAppends } from './same-tick-appends';
+export { MAX_BATCH_EVENTS, SameTickAppends } from './same-tick-appends';
 export { encodeRunRequested, type LoggedEvent } from './event-encoding';
 export { packEventData, splicedEventData, unpackEventData } from './event-packing';
 export { type SessionRecord, type SessionSettings } from './projections/views';

@@ -6,7 +6,7 @@ import type { AppendInput, EventLog } from './event-log';
  * bytes are what the same appends would send pipelined, and a run's events add up to at most its
  * history cap, CODEMODE_RUN_HISTORY_MAX_BYTES.)
  */
-const MAX_BATCH_EVENTS = 16;
+export const MAX_BATCH_EVENTS = 16;
 
 interface Pending {
   input: AppendInput;
