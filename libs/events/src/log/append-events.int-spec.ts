@@ -59,7 +59,23 @@ async function written(ref: SessionRef, runId: string): Promise<unknown> {
   const transcript = (await runs.transcript(ref))?.map((entry) => entry.call);
   const [historyEvents, historyBytes, status] = await redis.hmget(keys.run(ref, runId), 'historyEvents', 'historyBytes', 'status');
   const storedBytes = await redis.hget(keys.session(ref), 'storedBytes');
-  return { events, transcript, historyEvents, historyBytes, status, storedBytes };
+  // Every field of the run hash, the times and ids its events gave it named, not valued.
+  const runHash = Object.entries(await redis.hgetall(keys.run(ref, runId)))
+    .map(([field, value]) => `${field}=${/^\d{13}|^\d{4}-\d\d-\d\dT/.test(value) ? 'set' : value}`)
+    .sort();
+  const storedLog = Object.values(await redis.hgetall(keys.storedLog(ref))).reduce((sum, bytes) => sum + Number(bytes), 0);
+  const expiring = await Promise.all([keys.run(ref, runId), keys.session(ref), keys.storedLog(ref)].map((key) => redis.pttl(key)));
+  return {
+    events,
+    transcript,
+    historyEvents,
+    historyBytes,
+    status,
+    storedBytes,
+    runHash,
+    storedLog,
+    expires: expiring.map((ms) => ms > 0),
+  };
 }
 
 test('appendAll writes what the same appends one by one write: events in order, transcript, counters', async () => {
@@ -143,6 +159,41 @@ test('at the history cap the event that does not fit and every one after it are 
   const texts = (await log.readLogged(ref, { limit: 100 })).events.filter((e) => e.type === 'run.output').map((e) => e.data.text);
   expect(texts.slice(-2)).toEqual(['line 101', 'line 102']);
   expect((await runs.get(ref, runId))?.status).toBe('running');
+});
+
+test("a batch that mixes tool calls' events with another event writes what the appends one by one write", async () => {
+  const [one, batch] = [newRef(), newRef()];
+  const [oneRun, batchRun] = [await runningRun(one), await runningRun(batch)];
+  const mixed = (runId: string): AppendInput[] => {
+    const [c1, c2, , s1] = toolEvents(runId);
+    return [c1, { type: 'run.output', runId, epoch: 1, data: { text: 'between' } }, s1, c2];
+  };
+  for (const input of mixed(oneRun)) await log.append(one, input);
+
+  const outcomes = await log.appendAll(batch, mixed(batchRun));
+
+  expect(outcomes.every((outcome) => !(outcome instanceof Error))).toBe(true);
+  const seen = JSON.parse(JSON.stringify(await written(batch, batchRun)).replaceAll(batchRun, 'RUN')) as Record<string, unknown>;
+  const expected = JSON.parse(JSON.stringify(await written(one, oneRun)).replaceAll(oneRun, 'RUN')) as Record<string, unknown>;
+  expect(seen).toEqual(expected);
+  expect(seen.historyEvents).toBe('6');
+});
+
+test("tool calls' events at the history cap: those that fit are written and counted as one by one, the rest refused", async () => {
+  const [one, batch] = [newRef(), newRef()];
+  const [oneRun, batchRun] = [await runningRun(one), await runningRun(batch)];
+  // Two events of the run so far, twelve asked for: ten fit under the cap of MAX_EVENTS.
+  const twice = (runId: string): AppendInput[] => [...toolEvents(runId), ...toolEvents(runId)];
+  for (const input of twice(oneRun)) await log.append(one, input).catch(() => undefined);
+
+  const outcomes = await log.appendAll(batch, twice(batchRun));
+
+  expect(outcomes.slice(0, MAX_EVENTS - 2).every((outcome) => !(outcome instanceof Error))).toBe(true);
+  expect(outcomes.slice(MAX_EVENTS - 2).every((outcome) => outcome instanceof RunHistoryLimitError)).toBe(true);
+  const seen = JSON.parse(JSON.stringify(await written(batch, batchRun)).replaceAll(batchRun, 'RUN')) as Record<string, unknown>;
+  const expected = JSON.parse(JSON.stringify(await written(one, oneRun)).replaceAll(oneRun, 'RUN')) as Record<string, unknown>;
+  expect(seen).toEqual(expected);
+  expect(seen.historyEvents).toBe(String(MAX_EVENTS));
 });
 
 test('appendAll refuses events of two runs, or none of a run, before writing anything', async () => {

@@ -2,7 +2,9 @@
   Append several events of one run, in order, in one call: each as append-event.lua appends one
   (the same checks, projections and publish), so the call does what that many append-event calls
   in a row would. Lets a worker write the events of tool calls that start or settle together with
-  one script call instead of one each.
+  one script call instead of one each. Tool calls' events in a row are a batch (append.lua): the
+  run hash is read and written, and the stored bytes, trim look and TTLs dealt with, once for
+  them all.
 
     Input:
       KEYS[1] stream, KEYS[2] session hash, KEYS[3] run hash, KEYS[4] transcript list,
@@ -45,6 +47,8 @@ for n = 1, tonumber(ARGV[1]) do
       ev.facts[ARGV[j]] = ARGV[j + 1]
       j = j + 2
     end
+    if BATCHED[ev.type] and not batch then open_batch() end
+    if batch and not BATCHED[ev.type] then close_batch(KEYS) end
     local ok, reply = pcall(append_generic, KEYS, ev, ARGV[i + 4], ARGV[i + 5])
     if ok then
       replies[n] = reply
@@ -55,4 +59,5 @@ for n = 1, tonumber(ARGV[1]) do
   end
   i = i + 8 + 2 * (nraws + nfacts)
 end
+if batch then close_batch(KEYS) end
 return replies

@@ -53,10 +53,17 @@
 --- @include "projections"
 --- @include "retention"
 
+-- Tool calls' events written together (append-events.lua) make a batch: the run hash is read once
+-- and written once for all of them, and the stored bytes, the trim look and the TTLs are dealt
+-- with once, after the last. `batch` is set while one is open: the stream ms and the event last
+-- appended in it.
+local BATCHED = { ['tool.called'] = true, ['tool.settled'] = true, ['tool.blocked'] = true }
+local batch = nil
+
 -- Returns nil when a run-scoped write may proceed, else {code, detail}.
 local function check_run_write(K, runId, epoch)
   if runId == '' then return nil end
-  local st = read_run(K, runId)
+  local st = (batch and read_of(runId)) or read_run(K, runId)
   if not st.status then return { -1, '' } end
   if epoch < tonumber(st.epoch) then return { -3, st.epoch } end
   if ENDED[st.status] then return { -2, st.status } end
@@ -105,10 +112,34 @@ local function append_event(K, ev)
     count_history(K, ev, #data, ms)
     write_run(K)
   end
+  if batch then
+    batch.ms, batch.ev = ms, ev
+    return id
+  end
   maybe_trim(K, ms)
   flush_stored(K)
   session_ttl_ms = expire_session(K, ev)
   return id
+end
+
+-- Opens a batch: the writes append_event makes once per event wait for close_batch.
+local function open_batch()
+  batch = {}
+  hold_run(true)
+  hold_log()
+end
+
+-- Makes the writes of the batch's events, as the last event's append_event would have.
+local function close_batch(K)
+  local last = batch
+  batch = nil
+  write_log(K)
+  hold_run(false)
+  write_run(K)
+  if not last.ev then return end
+  maybe_trim(K, last.ms)
+  flush_stored(K)
+  session_ttl_ms = expire_session(K, last.ev)
 end
 
 -- Reads `{name, json}` raw pairs and then `name, value` fact pairs from ARGV[from..].

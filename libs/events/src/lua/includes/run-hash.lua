@@ -9,15 +9,20 @@
       when absent), claimToken, historyEvents and historyBytes (numbers), imageBytes (a number),
       call, toolCalled (a boolean).
     read_of(runId): `run_read` when it was read for this run since the last write, else nil.
-    set_run(field, value), del_run(field): what the event changes on the run hash.
+    set_run(field, value), del_run(field): what the event changes on the run hash (a field set
+      again keeps its last value).
     write_run(K): makes those changes (no field is both set and deleted by one event).
+    hold_run(on): while on (a batch of tool calls' events, append-events.lua), write_run waits:
+      what was read stays known for the batch's next event (count_history keeps its counts
+      current), and the changes of every event are made by the write_run after hold_run(false).
 ]]
 
 local RUN_READ_FIELDS = { 'status', 'epoch', 'claimToken', 'historyEvents', 'historyBytes', 'imageBytes', 'call',
   'toolCalled' }
 
 local run_read = nil
-local run_sets, run_dels = {}, {}
+local run_sets, run_set_at, run_dels = {}, {}, {}
+local run_held = false
 
 local function read_run(K, runId)
   local v = redis.call('HMGET', K[3], unpack(RUN_READ_FIELDS))
@@ -33,8 +38,14 @@ local function read_of(runId)
 end
 
 local function set_run(field, value)
+  local at = run_set_at[field]
+  if at then
+    run_sets[at] = value
+    return
+  end
   run_sets[#run_sets + 1] = field
   run_sets[#run_sets + 1] = value
+  run_set_at[field] = #run_sets
 end
 
 local function del_run(field)
@@ -42,7 +53,12 @@ local function del_run(field)
 end
 
 local function write_run(K)
+  if run_held then return end
   if #run_sets > 0 then redis.call('HSET', K[3], unpack(run_sets)) end
   if #run_dels > 0 then redis.call('HDEL', K[3], unpack(run_dels)) end
-  run_sets, run_dels, run_read = {}, {}, nil
+  run_sets, run_set_at, run_dels, run_read = {}, {}, {}, nil
+end
+
+local function hold_run(on)
+  run_held = on
 end

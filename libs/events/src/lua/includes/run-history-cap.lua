@@ -47,6 +47,8 @@ local function count_history(K, ev, bytes, ms)
     if read then events, used = read.historyEvents, read.historyBytes end
     set_run('historyEvents', int(events + 1))
     set_run('historyBytes', int(used + bytes))
+    -- A batch's next event reads them here (hold_run).
+    if read then read.historyEvents, read.historyBytes = events + 1, used + bytes end
   else
     redis.call('HINCRBY', K[3], 'historyEvents', 1)
     redis.call('HINCRBY', K[3], 'historyBytes', bytes)

@@ -19,6 +19,8 @@
     count_stored(delta): what a part of the append changed the count by; flush_stored(K) writes
       it once, at the end of the append (or of a trim made outside one).
     entry_bytes, count_log(K, id, bytes): a new stream entry, in its bucket.
+    hold_log(), write_log(K): between the two (a batch of tool calls' events), count_log adds
+      up the entries' bytes per bucket, and write_log counts each bucket once.
     give_back_log(K, point): the buckets wholly before a trim point.
     count_image(K, ev): a parked run's image, from its park to the run's end (on the run hash
       through set_run and del_run).
@@ -91,15 +93,40 @@ local function give_back_log(K, point)
   count_stored(-freed)
 end
 
--- Counts a new stream entry in its bucket; a new bucket may have made the two keys: they need their TTL.
--- A bucket is new when its count is this entry's alone (an entry counts at least ENTRY_OVERHEAD, and
--- a bucket leaves both keys together, give_back_log): only then is it listed.
-local function count_log(K, id, bytes)
+-- A bucket's new bytes; a new bucket may have made the two keys: they need their TTL. A bucket is
+-- new when its count is these bytes alone (an entry counts at least ENTRY_OVERHEAD, and a bucket
+-- leaves both keys together, give_back_log): only then is it listed.
+local function log_bucket(K, minute, bytes)
   local base = session_base(K)
-  local minute = int(math.floor(tonumber(string.match(id, '^(%d+)')) / BUCKET_MS))
   if redis.call('HINCRBY', base .. ':stored-log', minute, bytes) == bytes then
     redis.call('ZADD', base .. ':stored-minutes', 'NX', minute, minute)
     created_key = true
   end
+end
+
+-- While a batch holds its writes: its buckets in order, and their new bytes.
+local held_minutes, held_bytes = nil, nil
+
+local function count_log(K, id, bytes)
+  local minute = int(math.floor(tonumber(string.match(id, '^(%d+)')) / BUCKET_MS))
   count_stored(bytes)
+  if not held_minutes then
+    log_bucket(K, minute, bytes)
+    return
+  end
+  if not held_bytes[minute] then
+    held_minutes[#held_minutes + 1] = minute
+    held_bytes[minute] = 0
+  end
+  held_bytes[minute] = held_bytes[minute] + bytes
+end
+
+local function hold_log()
+  held_minutes, held_bytes = {}, {}
+end
+
+local function write_log(K)
+  local minutes, bytes = held_minutes, held_bytes
+  held_minutes, held_bytes = nil, nil
+  for _, minute in ipairs(minutes) do log_bucket(K, minute, bytes[minute]) end
 end
