@@ -187,6 +187,8 @@ export class ResidentRuns implements OnModuleDestroy {
   private async release(run: WorkerRun, reason: string): Promise<void> {
     this.runs.move(run, 'handOver');
     if (run.holdsParkedQuota) await this.limits.recountParked(run.ref, run.runId, run.imaged ? run.imageBytes : 0);
+    // A read that answered while the run was parked may have events held (RunEventWriter.trail): they go before its release.
+    await run.host.landed();
     try {
       const released = await this.ledger.release(run.ref, run.runId, { workerId: this.config.workerId, epoch: run.epoch, reason });
       this.logger.info({ ...run.fields, released, reason }, 'parked run handed over');
@@ -216,6 +218,8 @@ export class ResidentRuns implements OnModuleDestroy {
 
   private async recordEnd(run: WorkerRun, type: 'run.expired' | 'run.lost', end: () => Promise<boolean>): Promise<void> {
     const fields = { ...run.fields, type };
+    // As for a release: the events held for its reads go before its end.
+    await run.host.landed();
     try {
       if (await end()) this.logger.info(fields, 'parked run ended');
     } catch (error) {

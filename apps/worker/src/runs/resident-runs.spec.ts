@@ -39,8 +39,8 @@ const WORKER = 'w-self';
 const ref: SessionRef = { tenant: 'acme', sessionId: 's1' };
 const logger = createLogger({ service: 'test', level: 'silent', version: 'test' });
 
-/** What the ledger was asked to write, in order. */
-type Written = { kind: 'finish' | 'lost' | 'expired' | 'released' | 'resumed'; runId: string; epoch: number; detail?: unknown };
+/** What the ledger was asked to write, in order (`held`: a run's held tool events landing, RunToolHost.landed). */
+type Written = { kind: 'finish' | 'lost' | 'expired' | 'released' | 'resumed' | 'held'; runId: string; epoch: number; detail?: unknown };
 
 class MemoryLedger {
   readonly written: Written[] = [];
@@ -172,11 +172,15 @@ const spec = (restartSafe = false): CellSpec => ({
   shell: {} as CellSpec['shell'],
   agentId: null,
 });
-const host = { telemetry: () => emptyTelemetry() } as unknown as RunToolHost;
+const host = { telemetry: () => emptyTelemetry(), landed: () => Promise.resolve() } as unknown as RunToolHost;
 
 /** A run whose first leg parked here: its VM in the pool, its park recorded, a quota place held. */
-function parkedRun(p: Parts, runId: string, opts: { imaged?: boolean; restartSafe?: boolean; expiresAt?: number } = {}): WorkerRun {
-  const run = new WorkerRun(ref, runId, 1, spec(opts.restartSafe), host);
+function parkedRun(
+  p: Parts,
+  runId: string,
+  opts: { imaged?: boolean; restartSafe?: boolean; expiresAt?: number; host?: RunToolHost } = {},
+): WorkerRun {
+  const run = new WorkerRun(ref, runId, 1, spec(opts.restartSafe), opts.host ?? host);
   p.resident.begin(run);
   p.pool.vms.add(runId);
   run.holdsParkedQuota = true;
@@ -387,6 +391,23 @@ describe('what becomes of a parked run no wait resumes', () => {
     expect(busy.residency).toBe('resuming');
   });
 
+  it("shutdown: the events held for a parked run's reads are written before its release or its end", async () => {
+    const p = parts();
+    // Its held events land a turn later, as a write to Redis would.
+    const holding = (runId: string) =>
+      ({
+        ...host,
+        landed: () => tick().then(() => void p.ledger.written.push({ kind: 'held', runId, epoch: 1 })),
+      }) as unknown as RunToolHost;
+    parkedRun(p, 'img', { imaged: true, host: holding('img') });
+    parkedRun(p, 'mem', { host: holding('mem') });
+    await p.resident.giveUpAll('shutting down');
+    const written = p.ledger.written.map((w) => `${w.runId} ${w.kind}`);
+    expect([...written].sort()).toEqual(['img held', 'img released', 'mem held', 'mem lost']);
+    expect(written.indexOf('img held')).toBeLessThan(written.indexOf('img released'));
+    expect(written.indexOf('mem held')).toBeLessThan(written.indexOf('mem lost'));
+  });
+
   it('expiry: a parked run past its expiry ends run.expired and its VM goes; one being resumed does not expire', async () => {
     jest.useFakeTimers({ now: 1_000 });
     try {
@@ -397,7 +418,8 @@ describe('what becomes of a parked run no wait resumes', () => {
       void p.jobs.resume(resumeJob('taken'));
       await Promise.resolve();
       jest.advanceTimersByTime(1_500);
-      await Promise.resolve();
+      // The end's few promise turns (the held events' landing, the ledger's write, the quota's release).
+      for (let turn = 0; turn < 10; turn += 1) await Promise.resolve();
       expect(p.ledger.written).toEqual([{ kind: 'expired', runId: 'old', epoch: 1, detail: RUN_END_REASONS.expired }]);
       expect(p.pool.vms.has('old')).toBe(false);
       expect(p.quotaReleased).toEqual(['old']);

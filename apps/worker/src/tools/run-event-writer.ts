@@ -22,10 +22,26 @@ export const EVENTS_UNRECORDED_MESSAGE = "code mode could not record a tool call
 export const TRAIL_HOLD_MS = 20;
 
 /**
- * Trailed events not yet in the log past which a read's guest waits for them (a slow Redis): what
- * the worker holds for a run stays bounded, whatever its cell reads.
+ * What held events may keep of their calls (a restart-safe run's inputs and values, `keptBytes`)
+ * before they are sent: a held batch is one script call no larger than the reads' own appends
+ * were, so Redis is held no longer by it.
+ */
+export const TRAIL_HOLD_BYTES = 64 * 1024;
+
+/**
+ * Trailed events not yet in the log, and what they keep of their calls, past which a read's guest
+ * waits for them (a slow Redis): what the worker holds for a run stays bounded, whatever its cell
+ * reads.
  */
 export const TRAIL_BACKLOG_EVENTS = 256;
+export const TRAIL_BACKLOG_BYTES = 1024 * 1024;
+
+/** What a trailed event keeps of its call beyond its fixed fields: in a restart-safe run's log, its input or its value. */
+function keptBytes(input: AppendInput): number {
+  if (input.type === 'tool.called') return 'input' in input.data ? input.data.inputBytes : 0;
+  if (input.type === 'tool.settled') return 'result' in input.data && 'resultBytes' in input.data ? input.data.resultBytes : 0;
+  return 0;
+}
 
 /**
  * Writes one run's events from its tool calls (`tool.called`, `tool.settled`, `tool.blocked`):
@@ -33,8 +49,8 @@ export const TRAIL_BACKLOG_EVENTS = 256;
  * run is stopped and the call rejects with the cap's message.
  *
  * Events recorded after their call answered (`trail`: a read made in this process) are written
- * while the guest goes on, held up to TRAIL_HOLD_MS or MAX_BATCH_EVENTS so that reads in a row
- * share an append. The log keeps its order all the same: trailed events are written one batch
+ * while the guest goes on, held up to TRAIL_HOLD_MS, MAX_BATCH_EVENTS or TRAIL_HOLD_BYTES so that
+ * reads in a row share an append. The log keeps its order all the same: trailed events are written one batch
  * after another, and every other write of the run first sends what is held and waits until it
  * landed (`readyToWrite`); if some could not be written, the run stops, no later event of it is
  * written, and its next write rejects. So nothing the run records after a read (another call, an
@@ -45,11 +61,12 @@ export class RunEventWriter {
   private limitReached = false;
   /** The trailed batches sent, each written once the one before landed; settles (never rejects) once all did. */
   private trailing: Promise<void> | undefined;
-  /** Trailed events not sent yet, and the timer that sends them. */
+  /** Trailed events not sent yet, what they keep of their calls (keptBytes), and the timer that sends them. */
   private held: AppendInput[] = [];
+  private heldBytes = 0;
   private holdTimer: NodeJS.Timeout | undefined;
-  /** Trailed events not in the log yet (held, or sent and not answered). */
-  private backlog = 0;
+  /** Trailed events not in the log yet (held, or sent and not answered), and what they keep. */
+  private backlog = { events: 0, bytes: 0 };
   /** Why trailed events could not be written (not the history cap): the run stopped on it. */
   private trailFailure: Error | undefined;
 
@@ -94,15 +111,20 @@ export class RunEventWriter {
    * Writes `inputs`, in one append with the trailed events held beside them, once the trailed
    * events before them landed, without holding the caller: a call that changes nothing has answered, and
    * its guest goes on meanwhile. Not written once the run was stopped on earlier ones; at the cap,
-   * or when they cannot be written, the run stops. Resolves at once, unless TRAIL_BACKLOG_EVENTS
-   * are not in the log yet: then once they are (never rejects).
+   * or when they cannot be written, the run stops. Resolves at once, unless the run's trailed
+   * events not in the log yet pass TRAIL_BACKLOG_EVENTS or TRAIL_BACKLOG_BYTES: then once they all
+   * are (never rejects).
    */
   trail(inputs: readonly AppendInput[]): Promise<void> {
+    const bytes = inputs.reduce((sum, input) => sum + keptBytes(input), 0);
     this.held.push(...inputs);
-    this.backlog += inputs.length;
-    if (this.held.length >= MAX_BATCH_EVENTS) this.send();
+    this.heldBytes += bytes;
+    this.backlog.events += inputs.length;
+    this.backlog.bytes += bytes;
+    if (this.held.length >= MAX_BATCH_EVENTS || this.heldBytes >= TRAIL_HOLD_BYTES) this.send();
     else this.holdTimer ??= setTimeout(() => this.send(), TRAIL_HOLD_MS);
-    return this.backlog > TRAIL_BACKLOG_EVENTS ? this.landed() : Promise.resolve();
+    const piledUp = this.backlog.events > TRAIL_BACKLOG_EVENTS || this.backlog.bytes > TRAIL_BACKLOG_BYTES;
+    return piledUp ? this.landed() : Promise.resolve();
   }
 
   /** Sends what is held, and resolves once every trailed event landed, or the run was stopped on them; never rejects. */
@@ -136,7 +158,9 @@ export class RunEventWriter {
     this.holdTimer = undefined;
     if (this.held.length === 0) return;
     const inputs = this.held;
+    const bytes = this.heldBytes;
     this.held = [];
+    this.heldBytes = 0;
     this.trailing = (this.trailing ?? Promise.resolve()).then(async () => {
       try {
         if (this.stopped) return;
@@ -146,7 +170,8 @@ export class RunEventWriter {
         if (refused.reason instanceof RunHistoryLimitError) this.capReached();
         else this.trailFailed(refused.reason);
       } finally {
-        this.backlog -= inputs.length;
+        this.backlog.events -= inputs.length;
+        this.backlog.bytes -= bytes;
       }
     });
   }

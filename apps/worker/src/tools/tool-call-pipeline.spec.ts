@@ -8,7 +8,7 @@ import type { KindCall, ToolKind } from './kinds/tool-kind';
 import { WebhookKind } from './kinds/webhook';
 import { callOf, CLIENT_TOOLS, pipelineOver, recordingGate, RUN, sessionCatalog } from './testing/tool-call-fakes';
 import { CANCELED_MESSAGE } from './tool-call-error';
-import { EVENTS_UNRECORDED_MESSAGE, TRAIL_BACKLOG_EVENTS, TRAIL_HOLD_MS } from './run-event-writer';
+import { EVENTS_UNRECORDED_MESSAGE, TRAIL_BACKLOG_BYTES, TRAIL_BACKLOG_EVENTS, TRAIL_HOLD_BYTES, TRAIL_HOLD_MS } from './run-event-writer';
 
 /** A kind the worker answers, for the core tool `read`: it answers with `answer`, and notes each call it made. */
 class ReadKind implements ToolKind {
@@ -159,43 +159,80 @@ describe('ToolCallPipeline: a call the worker answers', () => {
     expect(log.written).toEqual([]);
   });
 
-  it('reads in a row share an append: their events are held until a batch is full, and sent as one script call', async () => {
-    const { pipeline, log } = pipelineOver([new ReadKind()]);
-    const reads = MAX_BATCH_EVENTS / 2;
-    for (let n = 1; n < reads; n += 1) await pipeline.call(read(n), never);
-    await written();
-    expect(log.calls).toEqual([]);
-    await pipeline.call(read(reads), never);
-    await written();
-    expect(log.calls).toEqual([Array.from({ length: reads }, () => ['tool.called', 'tool.settled']).flat()]);
-    expect(log.dataOf('tool.called').map((data) => (data as { callKey: string }).callKey)).toEqual(
-      Array.from({ length: reads }, (_, n) => `run_1:${n + 1}`),
-    );
-  });
+  describe('reads held for a shared append (the hold timer is faked, so only the test moves it)', () => {
+    beforeEach(() => jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }));
+    afterEach(() => jest.useRealTimers());
 
-  it("a read's events are held no longer than TRAIL_HOLD_MS when no other read or write comes", async () => {
-    const { pipeline, log } = pipelineOver([new ReadKind()]);
-    await pipeline.call(read(1), never);
-    await written();
-    expect(log.calls).toEqual([]);
-    await new Promise((resolve) => setTimeout(resolve, TRAIL_HOLD_MS + 10));
-    await written();
-    expect(log.calls).toEqual([['tool.called', 'tool.settled']]);
-  });
+    it('reads in a row share an append: their events are held until a batch is full, and sent as one script call', async () => {
+      const { pipeline, log } = pipelineOver([new ReadKind()]);
+      const reads = MAX_BATCH_EVENTS / 2;
+      for (let n = 1; n < reads; n += 1) await pipeline.call(read(n), never);
+      await written();
+      expect(log.calls).toEqual([]);
+      await pipeline.call(read(reads), never);
+      await written();
+      expect(log.calls).toEqual([Array.from({ length: reads }, () => ['tool.called', 'tool.settled']).flat()]);
+      expect(log.dataOf('tool.called').map((data) => (data as { callKey: string }).callKey)).toEqual(
+        Array.from({ length: reads }, (_, n) => `run_1:${n + 1}`),
+      );
+    });
 
-  it(`a read's guest waits once ${TRAIL_BACKLOG_EVENTS} trailed events are not in the log (a slow Redis), and goes on once they are`, async () => {
-    const { pipeline, log } = pipelineOver([new ReadKind()]);
-    const release = log.holdWrites();
-    const reads = TRAIL_BACKLOG_EVENTS / 2;
-    for (let n = 1; n <= reads; n += 1) await pipeline.call(read(n), never);
-    let answered = false;
-    const last = pipeline.call(read(reads + 1), never).then(() => (answered = true));
-    await written();
-    expect(answered).toBe(false);
-    expect(log.written).toEqual([]);
-    release();
-    await last;
-    expect(log.written).toHaveLength(TRAIL_BACKLOG_EVENTS + 2);
+    it("a read's events are held no longer than TRAIL_HOLD_MS when no other read or write comes", async () => {
+      const { pipeline, log } = pipelineOver([new ReadKind()]);
+      await pipeline.call(read(1), never);
+      jest.advanceTimersByTime(TRAIL_HOLD_MS - 1);
+      await written();
+      expect(log.calls).toEqual([]);
+      jest.advanceTimersByTime(1);
+      await written();
+      expect(log.calls).toEqual([['tool.called', 'tool.settled']]);
+    });
+
+    it(`a read's guest waits once ${TRAIL_BACKLOG_EVENTS} trailed events are not in the log (a slow Redis), and goes on once they are`, async () => {
+      const { pipeline, log } = pipelineOver([new ReadKind()]);
+      const release = log.holdWrites();
+      const reads = TRAIL_BACKLOG_EVENTS / 2;
+      for (let n = 1; n <= reads; n += 1) await pipeline.call(read(n), never);
+      let answered = false;
+      const last = pipeline.call(read(reads + 1), never).then(() => (answered = true));
+      await written();
+      expect(answered).toBe(false);
+      expect(log.written).toEqual([]);
+      release();
+      await last;
+      expect(log.written).toHaveLength(TRAIL_BACKLOG_EVENTS + 2);
+    });
+
+    it("a restart-safe run's reads are sent once what their events keep of the calls reaches TRAIL_HOLD_BYTES", async () => {
+      const kind = new ReadKind();
+      const value = { text: 'x'.repeat(TRAIL_HOLD_BYTES / 2) };
+      kind.answer = () => Promise.resolve(value);
+      const { pipeline, log } = pipelineOver([kind], { run: { ...RUN, restartSafe: true } });
+      await pipeline.call(read(1), never);
+      await written();
+      expect(log.calls).toEqual([]);
+      await pipeline.call(read(2), never);
+      await written();
+      expect(log.calls).toEqual([['tool.called', 'tool.settled', 'tool.called', 'tool.settled']]);
+    });
+
+    it(`a read's guest waits once what its run's trailed events not in the log keep passes ${TRAIL_BACKLOG_BYTES} bytes`, async () => {
+      const kind = new ReadKind();
+      const value = { text: 'x'.repeat(40_000) };
+      const valueBytes = JSON.stringify(value).length;
+      kind.answer = () => Promise.resolve(value);
+      const { pipeline, log } = pipelineOver([kind], { run: { ...RUN, restartSafe: true } });
+      const release = log.holdWrites();
+      const answeredAtOnce = Math.floor(TRAIL_BACKLOG_BYTES / valueBytes);
+      for (let n = 1; n <= answeredAtOnce; n += 1) await pipeline.call(read(n), never);
+      let answered = false;
+      const last = pipeline.call(read(answeredAtOnce + 1), never).then(() => (answered = true));
+      await written();
+      expect(answered).toBe(false);
+      release();
+      await last;
+      expect(log.written).toHaveLength(2 * (answeredAtOnce + 1));
+    });
   });
 
   it('an approval is requested only once the events of the reads before it landed', async () => {

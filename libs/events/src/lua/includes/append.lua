@@ -55,8 +55,10 @@
 
 -- Tool calls' events written together (append-events.lua) make a batch: the run hash is read once
 -- and written once for all of them, and the stored bytes, the trim look and the TTLs are dealt
--- with once, after the last. `batch` is set while one is open: the stream ms and the event last
--- appended in it.
+-- with once, after the last. That is what the same appends one by one write because these events
+-- change neither the run's status nor its epoch, delete no run field, and push no transcript mark:
+-- a type that does is not BATCHED. `batch` is set while one is open: the stream ms and the event
+-- last appended in it.
 local BATCHED = { ['tool.called'] = true, ['tool.settled'] = true, ['tool.blocked'] = true }
 local batch = nil
 

@@ -3,7 +3,8 @@
   projections need is read by one HMGET (check_run_write, start-run), and what the projections,
   the history cap and the stored bytes change on it is written by one HSET and at most one HDEL
   once the event is in the log (write_run, called by append_event). A script appending several
-  events reads again before each: what was read is forgotten when the event's writes are made.
+  events reads again before each: what was read is forgotten when the event's writes are made;
+  except in a batch of tool calls' events (hold_run), which reads once and writes once.
 
     read_run(K, runId): reads the fields into `run_read` and returns it: status and epoch (false
       when absent), claimToken, historyEvents and historyBytes (numbers), imageBytes (a number),
@@ -11,7 +12,8 @@
     read_of(runId): `run_read` when it was read for this run since the last write, else nil.
     set_run(field, value), del_run(field): what the event changes on the run hash (a field set
       again keeps its last value).
-    write_run(K): makes those changes (no field is both set and deleted by one event).
+    write_run(K): makes those changes (no field is both set and deleted by one event, or by one
+      batch).
     hold_run(on): while on (a batch of tool calls' events, append-events.lua), write_run waits:
       what was read stays known for the batch's next event (count_history keeps its counts
       current), and the changes of every event are made by the write_run after hold_run(false).
