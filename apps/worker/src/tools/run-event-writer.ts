@@ -23,8 +23,8 @@ export const TRAIL_HOLD_MS = 20;
 
 /**
  * What held events may keep of their calls (a restart-safe run's inputs and values, `keptBytes`)
- * before they are sent: a held batch is one script call no larger than the reads' own appends
- * were, so Redis is held no longer by it.
+ * before they are sent: a held batch is one script call of about this much at most, so it holds
+ * Redis no longer than one such append does, whatever the reads return.
  */
 export const TRAIL_HOLD_BYTES = 64 * 1024;
 

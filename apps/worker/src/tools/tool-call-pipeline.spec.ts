@@ -201,6 +201,12 @@ describe('ToolCallPipeline: a call the worker answers', () => {
       release();
       await last;
       expect(log.written).toHaveLength(TRAIL_BACKLOG_EVENTS + 2);
+      // Once they landed, the backlog is empty again: the next read answers at once.
+      log.holdWrites();
+      let next = false;
+      void pipeline.call(read(reads + 2), never).then(() => (next = true));
+      await written();
+      expect(next).toBe(true);
     });
 
     it("a restart-safe run's reads are sent once what their events keep of the calls reaches TRAIL_HOLD_BYTES", async () => {
@@ -232,6 +238,12 @@ describe('ToolCallPipeline: a call the worker answers', () => {
       release();
       await last;
       expect(log.written).toHaveLength(2 * (answeredAtOnce + 1));
+      // Once they landed, the backlog is empty again: the next read answers at once.
+      log.holdWrites();
+      let next = false;
+      void pipeline.call(read(answeredAtOnce + 2), never).then(() => (next = true));
+      await written();
+      expect(next).toBe(true);
     });
   });
 
