@@ -6,8 +6,9 @@ import { PlatformSurfaceKind } from './kinds/platform-surface';
 import { surfaceHandlers } from './kinds/surface-handlers';
 import type { KindCall, ToolKind } from './kinds/tool-kind';
 import { WebhookKind } from './kinds/webhook';
-import { callOf, CLIENT_TOOLS, pipelineOver, recordingGate, RUN, sessionCatalog } from './testing/tool-call-fakes';
+import { callOf, CLIENT_TOOLS, pipelineOver, recordingGate, RUN, sessionCatalog, type MemoryEventLog } from './testing/tool-call-fakes';
 import { CANCELED_MESSAGE } from './tool-call-error';
+import type { ToolCallPipeline } from './tool-call-pipeline';
 import { EVENTS_UNRECORDED_MESSAGE, TRAIL_BACKLOG_BYTES, TRAIL_BACKLOG_EVENTS, TRAIL_HOLD_BYTES, TRAIL_HOLD_MS } from './run-event-writer';
 
 /** A kind the worker answers, for the core tool `read`: it answers with `answer`, and notes each call it made. */
@@ -41,6 +42,31 @@ const written = async (): Promise<void> => {
 };
 const read = (n?: number) => callOf('bridge:callValue:1', 'callValue', { tool: 'read', input: { path: 'a.txt' } }, n);
 const refund = (n?: number) => callOf('bridge:callValue:1', 'callValue', { tool: 'refund', input: { order: 7 } }, n);
+/** A read made now on `pipeline`, and whether it has answered yet. */
+function readNow(pipeline: ToolCallPipeline, n: number): { done: Promise<unknown>; answered: () => boolean } {
+  let answered = false;
+  const done = pipeline.call(read(n), never).then(() => (answered = true));
+  return { done, answered: () => answered };
+}
+/**
+ * With the run's writes held (a slow Redis), `atOnce` reads answer at once and the next one only
+ * once every trailed event landed; after that, the backlog is empty again and a read answers at once.
+ */
+async function expectTheBacklogBounded(pipeline: ToolCallPipeline, log: MemoryEventLog, atOnce: number): Promise<void> {
+  const release = log.holdWrites();
+  for (let n = 1; n <= atOnce; n += 1) await pipeline.call(read(n), never);
+  const last = readNow(pipeline, atOnce + 1);
+  await written();
+  expect(last.answered()).toBe(false);
+  expect(log.written).toEqual([]);
+  release();
+  await last.done;
+  expect(log.written).toHaveLength(2 * (atOnce + 1));
+  log.holdWrites();
+  const next = readNow(pipeline, atOnce + 2);
+  await written();
+  expect(next.answered()).toBe(true);
+}
 /** A kind whose call answers when the test says so. */
 function answeringLater<Kind extends ReadKind>(kind: Kind): { kind: Kind; answer: (value: unknown) => void } {
   const held = { kind, answer: (_value: unknown): void => undefined };
@@ -190,23 +216,7 @@ describe('ToolCallPipeline: a call the worker answers', () => {
 
     it(`a read's guest waits once ${TRAIL_BACKLOG_EVENTS} trailed events are not in the log (a slow Redis), and goes on once they are`, async () => {
       const { pipeline, log } = pipelineOver([new ReadKind()]);
-      const release = log.holdWrites();
-      const reads = TRAIL_BACKLOG_EVENTS / 2;
-      for (let n = 1; n <= reads; n += 1) await pipeline.call(read(n), never);
-      let answered = false;
-      const last = pipeline.call(read(reads + 1), never).then(() => (answered = true));
-      await written();
-      expect(answered).toBe(false);
-      expect(log.written).toEqual([]);
-      release();
-      await last;
-      expect(log.written).toHaveLength(TRAIL_BACKLOG_EVENTS + 2);
-      // Once they landed, the backlog is empty again: the next read answers at once.
-      log.holdWrites();
-      let next = false;
-      void pipeline.call(read(reads + 2), never).then(() => (next = true));
-      await written();
-      expect(next).toBe(true);
+      await expectTheBacklogBounded(pipeline, log, TRAIL_BACKLOG_EVENTS / 2);
     });
 
     it("a restart-safe run's reads are sent once what their events keep of the calls reaches TRAIL_HOLD_BYTES", async () => {
@@ -225,25 +235,9 @@ describe('ToolCallPipeline: a call the worker answers', () => {
     it(`a read's guest waits once what its run's trailed events not in the log keep passes ${TRAIL_BACKLOG_BYTES} bytes`, async () => {
       const kind = new ReadKind();
       const value = { text: 'x'.repeat(40_000) };
-      const valueBytes = JSON.stringify(value).length;
       kind.answer = () => Promise.resolve(value);
       const { pipeline, log } = pipelineOver([kind], { run: { ...RUN, restartSafe: true } });
-      const release = log.holdWrites();
-      const answeredAtOnce = Math.floor(TRAIL_BACKLOG_BYTES / valueBytes);
-      for (let n = 1; n <= answeredAtOnce; n += 1) await pipeline.call(read(n), never);
-      let answered = false;
-      const last = pipeline.call(read(answeredAtOnce + 1), never).then(() => (answered = true));
-      await written();
-      expect(answered).toBe(false);
-      release();
-      await last;
-      expect(log.written).toHaveLength(2 * (answeredAtOnce + 1));
-      // Once they landed, the backlog is empty again: the next read answers at once.
-      log.holdWrites();
-      let next = false;
-      void pipeline.call(read(answeredAtOnce + 2), never).then(() => (next = true));
-      await written();
-      expect(next).toBe(true);
+      await expectTheBacklogBounded(pipeline, log, Math.floor(TRAIL_BACKLOG_BYTES / JSON.stringify(value).length));
     });
   });
 
