@@ -50,11 +50,11 @@ function keptBytes(input: AppendInput): number {
  *
  * Events recorded after their call answered (`trail`: a read made in this process) are written
  * while the guest goes on, held up to TRAIL_HOLD_MS, MAX_BATCH_EVENTS or TRAIL_HOLD_BYTES so that
- * reads in a row share an append. The log keeps its order all the same: trailed events are written one batch
- * after another, and every other write of the run first sends what is held and waits until it
- * landed (`readyToWrite`); if some could not be written, the run stops, no later event of it is
- * written, and its next write rejects. So nothing the run records after a read (another call, an
- * approval, a saved value, its park or end) is in the log without it.
+ * reads in a row share an append. The log keeps its order all the same: trailed events are written
+ * one batch after another, and every other write of the run first sends what is held and waits
+ * until it landed (`readyToWrite`); if some could not be written, the run stops, no later event of
+ * it is written, and its next write rejects. So nothing the run records after a read (another
+ * call, an approval, a saved value, its park or end) is in the log without it.
  */
 export class RunEventWriter {
   private readonly appends: SameTickAppends;
@@ -109,11 +109,11 @@ export class RunEventWriter {
 
   /**
    * Writes `inputs`, in one append with the trailed events held beside them, once the trailed
-   * events before them landed, without holding the caller: a call that changes nothing has answered, and
-   * its guest goes on meanwhile. Not written once the run was stopped on earlier ones; at the cap,
-   * or when they cannot be written, the run stops. Resolves at once, unless the run's trailed
-   * events not in the log yet pass TRAIL_BACKLOG_EVENTS or TRAIL_BACKLOG_BYTES: then once they all
-   * are (never rejects).
+   * events before them landed, without holding the caller: a call that changes nothing has
+   * answered, and its guest goes on meanwhile. Not written once the run was stopped on earlier
+   * ones; at the cap, or when they cannot be written, the run stops. Resolves at once, unless the
+   * run's trailed events not in the log yet pass TRAIL_BACKLOG_EVENTS or TRAIL_BACKLOG_BYTES: then
+   * once they all are (never rejects).
    */
   trail(inputs: readonly AppendInput[]): Promise<void> {
     const bytes = inputs.reduce((sum, input) => sum + keptBytes(input), 0);

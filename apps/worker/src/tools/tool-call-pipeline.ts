@@ -128,9 +128,10 @@ export class ToolCallPipeline {
    * in this process that changes nothing (`ToolKind.inProcess`, `RepeatableCalls.changesNothing`)
    * has both written once it answered, in one append, and its guest has the value without waiting
    * for that write, unless the run's trailed events pile up behind a slow Redis
-   * (`RunEventWriter.trail`: every later write of the run, its park and its end come after it): the order that protects a write protects nothing for it, and a call cut off
-   * before its events landed (a crash, an abort) left nothing behind that a replay, or a run
-   * started again, does not simply make again (SPEC §16).
+   * (`RunEventWriter.trail`: every later write of the run, its park and its end come after it):
+   * the order that protects a write protects nothing for it, and a call cut off before its events
+   * landed (a crash, an abort) left nothing behind that a replay, or a run started again, does not
+   * simply make again (SPEC §16).
    */
   private async answered(kind: ToolKind, made: KindCall, recordedOnceAnswered: boolean): Promise<unknown> {
     const { run, entry, call, signal } = made;
