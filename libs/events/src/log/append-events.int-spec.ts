@@ -53,8 +53,11 @@ function toolEvents(runId: string): AppendInput[] {
   return [...called, ...settled];
 }
 
-/** What a session holds after its writes, with the parts that differ between sessions (ids, times) left out. */
-async function written(ref: SessionRef, runId: string): Promise<unknown> {
+/**
+ * What a session holds after its writes, with the parts that differ between sessions left out
+ * (times and ids valued, the run's id named `RUN`).
+ */
+async function written(ref: SessionRef, runId: string): Promise<Record<string, unknown>> {
   const events = (await log.readLogged(ref, { limit: 100 })).events.map(({ type, data }) => ({ type, data }));
   const transcript = (await runs.transcript(ref))?.map((entry) => entry.call);
   const [historyEvents, historyBytes, status] = await redis.hmget(keys.run(ref, runId), 'historyEvents', 'historyBytes', 'status');
@@ -65,7 +68,7 @@ async function written(ref: SessionRef, runId: string): Promise<unknown> {
     .sort();
   const storedLog = Object.values(await redis.hgetall(keys.storedLog(ref))).reduce((sum, bytes) => sum + Number(bytes), 0);
   const expiring = await Promise.all([keys.run(ref, runId), keys.session(ref), keys.storedLog(ref)].map((key) => redis.pttl(key)));
-  return {
+  const whole = {
     events,
     transcript,
     historyEvents,
@@ -76,6 +79,7 @@ async function written(ref: SessionRef, runId: string): Promise<unknown> {
     storedLog,
     expires: expiring.map((ms) => ms > 0),
   };
+  return JSON.parse(JSON.stringify(whole).replaceAll(runId, 'RUN')) as Record<string, unknown>;
 }
 
 test('appendAll writes what the same appends one by one write: events in order, transcript, counters', async () => {
@@ -92,9 +96,8 @@ test('appendAll writes what the same appends one by one write: events in order, 
   expect([...batchIds].sort((a, b) => (BigInt(a.replace('-', '')) < BigInt(b.replace('-', '')) ? -1 : 1))).toEqual(batchIds);
   const stream = (await redis.xrange(keys.events(batch), '-', '+')).map(([id]) => id);
   expect(stream.slice(-6)).toEqual(batchIds);
-  const seen = JSON.parse(JSON.stringify(await written(batch, batchRun)).replaceAll(batchRun, 'RUN')) as Record<string, unknown>;
-  const expected = JSON.parse(JSON.stringify(await written(one, oneRun)).replaceAll(oneRun, 'RUN')) as Record<string, unknown>;
-  expect(seen).toEqual(expected);
+  const seen = await written(batch, batchRun);
+  expect(seen).toEqual(await written(one, oneRun));
   expect(seen.historyEvents).toBe('8');
   expect((seen.events as { type: string }[]).map((e) => e.type)).toEqual([
     'run.requested',
@@ -173,9 +176,8 @@ test("a batch that mixes tool calls' events with another event writes what the a
   const outcomes = await log.appendAll(batch, mixed(batchRun));
 
   expect(outcomes.every((outcome) => !(outcome instanceof Error))).toBe(true);
-  const seen = JSON.parse(JSON.stringify(await written(batch, batchRun)).replaceAll(batchRun, 'RUN')) as Record<string, unknown>;
-  const expected = JSON.parse(JSON.stringify(await written(one, oneRun)).replaceAll(oneRun, 'RUN')) as Record<string, unknown>;
-  expect(seen).toEqual(expected);
+  const seen = await written(batch, batchRun);
+  expect(seen).toEqual(await written(one, oneRun));
   expect(seen.historyEvents).toBe('6');
 });
 
@@ -190,9 +192,8 @@ test("tool calls' events at the history cap: those that fit are written and coun
 
   expect(outcomes.slice(0, MAX_EVENTS - 2).every((outcome) => !(outcome instanceof Error))).toBe(true);
   expect(outcomes.slice(MAX_EVENTS - 2).every((outcome) => outcome instanceof RunHistoryLimitError)).toBe(true);
-  const seen = JSON.parse(JSON.stringify(await written(batch, batchRun)).replaceAll(batchRun, 'RUN')) as Record<string, unknown>;
-  const expected = JSON.parse(JSON.stringify(await written(one, oneRun)).replaceAll(oneRun, 'RUN')) as Record<string, unknown>;
-  expect(seen).toEqual(expected);
+  const seen = await written(batch, batchRun);
+  expect(seen).toEqual(await written(one, oneRun));
   expect(seen.historyEvents).toBe(String(MAX_EVENTS));
 });
 
