@@ -56,6 +56,8 @@ class Fakes {
   readonly lost: { runId: string; epoch: number }[] = [];
   readonly oweCalls: string[] = [];
   readonly logged: string[] = [];
+  /** Each logged line's fields, beside `logged`. */
+  readonly loggedFields: unknown[] = [];
   held = false;
   private push: ((r: CodeModeResult) => void) | undefined;
   private started: (() => void) | undefined;
@@ -114,8 +116,10 @@ class Fakes {
   }
 
   private logger(): Logger {
-    const note = (_fields: unknown, message?: string): void =>
-      void this.logged.push(typeof _fields === 'string' ? _fields : (message ?? ''));
+    const note = (fields: unknown, message?: string): void => {
+      this.logged.push(typeof fields === 'string' ? fields : (message ?? ''));
+      this.loggedFields.push(typeof fields === 'string' ? {} : fields);
+    };
     const log = { warn: note, error: note, info: note, debug: note, child: () => log } as unknown as Logger;
     return log;
   }
@@ -272,6 +276,21 @@ describe('CallAnswers', () => {
       const answer = await f.answers.unanswered(f.leg({ restartSafe: false }));
       expect(answer).toMatchObject({ status: 'failed', code: 'runtime_unavailable', error: NO_ANSWER_ERROR, replaySafe: false });
       expect(f.lost).toEqual([{ runId: RUN_ID, epoch: 7 }]);
+    });
+
+    it('legs left unanswered together log one line a second of each kind, with how many were held back (no storm)', async () => {
+      const unanswered = 'the worker running the leg did not answer within its budget';
+      const owed = 'the replay-safe leg did not answer within its budget; answering waiting, its outcome goes to the next wait';
+      f.run = view('running', { restartSafe: false, owner: 'w-live' });
+      for (let i = 0; i < 5; i++) await f.answers.unanswered(f.leg({ restartSafe: false }));
+      f.run = view('running');
+      for (let i = 0; i < 3; i++) await f.answers.unanswered(f.leg());
+      expect(f.logged).toEqual([unanswered, owed]);
+      jest.advanceTimersByTime(1_000);
+      f.run = view('running', { restartSafe: false, owner: 'w-live' });
+      await f.answers.unanswered(f.leg({ restartSafe: false }));
+      expect(f.logged).toEqual([unanswered, owed, unanswered]);
+      expect(f.loggedFields[2]).toEqual({ suppressed: 4 });
     });
 
     it('a leg that is not replay-safe under a live worker is left to it', async () => {

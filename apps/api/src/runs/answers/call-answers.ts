@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CodeModeResult, Limits, RunView, SessionRef } from '@codemode/contracts';
 import type { AppConfig } from '@codemode/config';
-import { LiveRunIndex, RunEnds, RunLedger, RunOwnership, RunReplies } from '@codemode/events';
+import { ErrorGate, LiveRunIndex, RunEnds, RunLedger, RunOwnership, RunReplies } from '@codemode/events';
 import { emptyTelemetry, failedInputResult, hostFailureResult, owedAnswerResult } from '@codemode/cells';
 import type { Logger } from '@codemode/telemetry';
 import { CellQueue } from '../../queues/cell-queue';
@@ -13,6 +13,9 @@ import { answerAfterGap, storedAnswer, waitAnswerOf } from './stored-answers';
 
 /** How often a wait owed a leg's answer looks whether the leg parked or ended (SPEC §16). */
 const OWED_POLL_MS = 200;
+
+const OWED_LINE = 'the replay-safe leg did not answer within its budget; answering waiting, its outcome goes to the next wait';
+const UNANSWERED_LINE = 'the worker running the leg did not answer within its budget';
 
 /** What a call does when its leg starts late (null: keep waiting) or does not answer in time. */
 export type DeadlineHandlers = ConstructorParameters<typeof ReplyDeadline>[3];
@@ -49,6 +52,12 @@ export class CallAnswers {
     private readonly ends: RunEnds,
     private readonly approvals: ApprovalHold,
   ) {}
+
+  /**
+   * A Redis failover or a dead worker leaves every leg in flight unanswered at once: one line a
+   * second per kind, with how many were held back, not one per leg (SPEC §13: no log storm).
+   */
+  private readonly unansweredLog = new ErrorGate(1_000);
 
   /**
    * Indexes the leg as live: if nobody ends it (this API dies, or cannot close it while Redis is
@@ -105,10 +114,12 @@ export class CallAnswers {
     const fate = await this.ownership.unansweredFate(run);
     if (!leg.awaitResults && (fate === 'rebuild' || fate === 'owe')) {
       if (fate === 'rebuild' && leg.call === 'wait') await this.rebuild(ref, runId);
-      log.warn({ fate }, 'the replay-safe leg did not answer within its budget; answering waiting, its outcome goes to the next wait');
+      const admitted = this.unansweredLog.admit(OWED_LINE);
+      if (admitted) log.warn({ fate, ...admitted }, OWED_LINE);
       return this.owe(leg);
     }
-    log.error('the worker running the leg did not answer within its budget');
+    const admitted = this.unansweredLog.admit(UNANSWERED_LINE);
+    if (admitted) log.error(admitted, UNANSWERED_LINE);
     // Its worker may be gone: then the run ends here, so it has its one terminal event.
     if (run && fate === 'lose') await this.ends.lose({ ref, runId, epoch: run.epoch });
     return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', leg.restartSafe);
