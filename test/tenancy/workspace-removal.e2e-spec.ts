@@ -85,3 +85,20 @@ test('a starting worker removes the workspaces of sessions that are gone and kee
   expect(readFileSync(join(stack.workspaceRoot, 'beta', 'live', 'f.txt'), 'utf8')).toBe('live\n');
   expect(existsSync(join(workspace('beta'), 'sub', 'f.txt'))).toBe(true);
 });
+
+test('a session made again under a deleted one’s id lists its own workspace, not the deleted one’s (a worker keeps roots open between calls)', async () => {
+  const sid = 'again';
+  const listed = async (): Promise<unknown> => {
+    const result = await alpha.exec(sid, { title: 'list', code: 'return (await ls({})).entries' });
+    expect(result.status).toBe('completed');
+    return (result as { value?: unknown }).value;
+  };
+  expect((await alpha.shellExec(sid, { command: 'echo old > old.txt' })).details).toMatchObject({ status: 'completed' });
+  expect(await listed()).toEqual(['old.txt']);
+
+  expect((await alpha.raw('DELETE', `/v1/sessions/${sid}`)).status).toBe(200);
+  expect(await eventually(() => !existsSync(join(stack.workspaceRoot, 'alpha', sid)), 10_000)).toBe(true);
+
+  expect((await alpha.shellExec(sid, { command: 'echo new > new.txt' })).details).toMatchObject({ status: 'completed' });
+  expect(await listed()).toEqual(['new.txt']);
+});

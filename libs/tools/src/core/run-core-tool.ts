@@ -4,7 +4,8 @@ import { grepTool, type GrepResult } from './grep';
 import { FindInputSchema, GrepInputSchema, LsInputSchema, parseToolInput, ReadInputSchema } from './inputs';
 import { lsTool, type LsResult } from './ls';
 import { readTool, type ReadResult } from './read';
-import { closeWorkspace, openWorkspace, type Workspace } from './workspace-path';
+import { SHARED_WORKSPACES } from './open-workspaces';
+import type { Workspace } from './workspace-path';
 
 /** Core tools this library executes (the shell tools `exec`/`process` run in libs/shell). */
 export const WORKSPACE_TOOL_NAMES = ['read', 'ls', 'find', 'grep'] as const;
@@ -49,14 +50,7 @@ export async function runCoreTool(name: string, input: unknown, context: CoreToo
 
 async function dispatch(name: WorkspaceToolName, input: unknown, context: CoreToolContext): Promise<CoreToolResult> {
   const run = toolOf(name, input);
-  const workspace = await openWorkspace(context.workspaceRoot);
-  try {
-    return await run(workspace, context.signal);
-  } finally {
-    // Closed without holding the answer back: nothing the call answers depends on the close,
-    // which is one more trip through libuv's thread pool.
-    closeWorkspace(workspace).catch(() => undefined);
-  }
+  return SHARED_WORKSPACES.use(context.workspaceRoot, (workspace) => run(workspace, context.signal));
 }
 
 /** The tool with its input checked (before the workspace is opened). */

@@ -12,7 +12,7 @@ import { WORKSPACE_MOUNT } from '@codemode/contracts';
  * by one beneath the root's descriptor (workspace-entry.ts).
  */
 
-/** A session workspace, its root open as a directory for the length of one tool call. */
+/** A session workspace, its root open as a directory while tool calls use it (OpenWorkspaces). */
 export interface Workspace {
   /** `realpath` of the workspace root. Never shown to the guest. */
   readonly root: string;
@@ -20,7 +20,7 @@ export interface Workspace {
   readonly configuredRoot: string;
   /** The root directory, opened once: every lookup starts from this descriptor. */
   readonly rootDir: FileHandle;
-  /** The root's `stat`, taken as it was opened. */
+  /** The root's `stat`, taken as it was opened or, held open, as this call began (OpenWorkspaces). */
   readonly rootStats: Stats;
 }
 
