@@ -71,9 +71,9 @@ async function claimedBeforeWrite(run: WorkerRun): Promise<void> {
   if (answer && !answer.started) throw new RunNotStartedError(run.runId, answer.status);
 }
 
-/** How long a run outcome is retried while Redis is unreachable. */
 /** Logged (at most once a second) each time a run's outcome could not be recorded yet. */
 const RECORD_RETRY_LINE = 'Redis unavailable or full; recording the run outcome again';
+/** How long a run outcome is retried while Redis is unreachable. */
 const RECORD_RETRY_MS = 10 * 60_000;
 
 const ALWAYS_REPLAY_REASON = 'CODEMODE_ALWAYS_REPLAY: every wait rebuilds the run by replay';
