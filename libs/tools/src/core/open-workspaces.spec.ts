@@ -7,6 +7,14 @@ import type { Workspace } from './workspace-path';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Whether `workspace`'s root descriptor gets closed within `withinMs` (a close is a trip through the pool). */
+async function closedWithin(workspace: Workspace, withinMs = 2_000): Promise<boolean> {
+  for (const started = Date.now(); Date.now() - started < withinMs; await sleep(5)) {
+    if (workspace.rootDir.fd === -1) return true;
+  }
+  return false;
+}
+
 describe('OpenWorkspaces', () => {
   let ws: TestWorkspace;
   let open: OpenWorkspaces;
@@ -18,6 +26,18 @@ describe('OpenWorkspaces', () => {
       seen.push(workspace);
       return Promise.resolve(workspace);
     });
+
+  /** A call that uses the root at `root` until `finish()`: its workspace once it has it, and its end. */
+  const holding = async (roots: OpenWorkspaces, root = ws.root) => {
+    let finish!: () => void;
+    let given!: (workspace: Workspace) => void;
+    const workspace = new Promise<Workspace>((resolve) => (given = resolve));
+    const ended = roots.use(root, (opened) => {
+      given(opened);
+      return new Promise<void>((resolve) => (finish = resolve));
+    });
+    return { workspace: await workspace, finish: () => finish(), ended };
+  };
 
   beforeEach(async () => {
     ws = await createTestWorkspace();
@@ -50,28 +70,30 @@ describe('OpenWorkspaces', () => {
     await ws.write('new.txt', 'made after\n');
     const listed = await open.use(ws.root, (workspace) => lsTool(workspace, {}));
     expect(listed.entries).toEqual(['new.txt']);
-    await sleep(0);
-    expect(before.rootDir.fd).toBe(-1); // the old descriptor is closed
+    expect(await closedWithin(before)).toBe(true);
   });
 
   it('a removed root a call still uses stays open for that call until it ends', async () => {
-    let finish!: () => void;
-    let during!: Workspace;
-    const long = open.use(ws.root, async (workspace) => {
-      during = workspace;
-      await new Promise<void>((resolve) => (finish = resolve));
-    });
-    await sleep(0);
+    const call = await holding(open);
     await rm(ws.root, { recursive: true, force: true });
     await mkdir(ws.root);
     const next = await workspaceOf(open);
-    await sleep(0);
-    expect(next.rootDir).not.toBe(during.rootDir);
-    expect(during.rootDir.fd).toBeGreaterThan(-1);
-    finish();
-    await long;
-    await sleep(0);
-    expect(during.rootDir.fd).toBe(-1);
+    expect(next.rootDir).not.toBe(call.workspace.rootDir);
+    expect(await closedWithin(call.workspace, 100)).toBe(false);
+    call.finish();
+    await call.ended;
+    expect(await closedWithin(call.workspace)).toBe(true);
+  });
+
+  it('calls at once into a removed root share one new root: the old one is closed, nothing is left open', async () => {
+    const before = await workspaceOf(open);
+    await rm(ws.root, { recursive: true, force: true });
+    await mkdir(ws.root);
+    const [a, b, c] = await Promise.all([workspaceOf(open), workspaceOf(open), workspaceOf(open)]);
+    expect(b.rootDir).toBe(a.rootDir);
+    expect(c.rootDir).toBe(a.rootDir);
+    expect(await closedWithin(before)).toBe(true);
+    expect(await closedWithin(a)).toBe(true); // by the sweep: no copy was left out of it
   });
 
   it('a removed root that is not made again is made anew, empty, as a first call makes it', async () => {
@@ -82,32 +104,28 @@ describe('OpenWorkspaces', () => {
   });
 
   it('closes a root once no call has used it for its idle time, and not while a call uses it', async () => {
-    let finish!: () => void;
-    let during!: Workspace;
-    const long = open.use(ws.root, async (workspace) => {
-      during = workspace;
-      await new Promise<void>((resolve) => (finish = resolve));
-    });
-    await sleep(150);
-    expect(during.rootDir.fd).toBeGreaterThan(-1);
-    finish();
-    await long;
-    await sleep(150);
-    expect(during.rootDir.fd).toBe(-1);
+    const call = await holding(open);
+    expect(await closedWithin(call.workspace, 300)).toBe(false);
+    call.finish();
+    await call.ended;
+    expect(await closedWithin(call.workspace)).toBe(true);
     const next = await workspaceOf(open);
-    expect(next.rootDir).not.toBe(during.rootDir);
+    expect(next.rootDir).not.toBe(call.workspace.rootDir);
   });
 
-  it('holds at most its cap: a root past it is opened and closed by its own call', async () => {
-    const other = path.join(ws.base, 'two');
-    const third = path.join(ws.base, 'three');
+  it('holds at most its cap: a new root takes the place of the one idle longest; with every one in use, a call opens and closes its own', async () => {
+    const [two, three, four] = ['two', 'three', 'four'].map((name) => path.join(ws.base, name));
     const a = await workspaceOf(open);
-    const b = await workspaceOf(open, other);
-    const c = await workspaceOf(open, third);
-    await sleep(0);
-    expect([a.rootDir.fd, b.rootDir.fd].every((fd) => fd > -1)).toBe(true);
-    expect(c.rootDir.fd).toBe(-1);
-    expect((await workspaceOf(open, third)).rootDir).not.toBe(c.rootDir);
+    const b = await workspaceOf(open, two);
+    const c = await workspaceOf(open, three);
+    expect(await closedWithin(a)).toBe(true);
+    const calls = [await holding(open, two), await holding(open, three)];
+    expect(calls.map((call) => call.workspace.rootDir)).toEqual([b.rootDir, c.rootDir]);
+    const past = await workspaceOf(open, four);
+    expect(await closedWithin(past)).toBe(true);
+    expect([b.rootDir.fd, c.rootDir.fd].every((fd) => fd > -1)).toBe(true);
+    for (const call of calls) call.finish();
+    await Promise.all(calls.map((call) => call.ended));
   });
 
   it('sessions never share a root: each path has its own', async () => {

@@ -7,15 +7,18 @@ import { closeWorkspace, openWorkspace, type Workspace } from './workspace-path'
  * its descriptor and `stat`) and closing it are three trips through libuv's thread pool, each a
  * wake-up of another thread on a core the cell's own threads share: about as much as the `ls`
  * itself. A run's reads come one after another into the same workspace, so the root opened for
- * the first serves the next, and is closed once no call has used it for `idleMs`.
+ * the first serves the next; it is closed once no call has used it for `idleMs` (the sweep runs
+ * every `idleMs`, so within twice that).
  *
  * Each call still looks at the root it is given, with an `fstat` of the open descriptor (no path
- * lookup, nothing read from the disk: the inode is held open): a root that was removed since (a
- * deleted session; `nlink` 0) is opened again by its path, as a call before this cache did, so a
- * session made again under the same id never sees its predecessor's folder; and its `stat` is
- * today's, so a directory grown past one read (`readEntries`) is read in batches. Roots are keyed
- * by the session's own path (tenant and session id), never shared between sessions. At most
- * `maxOpen` are held; past that a call opens and closes its own, as before.
+ * lookup, nothing read from a local disk: the inode is held open): a root that was removed since
+ * (a deleted session's, which the worker `rm`s; `nlink` 0) is opened again by its path, as a call
+ * before this cache did, so a session made again under the same id never sees its predecessor's
+ * folder; and its `stat` is today's, so a directory grown past one read (`readEntries`) is read
+ * in batches. Roots are keyed by the session's own path (tenant and session id), never shared
+ * between sessions. At most `maxOpen` are held between calls: a new root takes the place of the
+ * one idle longest, and when every held root is in use a call opens and closes its own, as
+ * before. Descriptors are opened close-on-exec (libuv), so a shell command never inherits one.
  */
 export class OpenWorkspaces {
   private readonly held = new Map<string, Held>();
@@ -48,10 +51,11 @@ export class OpenWorkspaces {
     }
   }
 
-  /** The held root for `key`, checked and counted as used; undefined when the cap is reached. */
+  /** The held root for `key`, checked and counted as used; undefined when every held root is in use. */
   private async acquire(key: string): Promise<Held | undefined> {
-    const existing = this.held.get(key);
-    if (existing) {
+    // Calls that all find the root removed each retire what they found and look again: only the
+    // first makes its successor, which the others then share.
+    for (let existing = this.held.get(key); existing; existing = this.held.get(key)) {
       existing.users += 1;
       try {
         await existing.opened;
@@ -63,7 +67,7 @@ export class OpenWorkspaces {
       existing.users -= 1;
       this.retire(existing);
     }
-    if (this.held.size >= this.maxOpen) return undefined;
+    if (this.held.size >= this.maxOpen && !this.retireIdlest()) return undefined;
     const held = { key, users: 1, lastUsed: performance.now(), retired: false } as Held;
     held.opened = openWorkspace(key).then((workspace) => (held.current = workspace));
     this.held.set(key, held);
@@ -76,6 +80,16 @@ export class OpenWorkspaces {
       throw error;
     }
     return held;
+  }
+
+  /** Makes room: retires the held root idle longest; false when every one is in use. */
+  private retireIdlest(): boolean {
+    let idlest: Held | undefined;
+    for (const held of this.held.values()) {
+      if (held.users === 0 && (!idlest || held.lastUsed < idlest.lastUsed)) idlest = held;
+    }
+    if (idlest) this.retire(idlest);
+    return idlest !== undefined;
   }
 
   /** Takes the root's `stat` now; false when it was removed (the caller opens its path again). */
@@ -136,7 +150,7 @@ interface Held {
 /** How long a root no call uses stays open. */
 export const WORKSPACE_IDLE_MS = 2_000;
 
-/** Roots held open at most: one descriptor each, far under a process's 1,024. */
+/** Roots held open between calls at most: one descriptor each, far under a process's 1,024. */
 export const MAX_OPEN_WORKSPACES = 128;
 
 /** The roots the worker's core tool calls share. */

@@ -39,7 +39,7 @@ export async function openWorkspace(workspaceRoot: string): Promise<Workspace> {
     return realpath(configuredRoot);
   });
   // Opened and looked at in two trips through the pool at once, not one after the other: the
-  // root is the worker's own directory (the session's shell sees it as a mount point it cannot
+  // root is the worker's own directory (a confined shell sees it as a mount point it cannot
   // move), so its path and its descriptor are the same directory.
   const [opened, looked] = await Promise.allSettled([
     open(root, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW),
