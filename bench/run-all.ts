@@ -231,7 +231,7 @@ async function main(): Promise<void> {
       `| bridge round trip to an in-process no-op host tool (${hostCalls.calls} sequential calls) | ${fmt(hostCalls.bridgeNoopUs, 1)} (CPU ${fmt(hostCalls.bridgeNoopCpuUs, 1)}) |`,
       `| bare postMessage round trip, worker thread ⇄ main thread (the floor under a bridge call) | ${fmt(hostCalls.threadRoundTripUs, 1)} |`,
       `| the same, two cells at once on the one thread (a rescue image of the other run at each switch) | ${fmt(hostCalls.alternatingNoopUs, 1)} |`,
-      `| the same, each of the two VMs holding ~16 MiB | ${fmt(hostCalls.alternatingHeldNoopUs, 1)} |`,
+      `| the same, each of the two VMs holding ~16 MiB (${hostCalls.heldCalls} calls a cell) | ${fmt(hostCalls.alternatingHeldNoopUs, 1)} |`,
       `| core tool \`ls({})\` over REST, with \`tool.called\`/\`tool.settled\` appended per call (${toolCalls} calls) | ${fmt(percentile(toolSamples, 50), 1)} | ${cpuPerCall(toolCpu)} |`,
       `| the same calls 25 at a time (\`Promise.all\`), per call | ${fmt(percentile(fanOutSamples, 50), 1)} | ${cpuPerCall(fanOutCpu)} |`,
     ].join('\n');
