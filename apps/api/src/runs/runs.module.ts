@@ -3,6 +3,7 @@ import { LiveRunIndex, ParkedImageStore, ParkedRunExpiry, ParkedRunHoldings, Run
 import { TenantQuotaLedger, WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
 import { LOGGER } from '../core/tokens';
+import { MetricsModule } from '../metrics/metrics.module';
 import { AbortService } from './abort.service';
 import { CallAnswers } from './answers/call-answers';
 import { IdleWaitAnswers } from './answers/idle-wait-answers';
@@ -14,6 +15,7 @@ import { RunsController } from './runs.controller';
 import { WaitService } from './wait.service';
 
 @Module({
+  imports: [MetricsModule],
   controllers: [RunsController],
   providers: [
     ExecService,

@@ -1,6 +1,13 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { HTTP_BUCKETS } from './buckets';
-import { API_QUEUE_LABELS, MCP_TASK_STATUSES, QUEUE_JOB_STATES, type ApiQueueLabel, type QueueJobState } from './label-values';
+import {
+  API_QUEUE_LABELS,
+  MCP_TASK_STATUSES,
+  QUEUE_JOB_STATES,
+  UNANSWERED_LEG_FATES,
+  type ApiQueueLabel,
+  type QueueJobState,
+} from './label-values';
 import { METRIC } from './metric-names';
 import { ProcessMetrics, type ProcessMetricsOptions } from './process-metrics';
 
@@ -44,10 +51,18 @@ export class ApiMetrics extends ProcessMetrics {
     registers: [this.registry],
   });
 
+  readonly unansweredLegs = new Counter<'fate'>({
+    name: METRIC.unansweredLegsTotal,
+    help: 'exec and wait calls whose leg did not answer within its budget plus the grace, by what the call did (rebuild, owe, lose, fail); each is counted, however few are logged.',
+    labelNames: ['fate'],
+    registers: [this.registry],
+  });
+
   constructor(version: string, options: ProcessMetricsOptions = {}) {
     super(version, options);
     this.workersLive.set(0);
     for (const status of MCP_TASK_STATUSES) this.mcpTasks.inc({ status }, 0);
+    for (const fate of UNANSWERED_LEG_FATES) this.unansweredLegs.inc({ fate }, 0);
     for (const queue of API_QUEUE_LABELS) {
       this.queueOldestWaitingAge.set({ queue }, 0);
       for (const state of QUEUE_JOB_STATES) this.queueJobs.set({ queue, state }, 0);

@@ -37,6 +37,14 @@ export type WorkerQueueLabel = (typeof WORKER_QUEUE_LABELS)[number];
 export const MCP_TASK_STATUSES = ['working', 'completed', 'cancelled'] as const;
 export type McpTaskStatusLabel = (typeof MCP_TASK_STATUSES)[number];
 
+/**
+ * What an `exec` or `wait` did with a leg that did not answer within its budget plus the grace
+ * (libs/events RunOwnership's `UnansweredLegFate`): had it rebuilt, owed its answer to the next
+ * wait, recorded it lost, or answered `runtime_unavailable`.
+ */
+export const UNANSWERED_LEG_FATES = ['rebuild', 'owe', 'lose', 'fail'] as const;
+export type UnansweredLegFateLabel = (typeof UNANSWERED_LEG_FATES)[number];
+
 /** The shared queues the API reports on (per-worker queues would put worker ids in labels). */
 export const API_QUEUE_LABELS = ['cells', 'shell'] as const;
 export type ApiQueueLabel = (typeof API_QUEUE_LABELS)[number];

@@ -35,6 +35,7 @@ export const METRIC = {
   shellNotificationsTotal: 'codemode_shell_notifications_total',
   workersLive: 'codemode_workers_live',
   mcpTasksTotal: 'codemode_mcp_tasks_total',
+  unansweredLegsTotal: 'codemode_unanswered_legs_total',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
@@ -49,6 +50,7 @@ export const API_METRIC_NAMES: readonly MetricName[] = [
   METRIC.storeFailuresTotal,
   METRIC.workersLive,
   METRIC.mcpTasksTotal,
+  METRIC.unansweredLegsTotal,
 ];
 
 /** Metrics served by each worker's `GET /metrics` (besides the Node default metrics). */

@@ -2,7 +2,7 @@ import type { AppConfig } from '@codemode/config';
 import type { CodeModeResult, Limits, RunStatus, RunView, SessionRef } from '@codemode/contracts';
 import { LiveRunIndex, RunEnds, RunLedger, RunOwnership, RunReplies } from '@codemode/events';
 import { emptyTelemetry, owedAnswerResult, RUN_UNAVAILABLE_MESSAGE } from '@codemode/cells';
-import type { Logger } from '@codemode/telemetry';
+import { createApiMetrics, METRIC, type Logger } from '@codemode/telemetry';
 import type { ApprovalHold } from '../../approvals/approval-hold';
 import type { CellQueue } from '../../queues/cell-queue';
 import { endedRunError, NO_ANSWER_ERROR } from '../host-results';
@@ -59,6 +59,7 @@ class Fakes {
   /** Each logged line's fields, beside `logged`. */
   readonly loggedFields: unknown[] = [];
   held = false;
+  readonly metrics = createApiMetrics('test');
   private push: ((r: CodeModeResult) => void) | undefined;
   private started: (() => void) | undefined;
   private gap: (() => void) | undefined;
@@ -94,6 +95,7 @@ class Fakes {
       lose: (e: { runId: string; epoch: number }) => Promise.resolve(void this.lost.push({ runId: e.runId, epoch: e.epoch })),
     } as unknown as RunEnds,
     { holdsRun: () => Promise.resolve(this.held) } as unknown as ApprovalHold,
+    this.metrics,
   );
 
   /** The worker claims the leg (`started` on the reply channel). */
@@ -290,7 +292,15 @@ describe('CallAnswers', () => {
       f.run = view('running', { restartSafe: false, owner: 'w-live' });
       await f.answers.unanswered(f.leg({ restartSafe: false }));
       expect(f.logged).toEqual([unanswered, owed, unanswered]);
-      expect(f.loggedFields[2]).toEqual({ suppressed: 4 });
+      expect(f.loggedFields).toEqual([
+        { fate: 'fail', suppressed: 0 },
+        { fate: 'rebuild', suppressed: 0 },
+        { fate: 'fail', suppressed: 4 },
+      ]);
+      // Every leg is counted, however few were logged.
+      const counted = (await f.metrics.unansweredLegs.get()).values.map(({ labels, value }) => [labels.fate, value]);
+      expect(Object.fromEntries(counted)).toEqual({ rebuild: 3, owe: 0, lose: 0, fail: 6 });
+      expect(await f.metrics.registry.metrics()).toContain(`${METRIC.unansweredLegsTotal}{fate="fail"} 6`);
     });
 
     it('a leg that is not replay-safe under a live worker is left to it', async () => {

@@ -3,7 +3,7 @@ import type { CodeModeResult, Limits, RunView, SessionRef } from '@codemode/cont
 import type { AppConfig } from '@codemode/config';
 import { ErrorGate, LiveRunIndex, RunEnds, RunLedger, RunOwnership, RunReplies } from '@codemode/events';
 import { emptyTelemetry, failedInputResult, hostFailureResult, owedAnswerResult } from '@codemode/cells';
-import type { Logger } from '@codemode/telemetry';
+import { ApiMetrics, type Logger } from '@codemode/telemetry';
 import { CellQueue } from '../../queues/cell-queue';
 import { APP_CONFIG, LOGGER } from '../../core/tokens';
 import { ApprovalHold } from '../../approvals/approval-hold';
@@ -51,11 +51,13 @@ export class CallAnswers {
     private readonly ownership: RunOwnership,
     private readonly ends: RunEnds,
     private readonly approvals: ApprovalHold,
+    private readonly metrics: ApiMetrics,
   ) {}
 
   /**
    * A Redis failover or a dead worker leaves every leg in flight unanswered at once: one line a
-   * second per kind, with how many were held back, not one per leg (SPEC §13: no log storm).
+   * second per kind, with how many were held back since the last, not one per leg (SPEC §13: no
+   * log storm); `codemode_unanswered_legs_total{fate}` counts every one.
    */
   private readonly unansweredLog = new ErrorGate(1_000);
 
@@ -112,6 +114,7 @@ export class CallAnswers {
     const known = this.answerOf(leg, run);
     if (known) return known;
     const fate = await this.ownership.unansweredFate(run);
+    this.metrics.unansweredLegs.inc({ fate });
     if (!leg.awaitResults && (fate === 'rebuild' || fate === 'owe')) {
       if (fate === 'rebuild' && leg.call === 'wait') await this.rebuild(ref, runId);
       const admitted = this.unansweredLog.admit(OWED_LINE);
@@ -119,7 +122,7 @@ export class CallAnswers {
       return this.owe(leg);
     }
     const admitted = this.unansweredLog.admit(UNANSWERED_LINE);
-    if (admitted) log.error(admitted, UNANSWERED_LINE);
+    if (admitted) log.error({ fate, ...admitted }, UNANSWERED_LINE);
     // Its worker may be gone: then the run ends here, so it has its one terminal event.
     if (run && fate === 'lose') await this.ends.lose({ ref, runId, epoch: run.epoch });
     return hostFailureResult(NO_ANSWER_ERROR, 'runtime_unavailable', leg.restartSafe);
