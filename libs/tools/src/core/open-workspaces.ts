@@ -4,9 +4,9 @@ import { closeWorkspace, openWorkspace, type Workspace } from './workspace-path'
 
 /**
  * Keeps session workspaces' roots open between core tool calls. Opening one (its `realpath`, then
- * its descriptor and `stat`) and closing it are three trips through libuv's thread pool, each a
- * wake-up of another thread on a core the cell's own threads share: about as much as the `ls`
- * itself. A run's reads come one after another into the same workspace, so the root opened for
+ * its descriptor and `stat` side by side) and closing it are four requests to libuv's thread pool,
+ * each a wake-up of another thread on a core the cell's own threads share: about as much as the
+ * `ls` itself. A run's reads come one after another into the same workspace, so the root opened for
  * the first serves the next; it is closed once no call has used it for `idleMs` (the sweep runs
  * every `idleMs`, so within twice that).
  *
