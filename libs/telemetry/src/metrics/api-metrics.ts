@@ -7,6 +7,7 @@ import {
   UNANSWERED_LEG_FATES,
   type ApiQueueLabel,
   type QueueJobState,
+  type UnansweredLegFateLabel,
 } from './label-values';
 import { METRIC } from './metric-names';
 import { ProcessMetrics, type ProcessMetricsOptions } from './process-metrics';
@@ -67,6 +68,11 @@ export class ApiMetrics extends ProcessMetrics {
       this.queueOldestWaitingAge.set({ queue }, 0);
       for (const state of QUEUE_JOB_STATES) this.queueJobs.set({ queue, state }, 0);
     }
+  }
+
+  /** An `exec` or `wait` whose leg did not answer in time, by what the call did with it. */
+  unanswered(fate: UnansweredLegFateLabel): void {
+    this.unansweredLegs.inc({ fate });
   }
 
   /** Sets one queue's gauges from its job counts and its oldest waiting job's creation time. */

@@ -114,7 +114,7 @@ export class CallAnswers {
     const known = this.answerOf(leg, run);
     if (known) return known;
     const fate = await this.ownership.unansweredFate(run);
-    this.metrics.unansweredLegs.inc({ fate });
+    this.metrics.unanswered(fate);
     if (!leg.awaitResults && (fate === 'rebuild' || fate === 'owe')) {
       if (fate === 'rebuild' && leg.call === 'wait') await this.rebuild(ref, runId);
       const admitted = this.unansweredLog.admit(OWED_LINE);
