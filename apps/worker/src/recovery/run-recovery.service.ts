@@ -291,7 +291,7 @@ export class RunRecovery {
           return;
         }
         try {
-          await this.ends.finish(run, result, replyTo);
+          await this.ends.finish(run, result, { replyTo });
         } catch (error) {
           if (!(error instanceof RunAlreadyEndedError)) throw error;
         }

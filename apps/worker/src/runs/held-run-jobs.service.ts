@@ -225,7 +225,7 @@ export class HeldRunJobs {
       telemetry: run.host.telemetry(),
     };
     try {
-      await this.ends.finish(run, result, job.replyTo);
+      await this.ends.finish(run, result, { replyTo: job.replyTo });
     } catch (error) {
       if (!(error instanceof RunAlreadyEndedError)) throw error;
     }

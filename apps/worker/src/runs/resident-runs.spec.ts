@@ -132,7 +132,7 @@ function parts(): Parts {
     run: async (run: WorkerRun, leg: Leg): Promise<CodeModeResult> => {
       legs.push(leg);
       const result = leg.kind === 'none' ? (leg.outcome as unknown as CodeModeResult) : completed;
-      await ends.finish(run, result, 'reply');
+      await ends.finish(run, result, { replyTo: 'reply' });
       resident.ended(run);
       return result;
     },

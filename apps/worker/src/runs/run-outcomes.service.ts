@@ -16,6 +16,7 @@ import {
   RunNotStartedError,
   storeStopMessage,
   toStoreError,
+  TrailNotLandedError,
   redisFailureLog,
 } from '@codemode/events';
 import {
@@ -54,6 +55,12 @@ function stoppedOutcome(host: RunToolHost, outcome: CellOutcome): CellOutcome {
   if (host.eventsUnrecorded) return failedOutcome({ code: 'internal_error', phase: 'host', error: EVENTS_UNRECORDED_MESSAGE }, outcome);
   const storeFailure = host.storeFailure;
   return storeFailure === null ? outcome : failedOutcome({ code: 'runtime_unavailable', phase: 'host', error: storeFailure }, outcome);
+}
+
+/** The leg ends the run and writes nothing else first (no park, no store commit): its end may go behind its reads' events. */
+function endsAlone(run: WorkerRun, outcome: CellOutcome): boolean {
+  if (outcome.status === 'waiting') return false;
+  return outcome.status !== 'completed' || run.host.storeWrites().size === 0;
 }
 
 /** A cell that would have parked past its tenant's quota: it fails, and the run ends (SPEC §10). */
@@ -104,12 +111,21 @@ export class RunOutcomes {
   async record(run: WorkerRun, outcome: CellOutcome, replyTo: string, legStartedAt: number): Promise<CodeModeResult> {
     // What earlier legs returned: every attempt of this leg's write counts its output from here.
     const prior = run.priorOutputBytes;
-    // A read's events may still be on their way (RunEventWriter.trail): the park or end comes after them.
-    await run.host.landed();
+    // A read's events may still be on their way (RunEventWriter.trail): the park or end comes after
+    // them; an end that writes nothing else goes right behind them, written only if they landed.
+    let trailMark = endsAlone(run, outcome) ? run.host.sendMarkedTrail() : undefined;
     const result = await this.untilRecorded(run, async () => {
+      const mark = trailMark;
+      trailMark = undefined;
+      if (mark === undefined) await run.host.landed();
       try {
-        return await this.write(run, prior, stoppedOutcome(run.host, outcome), replyTo);
+        return await this.write(run, prior, stoppedOutcome(run.host, outcome), replyTo, mark);
       } catch (error) {
+        if (error instanceof TrailNotLandedError) {
+          // They did not all land: the end is written as they decide (the cap, a store failure).
+          await run.host.landed();
+          return await this.write(run, prior, stoppedOutcome(run.host, outcome), replyTo);
+        }
         // SPEC §6: the run reached its history cap while being recorded (parking it, committing
         // its store): it fails with the cap's error, which is always recorded. A VM its refused
         // park left here goes, and so does its image (with the run's end).
@@ -139,7 +155,7 @@ export class RunOutcomes {
       ? hostFailureResult(storeStopMessage(toStoreError(cause)), 'runtime_unavailable', run.restartSafe)
       : hostFailureResult(UNPREPARED_MESSAGE, 'internal_error', run.restartSafe);
     const recorded = await this.untilRecorded(run, async () => {
-      await this.ends.finish(run, result, replyTo);
+      await this.ends.finish(run, result, { replyTo });
       return result;
     });
     this.metrics.runAnswered(recorded, Date.now());
@@ -175,8 +191,8 @@ export class RunOutcomes {
     );
   }
 
-  /** `prior`: the output bytes returned by the run's earlier legs. */
-  private async write(run: WorkerRun, prior: number, outcome: CellOutcome, replyTo: string): Promise<CodeModeResult> {
+  /** `prior`: the output bytes returned by the run's earlier legs; `trailMark`: the end's fence (`record`). */
+  private async write(run: WorkerRun, prior: number, outcome: CellOutcome, replyTo: string, trailMark?: string): Promise<CodeModeResult> {
     if (outcome.status === 'waiting') {
       await claimedBeforeWrite(run);
       // Every copy of the park (quota place, image, run.parked, index, the holder's timer) carries this one term.
@@ -249,6 +265,8 @@ export class RunOutcomes {
       saveReference: run.restartSafe
         ? undefined
         : async (valueJson) => {
+            // A saved value, like any write of the run, comes after its reads' events.
+            await run.host.landed();
             await claimedBeforeWrite(run);
             return this.results.save(run.ref, valueJson, run.limits).then(
               (d) => ({ ...d }),
@@ -259,7 +277,7 @@ export class RunOutcomes {
     const claimedBy = await this.claimedByEnd(run);
     // SPEC §13: a stream entry is acknowledged in the end's socket write, after the end script (EntryAck).
     const ack = run.entryAck;
-    await this.ends.finish(run, result, replyTo, ack && (() => ack.beside()), claimedBy);
+    await this.ends.finish(run, result, { replyTo, beside: ack && (() => ack.beside()), claimedBy, trailMark });
     this.resident.ended(run);
     return result;
   }

@@ -1,7 +1,13 @@
 import { SPEC_DEFAULT_LIMITS, type AppConfig } from '@codemode/config';
 import type { CellSpec, CodeModeOutput, CodeModeResult } from '@codemode/contracts';
 import type { CellOutcome, WaitingOutcome } from '@codemode/cells';
-import { RUN_HISTORY_LIMIT_MESSAGE, RunHistoryLimitError, StoreUnavailableError, type AppendInput } from '@codemode/events';
+import {
+  RUN_HISTORY_LIMIT_MESSAGE,
+  RunHistoryLimitError,
+  StoreUnavailableError,
+  TrailNotLandedError,
+  type AppendInput,
+} from '@codemode/events';
 import { StoreCapacityError } from '@codemode/store';
 import { WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { sessionCatalog } from '../tools/testing/tool-call-fakes';
@@ -37,9 +43,16 @@ class FakeHost {
   writes = new Map<string, string | null>();
   /** What `landed` answers: the run's trailed events (a read's) written, or the run stopped on them. */
   trailed: Promise<void> = Promise.resolve();
+  /** What `sendMarkedTrail` answers (undefined: nothing held, the end waits for `landed`), and whether it was asked. */
+  mark: string | undefined;
+  markAsked = false;
   private readonly catalog = sessionCatalog();
   landed() {
     return this.trailed;
+  }
+  sendMarkedTrail() {
+    this.markAsked = true;
+    return this.mark;
   }
   telemetry() {
     return this.catalog.telemetry({ searchCount: 0, describeCount: 0, callCount: 1 });
@@ -53,6 +66,8 @@ class FakeHost {
 function setUp(options: { spec?: Partial<CellSpec>; config?: Partial<AppConfig> } = {}) {
   const noted: string[] = [];
   const finished: CodeModeResult[] = [];
+  /** The trail marks ends were sent behind, in order. */
+  const fenced: string[] = [];
   const appended: AppendInput[] = [];
   const fakes = {
     runs: {
@@ -85,11 +100,15 @@ function setUp(options: { spec?: Partial<CellSpec>; config?: Partial<AppConfig> 
       discardVm: () => noted.push('discardVm'),
     },
     ends: {
-      finish: (_run: unknown, result: CodeModeResult) => {
+      finish: (run: { runId: string }, result: CodeModeResult, end: { trailMark?: string } = {}) => {
+        if (end.trailMark !== undefined) fenced.push(end.trailMark);
+        if (end.trailMark !== undefined && fakes.trailRefused) return Promise.reject(new TrailNotLandedError(run.runId));
         finished.push(result);
         return Promise.resolve();
       },
     },
+    /** Set: an end sent behind the run's trailed events finds them not all landed. */
+    trailRefused: false,
     sessionStore: {
       commit: () => (fakes.storeFull ? Promise.reject(new StoreCapacityError(10)) : Promise.resolve(noted.push('commit'))),
     },
@@ -135,7 +154,7 @@ function setUp(options: { spec?: Partial<CellSpec>; config?: Partial<AppConfig> 
     ...options.spec,
   };
   const run = new WorkerRun({ tenant: 'acme', sessionId: 's' }, 'run_1', 2, spec, host as unknown as RunToolHost);
-  return { outcomes, run, host, fakes, noted, finished, appended };
+  return { outcomes, run, host, fakes, noted, finished, fenced, appended };
 }
 
 describe('RunOutcomes.record: a run that ends', () => {
@@ -183,6 +202,48 @@ describe('RunOutcomes.record: a run that ends', () => {
     expect(noted).toEqual(['ended']);
   });
 
+  it("sends an end alone right behind its reads' trailed events, fenced by their mark, without waiting for them", async () => {
+    const { outcomes, run, host, finished, fenced } = setUp();
+    host.mark = 'm1';
+    host.trailed = new Promise(() => undefined);
+    const result = await outcomes.record(run, completed, 'reply', Date.now());
+    expect(result).toMatchObject({ status: 'completed', value: 42 });
+    expect(fenced).toEqual(['m1']);
+    expect(finished).toEqual([result]);
+  });
+
+  it('writes the end again, as the trailed events decide, once they settle when they did not all land before it', async () => {
+    const { outcomes, run, host, fakes, finished, fenced } = setUp();
+    host.mark = 'm1';
+    fakes.trailRefused = true;
+    let land = (): void => undefined;
+    host.trailed = new Promise((resolve) => (land = resolve));
+    const recording = outcomes.record(run, completed, 'reply', Date.now());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fenced).toEqual(['m1']);
+    expect(finished).toEqual([]);
+    host.historyFull = true;
+    land();
+    await expect(recording).resolves.toMatchObject({ status: 'failed', code: 'internal_error', error: RUN_HISTORY_LIMIT_MESSAGE });
+    expect(fenced).toEqual(['m1']);
+    expect(finished).toHaveLength(1);
+  });
+
+  it("a completed cell with store writes to commit waits for its reads' events: nothing goes before them", async () => {
+    const { outcomes, run, host, noted } = setUp();
+    host.mark = 'm1';
+    host.writes.set('k', '1');
+    let land = (): void => undefined;
+    host.trailed = new Promise((resolve) => (land = resolve));
+    const recording = outcomes.record(run, completed, 'reply', Date.now());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(host.markAsked).toBe(false);
+    expect(noted).toEqual([]);
+    land();
+    await recording;
+    expect(noted).toEqual(['commit', 'ended']);
+  });
+
   it("fails a run whose reads' events could not be written, though its cell completed", async () => {
     const { outcomes, run, host } = setUp();
     host.eventsUnrecorded = true;
@@ -200,10 +261,13 @@ describe('RunOutcomes.record: a run that ends', () => {
 
 describe('RunOutcomes.record: a run that parks', () => {
   it('admits it to the quota by its memory, captures its image, sends its index entry ahead of the one-step park of image and run.parked', async () => {
-    const { outcomes, run, noted, appended } = setUp();
+    const { outcomes, run, host, noted, appended } = setUp();
+    host.mark = 'm1';
     const before = Date.now();
     const result = await outcomes.record(run, waiting, 'reply', before);
     expect(result).toMatchObject({ status: 'waiting', runId: 'run_1', reason: 'yield' });
+    // A park goes after its reads' events, never behind them fenced: only an end is.
+    expect(host.markAsked).toBe(false);
     expect(noted).toEqual(['admit 4096', 'image', 'park', 'indexed', 'notLive', 'keepWithinBudget']);
     expect(appended[0]).toMatchObject({ type: 'run.parked', runId: 'run_1', epoch: 2, data: { snapshotBytes: 2048 } });
     expect(appended[0].publish).toBeDefined();

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   isStoreUnavailable,
   MAX_BATCH_EVENTS,
@@ -54,13 +55,17 @@ function keptBytes(input: AppendInput): number {
  * one batch after another, and every other write of the run first sends what is held and waits
  * until it landed (`readyToWrite`); if some could not be written, the run stops, no later event of
  * it is written, and its next write rejects. So nothing the run records after a read (another
- * call, an approval, a saved value, its park or end) is in the log without it.
+ * call, an approval, a saved value, its park or end) is in the log without it. The one write that
+ * may go before they landed is the run's end, sent right behind them and written only if they did
+ * (`sendMarkedTrail`).
  */
 export class RunEventWriter {
   private readonly appends: SameTickAppends;
   private limitReached = false;
   /** The trailed batches sent, each written once the one before landed; settles (never rejects) once all did. */
   private trailing: Promise<void> | undefined;
+  /** Trailed batches sent and not answered yet. */
+  private sending = 0;
   /** Trailed events not sent yet, what they keep of their calls (keptBytes), and the timer that sends them. */
   private held: AppendInput[] = [];
   private heldBytes = 0;
@@ -71,8 +76,8 @@ export class RunEventWriter {
   private trailFailure: Error | undefined;
 
   constructor(
-    log: Pick<EventLog, 'append' | 'appendAll'>,
-    run: Pick<ToolRun, 'ref'>,
+    private readonly log: Pick<EventLog, 'append' | 'appendAll'>,
+    private readonly run: Pick<ToolRun, 'ref'>,
     private readonly stopRun: () => void,
   ) {
     this.appends = new SameTickAppends(log, run.ref);
@@ -152,28 +157,76 @@ export class RunEventWriter {
     throw new ToolCallError(EVENTS_UNRECORDED_MESSAGE);
   }
 
+  /**
+   * Sends what is held now, as one append that leaves the returned mark on the run once all of it
+   * is written: the run's end can then go right behind it in the same socket write, fenced by the
+   * mark (`RunLedger.finish`: TrailNotLandedError when they did not all land), rather than a round
+   * trip after it. Only when that append is the run's last write before its end: undefined, and
+   * nothing sent, when nothing is held, a batch or another append of the run has not been sent
+   * yet or not answered, more is held than one append takes, or the run was stopped; the end then
+   * waits for `landed`.
+   */
+  sendMarkedTrail(): string | undefined {
+    if (this.held.length === 0 || this.held.length > MAX_BATCH_EVENTS) return undefined;
+    if (this.sending > 0 || !this.appends.idle || this.stopped) return undefined;
+    const mark = randomBytes(6).toString('base64url');
+    const { inputs, bytes } = this.takeHeld();
+    this.sending += 1;
+    // Sent now, not at the end of a chain: the end is sent after it on the same connection.
+    const written = this.log.appendAll(this.run.ref, inputs, mark).then(
+      (outcomes) => {
+        const refused = outcomes.find((outcome) => outcome instanceof Error);
+        if (refused !== undefined) this.stopOn(refused);
+      },
+      (error: unknown) => this.stopOn(error),
+    );
+    this.trailing = written.finally(() => this.sent(inputs.length, bytes));
+    return mark;
+  }
+
   /** The held events, as the next batch: written once the batch before it landed. */
   private send(): void {
-    clearTimeout(this.holdTimer);
-    this.holdTimer = undefined;
-    if (this.held.length === 0) return;
-    const inputs = this.held;
-    const bytes = this.heldBytes;
-    this.held = [];
-    this.heldBytes = 0;
+    if (this.held.length === 0) {
+      this.clearHoldTimer();
+      return;
+    }
+    const { inputs, bytes } = this.takeHeld();
+    this.sending += 1;
     this.trailing = (this.trailing ?? Promise.resolve()).then(async () => {
       try {
         if (this.stopped) return;
         const outcomes = await Promise.allSettled(inputs.map((input) => this.appends.append(input)));
         const refused = outcomes.find((outcome) => outcome.status === 'rejected');
-        if (refused === undefined) return;
-        if (refused.reason instanceof RunHistoryLimitError) this.capReached();
-        else this.trailFailed(refused.reason);
+        if (refused !== undefined) this.stopOn(refused.reason);
       } finally {
-        this.backlog.events -= inputs.length;
-        this.backlog.bytes -= bytes;
+        this.sent(inputs.length, bytes);
       }
     });
+  }
+
+  private takeHeld(): { inputs: AppendInput[]; bytes: number } {
+    this.clearHoldTimer();
+    const taken = { inputs: this.held, bytes: this.heldBytes };
+    this.held = [];
+    this.heldBytes = 0;
+    return taken;
+  }
+
+  private clearHoldTimer(): void {
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+  }
+
+  /** A trailed batch was refused (its first refused event's error, or the whole write's): the run stops on it. */
+  private stopOn(refusal: unknown): void {
+    if (refusal instanceof RunHistoryLimitError) this.capReached();
+    else this.trailFailed(refusal);
+  }
+
+  private sent(events: number, bytes: number): void {
+    this.sending -= 1;
+    this.backlog.events -= events;
+    this.backlog.bytes -= bytes;
   }
 
   private get stopped(): boolean {

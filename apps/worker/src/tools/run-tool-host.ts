@@ -140,6 +140,11 @@ export class RunToolHost implements BridgeHost {
     return this.events.landed();
   }
 
+  /** Sends the run's held events now with the mark its end is then sent behind (RunEventWriter.sendMarkedTrail), or undefined. */
+  sendMarkedTrail(): string | undefined {
+    return this.events.sendMarkedTrail();
+  }
+
   telemetry() {
     return this.catalog.telemetry(this.counts);
   }

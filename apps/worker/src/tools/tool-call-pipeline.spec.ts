@@ -214,6 +214,43 @@ describe('ToolCallPipeline: a call the worker answers', () => {
       expect(log.calls).toEqual([['tool.called', 'tool.settled']]);
     });
 
+    it("the held events go at once as one append with a mark for the run's end to follow, only when it is the run's last write before that end", async () => {
+      const { pipeline, log, events } = pipelineOver([new ReadKind()]);
+      expect(events.sendMarkedTrail()).toBeUndefined();
+      await pipeline.call(read(1), never);
+      await pipeline.call(read(2), never);
+      const mark = events.sendMarkedTrail();
+      expect(mark).toEqual(expect.any(String));
+      expect(log.calls).toEqual([['tool.called', 'tool.settled', 'tool.called', 'tool.settled']]);
+      expect(events.sendMarkedTrail()).toBeUndefined();
+      await events.landed();
+      expect(log.marks).toEqual([mark]);
+
+      // A batch sent and not answered yet (a slow Redis): the end waits for it.
+      const release = log.holdWrites();
+      await pipeline.call(read(3), never);
+      jest.advanceTimersByTime(TRAIL_HOLD_MS);
+      await pipeline.call(read(4), never);
+      expect(events.sendMarkedTrail()).toBeUndefined();
+      release();
+      await events.landed();
+      expect(log.marks).toEqual([mark]);
+      expect(log.written).toHaveLength(8);
+    });
+
+    it('no mark is left when the marked append is refused at the cap: the run stops on it as on any trailed batch', async () => {
+      const { pipeline, log, events, stopped } = pipelineOver([new ReadKind()]);
+      log.capAt = 1;
+      await pipeline.call(read(1), never);
+      expect(events.sendMarkedTrail()).toEqual(expect.any(String));
+      await events.landed();
+      expect(log.marks).toEqual([]);
+      expect(events.historyFull).toBe(true);
+      expect(stopped).toContain('run_1');
+      await pipeline.call(read(2), never).catch(() => undefined);
+      expect(events.sendMarkedTrail()).toBeUndefined();
+    });
+
     it(`a read's guest waits once ${TRAIL_BACKLOG_EVENTS} trailed events are not in the log (a slow Redis), and goes on once they are`, async () => {
       const { pipeline, log } = pipelineOver([new ReadKind()]);
       await expectTheBacklogBounded(pipeline, log, TRAIL_BACKLOG_EVENTS / 2);

@@ -192,8 +192,10 @@ export class EventLog {
    * Appends events of one run, in order, with one script call (lua/append-events.lua): what as many
    * `append` calls in a row would do, each event's outcome answered in its place (an event id, or
    * the typed error its own `append` would have thrown). Run-scoped events only, all of one run.
+   * `trailMark`: left on the run once every event is written, for an end sent right behind them
+   * (`RunLedger.finish`).
    */
-  async appendAll(ref: SessionRef, inputs: readonly AppendInput[]): Promise<Array<{ eventId: string } | EventsError>> {
+  async appendAll(ref: SessionRef, inputs: readonly AppendInput[], trailMark?: string): Promise<Array<{ eventId: string } | EventsError>> {
     const runId = inputs[0]?.runId ?? '';
     if (runId === '') throw new InvalidEventError('appendAll without a runId');
     const args: (string | number)[] = [inputs.length];
@@ -204,6 +206,7 @@ export class EventLog {
       args.push(input.type, runId, input.epoch ?? 0, ev.head, input.publish?.channel ?? '', input.publish?.message ?? '');
       args.push(ev.raws.length, facts.length, ...ev.raws.flat(), ...facts.flat());
     }
+    if (trailMark !== undefined) args.push(trailMark);
     const raw = await guard(() => this.scripts.run(this.redis, 'append-events', this.keys.scriptKeys(ref, runId), args));
     if (!Array.isArray(raw) || raw.length !== inputs.length) throw new StoreCommandError(`unexpected script reply ${JSON.stringify(raw)}`);
     return raw.map((reply: unknown, n) => {

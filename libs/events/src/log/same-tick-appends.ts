@@ -31,6 +31,11 @@ export class SameTickAppends {
     private readonly ref: SessionRef,
   ) {}
 
+  /** No append waits for the end of its turn: a write sent now goes after every one asked for before. */
+  get idle(): boolean {
+    return this.pending.length === 0;
+  }
+
   append(input: AppendInput): Promise<{ eventId: string }> {
     return new Promise((resolve, reject) => {
       if (this.pending.length === 0) setImmediate(() => this.flush());

@@ -12,7 +12,10 @@
 
       ARGV[1] m, the number of events; then per event, in order:
         type, runId (the run of KEYS[3]), writer's epoch, data head, reply channel ('' for none),
-        reply message, r, f, then r pairs (name, JSON) spliced into the data, then f fact pairs
+        reply message, r, f, then r pairs (name, JSON) spliced into the data, then f fact pairs;
+      then, optionally, a trail mark: left on the run hash (`trailMark`) once every event is
+        written, so that an end sent right behind these events can tell they all landed
+        (finish-run.lua, RunEventWriter.sendMarkedTrail)
 
     Output:
       m replies, one per event, in order:
@@ -60,4 +63,12 @@ for n = 1, tonumber(ARGV[1]) do
   i = i + 8 + 2 * (nraws + nfacts)
 end
 if batch then close_batch(KEYS) end
+local mark = ARGV[i]
+if mark and mark ~= '' and not raised then
+  local all = true
+  for _, reply in ipairs(replies) do
+    if reply[1] ~= 1 then all = false end
+  end
+  if all then redis.call('HSET', KEYS[3], 'trailMark', mark) end
+end
 return replies

@@ -23,6 +23,8 @@
       ARGV[12] the event's data `{"result":ARGV[4]}` packed (event-packing.ts), '' for none: kept
                only when the result is stored as given (a failure's repair rewrites it)
       ARGV[13] the claiming worker's id, '' (or absent) for a run already claimed
+      ARGV[14] the trail mark the run's last trailed events left (append-events.lua), '' (or
+               absent) for none: an end sent right behind them is written only if they all landed
 
     Output:
       {1, eventId, repairJson|''}
@@ -31,6 +33,7 @@
       {-2, status}  run already ended
       {-3, epoch}   stale epoch (the run's epoch)
       {-5, type}    not a finishing type
+      {-7, ''}      the trail mark is not on the run: its trailed events were not all written
 
     Events:
       run.started (with a claimer), then run.completed | run.failed
@@ -41,6 +44,10 @@
 
 local runId, epoch, evType = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 if evType ~= 'run.completed' and evType ~= 'run.failed' then return { -5, evType } end
+-- An end sent behind trailed events that were refused (the history cap, memory) or did not arrive
+-- first writes nothing: its worker waits for them and ends the run as they decide.
+local mark = ARGV[14] or ''
+if mark ~= '' and redis.call('HGET', KEYS[3], 'trailMark') ~= mark then return { -7, '' } end
 
 local claimer = ARGV[13] or ''
 if claimer ~= '' then

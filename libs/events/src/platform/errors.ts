@@ -36,6 +36,19 @@ export class RunAlreadyEndedError extends EventsError {
 }
 
 /**
+ * Thrown when a run's end sent right behind its trailed events (`RunLedger.finish` with a trail
+ * mark: finish-run.lua) finds that they did not all land before it: refused at the history cap or
+ * for memory, or not arrived yet. Nothing was written; the end is written again once they are
+ * settled, as they decide (RunEventWriter.landed).
+ */
+export class TrailNotLandedError extends EventsError {
+  readonly code = 'conflict';
+  constructor(readonly runId: string) {
+    super(`run ${runId}'s trailed events had not all landed when its end arrived; nothing was written`);
+  }
+}
+
+/**
  * Thrown when a worker's end that also claims the run (SPEC §13: a cell that ended before its
  * claim was written) finds it no longer `requested`: abandoned by the API, or claimed by another
  * worker. Nothing was written; `status` is the run's (null when there is no run yet).

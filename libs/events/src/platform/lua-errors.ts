@@ -8,6 +8,7 @@ import {
   RunNotFoundError,
   StaleEpochError,
   StoreCommandError,
+  TrailNotLandedError,
 } from './errors';
 
 /** Return codes of the scripts in lua/ (each script's header lists the ones it uses). */
@@ -24,6 +25,8 @@ export const LUA_CODES = {
   invalidEvent: -5,
   /** append-events: the append raised an error reply (detail) before writing that event. */
   raised: -6,
+  /** finish-run: the trail mark it was sent behind is not on the run; nothing was written. */
+  trailNotLanded: -7,
 } as const;
 
 /** `{code, ...details}` as every script returns it; a Lua false arrives as null. */
@@ -50,6 +53,8 @@ export function luaError(code: number, detail: string | null, ctx: ScriptContext
       return new RunExistsError(runId);
     case LUA_CODES.invalidEvent:
       return new InvalidEventError(detail ?? ctx.type ?? '');
+    case LUA_CODES.trailNotLanded:
+      return new TrailNotLandedError(runId);
     default:
       return new StoreCommandError(`script returned unknown code ${code}`);
   }

@@ -9,7 +9,20 @@ import { ParkedRunHoldings, RunEnds } from './run-ends';
 import { RunLedger } from './run-ledger';
 import { RunReplies } from './run-replies';
 import { createRedis } from '../platform/redis';
-import { completed, deleteKeys, failed, newRunId, requestData, TEST_REDIS_URL, testPrefix, testRedis, waiting } from '../test-support';
+import { TrailNotLandedError } from '../platform/errors';
+import type { AppendInput } from '../log/event-log';
+import {
+  completed,
+  deleteKeys,
+  failed,
+  newRunId,
+  requestData,
+  TEST_REDIS_URL,
+  testPrefix,
+  testRedis,
+  untypedAppend,
+  waiting,
+} from '../test-support';
 
 /** RunEnds: every terminal event, fenced, and what an ended run held given back. */
 const prefix = testPrefix('run-ends');
@@ -58,6 +71,10 @@ async function startedRun(ref: SessionRef, parked = false): Promise<string> {
 const types = async (ref: SessionRef): Promise<string[]> => (await log.history(ref)).map((e) => e.type);
 const liveIndexed = async (ref: SessionRef, runId: string): Promise<boolean> =>
   (await live.due(Number.MAX_SAFE_INTEGER, 1000)).some((due) => due.runId === runId && due.ref.sessionId === ref.sessionId);
+const calledEvent = (runId: string, callId: string): AppendInput =>
+  untypedAppend({ type: 'tool.called', runId, epoch: 1, data: { callId, tool: 'openclaw.read' } });
+const settledEvent = (runId: string, callId: string): AppendInput =>
+  untypedAppend({ type: 'tool.settled', runId, epoch: 1, data: { callId, ok: true } });
 /** Holdings are given back best effort (not awaited): the commands are on the wire; one round trip later they have run. */
 const settled = () => redis.ping();
 
@@ -78,18 +95,55 @@ describe('RunEnds', () => {
     const ref = newRef();
     const runId = await startedRun(ref);
     const beside = jest.fn();
-    await ends.finish({ ref, runId, epoch: 1 }, completed(3), undefined, beside);
+    await ends.finish({ ref, runId, epoch: 1 }, completed(3), { beside });
     await settled();
     expect(beside).toHaveBeenCalledTimes(1);
     expect(await types(ref)).toEqual(['run.requested', 'run.started', 'run.completed']);
     expect(await liveIndexed(ref, runId)).toBe(false);
     // Ended already (a retry whose first end landed): the entry is back, due now, for the sweep to forget.
-    await expect(ends.finish({ ref, runId, epoch: 1 }, failed('again'), undefined, beside)).rejects.toThrow();
+    await expect(ends.finish({ ref, runId, epoch: 1 }, failed('again'), { beside })).rejects.toThrow();
     await settled();
     expect(beside).toHaveBeenCalledTimes(2);
     const due = await live.due(Date.now(), 1000);
     expect(due.some((entry) => entry.runId === runId)).toBe(true);
     await live.remove(ref, runId);
+  });
+
+  it('an end sent right behind trailed events in one write is written after them, and keeps no mark', async () => {
+    const ref = newRef();
+    // Both scripts loaded first: a call that finds its library missing is sent again once it is loaded, maybe after the end.
+    const loaded = await startedRun(ref);
+    await log.appendAll(ref, [calledEvent(loaded, 'c0')]);
+    await ends.finish({ ref, runId: loaded, epoch: 1 }, completed(0));
+    const runId = await startedRun(ref);
+    const trail = log.appendAll(ref, [calledEvent(runId, 'c1'), settledEvent(runId, 'c1')], 'mark-1');
+    const ending = ends.finish({ ref, runId, epoch: 1 }, completed(4), { trailMark: 'mark-1' });
+    expect((await trail).every((outcome) => !(outcome instanceof Error))).toBe(true);
+    await ending;
+    expect((await log.history(ref)).filter((e) => e.runId === runId).map((e) => e.type)).toEqual([
+      'run.requested',
+      'run.started',
+      'tool.called',
+      'tool.settled',
+      'run.completed',
+    ]);
+    expect(await redis.hexists(keys.run(ref, runId), 'trailMark')).toBe(0);
+  });
+
+  it('an end whose trail mark is not on the run writes nothing, and its live-index entry is back, due', async () => {
+    const ref = newRef();
+    const runId = await startedRun(ref);
+    await log.appendAll(ref, [calledEvent(runId, 'c1')], 'mark-1');
+    const beside = jest.fn();
+    const refused = ends.finish({ ref, runId, epoch: 1 }, completed(4), { trailMark: 'mark-2', beside });
+    await expect(refused).rejects.toBeInstanceOf(TrailNotLandedError);
+    await settled();
+    expect(await types(ref)).toEqual(['run.requested', 'run.started', 'tool.called']);
+    expect((await runs.get(ref, runId))?.status).toBe('running');
+    expect(await liveIndexed(ref, runId)).toBe(true);
+    // Written as the events decide, unfenced.
+    await ends.finish({ ref, runId, epoch: 1 }, completed(4), { beside });
+    expect(await types(ref)).toEqual(['run.requested', 'run.started', 'tool.called', 'run.completed']);
   });
 
   it('a parked run that ends gives back its quota place and its image', async () => {

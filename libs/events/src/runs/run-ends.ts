@@ -58,6 +58,14 @@ export class ParkedRunHoldings implements RunHoldings {
   }
 }
 
+/** How an end is written (`RunEnds.finish`): to whom it is published, what goes beside it, and its fences. */
+export interface EndWrite {
+  replyTo?: string;
+  beside?: () => void;
+  claimedBy?: string;
+  trailMark?: string;
+}
+
 /** What the caller of a lost run is answered. */
 export interface LostAnswer {
   replyTo: string;
@@ -88,10 +96,13 @@ export class RunEnds {
    * too, rather than in one of its own once the end is answered. An end that then fails puts the
    * entry back, due at once: the sweep looks at the run at its next pass, whatever became of it.
    * `claimedBy`: the worker claims the run in the same script (`RunLedger.finish`; SPEC §13).
+   * `trailMark`: the end goes right behind the run's trailed events, written only if they all
+   * landed (`RunLedger.finish`).
    */
-  async finish(run: EndingRun, result: CodeModeResult, replyTo?: string, beside?: () => void, claimedBy?: string): Promise<void> {
+  async finish(run: EndingRun, result: CodeModeResult, end: EndWrite = {}): Promise<void> {
+    const { replyTo, beside, claimedBy, trailMark } = end;
     const type = result.status === 'completed' ? 'run.completed' : 'run.failed';
-    const ending = this.runs.finish(run.ref, run.runId, { epoch: run.epoch, type, result, replyTo, claimedBy });
+    const ending = this.runs.finish(run.ref, run.runId, { epoch: run.epoch, type, result, replyTo, claimedBy, trailMark });
     if (beside) {
       this.live.remove(run.ref, run.runId).catch(() => undefined);
       beside();

@@ -1,6 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { SessionRef } from '@codemode/contracts';
-import { InvalidArgumentError, RUN_HISTORY_LIMIT_MESSAGE, RunAlreadyEndedError, RunHistoryLimitError } from '../platform/errors';
+import {
+  InvalidArgumentError,
+  RUN_HISTORY_LIMIT_MESSAGE,
+  RunAlreadyEndedError,
+  RunHistoryLimitError,
+  TrailNotLandedError,
+} from '../platform/errors';
 import { EventLog } from '../log/event-log';
 import { createEventStores } from '../event-stores';
 import { KeySpace } from '../platform/keys';
@@ -8,7 +14,7 @@ import { rebuildTranscript } from '../log/projections/rebuild-transcript';
 import { RunLedger } from './run-ledger';
 import { ScriptLoader } from '../platform/script-loader';
 import { StoreLedger } from '../ledgers/store-ledger';
-import { deleteKeys, failed, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from '../test-support';
+import { completed, deleteKeys, failed, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from '../test-support';
 
 const prefix = testPrefix('history-cap');
 const keys = new KeySpace(prefix);
@@ -91,6 +97,26 @@ test('the write past the event cap is refused with the SPEC message; nothing is 
   expect(await redis.hexists(keys.run(ref, runId), 'historyEvents')).toBe(0);
   expect(await redis.xlen(keys.events(ref))).toBe(length + 1);
   expect(await rejection(runs.append(ref, output(runId)))).toBeInstanceOf(RunAlreadyEndedError);
+});
+
+test('trailed events refused at the cap leave no trail mark: the end sent behind them writes nothing; the cap failure then lands', async () => {
+  const ref = newRef();
+  const runId = await runningRun(ref);
+  for (let i = 3; i < MAX_EVENTS; i++) await runs.append(ref, output(runId, `line ${i}`));
+  const length = await redis.xlen(keys.events(ref));
+  const trailed = [1, 2].map((n) => untypedAppend({ type: 'tool.called', runId, epoch: 1, data: { callId: `c${n}` } }));
+  const trail = log.appendAll(ref, trailed, 'mark');
+  const end = rejection(runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(1), trailMark: 'mark' }));
+  const outcomes = await trail;
+  expect(outcomes[0]).toMatchObject({ eventId: expect.any(String) });
+  expect(outcomes[1]).toBeInstanceOf(RunHistoryLimitError);
+  expect(await end).toBeInstanceOf(TrailNotLandedError);
+  expect(await redis.xlen(keys.events(ref))).toBe(length + 1);
+  expect((await runs.get(ref, runId))?.status).toBe('running');
+
+  const result = { ...failed(RUN_HISTORY_LIMIT_MESSAGE), code: 'internal_error' as const };
+  await runs.finish(ref, runId, { epoch: 1, type: 'run.failed', result });
+  expect((await runs.get(ref, runId))?.lastResult).toMatchObject({ status: 'failed', error: RUN_HISTORY_LIMIT_MESSAGE });
 });
 
 test('the byte cap counts event data; a write that would pass it is refused, a smaller one is not', async () => {

@@ -115,15 +115,17 @@ export class RunLedger {
    * and the transcript result mark in the same script, then the `result` reply to `replyTo`.
    * `claimedBy`: the run was never claimed (SPEC §13, a cell that ended before its claim was
    * written): this worker claims it in the same script, `run.started` before the terminal event,
-   * only while it is still `requested`.
+   * only while it is still `requested`. `trailMark`: the end is sent right behind the run's
+   * trailed events (`EventLog.appendAll` with that mark) and is written only if they all landed.
    * @throws RunAlreadyEndedError when the run already ended (with `claimedBy`: this worker's own
    * end, written by an attempt whose reply was lost); StaleEpochError; RunNotFoundError;
-   * RunNotStartedError (with `claimedBy`) when it is not `requested` any more
+   * RunNotStartedError (with `claimedBy`) when it is not `requested` any more; TrailNotLandedError
+   * (with `trailMark`) when the events it was sent behind did not all land
    */
   async finish(
     ref: SessionRef,
     runId: string,
-    opts: { epoch: number; type: FinishType; result: CodeModeResult; replyTo?: string; claimedBy?: string },
+    opts: { epoch: number; type: FinishType; result: CodeModeResult; replyTo?: string; claimedBy?: string; trailMark?: string },
   ): Promise<{ eventId: string; result: CodeModeResult }> {
     const result = JSON.stringify(opts.result);
     const args = [
@@ -135,7 +137,8 @@ export class RunLedger {
       ...repairArgs(opts.result),
       String(opts.result.replaySafe),
       this.packed(() => splicedEventData('{}', [['result', result]])),
-      ...(opts.claimedBy === undefined ? [] : [opts.claimedBy]),
+      opts.claimedBy ?? '',
+      opts.trailMark ?? '',
     ];
     const raw = await guard(() => this.scripts.run(this.redis, 'finish-run', this.keys.scriptKeys(ref, runId), args));
     const reply = checkReply(raw, { runId, epoch: opts.epoch, type: opts.type });

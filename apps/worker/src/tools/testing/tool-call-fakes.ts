@@ -36,9 +36,18 @@ export class MemoryEventLog implements Pick<EventLog, 'append' | 'appendAll'> {
     return this.write(ref, input);
   }
 
-  appendAll(ref: unknown, inputs: readonly AppendInput[]): Promise<Array<{ eventId: string } | RunHistoryLimitError>> {
+  /** The trail marks left on the run: an append's mark once every event of it was written (append-events.lua). */
+  readonly marks: string[] = [];
+
+  async appendAll(
+    ref: unknown,
+    inputs: readonly AppendInput[],
+    trailMark?: string,
+  ): Promise<Array<{ eventId: string } | RunHistoryLimitError>> {
     this.calls.push(inputs.map((input) => input.type));
-    return Promise.all(inputs.map((input) => this.write(ref, input).catch((error: RunHistoryLimitError) => error)));
+    const outcomes = await Promise.all(inputs.map((input) => this.write(ref, input).catch((error: RunHistoryLimitError) => error)));
+    if (trailMark !== undefined && outcomes.every((outcome) => !(outcome instanceof Error))) this.marks.push(trailMark);
+    return outcomes;
   }
 
   /** Holds every write from now on until the returned function is called (a slow Redis). */

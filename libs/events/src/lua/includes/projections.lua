@@ -48,7 +48,7 @@ local function project_run(K, ev, at, id)
   -- goes at its end: the hash stays as long as retention keeps the run. So does, when finished runs
   -- are kept compact, what a view derives: the id is the key's, `updatedAt` is `endedAt` (views.ts).
   if terminal then
-    for _, field in ipairs({ 'claimToken', 'lastEvent', 'call', 'replyTo' }) do del_run(field) end
+    for _, field in ipairs({ 'claimToken', 'lastEvent', 'call', 'replyTo', 'trailMark' }) do del_run(field) end
     if COMPACT_RUNS == 1 then
       del_run('runId')
       del_run('updatedAt')
