@@ -9,6 +9,9 @@ export const TRIVIAL_CODE = 'return 1+1';
 /** One cell of TOOL_CALLS_PER_CELL sequential `ls({})` calls. */
 export const NESTED_LS_CODE = `for (let i = 0; i < ${TOOL_CALLS_PER_CELL}; i++) await ls({}); return 1;`;
 
+/** A cell of one `ls({})` call: what a cell that reads costs beyond a trivial exec (its claim, its end behind the read's events, the call). */
+export const ONE_LS_CODE = 'await ls({}); return 1;';
+
 const WARM_UP_PAIRS = 20;
 
 /** Runs `code` as an exec of `sessionId` and answers how long it took, ms; anything but `completed` throws. */
@@ -31,13 +34,31 @@ export async function measureNestedCalls(
   samples: number,
 ): Promise<{ trivial: number[]; perToolCall: number[] }> {
   const trivial: number[] = [];
-  const perToolCall: number[] = [];
+  const perToolCall = await overTrivial(client, sessionId, NESTED_LS_CODE, samples, (ms) => ms / TOOL_CALLS_PER_CELL, trivial);
+  return { trivial, perToolCall };
+}
+
+/** A cell of one `ls({})` over the trivial exec beside it (ms), alternating as `measureNestedCalls` does. */
+export function measureOneReadCell(client: CodeModeClient, sessionId: string, samples: number): Promise<number[]> {
+  return overTrivial(client, sessionId, ONE_LS_CODE, samples, (ms) => ms);
+}
+
+/** `code`'s time over a trivial exec's, each pair run back to back after WARM_UP_PAIRS, as `per` scales it; the trivial times into `trivial`. */
+async function overTrivial(
+  client: CodeModeClient,
+  sessionId: string,
+  code: string,
+  samples: number,
+  per: (ms: number) => number,
+  trivial: number[] = [],
+): Promise<number[]> {
+  const over: number[] = [];
   for (let i = 0; i < samples + WARM_UP_PAIRS; i += 1) {
     const plain = await timedExec(client, sessionId, TRIVIAL_CODE);
-    const withCalls = await timedExec(client, sessionId, NESTED_LS_CODE);
+    const withCode = await timedExec(client, sessionId, code);
     if (i < WARM_UP_PAIRS) continue;
     trivial.push(plain);
-    perToolCall.push(Math.max(0, withCalls - plain) / TOOL_CALLS_PER_CELL);
+    over.push(per(Math.max(0, withCode - plain)));
   }
-  return { trivial, perToolCall };
+  return over;
 }

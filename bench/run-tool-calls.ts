@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { PrivateRedis } from '../test/utils/private-redis';
 import { TestStack } from '../test/utils/test-stack';
-import { measureNestedCalls, NESTED_LS_CODE, timedExec, TOOL_CALLS_PER_CELL, TRIVIAL_CODE } from './nested-tool-calls';
+import { measureNestedCalls, measureOneReadCell, NESTED_LS_CODE, timedExec, TOOL_CALLS_PER_CELL, TRIVIAL_CODE } from './nested-tool-calls';
 import { measureCounters, type CounterCost } from './redis-counters';
 import { fmt, percentile } from './stats';
 
@@ -16,7 +16,8 @@ const SESSION = 'bench-tool-calls';
 /**
  * `npm run bench:tool-calls`: what one nested core tool call costs (issue 41 item 4, issue 40),
  * on one api and one worker over a private Redis nothing else uses: the published budget's
- * nested-`ls` row (bench/nested-tool-calls.ts), then Redis's counters over cells of
+ * nested-`ls` row (bench/nested-tool-calls.ts), what a cell of one `ls` costs over a trivial exec
+ * (what a cell that reads pays once: its claim and its end behind the read's events), then Redis's counters over cells of
  * TOOL_CALLS_PER_CELL `ls` calls against as many trivial execs, per call.
  */
 async function main(): Promise<void> {
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
     try {
       const client = stack.client();
       const { trivial, perToolCall } = await measureNestedCalls(client, SESSION, SAMPLES);
+      const oneRead = await measureOneReadCell(client, SESSION, SAMPLES);
       const counted = (code: string): Promise<CounterCost> =>
         measureCounters(COUNTED_CELLS, () => timedExec(client, SESSION, code), node, { idleMs: IDLE_MS });
       const plain = await counted(TRIVIAL_CODE);
@@ -39,6 +41,7 @@ async function main(): Promise<void> {
           '|---|---|---|',
           `| trivial exec (ms) | ${fmt(percentile(trivial, 50), 3)} | ${fmt(percentile(trivial, 99), 3)} |`,
           `| nested \`ls({})\`, per call: (cell − trivial exec) ÷ ${TOOL_CALLS_PER_CELL} (ms) | ${fmt(percentile(perToolCall, 50), 3)} | ${fmt(percentile(perToolCall, 99), 3)} |`,
+          `| a cell of one \`ls({})\` − trivial exec (ms): its claim, its read, its end | ${fmt(percentile(oneRead, 50), 3)} | ${fmt(percentile(oneRead, 99), 3)} |`,
           '',
           '| Redis per `ls` call | CPU µs (less idle; raw) | socket reads | commands (script-inner included) |',
           '|---|---|---|---|',

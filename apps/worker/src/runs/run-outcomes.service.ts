@@ -57,6 +57,11 @@ function stoppedOutcome(host: RunToolHost, outcome: CellOutcome): CellOutcome {
   return storeFailure === null ? outcome : failedOutcome({ code: 'runtime_unavailable', phase: 'host', error: storeFailure }, outcome);
 }
 
+/** A write of the run (its calls' events, a host call) stopped it: `stoppedOutcome` fails its leg, whatever its cell did. */
+function stoppedOnWrites(host: RunToolHost): boolean {
+  return host.historyFull || host.eventsUnrecorded || host.storeFailure !== null;
+}
+
 /** The leg ends the run and writes nothing else first (no park, no store commit): its end may go behind its reads' events. */
 function endsAlone(run: WorkerRun, outcome: CellOutcome): boolean {
   if (outcome.status === 'waiting') return false;
@@ -114,24 +119,32 @@ export class RunOutcomes {
     // A read's events may still be on their way (RunEventWriter.trail): the park or end comes after
     // them; an end that writes nothing else goes right behind them, written only if they landed.
     let trailMark = endsAlone(run, outcome) ? run.host.sendMarkedTrail() : undefined;
-    const result = await this.untilRecorded(run, async () => {
-      const mark = trailMark;
-      trailMark = undefined;
-      if (mark === undefined) await run.host.landed();
+    const writeLeg = async (mark?: string): Promise<CodeModeResult> => {
       try {
         return await this.write(run, prior, stoppedOutcome(run.host, outcome), replyTo, mark);
       } catch (error) {
-        if (error instanceof TrailNotLandedError) {
-          // They did not all land: the end is written as they decide (the cap, a store failure).
-          await run.host.landed();
-          return await this.write(run, prior, stoppedOutcome(run.host, outcome), replyTo);
-        }
         // SPEC §6: the run reached its history cap while being recorded (parking it, committing
         // its store): it fails with the cap's error, which is always recorded. A VM its refused
         // park left here goes, and so does its image (with the run's end).
         if (!(error instanceof RunHistoryLimitError)) throw error;
         this.resident.dropUnrecorded(run);
         return this.write(run, prior, historyLimitOutcome(outcome), replyTo);
+      }
+    };
+    const result = await this.untilRecorded(run, async () => {
+      const mark = trailMark;
+      trailMark = undefined;
+      if (mark === undefined) {
+        await run.host.landed();
+        return writeLeg();
+      }
+      try {
+        return await writeLeg(mark);
+      } catch (error) {
+        if (!(error instanceof TrailNotLandedError)) throw error;
+        // They did not all land: the end is written as they decide (the cap, a store failure).
+        await run.host.landed();
+        return writeLeg();
       }
     }).catch((error: unknown) => {
       this.resident.dropUnrecorded(run);
@@ -265,8 +278,10 @@ export class RunOutcomes {
       saveReference: run.restartSafe
         ? undefined
         : async (valueJson) => {
-            // A saved value, like any write of the run, comes after its reads' events.
+            // A saved value, like any write of the run, comes after its reads' events, and is not
+            // saved when they stopped the run: its end sent behind them then fails it (`record`).
             await run.host.landed();
+            if (stoppedOnWrites(run.host)) return null;
             await claimedBeforeWrite(run);
             return this.results.save(run.ref, valueJson, run.limits).then(
               (d) => ({ ...d }),

@@ -113,7 +113,7 @@ function setUp(options: { spec?: Partial<CellSpec>; config?: Partial<AppConfig> 
       commit: () => (fakes.storeFull ? Promise.reject(new StoreCapacityError(10)) : Promise.resolve(noted.push('commit'))),
     },
     storeFull: false,
-    results: { save: () => Promise.resolve({ id: 'res_1', bytes: 2, expiresAt: new Date().toISOString() }) },
+    results: { save: () => (noted.push('saved'), Promise.resolve({ id: 'res_1', bytes: 2, expiresAt: new Date().toISOString() })) },
     parkedIndex: { add: () => Promise.resolve(noted.push('indexed')) },
     live: { remove: () => Promise.resolve(noted.push('notLive')) },
     limits: {
@@ -227,6 +227,27 @@ describe('RunOutcomes.record: a run that ends', () => {
     await expect(recording).resolves.toMatchObject({ status: 'failed', code: 'internal_error', error: RUN_HISTORY_LIMIT_MESSAGE });
     expect(fenced).toEqual(['m1']);
     expect(finished).toHaveLength(1);
+  });
+
+  it("saves a value too large to answer by reference only once its reads' events landed, and not when they stopped the run", async () => {
+    const { outcomes, run, host, fakes, noted } = setUp();
+    host.mark = 'm1';
+    fakes.trailRefused = true;
+    let land = (): void => undefined;
+    host.trailed = new Promise((resolve) => (land = resolve));
+    const large: CellOutcome = { ...completed, valueJson: JSON.stringify(Array.from({ length: 20_000 }, (_, id) => ({ id }))) };
+    const recording = outcomes.record(run, large, 'reply', Date.now());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(noted).toEqual([]);
+    host.historyFull = true;
+    land();
+    await expect(recording).resolves.toMatchObject({ status: 'failed', error: RUN_HISTORY_LIMIT_MESSAGE });
+    expect(noted).toEqual(['ended']);
+
+    const saving = setUp();
+    const saved = await saving.outcomes.record(saving.run, large, 'reply', Date.now());
+    expect(saved).toMatchObject({ status: 'completed', value: { reference: { id: 'res_1' } } });
+    expect(saving.noted).toEqual(['saved', 'ended']);
   });
 
   it("a completed cell with store writes to commit waits for its reads' events: nothing goes before them", async () => {

@@ -162,9 +162,10 @@ export class RunEventWriter {
    * is written: the run's end can then go right behind it in the same socket write, fenced by the
    * mark (`RunLedger.finish`: TrailNotLandedError when they did not all land), rather than a round
    * trip after it. Only when that append is the run's last write before its end: undefined, and
-   * nothing sent, when nothing is held, a batch or another append of the run has not been sent
-   * yet or not answered, more is held than one append takes, or the run was stopped; the end then
-   * waits for `landed`.
+   * nothing sent, when nothing is held, a batch of held events is not answered yet, another append
+   * of the run waits for the end of its turn (SameTickAppends), more is held than one append takes,
+   * or the run was stopped; the end then waits for `landed`. (An append of the run sent and not
+   * answered yet is ahead of this one on the connection.)
    */
   sendMarkedTrail(): string | undefined {
     if (this.held.length === 0 || this.held.length > MAX_BATCH_EVENTS) return undefined;
