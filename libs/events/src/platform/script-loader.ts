@@ -71,8 +71,9 @@ export interface EventsScriptSettings extends HistorySettings {
   readonly sessionTtlSeconds: number;
   /**
    * A finished run is kept compact (SPEC §13): its request and result data packed
-   * (log/event-packing.ts), its hash without what a view derives (its id, `updatedAt`), and the
-   * log's entries without the `at` their ids carry.
+   * (log/event-packing.ts), its hash without what a view derives (its id, `updatedAt`) and with
+   * its times in milliseconds and no `restartSafe` when false, and the log's entries without the
+   * `at` their ids carry.
    * Off while processes of a release that cannot read them still run (a rolling upgrade).
    * @default true (CODEMODE_COMPACT_RUNS)
    */

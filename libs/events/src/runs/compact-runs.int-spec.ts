@@ -75,11 +75,19 @@ test('runs kept compact read exactly as runs kept in full, and keep fewer bytes'
   expect(packed.events).toEqual(spliced.events);
   // The `at` a full entry keeps is the one a compact entry's id gives (the script writes both from one clock reading).
   for (const [kept, fromId] of spliced.ats) expect(kept).toBe(fromId);
-  for (const [i, view] of packed.views.entries()) expect(view?.createdAt).toBe(packed.ats[3 * i][0]);
+  // A view's times are its events' `at`, however the hash keeps them.
+  for (const [i, view] of packed.views.entries()) {
+    expect([view?.createdAt, view?.startedAt, view?.endedAt]).toEqual([0, 1, 2].map((n) => packed.ats[3 * i + n][0]));
+  }
   expect(packed.views.map(withoutTimes)).toEqual(spliced.views.map(withoutTimes));
-  // A compact hash keeps neither the id nor updatedAt; the view reads them as the full hash holds them.
+  // A compact hash keeps neither the id nor updatedAt, nor restartSafe when false, and its times in
+  // milliseconds; the view reads them as the full hash holds them.
   for (const [i, hash] of packed.hashes.entries()) {
     expect([hash.runId, hash.updatedAt, spliced.hashes[i].runId]).toEqual([undefined, undefined, runIds[i]]);
+    expect([hash.restartSafe, spliced.hashes[i].restartSafe]).toEqual([undefined, 'false']);
+    expect([hash.createdAt, hash.startedAt, hash.endedAt]).toEqual([0, 1, 2].map((n) => String(Date.parse(packed.ats[3 * i + n][0]))));
+    expect(spliced.hashes[i].createdAt).toBe(spliced.ats[3 * i][0]);
+    expect(packed.views[i]?.restartSafe).toBe(false);
     expect(spliced.hashes[i].updatedAt).toBe(spliced.hashes[i].endedAt);
     expect(packed.views[i]?.updatedAt).toBe(packed.views[i]?.endedAt);
     expect(packed.views[i]?.runId).toBe(runIds[i]);
@@ -125,4 +133,14 @@ test("an entry whose id cannot carry its time (the stream's last id ahead of the
   const requested = (await log.history(ref)).find((event) => event.type === 'run.requested');
   expect(Date.parse(requested!.at)).toBeGreaterThanOrEqual(before - 1000);
   expect(Date.parse(requested!.at)).toBeLessThan(ahead - 3_000_000);
+  // The run's hash keeps the clock's time too, not its entry id's.
+  expect((await packing.get(ref, runId))?.createdAt).toBe(requested!.at);
+});
+
+test('a restartSafe run kept compact keeps restartSafe, and reads it', async () => {
+  const ref = newRef();
+  const runId = newRunId();
+  await packing.request(ref, runId, { ...requestData('safe', 'return 1'), restartSafe: true });
+  expect(await redis.hget(keys.run(ref, runId), 'restartSafe')).toBe('true');
+  expect((await packing.get(ref, runId))?.restartSafe).toBe(true);
 });

@@ -57,8 +57,9 @@ export function runFromHash(ref: SessionRef, runId: string, hash: Record<string,
 
 /**
  * A run hash as the run listing shows it: no result, its replaySafe (null before it has one). A
- * finished run's hash may be kept compact (projections.lua): without its id, which is the key's,
- * and without `updatedAt`, which is then its `endedAt` (its terminal event is its last).
+ * run's hash may be kept compact (projections.lua): without its id, which is the key's, without
+ * `restartSafe` when false, its times in milliseconds, and once finished without `updatedAt`,
+ * which is then its `endedAt` (its terminal event is its last).
  */
 export function runSummaryFromHash(ref: SessionRef, runId: string, hash: Record<string, string>): RunSummary | null {
   const status = toRunStatus(hash.status);
@@ -72,15 +73,21 @@ export function runSummaryFromHash(ref: SessionRef, runId: string, hash: Record<
     // A released run has owner '': nobody holds it.
     owner: hash.owner || null,
     epoch: Number(hash.epoch ?? 0),
-    createdAt: hash.createdAt ?? '',
-    startedAt: hash.startedAt ?? null,
-    endedAt: hash.endedAt ?? null,
+    createdAt: runTime(hash.createdAt) ?? '',
+    startedAt: runTime(hash.startedAt),
+    endedAt: runTime(hash.endedAt),
     parkedAt: hash.parkedAt ?? null,
     expiresAt: hash.expiresAt ?? null,
-    updatedAt: hash.updatedAt ?? hash.endedAt ?? hash.createdAt ?? '',
+    updatedAt: hash.updatedAt ?? runTime(hash.endedAt) ?? runTime(hash.createdAt) ?? '',
     replaySafe:
       hash.replaySafe === undefined ? (parseJson<CodeModeResult>(hash.lastResult)?.replaySafe ?? null) : hash.replaySafe === 'true',
   };
+}
+
+/** A run hash's time as a view gives it (ISO 8601, as the log's `at`): kept compact it is milliseconds since 1970. */
+function runTime(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  return /^\d+$/.test(value) ? new Date(Number(value)).toISOString() : value;
 }
 
 /** The `result` of an event's stored data ('' or no result: null). */

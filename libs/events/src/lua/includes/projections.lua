@@ -11,6 +11,7 @@
       run hash's changes are staged (set_run, del_run) for append_event's one write (run-hash.lua).
     raw_of(ev, name): the JSON text of one of the event's raw fields, or nil.
 ]]
+--- @include "now-iso"
 --- @include "session-keys"
 --- @include "run-hash"
 --- @include "session-expiry"
@@ -24,15 +25,24 @@ local function raw_of(ev, name)
   return nil
 end
 
+-- When the run was created, started and ended, as its hash keeps them: kept compact (COMPACT_RUNS),
+-- in milliseconds since 1970 (13 digits Redis stores as an integer, where an ISO string takes 24
+-- bytes; views.ts writes them as `at` reads), else `at`. A finished run's hash keeps all three.
+local function run_time(at)
+  if COMPACT_RUNS == 1 then return int(now_ms()) end
+  return at
+end
+
 local function project_run(K, ev, at, id)
   local f = ev.facts
   if ev.type == 'run.requested' then
     set_run('runId', ev.runId)
     set_run('title', raw_of(ev, 'title'))
     set_run('status', 'requested')
-    set_run('restartSafe', f.restartSafe)
+    -- Kept compact, a run that is not restartSafe has no field for it: a view reads it absent as false.
+    if COMPACT_RUNS ~= 1 or f.restartSafe == 'true' then set_run('restartSafe', f.restartSafe) end
     set_run('epoch', ev.epoch)
-    set_run('createdAt', at)
+    set_run('createdAt', run_time(at))
     set_run('updatedAt', at)
     set_run('call', 'exec')
     if f.replyTo then set_run('replyTo', f.replyTo) end
@@ -69,7 +79,7 @@ local function project_run(K, ev, at, id)
     set_run('status', 'running')
     set_run('owner', f.workerId)
     set_run('epoch', ev.epoch)
-    set_run('startedAt', at)
+    set_run('startedAt', run_time(at))
     if f.claimToken then set_run('claimToken', f.claimToken) end
   elseif ev.type == 'run.parked' then
     set_run('status', 'waiting')
@@ -88,7 +98,7 @@ local function project_run(K, ev, at, id)
     push_transcript(K, transcript_mark('result', 'wait', id))
   elseif terminal then
     set_run('status', terminal)
-    set_run('endedAt', at)
+    set_run('endedAt', run_time(at))
     for _, field in ipairs({ 'expiresAt', 'resumeToken', 'resumeUntil', 'resumeKey' }) do del_run(field) end
   end
   if terminal or ev.type == 'run.parked' then count_image(K, ev) end
