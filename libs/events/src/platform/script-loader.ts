@@ -70,10 +70,10 @@ export interface EventsScriptSettings extends HistorySettings {
    */
   readonly sessionTtlSeconds: number;
   /**
-   * A finished run is kept compact (SPEC §13): its request and result data packed
-   * (log/event-packing.ts), its hash without what a view derives (its id, `updatedAt`) and with
-   * its times in milliseconds and no `restartSafe` when false, and the log's entries without the
-   * `at` their ids carry.
+   * Runs are kept compact (SPEC §13): a run's request and result data packed
+   * (log/event-packing.ts); its hash, from the request on, with `createdAt`, `startedAt` and
+   * `endedAt` in milliseconds and no `restartSafe` when false, and once finished without what a
+   * view derives (its id, `updatedAt`); the log's entries without the `at` their ids carry.
    * Off while processes of a release that cannot read them still run (a rolling upgrade).
    * @default true (CODEMODE_COMPACT_RUNS)
    */

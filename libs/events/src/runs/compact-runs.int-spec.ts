@@ -137,6 +137,21 @@ test("an entry whose id cannot carry its time (the stream's last id ahead of the
   expect((await packing.get(ref, runId))?.createdAt).toBe(requested!.at);
 });
 
+test('a run requested by a process writing in full and ended by one writing compact (a rolling upgrade) reads its times as its events give them', async () => {
+  const ref = newRef();
+  const runId = newRunId();
+  await plain.request(ref, runId, requestData('upgrade', 'return 1'));
+  await packing.start(ref, runId, W);
+  await packing.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(1) });
+  const hash = await redis.hgetall(keys.run(ref, runId));
+  expect(hash.createdAt).toMatch(/Z$/);
+  expect(hash.endedAt).toMatch(/^\d+$/);
+  const ats = (await log.history(ref)).map((event) => event.at);
+  const view = await packing.get(ref, runId);
+  expect([view?.createdAt, view?.startedAt, view?.endedAt, view?.updatedAt]).toEqual([ats[0], ats[1], ats[2], ats[2]]);
+  expect(await plain.get(ref, runId)).toEqual(view);
+});
+
 test('a restartSafe run kept compact keeps restartSafe, and reads it', async () => {
   const ref = newRef();
   const runId = newRunId();

@@ -58,8 +58,8 @@ export function runFromHash(ref: SessionRef, runId: string, hash: Record<string,
 /**
  * A run hash as the run listing shows it: no result, its replaySafe (null before it has one). A
  * run's hash may be kept compact (projections.lua): without its id, which is the key's, without
- * `restartSafe` when false, its times in milliseconds, and once finished without `updatedAt`,
- * which is then its `endedAt` (its terminal event is its last).
+ * `restartSafe` when false, `createdAt`, `startedAt` and `endedAt` in milliseconds, and once
+ * finished without `updatedAt`, which is then its `endedAt` (its terminal event is its last).
  */
 export function runSummaryFromHash(ref: SessionRef, runId: string, hash: Record<string, string>): RunSummary | null {
   const status = toRunStatus(hash.status);

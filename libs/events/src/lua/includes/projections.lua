@@ -25,11 +25,11 @@ local function raw_of(ev, name)
   return nil
 end
 
--- When the run was created, started and ended, as its hash keeps them: kept compact (COMPACT_RUNS),
--- in milliseconds since 1970 (13 digits Redis stores as an integer, where an ISO string takes 24
--- bytes; views.ts writes them as `at` reads), else `at`. A finished run's hash keeps all three.
+-- `at` as a run's hash keeps createdAt, startedAt and endedAt: kept compact (COMPACT_RUNS), in
+-- milliseconds since 1970 (13 digits Redis stores as an integer, where the ISO string takes 24
+-- bytes; views.ts writes them back as `at` reads). A finished run's hash keeps all three.
 local function run_time(at)
-  if COMPACT_RUNS == 1 then return int(now_ms()) end
+  if COMPACT_RUNS == 1 then return int(iso_ms(at)) end
   return at
 end
 

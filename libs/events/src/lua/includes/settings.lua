@@ -9,9 +9,10 @@
     RUN_HISTORY_MAX_BYTES   a run's bytes of event data at most (run-history-cap.lua)
     LIVE_RUN_MAX_IDLE_MS    a run with no event for this long is dead (retention.lua, session-expiry.lua)
     SESSION_TTL_MS          a session expires this long after its last write (session-expiry.lua)
-    COMPACT_RUNS            1: a run's hash keeps its times in milliseconds and no `restartSafe`
-                            when false, a finished run's hash no field a view derives
-                            (projections.lua), a stream entry no `at` its id carries (append.lua)
+    COMPACT_RUNS            1: a run's hash keeps createdAt, startedAt and endedAt in milliseconds
+                            and no `restartSafe` when false, a finished run's hash no field a view
+                            derives (projections.lua), a stream entry no `at` its id carries
+                            (append.lua)
 ]]
 --- @define RETENTION_MS
 --- @define RUN_HISTORY_MAX_EVENTS
