@@ -27,7 +27,7 @@ end
 
 -- `at` as a run's hash keeps createdAt, startedAt and endedAt: kept compact (COMPACT_RUNS), in
 -- milliseconds since 1970 (13 digits Redis stores as an integer, where the ISO string takes 24
--- bytes; views.ts writes them back as `at` reads). A finished run's hash keeps all three.
+-- bytes; views.ts writes them back as `at` reads).
 local function run_time(at)
   if COMPACT_RUNS == 1 then return int(iso_ms(at)) end
   return at
