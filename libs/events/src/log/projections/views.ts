@@ -64,6 +64,8 @@ export function runFromHash(ref: SessionRef, runId: string, hash: Record<string,
 export function runSummaryFromHash(ref: SessionRef, runId: string, hash: Record<string, string>): RunSummary | null {
   const status = toRunStatus(hash.status);
   if (!status) return null;
+  const createdAt = runTime(hash.createdAt);
+  const endedAt = runTime(hash.endedAt);
   return {
     runId,
     sessionId: ref.sessionId,
@@ -73,12 +75,12 @@ export function runSummaryFromHash(ref: SessionRef, runId: string, hash: Record<
     // A released run has owner '': nobody holds it.
     owner: hash.owner || null,
     epoch: Number(hash.epoch ?? 0),
-    createdAt: runTime(hash.createdAt) ?? '',
+    createdAt: createdAt ?? '',
     startedAt: runTime(hash.startedAt),
-    endedAt: runTime(hash.endedAt),
+    endedAt,
     parkedAt: hash.parkedAt ?? null,
     expiresAt: hash.expiresAt ?? null,
-    updatedAt: hash.updatedAt ?? runTime(hash.endedAt) ?? runTime(hash.createdAt) ?? '',
+    updatedAt: hash.updatedAt ?? endedAt ?? createdAt ?? '',
     replaySafe:
       hash.replaySafe === undefined ? (parseJson<CodeModeResult>(hash.lastResult)?.replaySafe ?? null) : hash.replaySafe === 'true',
   };
