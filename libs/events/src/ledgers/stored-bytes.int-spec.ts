@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { SessionRef } from '@codemode/contracts';
 import { ClientToolsLedger } from './client-tools-ledger';
 import { KeySpace } from '../platform/keys';
+import { eventTypeOf } from '../log/entry-codes';
 import { RunLedger } from '../runs/run-ledger';
 import { ScriptLoader } from '../platform/script-loader';
 import { SessionRemoval } from './session-removal';
@@ -68,7 +69,8 @@ async function recount(ref: SessionRef): Promise<number> {
     const type = field('type');
     const data = Buffer.byteLength(field('data'));
     bytes += 64 + type.length + field('runId').length + field('at').length + data;
-    if (type === 'run.requested') bytes += 512;
+    // A run's hash and runs index entry, as this suite's runs are kept: compact (RUN_OVERHEAD).
+    if (eventTypeOf(type) === 'run.requested') bytes += 384;
   }
   for (const element of await redis.lrange(keys.transcript(ref), 0, -1)) bytes += Buffer.byteLength(element) + 16;
   bytes += Number((await redis.hget(keys.session(ref), 'storeBytes')) ?? 0);

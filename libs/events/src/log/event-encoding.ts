@@ -1,6 +1,7 @@
 import type { Event, EventData, EventType } from '@codemode/contracts';
 import { InvalidEventError, StoreCommandError } from '../platform/errors';
 import { unpackEventData } from './event-packing';
+import { eventTypeOf, STARTED_DATA_PREFIX, startedEventData } from './entry-codes';
 
 /**
  * An event as stored, with the writer's epoch (the REST `Event` leaves it out). Its `data` is as
@@ -103,7 +104,10 @@ export function decodeEntry(entry: [id: string, fields: string[]]): LoggedEvent 
   const [id, fields] = entry;
   const f: Record<string, string> = {};
   for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]] = fields[i + 1];
-  const text = unpackEventData(f.data ?? '{}');
+  const type = eventTypeOf(f.type ?? '');
+  const stored = f.data ?? '{}';
+  const text =
+    type === 'run.started' && stored.startsWith(STARTED_DATA_PREFIX) ? startedEventData(stored, f.epoch ?? '0') : unpackEventData(stored);
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -112,7 +116,7 @@ export function decodeEntry(entry: [id: string, fields: string[]]): LoggedEvent 
   }
   return {
     id,
-    type: f.type as EventType,
+    type,
     ...(f.runId ? { runId: f.runId } : {}),
     // An entry kept compact carries `at` as its id's millisecond (append.lua xadd).
     at: f.at ?? new Date(Number(id.slice(0, id.indexOf('-')))).toISOString(),

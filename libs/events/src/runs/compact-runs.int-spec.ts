@@ -52,8 +52,9 @@ async function history(runs: RunLedger, runIds: string[], results: CodeModeResul
   const resultsAt = await Promise.all(terminal.map((e) => runs.resultAt(ref, e.id)));
   const entries = await redis.xrange(keys.events(ref), '-', '+');
   const raw = entries.map(([, fields]) => fields[fields.indexOf('data') + 1]);
+  const types = entries.map(([, fields]) => fields[fields.indexOf('type') + 1]);
   const atBytes = entries.reduce((sum, [, fields]) => sum + (fields.includes('at') ? fields[fields.indexOf('at') + 1].length : 0), 0);
-  return { events, ats, views, hashes, transcript, resultsAt, raw, atBytes, bytes: (await stored.measure(ref)).bytes };
+  return { events, ats, views, hashes, transcript, resultsAt, raw, types, atBytes, bytes: (await stored.measure(ref)).bytes };
 }
 
 function withoutTimes(view: Awaited<ReturnType<RunLedger['get']>>) {
@@ -114,9 +115,17 @@ test('runs kept compact read exactly as runs kept in full, and keep fewer bytes'
   expect(spliced.raw.some((data) => data.startsWith(PACKED_PREFIX))).toBe(false);
   // Compact entries carry `at` in their ids only; the full ones repeat it.
   expect([packed.atBytes, spliced.atBytes]).toEqual([0, 12 * '2026-12-05T07:53:39.509Z'.length]);
-  // The session's stored bytes count what is kept: less by exactly what packing and `at` saved.
+  // Compact entries keep their type as a code, and a claim's `run.started` data as the worker id's JSON.
+  expect(packed.types).toEqual(['q', 's', 'c', 'q', 's', 'c', 'q', 's', 'c', 'q', 's', 'f']);
+  expect(spliced.types.slice(0, 3)).toEqual(['run.requested', 'run.started', 'run.completed']);
+  expect(packed.raw[1]).toBe(`~w${JSON.stringify(W.workerId)}`);
+  expect(spliced.raw[1]).toBe(`{"workerId":${JSON.stringify(W.workerId)},"epoch":1}`);
+  // The session's stored bytes count what is kept: less by exactly what packing, the codes and `at`
+  // saved, and by the compact run hash's smaller share (RUN_OVERHEAD 384 against 512) per run.
   const length = (raw: string[]) => raw.reduce((sum, data) => sum + Buffer.byteLength(data), 0);
-  expect(spliced.bytes - packed.bytes).toBe(length(spliced.raw) - length(packed.raw) + spliced.atBytes);
+  expect(spliced.bytes - packed.bytes).toBe(
+    length(spliced.raw) - length(packed.raw) + length(spliced.types) - length(packed.types) + spliced.atBytes + runIds.length * 128,
+  );
   expect(length(spliced.raw) - length(packed.raw)).toBeGreaterThan(1500);
 });
 

@@ -52,6 +52,7 @@
 --- @include "run-history-cap"
 --- @include "projections"
 --- @include "retention"
+--- @include "entry-codes"
 
 -- Tool calls' events written together (append-events.lua) make a batch: the run hash is read once
 -- and written once for all of them, and the stored bytes, the trim look and the TTLs are dealt
@@ -81,12 +82,13 @@ local function splice_data(head, raws)
   return string.sub(head, 1, -2) .. sep .. table.concat(parts, ',') .. '}'
 end
 
--- XADDs the entry with the millisecond of `at` as its id's time (`<ms>-*`), so that the log cut by
--- id is cut by `at` as well; when the clock stepped back behind the stream's top id, Redis picks.
+-- XADDs the entry (its type and data values as entry_values keeps them) with the millisecond of
+-- `at` as its id's time (`<ms>-*`), so that the log cut by id is cut by `at` as well; when the
+-- clock stepped back behind the stream's top id, Redis picks.
 -- Kept compact (COMPACT_RUNS), an entry whose id carries `at`'s millisecond does not repeat it:
 -- readers take `at` from the id (decodeEntry). Returns the id and the `at` kept ('' for none).
-local function xadd(K, ev, at, data)
-  local fields = { 'type', ev.type, 'runId', ev.runId, 'epoch', ev.epoch, 'data', data }
+local function xadd(K, ev, at, stored_type, data)
+  local fields = { 'type', stored_type, 'runId', ev.runId, 'epoch', ev.epoch, 'data', data }
   local kept = ''
   if COMPACT_RUNS ~= 1 then fields[9], fields[10], kept = 'at', at, at end
   local id = redis.pcall('XADD', K[1], int(iso_ms(at)) .. '-*', unpack(fields))
@@ -104,9 +106,9 @@ local function append_event(K, ev)
   local data = splice_data(ev.head, ev.raws)
   check_history(K, ev, #data)
   local at = now_iso()
-  local stored = ev.packed or data
-  local id, kept_at = xadd(K, ev, at, stored)
-  count_log(K, id, entry_bytes(ev.type, ev.runId, kept_at, stored))
+  local stored_type, stored = entry_values(ev, ev.packed or data)
+  local id, kept_at = xadd(K, ev, at, stored_type, stored)
+  count_log(K, id, entry_bytes(ev.type, stored_type, ev.runId, kept_at, stored))
   local ms = tonumber(string.match(id, '^(%d+)'))
   project_session(K, ev, at, id)
   if ev.runId ~= '' then

@@ -34,18 +34,18 @@
 local ENTRY_OVERHEAD = 64
 local LIST_OVERHEAD = 16
 local IMAGE_OVERHEAD = 64
--- A run's hash (about 10 short fields once it ended, Redis's small encoding: ~0.35 KB, ~0.5 KB
+-- A run's hash (about 10 short fields once it ended, Redis's small encoding: ~0.3 KB, ~0.5 KB
 -- when finished runs are not kept compact) and runs index entry, counted with its run.requested
 -- entry: the hash expires RETENTION_MS after the run's end, about when retention trims that entry.
-local RUN_OVERHEAD = 512
+local RUN_OVERHEAD = COMPACT_RUNS == 1 and 384 or 512
 -- The log's stored bytes are kept per BUCKET_MS of stream ids; at most BUCKETS_PER_TRIM given back per trim.
 local BUCKET_MS = math.min(60000, RETENTION_MS)
 local BUCKETS_PER_TRIM = 1000
 
--- What one stream entry counts.
-local function entry_bytes(type, runId, at, data)
-  local n = ENTRY_OVERHEAD + #type + #runId + #at + #data
-  if type == 'run.requested' then n = n + RUN_OVERHEAD end
+-- What one stream entry counts: the values it keeps (its type as entry-codes.lua keeps it).
+local function entry_bytes(ev_type, stored_type, runId, at, data)
+  local n = ENTRY_OVERHEAD + #stored_type + #runId + #at + #data
+  if ev_type == 'run.requested' then n = n + RUN_OVERHEAD end
   return n
 end
 

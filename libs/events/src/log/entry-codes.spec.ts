@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EVENT_TYPES } from '@codemode/contracts';
+import { StoreCommandError } from '../platform/errors';
+import { EVENT_TYPE_CODES, eventTypeOf, startedEventData, STARTED_DATA_PREFIX } from './entry-codes';
+import { decodeEntry } from './event-encoding';
+
+describe('entry codes', () => {
+  test('every type has its own one-character code, none a name', () => {
+    const codes = EVENT_TYPES.map((type) => EVENT_TYPE_CODES[type]);
+    expect(new Set(codes).size).toBe(EVENT_TYPES.length);
+    for (const code of codes) expect(code).toMatch(/^[A-Za-z]$/);
+  });
+
+  test('lua/includes/entry-codes.lua writes the same codes', () => {
+    const lua = readFileSync(join(__dirname, '..', 'lua', 'includes', 'entry-codes.lua'), 'utf8');
+    const table = lua.slice(lua.indexOf('local TYPE_CODES = {'), lua.indexOf('}', lua.indexOf('local TYPE_CODES = {')));
+    const written = Object.fromEntries([...table.matchAll(/\['([a-z.]+)'\] = '([A-Za-z])'/g)].map(([, type, code]) => [type, code]));
+    expect(written).toEqual(EVENT_TYPE_CODES);
+  });
+
+  test('a stored type reads as its type, by code or by name', () => {
+    for (const type of EVENT_TYPES) {
+      expect(eventTypeOf(EVENT_TYPE_CODES[type])).toBe(type);
+      expect(eventTypeOf(type)).toBe(type);
+    }
+  });
+
+  test('a code no release wrote is a store error, not an event of some type', () => {
+    expect(() => eventTypeOf('#')).toThrow(StoreCommandError);
+    expect(() => eventTypeOf('')).toThrow(StoreCommandError);
+  });
+
+  test("run.started's data comes back byte for byte, a worker id needing escapes too", () => {
+    for (const workerId of ['vm-4218-749f43', 'a"b\\c\u2028', '']) {
+      const written = `{"workerId":${JSON.stringify(workerId)},"epoch":7}`;
+      expect(startedEventData(`${STARTED_DATA_PREFIX}${JSON.stringify(workerId)}`, '7')).toBe(written);
+    }
+  });
+
+  test('an entry kept compact decodes as the same entry kept in full', () => {
+    const full = decodeEntry([
+      '1796598211540-0',
+      ['type', 'run.started', 'runId', 'cm_r', 'epoch', '2', 'data', '{"workerId":"vm-1","epoch":2}'],
+    ]);
+    const compact = decodeEntry(['1796598211540-0', ['type', 's', 'runId', 'cm_r', 'epoch', '2', 'data', '~w"vm-1"']]);
+    expect(compact).toEqual(full);
+    expect(compact).toEqual({
+      id: '1796598211540-0',
+      type: 'run.started',
+      runId: 'cm_r',
+      at: expect.any(String),
+      epoch: 2,
+      data: { workerId: 'vm-1', epoch: 2 },
+    });
+  });
+});
