@@ -133,6 +133,21 @@ describe('RunToolHost: the host surfaces', () => {
     );
   });
 
+  it("stops the run when a failed call's events meet a Redis failure: the guest gets the store's words, not the call's error", async () => {
+    const failing: ToolKind = { ...readKind, call: () => Promise.reject(new Error('no such file')) };
+    const { host, stopped, log } = hostOver([failing]);
+    log.failWith = new StoreUnavailableError(new Error('ECONNREFUSED'));
+    const read = callOf('r', 'callValue', { tool: 'read', input: { path: 'missing.txt' } }, 1);
+    await expect(host.dispatch(read, never)).rejects.toThrow(
+      'code mode store became unavailable while the cell ran (Redis did not answer); the run was stopped. Retry in a few seconds.',
+    );
+    expect(stopped).toEqual(['run_1']);
+    expect(host.storeFailure).toBe(
+      'code mode store became unavailable while the cell ran (Redis did not answer); the run was stopped. Retry in a few seconds.',
+    );
+    expect(log.written).toEqual([]);
+  });
+
   it('saves a value only once the events of the reads before it landed', async () => {
     const { host, log } = hostOver([readKind]);
     const release = log.holdWrites();

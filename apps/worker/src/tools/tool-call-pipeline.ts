@@ -160,11 +160,10 @@ export class ToolCallPipeline {
       // The guest's rejection is {name, message} of the error (see RunBridge).
       const outcome = { ok: false, error: { name: error instanceof Error ? error.name : 'Error', message } } as const;
       const data = toolSettledData(settler(), outcome, run.restartSafe);
-      await Promise.all([recordCalled(), events.append({ type: 'tool.settled', runId: run.runId, epoch: run.epoch, data })]).catch(
-        (failure: unknown) => {
-          if (failure instanceof ToolCallError) throw failure;
-        },
-      );
+      // The guest sees the failure only once the log holds it: events that could not be written
+      // (the cap, a Redis failure) are what the call rejects with, and stop the run as any
+      // refused write does, so the run never ends `completed` without them.
+      await Promise.all([recordCalled(), events.append({ type: 'tool.settled', runId: run.runId, epoch: run.epoch, data })]);
       throw error;
     }
   }
