@@ -201,8 +201,8 @@ export class ExecService {
 
   /**
    * `CODEMODE_CELL_DISPATCH=stream` (SPEC §13): the cell's entry is sent in the socket write of its
-   * request (request first; a worker that finds no run for a young entry claims again for up to
-   * 1 s: absentRunRetryMs), its answer listened for before either leaves (a worker may answer
+   * request (request first; a worker that finds no run for an entry claims again three times:
+   * absentRunRetryMs), its answer listened for before either leaves (a worker may answer
    * before the request's reply is back). What each pair of replies leads to: requestEntryFate.
    */
   private async requestWithEntry(call: ExecCall, runId: string, spec: CellSpec, version: string): Promise<CodeModeResult> {

@@ -42,7 +42,7 @@ describe('CellWork', () => {
     expect(deferred.cells.lookAgainMs).toBe(5_001);
   });
 
-  it('a stream entry whose run is absent is claimed again for up to 1 s (its request may land just after it), then dropped', async () => {
+  it('a stream entry whose run is absent is claimed again three times (its request may land just after it), then dropped, whatever its age', async () => {
     const claims = (answers: Claim[]) => {
       let sent = 0;
       const runner = {
@@ -63,9 +63,10 @@ describe('CellWork', () => {
     const never = claims([]);
     await expect(never.cells.runCell(fresh, ack())).resolves.toBe('done');
     expect(never.sent()).toBe(4);
-    const old = claims([]);
-    await expect(old.cells.runCell({ ...cell, requestedAt: Date.now() - 5_000 }, ack())).resolves.toBe('done');
-    expect(old.sent()).toBe(1);
+    // Stamped by an API host whose clock is 5 s behind this worker's: the same three claims again.
+    const skewed = claims([{ started: false, status: null }, { started: true }]);
+    await expect(skewed.cells.runCell({ ...cell, requestedAt: Date.now() - 5_000 }, ack())).resolves.toBe('done');
+    expect(skewed.sent()).toBe(2);
     // A BullMQ job (no entry) is never claimed again: its request was answered before it was queued.
     const job = claims([]);
     await expect(job.cells.runCell(fresh)).resolves.toBe('done');

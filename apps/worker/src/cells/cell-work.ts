@@ -56,7 +56,7 @@ export class CellWork {
     let claim = await this.runner.run(cell, entryAck);
     // A stream entry (its request sent beside it) whose run is absent: absentRunRetryMs decides.
     for (let claims = 1; entryAck && !claim.started && claim.status === null; claims += 1) {
-      const waitMs = absentRunRetryMs({ ageMs: Date.now() - cell.requestedAt, claims });
+      const waitMs = absentRunRetryMs(claims);
       if (waitMs === null) break;
       await new Promise((resolve) => setTimeout(resolve, waitMs));
       claim = await this.runner.run(cell, entryAck);
