@@ -1,5 +1,5 @@
 import type { PendingCellEntry } from '@codemode/events';
-import { deliveredTooOften, otherConsumers, reclaimable } from './cell-reclaim';
+import { deliveredTooOften, otherConsumers, reclaimable, unseenOwn } from './cell-reclaim';
 
 const entry = (id: string, consumer: string, deliveries = 1): PendingCellEntry => ({
   lane: 'first',
@@ -19,6 +19,13 @@ describe('cell reclaim', () => {
   it('reclaims only the entries of consumers whose lease lapsed, never its own', () => {
     expect(reclaimable(pending, 'me', new Set(['live'])).map((e) => e.id)).toEqual(['1-0', '4-0']);
     expect(reclaimable(pending, 'me', new Set(['live', 'dead']))).toEqual([]);
+  });
+
+  it('takes back its own entries only where it holds none (a read whose reply was lost), never another consumer’s', () => {
+    const mine = [...pending, entry('5-0', 'me')];
+    expect(unseenOwn(mine, 'me', (id) => id === '3-0').map((e) => e.id)).toEqual(['5-0']);
+    expect(unseenOwn(mine, 'me', () => true)).toEqual([]);
+    expect(unseenOwn(mine, 'live', () => false).map((e) => e.id)).toEqual(['2-0']);
   });
 
   it('drops an entry past its third delivery', () => {

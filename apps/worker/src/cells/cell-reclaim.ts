@@ -21,6 +21,16 @@ export function reclaimable(pending: readonly PendingCellEntry[], self: string, 
   return pending.filter((entry) => entry.consumer !== self && !alive.has(entry.consumer));
 }
 
+/**
+ * Entries pending under `self` that this worker does not hold (`holds`: not in hand, not to be
+ * looked at again): a read Redis answered whose reply never came back (a reset connection, a
+ * blocking read timed out client-side or sent again after a reconnect), or an acknowledgement that
+ * failed. Nobody else takes an entry from a live consumer, so this worker takes them back itself.
+ */
+export function unseenOwn(pending: readonly PendingCellEntry[], self: string, holds: (entryId: string) => boolean): PendingCellEntry[] {
+  return pending.filter((entry) => entry.consumer === self && !holds(entry.id));
+}
+
 /** A claimed entry, `deliveries` counting the claim, that is dropped instead of handled. */
 export function deliveredTooOften(deliveries: number): boolean {
   return deliveries > MAX_CELL_DELIVERIES;

@@ -8,7 +8,7 @@ import {
   type PendingCellEntry,
 } from '@codemode/events';
 import type { Logger } from '@codemode/telemetry';
-import { deliveredTooOften, otherConsumers, reclaimable } from './cell-reclaim';
+import { deliveredTooOften, otherConsumers, reclaimable, unseenOwn } from './cell-reclaim';
 
 /** Passes between two looks for consumers of dead workers left in the groups (about ten leases). */
 const FORGET_EVERY_PASSES = 20;
@@ -26,6 +26,8 @@ export interface CellReclaimerOptions {
   /** Handles a claimed entry as a re-delivery of its cell. */
   deliver(shard: number, entry: CellEntry): void;
   acknowledge(shard: number, entry: CellEntryRef): Promise<void>;
+  /** This worker holds the entry: in hand, or to be looked at again (CellStreamReaders). */
+  holds(shard: number, entry: CellEntryRef): boolean;
 }
 
 /**
@@ -33,8 +35,9 @@ export interface CellReclaimerOptions {
  * (with jitter), on each shard's lanes, the entries pending for at least a lease under consumers whose
  * worker's presence is gone are claimed (`XCLAIM`, which only takes an entry still idle that long,
  * so of two reclaimers one gets it) and handled as re-deliveries: the run's state decides, through
- * the recovery a re-delivered job takes (CellWork). An entry past its third delivery is
- * acknowledged and logged instead; the live-run sweeper ends its run.
+ * the recovery a re-delivered job takes (CellWork). Entries pending that long under this worker
+ * that it does not hold (`unseenOwn`) are claimed back and handled the same way. An entry past its
+ * third delivery is acknowledged and logged instead; the live-run sweeper ends its run.
  */
 export class CellReclaimer {
   private timer: NodeJS.Timeout | undefined;
@@ -134,17 +137,19 @@ export class CellReclaimer {
     unknown.forEach((consumer, i) => alive.set(consumer, answers[i]));
     const live = new Set([...alive].filter(([, isAlive]) => isAlive).map(([consumer]) => consumer));
     const dead = reclaimable(pending, workerId, live);
-    if (dead.length === 0) return;
+    const unseen = unseenOwn(pending, workerId, (id) => this.options.holds(shard, { lane, id }));
+    const taken = [...dead, ...unseen];
+    if (taken.length === 0) return;
     const claimed = await stream.claim(
       shard,
       lane,
       workerId,
       presenceTtlMs,
-      dead.map((entry) => entry.id),
+      taken.map((entry) => entry.id),
     );
     const redelivered: string[] = [];
     for (const entry of claimed) {
-      const from = dead.find((d) => d.id === entry.id);
+      const from = taken.find((d) => d.id === entry.id);
       // XCLAIM counted one more delivery.
       const deliveries = (from?.deliveries ?? 0) + 1;
       if (deliveredTooOften(deliveries)) {
@@ -159,9 +164,16 @@ export class CellReclaimer {
       this.options.deliver(shard, entry);
     }
     // One line per page (of up to 64), however many cells a dead worker left (SPEC §13: no log storms).
-    if (redelivered.length > 0) {
-      const from = [...new Set(dead.filter((d) => redelivered.includes(d.id)).map((d) => d.consumer))];
-      this.options.logger.warn({ shard, lane, entries: redelivered.length, from }, 'reclaimed cell entries of workers whose lease lapsed');
+    const ofDead = dead.filter((d) => redelivered.includes(d.id));
+    if (ofDead.length > 0) {
+      const from = [...new Set(ofDead.map((d) => d.consumer))];
+      this.options.logger.warn({ shard, lane, entries: ofDead.length, from }, 'reclaimed cell entries of workers whose lease lapsed');
     }
+    const ofOwn = unseen.filter((d) => redelivered.includes(d.id)).length;
+    if (ofOwn > 0)
+      this.options.logger.warn(
+        { shard, lane, entries: ofOwn },
+        'took back cell entries pending under this worker that it never saw (a read whose reply was lost)',
+      );
   }
 }

@@ -47,6 +47,8 @@ function cellJob(): CellJob {
 /** Worker `w-me`'s reclaimer, handing each entry it takes back to `deliver`. */
 function reclaimerDelivering(deliver: (entry: CellEntry) => void): CellReclaimer {
   return new CellReclaimer({
+    // This reclaimer stands for `w-me`'s: it holds whatever `w-me` has pending.
+    holds: () => true,
     stream,
     presence,
     workerId: 'w-me',
@@ -300,6 +302,44 @@ it('removes from the groups the consumers of dead workers that hold nothing, nev
     expect((await stream.consumers(0)).sort()).toEqual(['w-holding', 'w-idle-live']);
   } finally {
     await presence.leave('w-idle-live');
+  }
+});
+
+it('takes back, a lease later, an entry a read delivered to it whose reply it never saw, while it runs on; never one it holds', async () => {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const handled: string[] = [];
+  const work: StreamCellWork = {
+    lookAgainMs: 60_000,
+    runCell: async (cell) => {
+      handled.push(cell.runId);
+      if (handled.length === 1) await held;
+      return 'done';
+    },
+    goOn: (_run, running) => running,
+  };
+  await presence.beat('w-lost', 60_000);
+  // One slot: while the long cell holds it, the reader reads nothing more.
+  const reader = readers('w-lost', work, stream, 1);
+  reader.start();
+  try {
+    const [long, lost] = [cellJob(), cellJob()];
+    await stream.add(long, 1);
+    await until(() => handled.length === 1);
+    await stream.add(lost, 1);
+    // Delivered to this consumer as a read whose reply a reset connection lost would be.
+    expect((await stream.read(redis, 0, 'w-lost', 1, 100)).map((e) => (JSON.parse(e.job) as CellJob).runId)).toEqual([lost.runId]);
+    await until(() => handled.length === 2, PRESENCE_TTL_MS * 10);
+    expect(handled).toEqual([long.runId, lost.runId]);
+    // The long one, in hand and idle past a lease, is left to its work (never handled twice).
+    await tick(PRESENCE_TTL_MS * 3);
+    expect(handled).toEqual([long.runId, lost.runId]);
+    release();
+    await until(async () => (await pendingCount()) === 0);
+  } finally {
+    release();
+    await reader.close();
+    await presence.leave('w-lost');
   }
 });
 

@@ -59,7 +59,8 @@ export interface CellStreamReadersOptions {
  * Each entry is run as a new cell (CellWork) and acknowledged in the socket write of its run's end
  * (or first park: EntryAck), else once its work ends, also when it went on without its slot (an entry stays pending under a live consumer, so nothing else takes it);
  * one whose owner's lease has not lapsed yet stays pending and is handled again in half a lease.
- * Entries of dead workers come back through CellReclaimer.
+ * Entries of dead workers come back through CellReclaimer, and so do entries pending under this
+ * worker that it holds neither in hand nor to look at again (a read answered whose reply was lost).
  */
 export class CellStreamReaders {
   private readonly slots: ShardSlots;
@@ -70,7 +71,8 @@ export class CellStreamReaders {
   private readonly readyShards = new Set<number>();
   /** Entries delivered in this life whose work has not ended (`<shard>:<lane>:<id>`). */
   private readonly inHand = new Set<string>();
-  private readonly lookAgain = new Set<NodeJS.Timeout>();
+  /** Entries whose run is still its live owner's, handled again when their timer fires (`handleLater`). */
+  private readonly lookAgain = new Map<string, NodeJS.Timeout>();
   private readonly reclaimer: CellReclaimer;
   private closed = false;
 
@@ -84,6 +86,7 @@ export class CellStreamReaders {
       logger: options.logger,
       deliver: (shard, entry) => this.deliver(shard, entry),
       acknowledge: (shard, entry) => this.acknowledge(shard, entry),
+      holds: (shard, entry) => this.holds(shard, entry),
     });
   }
 
@@ -118,7 +121,7 @@ export class CellStreamReaders {
   async close(): Promise<void> {
     this.closed = true;
     this.slots.close();
-    for (const timer of this.lookAgain) clearTimeout(timer);
+    for (const timer of this.lookAgain.values()) clearTimeout(timer);
     this.lookAgain.clear();
     // A pending blocking read rejects at once; Redis may have answered it already, so the entries
     // it delivered are pending here unseen: taken from this consumer's own pending list below.
@@ -175,11 +178,12 @@ export class CellStreamReaders {
       try {
         if (!grouped) await this.options.stream.ensureGroup(shard);
         grouped = true;
-        // Entries pending under this worker id from a previous life (a fixed CODEMODE_WORKER_ID):
-        // nobody reclaims them while this id's lease is alive again, so they are delivered again here.
+        // Entries pending under this worker id from a previous life (a fixed CODEMODE_WORKER_ID),
+        // or, after a failed read, delivered by a read whose reply was lost: nobody else takes an
+        // entry from a live consumer, so the ones not held here are delivered again here.
         if (!ownTaken)
           for (const entry of await this.options.stream.read(connection, shard, this.options.workerId, OWN_PENDING_PAGE, 0, '0'))
-            this.deliver(shard, entry);
+            if (!this.holds(shard, entry)) this.deliver(shard, entry);
         ownTaken = true;
         this.readyShards.add(shard);
         const count = await this.slots.whenFree(shard);
@@ -195,6 +199,7 @@ export class CellStreamReaders {
         for (const entry of entries) this.deliver(shard, entry);
       } catch (error) {
         if (this.closed) return;
+        ownTaken = false;
         // The stream or its group was deleted (NOGROUP): created again before the next read.
         if (error instanceof Error && error.message.includes('NOGROUP')) grouped = false;
         const admitted = redisFailureLog.admit(error instanceof Error ? error : new Error(String(error)));
@@ -233,14 +238,21 @@ export class CellStreamReaders {
     );
   }
 
+  /** The entry is in hand here, or to be looked at again. */
+  private holds(shard: number, entry: CellEntryRef): boolean {
+    const key = heldKey(shard, entry);
+    return this.inHand.has(key) || this.lookAgain.has(key);
+  }
+
   /** Its run is still its live owner's: the entry stays pending here and is handled again in half a lease. */
   private handleLater(shard: number, entry: CellEntry): void {
     if (this.closed) return;
+    const key = heldKey(shard, entry);
     const timer = setTimeout(() => {
-      this.lookAgain.delete(timer);
+      this.lookAgain.delete(key);
       if (!this.closed) this.deliver(shard, entry);
     }, this.options.cells.lookAgainMs);
-    this.lookAgain.add(timer);
+    this.lookAgain.set(key, timer);
   }
 
   private track(work: Promise<void>): void {
