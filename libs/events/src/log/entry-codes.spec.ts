@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EVENT_TYPES } from '@codemode/contracts';
 import { StoreCommandError } from '../platform/errors';
-import { EVENT_TYPE_CODES, eventTypeOf, startedEventData, STARTED_DATA_PREFIX } from './entry-codes';
+import { compactDataText, EVENT_TYPE_CODES, eventTypeOf } from './entry-codes';
 import { decodeEntry } from './event-encoding';
 
 describe('entry codes', () => {
@@ -34,8 +34,27 @@ describe('entry codes', () => {
   test("run.started's data comes back byte for byte, a worker id needing escapes too", () => {
     for (const workerId of ['vm-4218-749f43', 'a"b\\c\u2028', '']) {
       const written = `{"workerId":${JSON.stringify(workerId)},"epoch":7}`;
-      expect(startedEventData(`${STARTED_DATA_PREFIX}${JSON.stringify(workerId)}`, '7')).toBe(written);
+      expect(compactDataText('run.started', `~w${JSON.stringify(workerId)}`, 'cm_r', '7')).toBe(written);
     }
+  });
+
+  test("a tool call's data comes back byte for byte, a tool name holding | and quotes too", () => {
+    for (const tool of ['ls', 'a|b"c|', '']) {
+      const name = JSON.stringify(tool);
+      expect(compactDataText('tool.called', `~tcallValue:3|openclaw|17|4|${name}`, 'cm_r', '1')).toBe(
+        `{"callId":"bridge:callValue:3","tool":${name},"source":"openclaw","inputBytes":17,"callKey":"cm_r:4"}`,
+      );
+      expect(compactDataText('tool.settled', `~snamespace:12|5|43|${name}`, 'cm_r', '1')).toBe(
+        `{"callId":"bridge:namespace:12","tool":${name},"ok":true,"durationMs":5,"resultBytes":43}`,
+      );
+    }
+  });
+
+  test('data kept as it is, or packed, is not read as compact; compact data of the wrong shape is a store error', () => {
+    expect(compactDataText('tool.called', '{"callId":"x"}', 'cm_r', '1')).toBeUndefined();
+    expect(compactDataText('run.completed', '~1I9arRsPArwA=', 'cm_r', '1')).toBeUndefined();
+    expect(compactDataText('tool.settled', '~w"vm-1"', 'cm_r', '1')).toBeUndefined();
+    expect(() => compactDataText('tool.settled', '~scallValue:1|5', 'cm_r', '1')).toThrow(StoreCommandError);
   });
 
   test('an entry kept compact decodes as the same entry kept in full', () => {

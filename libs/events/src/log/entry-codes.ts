@@ -52,12 +52,34 @@ export function eventTypeOf(stored: string): EventType {
 }
 
 /**
- * `run.started`'s data is `{"workerId":<JSON string>,"epoch":<the entry's epoch>}` (start-run.lua,
- * finish-run.lua's claim); kept compact, the entry holds this prefix and the JSON string only.
+ * The data text of an entry kept compact whose data is one of the shapes every run repeats
+ * (lua/includes/entry-codes.lua keeps their variable parts only), exactly as it was written;
+ * undefined for data kept as it is (or packed: `unpackEventData`). `runId` and `epoch` are the
+ * entry's own, which those shapes repeat.
  */
-export const STARTED_DATA_PREFIX = '~w';
+export function compactDataText(type: EventType, stored: string, runId: string, epoch: string): string | undefined {
+  if (stored.startsWith('~w') && type === 'run.started') return `{"workerId":${stored.slice(2)},"epoch":${epoch}}`;
+  if (stored.startsWith('~t') && type === 'tool.called') {
+    const [call, source, inputBytes, key, tool] = fields(stored, 4);
+    return `{"callId":"bridge:${call}","tool":${tool},"source":"${source}","inputBytes":${inputBytes},"callKey":"${runId}:${key}"}`;
+  }
+  if (stored.startsWith('~s') && type === 'tool.settled') {
+    const [call, durationMs, resultBytes, tool] = fields(stored, 3);
+    return `{"callId":"bridge:${call}","tool":${tool},"ok":true,"durationMs":${durationMs},"resultBytes":${resultBytes}}`;
+  }
+  return undefined;
+}
 
-/** A `run.started` entry's data text as it was written, from what the entry keeps. */
-export function startedEventData(stored: string, epoch: string): string {
-  return `{"workerId":${stored.slice(STARTED_DATA_PREFIX.length)},"epoch":${epoch}}`;
+/** The `|`-separated fields after a compact data's two-character prefix: `before` of them, then the rest (a JSON string, which may hold `|`). */
+function fields(stored: string, before: number): string[] {
+  const parts: string[] = [];
+  let from = 2;
+  for (let i = 0; i < before; i += 1) {
+    const bar = stored.indexOf('|', from);
+    if (bar < 0) throw new StoreCommandError(new Error(`unreadable compact event data ${JSON.stringify(stored.slice(0, 64))} in the log`));
+    parts.push(stored.slice(from, bar));
+    from = bar + 1;
+  }
+  parts.push(stored.slice(from));
+  return parts;
 }

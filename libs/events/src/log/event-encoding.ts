@@ -1,7 +1,7 @@
 import type { Event, EventData, EventType } from '@codemode/contracts';
 import { InvalidEventError, StoreCommandError } from '../platform/errors';
 import { unpackEventData } from './event-packing';
-import { eventTypeOf, STARTED_DATA_PREFIX, startedEventData } from './entry-codes';
+import { compactDataText, eventTypeOf } from './entry-codes';
 
 /**
  * An event as stored, with the writer's epoch (the REST `Event` leaves it out). Its `data` is as
@@ -106,8 +106,7 @@ export function decodeEntry(entry: [id: string, fields: string[]]): LoggedEvent 
   for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]] = fields[i + 1];
   const type = eventTypeOf(f.type ?? '');
   const stored = f.data ?? '{}';
-  const text =
-    type === 'run.started' && stored.startsWith(STARTED_DATA_PREFIX) ? startedEventData(stored, f.epoch ?? '0') : unpackEventData(stored);
+  const text = compactDataText(type, stored, f.runId ?? '', f.epoch ?? '0') ?? unpackEventData(stored);
   let data: unknown;
   try {
     data = JSON.parse(text);

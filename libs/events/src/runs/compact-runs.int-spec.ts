@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
-import type { CodeModeResult, SessionRef } from '@codemode/contracts';
+import type { CodeModeResult, EventData, SessionRef } from '@codemode/contracts';
 import { KeySpace } from '../platform/keys';
 import { ScriptLoader } from '../platform/script-loader';
 import { RunLedger } from './run-ledger';
 import { StoredBytesLedger } from '../ledgers/stored-bytes-ledger';
-import { EventLog } from '../log/event-log';
+import { EventLog, type AppendInput } from '../log/event-log';
 import { PACKED_PREFIX } from '../log/event-packing';
 import { completed, deleteKeys, failed, newRunId, requestData, testPrefix, testRedis } from '../test-support';
 
@@ -167,4 +167,41 @@ test('a restartSafe run kept compact keeps restartSafe, and reads it', async () 
   await packing.request(ref, runId, { ...requestData('safe', 'return 1'), restartSafe: true });
   expect(await redis.hget(keys.run(ref, runId), 'restartSafe')).toBe('true');
   expect((await packing.get(ref, runId))?.restartSafe).toBe(true);
+});
+
+test("tool calls' events kept compact read exactly as kept in full; only the shapes every call repeats are kept short", async () => {
+  const fullLog = new EventLog(redis, keys, ScriptLoader.withSettings({ compactRuns: false }));
+  const runId = newRunId();
+  const odd = 'a|b"c\u2028\ud800';
+  const called = (data: EventData<'tool.called'>): AppendInput => ({ type: 'tool.called', runId, epoch: 1, data });
+  const settled = (data: EventData<'tool.settled'>): AppendInput => ({ type: 'tool.settled', runId, epoch: 1, data });
+  const calls = [
+    called({ callId: 'bridge:callValue:1', tool: 'ls', source: 'openclaw', inputBytes: 2, callKey: `${runId}:1` }),
+    settled({ callId: 'bridge:callValue:1', tool: 'ls', ok: true, durationMs: 3, resultBytes: 43 }),
+    called({ callId: 'bridge:namespace:2', tool: odd, source: 'mcp', inputBytes: 10, callKey: `${runId}:2` }),
+    settled({ callId: 'bridge:namespace:2', tool: odd, ok: true, durationMs: 0, resultBytes: 2 }),
+    // Shapes kept as they are: an input kept for replay, no call key, a failure, another run's key.
+    called({ callId: 'bridge:callValue:3', tool: 'ls', source: 'openclaw', inputBytes: 2, input: { path: '.' }, callKey: `${runId}:3` }),
+    called({ callId: 'bridge:callValue:4', tool: 'ls', source: 'openclaw', inputBytes: 2 }),
+    settled({ callId: 'bridge:callValue:4', tool: 'ls', ok: false, durationMs: 1, error: 'no such file' }),
+    called({ callId: 'bridge:callValue:5', tool: 'ls', source: 'openclaw', inputBytes: 2, callKey: 'cm_other:5' }),
+  ];
+  const written = async (runs: RunLedger, events: EventLog) => {
+    const ref = newRef();
+    await runs.request(ref, runId, requestData('t', 'return 1'));
+    await runs.start(ref, runId, W);
+    for (const result of await events.appendAll(ref, calls)) expect(result).not.toBeInstanceOf(Error);
+    const entries = await redis.xrange(keys.events(ref), '-', '+');
+    return {
+      read: (await events.history(ref)).map(({ id: _id, at: _at, ...event }) => event),
+      raw: entries.slice(2).map(([, fields]) => fields[fields.indexOf('data') + 1]),
+    };
+  };
+  const compact = await written(packing, log);
+  const full = await written(plain, fullLog);
+  expect(compact.read).toEqual(full.read);
+  expect(compact.read.slice(2).map((event) => event.data)).toEqual(calls.map((event) => event.data));
+  expect(compact.raw.map((data) => data.slice(0, 2))).toEqual(['~t', '~s', '~t', '~s', '{"', '{"', '{"', '{"']);
+  expect(full.raw.every((data) => data.startsWith('{"'))).toBe(true);
+  expect(compact.raw[0]).toBe('~tcallValue:1|openclaw|2|1|"ls"');
 });
