@@ -149,6 +149,8 @@ export class CellReclaimer {
     );
     const redelivered: string[] = [];
     for (const entry of claimed) {
+      // Taken in hand here meanwhile (its look-again timer fired): that delivery handles it.
+      if (this.options.holds(shard, entry)) continue;
       const from = taken.find((d) => d.id === entry.id);
       // XCLAIM counted one more delivery.
       const deliveries = (from?.deliveries ?? 0) + 1;

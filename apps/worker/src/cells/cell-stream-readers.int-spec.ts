@@ -46,17 +46,38 @@ function cellJob(): CellJob {
 
 /** Worker `w-me`'s reclaimer, handing each entry it takes back to `deliver`. */
 function reclaimerDelivering(deliver: (entry: CellEntry) => void): CellReclaimer {
+  // `w-me` holds in hand what its reclaimer delivered to it.
+  const inHand = new Set<string>();
   return new CellReclaimer({
-    // This reclaimer stands for `w-me`'s: it holds whatever `w-me` has pending.
-    holds: () => true,
+    holds: (_shard, entry) => inHand.has(entry.id),
     stream,
     presence,
     workerId: 'w-me',
     presenceTtlMs: PRESENCE_TTL_MS,
     logger,
-    deliver: (_shard, entry) => deliver(entry),
+    deliver: (_shard, entry) => {
+      inHand.add(entry.id);
+      deliver(entry);
+    },
     acknowledge: (shard, entry) => stream.ack(shard, entry),
   });
+}
+
+/** CellWork's place: records each run it is given; the first one's work ends only once `release` is called. */
+function holdingTheFirst(lookAgainMs: number): { work: StreamCellWork; handled: string[]; release: () => void } {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const handled: string[] = [];
+  const work: StreamCellWork = {
+    lookAgainMs,
+    runCell: async (cell) => {
+      handled.push(cell.runId);
+      if (handled.length === 1) await held;
+      return 'done';
+    },
+    goOn: (_run, running) => running,
+  };
+  return { work, handled, release: () => release() };
 }
 
 /** CellWork's place: records each run it is given and answers what `outcomes` says (then `done`). */
@@ -306,18 +327,7 @@ it('removes from the groups the consumers of dead workers that hold nothing, nev
 });
 
 it('takes back, a lease later, an entry a read delivered to it whose reply it never saw, while it runs on; never one it holds', async () => {
-  let release: () => void = () => undefined;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  const handled: string[] = [];
-  const work: StreamCellWork = {
-    lookAgainMs: 60_000,
-    runCell: async (cell) => {
-      handled.push(cell.runId);
-      if (handled.length === 1) await held;
-      return 'done';
-    },
-    goOn: (_run, running) => running,
-  };
+  const { work, handled, release } = holdingTheFirst(60_000);
   await presence.beat('w-lost', 60_000);
   // One slot: while the long cell holds it, the reader reads nothing more.
   const reader = readers('w-lost', work, stream, 1);
@@ -344,18 +354,7 @@ it('takes back, a lease later, an entry a read delivered to it whose reply it ne
 });
 
 it('runs at close an entry a read delivered to it whose reply it never saw (its connection closed), and one it holds', async () => {
-  let release: () => void = () => undefined;
-  const held = new Promise<void>((resolve) => (release = resolve));
-  const handled: string[] = [];
-  const work: StreamCellWork = {
-    lookAgainMs: 200,
-    runCell: async (cell) => {
-      handled.push(cell.runId);
-      if (handled.length === 1) await held;
-      return 'done';
-    },
-    goOn: (_run, running) => running,
-  };
+  const { work, handled, release } = holdingTheFirst(200);
   // One slot: while the first cell holds it, the reader reads nothing more.
   const reader = readers('w-closing', work, stream, 1);
   reader.start();

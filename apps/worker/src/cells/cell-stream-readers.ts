@@ -178,12 +178,13 @@ export class CellStreamReaders {
       try {
         if (!grouped) await this.options.stream.ensureGroup(shard);
         grouped = true;
-        // Entries pending under this worker id from a previous life (a fixed CODEMODE_WORKER_ID),
-        // or, after a failed read, delivered by a read whose reply was lost: nobody else takes an
-        // entry from a live consumer, so the ones not held here are delivered again here.
+        // Entries pending under this worker id from a previous life (a fixed CODEMODE_WORKER_ID):
+        // nobody reclaims them while this id's lease is alive again, so they are delivered again here.
+        // Once only: this read counts a delivery of every entry pending here, those running too
+        // (entries a lost reply left here come back through the reclaimer, which counts theirs only).
         if (!ownTaken)
           for (const entry of await this.options.stream.read(connection, shard, this.options.workerId, OWN_PENDING_PAGE, 0, '0'))
-            if (!this.holds(shard, entry)) this.deliver(shard, entry);
+            this.deliver(shard, entry);
         ownTaken = true;
         this.readyShards.add(shard);
         const count = await this.slots.whenFree(shard);
@@ -199,7 +200,6 @@ export class CellStreamReaders {
         for (const entry of entries) this.deliver(shard, entry);
       } catch (error) {
         if (this.closed) return;
-        ownTaken = false;
         // The stream or its group was deleted (NOGROUP): created again before the next read.
         if (error instanceof Error && error.message.includes('NOGROUP')) grouped = false;
         const admitted = redisFailureLog.admit(error instanceof Error ? error : new Error(String(error)));
