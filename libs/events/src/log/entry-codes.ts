@@ -43,12 +43,13 @@ export const EVENT_TYPE_CODES: Readonly<Record<EventType, string>> = {
 
 const TYPE_OF_CODE: ReadonlyMap<string, EventType> = new Map(EVENT_TYPES.map((type) => [EVENT_TYPE_CODES[type], type]));
 
-/** The type an entry's stored `type` value names (a code, or the name itself). */
+/**
+ * The type an entry's stored `type` value names (a code, or the name itself). A code this release
+ * does not know (a later release's type, during a rolling upgrade) reads as it is stored, as an
+ * unknown name would: the reads of the rest of the log go on.
+ */
 export function eventTypeOf(stored: string): EventType {
-  if (stored.includes('.')) return stored as EventType;
-  const type = TYPE_OF_CODE.get(stored);
-  if (type === undefined) throw new StoreCommandError(new Error(`unknown event type code ${JSON.stringify(stored)} in the log`));
-  return type;
+  return (stored.includes('.') ? stored : (TYPE_OF_CODE.get(stored) ?? stored)) as EventType;
 }
 
 /**
