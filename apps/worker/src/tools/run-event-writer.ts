@@ -72,8 +72,8 @@ export class RunEventWriter {
   private holdTimer: NodeJS.Timeout | undefined;
   /** Trailed events not in the log yet (held, or sent and not answered), and what they keep. */
   private backlog = { events: 0, bytes: 0 };
-  /** Why trailed events could not be written (not the history cap): the run stopped on it. */
-  private trailFailure: Error | undefined;
+  /** Why events of the run could not be written (not the history cap), trailed or not: the run stopped on it. */
+  private writeFailure: Error | undefined;
 
   constructor(
     private readonly log: Pick<EventLog, 'append' | 'appendAll'>,
@@ -88,27 +88,30 @@ export class RunEventWriter {
     return this.limitReached;
   }
 
-  /** Trailed events met Redis unreachable or full: what the run stopped on (its store failure), else undefined. */
+  /** The run's events met Redis unreachable or full: what the run stopped on (its store failure), else undefined. */
   get storeFailure(): Error | undefined {
-    return isStoreUnavailable(this.trailFailure) ? this.trailFailure : undefined;
+    return isStoreUnavailable(this.writeFailure) ? this.writeFailure : undefined;
   }
 
-  /** Trailed events could not be written for another cause: the run stopped, and fails with EVENTS_UNRECORDED_MESSAGE. */
+  /** The run's events could not be written for another cause: the run stopped, and fails with EVENTS_UNRECORDED_MESSAGE. */
   get unrecorded(): boolean {
-    return this.trailFailure !== undefined && !isStoreUnavailable(this.trailFailure);
+    return this.writeFailure !== undefined && !isStoreUnavailable(this.writeFailure);
   }
 
   /**
+   * Events that could not be written stop the run as trailed ones do, whatever the cause: a run
+   * never ends `completed` without an event its guest was answered after.
    * @throws ToolCallError with the cap's message when the run's history is full
-   * @throws what kept trailed events from being written (see `readyToWrite`)
+   * @throws what `refusal` answers when these or earlier events could not be written
    */
   async append(input: AppendInput): Promise<void> {
     await this.readyToWrite();
     try {
       await this.appends.append(input);
     } catch (error) {
-      if (!(error instanceof RunHistoryLimitError)) throw error;
-      throw this.capReached();
+      if (error instanceof RunHistoryLimitError) throw this.capReached();
+      this.writeFailed(error);
+      throw this.refusal() ?? error;
     }
   }
 
@@ -151,10 +154,15 @@ export class RunEventWriter {
 
   /** @throws as `readyToWrite`, at once: a call that would trail its events is not made once the run was stopped on them. */
   refuseIfStopped(): void {
-    if (this.limitReached) throw new ToolCallError(RUN_HISTORY_LIMIT_MESSAGE);
-    if (this.trailFailure === undefined) return;
-    if (isStoreUnavailable(this.trailFailure)) throw this.trailFailure;
-    throw new ToolCallError(EVENTS_UNRECORDED_MESSAGE);
+    const refusal = this.refusal();
+    if (refusal) throw refusal;
+  }
+
+  /** What a write of a run stopped on its events rejects with: the cap's message, the store's error, or EVENTS_UNRECORDED_MESSAGE. */
+  private refusal(): Error | undefined {
+    if (this.limitReached) return new ToolCallError(RUN_HISTORY_LIMIT_MESSAGE);
+    if (this.writeFailure === undefined) return undefined;
+    return isStoreUnavailable(this.writeFailure) ? this.writeFailure : new ToolCallError(EVENTS_UNRECORDED_MESSAGE);
   }
 
   /**
@@ -221,7 +229,7 @@ export class RunEventWriter {
   /** A trailed batch was refused (its first refused event's error, or the whole write's): the run stops on it. */
   private stopOn(refusal: unknown): void {
     if (refusal instanceof RunHistoryLimitError) this.capReached();
-    else this.trailFailed(refusal);
+    else this.writeFailed(refusal);
   }
 
   private sent(events: number, bytes: number): void {
@@ -231,11 +239,11 @@ export class RunEventWriter {
   }
 
   private get stopped(): boolean {
-    return this.limitReached || this.trailFailure !== undefined;
+    return this.limitReached || this.writeFailure !== undefined;
   }
 
-  private trailFailed(error: unknown): void {
-    this.trailFailure ??= error instanceof Error ? error : new Error(String(error));
+  private writeFailed(error: unknown): void {
+    this.writeFailure ??= error instanceof Error ? error : new Error(String(error));
     this.stopRun();
   }
 

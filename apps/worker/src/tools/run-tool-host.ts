@@ -58,6 +58,8 @@ export class RunToolHost implements BridgeHost {
   private storeSnapshot: StoreBuffer | undefined;
   private legDeadline = 0;
   private storeFailed: unknown;
+  /** The run was stopped on a failed write (`stop`): once, whichever write met it first. */
+  private stopped = false;
   private replayedListener: (() => void) | undefined;
   /** The run's tool policy (SPEC §11), checked before every tool call is dispatched. */
   private readonly policy: CallPolicy;
@@ -72,7 +74,7 @@ export class RunToolHost implements BridgeHost {
     private readonly deps: ToolDeps,
     policy: Policy,
   ) {
-    this.events = new RunEventWriter(deps.events, run, () => deps.stopRun(run.runId));
+    this.events = new RunEventWriter(deps.events, run, () => this.stop());
     this.policy = new CallPolicy(policy, run, {
       approvals: deps.approvals,
       metrics: deps.metrics,
@@ -218,9 +220,16 @@ export class RunToolHost implements BridgeHost {
     } catch (error) {
       if (signal.aborted || !isStoreUnavailable(error)) throw error;
       this.storeFailed ??= error;
-      this.deps.stopRun(this.run.runId);
+      this.stop();
       throw new ToolCallError(storeStopMessage(toStoreError(error)));
     }
+  }
+
+  /** Stops the run (its VM discarded): a write of it could not be recorded. */
+  private stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.deps.stopRun(this.run.runId);
   }
 
   private async dispatchCall(call: BridgeCall, signal: AbortSignal, gate?: CallGate): Promise<unknown> {

@@ -168,6 +168,27 @@ describe('ToolCallPipeline: a call the worker answers', () => {
     expect(log.written).toEqual([]);
   });
 
+  it('a call whose own events are refused for a cause other than the cap or Redis stops the run; it rejects with the unrecorded message', async () => {
+    const refundKind = new RefundKind();
+    const { pipeline, log, events, stopped } = pipelineOver([refundKind]);
+    log.failWith = new Error('ERR unexpected reply from the append script');
+    await expect(pipeline.call(refund(1), never)).rejects.toThrow(EVENTS_UNRECORDED_MESSAGE);
+    expect(stopped).toEqual(['run_1']);
+    expect(events.unrecorded).toBe(true);
+    expect(refundKind.made).toEqual([]);
+    // A failed call's outcome that cannot be written is what it rejects with, not the tool's error.
+    const failing = new RefundKind();
+    const second = pipelineOver([failing]);
+    failing.answer = () => {
+      second.log.failWith = new Error('ERR unexpected reply from the append script');
+      return Promise.reject(new Error('card declined'));
+    };
+    await expect(second.pipeline.call(refund(1), never)).rejects.toThrow(EVENTS_UNRECORDED_MESSAGE);
+    expect(second.log.types()).toEqual(['tool.called']);
+    expect(second.events.unrecorded).toBe(true);
+    expect(second.stopped).toEqual(['run_1']);
+  });
+
   it("a later read's events are not written when an earlier read's were refused (the run stopped on them)", async () => {
     const { pipeline, log, events, stopped } = pipelineOver([new ReadKind()]);
     const release = log.holdWrites();
