@@ -12,7 +12,8 @@
     COMPACT_RUNS            1: a run's hash keeps createdAt, startedAt and endedAt in milliseconds
                             and no `restartSafe` when false, a finished run's hash no field a view
                             derives (projections.lua), a stream entry no `at` its id carries
-                            (append.lua)
+                            (append.lua), its type as a code and the data every run repeats as
+                            its variable parts (entry-codes.lua)
 ]]
 --- @define RETENTION_MS
 --- @define RUN_HISTORY_MAX_EVENTS
