@@ -70,7 +70,7 @@ async function recount(ref: SessionRef): Promise<number> {
     const data = Buffer.byteLength(field('data'));
     bytes += 64 + type.length + field('runId').length + field('at').length + data;
     // A run's hash and runs index entry, as this suite's runs are kept: compact (RUN_OVERHEAD).
-    if (eventTypeOf(type) === 'run.requested') bytes += 384;
+    if (eventTypeOf(type) === 'run.requested') bytes += 288;
   }
   for (const element of await redis.lrange(keys.transcript(ref), 0, -1)) bytes += Buffer.byteLength(element) + 16;
   bytes += Number((await redis.hget(keys.session(ref), 'storeBytes')) ?? 0);

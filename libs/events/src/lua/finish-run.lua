@@ -54,7 +54,9 @@ if claimer ~= '' then
   local st = read_run(KEYS, runId)
   if st.status ~= 'requested' then
     -- This worker's own claim and end, sent again after its reply was lost: an end already written.
-    if st.status and redis.call('HGET', KEYS[3], 'owner') == claimer then return { -2, st.status } end
+    local owner = redis.call('HMGET', KEYS[3], 'owner', 'ended')
+    if owner[2] then owner[1] = owner[1] or unpack_ended(owner[2]).owner end
+    if st.status and owner[1] == claimer then return { -2, st.status } end
     return { 0, st.status or '' }
   end
   if epoch < tonumber(st.epoch) then return { -3, st.epoch } end

@@ -2,7 +2,8 @@
   Read a run as its readers see it: its hash, and the data of the event that carries its last
   result (`resultEvent`, its parked or terminal event). The hash keeps that event's id, not a copy
   of the result (projections.lua); a hash an earlier release wrote keeps the copy, `lastResult`,
-  and then the event is not read.
+  and then the event is not read. A finished run's hash kept compact keeps `resultEvent` in its
+  `ended` field (includes/ended-run.lua), which views.ts reads as the other fields.
 
     Input:
       KEYS[1] run hash, KEYS[2] stream
@@ -11,10 +12,13 @@
       {hash as HGETALL answers it, the result event's `data` | ''}
       ('' also when the log no longer holds the event)
 ]]
+--- @include "includes/ended-run"
+
 local hash = redis.call('HGETALL', KEYS[1])
 local resultEvent, copied
 for i = 1, #hash, 2 do
   if hash[i] == 'resultEvent' then resultEvent = hash[i + 1]
+  elseif hash[i] == 'ended' then resultEvent = unpack_ended(hash[i + 1]).resultEvent
   elseif hash[i] == 'lastResult' then copied = true end
 end
 if not resultEvent or copied then return { hash, '' } end

@@ -48,7 +48,12 @@
       none (the worker appends run.resumed when it really resumes)
 ]]
 --- @define SESSION_TTL_MS
-local st = redis.call('HMGET', KEYS[1], 'status', 'resumeToken', 'resumeUntil', 'owner', 'epoch', 'restartSafe', 'expiresAt', 'answerOwed')
+--- @include "includes/ended-run"
+local st = redis.call('HMGET', KEYS[1], 'status', 'resumeToken', 'resumeUntil', 'owner', 'epoch', 'restartSafe', 'expiresAt',
+  'answerOwed', 'ended')
+-- A finished run's hash kept compact keeps its owner, restartSafe and resultEvent in `ended`.
+local ended = st[9] and unpack_ended(st[9]) or {}
+st[4], st[6] = st[4] or ended.owner or false, st[6] or ended.restartSafe or false
 local restartSafe = st[6] or 'false'
 local t = redis.call('TIME')
 local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -72,6 +77,7 @@ if st[8] and st[1] and st[1] ~= 'running' then
     -- token and key are this wait's (a repeat answers from the run, and resume-run gives the key
     -- the answer's event once a later leg begins); the key the leg had gets that event now.
     local leg = redis.call('HMGET', KEYS[1], 'legKey', 'resultEvent')
+    leg[2] = leg[2] or ended.resultEvent or false
     if leg[1] and leg[2] and redis.call('EXISTS', leg[1]) == 1 then redis.call('HSETNX', leg[1], 'answerEvent', leg[2]) end
     redis.call('DEL', KEYS[2])
     redis.call('HSET', KEYS[2], 'runId', string.match(KEYS[1], ':run:([^:]*)$'), 'token', ARGV[1])

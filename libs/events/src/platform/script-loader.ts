@@ -73,7 +73,8 @@ export interface EventsScriptSettings extends HistorySettings {
    * Runs are kept compact (SPEC §13): a run's request and result data packed
    * (log/event-packing.ts); its hash, from the request on, with `createdAt`, `startedAt` and
    * `endedAt` in milliseconds and no `restartSafe` when false, and once finished without what a
-   * view derives (its id, `updatedAt`); the log's entries without the `at` their ids carry, with
+   * view derives (its id, `updatedAt`) and with what only a view reads packed into one field,
+   * `ended` (lua/includes/ended-run.lua); the log's entries without the `at` their ids carry, with
    * their type as a code and the data every run repeats as its variable parts (log/entry-codes.ts).
    * Off while processes of a release that cannot read them still run (a rolling upgrade).
    * @default true (CODEMODE_COMPACT_RUNS)

@@ -6,6 +6,7 @@ import { RunLedger } from './run-ledger';
 import { StoredBytesLedger } from '../ledgers/stored-bytes-ledger';
 import { EventLog, type AppendInput } from '../log/event-log';
 import { PACKED_PREFIX } from '../log/event-packing';
+import { endedFields } from '../log/projections/views';
 import { completed, deleteKeys, failed, newRunId, requestData, testPrefix, testRedis } from '../test-support';
 
 // The same histories written compact (data packed, ended hashes slim) and in full read the same
@@ -54,7 +55,8 @@ async function history(runs: RunLedger, runIds: string[], results: CodeModeResul
   const raw = entries.map(([, fields]) => fields[fields.indexOf('data') + 1]);
   const types = entries.map(([, fields]) => fields[fields.indexOf('type') + 1]);
   const atBytes = entries.reduce((sum, [, fields]) => sum + (fields.includes('at') ? fields[fields.indexOf('at') + 1].length : 0), 0);
-  return { events, ats, views, hashes, transcript, resultsAt, raw, types, atBytes, bytes: (await stored.measure(ref)).bytes };
+  const ids = logged.map((event) => event.id);
+  return { events, ids, ats, views, hashes, transcript, resultsAt, raw, types, atBytes, bytes: (await stored.measure(ref)).bytes };
 }
 
 function withoutTimes(view: Awaited<ReturnType<RunLedger['get']>>) {
@@ -82,10 +84,15 @@ test('runs kept compact read exactly as runs kept in full, and keep fewer bytes'
   }
   expect(packed.views.map(withoutTimes)).toEqual(spliced.views.map(withoutTimes));
   // A compact hash keeps neither the id nor updatedAt, nor restartSafe when false, and its times in
-  // milliseconds; the view reads them as the full hash holds them.
-  for (const [i, hash] of packed.hashes.entries()) {
+  // milliseconds; finished, what only a view reads is one field, `ended` (the worker's id in it).
+  // The view reads them as the full hash holds them.
+  for (const [i, stored] of packed.hashes.entries()) {
+    expect(Object.keys(stored).sort()).toEqual(['ended', 'epoch', 'status', 'title']);
+    expect(stored.ended).toMatch(/^[0-9a-z]{8},\d+,\d+,-\d+,[ru],w-1$/);
+    const hash = { ...stored, ...endedFields(stored.ended) };
     expect([hash.runId, hash.updatedAt, spliced.hashes[i].runId]).toEqual([undefined, undefined, runIds[i]]);
     expect([hash.restartSafe, spliced.hashes[i].restartSafe]).toEqual([undefined, 'false']);
+    expect([hash.owner, hash.replaySafe, hash.resultEvent]).toEqual([W.workerId, spliced.hashes[i].replaySafe, packed.ids[3 * i + 2]]);
     expect([hash.createdAt, hash.startedAt, hash.endedAt]).toEqual([0, 1, 2].map((n) => String(Date.parse(packed.ats[3 * i + n][0]))));
     expect(spliced.hashes[i].createdAt).toBe(spliced.ats[3 * i][0]);
     expect(packed.views[i]?.restartSafe).toBe(false);
@@ -121,10 +128,10 @@ test('runs kept compact read exactly as runs kept in full, and keep fewer bytes'
   expect(packed.raw[1]).toBe(`~w${JSON.stringify(W.workerId)}`);
   expect(spliced.raw[1]).toBe(`{"workerId":${JSON.stringify(W.workerId)},"epoch":1}`);
   // The session's stored bytes count what is kept: less by exactly what packing, the codes and `at`
-  // saved, and by the compact run hash's smaller share (RUN_OVERHEAD 384 against 512) per run.
+  // saved, and by the compact run hash's smaller share (RUN_OVERHEAD 288 against 512) per run.
   const length = (raw: string[]) => raw.reduce((sum, data) => sum + Buffer.byteLength(data), 0);
   expect(spliced.bytes - packed.bytes).toBe(
-    length(spliced.raw) - length(packed.raw) + length(spliced.types) - length(packed.types) + spliced.atBytes + runIds.length * 128,
+    length(spliced.raw) - length(packed.raw) + length(spliced.types) - length(packed.types) + spliced.atBytes + runIds.length * 224,
   );
   expect(length(spliced.raw) - length(packed.raw)).toBeGreaterThan(1500);
 });

@@ -59,9 +59,11 @@ export function runFromHash(ref: SessionRef, runId: string, hash: Record<string,
  * A run hash as the run listing shows it: no result, its replaySafe (null before it has one). A
  * run's hash may be kept compact (projections.lua): without its id, which is the key's, without
  * `restartSafe` when false, `createdAt`, `startedAt` and `endedAt` in milliseconds, and once
- * finished without `updatedAt`, which is then its `endedAt` (its terminal event is its last).
+ * finished without `updatedAt`, which is then its `endedAt` (its terminal event is its last), and
+ * with what only a view reads packed into one field, `ended` (endedFields).
  */
-export function runSummaryFromHash(ref: SessionRef, runId: string, hash: Record<string, string>): RunSummary | null {
+export function runSummaryFromHash(ref: SessionRef, runId: string, stored: Record<string, string>): RunSummary | null {
+  const hash = stored.ended === undefined ? stored : { ...stored, ...endedFields(stored.ended) };
   const status = toRunStatus(hash.status);
   if (!status) return null;
   const createdAt = runTime(hash.createdAt);
@@ -84,6 +86,30 @@ export function runSummaryFromHash(ref: SessionRef, runId: string, hash: Record<
     replaySafe:
       hash.replaySafe === undefined ? (parseJson<CodeModeResult>(hash.lastResult)?.replaySafe ?? null) : hash.replaySafe === 'true',
   };
+}
+
+/**
+ * The fields a finished run's hash kept compact packs into `ended` (lua/includes/ended-run.lua,
+ * which writes it: `createdAt,startedAt,endedAt,resultEvent,flags[,owner]`, createdAt in base 36,
+ * the two later times in milliseconds after it, a resultEvent of the terminal event's millisecond as `-<seq>`),
+ * as the hash held them.
+ */
+export function endedFields(value: string): Record<string, string> {
+  const parts = /^([0-9a-z]+),(-?\d*),(-?\d*),([^,]*),([rus]*)(?:,(.*))?$/s.exec(value);
+  if (!parts) throw new Error(`a run hash's ended field is not in its shape: ${value}`);
+  const [, created36, started, ended, result, flags, owner] = parts;
+  const created = parseInt(created36, 36);
+  const fields: Record<string, string> = { createdAt: String(created) };
+  const after = (delta: string) => String(created + Number(delta));
+  if (started !== '') fields.startedAt = after(started);
+  if (ended !== '') fields.endedAt = after(ended);
+  if (result.startsWith('-')) fields.resultEvent = `${fields.endedAt}${result}`;
+  else if (result !== '') fields.resultEvent = result;
+  if (flags.includes('r')) fields.replaySafe = 'true';
+  else if (flags.includes('u')) fields.replaySafe = 'false';
+  if (flags.includes('s')) fields.restartSafe = 'true';
+  if (owner !== undefined) fields.owner = owner;
+  return fields;
 }
 
 /** A run hash's time as a view gives it (ISO 8601, as the log's `at`): kept compact it is milliseconds since 1970. */

@@ -114,6 +114,8 @@ local function project_run(K, ev, at, id)
     if read then call = read.call else call = redis.call('HGET', K[3], 'call') end
     push_transcript(K, transcript_mark('result', call or 'exec', id))
   end
+  -- Kept compact, a finished run's hash keeps what only a view reads as one field (ended-run.lua).
+  if terminal and COMPACT_RUNS == 1 then pack_ended(K) end
 end
 
 -- The committed session store: the hash holds exactly what the log's store.committed events

@@ -14,10 +14,15 @@
       again keeps its last value).
     write_run(K): makes those changes (no field is both set and deleted by one event, or by one
       batch).
+    pack_ended(K): at a run's terminal event, kept compact: stages the fields ended-run.lua packs
+      as its one `ended` field instead (what is staged for them and what the hash holds), when
+      they are in the shapes it packs.
     hold_run(on): while on (a batch of tool calls' events, append-events.lua), write_run waits:
       what was read stays known for the batch's next event (count_history keeps its counts
       current), and the changes of every event are made by the write_run after hold_run(false).
 ]]
+
+--- @include "ended-run"
 
 local RUN_READ_FIELDS = { 'status', 'epoch', 'claimToken', 'historyEvents', 'historyBytes', 'imageBytes', 'call',
   'toolCalled' }
@@ -59,6 +64,34 @@ local function write_run(K)
   if #run_sets > 0 then redis.call('HSET', K[3], unpack(run_sets)) end
   if #run_dels > 0 then redis.call('HDEL', K[3], unpack(run_dels)) end
   run_sets, run_set_at, run_dels, run_read = {}, {}, {}, nil
+end
+
+local function pack_ended(K)
+  local stored = redis.call('HMGET', K[3], unpack(ENDED_FIELDS))
+  local v, dropped = {}, {}
+  for i, field in ipairs(ENDED_FIELDS) do
+    local at = run_set_at[field]
+    if at then v[field] = run_sets[at] else v[field] = stored[i] or nil end
+  end
+  for _, field in ipairs(run_dels) do v[field] = nil end
+  local packed, withOwner = packed_ended(v)
+  if not packed then return end
+  for i, field in ipairs(ENDED_FIELDS) do
+    if field ~= 'owner' or withOwner then
+      dropped[field] = true
+      if stored[i] then del_run(field) end
+    end
+  end
+  local sets, set_at = {}, {}
+  for i = 1, #run_sets, 2 do
+    if not dropped[run_sets[i]] then
+      sets[#sets + 1] = run_sets[i]
+      sets[#sets + 1] = run_sets[i + 1]
+      set_at[run_sets[i]] = #sets
+    end
+  end
+  run_sets, run_set_at = sets, set_at
+  set_run('ended', packed)
 end
 
 local function hold_run(on)

@@ -11,7 +11,8 @@
     SESSION_TTL_MS          a session expires this long after its last write (session-expiry.lua)
     COMPACT_RUNS            1: a run's hash keeps createdAt, startedAt and endedAt in milliseconds
                             and no `restartSafe` when false, a finished run's hash no field a view
-                            derives (projections.lua), a stream entry no `at` its id carries
+                            derives (projections.lua) and what only a view reads as one field
+                            (ended-run.lua), a stream entry no `at` its id carries
                             (append.lua), its type as a code and the data every run repeats as
                             its variable parts (entry-codes.lua)
 ]]

@@ -34,10 +34,10 @@
 local ENTRY_OVERHEAD = 64
 local LIST_OVERHEAD = 16
 local IMAGE_OVERHEAD = 64
--- A run's hash (about 10 short fields once it ended, Redis's small encoding: ~0.3 KB, ~0.5 KB
--- when finished runs are not kept compact) and runs index entry, counted with its run.requested
+-- A run's hash (a few short fields once it ended, Redis's small encoding: ~0.2 KB, ~0.5 KB when
+-- finished runs are not kept compact) and runs index entry, counted with its run.requested
 -- entry: the hash expires RETENTION_MS after the run's end, about when retention trims that entry.
-local RUN_OVERHEAD = COMPACT_RUNS == 1 and 384 or 512
+local RUN_OVERHEAD = COMPACT_RUNS == 1 and 288 or 512
 -- The log's stored bytes are kept per BUCKET_MS of stream ids; at most BUCKETS_PER_TRIM given back per trim.
 local BUCKET_MS = math.min(60000, RETENTION_MS)
 local BUCKETS_PER_TRIM = 1000
