@@ -13,14 +13,17 @@
       ('' also when the log no longer holds the event)
 ]]
 --- @include "includes/ended-run"
+--- @no-writes
 
 local hash = redis.call('HGETALL', KEYS[1])
-local resultEvent, copied
+local resultEvent, ended, copied
 for i = 1, #hash, 2 do
   if hash[i] == 'resultEvent' then resultEvent = hash[i + 1]
-  elseif hash[i] == 'ended' then resultEvent = unpack_ended(hash[i + 1]).resultEvent
+  elseif hash[i] == 'ended' then ended = hash[i + 1]
   elseif hash[i] == 'lastResult' then copied = true end
 end
+-- A field of its own is read before `ended`, as everywhere (views.ts, reserve-resume.lua).
+if not resultEvent and ended then resultEvent = unpack_ended(ended).resultEvent end
 if not resultEvent or copied then return { hash, '' } end
 
 local entry = redis.call('XRANGE', KEYS[2], resultEvent, resultEvent)[1]

@@ -9,8 +9,8 @@ import { ScriptLoader } from './script-loader';
 import { pruneScriptLibraries, scriptLibrary } from './script-library';
 import { RunLedger } from '../runs/run-ledger';
 import { EventLog } from '../log/event-log';
-import { StoreFullError } from './errors';
-import { deleteKeys, newRunId, requestData, TEST_REDIS_URL, testPrefix, testRedis } from '../test-support';
+import { StoreFullError, StoreUnavailableError } from './errors';
+import { completed, deleteKeys, newRunId, requestData, TEST_REDIS_URL, testPrefix, testRedis } from '../test-support';
 import { PrivateRedis } from '../../../../test/utils/private-redis';
 import { SCRIPT_NAMES } from './script-loader';
 
@@ -201,6 +201,25 @@ describe('a Redis at maxmemory', () => {
       expect(appended).toEqual([expect.any(StoreFullError)]);
     } finally {
       await admin.config('SET', 'maxmemory', '0');
+    }
+  });
+
+  it('runs a script marked `--- @no-writes` as a function Redis knows writes nothing: a run read answers where writes are refused', async () => {
+    const runs = new RunLedger(admin, keys, ownLoader());
+    const ref = newRef();
+    const runId = newRunId();
+    await runs.request(ref, runId, requestData());
+    await runs.start(ref, runId, { workerId: 'w-1', epoch: 1, replyTo: '' });
+    await runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(7) });
+    // Read once first, so that read-run's library is loaded (FUNCTION LOAD is a write).
+    await expect(runs.get(ref, runId)).resolves.toMatchObject({ status: 'completed' });
+    // No replica answers: Redis refuses every write, and every function it is not told writes nothing.
+    await admin.config('SET', 'min-replicas-to-write', '1');
+    try {
+      await expect(runs.get(ref, runId)).resolves.toMatchObject({ status: 'completed', lastResult: completed(7) });
+      await expect(runs.request(newRef(), newRunId(), requestData())).rejects.toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      await admin.config('SET', 'min-replicas-to-write', '0');
     }
   });
 });

@@ -38,6 +38,12 @@ describe('scriptLibrary', () => {
     expect(a.code).toContain(`redis.register_function('${a.name}', call)`);
   });
 
+  it('registers the function of a script that only reads with the no-writes flag, and only that one', () => {
+    const reads = scriptLibrary(PROLOGUE, 'return now()', true);
+    expect(reads.code).toContain(`redis.register_function{function_name='${reads.name}', callback=call, flags={'no-writes'}}`);
+    expect(scriptLibrary(PROLOGUE, 'return now()').code).not.toContain('no-writes');
+  });
+
   it('finds no include that writes into a constant (capitals), which a library would keep from call to call', () => {
     const dirs = [join(__dirname, '..', 'lua', 'includes'), join(__dirname, '..', '..', '..', 'store', 'src', 'lua', 'includes')];
     const writes = dirs.flatMap((dir) =>

@@ -24,13 +24,13 @@ export interface ScriptLibrary {
 const PER_CALL_STATE = /^local ([a-z_][A-Za-z0-9_]*(?:\s*,\s*[a-z_][A-Za-z0-9_]*)*)\s*(?:=\s*(.+))?$/gm;
 
 /**
- * The library of one script: `prologue` (its includes, expanded, and the defines) made once, at
+ * The library of one script (`noWrites`: the script only reads, `--- @no-writes` in its text): `prologue` (its includes, expanded, and the defines) made once, at
  * the first call (a library's top level runs where no global but `redis` exists, and the includes
  * use `math`, `string`, `cjson`); `main` (the script's own text, which reads KEYS and ARGV and
  * returns) at every call. KEYS and ARGV are locals of the library that each call sets, since the
  * includes read them as the script's globals (a function has no such globals).
  */
-export function scriptLibrary(prologue: string, main: string): ScriptLibrary {
+export function scriptLibrary(prologue: string, main: string, noWrites = false): ScriptLibrary {
   const resets = [...prologue.matchAll(PER_CALL_STATE)].map(([, names, value]) => `    ${names} = ${value ?? 'nil'}`);
   const body = [
     'local KEYS, ARGV',
@@ -52,7 +52,12 @@ export function scriptLibrary(prologue: string, main: string): ScriptLibrary {
     'end',
   ].join('\n');
   const name = `codemode_${createHash('sha1').update(body).digest('hex')}`;
-  return { name, code: `#!lua name=${name}\n${body}\nredis.register_function('${name}', call)\n` };
+  // A function Redis is not told writes nothing is refused up front as a write (under
+  // `maxmemory`, or `min-replicas-to-write` unmet), where an EVAL'd script that only reads runs.
+  const register = noWrites
+    ? `redis.register_function{function_name='${name}', callback=call, flags={'no-writes'}}`
+    : `redis.register_function('${name}', call)`;
+  return { name, code: `#!lua name=${name}\n${body}\n${register}\n` };
 }
 
 /** What every library of this service is named (scriptLibrary): the pattern FUNCTION LIST looks for. */

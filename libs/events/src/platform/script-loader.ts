@@ -54,6 +54,8 @@ const FUNCTION_NOT_FOUND = /^ERR Function not found/;
 const LIBRARY_EXISTS = /^ERR Library '[^']+' already exists/;
 const FUNCTIONS_REFUSED = /^(NOPERM|ERR unknown command)/;
 const DEFINE = /^--- @define ([A-Z][A-Z0-9_]*)\s*$/gm;
+/** A script that only reads: its library's function is registered with Redis's `no-writes` flag. */
+const NO_WRITES = /^--- @no-writes\s*$/m;
 
 /** What the append path (lua/includes/settings.lua) is built with: retention, the run history cap, session expiry. */
 export interface EventsScriptSettings extends HistorySettings {
@@ -116,6 +118,9 @@ function eventsDefines(settings: Partial<EventsScriptSettings>): Record<string, 
  * loaded on every primary when a call finds it missing (first use, restart, failover, FUNCTION
  * FLUSH); where the server refuses FUNCTION or FCALL (an ACL without them) the client stays on
  * EVALSHA, and a call refused for memory is EVAL'd (see `call`).
+ * `--- @no-writes` marks a script that only reads: its function is registered as such, so Redis
+ * runs it where it refuses writes (at `maxmemory`, `min-replicas-to-write` unmet), as it runs an
+ * EVAL'd script that only reads.
  * `--- @define NAME` lines become `local NAME = <value>` from the loader's defines: this is how
  * deployment settings (retention, the run history cap, session expiry) reach the append path without an ARGV slot
  * in every script; a script built with other settings is another script (another SHA).
@@ -293,7 +298,7 @@ export class ScriptLoader<N extends string = ScriptName> {
       const prologue = [...text.matchAll(INCLUDE)].map(([, ref]) => this.inline(join(dirname(file), `${ref}.lua`), included)).join('\n');
       const main = text.replace(INCLUDE, '');
       const lua = this.define(prologue === '' ? main : `${prologue}\n${main}`);
-      const library = prologue === '' ? undefined : scriptLibrary(this.define(prologue), this.define(main));
+      const library = prologue === '' ? undefined : scriptLibrary(this.define(prologue), this.define(main), NO_WRITES.test(text));
       script = { lua, sha: createHash('sha1').update(lua).digest('hex'), library };
       this.scripts.set(name, script);
     }

@@ -63,7 +63,8 @@ export function runFromHash(ref: SessionRef, runId: string, hash: Record<string,
  * with what only a view reads packed into one field, `ended` (endedFields).
  */
 export function runSummaryFromHash(ref: SessionRef, runId: string, stored: Record<string, string>): RunSummary | null {
-  const hash = stored.ended === undefined ? stored : { ...stored, ...endedFields(stored.ended) };
+  // A field of its own goes before `ended` (as in the scripts that read them: reserve-resume.lua).
+  const hash = stored.ended === undefined ? stored : { ...endedFields(stored.ended), ...stored };
   const status = toRunStatus(hash.status);
   if (!status) return null;
   const createdAt = runTime(hash.createdAt);
