@@ -222,4 +222,24 @@ describe('a Redis at maxmemory', () => {
       await admin.config('SET', 'min-replicas-to-write', '0');
     }
   });
+
+  it('sends again EVAL’d a function Redis refused while it refuses writes: an answer that writes nothing still comes, as an EVAL’d script’s did', async () => {
+    const runs = new RunLedger(admin, keys, ownLoader());
+    const ref = newRef();
+    const runId = newRunId();
+    await runs.request(ref, runId, { ...requestData(), restartSafe: true });
+    await runs.start(ref, runId, { workerId: 'w-1', epoch: 1, replyTo: '' });
+    await runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(7) });
+    // Its library loaded first (FUNCTION LOAD is a write): a wait on the ended run, answered from its hash.
+    const answer = await runs.reserveResume(ref, runId, 'tok-1', 60_000);
+    expect(answer).toMatchObject({ reserved: false, status: 'completed', restartSafe: true, owner: 'w-1' });
+    await admin.config('SET', 'min-replicas-to-write', '1');
+    try {
+      await expect(runs.reserveResume(ref, runId, 'tok-2', 60_000)).resolves.toEqual(answer);
+      // What would write is still refused: the store is unavailable.
+      await expect(runs.request(newRef(), newRunId(), requestData())).rejects.toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      await admin.config('SET', 'min-replicas-to-write', '0');
+    }
+  });
 });

@@ -42,6 +42,7 @@ describe('scriptLibrary', () => {
     const reads = scriptLibrary(PROLOGUE, 'return now()', true);
     expect(reads.code).toContain(`redis.register_function{function_name='${reads.name}', callback=call, flags={'no-writes'}}`);
     expect(scriptLibrary(PROLOGUE, 'return now()').code).not.toContain('no-writes');
+    expect(reads.name).not.toBe(scriptLibrary(PROLOGUE, 'return now()').name);
   });
 
   it('finds no include that writes into a constant (capitals), which a library would keep from call to call', () => {

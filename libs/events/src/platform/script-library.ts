@@ -51,7 +51,10 @@ export function scriptLibrary(prologue: string, main: string, noWrites = false):
     '  return main()',
     'end',
   ].join('\n');
-  const name = `codemode_${createHash('sha1').update(body).digest('hex')}`;
+  // The flag is part of what is hashed: a server holding the library without it is not taken as holding this one.
+  const name = `codemode_${createHash('sha1')
+    .update(noWrites ? `${body}\nno-writes` : body)
+    .digest('hex')}`;
   // A function Redis is not told writes nothing is refused up front as a write (under
   // `maxmemory`, or `min-replicas-to-write` unmet), where an EVAL'd script that only reads runs.
   const register = noWrites

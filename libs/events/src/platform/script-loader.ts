@@ -53,6 +53,8 @@ const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
 const FUNCTION_NOT_FOUND = /^ERR Function not found/;
 const LIBRARY_EXISTS = /^ERR Library '[^']+' already exists/;
 const FUNCTIONS_REFUSED = /^(NOPERM|ERR unknown command)/;
+/** Redis refusing writes for want of replicas or after a failed save: a function that may write is refused before it runs. */
+const WRITES_REFUSED = /^(NOREPLICAS|MISCONF)\b/;
 const DEFINE = /^--- @define ([A-Z][A-Z0-9_]*)\s*$/gm;
 /** A script that only reads: its library's function is registered with Redis's `no-writes` flag. */
 const NO_WRITES = /^--- @no-writes\s*$/m;
@@ -117,7 +119,7 @@ function eventsDefines(settings: Partial<EventsScriptSettings>): Record<string, 
  * A script with includes runs as a Redis Function instead (FCALL; script-library.ts), its library
  * loaded on every primary when a call finds it missing (first use, restart, failover, FUNCTION
  * FLUSH); where the server refuses FUNCTION or FCALL (an ACL without them) the client stays on
- * EVALSHA, and a call refused for memory is EVAL'd (see `call`).
+ * EVALSHA, and a call refused for memory or while Redis refuses writes is EVAL'd (see `call`).
  * `--- @no-writes` marks a script that only reads: its function is registered as such, so Redis
  * runs it where it refuses writes (at `maxmemory`, `min-replicas-to-write` unmet), as it runs an
  * EVAL'd script that only reads.
@@ -223,10 +225,11 @@ export class ScriptLoader<N extends string = ScriptName> {
             this.withoutFunctions.add(redis);
             break;
           }
-          // At maxmemory Redis refuses a function before it runs, where an EVAL'd script runs
-          // until its first write that needs memory: EVAL'd, a read (an idempotent answer, a
-          // claim's retry) or a delete still goes through while Redis is full, as before.
-          if (isStoreFull(err)) break;
+          // At maxmemory, or while it refuses writes (too few replicas, a failed save), Redis
+          // refuses a function that may write before it runs, where an EVAL'd script runs until
+          // its first write: EVAL'd, an answer that writes nothing (an idempotent answer, a
+          // claim's retry, a wait on an ended run) or a delete still goes through, as before.
+          if (isStoreFull(err) || WRITES_REFUSED.test(err.message)) break;
           if (!FUNCTION_NOT_FOUND.test(err.message)) throw err;
           // Loaded once and still not found (a primary the client did not list yet): EVAL this call.
           if (loaded || !(await this.loadOnce(redis, library))) break;
