@@ -54,9 +54,7 @@ if claimer ~= '' then
   local st = read_run(KEYS, runId)
   if st.status ~= 'requested' then
     -- This worker's own claim and end, sent again after its reply was lost: an end already written.
-    local owner = redis.call('HMGET', KEYS[3], 'owner', 'ended')
-    if owner[2] then owner[1] = owner[1] or unpack_ended(owner[2]).owner end
-    if st.status and owner[1] == claimer then return { -2, st.status } end
+    if st.status and read_run_fields(KEYS[3], { 'owner' })[1] == claimer then return { -2, st.status } end
     return { 0, st.status or '' }
   end
   if epoch < tonumber(st.epoch) then return { -3, st.epoch } end

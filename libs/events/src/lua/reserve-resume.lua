@@ -49,11 +49,9 @@
 ]]
 --- @define SESSION_TTL_MS
 --- @include "includes/ended-run"
-local st = redis.call('HMGET', KEYS[1], 'status', 'resumeToken', 'resumeUntil', 'owner', 'epoch', 'restartSafe', 'expiresAt',
-  'answerOwed', 'ended')
 -- A finished run's hash kept compact keeps its owner, restartSafe and resultEvent in `ended`.
-local ended = st[9] and unpack_ended(st[9]) or {}
-st[4], st[6] = st[4] or ended.owner or false, st[6] or ended.restartSafe or false
+local st = read_run_fields(KEYS[1], { 'status', 'resumeToken', 'resumeUntil', 'owner', 'epoch', 'restartSafe', 'expiresAt',
+  'answerOwed' })
 local restartSafe = st[6] or 'false'
 local t = redis.call('TIME')
 local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -76,8 +74,7 @@ if st[8] and st[1] and st[1] ~= 'running' then
     -- The owed answer becomes this wait's, under its key, as if it had resumed the leg: the leg's
     -- token and key are this wait's (a repeat answers from the run, and resume-run gives the key
     -- the answer's event once a later leg begins); the key the leg had gets that event now.
-    local leg = redis.call('HMGET', KEYS[1], 'legKey', 'resultEvent')
-    leg[2] = leg[2] or ended.resultEvent or false
+    local leg = read_run_fields(KEYS[1], { 'legKey', 'resultEvent' })
     if leg[1] and leg[2] and redis.call('EXISTS', leg[1]) == 1 then redis.call('HSETNX', leg[1], 'answerEvent', leg[2]) end
     redis.call('DEL', KEYS[2])
     redis.call('HSET', KEYS[2], 'runId', string.match(KEYS[1], ':run:([^:]*)$'), 'token', ARGV[1])

@@ -55,6 +55,9 @@ const reconnectDelay = (times: number): number => Math.min(50 * 2 ** Math.min(ti
 /** Redis's refusal of a write at `maxmemory` under `noeviction` (also raised inside a script). */
 const OUT_OF_MEMORY_REPLY = /^OOM\b/;
 
+/** Redis refusing writes for want of replicas (`min-replicas-to-write`) or after a failed save (`stop-writes-on-bgsave-error`). */
+const WRITES_STOPPED_REPLY = /^(NOREPLICAS|MISCONF)\b/;
+
 /** Server replies that mean "not now" rather than "wrong": treated as an outage. */
 const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN|NOREPLICAS|MOVED|ASK)\b/;
 
@@ -287,6 +290,15 @@ export function mayHaveRun(err: unknown): boolean {
 /** True for a write Redis refused for memory (typed or raw ioredis errors). */
 export function isStoreFull(err: unknown): boolean {
   return toStoreError(err) instanceof StoreFullError;
+}
+
+/**
+ * True when Redis refused a command because it refuses writes for now: at `maxmemory`, for want of
+ * replicas, after a failed save. It refuses a function that may write before it runs, where an
+ * EVAL'd script runs until its first write (ScriptLoader).
+ */
+export function isWriteRefused(err: unknown): boolean {
+  return isStoreFull(err) || (err instanceof Error && WRITES_STOPPED_REPLY.test(err.message));
 }
 
 /** True for errors that mean "Redis is unreachable right now" (typed or raw ioredis errors). */

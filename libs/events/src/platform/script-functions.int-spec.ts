@@ -204,42 +204,47 @@ describe('a Redis at maxmemory', () => {
     }
   });
 
-  it('runs a script marked `--- @no-writes` as a function Redis knows writes nothing: a run read answers where writes are refused', async () => {
-    const runs = new RunLedger(admin, keys, ownLoader());
-    const ref = newRef();
-    const runId = newRunId();
-    await runs.request(ref, runId, requestData());
-    await runs.start(ref, runId, { workerId: 'w-1', epoch: 1, replyTo: '' });
-    await runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(7) });
-    // Read once first, so that read-run's library is loaded (FUNCTION LOAD is a write).
-    await expect(runs.get(ref, runId)).resolves.toMatchObject({ status: 'completed' });
-    // No replica answers: Redis refuses every write, and every function it is not told writes nothing.
-    await admin.config('SET', 'min-replicas-to-write', '1');
-    try {
-      await expect(runs.get(ref, runId)).resolves.toMatchObject({ status: 'completed', lastResult: completed(7) });
-      await expect(runs.request(newRef(), newRunId(), requestData())).rejects.toBeInstanceOf(StoreUnavailableError);
-    } finally {
-      await admin.config('SET', 'min-replicas-to-write', '0');
-    }
-  });
-
-  it('sends again EVAL’d a function Redis refused while it refuses writes: an answer that writes nothing still comes, as an EVAL’d script’s did', async () => {
+  /** A restartSafe run requested, claimed by w-1 and completed with 7, through a ledger of its own loader. */
+  async function endedRun(): Promise<{ runs: RunLedger; ref: SessionRef; runId: string }> {
     const runs = new RunLedger(admin, keys, ownLoader());
     const ref = newRef();
     const runId = newRunId();
     await runs.request(ref, runId, { ...requestData(), restartSafe: true });
     await runs.start(ref, runId, { workerId: 'w-1', epoch: 1, replyTo: '' });
     await runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(7) });
-    // Its library loaded first (FUNCTION LOAD is a write): a wait on the ended run, answered from its hash.
-    const answer = await runs.reserveResume(ref, runId, 'tok-1', 60_000);
-    expect(answer).toMatchObject({ reserved: false, status: 'completed', restartSafe: true, owner: 'w-1' });
+    return { runs, ref, runId };
+  }
+
+  /**
+   * Runs `check` while no replica answers (`min-replicas-to-write 1`): Redis refuses every write and
+   * every function it is not told writes nothing; a request through `runs` is refused as unavailable.
+   */
+  async function whileWritesRefused(runs: RunLedger, check: () => Promise<void>): Promise<void> {
     await admin.config('SET', 'min-replicas-to-write', '1');
     try {
-      await expect(runs.reserveResume(ref, runId, 'tok-2', 60_000)).resolves.toEqual(answer);
-      // What would write is still refused: the store is unavailable.
+      await check();
       await expect(runs.request(newRef(), newRunId(), requestData())).rejects.toBeInstanceOf(StoreUnavailableError);
     } finally {
       await admin.config('SET', 'min-replicas-to-write', '0');
     }
+  }
+
+  it('runs a script marked `--- @no-writes` as a function Redis knows writes nothing: a run read answers where writes are refused', async () => {
+    const { runs, ref, runId } = await endedRun();
+    // Read once first, so that read-run's library is loaded (FUNCTION LOAD is a write).
+    await expect(runs.get(ref, runId)).resolves.toMatchObject({ status: 'completed' });
+    await whileWritesRefused(runs, async () => {
+      await expect(runs.get(ref, runId)).resolves.toMatchObject({ status: 'completed', lastResult: completed(7) });
+    });
+  });
+
+  it('sends again EVAL’d a function Redis refused while it refuses writes: an answer that writes nothing still comes, as an EVAL’d script’s did', async () => {
+    const { runs, ref, runId } = await endedRun();
+    // Its library loaded first (FUNCTION LOAD is a write): a wait on the ended run, answered from its hash.
+    const answer = await runs.reserveResume(ref, runId, 'tok-1', 60_000);
+    expect(answer).toMatchObject({ reserved: false, status: 'completed', restartSafe: true, owner: 'w-1' });
+    await whileWritesRefused(runs, async () => {
+      await expect(runs.reserveResume(ref, runId, 'tok-2', 60_000)).resolves.toEqual(answer);
+    });
   });
 });

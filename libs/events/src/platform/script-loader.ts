@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { isStoreFull, primaries, toStoreError, type RedisClient } from './redis';
+import { isWriteRefused, primaries, toStoreError, type RedisClient } from './redis';
 import { LIMIT_RULES, SPEC_DEFAULT_HISTORY, type HistorySettings } from '@codemode/config';
 import { InvalidArgumentError, StoreCommandError } from './errors';
 import { raisedScriptError } from './lua-errors';
@@ -53,8 +53,6 @@ const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
 const FUNCTION_NOT_FOUND = /^ERR Function not found/;
 const LIBRARY_EXISTS = /^ERR Library '[^']+' already exists/;
 const FUNCTIONS_REFUSED = /^(NOPERM|ERR unknown command)/;
-/** Redis refusing writes for want of replicas or after a failed save: a function that may write is refused before it runs. */
-const WRITES_REFUSED = /^(NOREPLICAS|MISCONF)\b/;
 const DEFINE = /^--- @define ([A-Z][A-Z0-9_]*)\s*$/gm;
 /** A script that only reads: its library's function is registered with Redis's `no-writes` flag. */
 const NO_WRITES = /^--- @no-writes\s*$/m;
@@ -229,7 +227,7 @@ export class ScriptLoader<N extends string = ScriptName> {
           // refuses a function that may write before it runs, where an EVAL'd script runs until
           // its first write: EVAL'd, an answer that writes nothing (an idempotent answer, a
           // claim's retry, a wait on an ended run) or a delete still goes through, as before.
-          if (isStoreFull(err) || WRITES_REFUSED.test(err.message)) break;
+          if (isWriteRefused(err)) break;
           if (!FUNCTION_NOT_FOUND.test(err.message)) throw err;
           // Loaded once and still not found (a primary the client did not list yet): EVAL this call.
           if (loaded || !(await this.loadOnce(redis, library))) break;

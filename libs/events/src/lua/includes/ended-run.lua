@@ -23,11 +23,14 @@
     packed_ended(v): the value for the fields in table `v` (absent ones nil), or nil when they
       are not in the shapes above; the second result is true when the owner is in it.
     unpack_ended(value): those fields as a table (absent ones nil).
+    read_run_fields(key, fields): HMGET of `fields` on a run hash, each absent one read from its
+      `ended` (a field of its own goes first, as in views.ts and read-run.lua); absent: false.
 ]]
 --- @include "session-keys"
 
 local ENDED_FIELDS = { 'createdAt', 'startedAt', 'endedAt', 'resultEvent', 'replaySafe', 'restartSafe', 'owner' }
 local PACKED_MAX = 64
+local REPLAY_FLAGS = { ['true'] = 'r', ['false'] = 'u' }
 
 local function base36(n)
   local digits = {}
@@ -49,8 +52,7 @@ local function packed_ended(v)
   end
   local started, ended = after(v.startedAt), after(v.endedAt)
   if not (started and ended) then return nil end
-  local replay = ({ ['true'] = 'r', ['false'] = 'u' })[v.replaySafe or '']
-  if v.replaySafe == nil then replay = '' end
+  local replay = v.replaySafe == nil and '' or REPLAY_FLAGS[v.replaySafe]
   if not replay or (v.restartSafe and v.restartSafe ~= 'true') then return nil end
   local result = v.resultEvent or ''
   local ms, seq = string.match(result, '^(%d+)%-(%d+)$')
@@ -74,4 +76,12 @@ local function unpack_ended(value)
   if string.find(flags, 's', 1, true) then v.restartSafe = 'true' end
   if rest ~= '' then v.owner = string.sub(rest, 2) end
   return v
+end
+
+local function read_run_fields(key, fields)
+  local values = redis.call('HMGET', key, 'ended', unpack(fields))
+  local ended = values[1] and unpack_ended(values[1]) or {}
+  local read = {}
+  for i, field in ipairs(fields) do read[i] = values[i + 1] or ended[field] or false end
+  return read
 end
