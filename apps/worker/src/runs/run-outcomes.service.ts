@@ -83,6 +83,19 @@ async function claimedBeforeWrite(run: WorkerRun): Promise<void> {
   if (answer && !answer.started) throw new RunNotStartedError(run.runId, answer.status);
 }
 
+/**
+ * A park sent again after an attempt whose reply was lost (Redis went away as it answered) finds
+ * the run moved on when that attempt landed: a wait took it (only a recorded park can be taken) and
+ * its next leg runs, or it left this worker. That park is recorded: written again it would put a
+ * second `run.parked` in the log and publish the earlier leg's answer to the wait in flight, and
+ * parked again here it would put the next leg's VM back among the parked ones. Asked again after
+ * each await up to the park's send: a take made after that sends its resume behind the park, on
+ * the same connection to the session's node, so the park lands first and is answered as a repeat.
+ */
+function parkRecordedSince(run: WorkerRun, leg: number): boolean {
+  return run.leg !== leg || (run.residency !== 'running' && run.residency !== 'parked');
+}
+
 /** Logged (at most once a second) each time a run's outcome could not be recorded yet. */
 const RECORD_RETRY_LINE = 'Redis unavailable or full; recording the run outcome again';
 /** How long a run outcome is retried while Redis is unreachable. */
@@ -116,19 +129,20 @@ export class RunOutcomes {
   async record(run: WorkerRun, outcome: CellOutcome, replyTo: string, legStartedAt: number): Promise<CodeModeResult> {
     // What earlier legs returned: every attempt of this leg's write counts its output from here.
     const prior = run.priorOutputBytes;
+    const leg = run.leg;
     // A read's events may still be on their way (RunEventWriter.trail): the park or end comes after
     // them; an end that writes nothing else goes right behind them, written only if they landed.
     let trailMark = endsAlone(run, outcome) ? run.host.sendMarkedTrail() : undefined;
     const writeLeg = async (mark?: string): Promise<CodeModeResult> => {
       try {
-        return await this.write(run, prior, stoppedOutcome(run.host, outcome), replyTo, mark);
+        return await this.write(run, leg, prior, stoppedOutcome(run.host, outcome), replyTo, mark);
       } catch (error) {
         // SPEC §6: the run reached its history cap while being recorded (parking it, committing
         // its store): it fails with the cap's error, which is always recorded. A VM its refused
         // park left here goes, and so does its image (with the run's end).
         if (!(error instanceof RunHistoryLimitError)) throw error;
         this.resident.dropUnrecorded(run);
-        return this.write(run, prior, historyLimitOutcome(outcome), replyTo);
+        return this.write(run, leg, prior, historyLimitOutcome(outcome), replyTo);
       }
     };
     const result = await this.untilRecorded(run, async () => {
@@ -204,21 +218,20 @@ export class RunOutcomes {
     );
   }
 
-  /** `prior`: the output bytes returned by the run's earlier legs; `trailMark`: the end's fence (`record`). */
-  private async write(run: WorkerRun, prior: number, outcome: CellOutcome, replyTo: string, trailMark?: string): Promise<CodeModeResult> {
+  /**
+   * `leg`: the run's leg this outcome is of; `prior`: the output bytes returned by the run's earlier
+   * legs; `trailMark`: the end's fence (`record`).
+   */
+  private async write(
+    run: WorkerRun,
+    leg: number,
+    prior: number,
+    outcome: CellOutcome,
+    replyTo: string,
+    trailMark?: string,
+  ): Promise<CodeModeResult> {
     if (outcome.status === 'waiting') {
       await claimedBeforeWrite(run);
-      // Every copy of the park (quota place, image, run.parked, index, the holder's timer) carries this one term.
-      const { parkedAt, expiresAt } = parkingTerm(run.limits.snapshotTtlSeconds);
-      // SPEC §10: past its tenant's parked-run quota (runs or bytes) the cell fails instead of
-      // parking. Its VM is in this worker's memory: it counts its wasm memory, not its image.
-      const admission = await this.limits.admitParked(run.ref, run.runId, expiresAt, outcome.memoryBytes);
-      if (!admission.admitted) {
-        this.resident.discardVm(run.runId);
-        run.holdsParkedQuota = false;
-        const error = this.limits.parkedRefusal(run.ref.tenant, admission);
-        return this.write(run, prior, parkedQuotaOutcome(outcome, error), replyTo);
-      }
       const { result, outputBytes } = buildWaitingResult({
         runId: run.runId,
         reason: outcome.reason,
@@ -229,6 +242,19 @@ export class RunOutcomes {
         telemetry: run.host.telemetry(),
         priorOutputBytes: prior,
       });
+      if (parkRecordedSince(run, leg)) return result;
+      // Every copy of the park (quota place, image, run.parked, index, the holder's timer) carries this one term.
+      const { parkedAt, expiresAt } = parkingTerm(run.limits.snapshotTtlSeconds);
+      // SPEC §10: past its tenant's parked-run quota (runs or bytes) the cell fails instead of
+      // parking. Its VM is in this worker's memory: it counts its wasm memory, not its image.
+      const admission = await this.limits.admitParked(run.ref, run.runId, expiresAt, outcome.memoryBytes);
+      if (parkRecordedSince(run, leg)) return result;
+      if (!admission.admitted) {
+        this.resident.discardVm(run.runId);
+        run.holdsParkedQuota = false;
+        const error = this.limits.parkedRefusal(run.ref.tenant, admission);
+        return this.write(run, leg, prior, parkedQuotaOutcome(outcome, error), replyTo);
+      }
       run.holdsParkedQuota = true;
       run.priorOutputBytes = prior + outputBytes;
       run.parkedAt = parkedAt;

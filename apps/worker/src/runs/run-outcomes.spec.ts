@@ -14,7 +14,7 @@ import { sessionCatalog } from '../tools/testing/tool-call-fakes';
 import type { RunToolHost } from '../tools/run-tool-host';
 import { EVENTS_UNRECORDED_MESSAGE } from '../tools/run-event-writer';
 import { RunOutcomes } from './run-outcomes.service';
-import { WorkerRun } from './worker-run';
+import { WorkerRun, WorkerRuns } from './worker-run';
 
 const line = (text: string): CodeModeOutput => ({ type: 'text', text });
 const completed: CellOutcome = {
@@ -319,6 +319,63 @@ describe('RunOutcomes.record: a run that parks', () => {
     expect(noted).not.toContain('image');
     expect(noted).toContain('handOver');
     expect(run.imaged).toBe(false);
+  });
+
+  /**
+   * A park whose first write landed but whose reply was lost (Redis went away as it answered), with
+   * the resident table real: `move` is what a wait's take and resume would do meanwhile.
+   */
+  function lostParkReply(movesBeforeRetry: 'taken' | 'takenDuringAdmission' | 'none') {
+    const set = setUp();
+    const { run, fakes, noted } = set;
+    const here = new WorkerRuns(() => undefined);
+    here.begin(run);
+    fakes.resident.park = () => (here.move(run, 'park'), noted.push('park'));
+    const park = fakes.runs.park;
+    fakes.runs.park = (ref, input) => {
+      fakes.runs.park = park;
+      void park(ref, input);
+      if (movesBeforeRetry === 'taken') {
+        here.move(run, 'take');
+        here.move(run, 'resume');
+      }
+      return Promise.reject(new StoreUnavailableError(new Error('Connection is closed.')));
+    };
+    const admit = fakes.limits.admitParked;
+    fakes.limits.admitParked = (ref, runId, expiresAt, bytes) => {
+      const admitted = admit(ref, runId, expiresAt, bytes);
+      if (movesBeforeRetry === 'takenDuringAdmission' && run.residency === 'parked') here.move(run, 'take');
+      return admitted;
+    };
+    return { ...set, here };
+  }
+
+  it("a park sent again after its reply was lost is not written once a wait resumed the run: one run.parked per leg, the next leg's VM not parked again", async () => {
+    const { outcomes, run, noted, appended, here } = lostParkReply('taken');
+    const result = await outcomes.record(run, waiting, 'reply', Date.now());
+    expect(result).toMatchObject({ status: 'waiting', runId: 'run_1', reason: 'yield' });
+    expect(appended.map((e) => e.type)).toEqual(['run.parked']);
+    // Nothing is asked again: not its quota place (whose refusal would discard the next leg's VM), nor the park.
+    expect(noted.filter((n) => n.startsWith('admit') || n === 'park' || n === 'notLive')).toEqual(['admit 4096', 'park']);
+    expect([run.residency, run.leg]).toEqual(['running', 2]);
+    here.close();
+  });
+
+  it('nor when a wait takes the run while the park sent again is being admitted to the quota', async () => {
+    const { outcomes, run, noted, appended, here } = lostParkReply('takenDuringAdmission');
+    await outcomes.record(run, waiting, 'reply', Date.now());
+    expect(appended.map((e) => e.type)).toEqual(['run.parked']);
+    expect(noted.filter((n) => n.startsWith('admit') || n === 'park')).toEqual(['admit 4096', 'park', 'admit 4096']);
+    expect(run.residency).toBe('resuming');
+    here.close();
+  });
+
+  it('a park sent again while its run is still parked here is written again (the script answers the first one that landed)', async () => {
+    const { outcomes, run, appended, here } = lostParkReply('none');
+    await outcomes.record(run, waiting, 'reply', Date.now());
+    expect(appended.map((e) => e.type)).toEqual(['run.parked', 'run.parked']);
+    expect(run.residency).toBe('parked');
+    here.close();
   });
 
   it('a park refused at the history cap drops the VM and ends the run with the cap error', async () => {

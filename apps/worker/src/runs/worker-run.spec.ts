@@ -115,6 +115,8 @@ describe('WorkerRuns', () => {
     expect(expired).toEqual([]);
     expect(runs.get('a')?.residency).toBe('resuming');
     runs.move(a, 'giveBack');
+    // A resume not taken starts no leg: the park the first leg may still be recording is its own.
+    expect(a.leg).toBe(1);
     jest.advanceTimersByTime(0);
     expect(expired).toEqual(['a']);
     expect(runs.get('b')?.residency).toBe('running');
@@ -126,6 +128,7 @@ describe('WorkerRuns', () => {
     const a = parked(runs, run('a', 2000));
     runs.move(a, 'take');
     runs.move(a, 'resume');
+    expect(a.leg).toBe(2);
     a.expiresAt = 4000;
     runs.move(a, 'park');
     jest.advanceTimersByTime(2000);

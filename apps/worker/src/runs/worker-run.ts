@@ -56,6 +56,8 @@ export function nextResidency(runId: string, from: Residency, move: ResidencyMov
  */
 export class WorkerRun {
   residency: Residency = 'running';
+  /** Its legs on this worker so far: a resume starts the next (`WorkerRuns.move`), which makes an earlier leg's park sent again stale. */
+  leg = 1;
   /** An abort reached it while a resume was taking it: that resume's leg ends aborted without running. */
   abortRequested = false;
   /** Output bytes already returned by earlier calls of this run (SPEC: shared across waits). */
@@ -135,6 +137,7 @@ export class WorkerRuns {
   /** Moves the run (checked against the residency table); a `park` arms the expiry timer for `run.expiresAt`. */
   move(run: WorkerRun, move: ResidencyMove): void {
     run.residency = nextResidency(run.runId, run.residency, move);
+    if (move === 'resume') run.leg += 1;
     if (run.residency === 'gone') {
       if (this.runs.get(run.runId) === run) this.runs.delete(run.runId);
       return;
