@@ -60,12 +60,14 @@ export class LegRunner {
         );
       });
     }
+    const ofLeg = run.leg;
     try {
       const outcome = leg.kind === 'none' ? leg.outcome : await this.sandbox(run, leg, log);
       return await this.outcomes.record(run, outcome, replyTo, startedAt);
     } finally {
-      // Parked or ended (or its outcome could not be recorded: the live-run sweep's then): no longer a leg to rebuild.
-      this.running.ended(run);
+      // Parked or ended (or its outcome could not be recorded: the live-run sweep's then): no longer
+      // a leg to rebuild. Unless a wait resumed it meanwhile: the index names the run's next leg then.
+      if (run.leg === ofLeg) this.running.ended(run);
     }
   }
 

@@ -122,6 +122,24 @@ describe('LegRunner', () => {
     expect(recorded).toEqual([{ outcome: completed('done'), replyTo: 'reply-1', startedAt: 1234 }]);
   });
 
+  it("ends its entry in the index of running legs, unless a wait resumed the run's next leg while it was recorded", async () => {
+    const { run, log, pool } = setUp();
+    const ended: number[] = [];
+    const running = { ...notIndexed, ended: () => ended.push(run.leg) } as unknown as RunningLegs;
+    let resumedMeanwhile = false;
+    const outcomes = {
+      record: () => {
+        if (resumedMeanwhile) run.leg += 1;
+        return Promise.resolve({ status: 'waiting' } as never);
+      },
+    } as unknown as RunOutcomes;
+    const legs = new LegRunner({ workerId: 'w1' } as AppConfig, {} as RedisClient, pool as unknown as SandboxPool, outcomes, running);
+    await legs.run(run, { kind: 'none', outcome: completed('x') }, 'r', log);
+    resumedMeanwhile = true;
+    await legs.run(run, { kind: 'none', outcome: completed('x') }, 'r', log);
+    expect(ended).toEqual([1]);
+  });
+
   it('none: runs nothing and records the outcome it was given', async () => {
     const { pool, host, recorded, runner, run, log } = setUp();
     const outcome = completed('given');

@@ -86,14 +86,28 @@ async function claimedBeforeWrite(run: WorkerRun): Promise<void> {
 /**
  * A park sent again after an attempt whose reply was lost (Redis went away as it answered) finds
  * the run moved on when that attempt landed: a wait took it (only a recorded park can be taken) and
- * its next leg runs, or it left this worker. That park is recorded: written again it would put a
- * second `run.parked` in the log and publish the earlier leg's answer to the wait in flight, and
- * parked again here it would put the next leg's VM back among the parked ones. Asked again after
- * each await up to the park's send: a take made after that sends its resume behind the park, on
- * the same connection to the session's node, so the park lands first and is answered as a repeat.
+ * its next leg runs, or it left this worker (expired, aborted). That park is recorded: written
+ * again it would put a second `run.parked` in the log and publish the earlier leg's answer to the
+ * wait in flight, and parked again here it would put the next leg's VM back among the parked ones.
+ * Asked after every await up to the park's send, after any take in flight settled
+ * (`untilTakeSettled`): a take made later sends its resume behind the park on the session's
+ * connection, so the park lands first and is answered as a repeat (but for a resend the client
+ * delays, after a failover or a script load).
  */
 function parkRecordedSince(run: WorkerRun, leg: number): boolean {
   return run.leg !== leg || (run.residency !== 'running' && run.residency !== 'parked');
+}
+
+/** How often a park sent again looks whether a take in flight settled. */
+const TAKE_SETTLED_POLL_MS = 10;
+
+/**
+ * A take in flight (`resuming`) decides what a park sent again is: taken, the park had landed and
+ * the next leg runs; given back (a stale resume, or one the run refused), it is parked here again
+ * and the park still to be written.
+ */
+async function untilTakeSettled(run: WorkerRun): Promise<void> {
+  while (run.residency === 'resuming') await new Promise((resolve) => setTimeout(resolve, TAKE_SETTLED_POLL_MS));
 }
 
 /** Logged (at most once a second) each time a run's outcome could not be recorded yet. */
@@ -242,12 +256,14 @@ export class RunOutcomes {
         telemetry: run.host.telemetry(),
         priorOutputBytes: prior,
       });
+      await untilTakeSettled(run);
       if (parkRecordedSince(run, leg)) return result;
       // Every copy of the park (quota place, image, run.parked, index, the holder's timer) carries this one term.
       const { parkedAt, expiresAt } = parkingTerm(run.limits.snapshotTtlSeconds);
       // SPEC §10: past its tenant's parked-run quota (runs or bytes) the cell fails instead of
       // parking. Its VM is in this worker's memory: it counts its wasm memory, not its image.
       const admission = await this.limits.admitParked(run.ref, run.runId, expiresAt, outcome.memoryBytes);
+      await untilTakeSettled(run);
       if (parkRecordedSince(run, leg)) return result;
       if (!admission.admitted) {
         this.resident.discardVm(run.runId);

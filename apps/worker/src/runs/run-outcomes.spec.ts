@@ -325,7 +325,7 @@ describe('RunOutcomes.record: a run that parks', () => {
    * A park whose first write landed but whose reply was lost (Redis went away as it answered), with
    * the resident table real: `move` is what a wait's take and resume would do meanwhile.
    */
-  function lostParkReply(movesBeforeRetry: 'taken' | 'takenDuringAdmission' | 'none') {
+  function lostParkReply(movesBeforeRetry: 'taken' | 'takenDuringAdmission' | 'refusedDuringAdmission' | 'none') {
     const set = setUp();
     const { run, fakes, noted } = set;
     const here = new WorkerRuns(() => undefined);
@@ -344,7 +344,11 @@ describe('RunOutcomes.record: a run that parks', () => {
     const admit = fakes.limits.admitParked;
     fakes.limits.admitParked = (ref, runId, expiresAt, bytes) => {
       const admitted = admit(ref, runId, expiresAt, bytes);
-      if (movesBeforeRetry === 'takenDuringAdmission' && run.residency === 'parked') here.move(run, 'take');
+      // A take whose resume lands (or is refused) a moment later, while the retry waits for it.
+      if (movesBeforeRetry !== 'taken' && movesBeforeRetry !== 'none' && run.residency === 'parked') {
+        here.move(run, 'take');
+        setTimeout(() => here.move(run, movesBeforeRetry === 'takenDuringAdmission' ? 'resume' : 'giveBack'), 30);
+      }
       return admitted;
     };
     return { ...set, here };
@@ -361,12 +365,20 @@ describe('RunOutcomes.record: a run that parks', () => {
     here.close();
   });
 
-  it('nor when a wait takes the run while the park sent again is being admitted to the quota', async () => {
+  it('nor when a wait takes the run while the park sent again is being admitted to the quota: the take is awaited', async () => {
     const { outcomes, run, noted, appended, here } = lostParkReply('takenDuringAdmission');
     await outcomes.record(run, waiting, 'reply', Date.now());
     expect(appended.map((e) => e.type)).toEqual(['run.parked']);
     expect(noted.filter((n) => n.startsWith('admit') || n === 'park')).toEqual(['admit 4096', 'park', 'admit 4096']);
-    expect(run.residency).toBe('resuming');
+    expect([run.residency, run.leg]).toEqual(['running', 2]);
+    here.close();
+  });
+
+  it('a take refused meanwhile (the park had not landed) gives the run back: the park sent again is written', async () => {
+    const { outcomes, run, appended, here } = lostParkReply('refusedDuringAdmission');
+    await outcomes.record(run, waiting, 'reply', Date.now());
+    expect(appended.map((e) => e.type)).toEqual(['run.parked', 'run.parked']);
+    expect([run.residency, run.leg]).toEqual(['parked', 1]);
     here.close();
   });
 

@@ -137,7 +137,12 @@ export class WorkerRuns {
   /** Moves the run (checked against the residency table); a `park` arms the expiry timer for `run.expiresAt`. */
   move(run: WorkerRun, move: ResidencyMove): void {
     run.residency = nextResidency(run.runId, run.residency, move);
-    if (move === 'resume') run.leg += 1;
+    if (move === 'resume') {
+      // Its next leg: the image in Redis is an earlier park's, so its VM may not leave for it
+      // (evicted, handed over) until this leg's own park is recorded.
+      run.leg += 1;
+      run.imaged = false;
+    }
     if (run.residency === 'gone') {
       if (this.runs.get(run.runId) === run) this.runs.delete(run.runId);
       return;
