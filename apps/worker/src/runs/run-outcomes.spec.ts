@@ -374,19 +374,13 @@ describe('RunOutcomes.record: a run that parks', () => {
     here.close();
   });
 
-  it('a take refused meanwhile (the park had not landed) gives the run back: the park sent again is written', async () => {
-    const { outcomes, run, appended, here } = lostParkReply('refusedDuringAdmission');
+  // Written again while its run is still parked here: a take refused meanwhile (the park had not
+  // landed) gave it back, or nothing took it (the script answers a first park that landed).
+  it.each(['refusedDuringAdmission', 'none'] as const)('a park sent again while its run is parked here is written (%s)', async (moves) => {
+    const { outcomes, run, appended, here } = lostParkReply(moves);
     await outcomes.record(run, waiting, 'reply', Date.now());
     expect(appended.map((e) => e.type)).toEqual(['run.parked', 'run.parked']);
     expect([run.residency, run.leg]).toEqual(['parked', 1]);
-    here.close();
-  });
-
-  it('a park sent again while its run is still parked here is written again (the script answers the first one that landed)', async () => {
-    const { outcomes, run, appended, here } = lostParkReply('none');
-    await outcomes.record(run, waiting, 'reply', Date.now());
-    expect(appended.map((e) => e.type)).toEqual(['run.parked', 'run.parked']);
-    expect(run.residency).toBe('parked');
     here.close();
   });
 
