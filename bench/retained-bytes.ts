@@ -2,16 +2,16 @@ import type { Redis } from 'ioredis';
 
 /**
  * Kinds of key, by the pattern of the key after the deployment prefix (`<p>:…`) or, for keys in a
- * queue shard's hash tag, after `{<p>:` . The first match names a key. `:past`, `:spans` and the
- * shard's `:stream`/`:live` keys are the compact finished runs and stream dispatch of issue 40
- * (docs/plans/log-dispatched-cells.md): absent today, counted once they exist.
+ * queue shard's hash tag, after `{<p>:` . The first match names a key. `:past` and `:past-cut`
+ * hold finished runs' records (libs/events/src/lua/includes/run-record.lua), the shard's
+ * `:stream`/`:live` keys the stream dispatch of issue 40.
  */
 const KEY_KINDS: [string, RegExp][] = [
   ['session event stream (`:events`)', /^\{[^}]+\}:events$/],
   ['run hashes (`:run:<id>`)', /^\{[^}]+\}:run:/],
   ['transcripts (`:transcript`)', /^\{[^}]+\}:transcript$/],
   ['runs index (`:runs`)', /^\{[^}]+\}:runs$/],
-  ['compact finished runs (`:past`, `:spans`)', /^\{[^}]+\}:(past|spans)$/],
+  ["finished runs' records (`:past`, `:past-cut`)", /^\{[^}]+\}:(past|past-cut)$/],
   ['session hashes and other session keys', /^\{[^}]+\}:/],
   ['run locations (`runloc:`)', /^runloc:/],
   ['live-run index (`live:{…}`)', /^live:\{/],

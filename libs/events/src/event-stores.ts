@@ -80,7 +80,7 @@ export function createEventStores({ redis, keys, settings }: EventStoresOptions)
     policies: new PolicyStore(redis, keys),
     approvals: new ApprovalLedger(redis, keys, scripts),
     sessionIndex: new SessionIndex(redis, keys, scripts),
-    runListing: new RunListing(redis, keys),
+    runListing: new RunListing(redis, keys, scripts.defined('RETENTION_MS') ?? 0),
     runIds: new RunIds(redis, keys, scripts),
     storedBytes: new StoredBytesLedger(redis, keys, scripts),
     sessionRemoval: new SessionRemoval(redis, keys, scripts),

@@ -124,13 +124,13 @@ describe('session keys expire CODEMODE_SESSION_TTL_SECONDS after the last write'
     expectWithin(await ttls(ref), ['events', 'session', 'transcript', 'runs', 'store', 'tools', `run:${runId}`]);
   });
 
-  it('a finished run keeps its hash min(retention, the session TTL); the session keeps its TTL', async () => {
+  it('a finished run is kept as its record, with the session keys and their TTL', async () => {
     const ref = newRef();
     const runId = await startedRun(ref);
     await runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(1) });
     const found = await ttls(ref);
-    expectWithin(found, [`run:${runId}`], RETENTION_MS);
-    expectWithin(found, ['events', 'session', 'transcript', 'runs']);
+    expect(found.has(`run:${runId}`)).toBe(false);
+    expectWithin(found, ['events', 'session', 'transcript', 'runs', 'past']);
   });
 
   it('an append right after a refresh skips it, but never for a key it creates', async () => {

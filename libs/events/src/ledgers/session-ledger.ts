@@ -80,7 +80,8 @@ export class SessionLedger {
     // One MULTI so the hash and the counts describe the same moment.
     const multi = this.redis.multi().hgetall(this.keys.session(ref)).xlen(this.keys.events(ref)).llen(this.keys.transcript(ref));
     const [hash, events, transcript] = (await execMulti(multi)) as [Record<string, string>, number, number];
-    return sessionFromHash(hash, events, transcript);
+    // Finished runs' events kept in their records (lua/includes/run-record.lua) are the log's too.
+    return sessionFromHash(hash, events + Number(hash.pastEvents ?? 0), transcript);
   }
 
   /**

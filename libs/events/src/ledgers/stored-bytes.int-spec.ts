@@ -72,6 +72,8 @@ async function recount(ref: SessionRef): Promise<number> {
     // A run's hash and runs index entry, as this suite's runs are kept: compact (RUN_OVERHEAD).
     if (eventTypeOf(type) === 'run.requested') bytes += 288;
   }
+  // A finished run folded with its entries (lua/includes/run-record.lua): its record, and its share.
+  for (const record of await redis.hvals(keys.pastRuns(ref))) if (record.startsWith('A')) bytes += Buffer.byteLength(record) + 160;
   for (const element of await redis.lrange(keys.transcript(ref), 0, -1)) bytes += Buffer.byteLength(element) + 16;
   bytes += Number((await redis.hget(keys.session(ref), 'storeBytes')) ?? 0);
   bytes += await redis.strlen(keys.clientTools(ref));

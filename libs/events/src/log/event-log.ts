@@ -16,6 +16,13 @@ export const MAX_PAGE = 1000;
 const FOLLOW_BLOCK_MS = 5_000;
 /** Events per page of a live tail; pages are bounded by bytes too (see `follow`). */
 const FOLLOW_PAGE_EVENTS = 100;
+/** Events read by id per script call (`loggedAt`): bounds what one reply holds. */
+const READ_BY_ID = 100;
+/**
+ * How long a live tail's mark on its session lasts (`KeySpace.followed`), renewed at each page it
+ * reads once a third of it passed: longer than a wait for the next event (FOLLOW_BLOCK_MS).
+ */
+const FOLLOWED_MS = 3 * FOLLOW_BLOCK_MS;
 
 type StreamEntry = [id: string, fields: string[]];
 
@@ -58,25 +65,24 @@ export class EventLog {
 
   /** Like `read`, keeping each event's stored epoch (rebuilds and recovery). */
   async readLogged(ref: SessionRef, opts: { after?: string; limit: number }): Promise<{ events: LoggedEvent[]; next: string | null }> {
-    const { after, limit } = opts;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-      throw new InvalidArgumentError('limit', `must be an integer from 1 to ${MAX_PAGE}`);
+    const page = await this.page(this.redis, ref, opts.after ?? '0-0', opts.limit, Number.MAX_SAFE_INTEGER);
+    return { events: page.events, next: page.more ? page.events[page.events.length - 1].id : null };
+  }
+
+  /**
+   * The events of these ids, wherever the log keeps them (its stream, or a finished run's record:
+   * lua/read-log-events.lua), READ_BY_ID at a time. Ids the log no longer holds are absent.
+   */
+  async loggedAt(ref: SessionRef, ids: readonly string[]): Promise<Map<string, LoggedEvent>> {
+    const found = new Map<string, LoggedEvent>();
+    const keys = [this.keys.events(ref), this.keys.runs(ref), this.keys.pastRuns(ref), this.keys.pastRunsCut(ref), this.keys.session(ref)];
+    for (let i = 0; i < ids.length; i += READ_BY_ID) {
+      const entries = (await guard(() =>
+        this.scripts.run(this.redis, 'read-log-events', keys, ids.slice(i, i + READ_BY_ID)),
+      )) as StreamEntry[];
+      for (const entry of entries) found.set(entry[0], decodeEntry(entry));
     }
-    if (after !== undefined) checkCursor(after);
-    const key = this.keys.events(ref);
-    let entries: StreamEntry[];
-    try {
-      entries = await this.redis.xrange(key, after === undefined ? '-' : `(${after}`, '+', 'COUNT', limit + 1);
-    } catch (err) {
-      // Syntactically fine but out of range (e.g. past the largest id): still a bad cursor.
-      if (after !== undefined && err instanceof Error && /stream ID|start ID/i.test(err.message)) {
-        throw new InvalidCursorError(after);
-      }
-      throw failedCommand(err);
-    }
-    const more = entries.length > limit;
-    const events = entries.slice(0, limit).map(decodeEntry);
-    return { events, next: more ? events[events.length - 1].id : null };
+    return found;
   }
 
   /**
@@ -135,12 +141,21 @@ export class EventLog {
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       let cursor = after ?? (await this.lastId(key));
+      let markedAt = -Infinity;
       while (!signal.aborted) {
         let events: LoggedEvent[];
         try {
+          // Marked before the page is read: a run folded from then on keeps its last entry in the
+          // stream until the next fold, so that the wait below wakes for it.
+          if (Date.now() - markedAt > FOLLOWED_MS / 3) {
+            markedAt = Date.now();
+            await this.redis.set(this.keys.followed(ref), '1', 'PX', FOLLOWED_MS);
+          }
           events = (await this.page(conn, ref, cursor, FOLLOW_PAGE_EVENTS, pageBytes)).events;
-          // Caught up: wait for the next event (one, whatever its size), then read pages again.
-          if (events.length === 0) events = await this.next(conn, key, cursor);
+          // Caught up: wait for the log to move, then read pages again. What woke the wait is not
+          // taken as it is: a run folded into its record (lua/includes/run-record.lua) meanwhile
+          // has events before it that only a page reads.
+          if (events.length === 0) await this.next(conn, key, cursor);
         } catch (err) {
           if (signal.aborted) return;
           throw failedCommand(err);
@@ -239,7 +254,14 @@ export class EventLog {
     checkCursor(after);
     let reply: [more: number, entries: StreamEntry[]];
     try {
-      reply = (await this.scripts.run(conn, 'read-events-page', [this.keys.events(ref)], [after, limit, maxBytes])) as typeof reply;
+      const keys = [
+        this.keys.events(ref),
+        this.keys.runs(ref),
+        this.keys.pastRuns(ref),
+        this.keys.pastRunsCut(ref),
+        this.keys.session(ref),
+      ];
+      reply = (await this.scripts.run(conn, 'read-events-page', keys, [after, limit, maxBytes])) as typeof reply;
     } catch (err) {
       // Syntactically fine but out of range (e.g. past the largest id): still a bad cursor.
       if (err instanceof Error && /stream ID|start ID/i.test(err.message)) throw new InvalidCursorError(after);
@@ -248,15 +270,21 @@ export class EventLog {
     return { events: reply[1].map(decodeEntry), more: reply[0] === 1 };
   }
 
-  /** The first event after `after`, waiting up to FOLLOW_BLOCK_MS for it; none when it did not come. */
-  private async next(conn: RedisClient, key: string, after: string): Promise<LoggedEvent[]> {
-    const reply = await conn.xread('COUNT', 1, 'BLOCK', FOLLOW_BLOCK_MS, 'STREAMS', key, after);
-    return (reply?.[0]?.[1] ?? []).map(decodeEntry);
+  /** Waits up to FOLLOW_BLOCK_MS for an entry after `after` (or for one appended and folded at once). */
+  private async next(conn: RedisClient, key: string, after: string): Promise<void> {
+    await conn.xread('COUNT', 1, 'BLOCK', FOLLOW_BLOCK_MS, 'STREAMS', key, after);
   }
 
+  /** The id of the last event appended (kept in the stream or not: a finished run's events may be in its record). */
   private async lastId(key: string): Promise<string> {
-    const last = (await guard(() => this.redis.xrevrange(key, '+', '-', 'COUNT', 1))) as StreamEntry[];
-    return last[0]?.[0] ?? '0-0';
+    const info = (await guard(() =>
+      this.redis.xinfo('STREAM', key).catch((err: unknown) => {
+        if (err instanceof Error && /no such key/i.test(err.message)) return [];
+        throw err;
+      }),
+    )) as unknown[];
+    const at = info.indexOf('last-generated-id');
+    return at < 0 ? '0-0' : String(info[at + 1]);
   }
 }
 

@@ -5,6 +5,7 @@ import { KeySpace } from '../platform/keys';
 import { rebuildTranscript } from './projections/rebuild-transcript';
 import { RunLedger } from '../runs/run-ledger';
 import { ScriptLoader } from '../platform/script-loader';
+import { pastField } from '../runs/run-record';
 import { completed, deleteKeys, failed, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from '../test-support';
 
 const prefix = testPrefix('retention');
@@ -58,11 +59,11 @@ async function eventsOf(ref: SessionRef, runId: string): Promise<string[]> {
 test('a finished run expires after the retention; old entries are trimmed, a fresh run keeps all of its own', async () => {
   const ref = newRef();
   const old = await finishedRun(ref, MANY);
-  const ttl = await redis.pttl(keys.run(ref, old));
-  expect(ttl).toBeGreaterThan(0);
-  expect(ttl).toBeLessThanOrEqual(RETENTION_MS);
-  const before = await redis.xlen(keys.events(ref));
-  expect(before).toBe(MANY + 3);
+  // Kept compact, its hash is folded into its record at its end (lua/includes/run-record.lua).
+  expect(await redis.exists(keys.run(ref, old))).toBe(0);
+  expect(await redis.hexists(keys.pastRuns(ref), pastField(old))).toBe(1);
+  expect((await runs.get(ref, old))?.status).toBe('completed');
+  expect(await eventsOf(ref, old)).toHaveLength(MANY + 3);
 
   await outwaitRetention();
   const fresh = await finishedRun(ref, 3);
@@ -133,6 +134,12 @@ test('a run idle longer than any park may last holds nothing back', async () => 
   await finishedRun(ref, 1, ledger);
   expect(await eventsOf(ref, dead)).toEqual([]);
   expect((await ledger.get(ref, dead))?.status).toBe('running');
+
+  // Ended late, past the trim: no record (retention could never reach it); its hash keeps its TTL.
+  await ledger.finish(ref, dead, { epoch: 1, type: 'run.failed', result: failed('lost') });
+  expect(await redis.hexists(keys.pastRuns(ref), pastField(dead) as string)).toBe(0);
+  expect(await redis.pttl(keys.run(ref, dead))).toBeGreaterThan(0);
+  expect((await ledger.get(ref, dead))?.status).toBe('failed');
 });
 
 test('session-level events are trimmed too, and the transcript with them', async () => {
@@ -169,13 +176,15 @@ test('between two trims, events older than the retention wait for the next one',
   expect(await ledger.transcript(ref)).toHaveLength(6);
 });
 
-test('with the default retention nothing recent is trimmed and a finished run keeps its hash for 24 h', async () => {
+test('with the default retention nothing recent is trimmed and a finished run is kept as its record', async () => {
   const ref = newRef();
   const ledger = new RunLedger(redis, keys);
   const runId = await finishedRun(ref, 5, ledger);
   await finishedRun(ref, 1, ledger);
   expect(await eventsOf(ref, runId)).toHaveLength(8);
-  const ttl = await redis.pttl(keys.run(ref, runId));
-  expect(ttl).toBeGreaterThan(86_400_000 - 60_000);
-  expect(ttl).toBeLessThanOrEqual(86_400_000);
+  expect(await redis.exists(keys.run(ref, runId))).toBe(0);
+  expect((await ledger.get(ref, runId))?.status).toBe('completed');
+  // Its events are in its record, not in the stream: the record goes with the session's keys.
+  expect(await redis.xlen(keys.events(ref))).toBe(0);
+  expect(await redis.pttl(keys.pastRuns(ref))).toBeGreaterThan(0);
 });

@@ -2,14 +2,15 @@ import type { SessionRef, TranscriptEntry } from '@codemode/contracts';
 import type { KeySpace } from '../platform/keys';
 import { execMulti, type RedisClient } from '../platform/redis';
 import { decodeEntry, type LoggedEvent } from './event-encoding';
+import type { EventLog } from './event-log';
 import { entryOfMark, readTranscriptElement, type TranscriptElement } from './projections/transcript-marks';
 
 /**
  * Named events are read in windows: one XRANGE from a mark's event to the event of the mark
  * MARKS_PER_WINDOW - 1 further on, at most WINDOW_EVENTS entries. A trivial exec has three events,
  * two of them named, so a window takes eight marks in one command; events a window missed (runs
- * with many tool events between their marks) are read one by one in a second round trip. Either
- * way a read takes at most WINDOW_EVENTS / MARKS_PER_WINDOW + 1 entries per mark.
+ * with many tool events between their marks, and finished runs' events, which their records hold:
+ * lua/includes/run-record.lua) are read with the log's pages from the first missed to the last.
  */
 const MARKS_PER_WINDOW = 8;
 const WINDOW_EVENTS = 16;
@@ -26,6 +27,7 @@ export class TranscriptReader {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: KeySpace,
+    private readonly log: EventLog,
   ) {}
 
   /** The transcript in log order; null when the session was never created. */
@@ -58,13 +60,9 @@ export class TranscriptReader {
     const events = new Map<string, LoggedEvent>();
     const wanted = new Set(ids);
     await this.readRanges(ref, windows, wanted, events);
+    // Events a window missed: a run with many events between its marks, or one folded into its record.
     const missed = ids.filter((id) => !events.has(id));
-    await this.readRanges(
-      ref,
-      missed.map((id) => [id, id, 1]),
-      wanted,
-      events,
-    );
+    for (const [id, event] of await this.log.loggedAt(ref, missed)) events.set(id, event);
     return events;
   }
 

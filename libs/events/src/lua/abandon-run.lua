@@ -29,7 +29,7 @@
 --- @include "includes/run-reply"
 
 local runId = ARGV[1]
-local st = redis.call('HMGET', KEYS[3], 'status', 'epoch', 'replyTo')
+local st = run_fields(KEYS[3], { 'status', 'epoch', 'replyTo' })
 if st[1] ~= 'requested' then return { 0, st[1] or '' } end
 
 local id = append_event(KEYS, { type = 'run.failed', runId = runId, epoch = tonumber(st[2]), head = '{}',

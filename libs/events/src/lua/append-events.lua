@@ -69,6 +69,7 @@ if mark and mark ~= '' and not raised then
   for _, reply in ipairs(replies) do
     if reply[1] ~= 1 then all = false end
   end
-  if all then redis.call('HSET', KEYS[3], 'trailMark', mark) end
+  -- A batch that ended its run left no hash to mark (fold-run.lua): an end sent behind it finds the run ended.
+  if all and not run_folded then redis.call('HSET', KEYS[3], 'trailMark', mark) end
 end
 return replies

@@ -27,7 +27,7 @@
 if redis.call('HEXISTS', KEYS[6], ARGV[1]) == 0 then return { -10, '' } end
 if redis.call('HEXISTS', KEYS[6], ARGV[1] .. ':decision') == 1 then return { -11, '' } end
 
-local epoch = tonumber(redis.call('HGET', KEYS[3], 'epoch') or '0')
+local epoch = tonumber(run_fields(KEYS[3], { 'epoch' })[1] or '0')
 local ev = { type = 'approval.decided', runId = ARGV[2], epoch = epoch, head = ARGV[3], raws = {}, facts = {} }
 local refused = check_run_write(KEYS, ev.runId, ev.epoch)
 if refused then return refused end

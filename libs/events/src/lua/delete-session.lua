@@ -1,6 +1,6 @@
 --[[
   Delete a session and everything of it in its slot (`DELETE /v1/sessions/{sid}`, SPEC §10): the
-  log, the projections, the store, the client tools, the skills, the policy, the approvals, every run hash and
+  log and its finished runs' records, the projections, the store, the client tools, the skills, the policy, the approvals, every run hash and
   parked image of the runs its runs index names, every results reference with its bookkeeping, and
   every MCP task its tasks index names (SPEC §14 Tasks) with the index and the wait counters.
   The caller aborts the session's live runs first (a run's end stays with the abort path); a
@@ -42,6 +42,9 @@ end
 for _, taskId in ipairs(redis.call('ZRANGE', KEYS[15], 0, -1)) do
   owned[#owned + 1] = base .. ':mcp-task:' .. taskId
 end
+owned[#owned + 1] = base .. ':past'
+owned[#owned + 1] = base .. ':past-cut'
+owned[#owned + 1] = base .. ':followed'
 del_all(owned)
 del_all(KEYS)
 return { existed, deleted }

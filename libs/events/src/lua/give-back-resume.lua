@@ -14,7 +14,9 @@
     Events:
       none
 ]]
-local st = redis.call('HMGET', KEYS[1], 'status', 'resumeToken')
+--- @include "includes/run-record"
+
+local st = run_fields(KEYS[1], { 'status', 'resumeToken' })
 if st[1] == 'waiting' and st[2] == ARGV[1] then
   redis.call('HDEL', KEYS[1], 'resumeToken', 'resumeUntil', 'resumeKey')
   return { 1, '' }

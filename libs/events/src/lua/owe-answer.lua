@@ -15,7 +15,9 @@
     Events:
       none
 ]]
-local status = redis.call('HGET', KEYS[1], 'status')
+--- @include "includes/run-record"
+
+local status = run_fields(KEYS[1], { 'status' })[1]
 if status == 'running' then
   redis.call('HSET', KEYS[1], 'answerOwed', '1')
   return { 1, '' }

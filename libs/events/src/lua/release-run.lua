@@ -22,7 +22,7 @@
 --- @include "includes/append"
 
 local runId, workerId, epoch = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local st = redis.call('HMGET', KEYS[3], 'status', 'owner', 'epoch')
+local st = run_fields(KEYS[3], { 'status', 'owner', 'epoch' })
 if st[1] ~= 'waiting' or st[2] ~= workerId or tonumber(st[3]) ~= epoch then return { 0, st[1] or '' } end
 
 redis.call('HSET', KEYS[3], 'owner', '')

@@ -38,7 +38,7 @@ if idemKey ~= '' then
   -- A key outliving its session (deleted, DELETE /v1/sessions/{sid}) names a run that is gone.
   if first and redis.call('EXISTS', KEYS[2]) == 1 then return { 0, first } end
 end
-if redis.call('EXISTS', KEYS[3]) == 1 then return { -4, runId } end
+if run_exists(KEYS[3]) then return { -4, runId } end
 if ARGV[5] ~= '' then
   local version = redis.call('HGET', KEYS[2], 'configVersion') or '0'
   if version ~= ARGV[5] then return { 2, version } end

@@ -61,7 +61,7 @@ local heldFor = function() return tostring(nowMs - (tonumber(st[3]) - tonumber(A
 
 if keyed then
   local rec = redis.call('HMGET', KEYS[2], 'runId', 'token', 'answerEvent')
-  if rec[2] and rec[2] ~= ARGV[4] and redis.call('EXISTS', base .. ':run:' .. rec[1]) == 1 then
+  if rec[2] and rec[2] ~= ARGV[4] and run_exists(base .. ':run:' .. rec[1]) then
     local held = ''
     if base .. ':run:' .. rec[1] == KEYS[1] and st[2] == rec[2] and st[1] == 'waiting' then held = heldFor() end
     return { 3, rec[1], rec[2], rec[3] or '', held }

@@ -28,7 +28,7 @@
 --- @include "includes/append"
 
 local runId, token, workerId, epoch = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local st = redis.call('HMGET', KEYS[3], 'status', 'epoch', 'resumeToken', 'legToken', 'owner')
+local st = run_fields(KEYS[3], { 'status', 'epoch', 'resumeToken', 'legToken', 'owner' })
 if st[1] == 'running' and st[4] == token and st[5] == workerId then return { 1, '' } end
 if st[1] ~= 'waiting' or st[3] ~= token then return { 0, st[1] or '' } end
 if epoch < tonumber(st[2]) then return { -3, st[2] } end

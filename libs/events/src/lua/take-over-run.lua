@@ -25,7 +25,7 @@
 --- @include "includes/append"
 
 local runId, workerId, owner, epoch, token = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
-local st = redis.call('HMGET', KEYS[3], 'status', 'owner', 'epoch', 'resumeToken')
+local st = run_fields(KEYS[3], { 'status', 'owner', 'epoch', 'resumeToken' })
 if not st[1] then return { 0, '' } end
 if (st[2] or '') ~= owner or tonumber(st[3]) ~= epoch then return { 0, st[1] } end
 if token ~= '' then

@@ -62,6 +62,24 @@ export class KeySpace {
     return `${this.sessionBase(ref)}:runs`;
   }
 
+  /** Hash of the session's finished runs kept as one record each: runId → record (lua/includes/run-record.lua). */
+  pastRuns(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:past`;
+  }
+
+  /**
+   * Set while a live tail follows the session's log (EventLog.follow): a run folded meanwhile keeps
+   * its last entry in the stream to wake the tail (lua/includes/fold-run.lua).
+   */
+  followed(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:followed`;
+  }
+
+  /** Sorted set of the folded runs retention cut through (requested before its point, ended after it), by request ms. */
+  pastRunsCut(ref: SessionRef): string {
+    return `${this.sessionBase(ref)}:past-cut`;
+  }
+
   /**
    * The committed session store (`store`/`load`): hash of field = the store key as JSON string
    * text (so lone surrogates survive the trip to Redis) → the value's JSON text, verbatim.

@@ -37,6 +37,7 @@ export const SCRIPT_NAMES = [
   'tenant-stored-bytes',
   'delete-session',
   'read-events-page',
+  'read-log-events',
   'read-run',
   'create-mcp-task',
 ] as const;

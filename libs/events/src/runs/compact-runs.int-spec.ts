@@ -7,7 +7,8 @@ import { StoredBytesLedger } from '../ledgers/stored-bytes-ledger';
 import { EventLog, type AppendInput } from '../log/event-log';
 import { PACKED_PREFIX } from '../log/event-packing';
 import { endedFields } from '../log/projections/views';
-import { completed, deleteKeys, failed, newRunId, requestData, testPrefix, testRedis } from '../test-support';
+import { completed, deleteKeys, failed, newRunId, requestData, storedEntries, storedRun, testPrefix, testRedis } from '../test-support';
+import { pastField } from './run-record';
 
 // The same histories written compact (data packed, ended hashes slim) and in full read the same
 // through every reader.
@@ -47,16 +48,17 @@ async function history(runs: RunLedger, runIds: string[], results: CodeModeResul
   const events = logged.map(({ id: _id, at: _at, ...event }) => event);
   const ats = logged.map((event) => [event.at, new Date(Number(event.id.split('-')[0])).toISOString()]);
   const views = await Promise.all(runIds.map(async (runId) => await runs.get(ref, runId)));
-  const hashes = await Promise.all(runIds.map((runId) => redis.hgetall(keys.run(ref, runId))));
+  const hashes = await Promise.all(runIds.map((runId) => storedRun(redis, keys, ref, runId)));
   const transcript = (await runs.transcript(ref))?.map((entry) => ({ ...entry, at: '' }));
   const terminal = (await log.history(ref)).filter((e) => e.type === 'run.completed' || e.type === 'run.failed');
   const resultsAt = await Promise.all(terminal.map((e) => runs.resultAt(ref, e.id)));
-  const entries = await redis.xrange(keys.events(ref), '-', '+');
+  const entries = await storedEntries(redis, keys, ref);
+  const records = await Promise.all(runIds.map((runId) => redis.hstrlen(keys.pastRuns(ref), pastField(runId) as string)));
   const raw = entries.map(([, fields]) => fields[fields.indexOf('data') + 1]);
   const types = entries.map(([, fields]) => fields[fields.indexOf('type') + 1]);
   const atBytes = entries.reduce((sum, [, fields]) => sum + (fields.includes('at') ? fields[fields.indexOf('at') + 1].length : 0), 0);
   const ids = logged.map((event) => event.id);
-  return { events, ids, ats, views, hashes, transcript, resultsAt, raw, types, atBytes, bytes: (await stored.measure(ref)).bytes };
+  return { events, ids, ats, views, hashes, transcript, resultsAt, raw, types, atBytes, records, bytes: (await stored.measure(ref)).bytes };
 }
 
 function withoutTimes(view: Awaited<ReturnType<RunLedger['get']>>) {
@@ -127,11 +129,15 @@ test('runs kept compact read exactly as runs kept in full, and keep fewer bytes'
   expect(spliced.types.slice(0, 3)).toEqual(['run.requested', 'run.started', 'run.completed']);
   expect(packed.raw[1]).toBe(`~w${JSON.stringify(W.workerId)}`);
   expect(spliced.raw[1]).toBe(`{"workerId":${JSON.stringify(W.workerId)},"epoch":1}`);
-  // The session's stored bytes count what is kept: less by exactly what packing, the codes and `at`
-  // saved, and by the compact run hash's smaller share (RUN_OVERHEAD 288 against 512) per run.
+  // The session's stored bytes count what is kept. In full: each entry's values and overhead (64),
+  // and per run the share of its hash and runs index entry (RUN_OVERHEAD 512). Compact, a run is
+  // its record: its length, and the share of its record's field and runs index entry (160).
   const length = (raw: string[]) => raw.reduce((sum, data) => sum + Buffer.byteLength(data), 0);
+  const runIdBytes = spliced.raw.length * runIds[0].length;
+  const fullLog = length(spliced.raw) + length(spliced.types) + spliced.atBytes + runIdBytes + spliced.raw.length * 64;
+  expect(spliced.records).toEqual([0, 0, 0, 0]);
   expect(spliced.bytes - packed.bytes).toBe(
-    length(spliced.raw) - length(packed.raw) + length(spliced.types) - length(packed.types) + spliced.atBytes + runIds.length * 224,
+    fullLog + runIds.length * 512 - packed.records.reduce((a, b) => a + b, 0) - runIds.length * 160,
   );
   expect(length(spliced.raw) - length(packed.raw)).toBeGreaterThan(1500);
 });
@@ -159,7 +165,7 @@ test('a run requested by a process writing in full and ended by one writing comp
   await plain.request(ref, runId, requestData('upgrade', 'return 1'));
   await packing.start(ref, runId, W);
   await packing.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(1) });
-  const hash = await redis.hgetall(keys.run(ref, runId));
+  const hash = await storedRun(redis, keys, ref, runId);
   expect(hash.createdAt).toMatch(/Z$/);
   expect(hash.endedAt).toMatch(/^\d+$/);
   const ats = (await log.history(ref)).map((event) => event.at);

@@ -7,7 +7,7 @@ import { ScriptLoader } from '../platform/script-loader';
 import { endedFields } from '../log/projections/views';
 import { RunLedger } from './run-ledger';
 import { RunListing } from './run-listing';
-import { completed, deleteKeys, newRunId, requestData, testPrefix, testRedis } from '../test-support';
+import { completed, deleteKeys, newRunId, requestData, storedRun, testPrefix, testRedis } from '../test-support';
 
 // A finished run's hash kept compact packs what only a view reads into one field, `ended`
 // (lua/includes/ended-run.lua); views.ts reads it back.
@@ -136,13 +136,13 @@ describe('a finished run kept compact', () => {
     const runId = newRunId();
     const compact = await ended(packing, runId, owner);
     const full = await ended(plain, runId, owner);
-    expect(Object.keys(await redis.hgetall(keys.run(compact, runId))).sort()).toEqual(fields);
+    expect(Object.keys(await storedRun(redis, keys, compact, runId)).sort()).toEqual(fields);
     const times = <T extends object | null>(view: T) =>
       view && { ...view, sessionId: '', createdAt: '', startedAt: '', endedAt: '', updatedAt: '' };
     const [compactView, fullView] = [await packing.get(compact, runId), await plain.get(full, runId)];
     expect(times(compactView)).toEqual(times(fullView));
     expect(compactView).toMatchObject({ owner, restartSafe: true, status: 'completed', lastResult: completed(1) });
-    const listing = new RunListing(redis, keys);
+    const listing = new RunListing(redis, keys, 24 * 3600 * 1000);
     const [compactListed, fullListed] = [(await listing.page(compact, 10)).runs, (await listing.page(full, 10)).runs];
     expect(compactListed.map(times)).toEqual(fullListed.map(times));
     // A wait on it (reserve-resume.lua) answers its status, restartSafe and owner as from a full hash.

@@ -7,6 +7,7 @@ import { rebuildRun } from '../log/projections/rebuild-run';
 import { rebuildSession } from '../log/projections/rebuild-session';
 import { rebuildTranscript } from '../log/projections/rebuild-transcript';
 import { RunLedger } from './run-ledger';
+import { pastField, recordFields } from './run-record';
 import { SessionLedger } from '../ledgers/session-ledger';
 import { completed, deleteKeys, failed, newRunId, requestData, testPrefix, testRedis, untypedAppend, waiting } from '../test-support';
 
@@ -172,13 +173,15 @@ test("a run abandoned before it started answers its request's caller at once; a 
     expect(await runs.abandonUnstarted(ref, byItsCaller, failed('not started'), undefined, { byItsCaller: true })).toEqual({
       abandoned: true,
     });
-    // A channel past a small hash value (a long key prefix) is not kept: the finished run's hash
-    // stays in its small encoding.
+    // A channel past a small hash value (a long key prefix) is not kept, and the finished run's
+    // record keeps no channel (lua/includes/run-record.lua).
     const unkept = newRunId();
     await runs.request(ref, unkept, requestData(), { replyTo: longChannel });
     expect(await api.hexists(keys.run(ref, unkept), 'replyTo')).toBe(0);
     await runs.abandonUnstarted(ref, unkept, aborted);
-    expect(await api.object('ENCODING', keys.run(ref, unkept))).toBe('listpack');
+    expect(await api.exists(keys.run(ref, unkept))).toBe(0);
+    expect(recordFields((await api.hget(keys.pastRuns(ref), pastField(unkept))) ?? '')).toMatchObject({ status: 'failed' });
+    expect(recordFields((await api.hget(keys.pastRuns(ref), pastField(abandoned))) ?? '')).not.toHaveProperty('replyTo');
     // A message on either channel would have arrived before this one, published after them.
     await api.spublish(channel, JSON.stringify('last'));
     await waitFor(() => heard.length > 1);

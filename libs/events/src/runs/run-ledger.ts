@@ -3,13 +3,14 @@ import type { RunRequestedDataSchema } from '@codemode/contracts';
 import type { RedisClient } from '../platform/redis';
 import type { z } from 'zod';
 import { EventLog, type AppendInput } from '../log/event-log';
-import { decodeEntry, encodeRunRequested } from '../log/event-encoding';
+import { encodeRunRequested } from '../log/event-encoding';
 import { packEventData, splicedEventData } from '../log/event-packing';
 import type { KeySpace } from '../platform/keys';
 import { checkReply, LUA_CODES, toRunStatus } from '../platform/lua-errors';
 import { RunNotStartedError } from '../platform/errors';
 import { readRun } from './run-read';
 import { guard } from '../platform/redis';
+import { pastField, recordFields, recordKept } from './run-record';
 import { repairArgs, withRepair } from './repair-args';
 import { parkRun, type ParkInput } from './run-parking';
 import { answerIdleWait, readIdleWait, type IdleWaitRead } from './idle-wait';
@@ -44,7 +45,7 @@ export class RunLedger {
   ) {
     this.log = new EventLog(redis, keys, scripts);
     this.index = new SessionIndex(redis, keys, scripts);
-    this.transcripts = new TranscriptReader(redis, keys);
+    this.transcripts = new TranscriptReader(redis, keys, this.log);
   }
 
   /**
@@ -221,9 +222,9 @@ export class RunLedger {
 
   /** The result a parked or terminal event carries; null when the log no longer holds it. */
   async resultAt(ref: SessionRef, eventId: string): Promise<CodeModeResult | null> {
-    const entries = await guard(() => this.redis.xrange(this.keys.events(ref), eventId, eventId));
-    if (entries.length === 0) return null;
-    const result = decodeEntry(entries[0]).data.result;
+    const event = (await this.log.loggedAt(ref, [eventId])).get(eventId);
+    if (!event) return null;
+    const result = event.data.result;
     return result === undefined ? null : (result as CodeModeResult);
   }
 
@@ -312,7 +313,12 @@ export class RunLedger {
 
   /** The run's status alone, null when there is no run: what a worker looks at before it starts a new cell unclaimed (SPEC §13). */
   async status(ref: SessionRef, runId: string): Promise<RunStatus | null> {
-    return toRunStatus(await guard(() => this.redis.hget(this.keys.run(ref, runId), 'status')));
+    const status = await guard(() => this.redis.hget(this.keys.run(ref, runId), 'status'));
+    if (status !== null) return toRunStatus(status);
+    // Gone or folded into its record (lua/includes/run-record.lua): the record says how it ended.
+    const record = await guard(() => this.redis.hget(this.keys.pastRuns(ref), pastField(runId)));
+    const fields = record === null ? null : recordFields(record);
+    return toRunStatus(fields && recordKept(fields, this.scripts.defined('RETENTION_MS') ?? 0, Date.now()) ? fields.status : null);
   }
 
   async get(ref: SessionRef, runId: string): Promise<RunView | null> {

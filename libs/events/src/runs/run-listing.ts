@@ -4,6 +4,7 @@ import type { KeySpace } from '../platform/keys';
 import { readNewestFirst } from '../log/newest-first-page';
 import { runSummaryFromHash } from '../log/projections/views';
 import { execMulti, guard } from '../platform/redis';
+import { pastField, recordFields, recordKept } from './run-record';
 
 /**
  * How many of a session's newest runs are looked at for its live ones. Live runs are the newest
@@ -19,6 +20,8 @@ export class RunListing {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: KeySpace,
+    /** How long a finished run is kept after its end (RETENTION_MS): a folded run's record says when it ended. */
+    private readonly retentionMs: number,
   ) {}
 
   /** A page of the session's runs, newest request first; runs whose hash expired are left out. */
@@ -61,9 +64,23 @@ export class RunListing {
 
   private async read(ref: SessionRef, runIds: readonly string[]): Promise<RunSummary[]> {
     if (runIds.length === 0) return [];
-    const hashes = (await execMulti(runIds.reduce((m, id) => m.hgetall(this.keys.run(ref, id)), this.redis.pipeline()))) as Array<
-      Record<string, string>
-    >;
-    return hashes.map((hash, i) => runSummaryFromHash(ref, runIds[i], hash)).filter((run): run is RunSummary => run !== null);
+    const past = this.keys.pastRuns(ref);
+    const replies = await execMulti(
+      runIds.reduce((m, id) => m.hgetall(this.keys.run(ref, id)).hget(past, pastField(id)), this.redis.pipeline()),
+    );
+    const now = Date.now();
+    const runs: RunSummary[] = [];
+    runIds.forEach((runId, i) => {
+      let hash = replies[2 * i] as Record<string, string>;
+      const record = replies[2 * i + 1] as string | null;
+      // A finished run folded into its record (lua/includes/run-record.lua): its hash's fields as they were.
+      if (Object.keys(hash).length === 0 && record !== null) {
+        hash = recordFields(record);
+        if (!recordKept(hash, this.retentionMs, now)) return;
+      }
+      const run = runSummaryFromHash(ref, runId, hash);
+      if (run) runs.push(run);
+    });
+    return runs;
   }
 }

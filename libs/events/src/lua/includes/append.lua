@@ -42,7 +42,8 @@
   Each concern of an append has its include, with its rule in its header: the run hash's one read
   and one write (run-hash.lua), the projections (projections.lua, transcript.lua), the run history
   cap (run-history-cap.lua), retention (retention.lua), session expiry (session-expiry.lua), stored
-  bytes (stored-bytes.lua), and the deployment's settings they are built with (settings.lua).
+  bytes (stored-bytes.lua), a finished run's record (run-record.lua, fold-run.lua), and the
+  deployment's settings they are built with (settings.lua).
 ]]
 --- @include "now-iso"
 --- @include "session-keys"
@@ -53,6 +54,7 @@
 --- @include "projections"
 --- @include "retention"
 --- @include "entry-codes"
+--- @include "fold-run"
 
 -- Tool calls' events written together (append-events.lua) make a batch: the run hash is read once
 -- and written once for all of them, and the stored bytes, the trim look and the TTLs are dealt
@@ -108,13 +110,20 @@ local function append_event(K, ev)
   local at = now_iso()
   local stored_type, stored = entry_values(ev, ev.packed or data)
   local id, kept_at = xadd(K, ev, at, stored_type, stored)
-  count_log(K, id, entry_bytes(ev.type, stored_type, ev.runId, kept_at, stored))
+  local bytes = entry_bytes(ev.type, stored_type, ev.runId, kept_at, stored)
+  -- Kept compact, a finished run becomes one record (fold-run.lua): its end's bytes are counted
+  -- with what the fold moves, and the fold writes the record instead of the hash's changes.
+  local folding = COMPACT_RUNS == 1 and TERMINAL[ev.type]
+  if not folding then count_log(K, id, bytes) end
   local ms = tonumber(string.match(id, '^(%d+)'))
   project_session(K, ev, at, id)
   if ev.runId ~= '' then
     project_run(K, ev, at, id)
     count_history(K, ev, #data, ms)
-    write_run(K)
+    if not (folding and fold_run(K, ev.runId, id, bytes)) then
+      if folding then count_log(K, id, bytes) end
+      write_run(K)
+    end
   end
   if batch then
     batch.ms, batch.ev = ms, ev

@@ -24,9 +24,11 @@
       are not in the shapes above; the second result is true when the owner is in it.
     unpack_ended(value): those fields as a table (absent ones nil).
     read_run_fields(key, fields): HMGET of `fields` on a run hash, each absent one read from its
-      `ended` (a field of its own goes first, as in views.ts and read-run.lua); absent: false.
+      `ended` (a field of its own goes first, as in views.ts and read-run.lua); absent: false. A
+      folded run's fields are read from its record (run-record.lua, run_fields).
 ]]
 --- @include "session-keys"
+--- @include "run-record"
 
 local ENDED_FIELDS = { 'createdAt', 'startedAt', 'endedAt', 'resultEvent', 'replaySafe', 'restartSafe', 'owner' }
 local PACKED_MAX = 64
@@ -79,7 +81,7 @@ local function unpack_ended(value)
 end
 
 local function read_run_fields(key, fields)
-  local values = redis.call('HMGET', key, 'ended', unpack(fields))
+  local values = run_fields(key, { 'ended', unpack(fields) })
   local ended = values[1] and unpack_ended(values[1]) or {}
   local read = {}
   for i, field in ipairs(fields) do read[i] = values[i + 1] or ended[field] or false end

@@ -13,6 +13,14 @@
   events go, so a rebuild from a trimmed log sees the recent part only. Every key touched,
   including other runs' hashes read while trimming, lives in the session's hash-tag slot.
 
+  Finished runs folded into records (run-record.lua) go with their runs index entries: the record
+  of a run requested before the point goes too, unless the run ended at or after it (a run the
+  point falls in, whose later events the log keeps, and whose view is kept RETENTION_MS after its
+  end): that record moves to `<base>:past-cut`
+  (runId → its request's ms), where the feed still finds it and reads only its events from the
+  point on (`trimmedTo` in the session hash), until a later trim passes its end. `pastEvents`
+  goes down by the events that leave.
+
     trim_session(K, nowMs): trims the session's log, runs index and transcript now, giving back
       their stored bytes (count_stored: the caller flushes them).
     maybe_trim(K, nowMs): trims at most once per TRIM_EVERY_MS, and looks at most once per script call.
@@ -21,6 +29,7 @@
 --- @include "session-keys"
 --- @include "now-iso"
 --- @include "stored-bytes"
+--- @include "run-record"
 
 -- Bounded work per trim: runs index entries looked at, transcript elements popped.
 local TRIM_BATCH = 100
@@ -78,11 +87,64 @@ local function trim_transcript(K, point)
   end
 end
 
+-- The records of runs requested before `point` go, or move to the cut ones when the run ended at
+-- or after it; cut ones whose run ended before it go. `pastEvents` goes down by their events that
+-- leave the log: before the point, or all once the record goes (the end's entry a fold kept in
+-- the stream, `foldedEnd`, counts in the stream, which the trim cuts).
+local function trim_records(K, point)
+  local base = session_base(K)
+  local past, cut = base .. ':past', base .. ':past-cut'
+  if redis.call('EXISTS', past) == 0 then return end
+  local state = redis.call('HMGET', K[2], 'trimmedTo', 'foldedEnd')
+  local before = tonumber(state[1] or '0')
+  local kept = string.match(state[2] or '', '^(%S+) ')
+  local gone, left = {}, 0
+  local function counted(record, runId, from, to)
+    local n = 0
+    for _, entry in ipairs(record_entries(record, runId)) do
+      local ms = tonumber(string.match(entry[1], '^(%d+)'))
+      if ms >= from and ms < to and entry[1] ~= kept then n = n + 1 end
+    end
+    return n
+  end
+  for _, runId in ipairs(redis.call('ZRANGE', cut, 0, -1)) do
+    local record = redis.call('HGET', past, past_field(runId))
+    if not record then
+      redis.call('ZREM', cut, runId)
+    elseif record_end_ms(record) < point then
+      gone[#gone + 1] = past_field(runId)
+      left = left + counted(record, runId, before, math.huge)
+      redis.call('ZREM', cut, runId)
+    else
+      left = left + counted(record, runId, before, point)
+    end
+  end
+  local runs = redis.call('ZRANGE', K[5], '-inf', '(' .. int(point), 'BYSCORE', 'WITHSCORES')
+  for i = 1, #runs, 2 do
+    local record = redis.call('HGET', past, past_field(runs[i]))
+    if record then
+      if record_end_ms(record) >= point then
+        redis.call('ZADD', cut, runs[i + 1], runs[i])
+        left = left + counted(record, runs[i], 0, point)
+      else
+        gone[#gone + 1] = past_field(runs[i])
+        left = left + counted(record, runs[i], 0, math.huge)
+      end
+    end
+  end
+  for i = 1, #gone, 500 do redis.call('HDEL', past, unpack(gone, i, math.min(i + 499, #gone))) end
+  if left > 0 then redis.call('HINCRBY', K[2], 'pastEvents', -left) end
+  redis.call('HSET', K[2], 'trimmedTo', int(point))
+  if kept and tonumber(string.match(kept, '^(%d+)')) < point then redis.call('HDEL', K[2], 'foldedEnd') end
+  if redis.call('EXISTS', cut) == 1 then redis.call('PEXPIRE', cut, redis.call('PTTL', K[2])) end
+end
+
 -- Trims the session's log, runs index and transcript now.
 local function trim_session(K, nowMs)
   redis.call('HSET', K[2], 'trimmedAt', int(nowMs))
   local runKeyBase = session_base(K) .. ':run:'
   local point = trim_point(K, runKeyBase, nowMs - RETENTION_MS, nowMs)
+  trim_records(K, point)
   redis.call('ZREMRANGEBYSCORE', K[5], '-inf', '(' .. int(point))
   -- Exact, not `~`: whole stream nodes below the point are dropped without reading their entries,
   -- so the cost is one step per node plus the one node the point falls in, and the cut lies

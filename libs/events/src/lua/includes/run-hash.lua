@@ -6,8 +6,8 @@
   events reads again before each: what was read is forgotten when the event's writes are made;
   except in a batch of tool calls' events (hold_run), which reads once and writes once.
 
-    read_run(K, runId): reads the fields into `run_read` and returns it: status and epoch (false
-      when absent), claimToken, historyEvents and historyBytes (numbers), imageBytes (a number),
+    read_run(K, runId): reads the fields into `run_read` and returns it (from the run's record
+      once it is folded: run-record.lua): status and epoch (false when absent), claimToken, historyEvents and historyBytes (numbers), imageBytes (a number),
       call, toolCalled (a boolean).
     read_of(runId): `run_read` when it was read for this run since the last write, else nil.
     set_run(field, value), del_run(field): what the event changes on the run hash (a field set
@@ -17,6 +17,9 @@
     pack_ended(K): at a run's terminal event, kept compact: stages the fields ended-run.lua packs
       as its one `ended` field instead (what is staged for them and what the hash holds), when
       they are in the shapes it packs.
+    staged_hash(stored): the hash's fields and values as write_run would leave them, from
+      `stored` (what HGETALL read of it): fold-run.lua writes them into the run's record instead,
+      and drop_staged() forgets them.
     hold_run(on): while on (a batch of tool calls' events, append-events.lua), write_run waits:
       what was read stays known for the batch's next event (count_history keeps its counts
       current), and the changes of every event are made by the write_run after hold_run(false).
@@ -32,7 +35,7 @@ local run_sets, run_set_at, run_dels = {}, {}, {}
 local run_held = false
 
 local function read_run(K, runId)
-  local v = redis.call('HMGET', K[3], unpack(RUN_READ_FIELDS))
+  local v = run_fields(K[3], RUN_READ_FIELDS)
   run_read = { runId = runId, status = v[1], epoch = v[2], claimToken = v[3],
     historyEvents = tonumber(v[4] or '0'), historyBytes = tonumber(v[5] or '0'), imageBytes = tonumber(v[6] or '0'),
     call = v[7], toolCalled = v[8] and true or false }
@@ -92,6 +95,35 @@ local function pack_ended(K)
   end
   run_sets, run_set_at = sets, set_at
   set_run('ended', packed)
+end
+
+local function staged_hash(stored)
+  local deleted, fields = {}, {}
+  for _, field in ipairs(run_dels) do deleted[field] = true end
+  local at = {}
+  for i = 1, #stored, 2 do
+    local field = stored[i]
+    if not deleted[field] then
+      fields[#fields + 1] = field
+      fields[#fields + 1] = stored[i + 1]
+      at[field] = #fields
+    end
+  end
+  for i = 1, #run_sets, 2 do
+    local field = run_sets[i]
+    if at[field] then
+      fields[at[field]] = run_sets[i + 1]
+    else
+      fields[#fields + 1] = field
+      fields[#fields + 1] = run_sets[i + 1]
+      at[field] = #fields
+    end
+  end
+  return fields
+end
+
+local function drop_staged()
+  run_sets, run_set_at, run_dels, run_read = {}, {}, {}, nil
 end
 
 local function hold_run(on)

@@ -1,7 +1,7 @@
 --[[
   Session expiry (SPEC §10). An append refreshes the TTL of all the session's long-lived keys
   (stream, session hash, transcript, runs index, store hash, client tools, skills, policy, approvals, the
-  two stored-bytes keys; one PEXPIRE each; keys
+  two stored-bytes keys, the finished runs' records; one PEXPIRE each; keys
   not created yet are skipped by Redis) to SESSION_TTL_MS + REFRESH_SLACK_MS, and the run hash of
   a run event with them: the session expires between SESSION_TTL_MS and SESSION_TTL_MS +
   REFRESH_SLACK_MS (min(60 s, 1% of the TTL)) after its last write, never before. The refresh of
@@ -16,9 +16,10 @@
   session hash's PTTL is the floor), and an event of a live run (not terminal) raises it to at
   least LIVE_RUN_MAX_IDLE_MS: a live run writes again within that (else it is dead, see
   retention.lua), so a session and its run hashes always outlive their live runs, parked ones
-  included. A terminal event gives the run hash min(RETENTION_MS, the session's TTL). The store
-  and tools keys are named from K[2] (`<base>:session` → `<base>:store`, `<base>:tools`), in the
-  session's slot. Writes that bypass append_event touch only keys that already have a TTL
+  included. A terminal event gives the run hash min(RETENTION_MS, the session's TTL), unless the
+  run was folded into its record (fold-run.lua: `run_folded`), which lives with the session's
+  keys. The store and tools keys are named from K[2] (`<base>:session` → `<base>:store`,
+  `<base>:tools`), in the session's slot. Writes that bypass append_event touch only keys that already have a TTL
   (reserve-resume and give-back-resume: the run hash) or set their own (request-run: the
   idempotency key lives min(its 24 h, the session's TTL), read from `session_ttl_ms`).
 
@@ -41,6 +42,9 @@ local session_ttl_ms = SESSION_TTL_MS
 -- Set when this append created a key (a new session, a transcript list): expire_session refreshes then.
 local created_key = false
 
+-- Set by fold_run (fold-run.lua) when this append folded its run: its hash is gone.
+local run_folded = false
+
 -- What this script call's earlier appends left: the session hash's TTL in ms, and the run hash
 -- key and TTL a live event gave (nothing else changes a TTL while the script runs).
 local script_left = nil
@@ -60,7 +64,7 @@ local function expire_session(K, ev)
     local base = session_base(K)
     for _, key in ipairs({ K[1], K[2], K[4], K[5], base .. ':store', base .. ':tools',
       base .. ':skills', base .. ':skill-docs', base .. ':policy', base .. ':approvals', base .. ':stored-log',
-      base .. ':stored-minutes' }) do
+      base .. ':stored-minutes', base .. ':past', base .. ':past-cut' }) do
       redis.call('PEXPIRE', key, int(target))
     end
   end
@@ -68,7 +72,7 @@ local function expire_session(K, ev)
     local run_ttl = K[3] .. ' ' .. int(target)
     if script_run_ttl ~= run_ttl then redis.call('PEXPIRE', K[3], int(target)) end
     script_run_ttl = run_ttl
-  elseif ev.runId ~= '' then
+  elseif ev.runId ~= '' and not run_folded then
     redis.call('PEXPIRE', K[3], int(math.min(RETENTION_MS, target)))
     script_run_ttl = nil
   end

@@ -22,6 +22,9 @@
     hold_log(), write_log(K): between the two (a batch of tool calls' events), count_log adds
       up the entries' bytes per bucket, and write_log counts each bucket once.
     give_back_log(K, point): the buckets wholly before a trim point.
+    move_log_bytes(K, deltas): what a folded run's entries and record (fold-run.lua) change, by
+      stream id → bytes, in the buckets the entries were counted in (a bucket grown anew is listed,
+      as count_log lists it).
     count_image(K, ev): a parked run's image, from its park to the run's end (on the run hash
       through set_run and del_run).
 ]]
@@ -38,6 +41,9 @@ local IMAGE_OVERHEAD = 64
 -- finished runs are not kept compact) and runs index entry, counted with its run.requested
 -- entry: the hash expires RETENTION_MS after the run's end, about when retention trims that entry.
 local RUN_OVERHEAD = COMPACT_RUNS == 1 and 288 or 512
+-- Once the run is folded with its entries into its record (fold-run.lua), what is left beyond the
+-- record's value: its field in the hash of past runs (~0.1 KB) and the runs index entry.
+local FOLDED_RUN_OVERHEAD = 160
 -- The log's stored bytes are kept per BUCKET_MS of stream ids; at most BUCKETS_PER_TRIM given back per trim.
 local BUCKET_MS = math.min(60000, RETENTION_MS)
 local BUCKETS_PER_TRIM = 1000
@@ -119,6 +125,21 @@ local function count_log(K, id, bytes)
     held_bytes[minute] = 0
   end
   held_bytes[minute] = held_bytes[minute] + bytes
+end
+
+
+local function move_log_bytes(K, deltas)
+  local buckets, total = {}, 0
+  for id, bytes in pairs(deltas) do
+    local minute = int(math.floor(tonumber(string.match(id, '^(%d+)')) / BUCKET_MS))
+    buckets[minute] = (buckets[minute] or 0) + bytes
+    total = total + bytes
+  end
+  for minute, bytes in pairs(buckets) do
+    if bytes > 0 then log_bucket(K, minute, bytes)
+    elseif bytes < 0 then redis.call('HINCRBY', session_base(K) .. ':stored-log', minute, bytes) end
+  end
+  count_stored(total)
 end
 
 local function hold_log()
