@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
 import { emptyTelemetry } from '@codemode/cells';
 import type { CodeModeResult, SessionRef } from '@codemode/contracts';
-import { KeySpace, RunLedger } from '@codemode/events';
+import { KeySpace, RunLedger, ScriptLoader } from '@codemode/events';
 import { PrivateRedis } from '../test/utils/private-redis';
 import { fmt, percentile } from './stats';
 
@@ -80,14 +80,27 @@ async function readCost(redis: Redis, runs: RunLedger, keys: KeySpace, ref: Sess
   }
   const stats = parseCommandStats(await redis.info('commandstats'));
   const list = await redis.lrange(keys.transcript(ref), 0, -1);
-  // What the windows of transcript-reader.ts read: every entry from the first named event to the
-  // last (a trivial exec's three events; none is missed, so there is no second round).
+  // What transcript-reader.ts reads: every entry from the first named event to the last that the
+  // stream still holds (its windows), and the named events folded into their runs' records (read
+  // by id: lua/read-log-events.lua).
   let replyBytes = list.reduce((sum, element) => sum + Buffer.byteLength(element), 0);
-  const marks = list.filter((element) => !element.startsWith('{'));
-  if (marks.length > 0) {
-    for (const [, fields] of await redis.xrange(keys.events(ref), marks[0].slice(2), marks[marks.length - 1].slice(2))) {
-      replyBytes += fields.reduce((sum, field) => sum + Buffer.byteLength(field), 0);
+  const ids = list.filter((element) => !element.startsWith('{')).map((mark) => mark.slice(2));
+  const entryBytes = (fields: string[]) => fields.reduce((sum, field) => sum + Buffer.byteLength(field), 0);
+  const inStream = new Set<string>();
+  if (ids.length > 0) {
+    for (const [id, fields] of await redis.xrange(keys.events(ref), ids[0], ids[ids.length - 1])) {
+      inStream.add(id);
+      replyBytes += entryBytes(fields);
     }
+  }
+  const folded = [...new Set(ids.filter((id) => !inStream.has(id)))];
+  const pageKeys = keys.logReadKeys(ref);
+  for (let i = 0; i < folded.length; i += 100) {
+    const entries = (await ScriptLoader.default().run(redis, 'read-log-events', pageKeys, folded.slice(i, i + 100))) as [
+      string,
+      string[],
+    ][];
+    for (const [, fields] of entries) replyBytes += entryBytes(fields);
   }
   const listBytes = Number(await redis.memory('USAGE', keys.transcript(ref), 'SAMPLES', 0));
   // The RESETSTAT's own call and the INFO are not the reads'; EXEC's time holds its commands' again.

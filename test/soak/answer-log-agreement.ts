@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { CodeModeResult, Event } from '@codemode/contracts';
-import { NO_ANSWER_ERROR, RUN_UNAVAILABLE_ERROR } from '../chaos/chaos-helpers';
+import { NO_ANSWER_ERROR, RUN_BEING_RESUMED_ERROR, RUN_UNAVAILABLE_ERROR } from '../chaos/chaos-helpers';
 
 /** The result a terminal event carries (`run.completed`/`run.failed`, and `run.lost` when its owner ended it). */
 function recordedResult(event: Event): { status?: string; value?: unknown; error?: string; code?: string } | undefined {
@@ -15,11 +15,12 @@ function recordedResult(event: Event): { status?: string; value?: unknown; error
  * The "did not answer … read GET …" answer reports no outcome, nor does a `wait`'s "unavailable
  * or expired. Read its outcome with GET …" on a run that has ended (its one terminal event is the
  * outcome); a bare "unavailable or expired" is what a `wait` on a run that ended without a result
- * of its own (lost, expired) is told.
+ * of its own (lost, expired) is told. Nor does a `wait` told the run "is already being resumed"
+ * (another wait's resume is running it): that wait did nothing, and asks again.
  */
 export function answerDisagreement(answer: CodeModeResult, terminals: Event[] | undefined): string | null {
   if (answer.status === 'waiting') return null;
-  if (answer.status === 'failed' && answer.error === NO_ANSWER_ERROR) return null;
+  if (answer.status === 'failed' && (answer.error === NO_ANSWER_ERROR || answer.error === RUN_BEING_RESUMED_ERROR)) return null;
   if (terminals === undefined) return answer.status === 'failed' ? null : 'answered completed, but the log has no run';
   if (terminals.length !== 1) return `the log has ${terminals.length} terminal events: ${terminals.map((e) => e.type).join(', ')}`;
   // A wait on a run that has ended reports no outcome of its own: it names where the outcome is (SPEC §3).

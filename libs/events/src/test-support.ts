@@ -62,7 +62,7 @@ export async function storedRun(redis: Redis, keys: KeySpace, ref: SessionRef, r
 
 /** The session's log entries as stored (type codes, packed data), from its stream and its finished runs' records. */
 export async function storedEntries(redis: Redis, keys: KeySpace, ref: SessionRef): Promise<[id: string, fields: string[]][]> {
-  const pageKeys = [keys.events(ref), keys.runs(ref), keys.pastRuns(ref), keys.pastRunsCut(ref), keys.session(ref)];
+  const pageKeys = keys.logReadKeys(ref);
   const reply = (await ScriptLoader.default().run(redis, 'read-events-page', pageKeys, ['0-0', 1000, Number.MAX_SAFE_INTEGER])) as [
     number,
     [string, string[]][],

@@ -75,7 +75,7 @@ export class EventLog {
    */
   async loggedAt(ref: SessionRef, ids: readonly string[]): Promise<Map<string, LoggedEvent>> {
     const found = new Map<string, LoggedEvent>();
-    const keys = [this.keys.events(ref), this.keys.runs(ref), this.keys.pastRuns(ref), this.keys.pastRunsCut(ref), this.keys.session(ref)];
+    const keys = this.keys.logReadKeys(ref);
     for (let i = 0; i < ids.length; i += READ_BY_ID) {
       const entries = (await guard(() =>
         this.scripts.run(this.redis, 'read-log-events', keys, ids.slice(i, i + READ_BY_ID)),
@@ -86,8 +86,9 @@ export class EventLog {
   }
 
   /**
-   * One run's events, oldest first, appended from `sinceMs` on (the run's creation, or later): the
-   * one reader of a run's history (recovery, restore, platform answers given to a parked run). The
+   * One live run's events, oldest first, appended from `sinceMs` on (the run's creation, or later):
+   * the one reader of a run's history (recovery, restore, platform answers given to a parked run).
+   * A finished run's events may be in its record (lua/includes/run-record.lua): not read here. The
    * session's log is read a page at a time and only the run's own entries are decoded and kept,
    * so a reader holds one run's events, not its session's.
    */
@@ -146,10 +147,16 @@ export class EventLog {
         let events: LoggedEvent[];
         try {
           // Marked before the page is read: a run folded from then on keeps its last entry in the
-          // stream until the next fold, so that the wait below wakes for it.
+          // stream until the next fold, so that the wait below wakes for it. Best effort: a Redis
+          // that refuses writes (full) still serves the tail, which then may wait out one block for
+          // a folded run's events, and marks again at its next page.
           if (Date.now() - markedAt > FOLLOWED_MS / 3) {
-            markedAt = Date.now();
-            await this.redis.set(this.keys.followed(ref), '1', 'PX', FOLLOWED_MS);
+            markedAt = (await this.redis.set(this.keys.followed(ref), '1', 'PX', FOLLOWED_MS).then(
+              () => true,
+              () => false,
+            ))
+              ? Date.now()
+              : -Infinity;
           }
           events = (await this.page(conn, ref, cursor, FOLLOW_PAGE_EVENTS, pageBytes)).events;
           // Caught up: wait for the log to move, then read pages again. What woke the wait is not
@@ -254,13 +261,7 @@ export class EventLog {
     checkCursor(after);
     let reply: [more: number, entries: StreamEntry[]];
     try {
-      const keys = [
-        this.keys.events(ref),
-        this.keys.runs(ref),
-        this.keys.pastRuns(ref),
-        this.keys.pastRunsCut(ref),
-        this.keys.session(ref),
-      ];
+      const keys = this.keys.logReadKeys(ref);
       reply = (await this.scripts.run(conn, 'read-events-page', keys, [after, limit, maxBytes])) as typeof reply;
     } catch (err) {
       // Syntactically fine but out of range (e.g. past the largest id): still a bad cursor.

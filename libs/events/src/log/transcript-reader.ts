@@ -10,7 +10,7 @@ import { entryOfMark, readTranscriptElement, type TranscriptElement } from './pr
  * MARKS_PER_WINDOW - 1 further on, at most WINDOW_EVENTS entries. A trivial exec has three events,
  * two of them named, so a window takes eight marks in one command; events a window missed (runs
  * with many tool events between their marks, and finished runs' events, which their records hold:
- * lua/includes/run-record.lua) are read with the log's pages from the first missed to the last.
+ * lua/includes/run-record.lua) are read by id (EventLog.loggedAt).
  */
 const MARKS_PER_WINDOW = 8;
 const WINDOW_EVENTS = 16;

@@ -79,7 +79,7 @@ if redis.call('EXISTS', KEYS[3]) == 1 and cursorMs < MAX_MS then
   -- Runs retention cut through (requested before its point, ended after it): their events from
   -- the point on, as the log keeps them.
   local trimmedTo = tonumber(redis.call('HGET', KEYS[5], 'trimmedTo') or '0')
-  for _, runId in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
+  for _, runId in ipairs(redis.call('ZRANGE', KEYS[4], int(walk.from), '+inf', 'BYSCORE')) do
     local record = redis.call('HGET', KEYS[3], past_field(runId))
     if record then add_folded(record, runId, trimmedTo) end
   end

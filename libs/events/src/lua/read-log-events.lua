@@ -40,7 +40,9 @@ for _, id in ipairs(ARGV) do
     if not trimmedTo then trimmedTo = tonumber(redis.call('HGET', KEYS[5], 'trimmedTo') or '0') end
     -- A run retention cut through keeps only its events from the trim point on.
     if ms >= trimmedTo then
-      for _, runId in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do runs[#runs + 1] = runId end
+      for _, runId in ipairs(redis.call('ZRANGE', KEYS[4], int(math.max(0, ms - SPAN_MS)), int(ms), 'BYSCORE')) do
+        runs[#runs + 1] = runId
+      end
     end
     for _, runId in ipairs(runs) do
       local record = decoded[runId] and '' or redis.call('HGET', KEYS[3], past_field(runId))

@@ -75,6 +75,15 @@ export class KeySpace {
     return `${this.sessionBase(ref)}:followed`;
   }
 
+  /**
+   * The keys a read of a session's log by id or by page touches (read-events-page.lua,
+   * read-log-events.lua): its stream, runs index, finished runs' records, those retention cut
+   * through, and its session hash.
+   */
+  logReadKeys(ref: SessionRef): string[] {
+    return [this.events(ref), this.runs(ref), this.pastRuns(ref), this.pastRunsCut(ref), this.session(ref)];
+  }
+
   /** Sorted set of the folded runs retention cut through (requested before its point, ended after it), by request ms. */
   pastRunsCut(ref: SessionRef): string {
     return `${this.sessionBase(ref)}:past-cut`;

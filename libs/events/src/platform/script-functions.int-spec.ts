@@ -238,6 +238,22 @@ describe('a Redis at maxmemory', () => {
     });
   });
 
+  it('serves a live tail of a folded run where writes are refused: its mark on the session is best effort', async () => {
+    const { runs, ref } = await endedRun();
+    const log = new EventLog(admin, keys, ownLoader());
+    // Its page script loaded first (FUNCTION LOAD is a write).
+    expect((await log.read(ref, { limit: 10 })).events).toHaveLength(3);
+    await whileWritesRefused(runs, async () => {
+      const controller = new AbortController();
+      const tailed: string[] = [];
+      for await (const event of log.follow(ref, '0-0', controller.signal)) {
+        tailed.push(event.type);
+        if (tailed.length === 3) controller.abort();
+      }
+      expect(tailed).toEqual(['run.requested', 'run.started', 'run.completed']);
+    });
+  });
+
   it('sends again EVAL’d a function Redis refused while it refuses writes: an answer that writes nothing still comes, as an EVAL’d script’s did', async () => {
     const { runs, ref, runId } = await endedRun();
     // Its library loaded first (FUNCTION LOAD is a write): a wait on the ended run, answered from its hash.

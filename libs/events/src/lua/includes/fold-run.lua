@@ -112,19 +112,19 @@ local function fold_run(K, runId, endId, endBytes)
   if heads then
     local base = session_base(K)
     local keep = redis.call('EXISTS', base .. ':followed') == 1
-    local past = #ids
+    local leaving = #ids
     -- The end's entry stays while the session is followed (see above); the one an earlier fold
     -- kept goes now, when it is still there.
     if keep then
       ids[#ids], sizes[#sizes] = nil, nil
-      past = past - 1
+      leaving = leaving - 1
     end
     local kept, keptBytes = string.match(redis.call('HGET', K[2], 'foldedEnd') or '', '^(%S+) (%d+)$')
     -- One XDEL: the run's entries are all there (just read), so one more deleted is the kept one.
     local gone = { unpack(ids) }
     if kept then gone[#gone + 1] = kept end
-    if redis.call('XDEL', K[1], unpack(gone)) > #ids then
-      past = past + 1
+    if #gone > 0 and redis.call('XDEL', K[1], unpack(gone)) > #ids then
+      leaving = leaving + 1
       moved[kept] = (moved[kept] or 0) - tonumber(keptBytes)
     end
     if keep then
@@ -132,7 +132,7 @@ local function fold_run(K, runId, endId, endBytes)
     elseif kept then
       redis.call('HDEL', K[2], 'foldedEnd')
     end
-    redis.call('HINCRBY', K[2], 'pastEvents', past)
+    redis.call('HINCRBY', K[2], 'pastEvents', leaving)
     for i, id in ipairs(ids) do moved[id] = (moved[id] or 0) - sizes[i] end
     -- The request's entry counted the run's hash and runs index entry (RUN_OVERHEAD, stored-bytes.lua).
     if string.find(heads[1], ':q%d+$') then moved[ids[1] or endId] = moved[ids[1] or endId] - (RUN_OVERHEAD - FOLDED_RUN_OVERHEAD) end

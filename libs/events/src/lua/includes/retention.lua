@@ -97,6 +97,9 @@ local function trim_records(K, point)
   if redis.call('EXISTS', past) == 0 then return end
   local state = redis.call('HMGET', K[2], 'trimmedTo', 'foldedEnd')
   local before = tonumber(state[1] or '0')
+  -- The point never moves back (a trim by Redis's clock after it stepped back, measure-session.lua):
+  -- what was cut stays cut, and counted once.
+  if point <= before then return end
   local kept = string.match(state[2] or '', '^(%S+) ')
   local gone, left = {}, 0
   local function counted(record, runId, from, to)
