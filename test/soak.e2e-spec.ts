@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import type { CodeModeClient } from '@codemode/client';
 import type { Event } from '@codemode/contracts';
-import { allEvents, show, sleep, terminalsByRun, type Exchange } from './chaos/chaos-helpers';
+import { allEvents, RUN_BEING_RESUMED_ERROR, show, sleep, terminalsByRun, type Exchange } from './chaos/chaos-helpers';
 import { inLanes } from './fuzz/fuzz-driver';
 import { answerDisagreement } from './soak/answer-log-agreement';
 import { RssSampler, type SampledProcess } from './soak/rss-sampler';
@@ -109,6 +109,14 @@ describe(`soak (seed ${SEED}, ${RUNS} runs; replay with SOAK_SEED=${SEED} SOAK_R
           );
       }
       const last = exchanges[i].at(-1);
+      // "Being resumed" says ask again, no outcome: a run that ended while its waits still said so never told its caller.
+      if (
+        terminals?.length === 1 &&
+        last?.kind === 'answer' &&
+        last.result.status === 'failed' &&
+        last.result.error === RUN_BEING_RESUMED_ERROR
+      )
+        problems.push(`${where}: ended, but its last wait still said it is being resumed`);
       const outcome = `${plan.kind} ${last?.kind === 'answer' ? (last.result.status === 'failed' ? `failed ${last.result.code ?? '-'}` : last.result.status) : last?.kind}`;
       outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
     }

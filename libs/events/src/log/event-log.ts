@@ -148,15 +148,14 @@ export class EventLog {
         try {
           // Marked before the page is read: a run folded from then on keeps its last entry in the
           // stream until the next fold, so that the wait below wakes for it. Best effort: a Redis
-          // that refuses writes (full) still serves the tail, which then may wait out one block for
-          // a folded run's events, and marks again at its next page.
+          // that refuses writes (full, a replica, no replica to write to) still serves the tail,
+          // which then may wait out one block for a folded run's events; it tries again a block later.
           if (Date.now() - markedAt > FOLLOWED_MS / 3) {
-            markedAt = (await this.redis.set(this.keys.followed(ref), '1', 'PX', FOLLOWED_MS).then(
+            const marked = await this.redis.set(this.keys.followed(ref), '1', 'PX', FOLLOWED_MS).then(
               () => true,
               () => false,
-            ))
-              ? Date.now()
-              : -Infinity;
+            );
+            markedAt = marked ? Date.now() : Date.now() - FOLLOWED_MS / 3 + FOLLOW_BLOCK_MS;
           }
           events = (await this.page(conn, ref, cursor, FOLLOW_PAGE_EVENTS, pageBytes)).events;
           // Caught up: wait for the log to move, then read pages again. What woke the wait is not
