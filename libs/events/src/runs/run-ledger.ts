@@ -10,7 +10,7 @@ import { checkReply, LUA_CODES, toRunStatus } from '../platform/lua-errors';
 import { RunNotStartedError } from '../platform/errors';
 import { readRun } from './run-read';
 import { guard } from '../platform/redis';
-import { pastField, recordFields, recordKept } from './run-record';
+import { keptRecordFields, pastField } from './run-record';
 import { repairArgs, withRepair } from './repair-args';
 import { parkRun, type ParkInput } from './run-parking';
 import { answerIdleWait, readIdleWait, type IdleWaitRead } from './idle-wait';
@@ -317,8 +317,7 @@ export class RunLedger {
     if (status !== null) return toRunStatus(status);
     // Gone or folded into its record (lua/includes/run-record.lua): the record says how it ended.
     const record = await guard(() => this.redis.hget(this.keys.pastRuns(ref), pastField(runId)));
-    const fields = record === null ? null : recordFields(record);
-    return toRunStatus(fields && recordKept(fields, this.scripts.defined('RETENTION_MS') ?? 0, Date.now()) ? fields.status : null);
+    return toRunStatus(keptRecordFields(record, this.scripts.defined('RETENTION_MS') ?? 0, Date.now())?.status ?? null);
   }
 
   async get(ref: SessionRef, runId: string): Promise<RunView | null> {

@@ -4,7 +4,7 @@ import type { KeySpace } from '../platform/keys';
 import { readNewestFirst } from '../log/newest-first-page';
 import { runSummaryFromHash } from '../log/projections/views';
 import { execMulti, guard } from '../platform/redis';
-import { pastField, recordFields, recordKept } from './run-record';
+import { keptRecordFields, pastField } from './run-record';
 
 /**
  * How many of a session's newest runs are looked at for its live ones. Live runs are the newest
@@ -71,13 +71,10 @@ export class RunListing {
     const now = Date.now();
     const runs: RunSummary[] = [];
     runIds.forEach((runId, i) => {
-      let hash = replies[2 * i] as Record<string, string>;
-      const record = replies[2 * i + 1] as string | null;
+      const stored = replies[2 * i] as Record<string, string>;
       // A finished run folded into its record (lua/includes/run-record.lua): its hash's fields as they were.
-      if (Object.keys(hash).length === 0 && record !== null) {
-        hash = recordFields(record);
-        if (!recordKept(hash, this.retentionMs, now)) return;
-      }
+      const hash = Object.keys(stored).length > 0 ? stored : keptRecordFields(replies[2 * i + 1] as string | null, this.retentionMs, now);
+      if (!hash) return;
       const run = runSummaryFromHash(ref, runId, hash);
       if (run) runs.push(run);
     });

@@ -36,10 +36,13 @@ export function recordFields(record: string): Record<string, string> {
 }
 
 /**
- * Whether a folded run is still kept for readers of runs: until RETENTION_MS after its end, when
- * its hash's TTL would have ended it (record_of in run-record.lua).
+ * The fields a folded run's record keeps of its hash while it is kept for readers of runs: until
+ * RETENTION_MS after its end, when its hash's TTL would have ended it (record_of in run-record.lua);
+ * null for no record, or one retention passed.
  */
-export function recordKept(fields: Record<string, string>, retentionMs: number, nowMs: number): boolean {
+export function keptRecordFields(record: string | null, retentionMs: number, nowMs: number): Record<string, string> | null {
+  if (record === null) return null;
+  const fields = recordFields(record);
   const ended = fields.endedAt ?? (fields.ended === undefined ? undefined : endedFields(fields.ended).endedAt);
-  return Number(ended ?? 0) + retentionMs > nowMs;
+  return Number(ended ?? 0) + retentionMs > nowMs ? fields : null;
 }

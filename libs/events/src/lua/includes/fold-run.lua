@@ -101,7 +101,8 @@ local function fold_run(K, runId, endId, endBytes)
   tokens[1] = (heads and 'A' or 'B') .. tokens[1]
   for _, token in ipairs(heads or {}) do tokens[#tokens + 1] = token end
   local record = table.concat(tokens, SEP)
-  local past = session_base(K) .. ':past'
+  local base = session_base(K)
+  local past = base .. ':past'
   redis.call('HSET', past, past_field(runId), record)
   -- A new hash of past runs lives as long as the session's other keys: expire_session gives it their TTL.
   if redis.call('HLEN', past) == 1 then created_key = true end
@@ -110,7 +111,6 @@ local function fold_run(K, runId, endId, endBytes)
   run_folded = true
   local moved = { [endId] = endBytes + (heads and #record or 0) }
   if heads then
-    local base = session_base(K)
     local keep = redis.call('EXISTS', base .. ':followed') == 1
     local leaving = #ids
     -- The end's entry stays while the session is followed (see above); the one an earlier fold

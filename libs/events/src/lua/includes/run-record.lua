@@ -6,7 +6,7 @@
   does not move back, and nothing else is ever written under them). Every reader answers from the
   record what it answered from the hash and the entries: read-run.lua (run views, waits, owed
   answers), run_fields (every script that asks a run's status), read-events-page.lua (the event
-  feed, its cursors, history, an event by its id) and retention.lua.
+  feed, its cursors, history), read-log-events.lua (an event by its id) and retention.lua.
 
   A record holds the run's whole life only when that life was short and small: its end at most
   SPAN_MS after its request, at most FOLD_SCAN_MAX entries of the log between the two (a fold
