@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bwrapInvocation, writeSandboxEtc, type SandboxSetup } from '@codemode/shell';
+import type { Readable } from 'node:stream';
+import { bwrapFds, bwrapInvocation, writeSandboxEtc, type SandboxSetup } from '@codemode/shell';
 
 /** The baseline for `shell/exec`: spawning `true` and waiting for it, in-process. */
 export function spawnTrue(): Promise<void> {
@@ -34,14 +35,15 @@ export class ConfinedSpawn {
       env: { PATH: '/usr/bin:/bin' },
       cpuSeconds: 10,
     });
-    // As the worker does: bubblewrap reads the seccomp program from fd 3.
+    // As the worker does: bubblewrap reads the seccomp program from fd 3 and reports its sandbox on fd 4.
     const seccomp = invocation.seccompFile === null ? null : openSync(invocation.seccompFile, 'r');
     return new Promise((resolve, reject) => {
       const child = spawn(invocation.file, invocation.args, {
         env: invocation.env,
-        stdio: ['ignore', 'ignore', 'ignore', seccomp ?? 'ignore'],
+        stdio: ['ignore', 'ignore', 'ignore', ...bwrapFds(seccomp)],
       });
       if (seccomp !== null) closeSync(seccomp);
+      (child.stdio[4] as Readable).resume();
       child.on('error', reject);
       child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bwrap exited ${code}`))));
     });

@@ -59,7 +59,8 @@ test('DELETE removes the session’s workspace and ends its shell processes; the
 
   expect(await eventually(() => !existsSync(workspace('alpha')), 10_000)).toBe(true);
   const ended = await eventually(() => hostPidsWith(SLEEP_MARKER).length === 0, 10_000);
-  // On a failure, what is left and what the worker said (CI saw one, once, on a loaded machine).
+  // On a failure, what is left and what the worker said (CI saw a sandbox outlive a DELETE that came
+  // during its setup, twice on a loaded machine, before the spawner killed its init at bubblewrap's exit).
   expect(ended ? 'ended' : `left: ${describePids(hostPidsWith(SLEEP_MARKER))}\n${stack.logs()}`).toBe('ended');
   // The ended process's exit is not logged: that append would have created the session again.
   await new Promise((resolve) => setTimeout(resolve, 1_000));

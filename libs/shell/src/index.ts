@@ -10,7 +10,7 @@ export type { SessionView } from './session-view';
 export type { ProcessSpawnerOptions } from './process-spawner';
 export * from './errors';
 export { texts as SHELL_TEXTS } from './texts';
-export { bwrapInvocation, type SandboxIdentity, type SandboxLimits, type SandboxSetup } from './sandbox/bwrap-invocation';
+export { bwrapFds, bwrapInvocation, type SandboxIdentity, type SandboxLimits, type SandboxSetup } from './sandbox/bwrap-invocation';
 export {
   decideConfinement,
   type Confinement,

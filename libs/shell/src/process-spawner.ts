@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { PtyUnavailableError, SpawnFailedError } from './errors';
 import type { OutputStream } from './output-buffer';
-import { signalProcessTree } from './process-tree';
-import { bwrapInvocation, type SandboxIdentity, type SandboxSetup } from './sandbox/bwrap-invocation';
+import { childStartTime, killIfSame, signalProcessTree } from './process-tree';
+import { bwrapFds, bwrapInvocation, SANDBOX_INFO_FD, type SandboxIdentity, type SandboxSetup } from './sandbox/bwrap-invocation';
 
 /** How the spawned process ended. */
 export interface ProcessExit {
@@ -95,7 +96,10 @@ export class ProcessSpawner {
       child.once('spawn', () => resolve());
       child.once('error', (err) => reject(new SpawnFailedError(err.message)));
     });
-    return new SpawnedChild(child, request, this.drainMs);
+    const spawned = new SpawnedChild(child, request, this.drainMs);
+    // Nobody can signal a sandbox before it is known, so no signal ends bubblewrap alone.
+    await spawned.sandboxReported;
+    return spawned;
   }
 
   /** bubblewrap runs from `/` on the host; the command's own cwd is set inside with `--chdir`. */
@@ -108,7 +112,7 @@ export class ProcessSpawner {
         cwd: '/',
         env: invocation.env,
         detached: true,
-        stdio: seccomp === null ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', seccomp],
+        stdio: ['pipe', 'pipe', 'pipe', ...bwrapFds(seccomp)],
         ...(confined.identity ?? {}),
       });
     } finally {
@@ -117,9 +121,18 @@ export class ProcessSpawner {
   }
 }
 
+/** A sandbox's pid 1 (bubblewrap's first process inside), as the host sees it. */
+interface SandboxInit {
+  pid: number;
+  startTime: string;
+}
+
 class SpawnedChild implements SpawnedProcess {
   readonly pid: number;
   readonly exited: Promise<ProcessExit>;
+  /** Settles once bubblewrap reported its sandbox, or gave up (at once for an unconfined command). */
+  readonly sandboxReported: Promise<void>;
+  private sandbox: SandboxInit | undefined;
 
   constructor(
     private readonly child: ChildProcess,
@@ -130,6 +143,14 @@ class SpawnedChild implements SpawnedProcess {
     // A child that exits while we write must not crash the worker with EPIPE.
     child.stdin?.on('error', () => undefined);
     if (!request.keepStdinOpen) child.stdin?.end();
+    const info = request.confined ? (child.stdio[SANDBOX_INFO_FD] as Readable) : null;
+    const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    this.sandboxReported = info
+      ? sandboxReport(info, this.pid, exit, drainMs).then((init) => void (this.sandbox = init))
+      : Promise.resolve();
+    // bubblewrap's --die-with-parent, made certain: its pid 1 asks the kernel for it only once
+    // the sandbox is set up, so a bubblewrap ended before that would leave the sandbox running.
+    if (info) void exit.then(() => this.sandboxReported).then(() => this.endSandbox(info));
     const closed = [this.pipe('stdout', request), this.pipe('stderr', request)];
     this.exited = new Promise<ProcessExit>((resolve) => {
       child.once('exit', (code, signal) => {
@@ -181,4 +202,35 @@ class SpawnedChild implements SpawnedProcess {
     this.child.stdout?.destroy();
     this.child.stderr?.destroy();
   }
+
+  private endSandbox(info: Readable): void {
+    if (this.sandbox) killIfSame(this.sandbox.pid, this.sandbox.startTime);
+    info.destroy();
+  }
+}
+
+/**
+ * The sandbox's pid 1 from bubblewrap's `--info-fd` report (`"child-pid": <pid>,`), taken only
+ * while it is still bubblewrap's child (a pid read after it ended could name another process).
+ * Undefined when the report never comes: bubblewrap closed the pipe, or exited `drainMs` ago.
+ */
+function sandboxReport(info: Readable, bwrapPid: number, exit: Promise<void>, drainMs: number): Promise<SandboxInit | undefined> {
+  return new Promise((resolve) => {
+    let text = '';
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      const reported = /"child-pid":\s*(\d+)[,\s}]/.exec(text);
+      if (!reported) return;
+      // The rest of the report is drained, not read: bubblewrap must not block on a full pipe.
+      info.off('data', onData);
+      info.resume();
+      const pid = Number(reported[1]);
+      const startTime = childStartTime(pid, bwrapPid);
+      resolve(startTime === undefined ? undefined : { pid, startTime });
+    };
+    info.on('data', onData);
+    info.once('close', () => resolve(undefined));
+    info.once('error', () => resolve(undefined));
+    void exit.then(() => setTimeout(() => resolve(undefined), drainMs));
+  });
 }

@@ -74,6 +74,28 @@ export function signalProcessTree(pid: number, signal: NodeJS.Signals): void {
   trySignal(pid, signal);
 }
 
+/** A process's parent and start time (`/proc/<pid>/stat` fields 4 and 22); the start time tells it apart from a later process given the same pid. */
+function readLineage(pid: number): { ppid: number; startTime: string } | undefined {
+  try {
+    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(fields[1]), startTime: fields[19] };
+  } catch {
+    return undefined; // already gone
+  }
+}
+
+/** The start time of `pid` if it is a child of `parent` now, else undefined. */
+export function childStartTime(pid: number, parent: number): string | undefined {
+  const lineage = readLineage(pid);
+  return lineage?.ppid === parent ? lineage.startTime : undefined;
+}
+
+/** SIGKILLs `pid` if it is still the process that started at `startTime` (never one that took its pid since). */
+export function killIfSame(pid: number, startTime: string): void {
+  if (readLineage(pid)?.startTime === startTime) trySignal(pid, 'SIGKILL');
+}
+
 /** Whether any process still belongs to process group `pgid`. */
 export function groupAlive(pgid: number): boolean {
   return snapshot().some((p) => p.pgid === pgid);

@@ -62,6 +62,19 @@ export interface BwrapInvocation {
 
 /** The fd bubblewrap reads the seccomp program from. */
 const SECCOMP_FD = 3;
+/**
+ * The fd bubblewrap writes its sandbox's first process to (`--info-fd`, `"child-pid": <host pid>`)
+ * before that process sets the sandbox up: pass a pipe as `stdio[4]`.
+ */
+export const SANDBOX_INFO_FD = 4;
+
+/**
+ * `stdio[3]` and `stdio[4]` of a spawned bubblewrap: the opened seccomp program (nothing without
+ * one) and the pipe `--info-fd` writes to, which the caller reads or drains.
+ */
+export function bwrapFds(seccomp: number | null): [number | 'ignore', 'pipe'] {
+  return [seccomp ?? 'ignore', 'pipe'];
+}
 
 /** The uid and gid commands see inside (mapped to the tenant's host uid); never 0. */
 const INNER_ID = '1000';
@@ -91,7 +104,8 @@ function systemMounts(): string[] {
  * - every namespace of its own (user, pid, mount, ipc, uts, network, cgroup), so it sees only its
  *   own processes and a loopback-only network, and `--disable-userns` so it cannot nest another;
  * - `--die-with-parent` and pid 1 inside: once bubblewrap ends, the kernel ends every process of
- *   the sandbox, whatever it did to detach (`setsid`, double fork);
+ *   the sandbox, whatever it did to detach (`setsid`, double fork). The sandbox's pid 1 asks for
+ *   that only once it is set up, so the spawner also kills it by the pid `--info-fd` reports;
  * - the workspace as the only writable path besides a size-capped `/tmp` and `/dev/shm`; `/usr`,
  *   a minimal `/etc`, `/dev` and the root itself read-only; fresh `/proc` and `/dev`;
  * - a seccomp program that refuses `fallocate` and io_uring (see `sandboxSeccompProgram`);
@@ -106,6 +120,8 @@ export function bwrapInvocation(setup: SandboxSetup, command: SandboxedCommand):
     '--unshare-user',
     '--disable-userns',
     '--die-with-parent',
+    '--info-fd',
+    String(SANDBOX_INFO_FD),
     '--new-session',
     '--uid',
     INNER_ID,

@@ -148,7 +148,7 @@ describe('confined shell commands (bubblewrap)', () => {
     const answer = await registry.exec(
       's',
       {
-        command: `fallocate -l 900000 f 2>&1; echo "rc=$?"; perl -e 'my $p = "\\0" x 120; print syscall(425, 8, $p) == -1 ? "uring $!\\n" : "uring open\\n"'; ls -l /proc/self/fd /proc/1/fd | grep -c seccomp`,
+        command: `fallocate -l 900000 f 2>&1; echo "rc=$?"; perl -e 'my $p = "\\0" x 120; print syscall(425, 8, $p) == -1 ? "uring $!\\n" : "uring open\\n"'; ls -l /proc/self/fd /proc/1/fd | grep -c seccomp; ls /proc/self/fd | grep -cx 4`,
       },
       CONFIG,
       { confinement: tenantA },
@@ -159,6 +159,8 @@ describe('confined shell commands (bubblewrap)', () => {
     expect(out[2]).toBe('uring Function not implemented');
     // The program bubblewrap read from fd 3 is not left open inside.
     expect(out[3]).toBe('0');
+    // Nor is the pipe bubblewrap reported its sandbox's pid on (fd 4).
+    expect(out[4]).toBe('0');
     expect(statSync(path.join(workspaceRoot, 'f')).blocks).toBe(0);
     await registry.shutdown();
   });
@@ -177,6 +179,19 @@ describe('confined shell commands (bubblewrap)', () => {
     await waitFor(() => processesMatching('sleep 310').filter((line) => /\ssleep 310\d$/.test(line)).length >= 3);
     await registry.process('s', { action: 'kill', sessionId: id }, CONFIG);
     await waitFor(() => processesMatching('sleep 310').length === 0, 3000);
+    await registry.shutdown();
+  });
+
+  it('a kill while the sandbox is still being set up ends it too (its pid 1 has not yet asked to die with bubblewrap)', async () => {
+    const { registry } = confinedRegistry();
+    // Killed as soon as it starts: bubblewrap has made the sandbox's pid 1, which is setting up.
+    for (let round = 0; round < 5; round += 1) {
+      const id = details(
+        await registry.exec('s', { command: `sleep 330${round}`, background: true }, CONFIG, { confinement: tenantA }),
+      ).sessionId;
+      await registry.process('s', { action: 'kill', sessionId: id }, CONFIG);
+    }
+    await waitFor(() => processesMatching('sleep 330').length === 0, 3000);
     await registry.shutdown();
   });
 

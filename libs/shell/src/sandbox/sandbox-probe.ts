@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { WORKSPACE_MOUNT } from '@codemode/contracts';
-import { bwrapInvocation, type SandboxIdentity, type SandboxSetup } from './bwrap-invocation';
+import { bwrapFds, bwrapInvocation, type SandboxIdentity, type SandboxSetup } from './bwrap-invocation';
 import { prepareWorkspace } from './workspace-owner';
 
 export type SandboxProbe = { ok: true } | { ok: false; reason: string };
@@ -44,8 +45,9 @@ function run(
 ): Promise<SandboxProbe> {
   return new Promise((resolve) => {
     const seccomp = seccompFile === null ? null : openSync(seccompFile, 'r');
-    const child = spawn(file, args, { env, stdio: ['ignore', 'ignore', 'pipe', seccomp ?? 'ignore'], ...(identity ?? {}) });
+    const child = spawn(file, args, { env, stdio: ['ignore', 'ignore', 'pipe', ...bwrapFds(seccomp)], ...(identity ?? {}) });
     if (seccomp !== null) closeSync(seccomp);
+    (child.stdio[4] as Readable).resume();
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
