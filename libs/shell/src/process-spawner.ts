@@ -121,6 +121,9 @@ export class ProcessSpawner {
   }
 }
 
+/** How long a start waits for bubblewrap's report of its sandbox's pid 1 at most. */
+const REPORT_WAIT_MS = 2_000;
+
 /** A sandbox's pid 1 (bubblewrap's first process inside), as the host sees it. */
 interface SandboxInit {
   pid: number;
@@ -212,7 +215,8 @@ class SpawnedChild implements SpawnedProcess {
 /**
  * The sandbox's pid 1 from bubblewrap's `--info-fd` report (`"child-pid": <pid>,`), taken only
  * while it is still bubblewrap's child (a pid read after it ended could name another process).
- * Undefined when the report never comes: bubblewrap closed the pipe, or exited `drainMs` ago.
+ * Undefined when the report never comes: bubblewrap closed the pipe, exited `drainMs` ago, or
+ * said nothing for `REPORT_WAIT_MS`.
  */
 function sandboxReport(info: Readable, bwrapPid: number, exit: Promise<void>, drainMs: number): Promise<SandboxInit | undefined> {
   return new Promise((resolve) => {
@@ -232,5 +236,7 @@ function sandboxReport(info: Readable, bwrapPid: number, exit: Promise<void>, dr
     info.once('close', () => resolve(undefined));
     info.once('error', () => resolve(undefined));
     void exit.then(() => setTimeout(() => resolve(undefined), drainMs));
+    // bubblewrap reports within milliseconds of its start; one stopped from outside must not hold the call.
+    setTimeout(() => resolve(undefined), REPORT_WAIT_MS).unref();
   });
 }

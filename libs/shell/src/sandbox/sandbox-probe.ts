@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { WORKSPACE_MOUNT } from '@codemode/contracts';
+import { signalProcessTree } from '../process-tree';
 import { bwrapFds, bwrapInvocation, type SandboxIdentity, type SandboxSetup } from './bwrap-invocation';
 import { prepareWorkspace } from './workspace-owner';
 
@@ -50,7 +51,9 @@ function run(
     (child.stdio[4] as Readable).resume();
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
+    // The whole tree: a sandbox still setting up has not yet asked to die with bubblewrap, and
+    // would hold stderr open, so 'close' never came.
+    const timer = setTimeout(() => signalProcessTree(child.pid!, 'SIGKILL'), PROBE_TIMEOUT_MS);
     child.once('error', (err) => {
       clearTimeout(timer);
       resolve({ ok: false, reason: `bubblewrap could not start: ${err.message}` });
