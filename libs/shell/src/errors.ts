@@ -95,6 +95,15 @@ export class ShellShuttingDownError extends ShellToolError {
   }
 }
 
+/** Thrown when the session is deleted (its workspace ended) while its command is still starting. */
+export class SessionDeletedError extends ShellToolError {
+  readonly code = 'session_deleted';
+  constructor() {
+    super(texts.sessionDeletedBeforeRun);
+    this.name = 'SessionDeletedError';
+  }
+}
+
 /** Thrown when commands must run confined and this worker's sandbox does not work (SPEC §10). */
 export class ShellSandboxUnavailableError extends ShellToolError {
   readonly code = 'sandbox_unavailable';

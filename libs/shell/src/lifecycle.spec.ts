@@ -1,6 +1,8 @@
+import { existsSync, rmSync } from 'node:fs';
 import { answerFromHistory } from './answer-from-history';
 import { rebuildSessions } from './history';
 import { CONFIG, details, makeRegistry, pollUntilExit, processesMatching, waitFor } from './test-support';
+import { texts } from './texts';
 
 describe('process lifecycle', () => {
   it('gives pty:true commands a terminal and interrupts them with send-keys C-c', async () => {
@@ -45,6 +47,78 @@ describe('process lifecycle', () => {
     await waitFor(() => processesMatching('sleep 410').length === 0, 3000);
     expect(events.filter((e) => e.type === 'shell.exited')).toHaveLength(4);
     expect((await registry.exec('x', { command: 'true' }, CONFIG)).text).toContain('shutting down');
+  });
+
+  it('a command still starting when its workspace is ended (a session DELETE) does not run, and the end waits for it', async () => {
+    const { registry, workspaceRoot } = makeRegistry();
+    // Not awaited: endIn runs while the start is in its awaits (the cwd).
+    const starting = registry.exec('x', { command: 'sleep 4111', background: true }, CONFIG);
+    await registry.endIn(workspaceRoot);
+    // What the caller does next (the worker removes the folder): the start has settled by now and re-creates nothing.
+    rmSync(workspaceRoot, { recursive: true, force: true });
+    const answer = await starting;
+    expect(answer.text).toBe(texts.sessionDeletedBeforeRun);
+    expect(details(answer).status).toBe('failed');
+    expect(existsSync(workspaceRoot)).toBe(false);
+    expect(processesMatching('sleep 4111')).toEqual([]);
+    await registry.shutdown();
+  });
+
+  it('an end does not wait for a start still in its read-only size check, which then does not run', async () => {
+    const { registry, workspaceRoot } = makeRegistry({ workspaceMaxBytes: 1 << 30 });
+    const starting = registry.exec('x', { command: 'sleep 4114', background: true }, CONFIG);
+    let settled = false;
+    void starting.then(() => (settled = true));
+    await registry.endIn(workspaceRoot);
+    // The size walk runs on a thread: the end returned before it answered.
+    expect(settled).toBe(false);
+    expect((await starting).text).toBe(texts.sessionDeletedBeforeRun);
+    expect(processesMatching('sleep 4114')).toEqual([]);
+    await registry.shutdown();
+    rmSync(workspaceRoot, { recursive: true, force: true });
+  });
+
+  it('a command whose workspace is ended during its spawn is stopped once spawned, before the end returns', async () => {
+    let endIt: (() => void) | undefined;
+    // Settles when the end asked right before the spawn does.
+    const endReturned = new Promise<void>((resolve) => (endIt = () => resolve(registry.endIn(workspaceRoot))));
+    const { registry, workspaceRoot, events } = makeRegistry({
+      isIdTaken: () => {
+        endIt?.();
+        endIt = undefined;
+        return false;
+      },
+    });
+    const starting = registry.exec('x', { command: 'sleep 4112', background: true }, CONFIG);
+    await endReturned;
+    // Its exit is the answer's, not a background session's (no notice, no slot kept for it).
+    expect(events.filter((e) => e.type === 'shell.exited').map((e) => e.data)).toEqual([expect.objectContaining({ backgrounded: false })]);
+    expect(processesMatching('sleep 4112')).toEqual([]);
+    const answer = await starting;
+    expect(details(answer).status).toBe('failed');
+    expect(answer.text).toContain(texts.sessionDeletedWhileStarting);
+    await registry.shutdown();
+    rmSync(workspaceRoot, { recursive: true, force: true });
+  });
+
+  it('shutdown during a spawn waits for the command, which is stopped once spawned', async () => {
+    let shutDown: (() => void) | undefined;
+    // Settles when the shutdown asked right before the spawn does.
+    const shutdownReturned = new Promise<void>((resolve) => (shutDown = () => resolve(registry.shutdown())));
+    const { registry, events, workspaceRoot } = makeRegistry({
+      isIdTaken: () => {
+        shutDown?.();
+        shutDown = undefined;
+        return false;
+      },
+    });
+    const starting = registry.exec('x', { command: 'sleep 4113', background: true }, CONFIG);
+    await shutdownReturned;
+    // Checked as soon as shutdown returned: it did not return before the command it let start ended.
+    expect(events.filter((e) => e.type === 'shell.exited')).toHaveLength(1);
+    expect(processesMatching('sleep 4113')).toEqual([]);
+    expect((await starting).text).toContain(texts.shuttingDown);
+    rmSync(workspaceRoot, { recursive: true, force: true });
   });
 
   it('forgets finished sessions after cleanupMs and keeps at most 50', async () => {

@@ -7,6 +7,7 @@ import {
   CannotDetachError,
   ElevatedExecError,
   EmptyCommandError,
+  SessionDeletedError,
   ShellHostError,
   ShellSandboxUnavailableError,
   ShellShuttingDownError,
@@ -24,6 +25,7 @@ import { WorkspaceWatchdog } from './sandbox/workspace-watchdog';
 import { groupAlive, signalGroup } from './process-tree';
 import { createSessionId } from './session-ids';
 import { SessionStore } from './session-store';
+import { StartsUnderWay, type StartUnderWay } from './starts-under-way';
 import type { SessionView } from './session-view';
 import type { ShellEvent, ShellEventListener } from './shell-events';
 import { resolveWorkdir, shownPath } from './workdir';
@@ -105,6 +107,7 @@ export class ProcessRegistry {
   private readonly stragglers = new Map<number, string>();
   /** The workspace each running session was started in, so a removed workspace can end its processes. */
   private readonly workspaceOf = new Map<ProcessSession, string>();
+  private readonly starting = new StartsUnderWay();
   private readonly usage: WorkspaceUsage | undefined;
   private readonly watchdog: WorkspaceWatchdog | undefined;
   private closing = false;
@@ -182,7 +185,11 @@ export class ProcessRegistry {
    */
   async endIn(workspace: string): Promise<void> {
     const target = path.resolve(workspace);
-    await endSessions([...this.workspaceOf].filter(([, where]) => where === target).map(([session]) => session));
+    // Taken first: a session made again there while the starts below settle is not this one's.
+    const running = [...this.workspaceOf].filter(([, where]) => where === target).map(([session]) => session);
+    // Starts under way there go no further, or stop what they started, before the caller removes the folder.
+    await this.starting.endIn(target);
+    await endSessions(running);
     for (const [pgid, where] of this.stragglers) {
       if (where !== target) continue;
       if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
@@ -194,6 +201,8 @@ export class ProcessRegistry {
   async shutdown(): Promise<void> {
     this.closing = true;
     clearInterval(this.sweeper);
+    // Starts under way see `closing`: they go no further, or stop what they started.
+    await this.starting.settled();
     await endSessions(this.store.allRunning());
     for (const pgid of this.stragglers.keys()) if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
     this.stragglers.clear();
@@ -211,25 +220,75 @@ export class ProcessRegistry {
     const workspace = path.resolve(ctx.workspaceRoot ?? this.opts.workspaceRoot ?? process.cwd());
     // A plain `rm` is how the caller follows "remove files first": it is neither refused nor stopped.
     const removal = isPlainRemoval(input.command);
-    if (this.usage && !removal) {
-      const overrun = await this.usage.overrun(workspace);
-      if (overrun) throw this.usage.refusal(overrun);
-    }
     const timeoutSeconds = timeoutOf(
       input.timeoutSeconds,
       config.timeoutSeconds,
       this.opts.maxTimeoutSeconds ?? DEFAULT_MAX_TIMEOUT_SECONDS,
     );
+    const session = await this.starting.begin(workspace, async (start) => {
+      const started = await this.launch(scope, input, config, ctx, { confinement, removal, timeoutSeconds, start });
+      this.store.addRunning(started);
+      this.workspaceOf.set(started, workspace);
+      void started.done.then(() => this.noteStragglers(started, workspace));
+      if (start.ended || this.closing) {
+        // Its session was deleted, or this worker began to shut down, while it started. Not
+        // backgrounded: its exit is this answer's, not a background session's to notify.
+        started.backgrounded = false;
+        started.stop(start.ended ? texts.sessionDeletedWhileStarting : texts.shuttingDown);
+        await started.done;
+        return started;
+      }
+      if (!removal) this.watchdog?.watch(workspace, started);
+      if (this.usage) void started.done.then(() => this.usage?.measure(workspace));
+      return started;
+    });
+    const tool = ctx.insideCell?.processCallable ?? this.opts.processToolName ?? 'process';
+    if (session.backgrounded) return runningAnswer(session, tool);
+    // awaitResults: the caller wants the result itself, so the command is never detached.
+    const waitMs = input.awaitResults ? undefined : yieldDelay(input.yieldMs, config.backgroundMs, ctx.insideCell?.remainingBudgetMs);
+    await raceTimeout(session.done, waitMs);
+    if (session.exited) return finishedAnswer(session, timeoutSeconds);
+    session.backgrounded = true;
+    return runningAnswer(session, tool);
+  }
+
+  /**
+   * What a start awaits: the workspace's size, the cwd, the workspace's owner, the spawn. A start
+   * whose workspace was ended, or whose worker began to shut down, meanwhile goes no further.
+   */
+  private async launch(
+    scope: ShellScope,
+    input: ShellExecInput,
+    config: ShellConfig,
+    ctx: ExecContext,
+    plan: LaunchPlan,
+  ): Promise<ProcessSession> {
+    const { confinement, start, timeoutSeconds } = plan;
+    const goOn = () => {
+      if (this.closing) throw new ShellShuttingDownError();
+      if (start.ended) throw new SessionDeletedError();
+    };
+    if (this.usage && !plan.removal) {
+      const overrun = await this.usage.overrun(start.workspace);
+      if (overrun) throw this.usage.refusal(overrun);
+      goOn();
+    }
+    // From here on it may make the workspace folder: an end waits for it.
+    start.pastChecks = true;
     const confined = confinement.kind === 'bwrap';
-    const cwd = await this.workdir(workspace, input.workdir, confined);
+    const cwd = await this.workdir(start.workspace, input.workdir, confined);
+    goOn();
     const spawnConfined: ConfinedSpawn | undefined = confined
-      ? { setup: this.sandboxSetup(), identity: confinement.identity, workspace, cpuSeconds: timeoutSeconds }
+      ? { setup: this.sandboxSetup(), identity: confinement.identity, workspace: start.workspace, cpuSeconds: timeoutSeconds }
       : undefined;
-    if (spawnConfined) await prepareWorkspace(workspace, spawnConfined.identity);
+    if (spawnConfined) {
+      await prepareWorkspace(start.workspace, spawnConfined.identity);
+      goOn();
+    }
     const baseEnv = confined
       ? { ...SANDBOX_ENV, TERM: input.pty ? 'xterm-256color' : 'dumb' }
       : (this.opts.baseEnv ?? { PATH: FALLBACK_PATH });
-    const session = await ProcessSession.start(this.spawner, {
+    return ProcessSession.start(this.spawner, {
       id: createSessionId((id) => this.store.isTaken(id) || (this.opts.isIdTaken?.(id) ?? false)),
       scope,
       command: input.command,
@@ -244,19 +303,6 @@ export class ProcessRegistry {
       now: this.now,
       emit: (event) => this.emit(event),
     });
-    if (!removal) this.watchdog?.watch(workspace, session);
-    if (this.usage) void session.done.then(() => this.usage?.measure(workspace));
-    this.store.addRunning(session);
-    this.workspaceOf.set(session, workspace);
-    void session.done.then(() => this.noteStragglers(session, workspace));
-    const tool = ctx.insideCell?.processCallable ?? this.opts.processToolName ?? 'process';
-    if (session.backgrounded) return runningAnswer(session, tool);
-    // awaitResults: the caller wants the result itself, so the command is never detached.
-    const waitMs = input.awaitResults ? undefined : yieldDelay(input.yieldMs, config.backgroundMs, ctx.insideCell?.remainingBudgetMs);
-    await raceTimeout(session.done, waitMs);
-    if (session.exited) return finishedAnswer(session, timeoutSeconds);
-    session.backgrounded = true;
-    return runningAnswer(session, tool);
   }
 
   /** The command's cwd as it runs and as answers show it: the host path, or the path inside the sandbox. */
@@ -283,6 +329,14 @@ export class ProcessRegistry {
       // A failing listener must not break the command; the caller owns its own error reporting.
     }
   }
+}
+
+/** What `startCommand` decided before the start's awaits. */
+interface LaunchPlan {
+  confinement: Exclude<Confinement, { kind: 'unavailable' }>;
+  removal: boolean;
+  timeoutSeconds: number;
+  start: StartUnderWay;
 }
 
 /** `timeoutSeconds` of the call, else the session's; junk falls back; 0 or more than the cap is the cap. */

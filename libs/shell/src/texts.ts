@@ -24,6 +24,8 @@ export const texts = {
   ptyUnavailable: 'pty:true needs util-linux `script` on the worker, and it is not installed.',
   spawnFailed: (reason: string) => `Failed to start the command: ${reason}`,
   shuttingDown: 'The shell worker is shutting down; run the command again.',
+  sessionDeletedBeforeRun: 'The session was deleted while this command was starting; it was not run.',
+  sessionDeletedWhileStarting: 'The session was deleted while this command was starting; the command was stopped.',
   sandboxUnavailable: (reason: string) => `shell sandbox unavailable: ${reason}`,
   shellQuota: 'shell process quota reached for this tenant; kill or wait for a running session first.',
   shellCallQuota: 'shell call quota reached for this tenant; wait for its shell calls in flight to answer first.',
