@@ -64,6 +64,16 @@ describe('process lifecycle', () => {
     await registry.shutdown();
   });
 
+  it('a command still starting counts as running in its workspace (the sweep keeps the folder)', async () => {
+    const { registry, workspaceRoot } = makeRegistry();
+    const starting = registry.exec('x', { command: 'true' }, CONFIG);
+    expect(registry.runsIn(workspaceRoot)).toBe(true);
+    expect(details(await starting).status).toBe('completed');
+    expect(registry.runsIn(workspaceRoot)).toBe(false);
+    await registry.shutdown();
+    rmSync(workspaceRoot, { recursive: true, force: true });
+  });
+
   it('an end does not wait for a start still in its read-only size check, which then does not run', async () => {
     const { registry, workspaceRoot } = makeRegistry({ workspaceMaxBytes: 1 << 30 });
     const starting = registry.exec('x', { command: 'sleep 4114', background: true }, CONFIG);

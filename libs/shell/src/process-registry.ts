@@ -171,9 +171,10 @@ export class ProcessRegistry {
     return { running: this.store.allRunning().length, finished: this.store.allFinished().length };
   }
 
-  /** Whether a process (or a straggler of an exited one) still runs in `workspace`. */
+  /** Whether a process (or a straggler of an exited one) still runs, or is starting, in `workspace`. */
   runsIn(workspace: string): boolean {
     const target = path.resolve(workspace);
+    if (this.starting.in(target)) return true;
     for (const [session, where] of this.workspaceOf) if (where === target && !session.exited) return true;
     for (const [pgid, where] of this.stragglers) if (where === target && groupAlive(pgid)) return true;
     return false;

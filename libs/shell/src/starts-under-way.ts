@@ -43,6 +43,12 @@ export class StartsUnderWay {
     return Promise.all(waits).then(() => undefined);
   }
 
+  /** Whether a start is under way in `workspace`. */
+  in(workspace: string): boolean {
+    for (const start of this.starts.keys()) if (start.workspace === workspace) return true;
+    return false;
+  }
+
   /** Resolves once every start now under way has settled. */
   settled(): Promise<void> {
     return Promise.all(this.starts.values()).then(() => undefined);

@@ -50,11 +50,13 @@ export class ShellHost implements OnApplicationShutdown {
   /** Sessions that exited before their exec answered (a background `true`): their slot is given back at once. */
   private readonly exitedEarly = new Set<string>();
   /**
-   * Workspaces of deleted Code Mode sessions, with when (`performance.now()`): their processes' last
-   * events are not logged, since an append would create the session again (SPEC §10: DELETE removes
-   * everything of it), and an exec that was asked before the deletion does not start there.
+   * Workspaces of deleted Code Mode sessions, with their deletion's number (`deletions`): their
+   * processes' last events are not logged, since an append would create the session again (SPEC
+   * §10: DELETE removes everything of it), and an exec asked before the deletion does not start there.
    */
   private readonly deleted = new Map<string, number>();
+  /** Deletions seen so far: an exec notes the count when asked, a deletion takes the next number. */
+  private deletions = 0;
   /** Removals of deleted sessions' workspaces under way: a start there waits for its folder to be gone first. */
   private readonly removing = new Map<string, Promise<void>>();
 
@@ -100,7 +102,7 @@ export class ShellHost implements OnApplicationShutdown {
 
   async exec(caller: ShellCaller, input: ShellExecInput, config: ShellConfig): Promise<ShellAnswer> {
     if (input.host === 'node' && input.elevated !== true) return this.onNode(caller, input, config);
-    const asked = performance.now();
+    const asked = this.deletions;
     await this.presence.claimShellHome(caller.ref.tenant, caller.scopeKey, this.config.workerId);
     const workspaceRoot = this.workspaceOf(caller.ref);
     const confinement = await this.confinement.forTenant(caller.ref.tenant);
@@ -109,7 +111,7 @@ export class ShellHost implements OnApplicationShutdown {
     for (let removal = this.removing.get(workspaceRoot); removal; removal = this.removing.get(workspaceRoot))
       await removal.catch(() => undefined);
     // Deleted while this call waited above: the registry's own check covers only what follows.
-    if ((this.deleted.get(workspaceRoot) ?? -Infinity) >= asked) {
+    if ((this.deleted.get(workspaceRoot) ?? 0) > asked) {
       await slot.release();
       return { text: SHELL_TEXTS.sessionDeletedBeforeRun, details: { status: 'failed' } };
     }
@@ -188,14 +190,16 @@ export class ShellHost implements OnApplicationShutdown {
   /** A deleted session (SPEC §10): its shell processes on this worker end, then its workspace goes. */
   async removeWorkspace(ref: SessionRef): Promise<void> {
     const workspace = this.workspaceOf(ref);
-    const at = performance.now();
+    const at = ++this.deletions;
     this.deleted.set(workspace, at);
-    // A later deletion of the same session keeps its own entry for its own time.
-    setTimeout(() => this.deleted.get(workspace) === at && this.deleted.delete(workspace), DELETED_SESSION_MEMORY_MS).unref();
     const removal = this.registry
       .endIn(workspace)
       .then(() => removeSessionWorkspace(this.config.workspaceRoot, ref))
-      .finally(() => this.removing.get(workspace) === removal && this.removing.delete(workspace));
+      .finally(() => {
+        if (this.removing.get(workspace) === removal) this.removing.delete(workspace);
+        // Remembered from the removal's end, and a later deletion of the same session keeps its own entry.
+        setTimeout(() => this.deleted.get(workspace) === at && this.deleted.delete(workspace), DELETED_SESSION_MEMORY_MS).unref();
+      });
     this.removing.set(workspace, removal);
     await removal;
   }

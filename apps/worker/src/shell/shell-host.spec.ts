@@ -19,8 +19,13 @@ import { ShellHost } from './shell-host.service';
  */
 describe('ShellHost and a session deleted while an exec starts', () => {
   let root: string;
+  /** Shut down after each test, passed or not: no command of a failed test is left running. */
+  const hosts: ShellHost[] = [];
   beforeEach(() => (root = mkdtempSync(path.join(tmpdir(), 'shell-host-spec-'))));
-  afterEach(() => rmSync(root, { recursive: true, force: true }));
+  afterEach(async () => {
+    await Promise.all(hosts.splice(0).map((shell) => shell.onApplicationShutdown()));
+    rmSync(root, { recursive: true, force: true });
+  });
 
   function host(slotGiven: Promise<void>) {
     const released: string[] = [];
@@ -37,6 +42,7 @@ describe('ShellHost and a session deleted while an exec starts', () => {
       {} as NodeSurface,
       { exited: () => undefined, stop: async () => undefined } as unknown as ShellExitNotifier,
     );
+    hosts.push(shell);
     return { shell, released, defaults: config.shellDefaults };
   }
 
@@ -50,7 +56,6 @@ describe('ShellHost and a session deleted while an exec starts', () => {
     expect(await answer).toEqual({ text: SHELL_TEXTS.sessionDeletedBeforeRun, details: { status: 'failed' } });
     expect(released).toEqual(['slot']);
     expect(existsSync(path.join(root, 'alpha', 's1', 'ran.txt'))).toBe(false);
-    await shell.onApplicationShutdown();
   });
 
   it('runs a command asked after the deletion (the session made again)', async () => {
@@ -60,7 +65,6 @@ describe('ShellHost and a session deleted while an exec starts', () => {
     const answer = await shell.exec({ ref, scopeKey: 's2' }, { command: 'echo ran' }, defaults);
     expect(answer.details).toMatchObject({ status: 'completed' });
     expect(answer.text).toBe('ran');
-    await shell.onApplicationShutdown();
   });
 
   it('a command asked while the deleted workspace is still being removed waits, then runs in a fresh folder', async () => {
@@ -75,6 +79,5 @@ describe('ShellHost and a session deleted while an exec starts', () => {
     await removed;
     expect(again.text).toBe('new');
     expect(readFileSync(path.join(workspace, 'new.txt'), 'utf8')).toBe('new\n');
-    await shell.onApplicationShutdown();
   });
 });
