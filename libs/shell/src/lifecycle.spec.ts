@@ -1,8 +1,26 @@
 import { existsSync, rmSync } from 'node:fs';
 import { answerFromHistory } from './answer-from-history';
 import { rebuildSessions } from './history';
+import type { ProcessRegistry } from './process-registry';
 import { CONFIG, details, makeRegistry, pollUntilExit, processesMatching, waitFor } from './test-support';
 import { texts } from './texts';
+
+/**
+ * A registry that calls `act` once, from its check of a new session id: right before its first
+ * spawn, after the start's last check. `acted` settles when what `act` returned does.
+ */
+function registryActingBeforeSpawn(act: (registry: ProcessRegistry, workspaceRoot: string) => Promise<void>) {
+  let actNow: (() => void) | undefined;
+  const acted = new Promise<void>((resolve) => (actNow = () => resolve(act(made.registry, made.workspaceRoot))));
+  const made = makeRegistry({
+    isIdTaken: () => {
+      actNow?.();
+      actNow = undefined;
+      return false;
+    },
+  });
+  return { ...made, acted };
+}
 
 describe('process lifecycle', () => {
   it('gives pty:true commands a terminal and interrupts them with send-keys C-c', async () => {
@@ -89,18 +107,9 @@ describe('process lifecycle', () => {
   });
 
   it('a command whose workspace is ended during its spawn is stopped once spawned, before the end returns', async () => {
-    let endIt: (() => void) | undefined;
-    // Settles when the end asked right before the spawn does.
-    const endReturned = new Promise<void>((resolve) => (endIt = () => resolve(registry.endIn(workspaceRoot))));
-    const { registry, workspaceRoot, events } = makeRegistry({
-      isIdTaken: () => {
-        endIt?.();
-        endIt = undefined;
-        return false;
-      },
-    });
+    const { registry, workspaceRoot, events, acted } = registryActingBeforeSpawn((r, workspace) => r.endIn(workspace));
     const starting = registry.exec('x', { command: 'sleep 4112', background: true }, CONFIG);
-    await endReturned;
+    await acted;
     // Its exit is the answer's, not a background session's (no notice, no slot kept for it).
     expect(events.filter((e) => e.type === 'shell.exited').map((e) => e.data)).toEqual([expect.objectContaining({ backgrounded: false })]);
     expect(processesMatching('sleep 4112')).toEqual([]);
@@ -112,18 +121,9 @@ describe('process lifecycle', () => {
   });
 
   it('shutdown during a spawn waits for the command, which is stopped once spawned', async () => {
-    let shutDown: (() => void) | undefined;
-    // Settles when the shutdown asked right before the spawn does.
-    const shutdownReturned = new Promise<void>((resolve) => (shutDown = () => resolve(registry.shutdown())));
-    const { registry, events, workspaceRoot } = makeRegistry({
-      isIdTaken: () => {
-        shutDown?.();
-        shutDown = undefined;
-        return false;
-      },
-    });
+    const { registry, events, workspaceRoot, acted } = registryActingBeforeSpawn((r) => r.shutdown());
     const starting = registry.exec('x', { command: 'sleep 4113', background: true }, CONFIG);
-    await shutdownReturned;
+    await acted;
     // Checked as soon as shutdown returned: it did not return before the command it let start ended.
     expect(events.filter((e) => e.type === 'shell.exited')).toHaveLength(1);
     expect(processesMatching('sleep 4113')).toEqual([]);

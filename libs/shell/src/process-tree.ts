@@ -4,14 +4,19 @@ interface ProcStat {
   pid: number;
   ppid: number;
   pgid: number;
+  /** Tells the process apart from a later one given the same pid. */
+  startTime: string;
 }
 
-/** `/proc/<pid>/stat` fields 4 and 5 (ppid, pgrp); the command name may hold spaces and parens. */
+/**
+ * `/proc/<pid>/stat` fields 4, 5 and 22 (ppid, pgrp, starttime); the command name may hold spaces
+ * and parens.
+ */
 function readStat(pid: string): ProcStat | undefined {
   try {
     const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
-    return { pid: Number(pid), ppid: Number(fields[1]), pgid: Number(fields[2]) };
+    return { pid: Number(pid), ppid: Number(fields[1]), pgid: Number(fields[2]), startTime: fields[19] };
   } catch {
     return undefined; // the process ended while we looked
   }
@@ -74,26 +79,15 @@ export function signalProcessTree(pid: number, signal: NodeJS.Signals): void {
   trySignal(pid, signal);
 }
 
-/** A process's parent and start time (`/proc/<pid>/stat` fields 4 and 22); the start time tells it apart from a later process given the same pid. */
-function readLineage(pid: number): { ppid: number; startTime: string } | undefined {
-  try {
-    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(fields[1]), startTime: fields[19] };
-  } catch {
-    return undefined; // already gone
-  }
-}
-
 /** The start time of `pid` if it is a child of `parent` now, else undefined. */
 export function childStartTime(pid: number, parent: number): string | undefined {
-  const lineage = readLineage(pid);
-  return lineage?.ppid === parent ? lineage.startTime : undefined;
+  const stat = readStat(String(pid));
+  return stat?.ppid === parent ? stat.startTime : undefined;
 }
 
 /** SIGKILLs `pid` if it is still the process that started at `startTime` (never one that took its pid since). */
 export function killIfSame(pid: number, startTime: string): void {
-  if (readLineage(pid)?.startTime === startTime) trySignal(pid, 'SIGKILL');
+  if (readStat(String(pid))?.startTime === startTime) trySignal(pid, 'SIGKILL');
 }
 
 /** Whether any process still belongs to process group `pgid`. */
