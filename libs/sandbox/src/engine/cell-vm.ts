@@ -28,8 +28,9 @@ export type PromiseStateName = 'pending' | 'fulfilled' | 'rejected';
 type Started = { ok: true } | { ok: false; compile: boolean; record: GuestErrorRecord };
 
 /**
- * One QuickJS runtime+context in its own wasm instance, with the prelude installed. Used by one
- * run, then disposed, or discarded when its memory hit the maximum or the host side failed.
+ * One QuickJS runtime+context in a wasm instance of its own while it lives, with the prelude
+ * installed. Used by one run, then released (its instance recycled), or discarded when its memory
+ * hit the maximum or the host side failed.
  */
 export class CellVm {
   private deadline = Infinity;
@@ -72,8 +73,8 @@ export class CellVm {
 
   /**
    * A VM that starts from the boot image (the prepared VM every cell starts from; not a parked
-   * run's image, see `restoreParked`): its own new instance and Memory (cap from this run's
-   * `memoryLimitBytes`), filled from the image; the limits are this run's, set after it is filled.
+   * run's image, see `restoreParked`): an instance of its own (cap from this run's
+   * `memoryLimitBytes`; a recycled one when the loader has one), its Memory filled from the image; the limits are this run's, set after it is filled.
    */
   static async fromBootImage(loader: WasmLoader, image: PreparedImage, memoryLimitBytes: number): Promise<CellVm> {
     // The host functions are registered while the image is instantiated, before the VM they talk to exists.
@@ -275,8 +276,8 @@ export class CellVm {
   /**
    * Ends this VM. A healthy one is disposed in the debug build (which checks for leaks then), only
    * dropped in the release build (its Memory is zero-filled before it serves again: a teardown,
-   * ~0.3 ms, is wasted); its Memory is recycled. One whose memory is full or whose host side failed
-   * is only dropped, its Memory left to the garbage collector. Returns the dispose failure, if any.
+   * ~0.3 ms, is wasted); its instance is recycled. One whose memory is full or whose host side
+   * failed is only dropped, its instance left to the garbage collector. Returns the dispose failure, if any.
    */
   release(): unknown {
     if (this.released) return undefined;
@@ -297,8 +298,8 @@ export class CellVm {
         return error;
       }
     }
-    // Never called again (guard refuses; disposed cleanly in the debug build): its Memory may serve
-    // another run, which the loader zero-fills first.
+    // Never called again (guard refuses; disposed cleanly in the debug build): its instance may serve
+    // another run, whose Memory the loader zero-fills first.
     this.released = true;
     this.loader.recycle(this.instance);
     return undefined;

@@ -35,6 +35,7 @@ const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
   // The next run on the same Memory, scanned before any guest code runs.
   const next = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   out.recycled = memoryOf(next) === dirty;
+  out.instanceReused = next.instance === victim.instance;
   out.secretInNext = bytesOf(next).includes(SECRET);
 
   // What a never-used Memory + the image give (another cap: no recycled Memory has it).
@@ -72,7 +73,77 @@ const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
   process.stdout.write(JSON.stringify(out));
 `;
 
-describe('a recycled Memory (built engine)', () => {
+/**
+ * The same from inside: a hostile cell leaves what a guest can leave (globals, changed built-ins,
+ * pending jobs, console output), and the next cell on its recycled instance looks for it. It must
+ * see what a cell on a new instance sees, and its host calls must reach its own run only.
+ */
+const GUEST_PROBE = String.raw`
+const { WasmLoader, DEFAULT_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
+const { CellVm } = require(ENGINE + '/cell-vm.js');
+const SECRET = 'tenant-a-secret-5d20b8';
+const sink = (lines) => ({ output(kind, text) { lines.push(text); }, request() { return 'id'; }, cancel() {} });
+const run = (vm, code, lines) => {
+  vm.bind(sink(lines), performance.now() + 5000);
+  vm.start(code);
+  vm.pump(2000);
+  return vm.readValue();
+};
+const HOSTILE = [
+  'globalThis.leak = ' + JSON.stringify(SECRET) + ';',
+  'Object.prototype.inherited = globalThis.leak;',
+  'Array.prototype.push = function () { return globalThis.leak; };',
+  'JSON.stringify = () => globalThis.leak;',
+  'Promise.resolve().then(() => { globalThis.later = globalThis.leak; });',
+  'new Promise(() => {});',
+  'console.log(globalThis.leak);',
+  'return 1;',
+].join('\n');
+const LOOK = [
+  'const own = Object.getOwnPropertyNames(globalThis).sort().join(",");',
+  'const found = [own, String(({}).inherited), String([].push(1)), typeof globalThis.later, String(JSON.stringify).length];',
+  'console.log("looked");',
+  'return found;',
+].join('\n');
+  const out = {};
+  const loader = await WasmLoader.load('release');
+  const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
+  const image = base.captureImage();
+  base.release();
+  const hostile = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
+  const hostileLines = [];
+  out.hostile = run(hostile, HOSTILE, hostileLines).ok;
+  out.hostileSaid = hostileLines.join('|');
+  hostile.release();
+  const next = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
+  out.instanceReused = next.instance === hostile.instance;
+  const nextLines = [];
+  const seen = run(next, LOOK, nextLines);
+  const fresh = await CellVm.fromBootImage(loader, image, 2 * DEFAULT_MEMORY_BYTES);
+  const freshSeen = run(fresh, LOOK, []);
+  out.freshIsNew = fresh.instance !== hostile.instance;
+  out.seesWhatANewInstanceSees = seen.ok && seen.json === freshSeen.json;
+  out.secretSeen = seen.json.includes(SECRET);
+  out.nextSaid = nextLines.join('|');
+  out.hostileHeardMore = hostileLines.length !== 1;
+  for (const vm of [next, fresh]) vm.release();
+  process.stdout.write(JSON.stringify(out));
+`;
+
+describe('a recycled instance (built engine)', () => {
+  it("gives the next cell none of a hostile cell's globals, built-ins, jobs or host routes: it sees what a cell on a new instance sees", () => {
+    expect(runBuiltEngineProbe(GUEST_PROBE, 30_000)).toEqual({
+      hostile: true,
+      hostileSaid: 'tenant-a-secret-5d20b8',
+      instanceReused: true,
+      freshIsNew: true,
+      seesWhatANewInstanceSees: true,
+      secretSeen: false,
+      nextSaid: 'looked',
+      hostileHeardMore: false,
+    });
+  });
+
   it('gives the next run nothing of the previous run, filled on the spot or after the release: byte for byte what a new Memory + the image give', () => {
     expect(runBuiltEngineProbe(PROBE, 30_000)).toEqual({
       started: true,
@@ -81,6 +152,7 @@ describe('a recycled Memory (built engine)', () => {
       grew: false,
       released: true,
       recycled: true,
+      instanceReused: true,
       secretInNext: false,
       freshIsNew: true,
       sameLength: true,

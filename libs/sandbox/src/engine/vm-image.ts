@@ -7,9 +7,10 @@ import { WASM_PAGE_BYTES, type WasmInstance, type WasmLoader } from './wasm-load
 /**
  * Capture and restore of an idle QuickJS VM (quickjs-emscripten-core 0.32.0, pinned): everything
  * QuickJS owns lives in the instance's linear memory, so the memory's pages plus the few pointers
- * the library keeps on the host side are the whole VM. Restoring builds a fresh module instance of
- * the same binary, writes the pages into its Memory and re-wraps the runtime, the context, the
- * kept handles and the host functions (under the same HostRef ids). Uses private members of the
+ * the library keeps on the host side are the whole VM. Restoring takes a module instance of the
+ * same binary (new, or recycled with its Memory zero-filled: `WasmLoader.instanceForImage`), writes
+ * the pages into its Memory and re-wraps the runtime, the context, the kept handles and the host
+ * functions (under the same HostRef ids). Uses private members of the
  * library (`vm-image.spec.ts` covers the surgery; re-check it on any version change).
  *
  * Capture only between calls into the wasm (never from inside a host function): the wasm stack is
@@ -143,7 +144,7 @@ export function capture(parts: VmParts, loader: WasmLoader, randomStateOffset?: 
 }
 
 /**
- * A live VM from an image, on a new instance of the loader's binary whose Memory has at most
+ * A live VM from an image, on an instance of the loader's binary (see `WasmLoader.instanceForImage`) whose Memory has at most
  * `maxBytes`: memory filled from the image, runtime and context re-wrapped, host functions
  * registered again in their original order, Math.random re-seeded. Stack size, memory limit and
  * interrupt handler are not part of the VM's host side: the caller sets them.
@@ -162,7 +163,7 @@ export async function instantiateImage(
   if (image.memoryPages * WASM_PAGE_BYTES > loader.maxBytesFor(maxBytes)) {
     throw new VmImageError(`cannot restore a VM image of ${image.memoryPages * WASM_PAGE_BYTES} bytes under a ${maxBytes}-byte memory cap`);
   }
-  const instance = await loader.instantiate(maxBytes, image.memoryPages);
+  const instance = await loader.instanceForImage(maxBytes, image.memoryPages);
   const memory = new Uint8Array(instance.memory.buffer);
   let at = 0;
   for (let i = 0; i < image.runs.length; i += 2) {

@@ -11,8 +11,8 @@ export interface VmSupplyEvents {
 
 /**
  * Where a thread's VMs come from. Once, at boot, a VM is built from scratch (guest sources
- * evaluated, no run's data) and captured as the boot image; every later VM is a new instance on its
- * own Memory filled from that image (from scratch only if the capture failed).
+ * evaluated, no run's data) and captured as the boot image; every later VM is an instance (a
+ * recycled one when the loader has one, see `WasmLoader`) whose Memory is filled from that image (from scratch only if the capture failed).
  *
  * One **spare** VM with the default cap (`DEFAULT_MEMORY_BYTES`) is prepared ahead, while the thread
  * has nothing else to do: after a run's leg ends (its answer has left) and, when a start took the

@@ -30,6 +30,35 @@ const memoryOf = (vm) => vm.instance.memory;
   loader.recycle(second);
   out.otherCapFresh = (await loader.instantiate(32 * 1024 * 1024)).memory !== second.memory;
 
+  // 1b. an instance for an image to be written into: the whole recycled instance, its Memory
+  // zero-filled and its routes to the host cleared. The stack pointer's reader answers the stack's
+  // top between calls and less inside one.
+  const roomy = loader.floorPages + 32;
+  const forImage = await loader.instanceForImage(DEFAULT_MEMORY_BYTES, roomy);
+  const context = forImage.module.newRuntime().newContext();
+  let inCall;
+  const probe = context.newFunction('probe', () => { inCall = forImage.stackPointer(); });
+  context.setProp(context.global, 'probe', probe);
+  context.unwrapResult(context.evalCode('probe()')).dispose();
+  out.pointerBelowTopInCall = inCall < loader.stackTop;
+  out.pointerAtTopBetweenCalls = forImage.stackPointer() === loader.stackTop;
+  out.stillAtItsPages = forImage.memory.buffer.byteLength === roomy * WASM_PAGE_BYTES;
+  loader.recycle(forImage);
+  const again = await loader.instanceForImage(DEFAULT_MEMORY_BYTES, roomy);
+  const routes = again.module.callbacks;
+  out.instanceReused = again === forImage;
+  out.routesCleared = routes.runtimeCallbacks.size + routes.contextCallbacks.size === 0;
+  out.zeroFilled = new Uint8Array(again.memory.buffer).every((b) => b === 0);
+  // a VM built from scratch needs the binary's data segments: a new instance, on the recycled Memory
+  loader.recycle(again);
+  const scratch = await loader.instantiate(DEFAULT_MEMORY_BYTES, roomy);
+  out.scratchOnNewInstance = scratch !== again && scratch.memory === again.memory;
+  // an instance whose stack pointer is not back at the top is not reused; its Memory is
+  scratch.stackPointer = () => loader.stackTop - 16;
+  loader.recycle(scratch);
+  const afterDrift = await loader.instanceForImage(DEFAULT_MEMORY_BYTES, roomy);
+  out.driftedNotReused = afterDrift !== scratch && afterDrift.memory === scratch.memory;
+
   // 2. a Memory that grew is dropped
   const grown = await loader.instantiate(DEFAULT_MEMORY_BYTES);
   grown.module.newRuntime().newContext().evalCode('globalThis.big = new Uint8Array(20 * 1024 * 1024).fill(1); 1');
@@ -60,7 +89,7 @@ const memoryOf = (vm) => vm.instance.memory;
 `;
 
 describe('WasmLoader memory recycling (built engine)', () => {
-  it('starts a Memory at the binary floor, reuses only clean, ungrown Memories, zero-filled, and never leaks a run into the next', () => {
+  it('starts a Memory at the binary floor, reuses only clean, ungrown instances, zero-filled, their stack pointer at the top, and never leaks a run into the next', () => {
     expect(runBuiltEngineProbe(PROBE, 30_000)).toEqual({
       floorBelowDeclared: true,
       startsAtFloor: true,
@@ -68,6 +97,14 @@ describe('WasmLoader memory recycling (built engine)', () => {
       sameMax: true,
       tailZero: true,
       otherCapFresh: true,
+      pointerBelowTopInCall: true,
+      pointerAtTopBetweenCalls: true,
+      stillAtItsPages: true,
+      instanceReused: true,
+      routesCleared: true,
+      zeroFilled: true,
+      scratchOnNewInstance: true,
+      driftedNotReused: true,
       grew: true,
       grownDropped: true,
       started: true,

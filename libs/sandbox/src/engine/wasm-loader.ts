@@ -12,6 +12,7 @@ import {
 } from 'quickjs-emscripten-core';
 import { nonZeroPages } from './memory-pages';
 import { readMemoryImportLayout, withMemoryMinimum } from './wasm-memory-import';
+import { findStackPointerReader } from './wasm-stack-pointer';
 import type { SandboxVariant } from './types';
 
 export const WASM_PAGE_BYTES = 64 * 1024;
@@ -24,8 +25,13 @@ export const MIN_MEMORY_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
 /** The debug build runs LeakSanitizer inside the instance and needs far more room (tests only). */
 const DEBUG_MEMORY_FLOOR_BYTES = 512 * 1024 * 1024;
-/** Recycled Memories kept per maximum; more are left to the garbage collector. */
-const SPARE_MEMORIES_PER_MAX = 2;
+/** Recycled instances kept per maximum; more are left to the garbage collector. */
+const SPARE_INSTANCES_PER_MAX = 2;
+
+/** The library's routes from the wasm to the host (quickjs-emscripten-core 0.32.0, private): runtime and context by pointer. */
+interface ModuleInternals {
+  callbacks: { runtimeCallbacks: Map<number, unknown>; contextCallbacks: Map<number, unknown> };
+}
 
 /** What a release build instance is made of, resolved once per thread (see `WasmLoader.instantiate`). */
 interface ReleaseParts {
@@ -33,13 +39,15 @@ interface ReleaseParts {
   Ffi: new (module: QuickJSEmscriptenModule) => QuickJSFFI;
 }
 
-/** A QuickJS module instance with its own linear memory: used by exactly one run. */
+/** A QuickJS module instance with its own linear memory: used by one run at a time. */
 export interface WasmInstance {
   module: QuickJSWASMModule;
   memory: WebAssembly.Memory;
   /** The pages its Memory was made with: recycled only while it still has exactly these. */
   initialPages: number;
   maxBytes: number;
+  /** Reads the wasm stack pointer; undefined when the loader found no reader of it (see `findStackPointerReader`). */
+  stackPointer: (() => number) | undefined;
 }
 
 /** Wasm memory maximum for a run: max(limit, 16 MiB), rounded up to whole pages. */
@@ -59,19 +67,32 @@ export function memoryMaxBytes(memoryLimitBytes: number): number {
  * zero-fill per cell, the cost that dominated a cell start. The debug build keeps its 256 pages
  * (its glue checks the memory it was built for).
  *
- * Memories are recycled: a new `WebAssembly.Memory` per run made V8 account 16 MiB of external
- * memory per instance and run a full GC every few runs (~3 ms CPU per run). A Memory comes back
- * only from a VM that was released cleanly (its instance is never called again) and never grew past
- * its initial size, and it is zero-filled before the next instance is built on it, so the next
- * run starts from exactly what a new Memory holds: as many zero pages, with the same maximum. The fill
- * (~0.7 ms) runs once the releasing task is done (the finished run's answer has left), so the next
- * cell start does not wait for it; a Memory taken before its fill ran is filled on the spot.
+ * Instances are recycled: a new `WebAssembly.Memory` per run made V8 account 16 MiB of external
+ * memory per instance and run a full GC every few runs (~3 ms CPU per run), and a new instance with
+ * its emscripten glue and FFI costs ~0.6 ms of CPU (the `Instance` ~0.15 ms, the glue's closures and
+ * their garbage the rest). An instance comes back only from a VM that was released cleanly (the VM
+ * is never called again) and whose Memory never grew past its initial size, and its Memory is
+ * zero-filled before it serves again, so the next run starts from exactly what a new Memory holds:
+ * as many zero pages, with the same maximum. The fill (~0.1–0.7 ms) runs once the releasing task is
+ * done (the finished run's answer has left), so the next cell start does not wait for it; an
+ * instance taken before its fill ran is filled on the spot.
+ *
+ * A run restored from an image (`instanceForImage`) gets the whole recycled instance: its zero-filled
+ * Memory is then written with the image, which carries every page a new instance's start-up writes
+ * (`initPages`), so the Memory ends as a new instance's would. What lives outside the Memory is made
+ * fresh too: the one wasm global, the stack pointer, must be back at the stack's top (a trap that
+ * unwound wasm frames and was caught further up leaves it lower: such an instance is not reused),
+ * and the library's routes from the wasm to the host (`runtimeCallbacks`, `contextCallbacks`) are
+ * cleared; the restore registers the new run's own. A run built from scratch needs the binary's data
+ * segments and constructors, which only a new instance runs: it gets a recycled Memory alone.
  */
 export class WasmLoader {
-  /** `stockKey(initial pages, maximum bytes)` → Memories of finished, released instances, not zero-filled yet. */
-  private readonly dirty = new Map<string, WebAssembly.Memory[]>();
-  /** `stockKey(initial pages, maximum bytes)` → recycled Memories zero-filled since their instance was released. */
-  private readonly clean = new Map<string, WebAssembly.Memory[]>();
+  /** `stockKey(initial pages, maximum bytes)` → finished, released instances, their Memory not zero-filled yet. */
+  private readonly dirty = new Map<string, WasmInstance[]>();
+  /** `stockKey(initial pages, maximum bytes)` → recycled instances whose Memory was zero-filled since their release. */
+  private readonly clean = new Map<string, WasmInstance[]>();
+  /** Name of the export that reads the stack pointer (release build); undefined: instances are never reused, only their Memory. */
+  private stackPointerExport: string | undefined;
   private scrubbing: NodeJS.Immediate | undefined;
 
   /**
@@ -89,6 +110,8 @@ export class WasmLoader {
     readonly floorPages: number,
     /** sha256 of the wasm binary: a VM image restores only into the binary it was captured from. */
     readonly wasmHash: string,
+    /** The stack pointer's initial value: where it is between calls into the wasm. */
+    private readonly stackTop: number,
     /** Set for the release build only: the debug build's glue needs the library's loader (source maps, offset converter). */
     private readonly release: ReleaseParts | undefined,
   ) {}
@@ -102,8 +125,14 @@ export class WasmLoader {
     // The hash of the file as shipped: the lowered minimum is derived from it, never stored apart.
     const hash = createHash('sha256').update(bytes).digest('hex');
     const release = which === 'release' ? await releaseParts(variant) : undefined;
-    const loader = new WasmLoader(variant, compiled, which === 'debug' ? DEBUG_MEMORY_FLOOR_BYTES : 0, floorPages, hash, release);
-    // A bare instance, never called: what start-up alone writes. Its Memory then serves the next run.
+    const floorBytes = which === 'debug' ? DEBUG_MEMORY_FLOOR_BYTES : 0;
+    const loader = new WasmLoader(variant, compiled, floorBytes, floorPages, hash, layout.stackTop, release);
+    if (release) {
+      // A throwaway instance: the search calls into it.
+      const probe = await loader.buildWithExports(undefined, floorPages, DEFAULT_MEMORY_BYTES);
+      loader.stackPointerExport = findStackPointerReader(probe.instance.module, probe.exports, layout.stackTop);
+    }
+    // A bare instance, never called: what start-up alone writes. It then serves the next run.
     const bare = await loader.instantiate(DEFAULT_MEMORY_BYTES);
     loader.initPageList = nonZeroPages(new Uint8Array(bare.memory.buffer));
     loader.recycle(bare);
@@ -131,59 +160,95 @@ export class WasmLoader {
 
   /**
    * A new instance whose Memory has `initialPages` pages (a VM image needs as many as its memory
-   * had; at least the floor) and at most `requestedMaxBytes` (raised to the debug floor).
+   * had; at least the floor) and at most `requestedMaxBytes` (raised to the debug floor), on a
+   * recycled Memory when one fits.
    */
   async instantiate(requestedMaxBytes: number, initialPages = this.floorPages): Promise<WasmInstance> {
     const maxBytes = this.maxBytesFor(requestedMaxBytes);
     const pages = Math.max(initialPages, this.floorPages);
-    const memory = this.takeSpare(pages, maxBytes) ?? new WebAssembly.Memory({ initial: pages, maximum: maxBytes / WASM_PAGE_BYTES });
+    return this.build(this.takeSpare(pages, maxBytes)?.memory, pages, maxBytes);
+  }
+
+  /**
+   * An instance for a VM image of `initialPages` pages to be written into, capped at
+   * `requestedMaxBytes`: a recycled one when one fits and is fresh outside its Memory (see the
+   * class comment), else a new one. Its Memory is all zeros.
+   */
+  async instanceForImage(requestedMaxBytes: number, initialPages: number): Promise<WasmInstance> {
+    const maxBytes = this.maxBytesFor(requestedMaxBytes);
+    const pages = Math.max(initialPages, this.floorPages);
+    const spare = this.takeSpare(pages, maxBytes);
+    if (!spare || spare.stackPointer?.() !== this.stackTop) return this.build(spare?.memory, pages, maxBytes);
+    const callbacks = (spare.module as unknown as ModuleInternals).callbacks;
+    callbacks.runtimeCallbacks.clear();
+    callbacks.contextCallbacks.clear();
+    return spare;
+  }
+
+  private async build(spareMemory: WebAssembly.Memory | undefined, pages: number, maxBytes: number): Promise<WasmInstance> {
+    return (await this.buildWithExports(spareMemory, pages, maxBytes)).instance;
+  }
+
+  /** A new instance on `spareMemory` (else a new Memory), with its raw wasm exports (none for the debug build). */
+  private async buildWithExports(
+    spareMemory: WebAssembly.Memory | undefined,
+    pages: number,
+    maxBytes: number,
+  ): Promise<{ instance: WasmInstance; exports: Record<string, unknown> }> {
+    const memory = spareMemory ?? new WebAssembly.Memory({ initial: pages, maximum: maxBytes / WASM_PAGE_BYTES });
     if (!this.release) {
       const variant = newVariant(this.variant, { wasmModule: this.compiled, wasmMemory: memory });
-      return { module: await newQuickJSWASMModuleFromVariant(variant), memory, initialPages: pages, maxBytes };
+      const module = await newQuickJSWASMModuleFromVariant(variant);
+      return { instance: { module, memory, initialPages: pages, maxBytes, stackPointer: undefined }, exports: {} };
     }
     // What newQuickJSWASMModuleFromVariant does, minus its per-instance dynamic imports and promise
     // hops (~0.1 ms p50, ~0.7 ms p90 per instance): the same glue, FFI and module classes.
     const compiled = this.compiled;
+    let wasmExports: Record<string, unknown> = {};
     const glue = await this.release.moduleLoader({
       wasmMemory: memory,
       instantiateWasm: (imports: object, receive) => {
         const instance = new WebAssembly.Instance(compiled, imports);
+        wasmExports = instance.exports as Record<string, unknown>;
         receive(instance);
         return instance.exports;
       },
     });
     glue.type = 'sync';
-    return { module: new QuickJSWASMModule(glue, new this.release.Ffi(glue)), memory, initialPages: pages, maxBytes };
+    const reader = this.stackPointerExport === undefined ? undefined : wasmExports[this.stackPointerExport];
+    const module = new QuickJSWASMModule(glue, new this.release.Ffi(glue));
+    const stackPointer = typeof reader === 'function' ? (reader as () => number) : undefined;
+    return { instance: { module, memory, initialPages: pages, maxBytes, stackPointer }, exports: wasmExports };
   }
 
   /**
-   * Takes back the Memory of an instance that was released and will never run again. Kept only
-   * when it is still at its initial size (a grown Memory cannot shrink: dropped).
+   * Takes back an instance that was released: its VM will never run again. Kept only when its
+   * Memory is still at its initial size (a grown Memory cannot shrink: dropped).
    */
   recycle(instance: WasmInstance): void {
     if (instance.memory.buffer.byteLength !== instance.initialPages * WASM_PAGE_BYTES) return;
     const key = stockKey(instance.initialPages, instance.maxBytes);
-    if (stockOf(this.dirty, key).length + stockOf(this.clean, key).length >= SPARE_MEMORIES_PER_MAX) return;
-    stockOf(this.dirty, key).push(instance.memory);
+    if (stockOf(this.dirty, key).length + stockOf(this.clean, key).length >= SPARE_INSTANCES_PER_MAX) return;
+    stockOf(this.dirty, key).push(instance);
     this.scrubbing ??= setImmediate(() => this.scrub());
     // A thread with nothing else to do may exit meanwhile: the next start fills on the spot.
     this.scrubbing.unref();
   }
 
-  /** Zero-fills every recycled Memory not filled yet (see `takeSpare` for why all of it). */
+  /** Zero-fills the Memory of every recycled instance not filled yet (see `takeSpare` for why all of it). */
   private scrub(): void {
     this.scrubbing = undefined;
     for (const [key, stock] of this.dirty) {
-      for (let memory = stock.pop(); memory; memory = stock.pop()) {
-        new Uint8Array(memory.buffer).fill(0);
-        stockOf(this.clean, key).push(memory);
+      for (let instance = stock.pop(); instance; instance = stock.pop()) {
+        new Uint8Array(instance.memory.buffer).fill(0);
+        stockOf(this.clean, key).push(instance);
       }
     }
   }
 
   /**
-   * A recycled Memory of these initial pages and this maximum, every byte of the old run erased:
-   * filled by `scrub` already, or zero-filled now.
+   * A recycled instance of these initial pages and this maximum, every byte of its Memory's old run
+   * erased: filled by `scrub` already, or zero-filled now.
    *
    * All of it, on purpose: the rule is that a run starts from exactly what a new Memory + the
    * image hold, whatever the previous run did. Zeroing only up to a high-water mark (the sbrk break,
@@ -196,14 +261,14 @@ export class WasmLoader {
    * writes it (~0.7 ms). The image's own pages are few (~380 KiB): not worth skipping. What makes
    * the fill cheaper is a smaller Memory (see the class comment).
    */
-  private takeSpare(initialPages: number, maxBytes: number): WebAssembly.Memory | undefined {
+  private takeSpare(initialPages: number, maxBytes: number): WasmInstance | undefined {
     const key = stockKey(initialPages, maxBytes);
     const filled = this.clean.get(key)?.pop();
     if (filled) return filled;
-    const memory = this.dirty.get(key)?.pop();
-    if (!memory) return undefined;
-    new Uint8Array(memory.buffer).fill(0);
-    return memory;
+    const instance = this.dirty.get(key)?.pop();
+    if (!instance) return undefined;
+    new Uint8Array(instance.memory.buffer).fill(0);
+    return instance;
   }
 }
 
@@ -211,7 +276,7 @@ function stockKey(initialPages: number, maxBytes: number): string {
   return `${initialPages}/${maxBytes}`;
 }
 
-function stockOf(stocks: Map<string, WebAssembly.Memory[]>, key: string): WebAssembly.Memory[] {
+function stockOf(stocks: Map<string, WasmInstance[]>, key: string): WasmInstance[] {
   let stock = stocks.get(key);
   if (!stock) {
     stock = [];
