@@ -1,4 +1,4 @@
-import { nonZeroPageCount, nonZeroPages, SCAN_PAGE_BYTES } from './memory-pages';
+import { nonZeroPageCount, nonZeroPages, SCAN_PAGE_BYTES, zeroFill } from './memory-pages';
 
 describe('memory pages', () => {
   it('finds the 4 KiB pages holding any non-zero byte, in order, and counts them', () => {
@@ -23,5 +23,17 @@ describe('memory pages', () => {
     const view = buffer.subarray(SCAN_PAGE_BYTES);
     expect(nonZeroPages(view)).toEqual([1]);
     expect(nonZeroPageCount(view)).toBe(1);
+  });
+
+  it('zero-fills every byte: in the first, a middle and a last, partial chunk, and only within a view', () => {
+    const chunk = 64 * 1024;
+    const buffer = new Uint8Array(5 * chunk + 3 * SCAN_PAGE_BYTES + 2);
+    const view = buffer.subarray(1, buffer.length - 1);
+    const marked = [0, 1, chunk - 1, 2 * chunk + 12345, 4 * chunk, buffer.length - 2];
+    for (const at of marked) buffer[at] = 0xa5;
+    buffer[buffer.length - 1] = 0x5a;
+    zeroFill(view);
+    expect(view.every((byte) => byte === 0)).toBe(true);
+    expect([buffer[0], buffer[buffer.length - 1]]).toEqual([0xa5, 0x5a]);
   });
 });
