@@ -75,7 +75,8 @@ const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
 
 /**
  * The same from inside: a hostile cell leaves what a guest can leave (globals, changed built-ins,
- * pending jobs, console output), and the next cell on its recycled instance looks for it. It must
+ * jobs still queued at its release, console output), and the next cell on its recycled instance
+ * looks for it. It must
  * see what a cell on a new instance sees, and its host calls must reach its own run only.
  */
 const GUEST_PROBE = String.raw`
@@ -95,13 +96,15 @@ const HOSTILE = [
   'Array.prototype.push = function () { return globalThis.leak; };',
   'JSON.stringify = () => globalThis.leak;',
   'Promise.resolve().then(() => { globalThis.later = globalThis.leak; });',
+  'const again = () => { globalThis.spins = (globalThis.spins || 0) + 1; Promise.resolve().then(again); };',
+  'again();',
   'new Promise(() => {});',
   'console.log(globalThis.leak);',
   'return 1;',
 ].join('\n');
 const LOOK = [
   'const own = Object.getOwnPropertyNames(globalThis).sort().join(",");',
-  'const found = [own, String(({}).inherited), String([].push(1)), typeof globalThis.later, String(JSON.stringify).length];',
+  'const found = [own, String(({}).inherited), String([].push(1)), typeof globalThis.later, typeof globalThis.spins, String(JSON.stringify).length];',
   'console.log("looked");',
   'return found;',
 ].join('\n');
@@ -112,13 +115,17 @@ const LOOK = [
   base.release();
   const hostile = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   const hostileLines = [];
-  out.hostile = run(hostile, HOSTILE, hostileLines).ok;
+  // Started only: released with its jobs still queued (they would never end anyway).
+  hostile.bind(sink(hostileLines), performance.now() + 5000);
+  out.hostile = hostile.start(HOSTILE).ok;
   out.hostileSaid = hostileLines.join('|');
+  out.jobsLeftAtRelease = hostile.runtime.hasPendingJob();
   hostile.release();
   const next = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   out.instanceReused = next.instance === hostile.instance;
   const nextLines = [];
   const seen = run(next, LOOK, nextLines);
+  out.jobsAfterNext = next.runtime.hasPendingJob();
   const fresh = await CellVm.fromBootImage(loader, image, 2 * DEFAULT_MEMORY_BYTES);
   const freshSeen = run(fresh, LOOK, []);
   out.freshIsNew = fresh.instance !== hostile.instance;
@@ -135,11 +142,13 @@ describe('a recycled instance (built engine)', () => {
     expect(runBuiltEngineProbe(GUEST_PROBE, 30_000)).toEqual({
       hostile: true,
       hostileSaid: 'tenant-a-secret-5d20b8',
+      jobsLeftAtRelease: true,
       instanceReused: true,
       freshIsNew: true,
       seesWhatANewInstanceSees: true,
       secretSeen: false,
       nextSaid: 'looked',
+      jobsAfterNext: false,
       hostileHeardMore: false,
     });
   });

@@ -23,8 +23,9 @@ export interface VmSupplyEvents {
  * cell starting in the same turn, messages queued back to back) or when a run asks for another cap:
  * such a start builds its VM on the spot, as `CellVm.fromBootImage` does.
  *
- * A spare is not reuse: it is a new instance on a Memory zero-filled since its last run, no cell
- * has run in it, and the run that takes it is its only user. At most one per thread (~6 MiB of
+ * A spare is an instance (recycled or new, see `WasmLoader`) whose Memory was zero-filled since its
+ * last run and filled from the image; no cell has run in it since, and the run that takes it is its
+ * only user. At most one per thread (~6 MiB of
  * Memory; like the live runs' VMs it is not counted with the parked VMs' budget).
  */
 export class VmSupply {

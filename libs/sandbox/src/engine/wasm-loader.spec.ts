@@ -43,21 +43,38 @@ const memoryOf = (vm) => vm.instance.memory;
   out.pointerBelowTopInCall = inCall < loader.stackTop;
   out.pointerAtTopBetweenCalls = forImage.stackPointer() === loader.stackTop;
   out.stillAtItsPages = forImage.memory.buffer.byteLength === roomy * WASM_PAGE_BYTES;
+  const routes = forImage.module.callbacks;
+  out.routesWhileUsed = routes.runtimeCallbacks.size + routes.contextCallbacks.size > 0;
   loader.recycle(forImage);
+  out.routesClearedAtRecycle = routes.runtimeCallbacks.size + routes.contextCallbacks.size === 0;
   const again = await loader.instanceForImage(DEFAULT_MEMORY_BYTES, roomy);
-  const routes = again.module.callbacks;
   out.instanceReused = again === forImage;
-  out.routesCleared = routes.runtimeCallbacks.size + routes.contextCallbacks.size === 0;
   out.zeroFilled = new Uint8Array(again.memory.buffer).every((b) => b === 0);
   // a VM built from scratch needs the binary's data segments: a new instance, on the recycled Memory
   loader.recycle(again);
   const scratch = await loader.instantiate(DEFAULT_MEMORY_BYTES, roomy);
   out.scratchOnNewInstance = scratch !== again && scratch.memory === again.memory;
-  // an instance whose stack pointer is not back at the top is not reused; its Memory is
-  scratch.stackPointer = () => loader.stackTop - 16;
+  // an instance whose stack pointer is not back at the top is not reused; its Memory is. A trap in
+  // a call whose wrapper put its string argument on the wasm stack leaves the pointer below the top.
+  try { scratch.module.ffi.QTS_Eval(0x7ffffff0, 0x7ffffff0, 8, 'codemode:drift.js', 0, 0); } catch { out.trapped = true; }
+  out.drifted = scratch.stackPointer() < loader.stackTop;
   loader.recycle(scratch);
   const afterDrift = await loader.instanceForImage(DEFAULT_MEMORY_BYTES, roomy);
   out.driftedNotReused = afterDrift !== scratch && afterDrift.memory === scratch.memory;
+  loader.recycle(afterDrift);
+  await loader.instanceForImage(DEFAULT_MEMORY_BYTES, roomy);
+
+  // at most 4 instances are kept in all, whatever their caps (a loader of its own, the bare
+  // instance it keeps at load taken first)
+  const own = await WasmLoader.load('release');
+  await own.instanceForImage(DEFAULT_MEMORY_BYTES, own.floorPages);
+  const caps = [1, 2, 3, 4, 5].map((n) => (16 + n) * 1024 * 1024);
+  const made = [];
+  for (const cap of caps) made.push(await own.instanceForImage(cap, roomy));
+  for (const instance of made) own.recycle(instance);
+  let kept = 0;
+  for (const [i, cap] of caps.entries()) if ((await own.instanceForImage(cap, roomy)) === made[i]) kept += 1;
+  out.keptInAll = kept;
 
   // 2. a Memory that grew is dropped
   const grown = await loader.instantiate(DEFAULT_MEMORY_BYTES);
@@ -101,10 +118,14 @@ describe('WasmLoader memory recycling (built engine)', () => {
       pointerAtTopBetweenCalls: true,
       stillAtItsPages: true,
       instanceReused: true,
-      routesCleared: true,
+      routesWhileUsed: true,
+      routesClearedAtRecycle: true,
       zeroFilled: true,
       scratchOnNewInstance: true,
+      trapped: true,
+      drifted: true,
       driftedNotReused: true,
+      keptInAll: 4,
       grew: true,
       grownDropped: true,
       started: true,

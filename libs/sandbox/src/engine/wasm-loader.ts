@@ -12,7 +12,6 @@ import {
 } from 'quickjs-emscripten-core';
 import { nonZeroPages, zeroFill } from './memory-pages';
 import { readMemoryImportLayout, withMemoryMinimum } from './wasm-memory-import';
-import { findStackPointerReader } from './wasm-stack-pointer';
 import type { SandboxVariant } from './types';
 
 export const WASM_PAGE_BYTES = 64 * 1024;
@@ -25,8 +24,13 @@ export const MIN_MEMORY_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
 /** The debug build runs LeakSanitizer inside the instance and needs far more room (tests only). */
 const DEBUG_MEMORY_FLOOR_BYTES = 512 * 1024 * 1024;
-/** Recycled instances kept per maximum; more are left to the garbage collector. */
+/** Recycled instances kept per initial size and maximum; more are left to the garbage collector. */
 const SPARE_INSTANCES_PER_MAX = 2;
+/**
+ * Recycled instances kept by a thread in all: a tenant picks its memory cap, so the stocks' keys
+ * are many, and each stocked instance holds its Memory (~6 MiB, written by its last run).
+ */
+const SPARE_INSTANCES_IN_ALL = 4;
 
 /** The library's routes from the wasm to the host (quickjs-emscripten-core 0.32.0, private): runtime and context by pointer. */
 interface ModuleInternals {
@@ -46,8 +50,8 @@ export interface WasmInstance {
   /** The pages its Memory was made with: recycled only while it still has exactly these. */
   initialPages: number;
   maxBytes: number;
-  /** Reads the wasm stack pointer; undefined when the loader found no reader of it (see `findStackPointerReader`). */
-  stackPointer: (() => number) | undefined;
+  /** Reads the wasm stack pointer; undefined when the binary has no reader of it (see `readMemoryImportLayout`). */
+  readonly stackPointer: (() => number) | undefined;
 }
 
 /** Wasm memory maximum for a run: max(limit, 16 MiB), rounded up to whole pages. */
@@ -57,8 +61,8 @@ export function memoryMaxBytes(memoryLimitBytes: number): number {
 }
 
 /**
- * Compiles the variant's wasm once (per thread) and builds fresh instances from it, each with its
- * own `WebAssembly.Memory` whose maximum is the run's hard memory cap.
+ * Compiles the variant's wasm once (per thread) and builds instances from it, each with its own
+ * `WebAssembly.Memory` whose maximum is the run's hard memory cap, used by one run at a time.
  *
  * The release binary is compiled with its imported memory's minimum lowered from the 256 pages
  * (16 MiB) it declares to its static layout (data and the 5 MiB stack, ~5.1 MiB): a Memory starts
@@ -80,11 +84,22 @@ export function memoryMaxBytes(memoryLimitBytes: number): number {
  * A run restored from an image (`instanceForImage`) gets the whole recycled instance: its zero-filled
  * Memory is then written with the image, which carries every page a new instance's start-up writes
  * (`initPages`), so the Memory ends as a new instance's would. What lives outside the Memory is made
- * fresh too: the one wasm global, the stack pointer, must be back at the stack's top (a trap that
- * unwound wasm frames and was caught further up leaves it lower: such an instance is not reused),
- * and the library's routes from the wasm to the host (`runtimeCallbacks`, `contextCallbacks`) are
- * cleared; the restore registers the new run's own. A run built from scratch needs the binary's data
- * segments and constructors, which only a new instance runs: it gets a recycled Memory alone.
+ * fresh too, or does not matter:
+ * - the one wasm global, the stack pointer, must be back at the stack's top. A call that threw out
+ *   of the wasm without unwinding through its caller's frames leaves it lower (a trap inside a
+ *   wrapper that allocated on the wasm stack: emscripten's `ccall` restores the stack only when
+ *   the call returns); such an instance is not reused, only its Memory. The function table is not
+ *   exported and no code of the binary writes or grows it.
+ * - the library's routes from the wasm to the host (`runtimeCallbacks`, `contextCallbacks`, by
+ *   runtime and context pointer) are cleared at the recycle, so a stocked instance holds nothing of
+ *   its last run's host side (its interrupt handler reaches the whole run); the restore registers
+ *   the new run's own.
+ * - the emscripten glue keeps a little state of its own per instance: stdout/stderr line buffers
+ *   (only a wasm `fd_write` reaches them, and they print to the worker's log, never to a guest),
+ *   the abort flag and keep-alive counters (an abort throws out of the wasm: that VM is discarded,
+ *   never recycled), and timers only its own timer export arms (the guest cannot call it).
+ * A run built from scratch needs the binary's data segments and constructors, which only a new
+ * instance runs: it gets a recycled Memory under a new instance.
  */
 export class WasmLoader {
   /** `stockKey(initial pages, maximum bytes)` → finished, released instances, their Memory not zero-filled yet. */
@@ -127,11 +142,9 @@ export class WasmLoader {
     const release = which === 'release' ? await releaseParts(variant) : undefined;
     const floorBytes = which === 'debug' ? DEBUG_MEMORY_FLOOR_BYTES : 0;
     const loader = new WasmLoader(variant, compiled, floorBytes, floorPages, hash, layout.stackTop, release);
-    if (release) {
-      // A throwaway instance: the search calls into it.
-      const probe = await loader.buildWithExports(undefined, floorPages, DEFAULT_MEMORY_BYTES);
-      loader.stackPointerExport = findStackPointerReader(probe.instance.module, probe.exports, layout.stackTop);
-    }
+    // emscripten's glue keeps the stack pointer's reader to itself (a minified export name that may
+    // change with any build): the binary says which export it is. Without it, no instance is reused.
+    if (release) loader.stackPointerExport = layout.stackPointerReader;
     // A bare instance, never called: what start-up alone writes. It then serves the next run.
     const bare = await loader.instantiate(DEFAULT_MEMORY_BYTES);
     loader.initPageList = nonZeroPages(new Uint8Array(bare.memory.buffer));
@@ -141,8 +154,9 @@ export class WasmLoader {
 
   /**
    * True for the debug build, whose teardown (`QTS_FreeRuntime`) checks for leaked QuickJS objects.
-   * A release VM needs no teardown: nothing outside its Memory outlives it, and its Memory is
-   * zero-filled before it serves again (see `takeSpare`).
+   * A release VM needs no teardown: what it left outside its Memory is dropped when its instance is
+   * recycled (see the class comment), and its Memory is zero-filled before it serves again (see
+   * `takeSpare`).
    */
   get checksLeaks(): boolean {
     return this.release === undefined;
@@ -179,27 +193,16 @@ export class WasmLoader {
     const pages = Math.max(initialPages, this.floorPages);
     const spare = this.takeSpare(pages, maxBytes);
     if (!spare || spare.stackPointer?.() !== this.stackTop) return this.build(spare?.memory, pages, maxBytes);
-    const callbacks = (spare.module as unknown as ModuleInternals).callbacks;
-    callbacks.runtimeCallbacks.clear();
-    callbacks.contextCallbacks.clear();
     return spare;
   }
 
+  /** A new instance on `spareMemory`, else on a new Memory. */
   private async build(spareMemory: WebAssembly.Memory | undefined, pages: number, maxBytes: number): Promise<WasmInstance> {
-    return (await this.buildWithExports(spareMemory, pages, maxBytes)).instance;
-  }
-
-  /** A new instance on `spareMemory` (else a new Memory), with its raw wasm exports (none for the debug build). */
-  private async buildWithExports(
-    spareMemory: WebAssembly.Memory | undefined,
-    pages: number,
-    maxBytes: number,
-  ): Promise<{ instance: WasmInstance; exports: Record<string, unknown> }> {
     const memory = spareMemory ?? new WebAssembly.Memory({ initial: pages, maximum: maxBytes / WASM_PAGE_BYTES });
     if (!this.release) {
       const variant = newVariant(this.variant, { wasmModule: this.compiled, wasmMemory: memory });
       const module = await newQuickJSWASMModuleFromVariant(variant);
-      return { instance: { module, memory, initialPages: pages, maxBytes, stackPointer: undefined }, exports: {} };
+      return { module, memory, initialPages: pages, maxBytes, stackPointer: undefined };
     }
     // What newQuickJSWASMModuleFromVariant does, minus its per-instance dynamic imports and promise
     // hops (~0.1 ms p50, ~0.7 ms p90 per instance): the same glue, FFI and module classes.
@@ -218,7 +221,7 @@ export class WasmLoader {
     const reader = this.stackPointerExport === undefined ? undefined : wasmExports[this.stackPointerExport];
     const module = new QuickJSWASMModule(glue, new this.release.Ffi(glue));
     const stackPointer = typeof reader === 'function' ? (reader as () => number) : undefined;
-    return { instance: { module, memory, initialPages: pages, maxBytes, stackPointer }, exports: wasmExports };
+    return { module, memory, initialPages: pages, maxBytes, stackPointer };
   }
 
   /**
@@ -229,10 +232,20 @@ export class WasmLoader {
     if (instance.memory.buffer.byteLength !== instance.initialPages * WASM_PAGE_BYTES) return;
     const key = stockKey(instance.initialPages, instance.maxBytes);
     if (stockOf(this.dirty, key).length + stockOf(this.clean, key).length >= SPARE_INSTANCES_PER_MAX) return;
+    if (this.stocked() >= SPARE_INSTANCES_IN_ALL) return;
+    const callbacks = (instance.module as unknown as ModuleInternals).callbacks;
+    callbacks.runtimeCallbacks.clear();
+    callbacks.contextCallbacks.clear();
     stockOf(this.dirty, key).push(instance);
     this.scrubbing ??= setImmediate(() => this.scrub());
     // A thread with nothing else to do may exit meanwhile: the next start fills on the spot.
     this.scrubbing.unref();
+  }
+
+  private stocked(): number {
+    let count = 0;
+    for (const stocks of [this.dirty, this.clean]) for (const stock of stocks.values()) count += stock.length;
+    return count;
   }
 
   /** Zero-fills the Memory of every recycled instance not filled yet (see `takeSpare` for how, and why all of it). */

@@ -2,8 +2,14 @@ import { SandboxEngineError } from '../errors';
 
 const IMPORT_SECTION = 2;
 const GLOBAL_SECTION = 6;
+const EXPORT_SECTION = 7;
+const CODE_SECTION = 10;
+const FUNCTION_KIND = 0;
 const MEMORY_IMPORT = 2;
+const GLOBAL_KIND = 3;
 const I32_CONST = 0x41;
+const GLOBAL_GET = 0x23;
+const END = 0x0b;
 
 /** Where a wasm binary declares its imported memory's minimum, and how small its static layout lets it be. */
 export interface MemoryImportLayout {
@@ -17,6 +23,11 @@ export interface MemoryImportLayout {
    * below it, then the heap from it. A memory smaller than this cannot hold the module's own layout.
    */
   stackTop: number;
+  /**
+   * The export whose whole body reads the stack pointer (`global.get` of it, nothing else:
+   * emscripten's `emscripten_stack_get_current`, under a minified name), if the binary has one.
+   */
+  stackPointerReader: string | undefined;
 }
 
 /**
@@ -26,18 +37,30 @@ export interface MemoryImportLayout {
  */
 export function readMemoryImportLayout(binary: Uint8Array): MemoryImportLayout {
   const reader = new WasmReader(binary, 8);
-  let minimum: { at: number; length: number; pages: number } | undefined;
+  let imports: Imports = { minimum: undefined, functions: 0, globals: 0 };
   let stackTop: number | undefined;
+  let exportedFunctions = new Map<number, string>();
+  let readerIndex: number | undefined;
   while (!reader.done) {
     const id = reader.byte();
     const size = reader.u32();
     const end = reader.at + size;
-    if (id === IMPORT_SECTION) minimum = findMemoryMinimum(reader);
+    if (id === IMPORT_SECTION) imports = readImports(reader);
     if (id === GLOBAL_SECTION) stackTop = readFirstGlobal(reader);
+    if (id === EXPORT_SECTION) exportedFunctions = readExportedFunctions(reader);
+    // The first defined global is the stack pointer: its index comes after the imported ones.
+    if (id === CODE_SECTION) readerIndex = findGlobalReader(reader, imports.globals, imports.functions, exportedFunctions);
     reader.at = end;
   }
+  const minimum = imports.minimum;
   if (!minimum || stackTop === undefined) throw new SandboxEngineError('the wasm binary has no imported memory or no stack pointer');
-  return { minimumAt: minimum.at, minimumLength: minimum.length, declaredPages: minimum.pages, stackTop };
+  return {
+    minimumAt: minimum.at,
+    minimumLength: minimum.length,
+    declaredPages: minimum.pages,
+    stackTop,
+    stackPointerReader: readerIndex === undefined ? undefined : exportedFunctions.get(readerIndex),
+  };
 }
 
 /**
@@ -56,24 +79,70 @@ export function withMemoryMinimum(binary: Uint8Array, layout: MemoryImportLayout
   return patched;
 }
 
-function findMemoryMinimum(reader: WasmReader): { at: number; length: number; pages: number } | undefined {
+interface Imports {
+  minimum: { at: number; length: number; pages: number } | undefined;
+  /** Imported functions and globals: they come first in their index spaces. */
+  functions: number;
+  globals: number;
+}
+
+function readImports(reader: WasmReader): Imports {
+  const imports: Imports = { minimum: undefined, functions: 0, globals: 0 };
   const count = reader.u32();
   for (let i = 0; i < count; i += 1) {
     reader.skipName();
     reader.skipName();
     const kind = reader.byte();
     if (kind === MEMORY_IMPORT) {
-      reader.byte(); // limits flags
+      const flags = reader.byte();
       const at = reader.at;
       const pages = reader.u32();
-      return { at, length: reader.at - at, pages };
-    }
-    if (kind === 0) reader.u32();
-    else if (kind === 1) skipTableType(reader);
-    else if (kind === 3) reader.at += 2;
-    else throw new SandboxEngineError(`unknown wasm import kind ${kind}`);
+      imports.minimum ??= { at, length: reader.at - at, pages };
+      if (flags & 1) reader.u32();
+    } else if (kind === FUNCTION_KIND) {
+      reader.u32();
+      imports.functions += 1;
+    } else if (kind === 1) skipTableType(reader);
+    else if (kind === GLOBAL_KIND) {
+      reader.at += 2;
+      imports.globals += 1;
+    } else throw new SandboxEngineError(`unknown wasm import kind ${kind}`);
   }
-  return undefined;
+  return imports;
+}
+
+/** Function index → export name. */
+function readExportedFunctions(reader: WasmReader): Map<number, string> {
+  const functions = new Map<number, string>();
+  const count = reader.u32();
+  for (let i = 0; i < count; i += 1) {
+    const name = reader.name();
+    const kind = reader.byte();
+    const index = reader.u32();
+    if (kind === FUNCTION_KIND) functions.set(index, name);
+  }
+  return functions;
+}
+
+/** The index of the one exported function whose body is `global.get global; end` with no locals, if exactly one. */
+function findGlobalReader(
+  reader: WasmReader,
+  global: number,
+  importedFunctions: number,
+  exported: Map<number, string>,
+): number | undefined {
+  const found: number[] = [];
+  const count = reader.u32();
+  for (let i = 0; i < count; i += 1) {
+    const size = reader.u32();
+    const end = reader.at + size;
+    const index = importedFunctions + i;
+    if (exported.has(index) && reader.byte() === 0 && reader.byte() === GLOBAL_GET && reader.u32() === global && reader.byte() === END) {
+      if (reader.at === end) found.push(index);
+    }
+    reader.at = end;
+  }
+  return found.length === 1 ? found[0] : undefined;
 }
 
 function skipTableType(reader: WasmReader): void {
@@ -120,5 +189,12 @@ class WasmReader {
   skipName(): void {
     const length = this.u32();
     this.at += length;
+  }
+
+  name(): string {
+    const length = this.u32();
+    const text = Buffer.from(this.bytes.buffer, this.bytes.byteOffset + this.at, length).toString('utf8');
+    this.at += length;
+    return text;
   }
 }
