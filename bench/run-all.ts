@@ -23,8 +23,8 @@ import { garbageTable, measureGarbage } from './garbage';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 400);
 const THROUGHPUT_TOTAL = Number(process.env.BENCH_THROUGHPUT_TOTAL ?? 3000);
-/** Unmeasured throughput rounds each pipeline runs first (see `main`). */
-const WARM_UP_ROUNDS = Number(process.env.BENCH_WARM_UP_ROUNDS ?? 2);
+/** Unmeasured throughput rounds each pipeline runs first, at least one (see `main`). */
+const WARM_UP_ROUNDS = Math.max(1, Math.floor(Number(process.env.BENCH_WARM_UP_ROUNDS ?? 2)) || 1);
 const IN_FLIGHT = 64;
 const REPLAY_SAMPLES = Number(process.env.BENCH_REPLAY_SAMPLES ?? 30);
 const CELL_START_SAMPLES = Number(process.env.BENCH_CELL_START_SAMPLES ?? 300);
@@ -52,29 +52,36 @@ async function main(): Promise<void> {
   const echo = await BullmqEcho.start(REDIS_URL, `{bench-${randomBytes(4).toString('hex')}}`, IN_FLIGHT);
   const quickjs = await QuickjsBaseline.start();
   const client = stack.client();
-  const execCell = async (): Promise<unknown> => {
-    const result = await client.exec('bench', { title: 'add', code: 'return 1+1' });
+  const addCell = async (c: ReturnType<TestStack['client']>): Promise<unknown> => {
+    const result = await c.exec('bench', { title: 'add', code: 'return 1+1' });
     if (result.status !== 'completed' || result.value !== 2) throw new Error(`unexpected result ${JSON.stringify(result)}`);
     return result;
   };
+  const execCell = (): Promise<unknown> => addCell(client);
   const quietClient = quietStack.client();
-  const quietExec = (): Promise<unknown> => quietClient.exec('bench', { title: 'add', code: 'return 1+1' });
+  const quietExec = (): Promise<unknown> => addCell(quietClient);
   try {
     // V8 goes on optimizing the api's and the worker's code for thousands of execs after they
     // start: measured on this machine, CPU per exec after 6,000 execs was ~0.6× what it was after
-    // 200. So every pipeline first runs WARM_UP_ROUNDS throughput rounds, unmeasured but for the
-    // first one's CPU (reported beside the steady figures), and all figures below are steady ones.
+    // 200 (the echo's ~0.85×). So every stack and the echo first run WARM_UP_ROUNDS throughput
+    // rounds, unmeasured but for the first one's CPU (reported beside the steady figures): the
+    // echo, the exec stack and the stacks compared with it (replay, shell confinement: exec rounds,
+    // so their HTTP and run paths are as warm as its). The quiet stack gets one more round right
+    // before its measured one, as the exec stack runs ~1,300 more execs before its own.
     const redisPid = await redisServerPid();
-    const firstEchoCpu = await cpuDuring({ bench: process.pid, redis: redisPid }, () =>
-      measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, () => echo.roundTrip()),
-    );
+    const throughputRound = (op: () => Promise<unknown>): Promise<number> => measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, op);
+    const firstEchoCpu = await cpuDuring({ bench: process.pid, redis: redisPid }, () => throughputRound(() => echo.roundTrip()));
     const firstExecCpu = await cpuDuring({ bench: process.pid, api: stack.api.pid, worker: stack.workers[0].pid, redis: redisPid }, () =>
-      measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, execCell),
+      throughputRound(execCell),
     );
+    const replayClient = replayStack.client();
+    const unconfinedClient = unconfinedStack.client();
     for (let round = 0; round < WARM_UP_ROUNDS; round += 1) {
-      if (round > 0) await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, () => echo.roundTrip());
-      if (round > 0) await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, execCell);
-      await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, quietExec);
+      if (round > 0) await throughputRound(() => echo.roundTrip());
+      if (round > 0) await throughputRound(execCell);
+      await throughputRound(quietExec);
+      await throughputRound(() => addCell(replayClient));
+      await throughputRound(() => addCell(unconfinedClient));
     }
     for (let i = 0; i < 50; i += 1) {
       await echo.roundTrip();
@@ -126,7 +133,6 @@ async function main(): Promise<void> {
       if (answer.status !== 200 || status !== 'completed')
         throw new Error(`shell/exec answered ${answer.status} ${JSON.stringify(answer.body)}`);
     };
-    const unconfinedClient = unconfinedStack.client();
     for (let i = 0; i < 100; i += 1) {
       let t = performance.now();
       await spawnTrue();
@@ -185,6 +191,7 @@ async function main(): Promise<void> {
       execThroughput = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, execCell);
     });
     const echoThroughput2 = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, () => echo.roundTrip());
+    await throughputRound(quietExec);
     let quietThroughput = 0;
     const quietCpu = await cpuDuring(
       { bench: process.pid, api: quietStack.api.pid, worker: quietStack.workers[0].pid, redis: redisPid },
@@ -267,7 +274,7 @@ async function main(): Promise<void> {
     const section = [
       '## Exec round trip vs a naive BullMQ echo',
       '',
-      `Command: \`npm run bench\` (${SEQUENTIAL} sequential samples each, alternating; ${THROUGHPUT_TOTAL} operations for throughput; every pipeline first ran ${WARM_UP_ROUNDS} unmeasured throughput rounds of ${THROUGHPUT_TOTAL}).`,
+      `Command: \`npm run bench\` (${SEQUENTIAL} sequential samples each, alternating; ${THROUGHPUT_TOTAL} operations for throughput; the echo and every stack first ran ${WARM_UP_ROUNDS} unmeasured throughput rounds of ${THROUGHPUT_TOTAL} trivial execs or round trips).`,
       `Run: ${new Date().toISOString()} on ${machine}; one api + one worker (2 sandbox threads) on the local Redis; echo worker concurrency ${IN_FLIGHT}.`,
       '',
       report,

@@ -29,8 +29,12 @@ describe('memory pages', () => {
     const chunk = 64 * 1024;
     const buffer = new Uint8Array(5 * chunk + 3 * SCAN_PAGE_BYTES + 2);
     const view = buffer.subarray(1, buffer.length - 1);
-    const marked = [0, 1, chunk - 1, 2 * chunk + 12345, 4 * chunk, buffer.length - 2];
+    // Within the view (it starts at byte 1): its first byte; the last of its first chunk; the first
+    // of its second chunk, alone there; a middle one; the last byte of its last, partial chunk.
+    const marked = [1, chunk, chunk + 1, 2 * chunk + 12345, buffer.length - 2];
     for (const at of marked) buffer[at] = 0xa5;
+    // Outside the view: left alone.
+    buffer[0] = 0xa5;
     buffer[buffer.length - 1] = 0x5a;
     zeroFill(view);
     expect(view.every((byte) => byte === 0)).toBe(true);

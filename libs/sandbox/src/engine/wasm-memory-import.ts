@@ -8,6 +8,8 @@ const FUNCTION_KIND = 0;
 const MEMORY_IMPORT = 2;
 const GLOBAL_KIND = 3;
 const I32_CONST = 0x41;
+const I32_TYPE = 0x7f;
+const MUTABLE = 1;
 const GLOBAL_GET = 0x23;
 const END = 0x0b;
 
@@ -38,7 +40,7 @@ export interface MemoryImportLayout {
 export function readMemoryImportLayout(binary: Uint8Array): MemoryImportLayout {
   const reader = new WasmReader(binary, 8);
   let imports: Imports = { minimum: undefined, functions: 0, globals: 0 };
-  let stackTop: number | undefined;
+  let stackPointer: FirstGlobal | undefined;
   let exportedFunctions = new Map<number, string>();
   let readerIndex: number | undefined;
   while (!reader.done) {
@@ -46,20 +48,24 @@ export function readMemoryImportLayout(binary: Uint8Array): MemoryImportLayout {
     const size = reader.u32();
     const end = reader.at + size;
     if (id === IMPORT_SECTION) imports = readImports(reader);
-    if (id === GLOBAL_SECTION) stackTop = readFirstGlobal(reader);
+    if (id === GLOBAL_SECTION) stackPointer = readFirstGlobal(reader);
     if (id === EXPORT_SECTION) exportedFunctions = readExportedFunctions(reader);
-    // The first defined global is the stack pointer: its index comes after the imported ones.
+    // The first defined global is the stack pointer (global 0 when none is imported).
     if (id === CODE_SECTION) readerIndex = findGlobalReader(reader, imports.globals, imports.functions, exportedFunctions);
     reader.at = end;
   }
   const minimum = imports.minimum;
-  if (!minimum || stackTop === undefined) throw new SandboxEngineError('the wasm binary has no imported memory or no stack pointer');
+  if (!minimum || stackPointer === undefined) throw new SandboxEngineError('the wasm binary has no imported memory or no stack pointer');
+  // A reader counts only where the first defined global can be nothing but the stack pointer:
+  // no global is imported (the stack pointer could be that one) and it is a mutable i32.
+  const stackPointerReader =
+    imports.globals === 0 && stackPointer.mutableI32 && readerIndex !== undefined ? exportedFunctions.get(readerIndex) : undefined;
   return {
     minimumAt: minimum.at,
     minimumLength: minimum.length,
     declaredPages: minimum.pages,
-    stackTop,
-    stackPointerReader: readerIndex === undefined ? undefined : exportedFunctions.get(readerIndex),
+    stackTop: stackPointer.value,
+    stackPointerReader,
   };
 }
 
@@ -152,11 +158,18 @@ function skipTableType(reader: WasmReader): void {
   if (flags & 1) reader.u32();
 }
 
-function readFirstGlobal(reader: WasmReader): number {
+interface FirstGlobal {
+  value: number;
+  mutableI32: boolean;
+}
+
+function readFirstGlobal(reader: WasmReader): FirstGlobal {
   if (reader.u32() === 0) throw new SandboxEngineError('the wasm binary has no globals');
-  reader.at += 2; // value type, mutability
+  const type = reader.byte();
+  const mutability = reader.byte();
+  const mutableI32 = type === I32_TYPE && mutability === MUTABLE;
   if (reader.byte() !== I32_CONST) throw new SandboxEngineError('the wasm stack pointer is not an i32 constant');
-  return reader.u32();
+  return { value: reader.u32(), mutableI32 };
 }
 
 class WasmReader {
@@ -170,6 +183,7 @@ class WasmReader {
   }
 
   byte(): number {
+    if (this.at >= this.bytes.length) throw new SandboxEngineError('the wasm binary ends early');
     return this.bytes[this.at++];
   }
 
