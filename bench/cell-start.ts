@@ -106,11 +106,11 @@ export function cellStartTable(report: CellStartReport): string {
     '|---|---|---|---|',
     line("cell start from image, the thread's spare VM ready (spare taken, cell run)", report.image),
     line(
-      `the next spare's preparation after the answer (new instance, ${fmt(report.imageKiB, 0)} KiB of pages copied in, Memory zero-filled)`,
+      `the next spare's preparation after the answer (a recycled instance, its Memory zero-filled, ${fmt(report.imageKiB, 0)} KiB of pages copied in)`,
       report.sparePrepare,
     ),
     line('thread CPU per cell with a spare (the start + the next spare)', report.spareCpu),
-    line('cell start from image, no spare ready (new instance built on the start)', report.noSpare),
+    line('cell start from image, no spare ready (its VM made on the start, on a recycled instance)', report.noSpare),
     line('the same + the zero-fill of its Memory, left to the next event-loop turn', report.noSpareWithFill),
     line('cell start from scratch (new instance, codec/console/prelude compiled)', report.scratch),
     line('bare QuickJS (new runtime + context + eval on a shared module)', report.bare),
