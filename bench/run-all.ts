@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   try {
     // V8 goes on optimizing the api's and the worker's code for thousands of execs after they
     // start: measured on this machine, CPU per exec after 6,000 execs was ~0.6× what it was after
-    // 200 (the echo's ~0.85×). So every stack and the echo first run WARM_UP_ROUNDS throughput
+    // 200; the echo gains about as much). So every stack and the echo first run WARM_UP_ROUNDS throughput
     // rounds, unmeasured but for the first one's CPU (reported beside the steady figures): the
     // echo, the exec stack and the stacks compared with it (replay, shell confinement: exec rounds,
     // so their HTTP and run paths are as warm as its). The quiet stack gets one more round right
