@@ -185,18 +185,18 @@ async function main(): Promise<void> {
     let echoThroughput = 0;
     let execThroughput = 0;
     const echoCpu = await cpuDuring({ bench: process.pid, redis: redisPid }, async () => {
-      echoThroughput = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, () => echo.roundTrip());
+      echoThroughput = await throughputRound(() => echo.roundTrip());
     });
     const execCpu = await cpuDuring({ bench: process.pid, api: stack.api.pid, worker: stack.workers[0].pid, redis: redisPid }, async () => {
-      execThroughput = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, execCell);
+      execThroughput = await throughputRound(execCell);
     });
-    const echoThroughput2 = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, () => echo.roundTrip());
+    const echoThroughput2 = await throughputRound(() => echo.roundTrip());
     await throughputRound(quietExec);
     let quietThroughput = 0;
     const quietCpu = await cpuDuring(
       { bench: process.pid, api: quietStack.api.pid, worker: quietStack.workers[0].pid, redis: redisPid },
       async () => {
-        quietThroughput = await measureThroughput(THROUGHPUT_TOTAL, IN_FLIGHT, quietExec);
+        quietThroughput = await throughputRound(quietExec);
       },
     );
     // Only the commands of this stack's api and worker: the shared Redis has other clients.

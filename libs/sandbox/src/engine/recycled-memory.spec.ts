@@ -1,23 +1,28 @@
 import { runBuiltEngineProbe, secretLeavingCell } from './built-engine-probe';
 
+/** Probe lines that load the built engine and capture its boot image: `loader`, `image`, and `out` for the findings. */
+const WITH_BOOT_IMAGE = String.raw`
+const { WasmLoader, DEFAULT_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
+const { CellVm } = require(ENGINE + '/cell-vm.js');
+const out = {};
+const loader = await WasmLoader.load('release');
+const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
+const image = base.captureImage();
+base.release();
+`;
+
 /**
  * A run restored from the image onto a recycled Memory must start from exactly what a new Memory +
  * the image give (no byte of the previous run). Runs the built engine in a child Node process, like
  * `wasm-loader.spec.ts` (the emscripten module is ESM, which jest's CommonJS sandbox refuses).
  */
 const PROBE = String.raw`
-const { WasmLoader, DEFAULT_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
-const { CellVm } = require(ENGINE + '/cell-vm.js');
+${WITH_BOOT_IMAGE}
 const SECRET = 'tenant-a-secret-9c41e7';
 const CELL = ${JSON.stringify(secretLeavingCell('tenant-a-secret-9c41e7'))};
 const HOST = { output() {}, request() { return 'id'; }, cancel() {} };
 const memoryOf = (vm) => vm.instance.memory;
 const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
-  const out = {};
-  const loader = await WasmLoader.load('release');
-  const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
-  const image = base.captureImage();
-  base.release();
 
   // The previous run: its secret in a big string, in ArrayBuffers (one kept, one freed again: the
   // heap may shrink back), and deep on the wasm stack; all of it within the Memory's initial pages
@@ -80,8 +85,7 @@ const bytesOf = (vm) => Buffer.from(memoryOf(vm).buffer);
  * see what a cell on a new instance sees, and its host calls must reach its own run only.
  */
 const GUEST_PROBE = String.raw`
-const { WasmLoader, DEFAULT_MEMORY_BYTES } = require(ENGINE + '/wasm-loader.js');
-const { CellVm } = require(ENGINE + '/cell-vm.js');
+${WITH_BOOT_IMAGE}
 const SECRET = 'tenant-a-secret-5d20b8';
 const sink = (lines) => ({ output(kind, text) { lines.push(text); }, request() { return 'id'; }, cancel() {} });
 const run = (vm, code, lines) => {
@@ -108,11 +112,6 @@ const LOOK = [
   'console.log("looked");',
   'return found;',
 ].join('\n');
-  const out = {};
-  const loader = await WasmLoader.load('release');
-  const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
-  const image = base.captureImage();
-  base.release();
   const hostile = await CellVm.fromBootImage(loader, image, DEFAULT_MEMORY_BYTES);
   const hostileLines = [];
   // Started only: released with its jobs still queued (they would never end anyway).
