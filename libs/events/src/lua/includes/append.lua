@@ -84,16 +84,16 @@ local function splice_data(head, raws)
   return string.sub(head, 1, -2) .. sep .. table.concat(parts, ',') .. '}'
 end
 
--- XADDs the entry (its type and data values as entry_values keeps them) with the millisecond of
--- `at` as its id's time (`<ms>-*`), so that the log cut by id is cut by `at` as well; when the
+-- XADDs the entry (its type and data values as entry_values keeps them) with `at`'s millisecond
+-- (`atMs`) as its id's time (`<ms>-*`), so that the log cut by id is cut by `at` as well; when the
 -- clock stepped back behind the stream's top id, Redis picks.
 -- Kept compact (COMPACT_RUNS), an entry whose id carries `at`'s millisecond does not repeat it:
 -- readers take `at` from the id (decodeEntry). Returns the id and the `at` kept ('' for none).
-local function xadd(K, ev, at, stored_type, data)
+local function xadd(K, ev, at, atMs, stored_type, data)
   local fields = { 'type', stored_type, 'runId', ev.runId, 'epoch', ev.epoch, 'data', data }
   local kept = ''
   if COMPACT_RUNS ~= 1 then fields[9], fields[10], kept = 'at', at, at end
-  local id = redis.pcall('XADD', K[1], int(iso_ms(at)) .. '-*', unpack(fields))
+  local id = redis.pcall('XADD', K[1], int(atMs) .. '-*', unpack(fields))
   if type(id) == 'table' then
     -- The id is Redis's choice now, so it no longer carries `at`: the entry keeps it.
     fields[9], fields[10], kept = 'at', at, at
@@ -107,9 +107,9 @@ end
 local function append_event(K, ev)
   local data = splice_data(ev.head, ev.raws)
   check_history(K, ev, #data)
-  local at = now_iso()
+  local at, atMs = now_iso(), now_ms()
   local stored_type, stored = entry_values(ev, ev.packed or data)
-  local id, kept_at = xadd(K, ev, at, stored_type, stored)
+  local id, kept_at = xadd(K, ev, at, atMs, stored_type, stored)
   local bytes = entry_bytes(ev.type, stored_type, ev.runId, kept_at, stored)
   -- Kept compact, a finished run becomes one record (fold-run.lua): its end's bytes are counted
   -- with what the fold moves, and the fold writes the record instead of the hash's changes.
@@ -118,7 +118,7 @@ local function append_event(K, ev)
   local ms = tonumber(string.match(id, '^(%d+)'))
   project_session(K, ev, at, id)
   if ev.runId ~= '' then
-    project_run(K, ev, at, id)
+    project_run(K, ev, at, atMs, id)
     count_history(K, ev, #data, ms)
     if not (folding and fold_run(K, ev.runId, id, bytes)) then
       if folding then count_log(K, id, bytes) end

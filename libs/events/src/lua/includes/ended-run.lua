@@ -33,15 +33,22 @@
 local ENDED_FIELDS = { 'createdAt', 'startedAt', 'endedAt', 'resultEvent', 'replaySafe', 'restartSafe', 'owner' }
 local PACKED_MAX = 64
 local REPLAY_FLAGS = { ['true'] = 'r', ['false'] = 'u' }
+-- Each digit's character by its value: base36 looks it up instead of cutting it from a string.
+local BASE36_DIGITS = (function()
+  local digits = {}
+  for d = 0, 35 do digits[d] = string.sub('0123456789abcdefghijklmnopqrstuvwxyz', d + 1, d + 1) end
+  return digits
+end)()
 
 local function base36(n)
-  local digits = {}
+  local digits, i = {}, 0
   repeat
     local d = n % 36
-    table.insert(digits, 1, string.sub('0123456789abcdefghijklmnopqrstuvwxyz', d + 1, d + 1))
+    i = i + 1
+    digits[i] = BASE36_DIGITS[d]
     n = (n - d) / 36
   until n == 0
-  return table.concat(digits)
+  return string.reverse(table.concat(digits))
 end
 
 local function packed_ended(v)

@@ -29,6 +29,9 @@
 --- @include "run-hash"
 --- @include "session-expiry"
 
+-- A field name the record cannot hold: one with its '=' separator or SEP.
+local UNFOLDABLE_NAME = '[=' .. SEP .. ']'
+
 -- The log's entries from `from` to the run's end: first as many as the run appended (`expected`:
 -- its entries alone when no other run's are between them), then FOLD_SCAN_BATCH at a time; nil
 -- when there are more than FOLD_SCAN_MAX.
@@ -85,7 +88,7 @@ local function fold_run(K, runId, endId, endBytes)
   for i = 1, #hash, 2 do
     local name, value = hash[i], hash[i + 1]
     -- A value the record cannot hold leaves the run as it is: its hash and its entries.
-    if string.find(value, SEP, 1, true) or string.find(name, '[=' .. SEP .. ']') then return false end
+    if string.find(value, SEP, 1, true) or string.find(name, UNFOLDABLE_NAME) then return false end
     v[name] = value
     tokens[#tokens + 1] = field_token(name, value)
   end

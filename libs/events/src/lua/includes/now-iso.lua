@@ -6,6 +6,8 @@
 
     now_iso(): the time now, read once per script call: a script runs whole before any other
       command, so the events one call appends share its instant (their ids still order them).
+    now_ms(): the same instant in milliseconds since 1970 (what a stream id and a compact run's
+      times hold: taken as read, not parsed back from now_iso's string).
     ms_iso(ms): a time given in milliseconds since 1970, written as now_iso() writes it.
     iso_ms(iso): milliseconds since 1970 of a time as now_iso() writes it (its inverse: the
       append path cuts the log by stream id and the transcript by `at`, and keeps them aligned).
@@ -29,13 +31,18 @@ local function ms_iso(total)
     math.floor(rem / 3600), math.floor((rem % 3600) / 60), rem % 60, ms)
 end
 
-local script_now = nil
+local script_ms, script_now = nil, nil
+
+local function now_ms()
+  if not script_ms then
+    local t = redis.call('TIME')
+    script_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return script_ms
+end
 
 local function now_iso()
-  if not script_now then
-    local t = redis.call('TIME')
-    script_now = ms_iso(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
-  end
+  if not script_now then script_now = ms_iso(now_ms()) end
   return script_now
 end
 

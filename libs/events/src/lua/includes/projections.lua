@@ -6,8 +6,8 @@
   skills.registered → skill descriptions) and K[7] (skill contents). User JSON is spliced, never
   decoded (see append.lua); projections read the event's plain-string `facts`.
 
-    project_session(K, ev, at, id), project_run(K, ev, at, id): the projections of the event
-      `id`; the transcript gets marks naming it (transcript.lua), never a copy of its data. The
+    project_session(K, ev, at, id), project_run(K, ev, at, atMs, id): the projections of the
+      event `id` appended at `at` (`atMs` its millisecond, now_ms); the transcript gets marks naming it (transcript.lua), never a copy of its data. The
       run hash's changes are staged (set_run, del_run) for append_event's one write (run-hash.lua).
     raw_of(ev, name): the JSON text of one of the event's raw fields, or nil.
 ]]
@@ -26,14 +26,14 @@ local function raw_of(ev, name)
 end
 
 -- `at` as a run's hash keeps createdAt, startedAt and endedAt: kept compact (COMPACT_RUNS), in
--- milliseconds since 1970 (13 digits Redis stores as an integer, where the ISO string takes 24
--- bytes; views.ts writes them back as `at` reads).
-local function run_time(at)
-  if COMPACT_RUNS == 1 then return int(iso_ms(at)) end
+-- milliseconds since 1970 (`atMs`: 13 digits Redis stores as an integer, where the ISO string
+-- takes 24 bytes; views.ts writes them back as `at` reads).
+local function run_time(at, atMs)
+  if COMPACT_RUNS == 1 then return int(atMs) end
   return at
 end
 
-local function project_run(K, ev, at, id)
+local function project_run(K, ev, at, atMs, id)
   local f = ev.facts
   if ev.type == 'run.requested' then
     set_run('runId', ev.runId)
@@ -42,7 +42,7 @@ local function project_run(K, ev, at, id)
     -- Kept compact, a run that is not restartSafe has no field for it: a view reads it absent as false.
     if COMPACT_RUNS ~= 1 or f.restartSafe == 'true' then set_run('restartSafe', f.restartSafe) end
     set_run('epoch', ev.epoch)
-    set_run('createdAt', run_time(at))
+    set_run('createdAt', run_time(at, atMs))
     set_run('updatedAt', at)
     set_run('call', 'exec')
     if f.replyTo then set_run('replyTo', f.replyTo) end
@@ -79,7 +79,7 @@ local function project_run(K, ev, at, id)
     set_run('status', 'running')
     set_run('owner', f.workerId)
     set_run('epoch', ev.epoch)
-    set_run('startedAt', run_time(at))
+    set_run('startedAt', run_time(at, atMs))
     if f.claimToken then set_run('claimToken', f.claimToken) end
   elseif ev.type == 'run.parked' then
     set_run('status', 'waiting')
@@ -98,7 +98,7 @@ local function project_run(K, ev, at, id)
     push_transcript(K, transcript_mark('result', 'wait', id))
   elseif terminal then
     set_run('status', terminal)
-    set_run('endedAt', run_time(at))
+    set_run('endedAt', run_time(at, atMs))
     for _, field in ipairs({ 'expiresAt', 'resumeToken', 'resumeUntil', 'resumeKey' }) do del_run(field) end
   end
   if terminal or ev.type == 'run.parked' then count_image(K, ev) end

@@ -67,10 +67,17 @@ local RUN_ID_HEX = '^cm_(' .. string.rep(H, 8) .. ')%-(' .. string.rep(H, 4) .. 
 -- Read once per script call (record_of hides a record retention has passed).
 local record_clock = nil
 
+-- Each byte by its two hex digits: gsub looks a pair up here instead of calling a function per pair.
+local HEX_BYTES = (function()
+  local bytes = {}
+  for byte = 0, 255 do bytes[string.format('%02x', byte)] = string.char(byte) end
+  return bytes
+end)()
+
 local function past_field(runId)
   local a, b, c, d, e = string.match(runId, RUN_ID_HEX)
   if not a then return runId end
-  return (string.gsub(a .. b .. c .. d .. e, '..', function(h) return string.char(tonumber(h, 16)) end))
+  return (string.gsub(a .. b .. c .. d .. e, '..', HEX_BYTES))
 end
 
 local function past_key_of(runKey)
