@@ -2,10 +2,11 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { emptyTelemetry } from '@codemode/cells';
 import { SPEC_DEFAULT_LIMITS } from '@codemode/config';
 import * as events from '@codemode/events';
 import type { AppendInput } from '@codemode/events';
-import type { SessionRef } from '@codemode/contracts';
+import type { CodeModeResult, SessionRef } from '@codemode/contracts';
 import { fmt, percentile } from './stats';
 
 /** What a build's events library must offer to be measured here (this build's, or another checkout's `dist`). */
@@ -62,6 +63,13 @@ const KINDS: { kind: string; write: (log: events.EventLog, ref: SessionRef, runI
   },
 ];
 
+/**
+ * A trivial exec's Redis scripts (as the path without a bridge request runs them): its request
+ * (`request-run`) and its claim and end in one (`finish-run` with a claimer), µs per exec.
+ */
+const EXEC_KIND = "a trivial exec's request and claimed end, per exec (`request-run` + `finish-run`)";
+const EXEC_RESULT: CodeModeResult = { status: 'completed', value: 2, replaySafe: false, telemetry: emptyTelemetry() };
+
 async function fcallStats(redis: Redis): Promise<{ calls: number; usec: number }> {
   const match = /^cmdstat_fcall:calls=(\d+),usec=(\d+)/m.exec(await redis.info('commandstats'));
   return { calls: Number(match?.[1] ?? 0), usec: Number(match?.[2] ?? 0) };
@@ -70,7 +78,8 @@ async function fcallStats(redis: Redis): Promise<{ calls: number; usec: number }
 /**
  * Redis's own time per append call (`INFO commandstats`, `fcall`) of each build, warm, one call at
  * a time: per round and build, a new run (requested, started) takes `perRound` appends of each
- * kind; builds and kinds take turns within a round, so the machine's drift falls on all alike.
+ * kind, then `perRound` trivial execs are requested and ended (EXEC_KIND); builds and kinds take
+ * turns within a round, so the machine's drift falls on all alike.
  * The 10th percentile of the rounds is the figure the noise moves least. `redis` is a private
  * Redis nothing else uses.
  */
@@ -83,22 +92,34 @@ export async function measureAppendCost(redis: Redis, builds: AppendBuild[], rou
       const log = new build.events.EventLog(redis, keys);
       const runs = new build.events.RunLedger(redis, keys);
       const ref = { tenant: 'bench', sessionId: `s-${round % 8}` };
-      for (const { kind, write } of KINDS) {
-        const runId = `cm_${randomUUID()}`;
-        await runs.request(ref, runId, {
+      const keep = (kind: string, usec: number): void => {
+        const key = `${build.name}\n${kind}`;
+        samples.set(key, [...(samples.get(key) ?? []), usec]);
+      };
+      const request = (runId: string) =>
+        runs.request(ref, runId, {
           title: 'bench',
           code: 'return 1',
           restartSafe: false,
           awaitResults: false,
           limits: SPEC_DEFAULT_LIMITS,
         });
+      for (const { kind, write } of KINDS) {
+        const runId = `cm_${randomUUID()}`;
+        await request(runId);
         await runs.start(ref, runId, { workerId: 'bench', epoch: 1, replyTo: '' });
         const before = await fcallStats(redis);
         for (let n = 1; n <= perRound; n += 1) await write(log, ref, runId, n);
         const after = await fcallStats(redis);
-        const key = `${build.name}\n${kind}`;
-        samples.set(key, [...(samples.get(key) ?? []), (after.usec - before.usec) / (after.calls - before.calls)]);
+        keep(kind, (after.usec - before.usec) / (after.calls - before.calls));
       }
+      const before = await fcallStats(redis);
+      for (let n = 1; n <= perRound; n += 1) {
+        const runId = `cm_${randomUUID()}`;
+        await request(runId);
+        await runs.finish(ref, runId, { epoch: 1, type: 'run.completed', result: EXEC_RESULT, claimedBy: 'bench' });
+      }
+      keep(EXEC_KIND, ((await fcallStats(redis)).usec - before.usec) / perRound);
     }
   }
   return [...samples].map(([key, values]) => {
@@ -109,7 +130,7 @@ export async function measureAppendCost(redis: Redis, builds: AppendBuild[], rou
 
 export function appendCostTable(costs: AppendCost[], rounds: number): string {
   return [
-    `| Redis time per append call, warm (\`fcall\` µs; ${rounds} rounds) | build | p10 | p50 |`,
+    `| Redis time per append call (the exec's row: per exec), warm (\`fcall\` µs; ${rounds} rounds) | build | p10 | p50 |`,
     '|---|---|---|---|',
     ...costs.map((c) => `| ${c.kind} | ${c.build} | ${fmt(c.p10Us, 1)} | ${fmt(c.p50Us, 1)} |`),
   ].join('\n');
