@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import type { LoggerService } from '@nestjs/common';
 import { logContextFields } from './log-context';
+import { BatchedLogDestination } from './log-destination';
 import { redactMessageArguments, redactSecrets } from './log-redaction';
 
 export type { Logger } from 'pino';
@@ -10,14 +11,14 @@ export type { Logger } from 'pino';
  * in every line's fields, the objects interpolated into its message and every child logger's
  * bindings, so a careless `log.info({ headers })` cannot leak a key.
  *
- * Lines are written asynchronously: a log call formats its line into a buffer and the write to
- * stdout happens off the caller's path, so a slow pipe or a full disk under the log collector
- * never stalls a cell. pino flushes the buffer synchronously on exit, so the last lines before a
- * crash are not lost.
+ * Lines are written asynchronously, in batches while they come fast (BatchedLogDestination): a log
+ * call formats its line into a buffer and the write to stdout happens off the caller's path, so a
+ * slow pipe or a full disk under the log collector never stalls a cell. The waiting lines are
+ * written synchronously on exit, so the last lines before a crash are not lost.
  */
 export function createLogger(
   options: { service: string; level: string; version: string },
-  destination: pino.DestinationStream = pino.destination({ dest: 1, sync: false }),
+  destination: pino.DestinationStream = new BatchedLogDestination(),
 ): Logger {
   const logger = pino(
     {
