@@ -3,7 +3,7 @@ import pino from 'pino';
 
 /** How long a line may wait for the lines after it while they come fast (see BatchedLogDestination). */
 export const LOG_BATCH_MS = 20;
-/** Characters of waiting lines written at once, without waiting longer (below sonic-boom's 16 KiB write). */
+/** Characters (UTF-16 units) of waiting lines that go out at once, without waiting longer (below sonic-boom's 16 KiB write). */
 export const LOG_BATCH_CHARS = 8 * 1024;
 
 /** What a batch is handed to: pino's own destination (sonic-boom), writing asynchronously. */
@@ -17,16 +17,18 @@ const PINO_METADATA: unique symbol = Symbol.for('pino.metadata') as typeof PINO_
 /**
  * The logger's destination: lines go to `stream` (stdout) in batches while they come fast. At load
  * a process logs a line per request or per cell (SPEC §19); handed over one at a time, each line
- * cost its own write on libuv's thread pool and the wake-ups around it, ~40 µs of CPU on these
- * machines (docs/benchmarks.md, "Log lines in batches").
+ * cost its own write on libuv's thread pool and the wake-ups around it: ~72 µs of CPU per line on
+ * these machines, ~30 µs in batches (docs/benchmarks.md, "Log lines in batches").
  *
- * A line logged when none went out in the last LOG_BATCH_MS goes out at once and opens a window of
- * LOG_BATCH_MS: lines logged in it wait for its end (or for LOG_BATCH_CHARS of them), and go out
- * together, opening the next window. So a quiet process writes each line as it comes, and a busy
- * one writes once per window. A warning or an error goes out at once, with the lines before it:
- * it may be what an operator, or a test, is waiting for. A window's timer keeps the process alive,
- * so one that runs out of work writes its last lines before it exits; one that exits at once
- * (`process.exit`, a fatal error) writes them synchronously on `exit`, after what the stream holds.
+ * A line logged when no window is open goes out at once and opens a window of LOG_BATCH_MS: lines
+ * logged in it wait for its end (or until LOG_BATCH_CHARS of them wait), and go out together,
+ * opening the next window. So a quiet process writes each line as it comes, and a busy one writes
+ * once per window. A warning or an error goes out at once, with the lines before it: it may be what
+ * an operator, or a test, is waiting for. A window's timer keeps the process alive, so one that
+ * runs out of work writes its last lines before it exits; one that exits at once (`process.exit`,
+ * a fatal error) writes the waiting lines synchronously on `exit`, after what the stream holds. A
+ * batch the stream is still writing then may land after them, or not at all, as with pino's own
+ * asynchronous destination.
  */
 export class BatchedLogDestination {
   readonly [PINO_METADATA] = true;
@@ -41,7 +43,7 @@ export class BatchedLogDestination {
     private readonly batchMs = LOG_BATCH_MS,
     private readonly stream: LogStream = pino.destination({ dest: fd, sync: false }),
   ) {
-    process.once('exit', () => this.flushSync());
+    process.once('exit', () => this.writeAtExit());
   }
 
   write(line: string): void {
@@ -50,22 +52,39 @@ export class BatchedLogDestination {
     this.window ??= setTimeout(() => this.closeWindow(), this.batchMs);
   }
 
-  /** pino's `logger.flush(cb)`: the waiting lines handed over, then the stream's own flush. */
+  /**
+   * pino's `logger.flush(cb)`: the waiting lines handed over, then the stream's own flush, which
+   * calls back at once (it keeps nothing back, `minLength` 0), not once they are written.
+   */
   flush(cb?: (err?: Error) => void): void {
     this.handOver();
     this.stream.flush(cb);
   }
 
   /**
-   * Writes every line now: the stream's, then the waiting ones (handed over, they would start an
-   * asynchronous write that the stream's `flushSync` does not wait for).
+   * Writes every line now: what the stream holds (not a write it has under way), then the waiting
+   * ones, by this destination itself (handed over, they would start an asynchronous write that the
+   * stream's `flushSync` does not wait for). No window stays open after it.
    */
   flushSync(): void {
-    this.stream.flushSync();
-    if (this.waiting === '') return;
+    clearTimeout(this.window);
+    this.window = undefined;
     const lines = this.waiting;
     this.waiting = '';
-    writeWhole(this.fd, Buffer.from(lines));
+    try {
+      this.stream.flushSync();
+    } finally {
+      if (lines !== '') writeWhole(this.fd, Buffer.from(lines));
+    }
+  }
+
+  /** On `exit`: what can still be written. A stdout that is gone (EPIPE, closed) or a stream already ended takes nothing more. */
+  private writeAtExit(): void {
+    try {
+      this.flushSync();
+    } catch {
+      // Nothing is left to write to; an exception here would only hide the exit's own cause.
+    }
   }
 
   /** The window's end: what waited goes out and the next window opens; none opens after an empty one. */
@@ -84,8 +103,8 @@ export class BatchedLogDestination {
   }
 }
 
-/** Waits between the tries of a write the pipe refused for now (EAGAIN), as sonic-boom does. */
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+/** What `Atomics.wait` sleeps on between the tries of a write the pipe refused for now (EAGAIN), as sonic-boom does. */
+const SLEEP_CELL = new Int32Array(new SharedArrayBuffer(4));
 const EAGAIN_TRIES = 1000;
 
 /** Writes all of `bytes` to `fd` synchronously, trying again for a while where a full pipe says EAGAIN. */
@@ -96,7 +115,7 @@ function writeWhole(fd: number, bytes: Buffer): void {
       left = left.subarray(writeSync(fd, left));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || ++tries > EAGAIN_TRIES) throw err;
-      Atomics.wait(PAUSE, 0, 0, 1);
+      Atomics.wait(SLEEP_CELL, 0, 0, 1);
     }
   }
 }
