@@ -7,8 +7,9 @@
   decoded (see append.lua); projections read the event's plain-string `facts`.
 
     project_session(K, ev, at, id), project_run(K, ev, at, atMs, id): the projections of the
-      event `id` appended at `at` (`atMs` its millisecond, now_ms); the transcript gets marks naming it (transcript.lua), never a copy of its data. The
-      run hash's changes are staged (set_run, del_run) for append_event's one write (run-hash.lua).
+      event `id` appended at `at` (`atMs` its millisecond, now_ms); the transcript gets marks
+      naming it (transcript.lua), never a copy of its data. The run hash's changes are staged
+      (set_run, del_run) for append_event's one write (run-hash.lua).
     raw_of(ev, name): the JSON text of one of the event's raw fields, or nil.
 ]]
 --- @include "now-iso"
