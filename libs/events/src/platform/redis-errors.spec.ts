@@ -48,6 +48,20 @@ describe('toStoreError: the one mapping of Redis failures', () => {
   });
 });
 
+describe('isStoreUnavailable and isStoreFull: typed errors and no failure', () => {
+  it.each([
+    ['nothing failed', undefined, false, false],
+    ['a typed outage', new StoreUnavailableError(new Error('Command timed out')), true, false],
+    ['a typed full Redis', new StoreFullError(reply(OOM)), true, true],
+    ['a typed bug', new StoreCommandError(reply('ERR wrong number of arguments')), false, false],
+    // A typed error is what it says, whatever its cause reads like.
+    ['a bug typed around a timeout', new StoreCommandError(new Error('Command timed out')), false, false],
+  ])('%s', (_name, error, unavailable, full) => {
+    expect(isStoreUnavailable(error)).toBe(unavailable);
+    expect(isStoreFull(error)).toBe(full);
+  });
+});
+
 describe('mayHaveRun: whether a failed command may have reached Redis', () => {
   it.each([
     ['no connection to send it on', new Error("Stream isn't writeable and enableOfflineQueue options is false"), false],

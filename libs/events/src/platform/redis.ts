@@ -259,12 +259,24 @@ function isConnectionError(err: Error): boolean {
  */
 export function toStoreError(err: unknown): EventsError {
   if (err instanceof EventsError) return err;
+  const kind = failureKind(err);
+  if (kind === 'full') return new StoreFullError(err);
+  if (kind === 'unavailable') return new StoreUnavailableError(err);
+  return new StoreCommandError(err);
+}
+
+/**
+ * What toStoreError makes of a failure that is not typed yet, without making the error: the
+ * questions below are asked of every run's end (`undefined` when nothing failed), and an Error
+ * captures its stack when made.
+ */
+function failureKind(err: unknown): StoreFailureReason | 'command' {
   // A MULTI Redis discarded (EXECABORT) failed for what its first queued command met: at
   // `maxmemory` Redis refuses every command queued in a MULTI, reads too.
   const reply = err instanceof Error ? (discardedFor(err) ?? err) : err;
-  if (reply instanceof Error && reply.name === 'ReplyError' && OUT_OF_MEMORY_REPLY.test(reply.message)) return new StoreFullError(err);
-  if (reply instanceof Error && isConnectionError(reply)) return new StoreUnavailableError(err);
-  return new StoreCommandError(err);
+  if (reply instanceof Error && reply.name === 'ReplyError' && OUT_OF_MEMORY_REPLY.test(reply.message)) return 'full';
+  if (reply instanceof Error && isConnectionError(reply)) return 'unavailable';
+  return 'command';
 }
 
 /** The error of the first command of a discarded MULTI (ioredis keeps them as `previousErrors`). */
@@ -289,7 +301,7 @@ export function mayHaveRun(err: unknown): boolean {
 
 /** True for a write Redis refused for memory (typed or raw ioredis errors). */
 export function isStoreFull(err: unknown): boolean {
-  return toStoreError(err) instanceof StoreFullError;
+  return err instanceof EventsError ? err instanceof StoreFullError : failureKind(err) === 'full';
 }
 
 /**
@@ -303,7 +315,8 @@ export function isWriteRefused(err: unknown): boolean {
 
 /** True for errors that mean "Redis is unreachable right now" (typed or raw ioredis errors). */
 export function isStoreUnavailable(err: unknown): boolean {
-  return toStoreError(err) instanceof StoreUnavailableError;
+  // StoreFullError is a StoreUnavailableError: callers answer both alike.
+  return err instanceof EventsError ? err instanceof StoreUnavailableError : failureKind(err) !== 'command';
 }
 
 /** Why Redis failed a command, as `codemode_store_failures_total{reason}` counts it. */

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { RUN_ID_PATTERN } from '@codemode/contracts';
 import { mintRunId, placeOfRunId } from './run-ids';
 
@@ -53,5 +53,24 @@ describe('run ids that carry their session (RunIds)', () => {
     }
     // 2,000 sessions against `here`: ~0.12 expected to share its tag.
     expect(shared).toBeLessThanOrEqual(2);
+  });
+
+  it('carry the tag an HMAC of their session gives under their key, past as many sessions as are kept', () => {
+    // The tag's 14 bits: the 12 after the version digit, then the 2 after the variant bits.
+    const tagIn = (id: string): number => {
+      const hex = id.slice(3).replace(/-/g, '');
+      return (parseInt(hex.slice(13, 16), 16) << 2) | (parseInt(hex[16], 16) & 3);
+    };
+    const hmacTag = (k: Buffer, tenant: string, sessionId: string): number =>
+      createHmac('sha256', k).update(`tag\0${tenant}\0${sessionId}`).digest().readUInt16BE(0) >> 2;
+    let wrong = 0;
+    for (let s = 0; s < 5000; s++) {
+      if (tagIn(mintRunId(key, { tenant: 'acme', sessionId: `kept-${s}` }, MS, s)) !== hmacTag(key, 'acme', `kept-${s}`)) wrong += 1;
+    }
+    expect(wrong).toBe(0);
+    // A session whose tag is kept under `key` gets another key's own tag there.
+    mintRunId(key, here, MS, 1);
+    const other = randomBytes(32);
+    expect(tagIn(mintRunId(other, here, MS, 7))).toBe(hmacTag(other, 'acme', 'here'));
   });
 });

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, randomInt } from 'node:crypto';
 import type { SessionRef } from '@codemode/contracts';
 import { LIMIT_RULES } from '@codemode/config';
 import type { KeySpace } from '../platform/keys';
@@ -44,7 +44,8 @@ export class RunIds {
   }
 
   async mint(ref: SessionRef): Promise<string> {
-    return mintRunId(await this.secret(), ref, this.now(), randomBytes(4).readUInt32BE(0) >>> 4);
+    // randomInt draws from a pool the process fills 6 KiB at a time, not the generator per id.
+    return mintRunId(await this.secret(), ref, this.now(), randomInt(2 ** RANDOM_BITS));
   }
 
   /** Where a run this session does not have is, by its id (ids older than a run may be held for: unknown, as expired). */
@@ -94,8 +95,21 @@ export function placeOfRunId(key: Buffer, ref: SessionRef, runId: string, oldest
   return tag !== tagOf(key, ref) && ms >= oldestMs ? 'elsewhere' : 'unknown';
 }
 
+/** Tags already computed, by key (a reloaded key is a new Buffer: its tags start again). */
+const tags = new WeakMap<Buffer, Map<string, number>>();
+/** Sessions whose tag is kept per key; past this the map starts again (a tenant making sessions only costs HMACs). */
+const TAGS_KEPT = 4096;
+
+/** The session's tag: an HMAC per exec's mint otherwise, the same for every run of the session. */
 function tagOf(key: Buffer, ref: SessionRef): number {
-  return createHmac('sha256', key).update(`tag\0${ref.tenant}\0${ref.sessionId}`).digest().readUInt16BE(0) >> (16 - TAG_BITS);
+  const name = `${ref.tenant}\0${ref.sessionId}`;
+  let kept = tags.get(key);
+  const known = kept?.get(name);
+  if (known !== undefined) return known;
+  const tag = createHmac('sha256', key).update(`tag\0${name}`).digest().readUInt16BE(0) >> (16 - TAG_BITS);
+  if (!kept || kept.size >= TAGS_KEPT) tags.set(key, (kept = new Map<string, number>()));
+  kept.set(name, tag);
+  return tag;
 }
 
 function macOf(key: Buffer, tenant: string, fields: bigint): number {
