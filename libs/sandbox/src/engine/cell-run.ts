@@ -157,8 +157,9 @@ export class CellRun implements VmHostSink {
       if (!(error instanceof SandboxEngineError)) throw error;
       return this.outcomes.engineFailure(error);
     } finally {
+      // No `watch(undefined)`: the leg's outcome, posted next, stops the pool's watchdog (a message
+      // and a wake-up of the pool's thread fewer per leg).
       this.port.busy(false);
-      this.port.watch(undefined);
       this.inbox.stop();
     }
   }

@@ -115,7 +115,7 @@ export interface BridgePort {
   /** `callNumber`: the n of a tool call's callKey (SPEC §16). */
   dispatch(id: string, method: BridgeMethod, argsJson: string, callNumber?: number): void;
   cancel(id: string): void;
-  /** The leg spends budget from now for `timeoutMs` (arm the watchdog); undefined: it waits without budget. */
+  /** The leg spends budget from now for `timeoutMs` (arm the watchdog); undefined: it waits without budget. Its end (the outcome) disarms it. */
   watch(timeoutMs: number | undefined): void;
   /** The thread is (or stops) executing this run's guest code synchronously: watchdog attribution. */
   busy(on: boolean): void;

@@ -203,12 +203,23 @@ export async function instantiateImage(
   return { instance, runtime, context, handles };
 }
 
+/** Math.random states drawn ahead: the generator is called once per SEEDS_DRAWN cells, not per cell. */
+const SEEDS_DRAWN = 256;
+const seeds = new BigUint64Array(SEEDS_DRAWN);
+let seedsLeft = 0;
+
 /** A fresh, non-zero Math.random state (QuickJS seeds it from the clock when a context is made). */
 function seedRandom(instance: WasmInstance, address: number): void {
-  const state = new BigUint64Array(1);
-  do randomFillSync(state);
-  while (state[0] === 0n);
-  new DataView(instance.memory.buffer).setBigUint64(address, state[0], true);
+  let seed = 0n;
+  while (seed === 0n) {
+    if (seedsLeft === 0) {
+      randomFillSync(seeds);
+      seedsLeft = SEEDS_DRAWN;
+    }
+    seedsLeft -= 1;
+    seed = seeds[seedsLeft];
+  }
+  new DataView(instance.memory.buffer).setBigUint64(address, seed, true);
 }
 
 /**
