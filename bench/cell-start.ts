@@ -1,4 +1,5 @@
 import { CellStartProbe } from '@codemode/sandbox';
+import { SessionToolCatalog } from '@codemode/tools';
 import { QuickjsBaseline } from './quickjs-baseline';
 import { fmt, percentile } from './stats';
 
@@ -12,6 +13,8 @@ export interface CellStartReport {
   imageKiB: number;
   /** A start as a sandbox thread makes it while its spare VM is ready: the spare taken, the cell run. */
   image: Row;
+  /** The same with a session's default catalog, as every exec's cell gets one: its tool globals defined first. */
+  imageWithCatalog: Row;
   /** The next spare's preparation once the cell's answer has left, with the turn after it (any deferred zero-fill): off the start's path. */
   sparePrepare: Row;
   /** The thread's CPU per cell with a spare: the start + the next spare's preparation. */
@@ -45,7 +48,10 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
 export async function measureCellStart(samples: number): Promise<CellStartReport> {
   const probe = await CellStartProbe.load();
   const bare = await QuickjsBaseline.start();
+  // What a cell of a session with no MCP server, tenant or client tool gets: the core tools.
+  const catalogJson = new SessionToolCatalog([], [], [], 'bench').guestCatalogJson();
   const spare: number[] = [];
+  const withCatalog: number[] = [];
   const prepare: number[] = [];
   const noSpare: number[] = [];
   const fill: number[] = [];
@@ -53,7 +59,7 @@ export async function measureCellStart(samples: number): Promise<CellStartReport
   const fresh: number[] = [];
   await probe.prepareSpare();
   for (let i = 0; i < samples + 20; i += 1) {
-    const sample = { spare: 0, prepare: 0, noSpare: 0, fill: 0 };
+    const sample = { spare: 0, catalog: 0, prepare: 0, noSpare: 0, fill: 0 };
     const withSpare = async (): Promise<void> => {
       sample.spare = await timed(() => probe.fromSpare());
       // What the thread does once the answer has left: the next spare, then its event loop turns.
@@ -61,6 +67,9 @@ export async function measureCellStart(samples: number): Promise<CellStartReport
         await probe.prepareSpare();
         await turn();
       });
+      sample.catalog = await timed(() => probe.fromSpare(catalogJson));
+      await probe.prepareSpare();
+      await turn();
     };
     const withoutSpare = async (): Promise<void> => {
       sample.noSpare = await timed(() => probe.fromImage());
@@ -78,6 +87,7 @@ export async function measureCellStart(samples: number): Promise<CellStartReport
     await turn();
     if (i < 20) continue; // warm-up
     spare.push(sample.spare);
+    withCatalog.push(sample.catalog);
     prepare.push(sample.prepare);
     noSpare.push(sample.noSpare);
     fill.push(sample.fill);
@@ -90,6 +100,7 @@ export async function measureCellStart(samples: number): Promise<CellStartReport
     samples,
     imageKiB: probe.imageBytes / 1024,
     image: row(spare),
+    imageWithCatalog: row(withCatalog),
     sparePrepare: row(prepare),
     spareCpu: row(sum(spare, prepare)),
     noSpare: row(noSpare),
@@ -105,6 +116,10 @@ export function cellStartTable(report: CellStartReport): string {
     `| per cell, in-process, \`return 1+1\` (${report.samples} samples, alternating) | p50 (ms) | p99 (ms) | ÷ bare QuickJS p50 |`,
     '|---|---|---|---|',
     line("cell start from image, the thread's spare VM ready (spare taken, cell run)", report.image),
+    line(
+      "the same with a session's default catalog (the core tools' handles and globals defined first, as for every exec)",
+      report.imageWithCatalog,
+    ),
     line(
       `the next spare's preparation after the answer (a recycled instance, its Memory zero-filled, ${fmt(report.imageKiB, 0)} KiB of pages copied in)`,
       report.sparePrepare,

@@ -31,10 +31,13 @@ export class CellStartProbe {
     return this.supply.imageBytes;
   }
 
-  /** The cell on the spare, as a thread's start takes it; `prepareSpare` must have run since the last one. */
-  async fromSpare(): Promise<void> {
+  /**
+   * The cell on the spare, as a thread's start takes it; `prepareSpare` must have run since the
+   * last one. With `catalogJson` (a GuestCatalog), its tool globals are defined first, as for a run.
+   */
+  async fromSpare(catalogJson?: string): Promise<void> {
     if (!this.supply.hasSpare) throw new SandboxEngineError('no spare VM is prepared');
-    this.runTiny(await this.supply.take(DEFAULT_MEMORY_BYTES));
+    this.runTiny(await this.supply.take(DEFAULT_MEMORY_BYTES), catalogJson);
   }
 
   /** What a thread does once a cell's answer has left: prepare the next spare. */
@@ -51,9 +54,9 @@ export class CellStartProbe {
     this.runTiny(await CellVm.create(this.loader, DEFAULT_MEMORY_BYTES));
   }
 
-  private runTiny(vm: CellVm): void {
+  private runTiny(vm: CellVm, catalogJson?: string): void {
     vm.bind(NO_HOST, performance.now() + 5000);
-    const started = vm.start('return 1+1');
+    const started = vm.start('return 1+1', catalogJson);
     vm.pump(2000);
     const value = started.ok ? vm.readValue() : undefined;
     vm.release();
