@@ -1,5 +1,5 @@
 import { CellStartProbe } from '@codemode/sandbox';
-import { SessionToolCatalog } from '@codemode/tools';
+import { coreGuestCatalogJson } from '@codemode/tools';
 import { QuickjsBaseline } from './quickjs-baseline';
 import { fmt, percentile } from './stats';
 
@@ -13,7 +13,7 @@ export interface CellStartReport {
   imageKiB: number;
   /** A start as a sandbox thread makes it while its spare VM is ready: the spare taken, the cell run. */
   image: Row;
-  /** The same with a session's default catalog, as every exec's cell gets one: its tool globals defined first. */
+  /** The same with a session's default catalog, as every exec's cell gets one: its tool globals defined first (prepared handles). */
   imageWithCatalog: Row;
   /** The next spare's preparation once the cell's answer has left, with the turn after it (any deferred zero-fill): off the start's path. */
   sparePrepare: Row;
@@ -46,10 +46,11 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
  * bare runtime finds colder caches (~0.1 ms at p50), and neither should get it every time.
  */
 export async function measureCellStart(samples: number): Promise<CellStartReport> {
-  const probe = await CellStartProbe.load();
+  // What a cell of a session with no MCP server, tenant or client tool gets: the core tools,
+  // whose handles the worker's threads prepare in their boot image.
+  const catalogJson = coreGuestCatalogJson();
+  const probe = await CellStartProbe.load(catalogJson);
   const bare = await QuickjsBaseline.start();
-  // What a cell of a session with no MCP server, tenant or client tool gets: the core tools.
-  const catalogJson = new SessionToolCatalog([], [], [], 'bench').guestCatalogJson();
   const spare: number[] = [];
   const withCatalog: number[] = [];
   const prepare: number[] = [];
@@ -117,7 +118,7 @@ export function cellStartTable(report: CellStartReport): string {
     '|---|---|---|---|',
     line("cell start from image, the thread's spare VM ready (spare taken, cell run)", report.image),
     line(
-      "the same with a session's default catalog (the core tools' handles and globals defined first, as for every exec)",
+      "the same with a session's default catalog (its core tools' globals defined from the handles prepared in the image, as for every exec)",
       report.imageWithCatalog,
     ),
     line(

@@ -101,7 +101,7 @@ export {
 } from './mcp/mcp-reconnect';
 
 export { contentText, DEFAULT_TOOL_ERROR_MESSAGE, isMcpErrorResult, toolErrorMessage } from './tool-error-message';
-export { SessionToolCatalog } from './session-tool-catalog';
+export { coreGuestCatalogJson, SessionToolCatalog } from './session-tool-catalog';
 export { SessionCatalogCache, type McpCatalogSource, type StoredToolsSource, type TenantToolsSource } from './session-catalog-cache';
 export { readTenantToolList } from './tenant-tool-list';
 export { readStoredToolList, StoredToolListError } from './stored-tool-list';

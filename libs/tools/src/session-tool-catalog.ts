@@ -189,3 +189,12 @@ function guestCatalogOf(entries: readonly CatalogEntry[], surfaces: SurfaceOptio
     surfaces: platformSurfaces(surfaces).map((entry) => ({ name: entry.callableName, replaySafe: entry.replaySafe })),
   };
 }
+
+/**
+ * The guest catalog of a session with no MCP server, tenant tool or client tool: the core tools.
+ * The worker's sandbox threads prepare its handles in their boot image (SandboxPoolOptions): every
+ * run's core tool globals take them.
+ */
+export function coreGuestCatalogJson(): string {
+  return new SessionToolCatalog([], [], [], '').guestCatalogJson();
+}

@@ -38,6 +38,7 @@ import {
 } from '@codemode/fleet';
 import { ResultsStore, SessionStore, storeScripts } from '@codemode/store';
 import { DEFAULT_MAX_PARKED, SandboxPool } from '@codemode/sandbox';
+import { coreGuestCatalogJson } from '@codemode/tools';
 import { createWorkerMetrics, WorkerMetrics, type Logger } from '@codemode/telemetry';
 import { MeteredEventLog, MeteredRunLedger, MeteredSessionStore } from '../metrics/metered-ledgers';
 import { providersFrom } from './lib-providers';
@@ -156,6 +157,8 @@ const FLEET_CLASSES = {
           maxParkedPerTenant: () => tenancy.tenantShare(DEFAULT_MAX_PARKED),
           // SPEC §10: and the guest time of at most half of the threads (rounded up).
           maxGuestThreadsPerTenant: () => (tenancy.mode === 'multi' ? Math.ceil(c.sandboxThreads / 2) : c.sandboxThreads),
+          // Every session's catalog has the core tools: their handles come prepared with the boot image.
+          preparedCatalogJson: coreGuestCatalogJson(),
         }),
     },
   ],

@@ -17,12 +17,13 @@ export class CellStartProbe {
     private readonly supply: VmSupply,
   ) {}
 
-  static async load(): Promise<CellStartProbe> {
+  /** With `preparedCatalogJson`, its handles are prepared in the boot image, as the worker's threads prepare the core tools'. */
+  static async load(preparedCatalogJson?: string): Promise<CellStartProbe> {
     const loader = await WasmLoader.load('release');
     const failed = (msg: string, error: unknown): never => {
       throw new SandboxEngineError(`${msg}: ${String(error)}`);
     };
-    const supply = await VmSupply.open(loader, { warm: () => undefined, failed });
+    const supply = await VmSupply.open(loader, { warm: () => undefined, failed }, preparedCatalogJson);
     return new CellStartProbe(loader, supply);
   }
 

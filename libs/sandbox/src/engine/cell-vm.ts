@@ -61,13 +61,16 @@ export class CellVm {
     readonly memoryLimitBytes: number,
   ) {}
 
-  /** A VM built from scratch: new instance, runtime, context, guest sources compiled and run. */
-  static async create(loader: WasmLoader, memoryLimitBytes: number): Promise<CellVm> {
+  /**
+   * A VM built from scratch: new instance, runtime, context, guest sources compiled and run, and
+   * the deployment's catalog handles prepared when `preparedCatalogJson` is given (installPrelude).
+   */
+  static async create(loader: WasmLoader, memoryLimitBytes: number, preparedCatalogJson?: string): Promise<CellVm> {
     const instance = await loader.instantiate(memoryMaxBytes(memoryLimitBytes));
     const runtime = instance.module.newRuntime();
     const vm = new CellVm(loader, instance, runtime, runtime.newContext(), memoryLimitBytes);
     vm.applyLimits();
-    vm.adoptHandles(installPrelude(vm.ctx, () => vm));
+    vm.adoptHandles(installPrelude(vm.ctx, () => vm, preparedCatalogJson));
     return vm;
   }
 

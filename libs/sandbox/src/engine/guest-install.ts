@@ -11,9 +11,11 @@ export const KEPT_PRELUDE_FUNCTIONS = ['settle', 'serialize', 'describe', 'unhan
 /**
  * Evaluates the guest sources in a fresh context (text codec, console formatting, prelude + tool
  * API) and hands the prelude its host functions as arguments, so they never appear on the global
- * object. Returns the handles of `KEPT_PRELUDE_FUNCTIONS`, owned by the caller.
+ * object. With `preparedCatalogJson` (the deployment's GuestCatalog, `SandboxPoolOptions`), its
+ * tool handles are prepared, nothing defined: a run whose catalog has the same globals takes them
+ * (tool-api.guest.js). Returns the handles of `KEPT_PRELUDE_FUNCTIONS`, owned by the caller.
  */
-export function installPrelude(ctx: QuickJSContext, owner: () => SinkOwner | undefined): QuickJSHandle[] {
+export function installPrelude(ctx: QuickJSContext, owner: () => SinkOwner | undefined, preparedCatalogJson?: string): QuickJSHandle[] {
   ctx.unwrapResult(ctx.evalCode(TEXT_CODEC_SOURCE, 'codemode:text-codec.js')).dispose();
   const inspect = ctx.unwrapResult(ctx.evalCode(CONSOLE_INSPECT_SOURCE, 'codemode:console.js'));
   const install = ctx.unwrapResult(ctx.evalCode(PRELUDE_SOURCE, PRELUDE_FILE));
@@ -23,6 +25,12 @@ export function installPrelude(ctx: QuickJSContext, owner: () => SinkOwner | und
   for (const handle of [inspect, install, out, request, cancel]) handle.dispose();
   const kept = KEPT_PRELUDE_FUNCTIONS.map((name) => ctx.getProp(api, name));
   api.dispose();
+  if (preparedCatalogJson !== undefined) {
+    const json = ctx.newString(preparedCatalogJson);
+    const defineCatalog = kept[KEPT_PRELUDE_FUNCTIONS.indexOf('defineCatalog')];
+    ctx.unwrapResult(ctx.callFunction(defineCatalog, ctx.undefined, json, ctx.true)).dispose();
+    json.dispose();
+  }
   return kept;
 }
 

@@ -37,11 +37,15 @@ export class VmSupply {
     /** Every VM starts from it; undefined only when capturing it failed (then: from scratch). */
     private readonly image: PreparedImage | undefined,
     private readonly events: VmSupplyEvents,
+    private readonly preparedCatalogJson: string | undefined,
   ) {}
 
-  /** Builds and captures the boot image (the VM it came from never runs a cell); no spare yet. */
-  static async open(loader: WasmLoader, events: VmSupplyEvents): Promise<VmSupply> {
-    const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES);
+  /**
+   * Builds and captures the boot image (the VM it came from never runs a cell); no spare yet. With
+   * `preparedCatalogJson`, the image holds that catalog's tool handles, prepared (installPrelude).
+   */
+  static async open(loader: WasmLoader, events: VmSupplyEvents, preparedCatalogJson?: string): Promise<VmSupply> {
+    const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES, preparedCatalogJson);
     let image: PreparedImage | undefined;
     try {
       image = base.captureImage();
@@ -50,7 +54,7 @@ export class VmSupply {
     } finally {
       base.release();
     }
-    return new VmSupply(loader, image, events);
+    return new VmSupply(loader, image, events, preparedCatalogJson);
   }
 
   /** Size of the boot image's stored pages in bytes (0 without one). */
@@ -80,7 +84,9 @@ export class VmSupply {
 
   /** A VM built now, without the spare (also what `take` does when the spare does not fit). */
   build(memoryLimitBytes: number): Promise<CellVm> {
-    return this.image ? CellVm.fromBootImage(this.loader, this.image, memoryLimitBytes) : CellVm.create(this.loader, memoryLimitBytes);
+    return this.image
+      ? CellVm.fromBootImage(this.loader, this.image, memoryLimitBytes)
+      : CellVm.create(this.loader, memoryLimitBytes, this.preparedCatalogJson);
   }
 
   /** Prepares the spare unless there is one; resolves true once it is ready, false when it failed (reported). */

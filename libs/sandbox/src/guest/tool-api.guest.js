@@ -16,8 +16,9 @@
  * Every intrinsic is captured when `installToolApi` runs. Args are built as JSON text by parts,
  * so the envelope (`{tool, input}`, …) stays well-formed whatever the guest passes; only the
  * guest's own values are serialized (leniently for tool inputs, strictly for stored values).
- * Returns `defineCatalog(catalogJson)`, which the host calls once per run with its GuestCatalog
- * (its `surfaces` decide whether `agents` is installed).
+ * Returns `defineCatalog(catalogJson, prepareOnly)`, which the host calls once per run with its
+ * GuestCatalog (its `surfaces` decide whether `agents` is installed), and, with `prepareOnly`, once
+ * while the boot image is made, with the deployment's catalog, to build its handles ahead.
  */
 /* exported installToolApi -- the prelude embeds this function as an expression */
 function installToolApi(kit) {
@@ -35,6 +36,7 @@ function installToolApi(kit) {
   const MapGet = uncurry(Map.prototype.get);
   const MapSet = uncurry(Map.prototype.set);
   const WeakMapSet = uncurry(WeakMap.prototype.set);
+  const WeakMapGet = uncurry(WeakMap.prototype.get);
   const GuestMap = Map;
   const GuestError = Error;
   const GuestTypeError = TypeError;
@@ -316,6 +318,29 @@ function installToolApi(kit) {
   defineGlobal('nodes', nodesObject);
   defineNamespaces(freeze({ __proto__: null }));
 
+  // The deployment's catalog, built while the boot image was made (`defineCatalog(json, true)`),
+  // with its text and its handles by callable name: a run whose catalog is that text installs it
+  // as built, and another run's global whose metadata is the same takes its prepared handle.
+  // Building the handles was most of a cell's start. Every VM has its own copy with the image; a
+  // handle is frozen, its metadata deep-frozen, and a built catalog is never changed.
+  let preparedJson;
+  let preparedBuilt;
+  const prepared = new GuestMap();
+
+  // The prepared handle for this global's metadata: only when every metadata field is the same value.
+  function preparedHandle(raw) {
+    if (raw === null || typeof raw !== 'object' || !hasOwn(raw, 'callableName')) return undefined;
+    const handle = MapGet(prepared, raw.callableName);
+    if (handle === undefined) return undefined;
+    const meta = WeakMapGet(handles, handle);
+    for (let i = 0; i < META_KEYS.length; i++) {
+      const key = META_KEYS[i];
+      // An object value (none today) is never the same value: such a global gets a handle of its own.
+      if ((hasOwn(raw, key) ? raw[key] : undefined) !== meta[key]) return undefined;
+    }
+    return handle;
+  }
+
   // Whether the run's catalog lists the surface `name` (GuestCatalog.surfaces).
   function hasSurface(catalog, name) {
     const surfaces = isArray(catalog && catalog.surfaces) ? catalog.surfaces : [];
@@ -324,20 +349,25 @@ function installToolApi(kit) {
     return false;
   }
 
-  // This run's catalog: one global (a handle) per core/client tool, catalog.all(), MCP.<server>.<tool>.
-  function defineCatalog(catalogJson) {
-    const catalog = JSONParse(catalogJson);
+  // A catalog's handles and namespaces, nothing defined yet: `named` lists name, handle, … (its
+  // globals, then its MCP tools), `all` is catalog.all(), `mcp` the MCP namespace.
+  function buildCatalog(catalog) {
     const globals = isArray(catalog && catalog.globals) ? catalog.globals : [];
+    const named = [];
     const all = [];
     for (let i = 0; i < globals.length; i++) {
-      const meta = readMeta(globals[i] && globals[i].metadata);
-      const name = meta.callableName;
-      const handle = makeHandle(meta, callInvoker(name));
-      MapSet(byName, name, handle);
+      const raw = globals[i] && globals[i].metadata;
+      let handle = preparedHandle(raw);
+      if (handle === undefined) {
+        const meta = readMeta(raw);
+        handle = makeHandle(meta, callInvoker(meta.callableName));
+      }
+      // readMeta made it a string ('' for none); a handle's own read-only property.
+      named[named.length] = handle.callableName;
+      named[named.length] = handle;
       put(all, i, handle);
-      if (name !== '' && !(name in G)) defineGlobal(name, handle);
     }
-    allHandles = freeze(all);
+    const globalsNamed = named.length;
     const mcp = { __proto__: null };
     const servers = isArray(catalog && catalog.mcp) ? catalog.mcp : [];
     for (let i = 0; i < servers.length; i++) {
@@ -350,14 +380,41 @@ function installToolApi(kit) {
         if (tool === null || typeof tool !== 'object') continue;
         const meta = readMeta(tool.metadata);
         const handle = makeHandle(meta, namespaceInvoker(S(server.serverName), S(meta.toolName), meta.callableName));
-        MapSet(byName, meta.callableName, handle);
+        named[named.length] = meta.callableName;
+        named[named.length] = handle;
         defineFixed(scope, S(tool.toolIdentifier), handle, true);
       }
       defineFixed(mcp, S(server.serverIdentifier), freeze(scope), true);
     }
-    defineNamespaces(freeze(mcp));
-    // Only sessions with `agents: true` have it; elsewhere `agents` stays a ReferenceError.
-    if (hasSurface(catalog, 'agents.run')) defineGlobal('agents', agentsObject);
+    return freeze({
+      __proto__: null,
+      named: freeze(named),
+      globalsNamed,
+      all: freeze(all),
+      mcp: freeze(mcp),
+      // Only sessions with `agents: true` have it; elsewhere `agents` stays a ReferenceError.
+      agents: hasSurface(catalog, 'agents.run'),
+    });
+  }
+
+  // This run's catalog: one global (a handle) per core/client tool, catalog.all(), MCP.<server>.<tool>.
+  // With `prepareOnly` (the boot image, before any run): the catalog is built and kept, nothing defined.
+  function defineCatalog(catalogJson, prepareOnly) {
+    if (prepareOnly === true) {
+      preparedBuilt = buildCatalog(JSONParse(catalogJson));
+      preparedJson = catalogJson;
+      for (let i = 0; i < preparedBuilt.globalsNamed; i += 2) MapSet(prepared, preparedBuilt.named[i], preparedBuilt.named[i + 1]);
+      return;
+    }
+    const built = preparedJson !== undefined && catalogJson === preparedJson ? preparedBuilt : buildCatalog(JSONParse(catalogJson));
+    const named = built.named;
+    for (let i = 0; i < named.length; i += 2) {
+      MapSet(byName, named[i], named[i + 1]);
+      if (i < built.globalsNamed && named[i] !== '' && !(named[i] in G)) defineGlobal(named[i], named[i + 1]);
+    }
+    allHandles = built.all;
+    defineNamespaces(built.mcp);
+    if (built.agents) defineGlobal('agents', agentsObject);
   }
 
   return defineCatalog;

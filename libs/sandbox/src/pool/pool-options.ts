@@ -11,6 +11,12 @@ export interface SandboxPoolOptions {
   logger?: PoolLogger;
   /** QuickJS build. @default 'release' ('debug' adds assertions and leak checks; for tests) */
   variant?: SandboxVariant;
+  /**
+   * A GuestCatalog (JSON text) whose tool handles every thread's boot image holds prepared: a run
+   * whose catalog has globals with the same metadata takes them instead of building its own, which
+   * was most of a cell's start (the worker passes the core tools' catalog). @default none
+   */
+  preparedCatalogJson?: string;
   /** How long past a leg's deadline the watchdog waits before terminating its thread. @default 300 */
   watchdogGraceMs?: number;
   /** Runs that may be parked at once in this pool (SPEC §3: 64 per worker process). @default 64 */

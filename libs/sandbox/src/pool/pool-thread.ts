@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { ABORTED_MESSAGE, failedOutcome, THREAD_LOST_MESSAGE, TIMEOUT_MESSAGE, type CellOutcome } from '@codemode/cells';
-import type { BridgeHost, CellRunRequest, ExternalSettlement, RestorePlan, ResumeOptions, SandboxVariant } from '../engine/types';
+import type { BridgeHost, CellRunRequest, ExternalSettlement, RestorePlan, ResumeOptions } from '../engine/types';
 import { SandboxStartError } from '../errors';
 import type { FromThread, ThreadData, ToThread } from '../thread/protocol';
 import { LegWatchdog } from './leg-watchdog';
@@ -53,12 +53,12 @@ export class PoolThread {
 
   constructor(
     script: string,
-    variant: SandboxVariant,
+    boot: Omit<ThreadData, 'busy'>,
     private readonly graceMs: number,
     private readonly events: PoolThreadEvents,
   ) {
     const spawnedAt = performance.now();
-    const workerData: ThreadData = { variant, busy: this.busyFlag.buffer };
+    const workerData: ThreadData = { ...boot, busy: this.busyFlag.buffer };
     this.worker = new Worker(script, { workerData, resourceLimits: { stackSizeMb: SANDBOX_THREAD_STACK_MB } });
     this.ready = new Promise((resolve, reject) => {
       this.readyReject = reject;

@@ -62,10 +62,16 @@ function apiHost(calls: BridgeCall[]): BridgeHost {
   };
 }
 
-describe('SandboxPool: guest tool API', () => {
+// Every behaviour twice: with handles built per run, and with the catalog's handles prepared in the
+// boot image (SandboxPoolOptions.preparedCatalogJson): the run's catalog is then that text, or
+// (catalogJson below) another whose globals take the prepared handles where their metadata is the same.
+describe.each([
+  ['built per run', undefined],
+  ['prepared with the boot image', CATALOG],
+])('SandboxPool: guest tool API, handles %s', (_how, preparedCatalogJson) => {
   let pool: SandboxPool;
   beforeAll(async () => {
-    pool = await SandboxPool.start({ threads: 2 });
+    pool = await SandboxPool.start({ threads: 2, preparedCatalogJson });
   });
   afterAll(async () => {
     await pool.close();

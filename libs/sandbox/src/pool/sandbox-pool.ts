@@ -261,7 +261,8 @@ export class SandboxPool {
   }
 
   private spawn(): PoolThread {
-    const thread = new PoolThread(this.script, this.options.variant ?? 'release', this.options.watchdogGraceMs ?? 300, {
+    const boot = { variant: this.options.variant ?? 'release', preparedCatalogJson: this.options.preparedCatalogJson };
+    const thread = new PoolThread(this.script, boot, this.options.watchdogGraceMs ?? 300, {
       ready: () => {
         // `ready` also says "a prepared VM is there" (`warm`), which a starting thread can send
         // before it is ready: only readiness ends a replacement's hold for its culprit tenant.

@@ -79,10 +79,14 @@ async function boot(): Promise<void> {
   const t0 = performance.now();
   loader = await WasmLoader.load(data.variant);
   const t1 = performance.now();
-  supply = await VmSupply.open(loader, {
-    warm: () => post({ type: 'warm' }),
-    failed: (msg, error) => post({ type: 'log', level: 'error', msg, fields: { error: describe(error) } }),
-  });
+  supply = await VmSupply.open(
+    loader,
+    {
+      warm: () => post({ type: 'warm' }),
+      failed: (msg, error) => post({ type: 'log', level: 'error', msg, fields: { error: describe(error) } }),
+    },
+    data.preparedCatalogJson,
+  );
   if (!(await supply.prepare())) throw new SandboxStartError('sandbox instance creation failed');
   post({ type: 'ready', compileMs: t1 - t0, instanceMs: performance.now() - t1 });
 }

@@ -52,6 +52,8 @@ export type FromThread =
 
 export interface ThreadData {
   variant: SandboxVariant;
+  /** The catalog whose tool handles the thread's boot image holds prepared (`SandboxPoolOptions.preparedCatalogJson`). */
+  preparedCatalogJson?: string;
   /**
    * One Int32: the slot of the run whose guest code the thread is executing right now (0: none).
    * The pool's watchdog reads it to blame the run that actually overran, not one waiting behind it.
