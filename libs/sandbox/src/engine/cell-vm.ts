@@ -20,6 +20,8 @@ export const QUICKJS_MAX_STACK_BYTES = 512 * 1024;
  */
 export interface PreparedImage {
   readonly vm: VmImage;
+  /** The catalog whose handles the image holds prepared (installPrelude), if any. */
+  readonly preparedCatalogJson?: string;
 }
 
 export type { VmHostSink };
@@ -46,6 +48,8 @@ export class CellVm {
   private started = false;
   /** Offset of Math.random's state, known when this VM came from an image: a parked run can be captured. */
   private randomStateOffset: number | undefined;
+  /** The catalog whose handles this VM holds prepared: a run with this very catalog installs them without sending it in. */
+  private preparedCatalogJson: string | undefined;
   private readonly handles: QuickJSHandle[] = [];
   private settleFn!: QuickJSHandle;
   private serializeFn!: QuickJSHandle;
@@ -71,6 +75,7 @@ export class CellVm {
     const vm = new CellVm(loader, instance, runtime, runtime.newContext(), memoryLimitBytes);
     vm.applyLimits();
     vm.adoptHandles(installPrelude(vm.ctx, () => vm, preparedCatalogJson));
+    vm.preparedCatalogJson = preparedCatalogJson;
     return vm;
   }
 
@@ -88,6 +93,7 @@ export class CellVm {
     vm.applyLimits();
     vm.adoptHandles(parts.handles);
     vm.randomStateOffset = image.vm.randomStateOffset;
+    vm.preparedCatalogJson = image.preparedCatalogJson;
     return vm;
   }
 
@@ -126,7 +132,10 @@ export class CellVm {
    */
   captureImage(): PreparedImage {
     if (this.started || this.released || this.broken) throw new SandboxEngineError('only a fresh prepared VM can be captured');
-    return { vm: capture({ instance: this.instance, runtime: this.runtime, context: this.ctx, handles: this.handles }, this.loader) };
+    return {
+      vm: capture({ instance: this.instance, runtime: this.runtime, context: this.ctx, handles: this.handles }, this.loader),
+      preparedCatalogJson: this.preparedCatalogJson,
+    };
   }
 
   /** The wasm memory maximum this VM was built for (the run's cap, before any debug floor). */
@@ -187,7 +196,8 @@ export class CellVm {
     return this.guard(() => {
       if (seed) installDeterminism(this.ctx, () => this, seed);
       if (catalogJson !== undefined) {
-        const json = this.ctx.newString(catalogJson);
+        // The prepared catalog is named by null: copying its text into the VM cost more than installing it.
+        const json = catalogJson === this.preparedCatalogJson ? this.ctx.null : this.ctx.newString(catalogJson);
         const defined = this.ctx.callFunction(this.defineCatalogFn, this.ctx.undefined, json);
         json.dispose();
         if (defined.error) return { ok: false, compile: false, record: this.describeAndDispose(defined.error) };

@@ -17,8 +17,9 @@
  * so the envelope (`{tool, input}`, …) stays well-formed whatever the guest passes; only the
  * guest's own values are serialized (leniently for tool inputs, strictly for stored values).
  * Returns `defineCatalog(catalogJson, prepareOnly)`, which the host calls once per run with its
- * GuestCatalog (its `surfaces` decide whether `agents` is installed), and, with `prepareOnly`, once
- * while the boot image is made, with the deployment's catalog, to build its handles ahead.
+ * GuestCatalog (its `surfaces` decide whether `agents` is installed; null for the prepared one),
+ * and, with `prepareOnly`, once while the boot image is made, with the deployment's catalog, to
+ * build its handles ahead.
  */
 /* exported installToolApi -- the prelude embeds this function as an expression */
 function installToolApi(kit) {
@@ -319,11 +320,10 @@ function installToolApi(kit) {
   defineNamespaces(freeze({ __proto__: null }));
 
   // The deployment's catalog, built while the boot image was made (`defineCatalog(json, true)`),
-  // with its text and its handles by callable name: a run whose catalog is that text installs it
-  // as built, and another run's global whose metadata is the same takes its prepared handle.
-  // Building the handles was most of a cell's start. Every VM has its own copy with the image; a
-  // handle is frozen, its metadata deep-frozen, and a built catalog is never changed.
-  let preparedJson;
+  // with its handles by callable name: a run whose catalog is that text (the host passes null for
+  // it) installs it as built, and another run's global whose metadata is the same takes its
+  // prepared handle. Building the handles was most of a cell's start. Every VM has its own copy
+  // with the image; a handle is frozen, its metadata deep-frozen, and a built catalog never changes.
   let preparedBuilt;
   const prepared = new GuestMap();
 
@@ -397,16 +397,17 @@ function installToolApi(kit) {
     });
   }
 
-  // This run's catalog: one global (a handle) per core/client tool, catalog.all(), MCP.<server>.<tool>.
-  // With `prepareOnly` (the boot image, before any run): the catalog is built and kept, nothing defined.
+  // This run's catalog: one global (a handle) per core/client tool, catalog.all(), MCP.<server>.<tool>;
+  // null: the prepared one. With `prepareOnly` (the boot image, before any run): the catalog is
+  // built and kept, nothing defined.
   function defineCatalog(catalogJson, prepareOnly) {
     if (prepareOnly === true) {
       preparedBuilt = buildCatalog(JSONParse(catalogJson));
-      preparedJson = catalogJson;
       for (let i = 0; i < preparedBuilt.globalsNamed; i += 2) MapSet(prepared, preparedBuilt.named[i], preparedBuilt.named[i + 1]);
       return;
     }
-    const built = preparedJson !== undefined && catalogJson === preparedJson ? preparedBuilt : buildCatalog(JSONParse(catalogJson));
+    if (catalogJson === null && preparedBuilt === undefined) throw new GuestTypeError('no catalog was prepared');
+    const built = catalogJson === null ? preparedBuilt : buildCatalog(JSONParse(catalogJson));
     const named = built.named;
     for (let i = 0; i < named.length; i += 2) {
       MapSet(byName, named[i], named[i + 1]);
