@@ -36,6 +36,21 @@ describe('LegWatchdog', () => {
     expect(overran).toHaveBeenCalledTimes(1);
   });
 
+  it('defers afresh under a new budget: time deferred under an earlier one does not count', () => {
+    const overran = jest.fn();
+    const watchdog = new LegWatchdog(300, () => false, overran);
+    watchdog.arm(1000);
+    jest.advanceTimersByTime(1300 + 3 * 300);
+    // Idle for the host past MAX_DEFERRED_OVERRUN_MS, then a new budget, spent while another run executes.
+    watchdog.arm(undefined);
+    jest.advanceTimersByTime(MAX_DEFERRED_OVERRUN_MS + 5000);
+    watchdog.arm(1000);
+    jest.advanceTimersByTime(1300 + 10 * 300);
+    expect(overran).not.toHaveBeenCalled();
+    jest.advanceTimersByTime(MAX_DEFERRED_OVERRUN_MS);
+    expect(overran).toHaveBeenCalledTimes(1);
+  });
+
   it('a disarm, a re-arm or a stop replaces the pending deadline', () => {
     const overran = jest.fn();
     const watchdog = new LegWatchdog(300, () => true, overran);

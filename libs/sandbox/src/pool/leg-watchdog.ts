@@ -24,6 +24,8 @@ export class LegWatchdog {
   /** Arms it for a budget of `timeoutMs` from now, or disarms it (undefined). */
   arm(timeoutMs: number | undefined): void {
     clearTimeout(this.timer);
+    // A new budget defers afresh: time deferred under an earlier one must not blame this run at its first look.
+    this.deferredSince = undefined;
     this.timer = timeoutMs === undefined ? undefined : setTimeout(() => this.fire(), timeoutMs + this.graceMs);
   }
 
