@@ -15,6 +15,7 @@ export class CellStartProbe {
   private constructor(
     private readonly loader: WasmLoader,
     private readonly supply: VmSupply,
+    private readonly preparedCatalogJson: string | undefined,
   ) {}
 
   /** With `preparedCatalogJson`, its handles are prepared in the boot image, as the worker's threads prepare the core tools'. */
@@ -24,7 +25,7 @@ export class CellStartProbe {
       throw new SandboxEngineError(`${msg}: ${String(error)}`);
     };
     const supply = await VmSupply.open(loader, { warm: () => undefined, failed }, preparedCatalogJson);
-    return new CellStartProbe(loader, supply);
+    return new CellStartProbe(loader, supply, preparedCatalogJson);
   }
 
   /** Size of the boot image in bytes (its stored 4 KiB pages). */
@@ -52,7 +53,7 @@ export class CellStartProbe {
   }
 
   async fromScratch(): Promise<void> {
-    this.runTiny(await CellVm.create(this.loader, DEFAULT_MEMORY_BYTES));
+    this.runTiny(await CellVm.create(this.loader, DEFAULT_MEMORY_BYTES, this.preparedCatalogJson));
   }
 
   private runTiny(vm: CellVm, catalogJson?: string): void {

@@ -14,7 +14,9 @@ export interface SandboxPoolOptions {
   /**
    * A GuestCatalog (JSON text) whose tool handles every thread's boot image holds prepared: a run
    * whose catalog has globals with the same metadata takes them instead of building its own, which
-   * was most of a cell's start (the worker passes the core tools' catalog). @default none
+   * was most of a cell's start (the worker passes the core tools' catalog). It is in every
+   * tenant's VM memory (out of reach of JS): only what every tenant may see belongs in it, never a
+   * tenant-scoped tool. @default none
    */
   preparedCatalogJson?: string;
   /** How long past a leg's deadline the watchdog waits before terminating its thread. @default 300 */
