@@ -1,5 +1,6 @@
 import { SandboxEngineError } from '../errors';
 import { CellVm } from './cell-vm';
+import { PreparedCatalog } from './prepared-catalog';
 import { VmSupply } from './vm-supply';
 import { DEFAULT_MEMORY_BYTES, WasmLoader } from './wasm-loader';
 
@@ -15,7 +16,7 @@ export class CellStartProbe {
   private constructor(
     private readonly loader: WasmLoader,
     private readonly supply: VmSupply,
-    private readonly preparedCatalogJson: string | undefined,
+    private readonly prepared: PreparedCatalog | undefined,
   ) {}
 
   /** With `preparedCatalogJson`, its handles are prepared in the boot image, as the worker's threads prepare the core tools'. */
@@ -25,7 +26,7 @@ export class CellStartProbe {
       throw new SandboxEngineError(`${msg}: ${String(error)}`);
     };
     const supply = await VmSupply.open(loader, { warm: () => undefined, failed }, preparedCatalogJson);
-    return new CellStartProbe(loader, supply, preparedCatalogJson);
+    return new CellStartProbe(loader, supply, preparedCatalogJson === undefined ? undefined : new PreparedCatalog(preparedCatalogJson));
   }
 
   /** Size of the boot image in bytes (its stored 4 KiB pages). */
@@ -53,7 +54,7 @@ export class CellStartProbe {
   }
 
   async fromScratch(): Promise<void> {
-    this.runTiny(await CellVm.create(this.loader, DEFAULT_MEMORY_BYTES, this.preparedCatalogJson));
+    this.runTiny(await CellVm.create(this.loader, DEFAULT_MEMORY_BYTES, this.prepared));
   }
 
   private runTiny(vm: CellVm, catalogJson?: string): void {

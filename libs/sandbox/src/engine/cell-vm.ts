@@ -4,6 +4,7 @@ import { CELL_FILE, CELL_PREFIX, CELL_SUFFIX } from '../guest/prelude';
 import { type GuestErrorRecord, parseGuestErrorRecord } from './guest-error';
 import { installDeterminism, installPrelude } from './guest-install';
 import { nonZeroPageCount, SCAN_PAGE_BYTES } from './memory-pages';
+import type { PreparedCatalog } from './prepared-catalog';
 import { capture, instantiateImage, type VmImage } from './vm-image';
 import { hostFunctions, type VmHostSink } from './vm-host-functions';
 import { memoryMaxBytes, MIN_MEMORY_BYTES, type WasmInstance, type WasmLoader } from './wasm-loader';
@@ -21,7 +22,7 @@ export const QUICKJS_MAX_STACK_BYTES = 512 * 1024;
 export interface PreparedImage {
   readonly vm: VmImage;
   /** The catalog whose handles the image holds prepared (installPrelude), if any. */
-  readonly preparedCatalogJson?: string;
+  readonly prepared?: PreparedCatalog;
 }
 
 export type { VmHostSink };
@@ -48,8 +49,8 @@ export class CellVm {
   private started = false;
   /** Offset of Math.random's state, known when this VM came from an image: a parked run can be captured. */
   private randomStateOffset: number | undefined;
-  /** The catalog whose handles this VM holds prepared: a run with this very catalog installs them without sending it in. */
-  private preparedCatalogJson: string | undefined;
+  /** The catalog whose handles this VM holds prepared: what a run's catalog is sent in as (`PreparedCatalog.forGuest`). */
+  private prepared: PreparedCatalog | undefined;
   private readonly handles: QuickJSHandle[] = [];
   private settleFn!: QuickJSHandle;
   private serializeFn!: QuickJSHandle;
@@ -67,15 +68,15 @@ export class CellVm {
 
   /**
    * A VM built from scratch: new instance, runtime, context, guest sources compiled and run, and
-   * the deployment's catalog handles prepared when `preparedCatalogJson` is given (installPrelude).
+   * the handles of a `prepared` catalog built (installPrelude).
    */
-  static async create(loader: WasmLoader, memoryLimitBytes: number, preparedCatalogJson?: string): Promise<CellVm> {
+  static async create(loader: WasmLoader, memoryLimitBytes: number, prepared?: PreparedCatalog): Promise<CellVm> {
     const instance = await loader.instantiate(memoryMaxBytes(memoryLimitBytes));
     const runtime = instance.module.newRuntime();
     const vm = new CellVm(loader, instance, runtime, runtime.newContext(), memoryLimitBytes);
     vm.applyLimits();
-    vm.adoptHandles(installPrelude(vm.ctx, () => vm, preparedCatalogJson));
-    vm.preparedCatalogJson = preparedCatalogJson;
+    vm.adoptHandles(installPrelude(vm.ctx, () => vm, prepared?.json));
+    vm.prepared = prepared;
     return vm;
   }
 
@@ -93,7 +94,7 @@ export class CellVm {
     vm.applyLimits();
     vm.adoptHandles(parts.handles);
     vm.randomStateOffset = image.vm.randomStateOffset;
-    vm.preparedCatalogJson = image.preparedCatalogJson;
+    vm.prepared = image.prepared;
     return vm;
   }
 
@@ -134,7 +135,7 @@ export class CellVm {
     if (this.started || this.released || this.broken) throw new SandboxEngineError('only a fresh prepared VM can be captured');
     return {
       vm: capture({ instance: this.instance, runtime: this.runtime, context: this.ctx, handles: this.handles }, this.loader),
-      preparedCatalogJson: this.preparedCatalogJson,
+      prepared: this.prepared,
     };
   }
 
@@ -196,8 +197,9 @@ export class CellVm {
     return this.guard(() => {
       if (seed) installDeterminism(this.ctx, () => this, seed);
       if (catalogJson !== undefined) {
-        // The prepared catalog is named by null: copying its text into the VM cost more than installing it.
-        const json = catalogJson === this.preparedCatalogJson ? this.ctx.null : this.ctx.newString(catalogJson);
+        // Copying a catalog's text into the VM cost more than installing what the image prepared of it.
+        const sent = this.prepared ? this.prepared.forGuest(catalogJson) : catalogJson;
+        const json = sent === null ? this.ctx.null : this.ctx.newString(sent);
         const defined = this.ctx.callFunction(this.defineCatalogFn, this.ctx.undefined, json);
         json.dispose();
         if (defined.error) return { ok: false, compile: false, record: this.describeAndDispose(defined.error) };

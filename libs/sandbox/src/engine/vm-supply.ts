@@ -1,4 +1,5 @@
 import { CellVm, type PreparedImage } from './cell-vm';
+import { PreparedCatalog } from './prepared-catalog';
 import { DEFAULT_MEMORY_BYTES, memoryMaxBytes, MIN_MEMORY_BYTES, type WasmLoader } from './wasm-loader';
 
 /** What a thread hears from its supply. */
@@ -37,7 +38,7 @@ export class VmSupply {
     /** Every VM starts from it; undefined only when capturing it failed (then: from scratch). */
     private readonly image: PreparedImage | undefined,
     private readonly events: VmSupplyEvents,
-    private readonly preparedCatalogJson: string | undefined,
+    private readonly prepared: PreparedCatalog | undefined,
   ) {}
 
   /**
@@ -45,7 +46,8 @@ export class VmSupply {
    * `preparedCatalogJson`, the image holds that catalog's tool handles, prepared (installPrelude).
    */
   static async open(loader: WasmLoader, events: VmSupplyEvents, preparedCatalogJson?: string): Promise<VmSupply> {
-    const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES, preparedCatalogJson);
+    const prepared = preparedCatalogJson === undefined ? undefined : new PreparedCatalog(preparedCatalogJson);
+    const base = await CellVm.create(loader, DEFAULT_MEMORY_BYTES, prepared);
     let image: PreparedImage | undefined;
     try {
       image = base.captureImage();
@@ -54,7 +56,7 @@ export class VmSupply {
     } finally {
       base.release();
     }
-    return new VmSupply(loader, image, events, preparedCatalogJson);
+    return new VmSupply(loader, image, events, prepared);
   }
 
   /** Size of the boot image's stored pages in bytes (0 without one). */
@@ -86,7 +88,7 @@ export class VmSupply {
   build(memoryLimitBytes: number): Promise<CellVm> {
     return this.image
       ? CellVm.fromBootImage(this.loader, this.image, memoryLimitBytes)
-      : CellVm.create(this.loader, memoryLimitBytes, this.preparedCatalogJson);
+      : CellVm.create(this.loader, memoryLimitBytes, this.prepared);
   }
 
   /** Prepares the spare unless there is one; resolves true once it is ready, false when it failed (reported). */

@@ -37,7 +37,6 @@ function installToolApi(kit) {
   const MapGet = uncurry(Map.prototype.get);
   const MapSet = uncurry(Map.prototype.set);
   const WeakMapSet = uncurry(WeakMap.prototype.set);
-  const WeakMapGet = uncurry(WeakMap.prototype.get);
   const GuestMap = Map;
   const GuestError = Error;
   const GuestTypeError = TypeError;
@@ -319,26 +318,26 @@ function installToolApi(kit) {
   defineGlobal('nodes', nodesObject);
   defineNamespaces(freeze({ __proto__: null }));
 
-  // The deployment's catalog, built while the boot image was made (`defineCatalog(json, true)`),
-  // with its handles by callable name: a run whose catalog is that text (the host passes null for
-  // it) installs it as built, and another run's global whose metadata is the same takes its
-  // prepared handle. Building the handles was most of a cell's start. Every VM has its own copy
-  // with the image; a handle is frozen, its metadata deep-frozen, and a built catalog never changes.
+  // The deployment's catalog, built while the boot image was made (`defineCatalog(json, true)`).
+  // The host sends a run's catalog as null when it is that catalog, and any global of it whose
+  // metadata is a prepared global's as `{ prepared: <its index> }` (engine/prepared-catalog.ts):
+  // the guest neither parses nor builds what the image holds, which was most of a cell's start.
+  // Every VM has its own copy with the image; a handle is frozen, its metadata deep-frozen, and a
+  // built catalog never changes.
   let preparedBuilt;
-  const prepared = new GuestMap();
 
-  // The prepared handle for this global's metadata: only when every metadata field is the same value.
-  function preparedHandle(raw) {
-    if (raw === null || typeof raw !== 'object' || !hasOwn(raw, 'callableName')) return undefined;
-    const handle = MapGet(prepared, raw.callableName);
-    if (handle === undefined) return undefined;
-    const meta = WeakMapGet(handles, handle);
-    for (let i = 0; i < META_KEYS.length; i++) {
-      const key = META_KEYS[i];
-      // An object value (none today) is never the same value: such a global gets a handle of its own.
-      if ((hasOwn(raw, key) ? raw[key] : undefined) !== meta[key]) return undefined;
+  // The handle of the prepared catalog's global `index`.
+  function preparedGlobal(index) {
+    if (
+      preparedBuilt === undefined ||
+      typeof index !== 'number' ||
+      index % 1 !== 0 ||
+      index < 0 ||
+      2 * index >= preparedBuilt.globalsNamed
+    ) {
+      throw new GuestTypeError('no such prepared tool: ' + S(index));
     }
-    return handle;
+    return preparedBuilt.named[2 * index + 1];
   }
 
   // Whether the run's catalog lists the surface `name` (GuestCatalog.surfaces).
@@ -356,10 +355,12 @@ function installToolApi(kit) {
     const named = [];
     const all = [];
     for (let i = 0; i < globals.length; i++) {
-      const raw = globals[i] && globals[i].metadata;
-      let handle = preparedHandle(raw);
-      if (handle === undefined) {
-        const meta = readMeta(raw);
+      const global = globals[i];
+      let handle;
+      if (global !== null && typeof global === 'object' && hasOwn(global, 'prepared')) {
+        handle = preparedGlobal(global.prepared);
+      } else {
+        const meta = readMeta(global && global.metadata);
         handle = makeHandle(meta, callInvoker(meta.callableName));
       }
       // readMeta made it a string ('' for none); a handle's own read-only property.
@@ -403,7 +404,6 @@ function installToolApi(kit) {
   function defineCatalog(catalogJson, prepareOnly) {
     if (prepareOnly === true) {
       preparedBuilt = buildCatalog(JSONParse(catalogJson));
-      for (let i = 0; i < preparedBuilt.globalsNamed; i += 2) MapSet(prepared, preparedBuilt.named[i], preparedBuilt.named[i + 1]);
       return;
     }
     if (catalogJson === null && preparedBuilt === undefined) throw new GuestTypeError('no catalog was prepared');
