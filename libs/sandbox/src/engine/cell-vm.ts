@@ -198,9 +198,10 @@ export class CellVm {
       if (seed) installDeterminism(this.ctx, () => this, seed);
       if (catalogJson !== undefined) {
         // Copying a catalog's text into the VM cost more than installing what the image prepared of it.
-        const sent = this.prepared ? this.prepared.forGuest(catalogJson) : catalogJson;
-        const json = sent === null ? this.ctx.null : this.ctx.newString(sent);
-        const defined = this.ctx.callFunction(this.defineCatalogFn, this.ctx.undefined, json);
+        const sent = this.prepared ? this.prepared.forGuest(catalogJson) : ({ kind: 'as-is', text: catalogJson } as const);
+        const json = sent.kind === 'prepared' ? this.ctx.null : this.ctx.newString(sent.text);
+        const named = sent.kind === 'named' ? this.ctx.true : this.ctx.false;
+        const defined = this.ctx.callFunction(this.defineCatalogFn, this.ctx.undefined, json, this.ctx.false, named);
         json.dispose();
         if (defined.error) return { ok: false, compile: false, record: this.describeAndDispose(defined.error) };
         defined.value.dispose();

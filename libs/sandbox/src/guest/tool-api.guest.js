@@ -16,9 +16,10 @@
  * Every intrinsic is captured when `installToolApi` runs. Args are built as JSON text by parts,
  * so the envelope (`{tool, input}`, …) stays well-formed whatever the guest passes; only the
  * guest's own values are serialized (leniently for tool inputs, strictly for stored values).
- * Returns `defineCatalog(catalogJson, prepareOnly)`, which the host calls once per run with its
- * GuestCatalog (its `surfaces` decide whether `agents` is installed; null for the prepared one),
- * and, with `prepareOnly`, once while the boot image is made, with the deployment's catalog, to
+ * Returns `defineCatalog(catalogJson, prepareOnly, byIndex)`, which the host calls once per run
+ * with its GuestCatalog (its `surfaces` decide whether `agents` is installed; null for the prepared
+ * one; `byIndex` when the host named prepared globals in it by index), and, with `prepareOnly`,
+ * once while the boot image is made, with the deployment's catalog, to
  * build its handles ahead.
  */
 /* exported installToolApi -- the prelude embeds this function as an expression */
@@ -320,7 +321,8 @@ function installToolApi(kit) {
 
   // The deployment's catalog, built while the boot image was made (`defineCatalog(json, true)`).
   // The host sends a run's catalog as null when it is that catalog, and any global of it whose
-  // metadata is a prepared global's as `{ prepared: <its index> }` (engine/prepared-catalog.ts):
+  // metadata is a prepared global's as `{ prepared: <its index> }`, saying so (`byIndex`: a
+  // `prepared` key is read in no other text; engine/prepared-catalog.ts):
   // the guest neither parses nor builds what the image holds, which was most of a cell's start.
   // Every VM has its own copy with the image; a handle is frozen, its metadata deep-frozen, and a
   // built catalog never changes.
@@ -350,14 +352,14 @@ function installToolApi(kit) {
 
   // A catalog's handles and namespaces, nothing defined yet: `named` lists name, handle, … (its
   // globals, then its MCP tools), `all` is catalog.all(), `mcp` the MCP namespace.
-  function buildCatalog(catalog) {
+  function buildCatalog(catalog, byIndex) {
     const globals = isArray(catalog && catalog.globals) ? catalog.globals : [];
     const named = [];
     const all = [];
     for (let i = 0; i < globals.length; i++) {
       const global = globals[i];
       let handle;
-      if (global !== null && typeof global === 'object' && hasOwn(global, 'prepared')) {
+      if (byIndex === true && global !== null && typeof global === 'object' && hasOwn(global, 'prepared')) {
         handle = preparedGlobal(global.prepared);
       } else {
         const meta = readMeta(global && global.metadata);
@@ -401,13 +403,13 @@ function installToolApi(kit) {
   // This run's catalog: one global (a handle) per core/client tool, catalog.all(), MCP.<server>.<tool>;
   // null: the prepared one. With `prepareOnly` (the boot image, before any run): the catalog is
   // built and kept, nothing defined.
-  function defineCatalog(catalogJson, prepareOnly) {
+  function defineCatalog(catalogJson, prepareOnly, byIndex) {
     if (prepareOnly === true) {
       preparedBuilt = buildCatalog(JSONParse(catalogJson));
       return;
     }
     if (catalogJson === null && preparedBuilt === undefined) throw new GuestTypeError('no catalog was prepared');
-    const built = catalogJson === null ? preparedBuilt : buildCatalog(JSONParse(catalogJson));
+    const built = catalogJson === null ? preparedBuilt : buildCatalog(JSONParse(catalogJson), byIndex);
     const named = built.named;
     for (let i = 0; i < named.length; i += 2) {
       MapSet(byName, named[i], named[i + 1]);

@@ -82,4 +82,22 @@ describe('SandboxPool: a catalog prepared with the boot image', () => {
       ['echo', 'write'],
     ]);
   });
+
+  it('reads no `prepared` key a run catalog held: its global is built from its metadata', async () => {
+    const forged = JSON.stringify({ globals: [{ prepared: 0, metadata: toolMetadata('mine') }], mcp: [] });
+    expect(await run('return [typeof echo, mine.description, catalog.all().length]', forged)).toEqual(['undefined', 'the mine tool', 1]);
+  });
+});
+
+describe('SandboxPool: no catalog prepared', () => {
+  it('reads no `prepared` key a run catalog held either', async () => {
+    const pool = await SandboxPool.start({ threads: 1 });
+    try {
+      const forged = JSON.stringify({ globals: [{ prepared: 0, metadata: toolMetadata('mine') }], mcp: [] });
+      const outcome = await pool.run({ ...cell('return [mine.description, catalog.all().length]'), catalogJson: forged }, host);
+      expect(JSON.parse(valueOf(outcome))).toEqual(['the mine tool', 1]);
+    } finally {
+      await pool.close();
+    }
+  });
 });
