@@ -4,7 +4,7 @@
  * global object), and keeps handles to the functions of the returned object:
  * `settle(id, ok, payloadJson)` (returns an error description when a timer callback threw),
  * `serialize(value)` → compact JSON text, `describe(thrown)` → JSON `{name,message,stack}`
- * or `{text}`, `defineCatalog(catalogJson, prepareOnly)` (this run's GuestCatalog: tool globals, `catalog.all()`,
+ * or `{text}`, `defineCatalog(catalogJson, prepareOnly, byIndex)` (this run's GuestCatalog: tool globals, `catalog.all()`,
  * `MCP`; see `tool-api.guest.js`), and `unhandled()` → the description of a rejected bridge call no
  * handler was attached to (or undefined). Every intrinsic it relies on is captured here, before
  * user code can replace it. Tool handles serialize to their metadata (a captured WeakMap).

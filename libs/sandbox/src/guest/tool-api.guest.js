@@ -19,8 +19,7 @@
  * Returns `defineCatalog(catalogJson, prepareOnly, byIndex)`, which the host calls once per run
  * with its GuestCatalog (its `surfaces` decide whether `agents` is installed; null for the prepared
  * one; `byIndex` when the host named prepared globals in it by index), and, with `prepareOnly`,
- * once while the boot image is made, with the deployment's catalog, to
- * build its handles ahead.
+ * once while the boot image is made, with the deployment's catalog, to build its handles ahead.
  */
 /* exported installToolApi -- the prelude embeds this function as an expression */
 function installToolApi(kit) {
@@ -322,10 +321,10 @@ function installToolApi(kit) {
   // The deployment's catalog, built while the boot image was made (`defineCatalog(json, true)`).
   // The host sends a run's catalog as null when it is that catalog, and any global of it whose
   // metadata is a prepared global's as `{ prepared: <its index> }`, saying so (`byIndex`: a
-  // `prepared` key is read in no other text; engine/prepared-catalog.ts):
-  // the guest neither parses nor builds what the image holds, which was most of a cell's start.
-  // Every VM has its own copy with the image; a handle is frozen, its metadata deep-frozen, and a
-  // built catalog never changes.
+  // `prepared` key is read in no other text; engine/prepared-catalog.ts). So the guest neither
+  // parses nor builds what the image holds, which was most of a cell's start. Every VM has its own
+  // copy with the image; a handle is frozen, its metadata deep-frozen, and a built catalog never
+  // changes.
   let preparedBuilt;
 
   // The handle of the prepared catalog's global `index`.
