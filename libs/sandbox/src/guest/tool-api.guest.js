@@ -1,8 +1,8 @@
 /**
  * Guest source of the tool-facing API (SPEC §4): `catalog`, tool handles and the tool globals,
- * `API`, `MCP`/`namespaces`, `results`, `store`/`load`, and SPEC §15's platform surfaces `nodes`, `skills`
- * and (when the run's catalog lists `agents.run`) `agents`: each of their calls is a `callValue`
- * whose tool is the dotted surface name, so the host treats it as any tool call. It is a function expression the prelude
+ * `API`, `MCP`/`namespaces`, and the globals of `platform-surfaces.guest.js` (`results`,
+ * `store`/`load`, SPEC §15's `nodes`, `skills` and, when the run's catalog lists `agents.run`,
+ * `agents`), which it embeds. It is a function expression the prelude
  * embeds and calls from `install` (so before any user code), passing its bridge primitives:
  *
  * - `kit.call(method, argsJson, map?)` → a bridge promise; `map` turns the host's JSON answer into
@@ -38,7 +38,6 @@ function installToolApi(kit) {
   const MapSet = uncurry(Map.prototype.set);
   const WeakMapSet = uncurry(WeakMap.prototype.set);
   const GuestMap = Map;
-  const GuestError = Error;
   const GuestTypeError = TypeError;
   const call = kit.call,
     fail = kit.fail,
@@ -180,128 +179,8 @@ function installToolApi(kit) {
     },
   });
 
-  // A stored value is serialized strictly: what JSON cannot represent rejects instead of being mangled.
-  function valueJson(value) {
-    try {
-      return strictJson(value);
-    } catch (error) {
-      let reason;
-      try {
-        reason = error instanceof GuestError ? S(error.message) : S(error);
-      } catch {
-        reason = 'unknown reason';
-      }
-      throw new GuestTypeError(HOST.VALUE_NOT_SERIALIZABLE_PREFIX + reason);
-    }
-  }
-
-  const resultsObject = freeze({
-    __proto__: null,
-    save(value) {
-      let json;
-      try {
-        json = valueJson(value);
-      } catch (error) {
-        return fail(error);
-      }
-      return call('resultSave', '{"value":' + json + '}');
-    },
-    load(id) {
-      return call('resultLoad', '{"id":' + safeJson(id) + '}');
-    },
-    delete(id) {
-      return call('resultDelete', '{"id":' + safeJson(id) + '}');
-    },
-  });
-
-  // SPEC §4: only a string is a key. Anything else (an object with toJSON, a number, a symbol) is
-  // sent as null, never converted, and the host refuses it with its TypeError.
-  function keyJson(key) {
-    return typeof key === 'string' ? JSONStringify(key) : 'null';
-  }
-
-  function store(key, value) {
-    const keyText = keyJson(key);
-    if (value === undefined) return call('store', '{"key":' + keyText + ',"delete":true}', () => undefined);
-    let json;
-    try {
-      json = valueJson(value);
-    } catch (error) {
-      return fail(error);
-    }
-    return call('store', '{"key":' + keyText + ',"value":' + json + '}', () => undefined);
-  }
-
-  function load(key) {
-    return call('load', '{"key":' + keyJson(key) + '}', (answer) =>
-      answer !== null && typeof answer === 'object' && answer.found === true ? answer.value : undefined,
-    );
-  }
-
-  // SPEC §15: skills.list() and skills.read(name) are the tool calls `skills.list` / `skills.read`.
-  const skillsListArgs = '{"tool":"skills.list","input":{}}';
-  const skillsObject = freeze({
-    __proto__: null,
-    list() {
-      return call('callValue', skillsListArgs);
-    },
-    read(name) {
-      return call('callValue', '{"tool":"skills.read","input":{"name":' + safeJson(name) + '}}');
-    },
-  });
-
-  // SPEC §15: nodes.list() and nodes.get(idOrName) are the calls `nodes.list` / `nodes.get`; the
-  // handle get() answers carries invoke(command, params?) and, when the node offers fs.listDir,
-  // listDir(path): both the call `nodes.invoke`, naming the node by the id it resolved to.
-  const nodesListArgs = '{"tool":"nodes.list","input":{}}';
-  function nodeHandle(answer) {
-    const node = answer !== null && typeof answer === 'object' ? answer : { __proto__: null };
-    const id = typeof node.id === 'string' ? node.id : '';
-    const commands = isArray(node.commands) ? node.commands : [];
-    let listsDirs = false;
-    for (let i = 0; i < commands.length; i++) if (commands[i] === 'fs.listDir') listsDirs = true;
-    const prefix = '{"tool":"nodes.invoke","input":{"node":' + JSONStringify(id) + ',"command":';
-    const handle = { __proto__: null };
-    defineFixed(handle, 'id', id, true);
-    defineFixed(handle, 'name', typeof node.name === 'string' ? node.name : '', true);
-    defineFixed(
-      handle,
-      'invoke',
-      function invoke(command, params) {
-        return call('callValue', prefix + safeJson(command) + ',"params":' + (params === undefined ? '{}' : safeJson(params)) + '}}');
-      },
-      false,
-    );
-    if (listsDirs) {
-      defineFixed(
-        handle,
-        'listDir',
-        function listDir(path) {
-          return call('callValue', prefix + '"fs.listDir","params":{"path":' + safeJson(path) + '}}}');
-        },
-        false,
-      );
-    }
-    return freeze(handle);
-  }
-  const nodesObject = freeze({
-    __proto__: null,
-    list() {
-      return call('callValue', nodesListArgs);
-    },
-    get(idOrName) {
-      return call('callValue', '{"tool":"nodes.get","input":{"idOrName":' + safeJson(idOrName) + '}}', nodeHandle);
-    },
-  });
-
-  // agents.run(input) is the call `agents.run`, with the input as a tool's (absent → {}).
-  const runAgent = callInvoker('agents.run');
-  const agentsObject = freeze({
-    __proto__: null,
-    run(input) {
-      return runAgent([input]);
-    },
-  });
+  // SPEC §4/§15's platform surfaces: results, store/load, skills, nodes, agents (platform-surfaces.guest.js).
+  const surfaces = HOST.PLATFORM_SURFACES({ __proto__: null, call, fail, safeJson, strictJson, defineFixed, callInvoker });
 
   function defineNamespaces(mcp) {
     const namespaces = freeze({ __proto__: null, MCP: mcp });
@@ -311,11 +190,11 @@ function installToolApi(kit) {
 
   defineGlobal('catalog', catalogObject);
   defineGlobal('API', apiObject);
-  defineGlobal('results', resultsObject);
-  defineGlobal('store', store);
-  defineGlobal('load', load);
-  defineGlobal('skills', skillsObject);
-  defineGlobal('nodes', nodesObject);
+  defineGlobal('results', surfaces.results);
+  defineGlobal('store', surfaces.store);
+  defineGlobal('load', surfaces.load);
+  defineGlobal('skills', surfaces.skills);
+  defineGlobal('nodes', surfaces.nodes);
   defineNamespaces(freeze({ __proto__: null }));
 
   // The deployment's catalog, built while the boot image was made (`defineCatalog(json, true)`).
@@ -416,7 +295,7 @@ function installToolApi(kit) {
     }
     allHandles = built.all;
     defineNamespaces(built.mcp);
-    if (built.agents) defineGlobal('agents', agentsObject);
+    if (built.agents) defineGlobal('agents', surfaces.agents);
   }
 
   return defineCatalog;
