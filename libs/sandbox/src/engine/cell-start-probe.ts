@@ -1,6 +1,5 @@
 import { SandboxEngineError } from '../errors';
 import { CellVm } from './cell-vm';
-import { PreparedCatalog } from './prepared-catalog';
 import { VmSupply } from './vm-supply';
 import { DEFAULT_MEMORY_BYTES, WasmLoader } from './wasm-loader';
 
@@ -16,7 +15,6 @@ export class CellStartProbe {
   private constructor(
     private readonly loader: WasmLoader,
     private readonly supply: VmSupply,
-    private readonly prepared: PreparedCatalog | undefined,
   ) {}
 
   /** With `preparedCatalogJson`, its handles are prepared in the boot image, as the worker's threads prepare the core tools'. */
@@ -26,7 +24,7 @@ export class CellStartProbe {
       throw new SandboxEngineError(`${msg}: ${String(error)}`);
     };
     const supply = await VmSupply.open(loader, { warm: () => undefined, failed }, preparedCatalogJson);
-    return new CellStartProbe(loader, supply, preparedCatalogJson === undefined ? undefined : new PreparedCatalog(preparedCatalogJson));
+    return new CellStartProbe(loader, supply);
   }
 
   /** Size of the boot image in bytes (its stored 4 KiB pages). */
@@ -54,7 +52,7 @@ export class CellStartProbe {
   }
 
   async fromScratch(): Promise<void> {
-    this.runTiny(await CellVm.create(this.loader, DEFAULT_MEMORY_BYTES, this.prepared));
+    this.runTiny(await CellVm.create(this.loader, DEFAULT_MEMORY_BYTES, this.supply.prepared));
   }
 
   private runTiny(vm: CellVm, catalogJson?: string): void {

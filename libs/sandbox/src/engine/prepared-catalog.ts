@@ -22,10 +22,11 @@ export class PreparedCatalog {
     const globals = globalsOf(JSON.parse(json));
     if (!globals) throw new TypeError('a prepared catalog needs a globals list');
     globals.forEach((global, index) => {
-      const text = metadataText(global);
+      const metadata = metadataOf(global);
+      const text = metadata && JSON.stringify(metadata);
       if (text === undefined || this.indexOf.has(text)) return;
       this.indexOf.set(text, index);
-      this.names.add((global as { metadata: { callableName?: unknown } }).metadata.callableName);
+      this.names.add(metadata?.callableName);
     });
   }
 
@@ -45,11 +46,9 @@ export class PreparedCatalog {
       if (!globals) return { kind: 'as-is', text: catalogJson };
       // Every global is sent as one of the two shapes: a `prepared` the run's text held is never passed on.
       const sent = globals.map((global) => {
-        const metadata = (global as { metadata?: unknown } | null)?.metadata;
-        const name = metadata !== null && typeof metadata === 'object' ? (metadata as { callableName?: unknown }).callableName : undefined;
-        const text = this.names.has(name) ? metadataText(global) : undefined;
-        const index = text === undefined ? undefined : this.indexOf.get(text);
-        return index === undefined ? { metadata } : { prepared: index };
+        const metadata = metadataOf(global);
+        const index = metadata && this.names.has(metadata.callableName) ? this.indexOf.get(JSON.stringify(metadata)) : undefined;
+        return index === undefined ? { metadata: (global as { metadata?: unknown } | null)?.metadata } : { prepared: index };
       });
       return { kind: 'named', text: JSON.stringify({ ...(catalog as object), globals: sent }) };
     } catch {
@@ -73,8 +72,8 @@ function globalsOf(catalog: unknown): unknown[] | undefined {
   return Array.isArray(globals) ? globals : undefined;
 }
 
-/** A global's metadata as JSON text; undefined when it has none (an object). */
-function metadataText(global: unknown): string | undefined {
+/** A global's metadata when it is an object (what a prepared global can have); else undefined. */
+function metadataOf(global: unknown): { callableName?: unknown } | undefined {
   const metadata = global !== null && typeof global === 'object' ? (global as { metadata?: unknown }).metadata : undefined;
-  return metadata !== null && typeof metadata === 'object' ? JSON.stringify(metadata) : undefined;
+  return metadata !== null && typeof metadata === 'object' ? metadata : undefined;
 }

@@ -38,7 +38,8 @@ export class VmSupply {
     /** Every VM starts from it; undefined only when capturing it failed (then: from scratch). */
     private readonly image: PreparedImage | undefined,
     private readonly events: VmSupplyEvents,
-    private readonly prepared: PreparedCatalog | undefined,
+    /** The catalog whose handles every VM of this supply holds prepared, if any. */
+    readonly prepared: PreparedCatalog | undefined,
   ) {}
 
   /**
