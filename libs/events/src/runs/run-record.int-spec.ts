@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { SessionRef } from '@codemode/contracts';
-import { EventLog } from '../log/event-log';
+import { toolSettledData, type SessionRef } from '@codemode/contracts';
+import { EventLog, type AppendInput } from '../log/event-log';
 import type { LoggedEvent } from '../log/event-encoding';
 import { SessionLedger } from '../ledgers/session-ledger';
 import { KeySpace } from '../platform/keys';
@@ -192,6 +192,73 @@ test('while a live tail follows the session, a folded run keeps its end in the s
   expect(await redis.xlen(keys.events(ref))).toBe(0);
   expect(await log.history(ref)).toHaveLength(9);
   expect((await sessions.get(ref))?.counts.events).toBe(9);
+});
+
+/** A tool call's two events, as a worker writes them together (append-events.lua: one batch). */
+function toolCall(runId: string): AppendInput[] {
+  return [
+    { type: 'tool.called', runId, epoch: 1, data: { callId: 'c1', tool: 'ls', source: 'openclaw', inputBytes: 2, input: {} } },
+    {
+      type: 'tool.settled',
+      runId,
+      epoch: 1,
+      data: toolSettledData({ callId: 'c1', tool: 'ls', durationMs: 1 }, { ok: true, value: { entries: ['f'] } }, true),
+    },
+  ];
+}
+
+/** Ends `runId` after the events the test gave it and expects the feed to read what it read before. */
+async function endAndCompare(ref: SessionRef, runId: string): Promise<LoggedEvent[]> {
+  const live = await log.history(ref);
+  const end = await packing.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed('mine') });
+  expect(await folded(ref, runId)).toMatch(/^A/);
+  const all = await log.history(ref);
+  expect(all.slice(0, -1)).toEqual(live);
+  expect(all.at(-1)).toMatchObject({ id: end.eventId, type: 'run.completed', runId });
+  expect((await sessions.get(ref))?.counts.events).toBe(all.length);
+  return all;
+}
+
+test('a run folds with its entries whatever lies between them in the log: the fold reads the ids its hash lists', async () => {
+  const ref = newRef();
+  const mine = newRunId();
+  await packing.request(ref, mine, requestData('mine'));
+  // 80 entries of 40 other runs between its request and its start: more than a fold reads through (64).
+  const others = Array.from({ length: 40 }, () => newRunId());
+  for (const other of others) {
+    await packing.request(ref, other, requestData('other'));
+    await packing.start(ref, other, W);
+  }
+  await packing.start(ref, mine, W);
+  await log.append(ref, untypedAppend({ type: 'shell.output', data: { n: 1 } }));
+  await log.appendAll(ref, toolCall(mine));
+  await packing.append(ref, { type: 'run.output', runId: mine, epoch: 1, data: { text: 'out' } });
+  const all = await endAndCompare(ref, mine);
+  expect(all.filter((e) => e.runId === mine).map((e) => e.type)).toEqual([
+    'run.requested',
+    'run.started',
+    'tool.called',
+    'tool.settled',
+    'run.output',
+    'run.completed',
+  ]);
+  // Its six entries left the stream; the other runs' and the session's stay.
+  expect(await redis.xlen(keys.events(ref))).toBe(2 * others.length + 1);
+});
+
+test.each([
+  ['its list grew past 64 bytes (20 outputs)', 'outgrown'],
+  ['it was requested by an earlier release, which kept no list', 'absent'],
+] as const)('a run whose hash lists no ids to rely on is folded from the log as before: %s', async (_, list) => {
+  const ref = newRef();
+  const runId = newRunId();
+  await packing.request(ref, runId, requestData());
+  if (list === 'absent') await redis.hdel(keys.run(ref, runId), 'entries');
+  await packing.start(ref, runId, W);
+  for (let i = 0; i < 20; i++) await packing.append(ref, { type: 'run.output', runId, epoch: 1, data: { text: `o${i}` } });
+  expect(await redis.hget(keys.run(ref, runId), 'entries')).toBe(list === 'outgrown' ? '+' : null);
+  await endAndCompare(ref, runId);
+  expect(await redis.xlen(keys.events(ref))).toBe(0);
 });
 
 test('a run longer than a record holds keeps its entries in the log; its record holds its hash', async () => {

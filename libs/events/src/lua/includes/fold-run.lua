@@ -28,6 +28,7 @@
 --- @include "stored-bytes"
 --- @include "run-hash"
 --- @include "session-expiry"
+--- @include "run-entries"
 
 -- A field name the record cannot hold: one with its '=' separator or SEP.
 local UNFOLDABLE_NAME = '[=' .. SEP .. ']'
@@ -47,11 +48,30 @@ local function entries_to_end(K, from, endId, expected)
   end
 end
 
+-- The run's entries by the ids its hash lists (run-entries.lua): `expected` of them with the end,
+-- read at once when nothing else lies between them, else one by one; nil when one is not there,
+-- false when the hash lists none to rely on (the log is read from the request instead).
+local function listed_entries(K, listed, endId, expected)
+  local ids = listed_ids(listed)
+  if not ids or #ids + 1 ~= expected then return false end
+  ids[#ids + 1] = endId
+  local entries = redis.call('XRANGE', K[1], ids[1], endId, 'COUNT', #ids)
+  if #entries == #ids and entries[#entries][1] == endId then return entries end
+  entries = {}
+  for _, id in ipairs(ids) do
+    local one = redis.call('XRANGE', K[1], id, id)
+    if #one ~= 1 then return nil end
+    entries[#entries + 1] = one[1]
+  end
+  return entries
+end
+
 -- The heads and data of the run's entries from its request to its end, with their ids and the
 -- bytes each counted; nil when they are not all there in the shape this release writes, or their
 -- data passes RECORD_MAX_DATA.
-local function foldable_entries(K, runId, createdMs, endId, expected)
-  local entries = entries_to_end(K, int(createdMs) .. '-0', endId, expected)
+local function foldable_entries(K, runId, createdMs, endId, expected, listed)
+  local entries = listed_entries(K, listed, endId, expected)
+  if entries == false then entries = entries_to_end(K, int(createdMs) .. '-0', endId, expected) end
   if not entries then return nil end
   local tokens, ids, sizes, ms, data = {}, {}, {}, createdMs, 0
   for _, entry in ipairs(entries) do
@@ -79,9 +99,10 @@ end
 local function fold_run(K, runId, endId, endBytes)
   local stored = redis.call('HGETALL', K[3])
   -- Its events before the end, as counted until the end (run-history-cap.lua), and the end.
-  local expected = 1
+  local expected, listed = 1, nil
   for i = 1, #stored, 2 do
     if stored[i] == 'historyEvents' then expected = tonumber(stored[i + 1]) + 1 end
+    if stored[i] == 'entries' then listed = stored[i + 1] end
   end
   local hash = staged_hash(stored)
   local tokens, v = {}, {}
@@ -100,7 +121,7 @@ local function fold_run(K, runId, endId, endBytes)
   end
   tokens[#tokens + 1] = ''
   local heads, ids, sizes
-  if created and endMs - created <= SPAN_MS then heads, ids, sizes = foldable_entries(K, runId, created, endId, expected) end
+  if created and endMs - created <= SPAN_MS then heads, ids, sizes = foldable_entries(K, runId, created, endId, expected, listed) end
   tokens[1] = (heads and 'A' or 'B') .. tokens[1]
   for _, token in ipairs(heads or {}) do tokens[#tokens + 1] = token end
   local record = table.concat(tokens, SEP)

@@ -9,7 +9,8 @@
     project_session(K, ev, at, id), project_run(K, ev, at, atMs, id): the projections of the
       event `id` appended at `at` (`atMs` its millisecond, now_ms); the transcript gets marks
       naming it (transcript.lua), never a copy of its data. The run hash's changes are staged
-      (set_run, del_run) for append_event's one write (run-hash.lua).
+      (set_run, del_run) for append_event's one write (run-hash.lua), the list of the run's
+      entries' ids among them (run-entries.lua).
     raw_of(ev, name): the JSON text of one of the event's raw fields, or nil.
 ]]
 --- @include "now-iso"
@@ -18,6 +19,7 @@
 --- @include "session-expiry"
 --- @include "stored-bytes"
 --- @include "transcript"
+--- @include "run-entries"
 
 local function raw_of(ev, name)
   for _, r in ipairs(ev.raws) do
@@ -36,6 +38,7 @@ end
 
 local function project_run(K, ev, at, atMs, id)
   local f = ev.facts
+  note_entry(K, ev, id)
   if ev.type == 'run.requested' then
     set_run('runId', ev.runId)
     set_run('title', raw_of(ev, 'title'))

@@ -8,7 +8,7 @@
 
     read_run(K, runId): reads the fields into `run_read` and returns it (from the run's record
       once it is folded: run-record.lua): status and epoch (false when absent), claimToken, historyEvents and historyBytes (numbers), imageBytes (a number),
-      call, toolCalled (a boolean).
+      call, toolCalled (a boolean), entries (the list of its log entries' ids, run-entries.lua).
     read_of(runId): `run_read` when it was read for this run since the last write, else nil.
     set_run(field, value), del_run(field): what the event changes on the run hash (a field set
       again keeps its last value).
@@ -28,7 +28,7 @@
 --- @include "ended-run"
 
 local RUN_READ_FIELDS = { 'status', 'epoch', 'claimToken', 'historyEvents', 'historyBytes', 'imageBytes', 'call',
-  'toolCalled' }
+  'toolCalled', 'entries' }
 
 local run_read = nil
 local run_sets, run_set_at, run_dels = {}, {}, {}
@@ -38,7 +38,7 @@ local function read_run(K, runId)
   local v = run_fields(K[3], RUN_READ_FIELDS)
   run_read = { runId = runId, status = v[1], epoch = v[2], claimToken = v[3],
     historyEvents = tonumber(v[4] or '0'), historyBytes = tonumber(v[5] or '0'), imageBytes = tonumber(v[6] or '0'),
-    call = v[7], toolCalled = v[8] and true or false }
+    call = v[7], toolCalled = v[8] and true or false, entries = v[9] }
   return run_read
 end
 
