@@ -4,10 +4,12 @@ import { ScriptLoader, SCRIPT_NAMES } from '@codemode/events';
 import { FLEET_SCRIPT_NAMES, fleetScripts } from '@codemode/fleet';
 import { REDIS_URL } from '../test/utils/test-stack';
 import { RedisConnections, type NamedProcess } from './redis-connections';
-import { fmt } from './stats';
+import { fmt, measureThroughput } from './stats';
 
 export interface RedisCostReport {
   execs: number;
+  /** Execs kept running at once (1: one after another). */
+  inFlight: number;
   /**
    * Top-level commands sent by the api and the worker per exec (a script counts once, its inner
    * commands not at all; commands pipelined in one socket write count one each). Not socket
@@ -24,7 +26,8 @@ export interface RedisCostReport {
 
 /**
  * Redis work per exec, by script: the slow log at threshold 0 times every command Redis runs,
- * the commands inside a script included, for `execs` sequential execs. A script's own time
+ * the commands inside a script included, for `execs` execs, `inFlight` at once (one after another
+ * by default). A script's own time
  * includes its inner commands, so only top-level commands are summed. Inner commands are told
  * apart by their case: ioredis sends command names in lower case, and the Lua of this service
  * and of BullMQ calls them in upper case. With `processes`, only commands from their connections
@@ -36,6 +39,7 @@ export async function measureRedisCost(
   exec: () => Promise<unknown>,
   redisUrl = REDIS_URL,
   processes?: NamedProcess[],
+  inFlight = 1,
 ): Promise<RedisCostReport> {
   const redis = new Redis(redisUrl);
   const names = scriptNames();
@@ -47,7 +51,7 @@ export async function measureRedisCost(
     await redis.config('SET', 'slowlog-log-slower-than', '0');
     await redis.slowlog('RESET');
     const ownersBefore = connections?.owners();
-    for (let i = 0; i < execs; i += 1) await exec();
+    await measureThroughput(execs, inFlight, exec);
     const entries = (await redis.slowlog('GET', '-1')) as [number, number, number, string[], string][];
     await redis.config('SET', 'slowlog-log-slower-than', threshold);
     // A connection closed during the execs is known from the first reading, one opened from the second.
@@ -79,6 +83,7 @@ export async function measureRedisCost(
     }
     return {
       execs,
+      inFlight,
       commands: commands / execs,
       redisUs: redisUs / execs,
       scripts: [...scripts].map(([name, row]) => ({ name, calls: row.calls / execs, us: row.us / execs })).sort((a, b) => b.us - a.us),
@@ -95,7 +100,7 @@ export async function measureRedisCost(
 
 export function redisCostTable(report: RedisCostReport, what = ''): string {
   return [
-    `| per exec \`return 1+1\` (${report.execs} sequential${what}) | calls | Redis µs |`,
+    `| per exec \`return 1+1\` (${report.execs} ${report.inFlight > 1 ? `at ${report.inFlight} in flight` : 'sequential'}${what}) | calls | Redis µs |`,
     '|---|---|---|',
     ...report.scripts.map((s) => `| ${s.name} | ${fmt(s.calls)} | ${fmt(s.us, 0)} |`),
     ...report.byRole.map((r) => `| top-level commands from the ${r.role} | ${fmt(r.commands, 1)} | ${fmt(r.us, 0)} |`),

@@ -13,6 +13,9 @@ const EXECS = Number(process.env.BENCH_REDIS_COST_EXECS ?? 200);
 const PRIMITIVE_CELLS = Number(process.env.BENCH_STREAM_PRIMITIVE_CELLS ?? 500);
 const ADMISSION_CALLS = Number(process.env.BENCH_ADMISSION_CALLS ?? 2000);
 const WARM_EXECS = 50;
+/** Execs of one session kept running at once: most of the log between a run's request and its end is other runs' (fold-run.lua). */
+const CROWDED_EXECS = Number(process.env.BENCH_REDIS_CROWDED_EXECS ?? 1000);
+const CROWDED_IN_FLIGHT = 64;
 /** How new cells travel (`CODEMODE_CELL_DISPATCH`, passed to the stack's apps by TestStack). */
 const CELL_DISPATCH = process.env.CODEMODE_CELL_DISPATCH?.trim() || 'stream';
 /** How long Redis's idle work (timers, blocking pops, renewals) is read for before the execs. */
@@ -21,7 +24,8 @@ const IDLE_MS = 5_000;
 /**
  * `npm run bench:redis`: what one trivial exec costs Redis (issue 40's measures), on a private
  * Redis nothing else uses so that INFO's counters are the exec's own: one api and one worker,
- * multi-tenant with quotas on, `return 1+1` one at a time in one session. Then the stream
+ * multi-tenant with quotas on, `return 1+1` one at a time in one session, then 64 at a time in
+ * another (Redis time by script, and the bytes kept once they are done). Then the stream
  * primitives against BullMQ (bench/stream-primitives.ts) and the exec admission in one script
  * against two (bench/admission-scripts.ts) on the same Redis, the apps stopped. With
  * `CODEMODE_CELL_DISPATCH=bullmq` in its environment, the apps dispatch new cells as BullMQ jobs.
@@ -33,11 +37,12 @@ async function main(): Promise<void> {
     const node = new Redis(redis.url);
     try {
       const client = new CodeModeClient({ baseUrl: stack.baseUrl, apiKey: 'key-alpha' });
-      const execCell = async (): Promise<unknown> => {
-        const result = await client.exec('bench', { title: 'add', code: 'return 1+1' });
+      const execIn = (session: string) => async (): Promise<unknown> => {
+        const result = await client.exec(session, { title: 'add', code: 'return 1+1' });
         if (result.status !== 'completed' || result.value !== 2) throw new Error(`unexpected result ${JSON.stringify(result)}`);
         return result;
       };
+      const execCell = execIn('bench');
       for (let i = 0; i < WARM_EXECS; i += 1) await execCell();
       const processes = [
         { role: 'api', pid: stack.api.pid },
@@ -47,8 +52,15 @@ async function main(): Promise<void> {
       const counters = await measureCounters(EXECS, execCell, node, { idleMs: IDLE_MS, port: redis.port, processes });
       const profile = await measureRedisCost(EXECS, execCell, redis.url, processes.slice(0, 2));
       const retained = await retainedByKind(node, stack.prefix, WARM_EXECS + 2 * EXECS);
+      const crowded = await measureRedisCost(CROWDED_EXECS, execIn('bench-crowded'), redis.url, processes.slice(0, 2), CROWDED_IN_FLIGHT);
+      const keptAfter = await retainedByKind(node, stack.prefix, WARM_EXECS + 2 * EXECS + CROWDED_EXECS);
+      const keptRow = `| **bytes kept per finished run, all keys, these execs and the ones before** | | ${fmt(
+        keptAfter.reduce((sum, r) => sum + r.bytes, 0),
+        0,
+      )} |`;
       process.stdout.write(
-        `${execCostTable(counters, retained)}\n\n${redisCostTable(profile, ', multi-tenant, quotas on, private Redis')}\n\n`,
+        `${execCostTable(counters, retained)}\n\n${redisCostTable(profile, ', multi-tenant, quotas on, private Redis')}\n\n` +
+          `${redisCostTable(crowded, ' in one session, multi-tenant, quotas on, private Redis')}\n${keptRow}\n\n`,
       );
     } finally {
       node.disconnect();
