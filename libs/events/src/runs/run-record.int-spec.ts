@@ -249,14 +249,16 @@ test('a run folds with its entries whatever lies between them in the log: the fo
 test.each([
   ['its list grew past 64 bytes (20 outputs)', 'outgrown'],
   ['it was requested by an earlier release, which kept no list', 'absent'],
+  ['its list cannot be read', 'unreadable'],
 ] as const)('a run whose hash lists no ids to rely on is folded from the log as before: %s', async (_, list) => {
   const ref = newRef();
   const runId = newRunId();
   await packing.request(ref, runId, requestData());
   if (list === 'absent') await redis.hdel(keys.run(ref, runId), 'entries');
+  if (list === 'unreadable') await redis.hset(keys.run(ref, runId), 'entries', 'x 1');
   await packing.start(ref, runId, W);
   for (let i = 0; i < 20; i++) await packing.append(ref, { type: 'run.output', runId, epoch: 1, data: { text: `o${i}` } });
-  expect(await redis.hget(keys.run(ref, runId), 'entries')).toBe(list === 'outgrown' ? '+' : null);
+  expect(await redis.hget(keys.run(ref, runId), 'entries')).toBe({ outgrown: '+', absent: null, unreadable: 'x 1' }[list]);
   await endAndCompare(ref, runId);
   expect(await redis.xlen(keys.events(ref))).toBe(0);
 });

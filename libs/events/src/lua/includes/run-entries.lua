@@ -9,7 +9,8 @@
       with `id` added; the terminal event stages its deletion (del_run): the fold reads the list
       from the hash as it was stored before.
     listed_ids(listed): the ids a stored list names, oldest first; nil when it names none to rely
-      on: no list (a run requested by an earlier release), or one that grew past ENTRIES_MAX_BYTES.
+      on: no list (a run requested by an earlier release), one that grew past ENTRIES_MAX_BYTES,
+      or one it cannot read (left as it is by note_entry).
 
   The list: the request's id, then each later entry as `<ms>[-<seq>]`, its millisecond in base 36
   after the request's and its sequence in base 36 when not 0, separated by spaces. Once longer
@@ -36,8 +37,8 @@ local function note_entry(K, ev, id)
   local read = read_of(ev.runId)
   local listed
   if read then listed = read.entries else listed = redis.call('HGET', K[3], 'entries') end
-  if not listed or listed == OVERFLOWED then return end
-  local firstMs = tonumber(string.match(listed, '^(%d+)'))
+  local firstMs = listed and tonumber(string.match(listed, '^(%d+)%-%d+'))
+  if not firstMs then return end
   local ms, seq = string.match(id, '^(%d+)%-(%d+)$')
   seq = tonumber(seq)
   local value = listed .. ' ' .. base36(tonumber(ms) - firstMs) .. (seq == 0 and '' or '-' .. base36(seq))
@@ -57,8 +58,9 @@ local function listed_ids(listed)
       ids[1] = token
     else
       local after, seq = string.match(token, '^(%w+)%-?(%w*)$')
-      if not after then return nil end
-      ids[#ids + 1] = int(firstMs + tonumber(after, 36)) .. '-' .. (seq == '' and '0' or int(tonumber(seq, 36)))
+      after, seq = tonumber(after or '', 36), seq == '' and 0 or tonumber(seq or '', 36)
+      if not (after and seq) then return nil end
+      ids[#ids + 1] = int(firstMs + after) .. '-' .. int(seq)
     end
   end
   if #ids == 0 then return nil end
