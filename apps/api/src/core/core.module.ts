@@ -13,6 +13,7 @@ import {
   startScriptLibraries,
   eventStoreSettings,
   CellStream,
+  closeConnection,
   createRedis,
   EventLog,
   KeySpace,
@@ -65,6 +66,7 @@ export function connect(config: AppConfig, logger: Logger, name: string, options
 }
 
 const REPLIES_CONNECTION = Symbol('REPLIES_CONNECTION');
+const QUEUES_CONNECTION = Symbol('QUEUES_CONNECTION');
 const EVENT_STORES = Symbol('EVENT_STORES');
 const FLEET_STORES = Symbol('FLEET_STORES');
 
@@ -98,8 +100,11 @@ const FLEET_CLASSES = {
 };
 
 /**
- * Redis-backed services shared by every controller of the API. The queue producers share the
- * API's connection (BullMQ leaves a connection it was given open).
+ * Redis-backed services shared by every controller of the API. The queue producers have a
+ * connection of their own (BullMQ leaves a connection it was given open): BullMQ defines its ~64
+ * scripts as commands on the connection it is given, and ioredis copies every defined command
+ * onto each pipeline it builds, auto-pipelining's batches included: on the API's connection that
+ * made every batch of every request cost ~46 µs instead of ~4.
  */
 @Global()
 @Module({
@@ -120,6 +125,12 @@ const FLEET_CLASSES = {
       provide: REPLIES_CONNECTION,
       inject: [APP_CONFIG, LOGGER],
       useFactory: (c: AppConfig, l: Logger) => connect(c, l, 'api-replies', { subscriber: true }),
+    },
+    {
+      provide: QUEUES_CONNECTION,
+      inject: [APP_CONFIG, LOGGER],
+      // Not awaited: BullMQ waits for it to be ready before a queue's first command.
+      useFactory: (c: AppConfig, l: Logger) => connect(c, l, 'api-queues'),
     },
     { provide: KeySpace, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new KeySpace(c.keyPrefix) },
     {
@@ -154,7 +165,7 @@ const FLEET_CLASSES = {
     },
     {
       provide: CellQueue,
-      inject: [REDIS, KeySpace, APP_CONFIG],
+      inject: [QUEUES_CONNECTION, KeySpace, APP_CONFIG],
       useFactory: (r: RedisClient, k: KeySpace, c: AppConfig) => CellQueue.open(r, k, c.redis.queueShards),
     },
     {
@@ -165,7 +176,7 @@ const FLEET_CLASSES = {
     },
     {
       provide: ShellQueue,
-      inject: [REDIS, KeySpace],
+      inject: [QUEUES_CONNECTION, KeySpace],
       useFactory: (r: RedisClient, k: KeySpace) => new ShellQueue(new Queue(QUEUES.shell, queueOptions(r, k, QUEUES.shell))),
     },
     {
@@ -177,7 +188,7 @@ const FLEET_CLASSES = {
     { provide: BodyThreads, useFactory: () => new BodyThreads() },
     {
       provide: WorkerQueues,
-      inject: [REDIS, KeySpace, WorkerPresence],
+      inject: [QUEUES_CONNECTION, KeySpace, WorkerPresence],
       useFactory: (r: RedisClient, k: KeySpace, p: WorkerPresence) => new WorkerQueues(r, k, p),
     },
   ],
@@ -199,6 +210,7 @@ const FLEET_CLASSES = {
 export class CoreModule implements OnApplicationShutdown {
   constructor(
     @Inject(REDIS) private readonly redis: RedisClient,
+    @Inject(QUEUES_CONNECTION) private readonly queuesConnection: RedisClient,
     private readonly replies: RunReplies,
     private readonly queue: CellQueue,
     private readonly workerQueues: WorkerQueues,
@@ -212,6 +224,7 @@ export class CoreModule implements OnApplicationShutdown {
     await this.shellQueue.close().catch(() => undefined);
     await this.replies.close().catch(() => undefined);
     this.clientTools.close();
+    closeConnection(this.queuesConnection);
     this.redis.disconnect();
   }
 }

@@ -1,12 +1,11 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import type { RedisClient } from '@codemode/events';
 import type { AppConfig } from '@codemode/config';
 import { workerQueueName } from '@codemode/contracts';
-import { KeySpace, RunningLegIndex } from '@codemode/events';
+import { closeConnection, createRedis, KeySpace, RunningLegIndex } from '@codemode/events';
 import { DeploymentCatalog, WorkerPresence } from '@codemode/fleet';
 import type { Logger } from '@codemode/telemetry';
-import { APP_CONFIG, LOGGER, REDIS } from '../core/tokens';
+import { APP_CONFIG, LOGGER } from '../core/tokens';
 
 /** A queue is removed once its worker's lease is gone and it was last seen this many leases ago. */
 export const QUEUE_REMOVAL_GRACE_LEASES = 3;
@@ -32,7 +31,6 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(REDIS) private readonly redis: RedisClient,
     private readonly presence: WorkerPresence,
     private readonly catalog: DeploymentCatalog,
     private readonly keys: KeySpace,
@@ -82,7 +80,11 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
     await this.presence.forget(workerId);
     await this.runningLegs.drop(workerId);
     const name = workerQueueName(workerId);
-    const queue = new Queue(name, { connection: this.redis, prefix: this.keys.queuePrefix(name), skipMetasUpdate: true });
+    // A connection of its own: BullMQ defines its scripts as commands on the connection it is
+    // given, and ioredis copies them onto every pipeline that connection builds afterwards (the
+    // API's core module says what that costs).
+    const connection = createRedis(this.config.redis, { name: `worker-${this.config.workerId}-janitor` });
+    const queue = new Queue(name, { connection, prefix: this.keys.queuePrefix(name), skipMetasUpdate: true });
     try {
       await queue.obliterate({ force: true });
     } catch (error) {
@@ -91,6 +93,7 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
       throw error;
     } finally {
       await queue.close().catch(() => undefined);
+      closeConnection(connection);
     }
   }
 }
