@@ -62,9 +62,10 @@ async function written(ref: SessionRef, runId: string): Promise<Record<string, u
   const transcript = (await runs.transcript(ref))?.map((entry) => entry.call);
   const [historyEvents, historyBytes, status] = await redis.hmget(keys.run(ref, runId), 'historyEvents', 'historyBytes', 'status');
   const storedBytes = await redis.hget(keys.session(ref), 'storedBytes');
-  // Every field of the run hash, the times and ids its events gave it named, not valued.
+  // Every field of the run hash, the times and ids its events gave it named, not valued (the list
+  // of its entries' ids too: how long it grows depends on when they landed, run-entries.lua).
   const runHash = Object.entries(await redis.hgetall(keys.run(ref, runId)))
-    .map(([field, value]) => `${field}=${/^\d{13}|^\d{4}-\d\d-\d\dT/.test(value) ? 'set' : value}`)
+    .map(([field, value]) => `${field}=${field === 'entries' || /^\d{13}|^\d{4}-\d\d-\d\dT/.test(value) ? 'set' : value}`)
     .sort();
   const storedLog = Object.values(await redis.hgetall(keys.storedLog(ref))).reduce((sum, bytes) => sum + Number(bytes), 0);
   const expiring = await Promise.all([keys.run(ref, runId), keys.session(ref), keys.storedLog(ref)].map((key) => redis.pttl(key)));

@@ -50,7 +50,8 @@ end
 
 -- The run's entries by the ids its hash lists (run-entries.lua): `expected` of them with the end,
 -- read at once when nothing else lies between them, else one by one; nil when one is not there,
--- false when the hash lists none to rely on (the log is read from the request instead).
+-- false when the hash lists none to rely on or not as many as the run counted (the log is read
+-- from the request instead).
 local function listed_entries(K, listed, endId, expected)
   local ids = listed_ids(listed)
   if not ids or #ids + 1 ~= expected then return false end
@@ -85,6 +86,8 @@ local function foldable_entries(K, runId, createdMs, endId, expected, listed)
       end
       local at, seq = string.match(entry[1], '^(%d+)%-(%d+)$')
       at, seq = tonumber(at), tonumber(seq)
+      -- Oldest first from the run's request on, as the log and a list this release wrote name them.
+      if at < ms then return nil end
       tokens[#tokens + 1] = base36(at - ms) .. (seq == 0 and '' or '-' .. base36(seq)) .. ':' .. f[2] .. f[6]
       tokens[#tokens + 1] = f[8]
       ids[#ids + 1] = entry[1]

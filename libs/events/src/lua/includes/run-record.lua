@@ -10,8 +10,8 @@
 
   A record holds the run's whole life only when that life was short and small: its end at most
   SPAN_MS after its request, its entries all found (by the ids its hash lists, run-entries.lua;
-  for a run whose list outgrew its bound, among at most FOLD_SCAN_MAX entries of the log between
-  the two, which a fold reads all), and at most RECORD_MAX_DATA bytes of data in its entries. The feed finds
+  for a run without a list to rely on, among at most FOLD_SCAN_MAX entries of the log between the
+  two, which a fold reads all), and at most RECORD_MAX_DATA bytes of data in its entries. The feed finds
   a folded run's events through the runs index (every event of a run has an id at or after its
   request, whose millisecond is the run's score there): a page after a cursor looks at the runs
   requested from SPAN_MS before it on. A longer run (parked, held for an approval), a run whose
