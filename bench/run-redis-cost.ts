@@ -54,13 +54,17 @@ async function main(): Promise<void> {
       const retained = await retainedByKind(node, stack.prefix, WARM_EXECS + 2 * EXECS);
       const crowded = await measureRedisCost(CROWDED_EXECS, execIn('bench-crowded'), redis.url, processes.slice(0, 2), CROWDED_IN_FLIGHT);
       const keptAfter = await retainedByKind(node, stack.prefix, WARM_EXECS + 2 * EXECS + CROWDED_EXECS);
-      const keptRow = `| **bytes kept per finished run, all keys, these execs and the ones before** | | ${fmt(
-        keptAfter.reduce((sum, r) => sum + r.bytes, 0),
-        0,
-      )} |`;
+      const kept = [
+        '| after them, what the Redis keeps per finished run (MEMORY USAGE of every key; these runs and the ones before) | bytes |',
+        '|---|---|',
+        `| all keys | ${fmt(
+          keptAfter.reduce((sum, r) => sum + r.bytes, 0),
+          0,
+        )} |`,
+      ].join('\n');
       process.stdout.write(
         `${execCostTable(counters, retained)}\n\n${redisCostTable(profile, ', multi-tenant, quotas on, private Redis')}\n\n` +
-          `${redisCostTable(crowded, ' in one session, multi-tenant, quotas on, private Redis')}\n${keptRow}\n\n`,
+          `${redisCostTable(crowded, ' in one session, multi-tenant, quotas on, private Redis')}\n\n${kept}\n\n`,
       );
     } finally {
       node.disconnect();

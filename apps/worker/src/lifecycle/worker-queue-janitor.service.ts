@@ -83,7 +83,11 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
     // A connection of its own: BullMQ defines its scripts as commands on the connection it is
     // given, and ioredis copies them onto every pipeline that connection builds afterwards (the
     // API's core module says what that costs).
-    const connection = createRedis(this.config.redis, { name: `worker-${this.config.workerId}-janitor` });
+    const connection = createRedis(this.config.redis, {
+      name: `worker-${this.config.workerId}-janitor`,
+      onError: (error) =>
+        this.logger.warn({ err: error.message, departed: workerId }, 'Redis connection error while removing a queue; retrying'),
+    });
     const queue = new Queue(name, { connection, prefix: this.keys.queuePrefix(name), skipMetasUpdate: true });
     try {
       await queue.obliterate({ force: true });
