@@ -198,10 +198,6 @@ export class CellStreamReaders {
         );
         // Taken even while closing: they are pending under this worker now.
         for (const entry of entries) this.deliver(shard, entry);
-        // The next read waits for the event loop's next turn: this one's cells send their first
-        // reads first (auto-pipelined at its end), and the read's own write (a socket write of its
-        // own: a blocking connection does not pipeline) is off their path.
-        if (entries.length > 0) await new Promise((resolve) => setImmediate(resolve));
       } catch (error) {
         if (this.closed) return;
         // The stream or its group was deleted (NOGROUP): created again before the next read.
