@@ -287,7 +287,7 @@ async function expectListed(ref: SessionRef, runId: string): Promise<void> {
   expect(listedIds((await redis.hget(keys.run(ref, runId), 'entries')) ?? '')).toEqual(inLog);
 }
 
-test('a run’s list names each of its entries, whichever script appended it', async () => {
+test('a run’s list names each of its entries through start, park, resume, release and take-over', async () => {
   const ref = newRef();
   const [held, taken] = [newRunId(), newRunId()];
   const parked = (runId: string, epoch: number) =>
@@ -309,6 +309,33 @@ test('a run’s list names each of its entries, whichever script appended it', a
   await expectListed(ref, held);
   await expectListed(ref, taken);
   expect(listedIds((await redis.hget(keys.run(ref, held), 'entries')) ?? '')).toHaveLength(7);
+});
+
+test('a list naming its ids out of order is not relied on: the run is folded from the log', async () => {
+  const ref = newRef();
+  const [mine, other] = [newRunId(), newRunId()];
+  await wide.request(ref, mine, requestData('mine'));
+  await wide.request(ref, other, requestData('other'));
+  await wide.start(ref, mine, W);
+  await wide.append(ref, { type: 'run.output', runId: mine, epoch: 1, data: { text: 'out' } });
+  // Its last two ids swapped, as many as it has: another run's entry lies among them, so each is read by id.
+  const [request, start, output] = listedIds((await redis.hget(keys.run(ref, mine), 'entries')) ?? '');
+  const token = (id: string) => {
+    const [ms, seq] = id.split('-').map(Number);
+    return `${(ms - Number(request.split('-')[0])).toString(36)}${seq === 0 ? '' : `-${seq.toString(36)}`}`;
+  };
+  await redis.hset(keys.run(ref, mine), 'entries', `${request} ${token(output)} ${token(start)}`);
+  await endAndCompare(ref, mine);
+});
+
+test('an end written without compact runs drops the list too', async () => {
+  const ref = newRef();
+  const runId = newRunId();
+  await packing.request(ref, runId, requestData());
+  await packing.start(ref, runId, W);
+  expect(await redis.hexists(keys.run(ref, runId), 'entries')).toBe(1);
+  await plain.finish(ref, runId, { epoch: 1, type: 'run.completed', result: completed(1) });
+  expect(await redis.hexists(keys.run(ref, runId), 'entries')).toBe(0);
 });
 
 test('a run that lives past what a record holds stops listing its entries', async () => {

@@ -41,6 +41,9 @@ local BASE36_DIGITS = (function()
 end)()
 
 local function base36(n)
+  -- A negative or fractional n would never reach 0 below, and a script that has written cannot be
+  -- killed: an error at least ends it. Every caller passes a whole number of 0 or more.
+  if n < 0 or n ~= math.floor(n) then error('base36 of ' .. tostring(n)) end
   local digits, i = {}, 0
   repeat
     local d = n % 36

@@ -9,14 +9,15 @@
       with `id` added; the terminal event stages its deletion (del_run): the fold reads the list
       from the hash as it was stored before.
     listed_ids(listed): the ids a stored list names, oldest first; nil when it names none to rely
-      on: no list (a run requested by an earlier release), one OVERFLOWED, or one it cannot read
-      as this file writes it (left as it is by note_entry).
+      on: no list (a run requested by an earlier release), one OVERFLOWED, or one not as this file
+      writes it (note_entry leaves a list whose first id it cannot read as it is).
 
   The list: the request's id, then each later entry as `<ms>[-<seq>]`, its millisecond in base 36
   after the request's and its sequence in base 36 when not 0, separated by spaces. It becomes
   OVERFLOWED for good once longer than ENTRIES_MAX_BYTES (a hash keeps Redis's small encoding only
-  while each of its values is at most 64 bytes) or once the run has lived past SPAN_MS (its record
-  cannot hold its entries then, run-record.lua); such a run is read from the log as before.
+  while each of its values is at most 64 bytes; such a run is read from the log as before) or once
+  the run has lived past SPAN_MS (its record cannot hold its entries then: they stay in the log,
+  run-record.lua).
 ]]
 --- @include "settings"
 --- @include "session-keys"
