@@ -28,10 +28,10 @@ export interface RedisCostReport {
  * Redis work per exec, by script: the slow log at threshold 0 times every command Redis runs,
  * the commands inside a script included, for `execs` execs, `inFlight` at once (one after another
  * by default). A script's own time includes its inner commands, so only top-level commands are
- * summed. Inner commands are told apart by their case: ioredis sends command names in lower case, and the Lua of this service
- * and of BullMQ calls them in upper case. With `processes`, only commands from their connections
- * count (found by the client address the slow log records), so other clients of a shared Redis
- * are left out and each command is put to the process that sent it.
+ * summed. Inner commands are told apart by their case: ioredis sends command names in lower case,
+ * and the Lua of this service and of BullMQ calls them in upper case. With `processes`, only
+ * commands from their connections count (found by the client address the slow log records), so
+ * other clients of a shared Redis are left out and each command is put to the process that sent it.
  */
 export async function measureRedisCost(
   execs: number,

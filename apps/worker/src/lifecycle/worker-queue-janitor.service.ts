@@ -86,7 +86,7 @@ export class WorkerQueueJanitor implements OnApplicationBootstrap, OnApplication
     const connection = createRedis(this.config.redis, {
       name: `worker-${this.config.workerId}-janitor`,
       onError: (error) =>
-        this.logger.warn({ err: error.message, departed: workerId }, 'Redis connection error while removing a queue; retrying'),
+        this.logger.warn({ err: error, departed: workerId }, 'Redis connection error while removing a queue; a later sweep retries'),
     });
     const queue = new Queue(name, { connection, prefix: this.keys.queuePrefix(name), skipMetasUpdate: true });
     try {
