@@ -26,6 +26,10 @@
     read_run_fields(key, fields): HMGET of `fields` on a run hash, each absent one read from its
       `ended` (a field of its own goes first, as in views.ts and read-run.lua); absent: false. A
       folded run's fields are read from its record (run-record.lua, run_fields).
+    base36(n): a whole number of 0 or more in base 36.
+    id_offset(after, seq): a log entry's id `after` ms past another, as a record's heads
+      (run-record.lua) and a run's list of its entries (run-entries.lua) write it: `after` in base
+      36, then `-` and `seq` in base 36 when not 0.
 ]]
 --- @include "session-keys"
 --- @include "run-record"
@@ -52,6 +56,10 @@ local function base36(n)
     n = (n - d) / 36
   until n == 0
   return string.reverse(table.concat(digits))
+end
+
+local function id_offset(after, seq)
+  return base36(after) .. (seq == 0 and '' or '-' .. base36(seq))
 end
 
 local function packed_ended(v)

@@ -88,7 +88,7 @@ local function foldable_entries(K, runId, createdMs, endId, expected, listed)
       at, seq = tonumber(at), tonumber(seq)
       -- Oldest first from the run's request on, as the log and a list this release wrote name them.
       if at < ms then return nil end
-      tokens[#tokens + 1] = base36(at - ms) .. (seq == 0 and '' or '-' .. base36(seq)) .. ':' .. f[2] .. f[6]
+      tokens[#tokens + 1] = id_offset(at - ms, seq) .. ':' .. f[2] .. f[6]
       tokens[#tokens + 1] = f[8]
       ids[#ids + 1] = entry[1]
       sizes[#sizes + 1] = ENTRY_OVERHEAD + #f[2] + #runId + #f[8]

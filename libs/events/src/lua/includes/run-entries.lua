@@ -13,8 +13,8 @@
       writes it (note_entry leaves a list whose first id it cannot read as it is).
 
   The list: the request's id, then each later entry as `<ms>[-<seq>]`, its millisecond in base 36
-  after the request's and its sequence in base 36 when not 0, separated by spaces. It becomes
-  OVERFLOWED for good once longer than ENTRIES_MAX_BYTES (a hash keeps Redis's small encoding only
+  after the request's and its sequence in base 36 when not 0 (id_offset, ended-run.lua), separated
+  by spaces. It becomes OVERFLOWED for good once longer than ENTRIES_MAX_BYTES (a hash keeps Redis's small encoding only
   while each of its values is at most 64 bytes; such a run is read from the log as before) or once
   the run has lived past SPAN_MS (its record cannot hold its entries then: they stay in the log,
   run-record.lua).
@@ -49,7 +49,7 @@ local function note_entry(K, ev, id)
   ms, seq = tonumber(ms) - firstMs, tonumber(seq)
   local value = OVERFLOWED
   if ms >= 0 and ms <= SPAN_MS then
-    value = listed .. ' ' .. base36(ms) .. (seq == 0 and '' or '-' .. base36(seq))
+    value = listed .. ' ' .. id_offset(ms, seq)
     if #value > ENTRIES_MAX_BYTES then value = OVERFLOWED end
   end
   set_run('entries', value)
