@@ -20,6 +20,11 @@ const KEY_KINDS: [string, RegExp][] = [
   ['BullMQ cell queues (`{…cells-n}:*`: jobs, events stream, markers)', /^cells-\d+\}:/],
 ];
 
+/** What every kind of key holds together (of `retainedByKind`'s answer). */
+export function allKeysBytes(kinds: readonly { bytes: number }[]): number {
+  return kinds.reduce((sum, kind) => sum + kind.bytes, 0);
+}
+
 /**
  * What a deployment's keys hold, by kind of key, in bytes per `runs` (MEMORY USAGE of every key of
  * `prefix`, SAMPLES 0: whole values). Per finished run when `runs` is how many finished.

@@ -3,7 +3,7 @@ import { CodeModeClient } from '@codemode/client';
 import { PrivateRedis } from '../test/utils/private-redis';
 import { measureRedisCost, redisCostTable } from './redis-cost';
 import { measureCounters, type CounterCost } from './redis-counters';
-import { retainedByKind } from './retained-bytes';
+import { allKeysBytes, retainedByKind } from './retained-bytes';
 import { startMultiTenantStack } from './scale-out';
 import { fmt } from './stats';
 import { measureStreamPrimitives, streamPrimitivesTable } from './stream-primitives';
@@ -57,10 +57,7 @@ async function main(): Promise<void> {
       const kept = [
         '| after them, what the Redis keeps per finished run (MEMORY USAGE of every key; these runs and the ones before) | bytes |',
         '|---|---|',
-        `| all keys | ${fmt(
-          keptAfter.reduce((sum, r) => sum + r.bytes, 0),
-          0,
-        )} |`,
+        `| all keys | ${fmt(allKeysBytes(keptAfter), 0)} |`,
       ].join('\n');
       process.stdout.write(
         `${execCostTable(counters, retained)}\n\n${redisCostTable(profile, ', multi-tenant, quotas on, private Redis')}\n\n` +
@@ -87,10 +84,7 @@ function execCostTable(c: CounterCost, retained: { kind: string; bytes: number }
     `| socket writes to Redis by process (less idle) | ${segments} | TCP data segments each process's connections sent (ss data_segs_in on Redis's side): an upper bound on its socket reads |`,
     `| commands, script-inner included (less idle) | ${fmt(c.commands, 1)} | INFO commandstats calls delta less the bench's own INFO |`,
     ...retained.map((r) => `| bytes kept: ${r.kind} | ${fmt(r.bytes, 0)} | MEMORY USAGE of each key, divided by the finished runs |`),
-    `| **bytes kept per finished run, all keys** | ${fmt(
-      retained.reduce((sum, r) => sum + r.bytes, 0),
-      0,
-    )} | |`,
+    `| **bytes kept per finished run, all keys** | ${fmt(allKeysBytes(retained), 0)} | |`,
   ].join('\n');
 }
 

@@ -4,7 +4,7 @@ import { PrivateRedis } from '../test/utils/private-redis';
 import { PrivateRedisCluster } from '../test/utils/private-redis-cluster';
 import { TestStack } from '../test/utils/test-stack';
 import { measureRedisCost, redisCostTable, type RedisCostReport } from './redis-cost';
-import { retainedByKind } from './retained-bytes';
+import { allKeysBytes, retainedByKind } from './retained-bytes';
 import { fmt, measureThroughput } from './stats';
 
 /** SPEC §13 "Spread": 96 sessions of trivial execs at 32 in flight. */
@@ -218,10 +218,7 @@ export function scaleOutTable(report: ScaleOutReport): string {
     `| what the single Redis keeps per finished trivial exec, by key (MEMORY USAGE) | bytes |`,
     '|---|---|',
     ...report.retained.map((r) => `| ${r.kind} | ${fmt(r.bytes, 0)} |`),
-    `| **all keys of the deployment** | ${fmt(
-      report.retained.reduce((sum, r) => sum + r.bytes, 0),
-      0,
-    )} |`,
+    `| **all keys of the deployment** | ${fmt(allKeysBytes(report.retained), 0)} |`,
   ].join('\n');
   return `${load}\n\n${retained}\n\n${redisCostTable(report.profile, ', multi-tenant, quotas on, private Redis')}`;
 }
