@@ -4,7 +4,7 @@
  * own methods; the others a `callValue` whose tool is the dotted surface name, so the host treats
  * it as any tool call). A function expression `tool-api.guest.js` embeds and calls from
  * `installToolApi` (so before any user code), passing its bridge primitives and helpers:
- * `call`, `fail`, `safeJson`, `strictJson` (as the prelude's kit), `defineFixed(target, key, value,
+ * `call`, `fail`, `safeJson`, `strictJson`, `reasonOf` (as the prelude's kit), `defineFixed(target, key, value,
  * enumerable)` and `callInvoker(callableName)`. Every intrinsic is captured when it runs. Returns
  * the surfaces' objects and functions, frozen; `tool-api.guest.js` defines them as globals.
  */
@@ -14,13 +14,12 @@ function installPlatformSurfaces(kit) {
   const JSONStringify = JSON.stringify;
   const freeze = Object.freeze;
   const isArray = Array.isArray;
-  const S = String;
-  const GuestError = Error;
   const GuestTypeError = TypeError;
   const call = kit.call,
     fail = kit.fail,
     safeJson = kit.safeJson,
     strictJson = kit.strictJson,
+    reasonOf = kit.reasonOf,
     defineFixed = kit.defineFixed,
     callInvoker = kit.callInvoker;
 
@@ -29,13 +28,7 @@ function installPlatformSurfaces(kit) {
     try {
       return strictJson(value);
     } catch (error) {
-      let reason;
-      try {
-        reason = error instanceof GuestError ? S(error.message) : S(error);
-      } catch {
-        reason = 'unknown reason';
-      }
-      throw new GuestTypeError(HOST.VALUE_NOT_SERIALIZABLE_PREFIX + reason);
+      throw new GuestTypeError(HOST.VALUE_NOT_SERIALIZABLE_PREFIX + reasonOf(error));
     }
   }
 

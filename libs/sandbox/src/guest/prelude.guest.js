@@ -83,18 +83,21 @@
       return copy;
     }
 
+    // Why a serialization threw, as text: a guest's own throw may itself throw when made a string.
+    function reasonOf(error) {
+      try {
+        return error instanceof GuestError ? S(error.message) : S(error);
+      } catch {
+        return 'unknown reason';
+      }
+    }
+
     function serialize(value) {
       let text;
       try {
         text = JSONStringify(project(value, new GuestMap()));
       } catch (error) {
-        let reason;
-        try {
-          reason = error instanceof GuestError ? S(error.message) : S(error);
-        } catch {
-          reason = 'unknown reason';
-        }
-        throw new GuestTypeError('code mode result is not JSON-serializable: ' + reason);
+        throw new GuestTypeError('code mode result is not JSON-serializable: ' + reasonOf(error));
       }
       return typeof text === 'string' ? text : 'null';
     }
@@ -303,6 +306,7 @@
       fail,
       safeJson,
       strictJson,
+      reasonOf,
       handles,
       defineGlobal(name, value) {
         defineProperty(G, name, prop(value, false));

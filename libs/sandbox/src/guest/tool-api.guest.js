@@ -9,7 +9,8 @@
  *   the guest's value (a throw rejects the promise);
  * - `kit.fail(error)` → a bridge promise rejected with `error` (tracked like a failed call);
  * - `kit.safeJson(value)` → lenient JSON text (never throws), `kit.strictJson(value)` → JSON text
- *   or throws the reason (both map handles to their metadata);
+ *   or throws the reason (both map handles to their metadata), `kit.reasonOf(error)` → that reason
+ *   as text (never throws);
  * - `kit.handles` — the WeakMap handle → frozen metadata the serializers consult;
  * - `kit.defineGlobal(name, value)`.
  *
@@ -180,7 +181,16 @@ function installToolApi(kit) {
   });
 
   // SPEC §4/§15's platform surfaces: results, store/load, skills, nodes, agents (platform-surfaces.guest.js).
-  const surfaces = HOST.PLATFORM_SURFACES({ __proto__: null, call, fail, safeJson, strictJson, defineFixed, callInvoker });
+  const surfaces = HOST.PLATFORM_SURFACES({
+    __proto__: null,
+    call,
+    fail,
+    safeJson,
+    strictJson,
+    reasonOf: kit.reasonOf,
+    defineFixed,
+    callInvoker,
+  });
 
   function defineNamespaces(mcp) {
     const namespaces = freeze({ __proto__: null, MCP: mcp });
